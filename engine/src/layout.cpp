@@ -44,7 +44,8 @@ std::vector<int64_t> SplitSizes(int64_t extent, int64_t n, ChunkRule rule) {
   if (rule == ChunkRule::kTorch) {
     // torch.chunk: every chunk ceil(L/n) except the tail; trailing chunks may be empty.
     int64_t c = (extent + n - 1) / n;
-    for (int64_t i = 0; i < n; ++i) sizes[static_cast<size_t>(i)] = std::max<int64_t>(0, std::min(extent, c * (i + 1)) - c * i);
+    for (int64_t i = 0; i < n; ++i)
+      sizes[static_cast<size_t>(i)] = std::max<int64_t>(0, std::min(extent, c * (i + 1)) - c * i);
   } else {
     // PhysicsNeMo compute_split_shapes: ceil(L/n) with the remainder last; when that remainder
     // would be <= 0, floor(L/n) each and the remainder in the last chunk.
@@ -60,14 +61,16 @@ std::vector<int64_t> SplitSizes(int64_t extent, int64_t n, ChunkRule rule) {
   return sizes;
 }
 
-std::pair<int64_t, int64_t> LocalShardSizeAndOffset(int64_t extent, int64_t n, int64_t index, ChunkRule rule) {
+std::pair<int64_t, int64_t> LocalShardSizeAndOffset(int64_t extent, int64_t n, int64_t index,
+                                                    ChunkRule rule) {
   std::vector<int64_t> sizes = SplitSizes(extent, n, rule);
   int64_t offset = 0;
   for (int64_t i = 0; i < index; ++i) offset += sizes[static_cast<size_t>(i)];
   return {sizes[static_cast<size_t>(index)], std::min(offset, extent)};
 }
 
-IndexSet StridedShardPositions(int64_t extent, int64_t n, int64_t index, int64_t split_factor, ChunkRule rule) {
+IndexSet StridedShardPositions(int64_t extent, int64_t n, int64_t index, int64_t split_factor,
+                               ChunkRule rule) {
   // PyTorch _StridedShard._split_tensor: chunk into sf pieces, chunk each piece into n, and
   // shard i is the concatenation of chunk i of every piece.
   IndexSet out;
@@ -89,14 +92,17 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
   out.rank = rank;
   out.coord = mesh.Coordinate(rank);
   out.indices.resize(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) out.indices[d] = shape[d] > 0 ? IndexSet{{0, shape[d]}} : IndexSet{};
+  for (size_t d = 0; d < shape.size(); ++d)
+    out.indices[d] = shape[d] > 0 ? IndexSet{{0, shape[d]}} : IndexSet{};
 
-  bool strided = std::any_of(placements.begin(), placements.end(), [](const Placement& p) { return p.IsStridedShard(); });
+  bool strided = std::any_of(placements.begin(), placements.end(),
+                             [](const Placement& p) { return p.IsStridedShard(); });
   ShardOrder order;
   if (strided) {
     std::vector<std::vector<int>> lists(shape.size());
     for (size_t md = 0; md < placements.size(); ++md) {
-      if (placements[md].IsShardLike()) lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
+      if (placements[md].IsShardLike())
+        lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
     }
     order = ListsToOrder(lists);
   } else {
@@ -127,8 +133,9 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
         int64_t total = 0;
         for (int64_t s : sizes) total += s;
         if (total != extent) {
-          throw InvalidInput("explicit sizes for mesh dim " + std::to_string(md) + " add up to " + std::to_string(total) +
-                             " but the extent they split is " + std::to_string(extent));
+          throw InvalidInput("explicit sizes for mesh dim " + std::to_string(md) + " add up to " +
+                             std::to_string(total) + " but the extent they split is " +
+                             std::to_string(extent));
         }
       } else {
         sizes = SplitSizes(extent, n, in.chunking);
@@ -181,7 +188,8 @@ IndexSet Intersect(const IndexSet& a, const IndexSet& b) {
   IndexSet out;
   for (const Interval& x : a) {
     // b is ascending and disjoint (every layout set is), so binary search the first overlap.
-    auto it = std::upper_bound(b.begin(), b.end(), x.begin, [](int64_t v, const Interval& iv) { return v < iv.end; });
+    auto it = std::upper_bound(b.begin(), b.end(), x.begin,
+                               [](int64_t v, const Interval& iv) { return v < iv.end; });
     for (; it != b.end() && it->begin < x.end; ++it) {
       AppendMerged(out, {std::max(x.begin, it->begin), std::min(x.end, it->end)});
     }

@@ -7,7 +7,8 @@
 
 namespace shardscope::engine {
 
-Mesh::Mesh(Shape shape, std::vector<std::string> dim_names) : shape_(std::move(shape)), dim_names_(std::move(dim_names)) {
+Mesh::Mesh(Shape shape, std::vector<std::string> dim_names)
+    : shape_(std::move(shape)), dim_names_(std::move(dim_names)) {
   if (shape_.empty()) throw InvalidInput("mesh: needs at least one dim");
   world_ = 1;
   for (size_t i = 0; i < shape_.size(); ++i) {
@@ -33,7 +34,8 @@ Mesh::Mesh(Shape shape, std::vector<std::string> dim_names) : shape_(std::move(s
 
 std::vector<int64_t> Mesh::Coordinate(int64_t rank) const {
   if (rank < 0 || rank >= world_) {
-    throw InvalidInput("rank " + std::to_string(rank) + " is outside the mesh of " + std::to_string(world_) + " ranks");
+    throw InvalidInput("rank " + std::to_string(rank) + " is outside the mesh of " + std::to_string(world_) +
+                       " ranks");
   }
   std::vector<int64_t> coord(shape_.size());
   for (int i = ndim() - 1; i >= 0; --i) {

@@ -32,11 +32,16 @@ bool ParseInt(std::string_view s, int64_t& out) {
 
 std::string_view ReduceOpName(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kAvg: return "avg";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kProduct: return "product";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kAvg:
+      return "avg";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kProduct:
+      return "product";
   }
   return "sum";
 }
@@ -57,10 +62,14 @@ std::optional<ReduceOp> ParseReduceOp(std::string_view name) {
 
 std::string Placement::ToString() const {
   switch (kind) {
-    case PlacementKind::kReplicate: return "R";
-    case PlacementKind::kShard: return "S(" + std::to_string(dim) + ")";
-    case PlacementKind::kStridedShard: return "_S(" + std::to_string(dim) + ", " + std::to_string(split_factor) + ")";
-    case PlacementKind::kPartial: return "P(" + std::string(ReduceOpName(op)) + ")";
+    case PlacementKind::kReplicate:
+      return "R";
+    case PlacementKind::kShard:
+      return "S(" + std::to_string(dim) + ")";
+    case PlacementKind::kStridedShard:
+      return "_S(" + std::to_string(dim) + ", " + std::to_string(split_factor) + ")";
+    case PlacementKind::kPartial:
+      return "P(" + std::string(ReduceOpName(op)) + ")";
   }
   return "?";
 }
@@ -68,17 +77,22 @@ std::string Placement::ToString() const {
 bool Placement::operator==(const Placement& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
-    case PlacementKind::kReplicate: return true;
-    case PlacementKind::kShard: return dim == o.dim;
-    case PlacementKind::kStridedShard: return dim == o.dim && split_factor == o.split_factor;
-    case PlacementKind::kPartial: return op == o.op;
+    case PlacementKind::kReplicate:
+      return true;
+    case PlacementKind::kShard:
+      return dim == o.dim;
+    case PlacementKind::kStridedShard:
+      return dim == o.dim && split_factor == o.split_factor;
+    case PlacementKind::kPartial:
+      return op == o.op;
   }
   return false;
 }
 
 Placement ParsePlacement(std::string_view raw, std::string_view what) {
   std::string_view text = Trim(raw);
-  if (text.empty()) throw InvalidInput(std::string(what) + ": empty placement (expected S(d), _S(d, k), R or P(op))");
+  if (text.empty())
+    throw InvalidInput(std::string(what) + ": empty placement (expected S(d), _S(d, k), R or P(op))");
   size_t open = text.find('(');
   std::string_view head = Trim(text.substr(0, open));
   std::string_view args;

@@ -8,11 +8,16 @@ namespace shardscope::engine {
 
 std::string_view CommKindName(CommKind kind) {
   switch (kind) {
-    case CommKind::kLocal: return "local";
-    case CommKind::kAllGather: return "all_gather";
-    case CommKind::kAllReduce: return "all_reduce";
-    case CommKind::kReduceScatter: return "reduce_scatter";
-    case CommKind::kAllToAll: return "all_to_all";
+    case CommKind::kLocal:
+      return "local";
+    case CommKind::kAllGather:
+      return "all_gather";
+    case CommKind::kAllReduce:
+      return "all_reduce";
+    case CommKind::kReduceScatter:
+      return "reduce_scatter";
+    case CommKind::kAllToAll:
+      return "all_to_all";
   }
   return "local";
 }
@@ -42,14 +47,16 @@ PlanState ApplyTransform(const PlanState& state, const Transform& t) {
     if (!strided) {
       // The dims a shard-like src gives up must be the newest ones of its order (PyTorch R-new
       // checks the popped set equals the affected dims).
-      if (list.size() < t.mesh_dims.size()) throw InternalError("plan: transform pops more mesh dims than shard it");
+      if (list.size() < t.mesh_dims.size())
+        throw InternalError("plan: transform pops more mesh dims than shard it");
       std::vector<int> popped(list.end() - static_cast<std::ptrdiff_t>(t.mesh_dims.size()), list.end());
       std::vector<int> want = t.mesh_dims;
       std::sort(popped.begin(), popped.end());
       std::sort(want.begin(), want.end());
       if (popped != want) {
-        throw InternalError("plan: transform on mesh dims that are not the newest in the shard order of tensor dim " +
-                            std::to_string(t.src.dim));
+        throw InternalError(
+            "plan: transform on mesh dims that are not the newest in the shard order of tensor dim " +
+            std::to_string(t.src.dim));
       }
       list.resize(list.size() - t.mesh_dims.size());
     } else {

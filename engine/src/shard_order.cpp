@@ -60,7 +60,8 @@ ShardOrder ParseShardOrder(std::string_view text, std::string_view what) {
       throw fail("entry '" + std::string(entry) + "' has no tensor dim before ':'");
     }
     if (static_cast<size_t>(td) >= lists.size()) lists.resize(static_cast<size_t>(td) + 1);
-    if (!lists[static_cast<size_t>(td)].empty()) throw fail("lists tensor dim " + std::to_string(td) + " twice");
+    if (!lists[static_cast<size_t>(td)].empty())
+      throw fail("lists tensor dim " + std::to_string(td) + " twice");
     std::string_view dims = entry.substr(colon + 1);
     size_t ds = 0;
     while (ds <= dims.size()) {
@@ -99,8 +100,9 @@ void ValidateShardOrder(const ShardOrder& order, const Placements& placements, s
       }
       const Placement& p = placements[static_cast<size_t>(md)];
       if (!p.IsShardLike() || p.dim != e.tensor_dim) {
-        throw InvalidInput(std::string(what) + ": order puts mesh dim " + std::to_string(md) + " on tensor dim " +
-                           std::to_string(e.tensor_dim) + " but its placement is " + p.ToString());
+        throw InvalidInput(std::string(what) + ": order puts mesh dim " + std::to_string(md) +
+                           " on tensor dim " + std::to_string(e.tensor_dim) + " but its placement is " +
+                           p.ToString());
       }
       if (seen[static_cast<size_t>(md)]++) {
         throw InvalidInput(std::string(what) + ": mesh dim " + std::to_string(md) + " listed twice");
@@ -109,8 +111,8 @@ void ValidateShardOrder(const ShardOrder& order, const Placements& placements, s
   }
   for (size_t md = 0; md < placements.size(); ++md) {
     if (placements[md].IsShardLike() && !seen[md]) {
-      throw InvalidInput(std::string(what) + ": mesh dim " + std::to_string(md) + " is " + placements[md].ToString() +
-                         " but the order does not list it");
+      throw InvalidInput(std::string(what) + ": mesh dim " + std::to_string(md) + " is " +
+                         placements[md].ToString() + " but the order does not list it");
     }
   }
 }
@@ -133,7 +135,8 @@ std::string FormatShardOrderStr(const Placements& placements, const ShardOrder& 
 std::vector<std::vector<int>> OrderToLists(const ShardOrder& order, int tensor_ndim) {
   std::vector<std::vector<int>> lists(static_cast<size_t>(std::max(tensor_ndim, 0)));
   for (const auto& e : order) {
-    if (static_cast<size_t>(e.tensor_dim) >= lists.size()) lists.resize(static_cast<size_t>(e.tensor_dim) + 1);
+    if (static_cast<size_t>(e.tensor_dim) >= lists.size())
+      lists.resize(static_cast<size_t>(e.tensor_dim) + 1);
     lists[static_cast<size_t>(e.tensor_dim)] = e.mesh_dims;
   }
   return lists;
@@ -147,7 +150,8 @@ ShardOrder ListsToOrder(const std::vector<std::vector<int>>& lists) {
   return order;
 }
 
-Placements ShardOrderToStridedPlacements(const Placements& placements, const ShardOrder& order, const Mesh& mesh) {
+Placements ShardOrderToStridedPlacements(const Placements& placements, const ShardOrder& order,
+                                         const Mesh& mesh) {
   Placements out = placements;
   for (const auto& e : order) {
     for (size_t idx = 0; idx < e.mesh_dims.size(); ++idx) {

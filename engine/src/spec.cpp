@@ -10,24 +10,36 @@ namespace shardscope::engine {
 
 std::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
   }
   return "f32";
 }
 
 int DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kF64: return 8;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
+    case DType::kF32:
+      return 4;
+    case DType::kF64:
+      return 8;
+    case DType::kF16:
+      return 2;
+    case DType::kBF16:
+      return 2;
+    case DType::kI32:
+      return 4;
+    case DType::kI64:
+      return 8;
   }
   return 4;
 }
@@ -65,8 +77,8 @@ Shape ParseShape(std::string_view text, std::string_view what, bool allow_zero) 
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
     if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size()) {
-      throw InvalidInput(std::string(what) + ": '" + std::string(text) + "' has a bad extent '" + std::string(tok) +
-                         "' (expected e.g. 8x8x8)");
+      throw InvalidInput(std::string(what) + ": '" + std::string(text) + "' has a bad extent '" +
+                         std::string(tok) + "' (expected e.g. 8x8x8)");
     }
     if (v < 0 || (!allow_zero && v == 0)) {
       throw InvalidInput(std::string(what) + ": extent " + std::to_string(v) + " in '" + std::string(text) +
@@ -102,7 +114,8 @@ ShardOrder TensorSpec::EffectiveOrder() const {
   if (HasStridedShard()) {
     std::vector<std::vector<int>> lists(shape.size());
     for (size_t md = 0; md < placements.size(); ++md) {
-      if (placements[md].IsShardLike()) lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
+      if (placements[md].IsShardLike())
+        lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
     }
     return ListsToOrder(lists);
   }
@@ -124,12 +137,14 @@ int64_t TensorSpec::NumShards() const {
   return n;
 }
 
-TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> order, Shape shape, DType dtype,
-                    ChunkRule chunking, std::map<int, std::vector<int64_t>> explicit_sizes, std::string_view what) {
+TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> order, Shape shape,
+                    DType dtype, ChunkRule chunking, std::map<int, std::vector<int64_t>> explicit_sizes,
+                    std::string_view what) {
   const std::string w(what);
   if (static_cast<int>(placements.size()) != mesh.ndim()) {
-    throw InvalidInput(w + ": " + std::to_string(placements.size()) + " placements '" + FormatPlacements(placements) +
-                       "' for a " + std::to_string(mesh.ndim()) + "-d mesh (need one per mesh dim)");
+    throw InvalidInput(w + ": " + std::to_string(placements.size()) + " placements '" +
+                       FormatPlacements(placements) + "' for a " + std::to_string(mesh.ndim()) +
+                       "-d mesh (need one per mesh dim)");
   }
   NumElements(shape);
   NormalizePlacements(placements, static_cast<int>(shape.size()), what);
@@ -145,8 +160,9 @@ TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> 
   for (const auto& p : placements) strided = strided || p.IsStridedShard();
   if (order) {
     if (strided) {
-      throw InvalidInput(w + ": a shard order cannot be given together with _StridedShard placements "
-                             "(their order comes from the split factors)");
+      throw InvalidInput(w +
+                         ": a shard order cannot be given together with _StridedShard placements "
+                         "(their order comes from the split factors)");
     }
     ValidateShardOrder(*order, placements, what);
     if (*order == DefaultShardOrder(placements)) order.reset();
@@ -157,8 +173,9 @@ TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> 
                          std::to_string(mesh.ndim()) + "-d mesh");
     }
     if (!placements[static_cast<size_t>(md)].IsShard()) {
-      throw InvalidInput(w + ": explicit sizes given for mesh dim " + std::to_string(md) + " whose placement " +
-                         placements[static_cast<size_t>(md)].ToString() + " is not a Shard");
+      throw InvalidInput(w + ": explicit sizes given for mesh dim " + std::to_string(md) +
+                         " whose placement " + placements[static_cast<size_t>(md)].ToString() +
+                         " is not a Shard");
     }
     if (static_cast<int64_t>(sizes.size()) != mesh.size(md)) {
       throw InvalidInput(w + ": mesh dim " + std::to_string(md) + " has " + std::to_string(mesh.size(md)) +

@@ -34,7 +34,8 @@ std::vector<int64_t> SplitSizes(int64_t extent, int64_t n, ChunkRule rule);
 std::pair<int64_t, int64_t> LocalShardSizeAndOffset(int64_t extent, int64_t n, int64_t index, ChunkRule rule);
 /// Positions (into a local extent) that StridedShard(sf) gives index `index` of `n`: chunk
 /// i of each of the sf pieces, concatenated (PyTorch _StridedShard._split_tensor).
-IndexSet StridedShardPositions(int64_t extent, int64_t n, int64_t index, int64_t split_factor, ChunkRule rule);
+IndexSet StridedShardPositions(int64_t extent, int64_t n, int64_t index, int64_t split_factor,
+                               ChunkRule rule);
 
 /// Everything one rank holds of a tensor.
 struct RankLayout {

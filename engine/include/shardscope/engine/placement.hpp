@@ -21,13 +21,15 @@ std::optional<ReduceOp> ParseReduceOp(std::string_view name);
 /// One mesh dim's placement. Plain value type.
 struct Placement {
   PlacementKind kind = PlacementKind::kReplicate;
-  int dim = 0;               ///< tensor dim for Shard / StridedShard (may be negative until normalized)
-  int64_t split_factor = 1;  ///< StridedShard only
+  int dim = 0;                   ///< tensor dim for Shard / StridedShard (may be negative until normalized)
+  int64_t split_factor = 1;      ///< StridedShard only
   ReduceOp op = ReduceOp::kSum;  ///< Partial only
 
   static Placement Replicate() { return {}; }
   static Placement Shard(int d) { return {PlacementKind::kShard, d, 1, ReduceOp::kSum}; }
-  static Placement StridedShard(int d, int64_t sf) { return {PlacementKind::kStridedShard, d, sf, ReduceOp::kSum}; }
+  static Placement StridedShard(int d, int64_t sf) {
+    return {PlacementKind::kStridedShard, d, sf, ReduceOp::kSum};
+  }
   static Placement Partial(ReduceOp op = ReduceOp::kSum) { return {PlacementKind::kPartial, 0, 1, op}; }
 
   bool IsReplicate() const { return kind == PlacementKind::kReplicate; }

@@ -3,6 +3,7 @@
 // (Dijkstra) planner, PyTorch's rule for which one runs, the cost model, the flattening
 // optimizer, notation, the backward (gradient) plan, and a plan cache.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,7 +22,7 @@ enum class PlannerChoice { kAuto, kGreedy, kGraph };
 /// Knobs that change a plan.
 struct PlanOptions {
   PlannerChoice planner = PlannerChoice::kAuto;
-  bool optimize = true;  ///< run the flattening optimizer
+  bool optimize = true;      ///< run the flattening optimizer
   int devices_per_host = 8;  ///< PyTorch MeshTopoInfo num_devices_per_host
   /// Refuse to flatten an all_gather over uneven shards (PyTorch #194457 corrupts data there);
   /// on by default, reported as uneven_tensor_shape. Documented divergence from PyTorch.
@@ -86,12 +87,16 @@ TensorSpec BackwardTargetSpec(const TensorSpec& forward_src, const TensorSpec& f
 /// options. ShardTensor hit collisions hashing fewer fields.
 class PlanCache {
  public:
-  /// Returns the cached plan or plans and inserts. The returned pointer stays valid until Clear.
+  /// Returns the cached plan or plans (MakePlan, outside the lock) and inserts. The plan is
+  /// shared and immutable; it outlives Clear. MakePlan errors propagate and are not cached.
   std::shared_ptr<const Plan> Get(const TensorSpec& src, const TensorSpec& dst, int64_t rank,
                                   const PlanOptions& options);
+  /// Number of cached plans.
   size_t size() const;
-  uint64_t hits() const { return hits_; }
-  uint64_t misses() const { return misses_; }
+  /// Lookup counters since construction (not reset by Clear).
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+  /// Drops every cached plan.
   void Clear();
 
  private:
@@ -103,8 +108,8 @@ class PlanCache {
   };
   mutable std::mutex mutex_;
   std::unordered_multimap<uint64_t, Entry> entries_;
-  uint64_t hits_ = 0;
-  uint64_t misses_ = 0;
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
 };
 
 /// Hash of every plan-relevant field (exposed for tests).

@@ -43,7 +43,8 @@ ShardOrder ListsToOrder(const std::vector<std::vector<int>>& lists);
 
 /// PyTorch _convert_shard_order_to_StridedShard: placements with _S(d, sf) where the order is
 /// not left-to-right.
-Placements ShardOrderToStridedPlacements(const Placements& placements, const ShardOrder& order, const Mesh& mesh);
+Placements ShardOrderToStridedPlacements(const Placements& placements, const ShardOrder& order,
+                                         const Mesh& mesh);
 /// PyTorch _maybe_convert_StridedShard_to_shard_order: plain Shards plus the decoded order, or
 /// nullopt when the split factors are not decodable.
 std::optional<std::pair<Placements, ShardOrder>> StridedPlacementsToShardOrder(const Placements& placements,

@@ -68,7 +68,8 @@ struct TensorSpec {
 /// Validates and normalizes (negative dims, order consistency, explicit sizes); `what` names
 /// the source in errors ("--from"). Throws Error(kInvalidInput) or Error(kUnsupported) (mixed
 /// Partial ops other than sum+avg).
-TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> order, Shape shape, DType dtype,
-                    ChunkRule chunking, std::map<int, std::vector<int64_t>> explicit_sizes, std::string_view what);
+TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> order, Shape shape,
+                    DType dtype, ChunkRule chunking, std::map<int, std::vector<int64_t>> explicit_sizes,
+                    std::string_view what);
 
 }  // namespace shardscope::engine
