@@ -1,0 +1,59 @@
+#pragma once
+// Scenario files: a mesh, named distributed tensors and a list of redistribute steps, as JSON
+// (schema in docs/scenario.md). Used by `shardscope run`, the GUI sandbox and the samples.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/spec.hpp"
+
+namespace shardscope::engine {
+
+/// How a rank learns the shapes of its peers' shards (ShardTensor semantics).
+enum class ShapeMode {
+  kKnown,  ///< computed locally from the spec (the PR #1779 fast path)
+  kInfer,  ///< negotiated with a shape all_to_all before data moves
+};
+std::string_view ShapeModeName(ShapeMode mode);
+
+/// One named tensor of a scenario: its initial distribution and how its data is generated.
+struct ScenarioTensor {
+  std::string name;
+  TensorSpec spec;
+  ShapeMode shapes = ShapeMode::kKnown;
+  uint64_t seed = 0;  ///< inputs are a function of (seed, global index)
+};
+
+/// One redistribute step: tensor `tensor` goes to `to` (and `order`), planned with `options`.
+struct ScenarioStep {
+  std::string tensor;
+  Placements to;
+  std::optional<ShardOrder> order;
+  std::map<int, std::vector<int64_t>> explicit_sizes;
+  PlanOptions options;
+  bool backward = false;  ///< run the gradient redistribute of this step afterwards
+};
+
+/// A parsed, validated scenario.
+struct Scenario {
+  std::string path;  ///< where it came from ("<string>" when parsed from memory)
+  Mesh mesh;
+  std::vector<ScenarioTensor> tensors;
+  std::vector<ScenarioStep> steps;
+  /// Index of the tensor named `name`; throws Error(kInvalidInput) if absent.
+  size_t TensorIndex(const std::string& name) const;
+};
+
+/// Parses scenario JSON text. Every error is one line "path:line:column: what", where the
+/// position is the offending JSON value (syntax errors: where parsing stopped). Throws
+/// Error(kInvalidInput).
+Scenario ParseScenario(std::string_view text, const std::string& path);
+/// Reads and parses a file; a missing or unreadable file is Error(kInvalidInput).
+Scenario LoadScenario(const std::string& path);
+
+}  // namespace shardscope::engine
