@@ -1,0 +1,215 @@
+// Writer and TraceSession: round trip through files, flush points, environment capture.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "shardscope/error.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/session.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace fs = std::filesystem;
+using namespace shardscope::trace;
+
+namespace {
+
+fs::path TempDir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("shardscope_trace_" + name + "_" + std::to_string(std::random_device{}()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Header TwoRankHeader(int64_t rank) {
+  Header h;
+  h.rank = rank;
+  h.world = 2;
+  h.mesh_shape = {2};
+  h.mesh_dim_names = {"dp"};
+  h.backend = "local";
+  h.host = "testhost";
+  h.pid = 77;
+  h.clock = {"steady", -5};
+  return h;
+}
+
+PlanStep Step(std::string src, std::string dst, std::string comm) {
+  return PlanStep{{0}, std::move(src), std::move(dst), std::move(comm), {6, 4}, false, 1.0, 2.5};
+}
+
+// A complete redistribute on `rank` of a 2-rank run with every field set to a non-default value.
+std::vector<Event> Redistribute(int64_t rank, int64_t id) {
+  RedistributeBegin b;
+  b.id = id;
+  b.tensor = "w\"eird\\name\n";
+  b.global_shape = {6, 4};
+  b.dtype = "bf16";
+  b.src_placements = {"_S(0, 2)"};
+  b.dst_placements = {"P(sum)"};
+  b.src_order = "S(0)[0]";
+  b.dst_order = "";
+  b.planner = "graph";
+  b.planner_reason = "strided shard";
+  b.notation = "_S(0, 2)->R->P(sum)";
+  b.notation_unoptimized = "_S(0, 2)->R, R->P(sum)";
+  b.raw_plan = {Step("_S(0, 2)", "R", "all_gather"), Step("R", "P(sum)", "local")};
+  b.optimized_plan = b.raw_plan;
+  b.optimized_plan[0].flattened = true;
+  b.optimized_plan[0].avg_scale = 0.25;
+  b.skipped_merges = {SkippedMerge{{0}, "all_gather", "only one mesh dim", ""}};
+  b.cost_us = 12.75;
+  b.t_ns = 100 + id;
+  StepBegin sb{id, 0, {0}, "_S(0, 2)", "R", "all_gather", {6, 4}, {3, 4}, {3 * rank, 0}, 110};
+  Collective c{id, 0, "all_gather", {0}, {0, 1}, "bf16", {0, 24}, {0, 24}, rank == 1, 120, 130};
+  StepEnd se{id, 0, {6, 4}, {0, 0}, 140};
+  RedistributeEnd e{
+      id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout", 0xFFFFFFFFFFFFFFFFull, std::nullopt};
+  return {b, sb, c, se, e};
+}
+
+}  // namespace
+
+TEST_CASE("written events read back equal", "[trace][writer]") {
+  fs::path dir = TempDir("roundtrip");
+  std::vector<Event> expected[2];
+  {
+    TraceSession session(dir);
+    for (int64_t rank = 0; rank < 2; ++rank) {
+      Writer* w = session.WriterFor(rank, TwoRankHeader(rank));
+      REQUIRE(w != nullptr);
+      for (int64_t id = 0; id < 3; ++id) {
+        for (const Event& e : Redistribute(rank, id)) {
+          w->Emit(e);
+          expected[rank].push_back(e);
+        }
+      }
+    }
+  }
+  Model model = ReadTraceDir(dir);
+  CHECK(model.diagnostics.empty());
+  CHECK(model.world == 2);
+  REQUIRE(model.ranks.size() == 2);
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    CHECK(model.ranks[rank].header == TwoRankHeader(rank));
+    CHECK(model.ranks[rank].file == "rank-" + std::to_string(rank) + ".jsonl");
+    CHECK(model.ranks[rank].events == expected[rank]);
+  }
+  REQUIRE(model.redistributes.size() == 6);
+  const RedistributeRecord& rec = model.redistributes[4];  // rank 1, id 1
+  CHECK(rec.rank == 1);
+  CHECK(rec.begin.id == 1);
+  REQUIRE(rec.end.has_value());
+  CHECK_FALSE(rec.end->ok);
+  CHECK(rec.end->checksum_before == 0xFFFFFFFFFFFFFFFFull);
+  CHECK_FALSE(rec.end->checksum_after.has_value());
+  REQUIRE(rec.steps.size() == 1);
+  CHECK(rec.steps[0].end.has_value());
+  REQUIRE(rec.collectives.size() == 1);
+  CHECK(rec.collectives[0].negotiated);
+  CHECK(model.RedistributeIds() == std::vector<int64_t>{0, 1, 2});
+  CHECK(model.RedistributesWithId(2).size() == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("writer flushes at every redistribute end and nowhere before", "[trace][writer]") {
+  fs::path dir = TempDir("flush");
+  Writer w(dir, TwoRankHeader(0));
+  fs::path path = dir / "rank-0.jsonl";
+  CHECK(w.path() == path);
+  std::string header_only = Slurp(path);
+  CHECK(std::count(header_only.begin(), header_only.end(), '\n') == 1);  // header flushed at open
+
+  std::vector<Event> events = Redistribute(0, 0);
+  for (size_t i = 0; i + 1 < events.size(); ++i) w.Emit(events[i]);
+  CHECK(Slurp(path) == header_only);  // still buffered: a kill here loses only the open redistribute
+  w.Emit(events.back());
+  std::string after_end = Slurp(path);
+  CHECK(std::count(after_end.begin(), after_end.end(), '\n') == 6);
+
+  // What a killed process leaves behind (the begin of redistribute 1 never reached the file) reads
+  // back with redistribute 0 intact.
+  w.Emit(Redistribute(0, 1).front());
+  Model model = ReadTraceFile(path);
+  REQUIRE(model.redistributes.size() == 1);
+  CHECK(model.redistributes[0].end.has_value());
+  w.Close();
+  w.Close();               // idempotent
+  w.Emit(events.front());  // ignored after close
+  CHECK(ReadTraceFile(path).redistributes.size() == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("writer sets format and version and reports an unwritable directory", "[trace][writer]") {
+  fs::path dir = TempDir("version");
+  Header h = TwoRankHeader(1);
+  h.format = "something-else";
+  h.version = 99;
+  {
+    Writer w(dir, h);
+    CHECK(w.header().format == kFormatName);
+    CHECK(w.header().version == kCurrentVersion);
+  }
+  CHECK(ReadTraceFile(dir / "rank-1.jsonl").ranks[0].header.version == kCurrentVersion);
+
+  fs::path blocker = dir / "a_file";
+  std::ofstream(blocker) << "x";
+  try {
+    Writer bad(blocker / "sub", TwoRankHeader(0));
+    FAIL("expected an error");
+  } catch (const shardscope::Error& e) {
+    CHECK(e.code() == shardscope::ErrorCode::kInvalidInput);
+    CHECK_THAT(e.what(), Catch::Contains("a_file"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace session follows SHARDSCOPE_TRACE", "[trace][session]") {
+  ::unsetenv(kTraceEnvVar);
+  TraceSession off = TraceSession::FromEnv();
+  CHECK_FALSE(off.enabled());
+  CHECK(off.WriterFor(0, TwoRankHeader(0)) == nullptr);
+
+  ::setenv(kTraceEnvVar, "", 1);
+  CHECK_FALSE(TraceSession::FromEnv().enabled());
+
+  fs::path dir = TempDir("env");
+  ::setenv(kTraceEnvVar, dir.c_str(), 1);
+  {
+    TraceSession on = TraceSession::FromEnv();
+    CHECK(on.enabled());
+    CHECK(on.dir() == dir);
+    Header h = MakeHeader(7, 2, {2}, {}, "local");  // rank is overridden by WriterFor
+    Writer* w0 = on.WriterFor(0, h);
+    REQUIRE(w0 != nullptr);
+    CHECK(w0->header().rank == 0);
+    CHECK(on.WriterFor(0, TwoRankHeader(0)) == w0);  // same writer on later calls
+    CHECK(on.WriterFor(1, h) != w0);
+    TraceSession moved = std::move(on);
+    CHECK(moved.WriterFor(0, h) == w0);
+  }
+  ::unsetenv(kTraceEnvVar);
+  Model model = ReadTraceDir(dir);
+  REQUIRE(model.ranks.size() == 2);
+  CHECK(model.ranks[1].header.rank == 1);
+  CHECK(model.ranks[0].header.mesh_dim_names == std::vector<std::string>{""});
+  CHECK(model.ranks[0].header.pid > 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("NowNs is monotonic", "[trace][writer]") {
+  int64_t a = NowNs();
+  int64_t b = NowNs();
+  CHECK(b >= a);
+  CHECK(RankFileName(12) == "rank-12.jsonl");
+}

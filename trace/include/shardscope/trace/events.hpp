@@ -1,0 +1,160 @@
+#pragma once
+// The trace data model: one header and a stream of events per rank, as plain structs. These are
+// exactly what a rank-<R>.jsonl line holds (docs/trace-format.md). The trace library knows nothing
+// of engine types: placements travel as strings ("S(0)", "_S(0, 2)", "R", "P(sum)") and shapes
+// as int64 arrays.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace shardscope::trace {
+
+/// Format name written in every header; a file with another name is not a shardscope trace.
+inline constexpr std::string_view kFormatName = "shardscope-trace";
+/// Version this library writes; readers accept [kMinVersion, kCurrentVersion].
+inline constexpr int kCurrentVersion = 1;
+/// Oldest version this library still reads.
+inline constexpr int kMinVersion = 1;
+
+/// Sanity limits the reader enforces before allocating anything sized by file content.
+inline constexpr int64_t kMaxRanks = int64_t{1} << 20;       ///< world size and group size
+inline constexpr int64_t kMaxMeshDims = 16;                  ///< mesh rank
+inline constexpr int64_t kMaxTensorDims = 64;                ///< tensor rank
+inline constexpr int64_t kMaxExtent = int64_t{1} << 48;      ///< one shape extent or offset
+inline constexpr int64_t kMaxPlanSteps = int64_t{1} << 16;   ///< transforms in one plan
+inline constexpr int64_t kMaxLineBytes = int64_t{64} << 20;  ///< one JSON line
+inline constexpr int kMaxJsonDepth = 16;                     ///< nesting of one JSON line
+
+/// The clock that produced every *_ns timestamp of one file.
+struct Clock {
+  std::string name = "steady";  ///< "steady" = std::chrono::steady_clock of the writing process
+  int64_t offset_ns = 0;        ///< add to this file's timestamps to get the run's reference clock
+  bool operator==(const Clock&) const = default;
+};
+
+/// First line of every rank file: who wrote it and on which mesh.
+struct Header {
+  std::string format{kFormatName};          ///< always kFormatName
+  int version = kCurrentVersion;            ///< format version of the file
+  int64_t rank = 0;                         ///< global rank of the writer, in [0, world)
+  int64_t world = 1;                        ///< number of ranks of the run, in [1, kMaxRanks]
+  std::vector<int64_t> mesh_shape;          ///< device mesh extents, row-major rank <-> coordinate
+  std::vector<std::string> mesh_dim_names;  ///< one per mesh dim ("" when unnamed)
+  std::string backend;                      ///< "local", "mpi", "nccl", ...
+  std::string host;                         ///< host name of the writing process
+  int64_t pid = 0;                          ///< process id of the writing process
+  Clock clock;                              ///< timestamp source of this file
+  bool operator==(const Header&) const = default;
+};
+
+/// One transform of a plan (PyTorch's _TransformInfo plus comm kind and predicted cost).
+struct PlanStep {
+  std::vector<int64_t> mesh_dims;      ///< mesh dims it acts on; several when flattened
+  std::string src;                     ///< placement before, e.g. "S(0)"
+  std::string dst;                     ///< placement after, e.g. "R"
+  std::string comm;                    ///< collective kind ("all_gather", ...) or "local"
+  std::vector<int64_t> logical_shape;  ///< tensor shape seen by this transform
+  bool flattened = false;              ///< true when the optimizer merged mesh dims into one group
+  double avg_scale = 1.0;              ///< divisor applied for P(avg) on a merged group, else 1
+  double cost_us = 0.0;                ///< predicted cost in microseconds
+  bool operator==(const PlanStep&) const = default;
+};
+
+/// A merge the flattening optimizer considered and did not make, with why.
+struct SkippedMerge {
+  std::vector<int64_t> mesh_dims;  ///< mesh dims that would have been merged
+  std::string comm;                ///< collective kind of the would-be merge
+  std::string reason;              ///< why not, e.g. "no flattened sub-mesh registered for dims [0, 1]"
+  std::string hint;                ///< what would allow it ("" when nothing would)
+  bool operator==(const SkippedMerge&) const = default;
+};
+
+/// A redistribute started on this rank; `id` is this rank's sequence number (0, 1, ...), and
+/// the same logical redistribute has the same id on every rank of the run.
+struct RedistributeBegin {
+  int64_t id = 0;
+  std::string tensor;  ///< tensor name ("" when anonymous)
+  std::vector<int64_t> global_shape;
+  std::string dtype;                        ///< "f32", "f64", "f16", "bf16", "i32", "i64"
+  std::vector<std::string> src_placements;  ///< one per mesh dim
+  std::vector<std::string> dst_placements;  ///< one per mesh dim
+  std::string src_order;                    ///< shard order notation, "" for the default order
+  std::string dst_order;
+  std::string planner;                   ///< "greedy" or "graph"
+  std::string planner_reason;            ///< why this planner was chosen
+  std::string notation;                  ///< optimized plan as text
+  std::string notation_unoptimized;      ///< raw plan as text
+  std::vector<PlanStep> raw_plan;        ///< planner output
+  std::vector<PlanStep> optimized_plan;  ///< after the flattening optimizer; this is executed
+  std::vector<SkippedMerge> skipped_merges;
+  double cost_us = 0.0;  ///< predicted cost of optimized_plan
+  int64_t t_ns = 0;      ///< NowNs() at begin
+  bool operator==(const RedistributeBegin&) const = default;
+};
+
+/// A redistribute finished on this rank (successfully or not). The writer flushes after it.
+struct RedistributeEnd {
+  int64_t id = 0;
+  int64_t t_ns = 0;
+  bool ok = true;
+  std::string error;                        ///< error message when !ok, else ""
+  std::optional<uint64_t> checksum_before;  ///< checksum of the local shard before, if computed
+  std::optional<uint64_t> checksum_after;   ///< checksum of the local shard after, if computed
+  bool operator==(const RedistributeEnd&) const = default;
+};
+
+/// One transform of the executed plan started on this rank.
+struct StepBegin {
+  int64_t redistribute_id = 0;
+  int64_t step = 0;  ///< index into optimized_plan
+  std::vector<int64_t> mesh_dims;
+  std::string src;
+  std::string dst;
+  std::string comm;
+  std::vector<int64_t> logical_shape;
+  std::vector<int64_t> local_shape_before;    ///< this rank's shard shape before the step
+  std::vector<int64_t> global_offset_before;  ///< global index of its first element per dim
+  int64_t t_ns = 0;
+  bool operator==(const StepBegin&) const = default;
+};
+
+/// One transform of the executed plan finished on this rank.
+struct StepEnd {
+  int64_t redistribute_id = 0;
+  int64_t step = 0;
+  std::vector<int64_t> local_shape_after;
+  std::vector<int64_t> global_offset_after;
+  int64_t t_ns = 0;
+  bool operator==(const StepEnd&) const = default;
+};
+
+/// One collective this rank took part in. bytes_sent[i] / bytes_recv[i] are to / from group[i]
+/// (the entry for this rank itself counts a local copy, usually 0).
+struct Collective {
+  int64_t redistribute_id = 0;
+  int64_t step = 0;                ///< index into optimized_plan
+  std::string kind;                ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                   ///< "broadcast", "barrier", "shape_exchange", ... (open set)
+  std::vector<int64_t> mesh_dims;  ///< mesh dims of the group; several when flattened
+  std::vector<int64_t> group;      ///< global ranks of the group, in group order
+  std::string dtype;
+  std::vector<int64_t> bytes_sent;  ///< aligned with group
+  std::vector<int64_t> bytes_recv;  ///< aligned with group
+  bool negotiated = false;          ///< true for a shape-negotiation collective
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool operator==(const Collective&) const = default;
+};
+
+/// Any event line after the header. New types may appear in later versions (e.g. "op");
+/// readers count and skip types they do not know.
+using Event = std::variant<RedistributeBegin, RedistributeEnd, StepBegin, StepEnd, Collective>;
+
+/// The "type" field value of an event line, e.g. "redistribute_begin".
+std::string_view EventTypeName(const Event& event);
+
+}  // namespace shardscope::trace

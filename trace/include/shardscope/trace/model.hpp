@@ -1,0 +1,61 @@
+#pragma once
+// The one in-memory model of a trace, shared by the CLI (show, diff, check) and the GUI.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardscope/trace/events.hpp"
+
+namespace shardscope::trace {
+
+/// A recoverable problem found while reading (torn last line, unknown event type, missing rank
+/// file, incomplete redistribute). Loading goes on; `line` is 1-based, 0 for the whole file.
+struct Diagnostic {
+  std::string file;  ///< file name (no directory), "" for the whole trace
+  int64_t line = 0;
+  std::string message;
+  bool operator==(const Diagnostic&) const = default;
+};
+
+/// Everything one rank file holds, in file order.
+struct RankTrace {
+  std::string file;  ///< file name (no directory)
+  Header header;
+  std::vector<Event> events;
+};
+
+/// One executed transform on one rank: its begin and, if the rank got that far, its end.
+struct StepRecord {
+  StepBegin begin;
+  std::optional<StepEnd> end;
+};
+
+/// One redistribute on one rank with the steps and collectives that referred to its id, in file
+/// order. `end` is empty when the rank stopped before finishing it.
+struct RedistributeRecord {
+  int64_t rank = 0;
+  RedistributeBegin begin;
+  std::optional<RedistributeEnd> end;
+  std::vector<StepRecord> steps;
+  std::vector<Collective> collectives;
+};
+
+/// A whole run: per-rank headers and events, redistributes grouped by (rank, id), sorted by rank
+/// then id, and the diagnostics of loading.
+struct Model {
+  std::filesystem::path source;                   ///< the directory or file that was read
+  int64_t world = 0;                              ///< from the headers (all equal)
+  std::vector<RankTrace> ranks;                   ///< sorted by header.rank
+  std::vector<RedistributeRecord> redistributes;  ///< sorted by (rank, begin.id)
+  std::vector<Diagnostic> diagnostics;
+
+  /// The redistributes with the given id on every rank that ran it, in rank order.
+  std::vector<const RedistributeRecord*> RedistributesWithId(int64_t id) const;
+  /// Distinct redistribute ids over all ranks, ascending.
+  std::vector<int64_t> RedistributeIds() const;
+};
+
+}  // namespace shardscope::trace

@@ -1,0 +1,59 @@
+#pragma once
+// Per-redistribute summaries of a Model, for `shardscope show` (text and --json) and the GUI.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/trace/model.hpp"
+
+namespace shardscope::trace {
+
+/// The collectives of one redistribute with the same (step, kind, mesh dims, negotiated), summed
+/// over every rank that recorded one: `calls` rank-side events, bytes as recorded per peer.
+struct CollectiveSummary {
+  int64_t step = 0;
+  std::string kind;
+  std::vector<int64_t> mesh_dims;
+  bool negotiated = false;
+  int64_t calls = 0;
+  int64_t bytes_sent = 0;
+  int64_t bytes_recv = 0;
+};
+
+/// One rank's shard before the first and after the last executed step (empty when unknown).
+struct RankLayout {
+  int64_t rank = 0;
+  std::optional<std::vector<int64_t>> shape_before, offset_before, shape_after, offset_after;
+};
+
+/// One redistribute id across all ranks. Descriptive fields come from the lowest rank.
+struct RedistributeSummary {
+  int64_t id = 0;
+  std::string tensor, dtype, planner, planner_reason, notation;
+  std::vector<int64_t> global_shape;
+  std::vector<std::string> src_placements, dst_placements;
+  double predicted_us = 0.0;
+  int64_t plan_steps = 0, raw_plan_steps = 0, skipped_merges = 0;
+  std::vector<int64_t> ranks_ok, ranks_incomplete;
+  std::vector<std::pair<int64_t, std::string>> ranks_failed;  ///< (rank, error message)
+  std::optional<int64_t> min_ns, max_ns;                      ///< end - begin over ranks that finished
+  int64_t max_rank = 0;                                       ///< the rank with max_ns
+  std::vector<CollectiveSummary> collectives;                 ///< by step, then first appearance
+  std::vector<RankLayout> layouts;                            ///< rank order
+};
+
+/// Summaries of every redistribute id in the model, ascending id. Pure.
+std::vector<RedistributeSummary> Summarize(const Model& model);
+
+/// Human-readable `show` text: a run line, diagnostics, then one block per redistribute. Pure;
+/// deterministic (no paths, fixed number formats), so it can be golden-tested.
+std::string FormatShowText(const Model& model);
+
+/// The same content as JSON for tools (`show --json`). Pure.
+nlohmann::json ShowJson(const Model& model);
+
+}  // namespace shardscope::trace

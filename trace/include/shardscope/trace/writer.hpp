@@ -1,0 +1,66 @@
+#pragma once
+// Per-rank trace writer: DIR/rank-<R>.jsonl, one JSON object per line (docs/trace-format.md).
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "shardscope/trace/events.hpp"
+
+namespace shardscope::trace {
+
+/// Nanoseconds of std::chrono::steady_clock since its epoch; the clock every *_ns field uses
+/// (Header::clock.name == "steady"). Thread-safe, never throws.
+int64_t NowNs() noexcept;
+
+/// The file name of rank R's trace inside a trace directory: "rank-<R>.jsonl".
+std::string RankFileName(int64_t rank);
+
+/// Writes one rank's trace. Events are buffered in memory and written (fwrite + fflush) at every
+/// RedistributeEnd, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
+/// process killed mid-run leaves every completed redistribute readable.
+/// Not thread-safe: one Writer per rank, used by one thread at a time.
+class Writer {
+ public:
+  /// Buffered bytes that force a write even inside a redistribute (bounds memory).
+  static constexpr size_t kFlushBytes = size_t{1} << 20;
+
+  /// Creates `dir` (and parents) if needed, truncates dir/rank-<header.rank>.jsonl and writes and
+  /// flushes the header line; format and version are set to this library's. Throws
+  /// Error(kInvalidInput) naming the path when the directory or file cannot be created.
+  Writer(const std::filesystem::path& dir, Header header);
+  ~Writer();  ///< Close()s, swallowing errors (check ok() or call Close() to see them).
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  /// Appends one event line. A RedistributeEnd also flushes. Throws Error(kInvalidInput) when a
+  /// write fails (disk full, ...); after Close() calls are ignored.
+  void Emit(const RedistributeBegin& event);
+  void Emit(const RedistributeEnd& event);
+  void Emit(const StepBegin& event);
+  void Emit(const StepEnd& event);
+  void Emit(const Collective& event);
+  void Emit(const Event& event);
+
+  /// Writes buffered lines and fflush()es. Throws Error(kInvalidInput) on a write error.
+  void Flush();
+  /// Flushes and closes the file; later Emit calls are ignored. Idempotent; throws like Flush.
+  void Close();
+
+  const Header& header() const { return header_; }
+  const std::filesystem::path& path() const { return path_; }
+  /// False once a write has failed.
+  bool ok() const { return ok_; }
+
+ private:
+  void Append(const std::string& line, bool flush);
+
+  Header header_;
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  std::string buffer_;
+  bool ok_ = true;
+};
+
+}  // namespace shardscope::trace

@@ -1,0 +1,443 @@
+// The one home of the trace format's field names: encoding (writer) and decoding (reader).
+#include "codec.hpp"
+
+#include <limits>
+#include <type_traits>
+
+#include "shardscope/error.hpp"
+#include "shardscope/trace/codec.hpp"
+
+namespace shardscope::trace {
+
+using nlohmann::json;
+using OJson = nlohmann::ordered_json;  // encoding keeps the documented field order
+
+namespace {
+
+constexpr const char* kTypeHeader = "header";
+constexpr const char* kTypeRedistributeBegin = "redistribute_begin";
+constexpr const char* kTypeRedistributeEnd = "redistribute_end";
+constexpr const char* kTypeStepBegin = "step_begin";
+constexpr const char* kTypeStepEnd = "step_end";
+constexpr const char* kTypeCollective = "collective";
+
+OJson PlanToJson(const std::vector<PlanStep>& plan) {
+  OJson out = OJson::array();
+  for (const PlanStep& s : plan) {
+    out.push_back({{"mesh_dims", s.mesh_dims},
+                   {"src", s.src},
+                   {"dst", s.dst},
+                   {"comm", s.comm},
+                   {"logical_shape", s.logical_shape},
+                   {"flattened", s.flattened},
+                   {"avg_scale", s.avg_scale},
+                   {"cost_us", s.cost_us}});
+  }
+  return out;
+}
+
+OJson SkippedToJson(const std::vector<SkippedMerge>& merges) {
+  OJson out = OJson::array();
+  for (const SkippedMerge& m : merges) {
+    out.push_back({{"mesh_dims", m.mesh_dims}, {"comm", m.comm}, {"reason", m.reason}, {"hint", m.hint}});
+  }
+  return out;
+}
+
+OJson EncodeEvent(const RedistributeBegin& e) {
+  return {{"type", kTypeRedistributeBegin},
+          {"id", e.id},
+          {"tensor", e.tensor},
+          {"global_shape", e.global_shape},
+          {"dtype", e.dtype},
+          {"src_placements", e.src_placements},
+          {"dst_placements", e.dst_placements},
+          {"src_order", e.src_order},
+          {"dst_order", e.dst_order},
+          {"planner", e.planner},
+          {"planner_reason", e.planner_reason},
+          {"notation", e.notation},
+          {"notation_unoptimized", e.notation_unoptimized},
+          {"raw_plan", PlanToJson(e.raw_plan)},
+          {"optimized_plan", PlanToJson(e.optimized_plan)},
+          {"skipped_merges", SkippedToJson(e.skipped_merges)},
+          {"cost_us", e.cost_us},
+          {"t_ns", e.t_ns}};
+}
+
+OJson EncodeEvent(const RedistributeEnd& e) {
+  OJson out = {{"type", kTypeRedistributeEnd}, {"id", e.id}, {"t_ns", e.t_ns}, {"ok", e.ok}};
+  if (!e.error.empty()) out["error"] = e.error;
+  if (e.checksum_before) out["checksum_before"] = *e.checksum_before;
+  if (e.checksum_after) out["checksum_after"] = *e.checksum_after;
+  return out;
+}
+
+OJson EncodeEvent(const StepBegin& e) {
+  return {{"type", kTypeStepBegin},
+          {"redistribute_id", e.redistribute_id},
+          {"step", e.step},
+          {"mesh_dims", e.mesh_dims},
+          {"src", e.src},
+          {"dst", e.dst},
+          {"comm", e.comm},
+          {"logical_shape", e.logical_shape},
+          {"local_shape_before", e.local_shape_before},
+          {"global_offset_before", e.global_offset_before},
+          {"t_ns", e.t_ns}};
+}
+
+OJson EncodeEvent(const StepEnd& e) {
+  return {{"type", kTypeStepEnd},
+          {"redistribute_id", e.redistribute_id},
+          {"step", e.step},
+          {"local_shape_after", e.local_shape_after},
+          {"global_offset_after", e.global_offset_after},
+          {"t_ns", e.t_ns}};
+}
+
+OJson EncodeEvent(const Collective& e) {
+  return {{"type", kTypeCollective},
+          {"redistribute_id", e.redistribute_id},
+          {"step", e.step},
+          {"kind", e.kind},
+          {"mesh_dims", e.mesh_dims},
+          {"group", e.group},
+          {"dtype", e.dtype},
+          {"bytes_sent", e.bytes_sent},
+          {"bytes_recv", e.bytes_recv},
+          {"negotiated", e.negotiated},
+          {"start_ns", e.start_ns},
+          {"end_ns", e.end_ns}};
+}
+
+}  // namespace
+
+OJson ToJson(const Header& h) {
+  return {{"type", kTypeHeader},  {"format", h.format},
+          {"version", h.version}, {"rank", h.rank},
+          {"world", h.world},     {"mesh", {{"shape", h.mesh_shape}, {"dim_names", h.mesh_dim_names}}},
+          {"backend", h.backend}, {"host", h.host},
+          {"pid", h.pid},         {"clock", {{"name", h.clock.name}, {"offset_ns", h.clock.offset_ns}}}};
+}
+
+OJson ToJson(const Event& event) {
+  return std::visit([](const auto& e) { return EncodeEvent(e); }, event);
+}
+
+std::string ToLine(const OJson& line) { return line.dump(-1, ' ', false, OJson::error_handler_t::replace); }
+
+std::string_view EventTypeName(const Event& event) {
+  static constexpr const char* kNames[] = {kTypeRedistributeBegin, kTypeRedistributeEnd, kTypeStepBegin,
+                                           kTypeStepEnd, kTypeCollective};
+  static_assert(std::size(kNames) == std::variant_size_v<Event>);
+  return kNames[event.index()];
+}
+
+namespace detail {
+
+void ThrowAt(const LineRef& at, const std::string& what) {
+  throw InvalidInput(at.file + ":" + std::to_string(at.line) + ": " + what);
+}
+
+namespace {
+
+// Typed access to the fields of one JSON object; every failure names the field by its full path
+// ("raw_plan[2].mesh_dims") and what was expected.
+class Fields {
+ public:
+  Fields(const json& obj, const LineRef& at, std::string prefix)
+      : obj_(obj), at_(at), prefix_(std::move(prefix)) {
+    if (!obj_.is_object())
+      ThrowAt(at_, (prefix_.empty() ? "line" : "'" + prefix_ + "'") + " must be a JSON object");
+  }
+
+  bool Has(const char* name) const { return obj_.contains(name); }
+
+  const json& Get(const char* name) const {
+    auto it = obj_.find(name);
+    if (it == obj_.end()) Fail("missing field '" + Path(name) + "'");
+    return *it;
+  }
+
+  int64_t Int(const char* name, int64_t min, int64_t max) const {
+    return CheckedInt(Get(name), Path(name), min, max);
+  }
+
+  uint64_t Uint(const char* name) const {
+    const json& v = Get(name);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+      Fail("field '" + Path(name) + "' must be a non-negative integer");
+    }
+    return v.get<uint64_t>();
+  }
+
+  double Number(const char* name) const {
+    const json& v = Get(name);
+    if (!v.is_number()) Fail("field '" + Path(name) + "' must be a number");
+    return v.get<double>();
+  }
+
+  bool Bool(const char* name) const {
+    const json& v = Get(name);
+    if (!v.is_boolean()) Fail("field '" + Path(name) + "' must be a boolean");
+    return v.get<bool>();
+  }
+
+  std::string Str(const char* name) const {
+    const json& v = Get(name);
+    if (!v.is_string()) Fail("field '" + Path(name) + "' must be a string");
+    return v.get<std::string>();
+  }
+
+  std::vector<int64_t> Ints(const char* name, int64_t max_len, int64_t min, int64_t max) const {
+    const json& v = Array(name, max_len, "integers");
+    std::vector<int64_t> out;
+    out.reserve(v.size());
+    for (const json& x : v) {
+      if (!IsInt(x)) Fail("field '" + Path(name) + "' must be an array of integers");
+      out.push_back(CheckedInt(x, Path(name) + "[" + std::to_string(out.size()) + "]", min, max));
+    }
+    return out;
+  }
+
+  std::vector<std::string> Strs(const char* name, int64_t max_len) const {
+    const json& v = Array(name, max_len, "strings");
+    std::vector<std::string> out;
+    out.reserve(v.size());
+    for (const json& x : v) {
+      if (!x.is_string()) Fail("field '" + Path(name) + "' must be an array of strings");
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  }
+
+  // An array whose length is checked against max_len before anything is built from it.
+  const json& Array(const char* name, int64_t max_len, const char* of) const {
+    const json& v = Get(name);
+    if (!v.is_array()) Fail("field '" + Path(name) + "' must be an array of " + of);
+    if (static_cast<int64_t>(v.size()) > max_len) {
+      Fail("field '" + Path(name) + "' has " + std::to_string(v.size()) + " entries, more than the limit " +
+           std::to_string(max_len));
+    }
+    return v;
+  }
+
+  Fields Object(const char* name) const { return Fields(Get(name), at_, Path(name)); }
+
+  std::string Path(const std::string& name) const { return prefix_.empty() ? name : prefix_ + "." + name; }
+  [[noreturn]] void Fail(const std::string& what) const { ThrowAt(at_, what); }
+  const LineRef& at() const { return at_; }
+
+ private:
+  static bool IsInt(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
+
+  int64_t CheckedInt(const json& v, const std::string& path, int64_t min, int64_t max) const {
+    if (!IsInt(v)) Fail("field '" + path + "' must be an integer");
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      Fail("field '" + path + "' is out of range");
+    }
+    int64_t x = v.get<int64_t>();
+    if (x < min || x > max) {
+      Fail("field '" + path + "' is " + std::to_string(x) + ", outside [" + std::to_string(min) + ", " +
+           std::to_string(max) + "]");
+    }
+    return x;
+  }
+
+  const json& obj_;
+  const LineRef& at_;
+  std::string prefix_;
+};
+
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+
+std::vector<PlanStep> ParsePlan(const Fields& f, const char* name) {
+  const json& arr = f.Array(name, kMaxPlanSteps, "plan steps");
+  std::vector<PlanStep> plan;
+  plan.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Fields s(arr[i], f.at(), f.Path(name) + "[" + std::to_string(i) + "]");
+    PlanStep p;
+    p.mesh_dims = s.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+    p.src = s.Str("src");
+    p.dst = s.Str("dst");
+    p.comm = s.Str("comm");
+    p.logical_shape = s.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
+    p.flattened = s.Bool("flattened");
+    p.avg_scale = s.Number("avg_scale");
+    p.cost_us = s.Number("cost_us");
+    plan.push_back(std::move(p));
+  }
+  return plan;
+}
+
+std::vector<SkippedMerge> ParseSkipped(const Fields& f, const char* name) {
+  const json& arr = f.Array(name, kMaxPlanSteps, "skipped merges");
+  std::vector<SkippedMerge> out;
+  out.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Fields s(arr[i], f.at(), f.Path(name) + "[" + std::to_string(i) + "]");
+    SkippedMerge m;
+    m.mesh_dims = s.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+    m.comm = s.Str("comm");
+    m.reason = s.Str("reason");
+    m.hint = s.Str("hint");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+RedistributeBegin ParseRedistributeBegin(const Fields& f) {
+  RedistributeBegin e;
+  e.id = f.Int("id", 0, kI64Max);
+  e.tensor = f.Str("tensor");
+  e.global_shape = f.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
+  e.dtype = f.Str("dtype");
+  e.src_placements = f.Strs("src_placements", kMaxMeshDims);
+  e.dst_placements = f.Strs("dst_placements", kMaxMeshDims);
+  e.src_order = f.Str("src_order");
+  e.dst_order = f.Str("dst_order");
+  e.planner = f.Str("planner");
+  e.planner_reason = f.Str("planner_reason");
+  e.notation = f.Str("notation");
+  e.notation_unoptimized = f.Str("notation_unoptimized");
+  e.raw_plan = ParsePlan(f, "raw_plan");
+  e.optimized_plan = ParsePlan(f, "optimized_plan");
+  e.skipped_merges = ParseSkipped(f, "skipped_merges");
+  e.cost_us = f.Number("cost_us");
+  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  return e;
+}
+
+RedistributeEnd ParseRedistributeEnd(const Fields& f) {
+  RedistributeEnd e;
+  e.id = f.Int("id", 0, kI64Max);
+  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.ok = f.Bool("ok");
+  if (f.Has("error")) e.error = f.Str("error");
+  if (f.Has("checksum_before")) e.checksum_before = f.Uint("checksum_before");
+  if (f.Has("checksum_after")) e.checksum_after = f.Uint("checksum_after");
+  return e;
+}
+
+StepBegin ParseStepBegin(const Fields& f) {
+  StepBegin e;
+  e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
+  e.step = f.Int("step", 0, kMaxPlanSteps - 1);
+  e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+  e.src = f.Str("src");
+  e.dst = f.Str("dst");
+  e.comm = f.Str("comm");
+  e.logical_shape = f.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
+  e.local_shape_before = f.Ints("local_shape_before", kMaxTensorDims, 0, kMaxExtent);
+  e.global_offset_before = f.Ints("global_offset_before", kMaxTensorDims, 0, kMaxExtent);
+  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  return e;
+}
+
+StepEnd ParseStepEnd(const Fields& f) {
+  StepEnd e;
+  e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
+  e.step = f.Int("step", 0, kMaxPlanSteps - 1);
+  e.local_shape_after = f.Ints("local_shape_after", kMaxTensorDims, 0, kMaxExtent);
+  e.global_offset_after = f.Ints("global_offset_after", kMaxTensorDims, 0, kMaxExtent);
+  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  return e;
+}
+
+Collective ParseCollective(const Fields& f) {
+  Collective e;
+  e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
+  e.step = f.Int("step", 0, kMaxPlanSteps - 1);
+  e.kind = f.Str("kind");
+  if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
+  e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+  e.group = f.Ints("group", kMaxRanks, 0, kMaxRanks - 1);
+  e.dtype = f.Str("dtype");
+  e.bytes_sent = f.Ints("bytes_sent", kMaxRanks, 0, kI64Max);
+  e.bytes_recv = f.Ints("bytes_recv", kMaxRanks, 0, kI64Max);
+  if (e.bytes_sent.size() != e.group.size() || e.bytes_recv.size() != e.group.size()) {
+    f.Fail("fields 'bytes_sent' and 'bytes_recv' must have one entry per rank of 'group' (" +
+           std::to_string(e.group.size()) + ")");
+  }
+  e.negotiated = f.Bool("negotiated");
+  e.start_ns = f.Int("start_ns", kI64Min, kI64Max);
+  e.end_ns = f.Int("end_ns", kI64Min, kI64Max);
+  return e;
+}
+
+}  // namespace
+
+std::string LineType(const json& line, const LineRef& at) {
+  if (!line.is_object()) ThrowAt(at, "line must be a JSON object");
+  auto it = line.find("type");
+  if (it == line.end() || !it->is_string()) ThrowAt(at, "field 'type' must be a string");
+  return it->get<std::string>();
+}
+
+Header ParseHeader(const json& line, const LineRef& at) {
+  if (LineType(line, at) != kTypeHeader) ThrowAt(at, "first line must be the header (\"type\": \"header\")");
+  Fields f(line, at, "");
+  Header h;
+  h.format = f.Str("format");
+  if (h.format != kFormatName) {
+    f.Fail("field 'format' is '" + h.format + "', not '" + std::string(kFormatName) +
+           "': not a shardscope trace");
+  }
+  // The version is checked before any other field: a newer version may have changed them.
+  int64_t version = f.Int("version", kI64Min, kI64Max);
+  if (version > kCurrentVersion) {
+    throw Unsupported(at.file + ":" + std::to_string(at.line) + ": trace format version " +
+                      std::to_string(version) + " is newer than this shardscope reads (" +
+                      std::to_string(kCurrentVersion) + "); upgrade shardscope");
+  }
+  if (version < kMinVersion) {
+    f.Fail("trace format version " + std::to_string(version) + " is not valid (this shardscope reads " +
+           std::to_string(kMinVersion) + " to " + std::to_string(kCurrentVersion) + ")");
+  }
+  h.version = static_cast<int>(version);
+  h.world = f.Int("world", 1, kMaxRanks);
+  h.rank = f.Int("rank", 0, h.world - 1);
+  Fields mesh = f.Object("mesh");
+  h.mesh_shape = mesh.Ints("shape", kMaxMeshDims, 1, kMaxRanks);
+  h.mesh_dim_names = mesh.Strs("dim_names", kMaxMeshDims);
+  if (h.mesh_dim_names.size() != h.mesh_shape.size()) {
+    f.Fail("field 'mesh.dim_names' must have one entry per mesh dim (" + std::to_string(h.mesh_shape.size()) +
+           ")");
+  }
+  int64_t mesh_size = 1;
+  for (int64_t extent : h.mesh_shape) {
+    mesh_size *= extent;  // cannot overflow: each extent <= 2^20 and the product is checked as it grows
+    if (mesh_size > kMaxRanks)
+      f.Fail("field 'mesh.shape' describes more than " + std::to_string(kMaxRanks) + " ranks");
+  }
+  if (!h.mesh_shape.empty() && mesh_size != h.world) {
+    f.Fail("field 'mesh.shape' has " + std::to_string(mesh_size) + " ranks but 'world' is " +
+           std::to_string(h.world));
+  }
+  h.backend = f.Str("backend");
+  h.host = f.Str("host");
+  h.pid = f.Int("pid", kI64Min, kI64Max);
+  Fields clock = f.Object("clock");
+  h.clock.name = clock.Str("name");
+  h.clock.offset_ns = clock.Int("offset_ns", kI64Min, kI64Max);
+  return h;
+}
+
+std::optional<Event> ParseEvent(const json& line, const LineRef& at) {
+  std::string type = LineType(line, at);
+  Fields f(line, at, "");
+  if (type == kTypeRedistributeBegin) return ParseRedistributeBegin(f);
+  if (type == kTypeRedistributeEnd) return ParseRedistributeEnd(f);
+  if (type == kTypeStepBegin) return ParseStepBegin(f);
+  if (type == kTypeStepEnd) return ParseStepEnd(f);
+  if (type == kTypeCollective) return ParseCollective(f);
+  if (type == kTypeHeader) ThrowAt(at, "a second header line; each file holds one rank's trace");
+  return std::nullopt;
+}
+
+}  // namespace detail
+}  // namespace shardscope::trace

@@ -1,0 +1,35 @@
+#pragma once
+// Private: parsing of trace lines with file:line error messages. Field names live in codec.cpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/trace/events.hpp"
+
+namespace shardscope::trace::detail {
+
+/// Where a line came from, for messages "file:line: what".
+struct LineRef {
+  std::string file;
+  int64_t line = 0;
+};
+
+/// Throws Error(kInvalidInput, "file:line: what").
+[[noreturn]] void ThrowAt(const LineRef& at, const std::string& what);
+
+/// The "type" field of a line object; throws when absent or not a string.
+std::string LineType(const nlohmann::json& line, const LineRef& at);
+
+/// Parses and validates a header object: format name, version in [kMinVersion, kCurrentVersion]
+/// (a newer version throws kUnsupported), rank/world/mesh within the sanity limits.
+Header ParseHeader(const nlohmann::json& line, const LineRef& at);
+
+/// Parses one event object. Returns nullopt when its type is unknown to this version (the caller
+/// counts and skips it). Throws kInvalidInput naming the first bad field. Checks that do not need
+/// the header (types, sizes against the kMax* limits) happen here.
+std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at);
+
+}  // namespace shardscope::trace::detail

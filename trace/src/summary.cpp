@@ -1,0 +1,264 @@
+#include "shardscope/trace/summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace shardscope::trace {
+
+using nlohmann::json;
+
+namespace {
+
+std::string JoinInts(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string JoinStrs(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out + "]";
+}
+
+std::string Fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
+  return buf;
+}
+
+std::string Bytes(int64_t n) {
+  if (n < 1024) return std::to_string(n) + " B";
+  if (n < (int64_t{1} << 20)) return Fixed(n / 1024.0, 2) + " KiB";
+  if (n < (int64_t{1} << 30)) return Fixed(n / 1048576.0, 2) + " MiB";
+  return Fixed(n / 1073741824.0, 2) + " GiB";
+}
+
+std::string Micros(int64_t ns) { return Fixed(ns / 1000.0, 2) + " us"; }
+
+std::string Ranks(const std::vector<int64_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
+RedistributeSummary SummarizeOne(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
+  RedistributeSummary s;
+  const RedistributeBegin& b = recs.front()->begin;
+  s.id = id;
+  s.tensor = b.tensor;
+  s.dtype = b.dtype;
+  s.planner = b.planner;
+  s.planner_reason = b.planner_reason;
+  s.notation = b.notation;
+  s.global_shape = b.global_shape;
+  s.src_placements = b.src_placements;
+  s.dst_placements = b.dst_placements;
+  s.predicted_us = b.cost_us;
+  s.plan_steps = static_cast<int64_t>(b.optimized_plan.size());
+  s.raw_plan_steps = static_cast<int64_t>(b.raw_plan.size());
+  s.skipped_merges = static_cast<int64_t>(b.skipped_merges.size());
+
+  using Key = std::tuple<int64_t, std::string, std::vector<int64_t>, bool>;
+  std::map<Key, size_t> index;
+  for (const RedistributeRecord* rec : recs) {
+    if (!rec->end) {
+      s.ranks_incomplete.push_back(rec->rank);
+    } else {
+      if (rec->end->ok)
+        s.ranks_ok.push_back(rec->rank);
+      else
+        s.ranks_failed.emplace_back(rec->rank, rec->end->error);
+      int64_t ns = rec->end->t_ns - rec->begin.t_ns;
+      if (!s.min_ns || ns < *s.min_ns) s.min_ns = ns;
+      if (!s.max_ns || ns > *s.max_ns) {
+        s.max_ns = ns;
+        s.max_rank = rec->rank;
+      }
+    }
+    for (const Collective& c : rec->collectives) {
+      Key key{c.step, c.kind, c.mesh_dims, c.negotiated};
+      auto [it, inserted] = index.try_emplace(key, s.collectives.size());
+      if (inserted) s.collectives.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
+      CollectiveSummary& cs = s.collectives[it->second];
+      ++cs.calls;
+      cs.bytes_sent += Sum(c.bytes_sent);
+      cs.bytes_recv += Sum(c.bytes_recv);
+    }
+    RankLayout layout;
+    layout.rank = rec->rank;
+    const StepRecord* first = nullptr;
+    const StepRecord* last_ended = nullptr;
+    for (const StepRecord& st : rec->steps) {
+      if (!first || st.begin.step < first->begin.step) first = &st;
+      if (st.end && (!last_ended || st.begin.step > last_ended->begin.step)) last_ended = &st;
+    }
+    if (first) {
+      layout.shape_before = first->begin.local_shape_before;
+      layout.offset_before = first->begin.global_offset_before;
+    }
+    if (last_ended) {
+      layout.shape_after = last_ended->end->local_shape_after;
+      layout.offset_after = last_ended->end->global_offset_after;
+    }
+    s.layouts.push_back(std::move(layout));
+  }
+  std::stable_sort(s.collectives.begin(), s.collectives.end(),
+                   [](const CollectiveSummary& x, const CollectiveSummary& y) { return x.step < y.step; });
+  return s;
+}
+
+std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
+                       const std::optional<std::vector<int64_t>>& offset) {
+  if (!shape || !offset) return "?";
+  return JoinInts(*shape) + " @ " + JoinInts(*offset);
+}
+
+json OptionalInts(const std::optional<std::vector<int64_t>>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+std::vector<RedistributeSummary> Summarize(const Model& model) {
+  std::vector<RedistributeSummary> out;
+  for (int64_t id : model.RedistributeIds()) out.push_back(SummarizeOne(id, model.RedistributesWithId(id)));
+  return out;
+}
+
+std::string FormatShowText(const Model& model) {
+  std::string out;
+  if (!model.ranks.empty()) {
+    const Header& h = model.ranks.front().header;
+    out += "trace: world " + std::to_string(model.world) + ", " + std::to_string(model.ranks.size()) +
+           " rank file(s), mesh " + JoinInts(h.mesh_shape);
+    bool named = std::any_of(h.mesh_dim_names.begin(), h.mesh_dim_names.end(),
+                             [](const std::string& n) { return !n.empty(); });
+    if (named) out += " " + JoinStrs(h.mesh_dim_names);
+    out += ", backend " + h.backend + ", format v" + std::to_string(h.version) + "\n";
+  }
+  if (!model.diagnostics.empty()) {
+    out += "diagnostics:\n";
+    for (const Diagnostic& d : model.diagnostics) {
+      out += "  " + (d.file.empty() ? std::string("trace") : d.file) +
+             (d.line > 0 ? ":" + std::to_string(d.line) : std::string()) + ": " + d.message + "\n";
+    }
+  }
+  for (const RedistributeSummary& s : Summarize(model)) {
+    out += "\nredistribute " + std::to_string(s.id) + ": " + (s.tensor.empty() ? "<unnamed>" : s.tensor) +
+           " " + s.dtype + " " + JoinInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
+           JoinStrs(s.dst_placements) + "\n";
+    out += "  notation: " + s.notation + "\n";
+    out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + s.planner_reason + ")") + ", " +
+           std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
+           std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
+           " us\n";
+    out += "  time: ";
+    if (s.max_ns) {
+      out +=
+          "max " + Micros(*s.max_ns) + " (rank " + std::to_string(s.max_rank) + "), min " + Micros(*s.min_ns);
+    } else {
+      out += "-";
+    }
+    size_t total = s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size();
+    out += "; ok on " + std::to_string(s.ranks_ok.size()) + " of " + std::to_string(total) + " rank(s)\n";
+    for (const auto& [rank, error] : s.ranks_failed) {
+      out += "  FAILED on rank " + std::to_string(rank) + ": " + error + "\n";
+    }
+    if (!s.ranks_incomplete.empty()) out += "  incomplete on rank(s) " + Ranks(s.ranks_incomplete) + "\n";
+    if (s.collectives.empty()) {
+      out += "  collectives: none\n";
+    } else {
+      out += "  collectives:\n";
+      for (const CollectiveSummary& c : s.collectives) {
+        out += "    step " + std::to_string(c.step) + "  " + c.kind + (c.negotiated ? " (negotiated)" : "") +
+               "  mesh dims " + JoinInts(c.mesh_dims) + "  x" + std::to_string(c.calls) + "  sent " +
+               Bytes(c.bytes_sent) + "  recv " + Bytes(c.bytes_recv) + "\n";
+      }
+    }
+    out += "  layouts (local shape @ global offset, before -> after):\n";
+    for (const RankLayout& l : s.layouts) {
+      out += "    rank " + std::to_string(l.rank) + ": " + LayoutText(l.shape_before, l.offset_before) +
+             " -> " + LayoutText(l.shape_after, l.offset_after) + "\n";
+    }
+  }
+  return out;
+}
+
+json ShowJson(const Model& model) {
+  json out;
+  out["world"] = model.world;
+  json ranks = json::array();
+  for (const RankTrace& r : model.ranks) {
+    ranks.push_back({{"rank", r.header.rank},
+                     {"file", r.file},
+                     {"version", r.header.version},
+                     {"backend", r.header.backend},
+                     {"host", r.header.host},
+                     {"events", r.events.size()}});
+  }
+  out["ranks"] = ranks;
+  if (!model.ranks.empty()) {
+    out["mesh_shape"] = model.ranks.front().header.mesh_shape;
+    out["mesh_dim_names"] = model.ranks.front().header.mesh_dim_names;
+  }
+  json diags = json::array();
+  for (const Diagnostic& d : model.diagnostics) {
+    diags.push_back({{"file", d.file}, {"line", d.line}, {"message", d.message}});
+  }
+  out["diagnostics"] = diags;
+  json reds = json::array();
+  for (const RedistributeSummary& s : Summarize(model)) {
+    json colls = json::array();
+    for (const CollectiveSummary& c : s.collectives) {
+      colls.push_back({{"step", c.step},
+                       {"kind", c.kind},
+                       {"mesh_dims", c.mesh_dims},
+                       {"negotiated", c.negotiated},
+                       {"calls", c.calls},
+                       {"bytes_sent", c.bytes_sent},
+                       {"bytes_recv", c.bytes_recv}});
+    }
+    json layouts = json::array();
+    for (const RankLayout& l : s.layouts) {
+      layouts.push_back({{"rank", l.rank},
+                         {"local_shape_before", OptionalInts(l.shape_before)},
+                         {"global_offset_before", OptionalInts(l.offset_before)},
+                         {"local_shape_after", OptionalInts(l.shape_after)},
+                         {"global_offset_after", OptionalInts(l.offset_after)}});
+    }
+    json failed = json::array();
+    for (const auto& [rank, error] : s.ranks_failed) failed.push_back({{"rank", rank}, {"error", error}});
+    reds.push_back({{"id", s.id},
+                    {"tensor", s.tensor},
+                    {"dtype", s.dtype},
+                    {"global_shape", s.global_shape},
+                    {"src_placements", s.src_placements},
+                    {"dst_placements", s.dst_placements},
+                    {"planner", s.planner},
+                    {"planner_reason", s.planner_reason},
+                    {"notation", s.notation},
+                    {"predicted_cost_us", s.predicted_us},
+                    {"plan_steps", s.plan_steps},
+                    {"raw_plan_steps", s.raw_plan_steps},
+                    {"skipped_merges", s.skipped_merges},
+                    {"ranks_ok", s.ranks_ok},
+                    {"ranks_failed", failed},
+                    {"ranks_incomplete", s.ranks_incomplete},
+                    {"min_ns", s.min_ns ? json(*s.min_ns) : json(nullptr)},
+                    {"max_ns", s.max_ns ? json(*s.max_ns) : json(nullptr)},
+                    {"max_rank", s.max_ns ? json(s.max_rank) : json(nullptr)},
+                    {"collectives", colls},
+                    {"layouts", layouts}});
+  }
+  out["redistributes"] = reds;
+  return out;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,88 @@
+#include "shardscope/trace/writer.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <system_error>
+
+#include "shardscope/error.hpp"
+#include "shardscope/trace/codec.hpp"
+
+namespace shardscope::trace {
+
+int64_t NowNs() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string RankFileName(int64_t rank) { return "rank-" + std::to_string(rank) + ".jsonl"; }
+
+Writer::Writer(const std::filesystem::path& dir, Header header) : header_(std::move(header)) {
+  header_.format = std::string(kFormatName);
+  header_.version = kCurrentVersion;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InvalidInput("trace: cannot create directory '" + dir.string() + "': " + ec.message());
+  path_ = dir / RankFileName(header_.rank);
+  file_ = std::fopen(path_.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw InvalidInput("trace: cannot open '" + path_.string() + "' for writing: " + std::strerror(errno));
+  }
+  Append(ToLine(ToJson(header_)), /*flush=*/true);
+}
+
+Writer::~Writer() {
+  try {
+    Close();
+  } catch (const Error&) {
+    // A destructor must not throw; ok() already reports the failed write.
+  }
+}
+
+void Writer::Emit(const RedistributeBegin& event) { Append(ToLine(ToJson(Event(event))), false); }
+void Writer::Emit(const RedistributeEnd& event) { Append(ToLine(ToJson(Event(event))), true); }
+void Writer::Emit(const StepBegin& event) { Append(ToLine(ToJson(Event(event))), false); }
+void Writer::Emit(const StepEnd& event) { Append(ToLine(ToJson(Event(event))), false); }
+void Writer::Emit(const Collective& event) { Append(ToLine(ToJson(Event(event))), false); }
+void Writer::Emit(const Event& event) {
+  Append(ToLine(ToJson(event)), std::holds_alternative<RedistributeEnd>(event));
+}
+
+void Writer::Append(const std::string& line, bool flush) {
+  if (file_ == nullptr) return;
+  buffer_ += line;
+  buffer_ += '\n';
+  if (flush || buffer_.size() >= kFlushBytes) Flush();
+}
+
+void Writer::Flush() {
+  if (file_ == nullptr || !ok_) return;
+  // Whole lines only reach the file, so a kill leaves at most the last line torn.
+  size_t written = buffer_.empty() ? 0 : std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+  bool failed = written != buffer_.size() || std::fflush(file_) != 0;
+  buffer_.clear();
+  if (failed) {
+    ok_ = false;
+    throw InvalidInput("trace: write to '" + path_.string() + "' failed: " + std::strerror(errno));
+  }
+}
+
+void Writer::Close() {
+  if (file_ == nullptr) return;
+  std::FILE* file = file_;
+  try {
+    Flush();
+  } catch (const Error&) {
+    std::fclose(file);
+    file_ = nullptr;
+    throw;
+  }
+  file_ = nullptr;
+  if (std::fclose(file) != 0 && ok_) {
+    ok_ = false;
+    throw InvalidInput("trace: closing '" + path_.string() + "' failed: " + std::strerror(errno));
+  }
+}
+
+}  // namespace shardscope::trace
