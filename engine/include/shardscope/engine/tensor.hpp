@@ -1,0 +1,118 @@
+#pragma once
+// Local tensors: one rank's shard as a contiguous row-major host buffer, plus the f16/bf16
+// conversions and the dtype dispatch that every typed kernel of the engine goes through.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "shardscope/engine/mesh.hpp"
+#include "shardscope/engine/spec.hpp"
+
+namespace shardscope::engine {
+
+/// IEEE 754 binary16, stored as its bits. Arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+};
+/// bfloat16 (the upper half of a binary32), stored as its bits.
+struct BFloat16 {
+  uint16_t bits = 0;
+};
+
+/// float -> f16 with round-to-nearest-even; overflow gives +-inf, NaN stays NaN. Never throws.
+uint16_t FloatToHalfBits(float value) noexcept;
+/// f16 -> float (exact, subnormals included). Never throws.
+float HalfBitsToFloat(uint16_t bits) noexcept;
+/// float -> bf16 with round-to-nearest-even; NaN stays NaN (quiet). Never throws.
+uint16_t FloatToBFloat16Bits(float value) noexcept;
+/// bf16 -> float (exact). Never throws.
+float BFloat16BitsToFloat(uint16_t bits) noexcept;
+
+/// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, Half, BFloat16, int32_t,
+/// int64_t). One switch per call: kernels are templates over T, never per-element virtual calls.
+template <class Fn>
+decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF64:
+      return fn(double{});
+    case DType::kF16:
+      return fn(Half{});
+    case DType::kBF16:
+      return fn(BFloat16{});
+    case DType::kI32:
+      return fn(int32_t{});
+    case DType::kI64:
+      return fn(int64_t{});
+  }
+  return fn(float{});
+}
+
+/// Arithmetic type of element type T: float for the half types (reductions accumulate in f32
+/// and round once), T otherwise; with the load/store conversions.
+template <class T>
+struct ArithOf {
+  using type = T;
+  static type Load(T v) { return v; }
+  static T Store(type v) { return v; }
+};
+template <>
+struct ArithOf<Half> {
+  using type = float;
+  static float Load(Half v) { return HalfBitsToFloat(v.bits); }
+  static Half Store(float v) { return Half{FloatToHalfBits(v)}; }
+};
+template <>
+struct ArithOf<BFloat16> {
+  using type = float;
+  static float Load(BFloat16 v) { return BFloat16BitsToFloat(v.bits); }
+  static BFloat16 Store(float v) { return BFloat16{FloatToBFloat16Bits(v)}; }
+};
+
+/// One rank's tensor: shape, dtype and a contiguous row-major buffer that it owns. Value type
+/// (copies deep-copy the bytes). Thread-compatible: concurrent const access is safe.
+class LocalTensor {
+ public:
+  LocalTensor() = default;
+  /// A zero-filled tensor. Throws Error(kInvalidInput) for a negative extent or an overflowing size.
+  LocalTensor(Shape shape, DType dtype);
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  /// Number of elements (1 for a 0-d tensor).
+  int64_t numel() const { return numel_; }
+  /// Size of the buffer in bytes.
+  size_t nbytes() const { return bytes_.size(); }
+  std::byte* data() { return bytes_.data(); }
+  const std::byte* data() const { return bytes_.data(); }
+
+  /// Element `flat_index` (row-major) converted to double; for tests and small tools (one
+  /// dtype switch per call). Throws Error(kInvalidInput) when out of range.
+  double GetDouble(int64_t flat_index) const;
+  /// Stores `value` converted to the dtype (rounding to nearest even for halves).
+  void SetDouble(int64_t flat_index, double value);
+
+  /// Same shape, same dtype and same bytes (so -0.0 != 0.0 and NaN payloads count).
+  bool BitwiseEqual(const LocalTensor& other) const;
+
+ private:
+  Shape shape_;
+  DType dtype_ = DType::kF32;
+  int64_t numel_ = 1;
+  std::vector<std::byte> bytes_;
+};
+
+/// A tensor of `shape` whose element i is a small integer in [-8, 8] drawn from (seed, i), so
+/// that sums and averages over up to a few hundred ranks stay exact in every dtype (bf16 holds
+/// integers up to 256 exactly). Deterministic across runs and platforms.
+LocalTensor SeededTensor(const Shape& shape, DType dtype, uint64_t seed);
+
+/// Row-major strides (in elements) of `shape`.
+Shape RowMajorStrides(const Shape& shape);
+
+}  // namespace shardscope::engine

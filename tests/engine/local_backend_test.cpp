@@ -1,0 +1,286 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscope/engine/communicator.hpp"
+#include "shardscope/engine/local_backend.hpp"
+#include "shardscope/error.hpp"
+
+using namespace shardscope;
+using namespace shardscope::engine;
+
+namespace {
+
+// nccl-tests style inputs: a function of (rank, index) so expected results follow by formula.
+LocalTensor RankTensor(Shape shape, DType dtype, int64_t rank, int64_t scale = 100) {
+  LocalTensor t(std::move(shape), dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, static_cast<double>(rank * scale + i));
+  return t;
+}
+
+std::vector<double> Values(const LocalTensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.GetDouble(i));
+  return out;
+}
+
+Group WorldGroup(int64_t n) {
+  Group g;
+  for (int64_t r = 0; r < n; ++r) g.ranks.push_back(r);
+  g.mesh_dims = {0};
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("f16 and bf16 conversions round to nearest even", "[engine][tensor]") {
+  CHECK(HalfBitsToFloat(FloatToHalfBits(1.0f)) == 1.0f);
+  CHECK(FloatToHalfBits(65504.0f) == 0x7BFF);
+  CHECK(FloatToHalfBits(65520.0f) == 0x7C00);                   // midpoint to 2^16 rounds to inf
+  CHECK(FloatToHalfBits(2049.0f) == FloatToHalfBits(2048.0f));  // tie -> even mantissa
+  CHECK(FloatToHalfBits(2051.0f) == FloatToHalfBits(2052.0f));  // tie -> even mantissa
+  CHECK(HalfBitsToFloat(0x0001) == 5.9604644775390625e-8f);     // smallest subnormal 2^-24
+  CHECK(FloatToHalfBits(5.9604644775390625e-8f) == 0x0001);
+  CHECK(FloatToHalfBits(2.98023223876953125e-8f) == 0x0000);  // 2^-25: tie -> 0
+  CHECK(FloatToHalfBits(-0.0f) == 0x8000);
+  CHECK(BFloat16BitsToFloat(FloatToBFloat16Bits(1.0f)) == 1.0f);
+  CHECK(FloatToBFloat16Bits(257.0f) == FloatToBFloat16Bits(256.0f));  // tie -> even
+  CHECK(FloatToBFloat16Bits(259.0f) == FloatToBFloat16Bits(260.0f));  // tie -> even
+}
+
+TEST_CASE("all_gatherv, all_to_allv, broadcast and barrier move exact bytes", "[engine][local]") {
+  const int64_t n = 4;
+  std::vector<LocalTensor> gathered(n), exchanged(n), broadcast(n);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    Group g = WorldGroup(n);
+    // all_gatherv: rank r contributes r+1 elements (rank 3 none: an empty shard), concatenated.
+    LocalTensor mine = RankTensor({rank == 3 ? 0 : rank + 1}, DType::kI32, rank);
+    LocalTensor out({6}, DType::kI32);
+    std::vector<RecvView> recv;
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t len = i == 3 ? 0 : i + 1;
+      recv.push_back(MutableViewOf(out, Box{{IndexSet{{at, at + len}}}}));
+      at += len;
+    }
+    comm.AllGatherV(g, ViewOf(mine), std::move(recv));
+    gathered[static_cast<size_t>(rank)] = out;
+
+    // all_to_allv on a 2-d tensor: column j of my 3x4 block goes to rank j, lands in row-of-sender.
+    LocalTensor block = RankTensor({3, 4}, DType::kF64, rank);
+    LocalTensor result({4, 3}, DType::kF64);
+    std::vector<SendView> send;
+    std::vector<RecvView> into;
+    for (int64_t j = 0; j < n; ++j) {
+      send.push_back(ViewOf(block, Box{{IndexSet{{0, 3}}, IndexSet{{j, j + 1}}}}));
+      into.push_back(MutableViewOf(result, Box{{IndexSet{{j, j + 1}}, IndexSet{{0, 3}}}}));
+    }
+    comm.AllToAllV(g, std::move(send), std::move(into));
+    exchanged[static_cast<size_t>(rank)] = result;
+
+    LocalTensor root_data = RankTensor({5}, DType::kBF16, rank);
+    LocalTensor got({5}, DType::kBF16);
+    comm.Broadcast(g, 2, ViewOf(root_data), MutableViewOf(got));
+    broadcast[static_cast<size_t>(rank)] = got;
+    comm.Barrier(g);
+  });
+  for (int64_t r = 0; r < n; ++r) {
+    // Member i's i+1 values are 100*i + k.
+    CHECK(Values(gathered[r]) == std::vector<double>{0, 100, 101, 200, 201, 202});
+    // result[i][k] = block_i[k][r] = 100*i + 4*k + r.
+    std::vector<double> want;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < 3; ++k) want.push_back(static_cast<double>(100 * i + 4 * k + r));
+    CHECK(Values(exchanged[r]) == want);
+    CHECK(Values(broadcast[r]) == std::vector<double>{200, 201, 202, 203, 204});
+  }
+}
+
+TEST_CASE("all_reduce and reduce_scatterv apply every op in group order", "[engine][local]") {
+  const int64_t n = 3;
+  struct Result {
+    std::vector<double> sum, avg, mn, mx, prod, scatter;
+  };
+  std::vector<Result> results(n);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    Group g = WorldGroup(n);
+    LocalTensor in = RankTensor({4}, DType::kI64, rank, 10);  // rank r: 10r + i
+    auto reduce = [&](ReduceOp op, int64_t divisor = 1) {
+      LocalTensor out({4}, DType::kI64);
+      comm.AllReduce(g, Reduction{op, divisor}, ViewOf(in), MutableViewOf(out));
+      return Values(out);
+    };
+    Result& res = results[static_cast<size_t>(rank)];
+    res.sum = reduce(ReduceOp::kSum);
+    res.avg = reduce(ReduceOp::kAvg);
+    res.mn = reduce(ReduceOp::kMin);
+    res.mx = reduce(ReduceOp::kMax);
+    res.prod = reduce(ReduceOp::kProduct);
+    // reduce_scatterv: rank j gets elements [j, j+1) (rank 2: [2,4)), summed then divided by 2.
+    std::vector<SendView> send;
+    for (int64_t j = 0; j < n; ++j) {
+      send.push_back(ViewOf(in, Box{{IndexSet{{j, j == 2 ? 4 : j + 1}}}}));
+    }
+    LocalTensor out({rank == 2 ? 2 : 1}, DType::kI64);
+    comm.ReduceScatterV(g, Reduction{ReduceOp::kSum, 2}, std::move(send), MutableViewOf(out));
+    res.scatter = Values(out);
+  });
+  for (int64_t r = 0; r < n; ++r) {
+    // Element i: contributions i, 10+i, 20+i.
+    CHECK(results[r].sum == std::vector<double>{30, 33, 36, 39});
+    CHECK(results[r].avg == std::vector<double>{10, 11, 12, 13});
+    CHECK(results[r].mn == std::vector<double>{0, 1, 2, 3});
+    CHECK(results[r].mx == std::vector<double>{20, 21, 22, 23});
+    CHECK(results[r].prod == std::vector<double>{0, 1 * 11 * 21, 2 * 12 * 22, 3 * 13 * 23});
+  }
+  CHECK(results[0].scatter == std::vector<double>{15});      // 30 / 2
+  CHECK(results[1].scatter == std::vector<double>{16});      // 33 / 2 truncated
+  CHECK(results[2].scatter == std::vector<double>{18, 19});  // 36/2, 39/2 truncated
+}
+
+TEST_CASE("f16 all_reduce accumulates in f32 and rounds once", "[engine][local]") {
+  // 2048 + 1 + 1: naive f16 accumulation gives 2048 twice (spacing 2 at 2048, ties to even);
+  // f32 accumulation gives 2050, which f16 holds exactly.
+  std::vector<double> got(3);
+  LocalWorld::Run(3, [&](Communicator& comm, int64_t rank) {
+    LocalTensor in({1}, DType::kF16);
+    in.SetDouble(0, rank == 0 ? 2048.0 : 1.0);
+    LocalTensor out({1}, DType::kF16);
+    comm.AllReduce(WorldGroup(3), Reduction{}, ViewOf(in), MutableViewOf(out));
+    got[static_cast<size_t>(rank)] = out.GetDouble(0);
+  });
+  CHECK(got == std::vector<double>{2050, 2050, 2050});
+}
+
+TEST_CASE("sub-groups run independently and in order", "[engine][local]") {
+  // 2x2 mesh: rows {0,1},{2,3} all_reduce, then columns {0,2},{1,3}.
+  std::vector<double> got(4);
+  LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+    LocalTensor in({1}, DType::kF32);
+    in.SetDouble(0, static_cast<double>(1 << rank));
+    LocalTensor row({1}, DType::kF32), col({1}, DType::kF32);
+    Group rows{{rank / 2 * 2, rank / 2 * 2 + 1}, {1}};
+    Group cols{{rank % 2, rank % 2 + 2}, {0}};
+    comm.AllReduce(rows, Reduction{}, ViewOf(in), MutableViewOf(row));
+    comm.AllReduce(cols, Reduction{}, ViewOf(row), MutableViewOf(col));
+    got[static_cast<size_t>(rank)] = col.GetDouble(0);
+  });
+  CHECK(got == std::vector<double>{15, 15, 15, 15});
+}
+
+TEST_CASE("the validation funnel rejects bad groups and mismatched counts", "[engine][local]") {
+  auto expect_error = [](const std::function<void(Communicator&, int64_t)>& fn, const std::string& needle) {
+    try {
+      LocalWorld::Run(2, fn, LocalWorldOptions{std::chrono::milliseconds(500)});
+      FAIL("no error");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.code() == ErrorCode::kInvalidInput);
+      CHECK(std::string(e.what()).find(needle) != std::string::npos);
+    }
+  };
+  expect_error([](Communicator& comm, int64_t) { comm.Barrier(Group{{0, 0}, {}}); }, "appears twice");
+  expect_error([](Communicator& comm, int64_t) { comm.Barrier(Group{{0, 5}, {}}); }, "outside the world");
+  expect_error([](Communicator& comm, int64_t r) { comm.Barrier(Group{{1 - r}, {}}); }, "not a member");
+  expect_error(
+      [](Communicator& comm, int64_t rank) {
+        LocalTensor in({rank + 1}, DType::kF32), out({2}, DType::kF32);
+        comm.AllGatherV(
+            WorldGroup(2), ViewOf(in),
+            {MutableViewOf(out, Box{{IndexSet{{0, 1}}}}), MutableViewOf(out, Box{{IndexSet{{1, 2}}}})});
+      },
+      "rank 0 expects 1 elements from rank 1, which sends 2");
+  expect_error(
+      [](Communicator& comm, int64_t rank) {
+        LocalTensor in({1}, rank == 0 ? DType::kF32 : DType::kF64), out({1}, in.dtype());
+        comm.AllReduce(WorldGroup(2), Reduction{}, ViewOf(in), MutableViewOf(out));
+      },
+      "passes f64 but rank 0 passes f32");
+  expect_error(
+      [](Communicator& comm, int64_t) {
+        LocalTensor in({2}, DType::kF32);
+        comm.AllReduce(WorldGroup(2), Reduction{}, ViewOf(in), MutableViewOf(in));
+      },
+      "overlapping");
+  expect_error(
+      [](Communicator& comm, int64_t) {
+        LocalTensor in({2}, DType::kF32), out({2}, DType::kF32);
+        comm.AllReduce(WorldGroup(2), Reduction{}, ViewOf(in, Box{{IndexSet{{0, 3}}}}), MutableViewOf(out));
+      },
+      "outside dim 0");
+}
+
+TEST_CASE("watchdog: a rank that skips a collective is named on every waiting rank", "[engine][local]") {
+  const int64_t n = 4;
+  std::mutex mutex;
+  std::vector<std::string> errors(n);
+  std::vector<ErrorCode> codes(n, ErrorCode::kInternal);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    LocalWorld::Run(
+        n,
+        [&](Communicator& comm, int64_t rank) {
+          if (rank == 2) {
+            // Alive but never joins: the timeout path (not the "finished" fast path).
+            std::this_thread::sleep_for(std::chrono::milliseconds(400));
+            return;
+          }
+          LocalTensor in({1}, DType::kF32);
+          std::vector<RecvView> recv;
+          LocalTensor out({4}, DType::kF32);
+          for (int64_t i = 0; i < n; ++i) recv.push_back(MutableViewOf(out, Box{{IndexSet{{i, i + 1}}}}));
+          try {
+            comm.AllGatherV(WorldGroup(n), ViewOf(in), std::move(recv));
+          } catch (const Error& e) {
+            std::lock_guard<std::mutex> lock(mutex);
+            errors[static_cast<size_t>(rank)] = e.what();
+            codes[static_cast<size_t>(rank)] = e.code();
+            throw;
+          }
+        },
+        LocalWorldOptions{std::chrono::milliseconds(200)});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kTimeout);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 2.0);
+  for (int64_t r : {0, 1, 3}) {
+    INFO(errors[r]);
+    CHECK(codes[r] == ErrorCode::kTimeout);
+    CHECK(errors[r] == "all_gather on group [0,1,2,3] (mesh dim 0): ranks 2 never joined within 0.2 s");
+  }
+}
+
+TEST_CASE("a rank that finishes without joining fails its peers at once", "[engine][local]") {
+  auto start = std::chrono::steady_clock::now();
+  try {
+    LocalWorld::Run(3, [&](Communicator& comm, int64_t rank) {
+      if (rank == 1) return;
+      comm.Barrier(WorldGroup(3));
+    });
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kBackend);
+    CHECK(std::string(e.what()) ==
+          "barrier on group [0,1,2] (mesh dim 0): ranks 1 finished without joining it");
+  }
+  // Default timeout is 30 s: finishing fast proves the exit path, not the timer, ended it.
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
+}
+
+TEST_CASE("the first error of any rank is rethrown", "[engine][local]") {
+  try {
+    LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+      if (rank == 3) throw InvalidInput("rank 3 broke");
+      comm.Barrier(WorldGroup(4));
+    });
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "rank 3 broke");
+  }
+}
