@@ -1,2 +1,157 @@
+// `shardscope` command line: the only file that includes CLI11 (it is slow to compile). Each
+// subcommand fills a plain option struct (commands.hpp) and calls its Run* function; errors
+// become one `shardscope: <message>` line on stderr with exit 2 (bad input) or 3 (internal).
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
-int main() { std::cout << "shardscope\n"; }
+#include <string>
+
+#include "commands.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::app {
+namespace {
+
+constexpr int kUsageExit = 2;
+constexpr int kInternalExit = 3;
+
+std::string OneLine(std::string message) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  return message;
+}
+
+void AddMeshOptions(CLI::App* cmd, MeshArgs& mesh) {
+  cmd->add_option("--mesh", mesh.mesh, "device mesh shape, e.g. 2x2x2 (row-major ranks)")->required();
+  cmd->add_option("--mesh-names", mesh.mesh_names, "mesh dim names, e.g. dp,tp (used in output)");
+  cmd->add_option("--flatten", mesh.flatten,
+                  "flattened sub-meshes that merged collectives may use: none, all, or e.g. '0,1;1,2' "
+                  "(dims by index or name)")
+      ->capture_default_str();
+}
+
+void AddTensorOptions(CLI::App* cmd, TensorArgs& tensor) {
+  cmd->add_option("--shape", tensor.shape, "global tensor shape, e.g. 8x8x8 (0 extents allowed)")->required();
+  cmd->add_option("--dtype", tensor.dtype, "f32, f64, f16, bf16, i32 or i64")->capture_default_str();
+  cmd->add_option("--chunking", tensor.chunking,
+                  "how an extent splits over ranks: torch (torch.chunk, DTensor) or physicsnemo "
+                  "(ShardTensor compute_split_shapes)")
+      ->capture_default_str();
+}
+
+void AddPlanCommand(CLI::App& app, PlanArgs& args) {
+  CLI::App* cmd =
+      app.add_subcommand("plan", "Plan a redistribute: planner, notation, collectives, costs, layouts");
+  AddMeshOptions(cmd, args.mesh);
+  AddTensorOptions(cmd, args.tensor);
+  cmd->add_option("--from", args.from, "source placements, e.g. 'S(0),S(0),R' (one per mesh dim)")
+      ->required();
+  cmd->add_option("--to", args.to, "destination placements, e.g. 'R,S(1),S(0)'")->required();
+  cmd->add_option("--src-order", args.src_order,
+                  "source shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
+  cmd->add_option("--dst-order", args.dst_order, "destination shard order");
+  cmd->add_option("--planner", args.planner, "auto (PyTorch's rule), greedy or graph")->capture_default_str();
+  cmd->add_option("--devices-per-host", args.devices_per_host, "devices per host for the cost model")
+      ->capture_default_str();
+  cmd->add_flag("--no-optimize", args.no_optimize, "skip the flattening optimizer");
+  cmd->add_flag("--backward", args.backward, "plan the gradient redistribute of this forward one");
+  cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
+      "  shardscope plan --mesh 2x2 --mesh-names dp,tp --flatten all --shape 8x8 --from 'S(0),S(0)' --to "
+      "R,R\n"
+      "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),S(0)' --src-order '0:1,0,2' --to "
+      "'R,S(0),S(0)'\n"
+      "  shardscope plan --mesh 4 --shape 1024x1024 --from 'S(0)' --to R --backward --json");
+}
+
+void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
+  CLI::App* cmd =
+      app.add_subcommand("layout", "Show every rank's local shard: shape, global offset, index ranges");
+  AddMeshOptions(cmd, args.mesh);
+  AddTensorOptions(cmd, args.tensor);
+  cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
+      ->required();
+  cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"
+      "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)' --order '0:1,0'\n"
+      "  shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json");
+}
+
+void AddBenchCommand(CLI::App& app, BenchPlanArgs& args, CLI::App*& bench_plan) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmark programs that print figures");
+  bench->require_subcommand(1);
+  bench->footer("Example:\n  shardscope bench plan");
+  bench_plan =
+      bench->add_subcommand("plan", "Planning cost: greedy, graph (2-D..4-D meshes), plan cache hit");
+  bench_plan->add_option("--repetitions", args.repetitions, "timed batches per case (median reported)")
+      ->capture_default_str();
+  bench_plan->footer("Example:\n  shardscope bench plan");
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
+      "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"
+      "  shardscope bench plan\n"
+      "Run 'shardscope <command> --help' for a command's options.");
+  PlanArgs plan_args;
+  LayoutArgs layout_args;
+  BenchPlanArgs bench_args;
+  AddPlanCommand(app, plan_args);
+  AddLayoutCommand(app, layout_args);
+  CLI::App* bench_plan = nullptr;
+  AddBenchCommand(app, bench_args, bench_plan);
+
+  if (argc < 2) {
+    std::cerr << app.help() << "shardscope: missing command (expected plan, layout or bench)\n";
+    return kUsageExit;
+  }
+  std::string first = argv[1];
+  if (first.empty() || first[0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
+    if (!known) {
+      std::cerr << app.help() << "shardscope: unknown command '" << first
+                << "' (expected plan, layout or bench)\n";
+      return kUsageExit;
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
+    return kUsageExit;
+  }
+
+  try {
+    if (app.got_subcommand("plan")) return RunPlan(plan_args, std::cout);
+    if (app.got_subcommand("layout")) return RunLayout(layout_args, std::cout);
+    if (bench_plan != nullptr && bench_plan->parsed()) return RunBenchPlan(bench_args, std::cout);
+  } catch (const Error& e) {
+    std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
+    return ExitCodeFor(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "shardscope: internal error: " << OneLine(e.what()) << "\n";
+    return kInternalExit;
+  }
+  std::cerr << "shardscope: no command given\n";
+  return kUsageExit;
+}
+
+}  // namespace
+}  // namespace shardscope::app
+
+int main(int argc, char** argv) { return shardscope::app::Main(argc, argv); }

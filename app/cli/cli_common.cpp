@@ -1,0 +1,179 @@
+#include <algorithm>
+#include <ostream>
+#include <set>
+#include <string_view>
+
+#include "commands.hpp"
+#include "shardscope/engine/placement.hpp"
+#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::app {
+namespace {
+
+std::vector<std::string> SplitOn(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    parts.emplace_back(text.substr(start, end - start));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Engine messages about a mesh start with their own subject ("mesh: ", "flatten: "); the CLI
+// names the flag instead so the user knows which argument to fix.
+std::string WithoutPrefix(const std::string& message, std::string_view prefix) {
+  if (message.rfind(prefix, 0) == 0) return message.substr(prefix.size());
+  return message;
+}
+
+}  // namespace
+
+engine::Mesh BuildMesh(const MeshArgs& args) {
+  engine::Shape shape = engine::ParseShape(args.mesh, "--mesh", /*allow_zero=*/false);
+  if (shape.empty()) throw InvalidInput("--mesh: '" + args.mesh + "' has no dims (expected e.g. 2x4)");
+  std::vector<std::string> names;
+  if (!args.mesh_names.empty()) {
+    names = SplitOn(args.mesh_names, ',');
+    if (names.size() != shape.size()) {
+      throw InvalidInput("--mesh-names: '" + args.mesh_names + "' gives " + std::to_string(names.size()) +
+                         " names for the " + std::to_string(shape.size()) + "-d mesh '" + args.mesh + "'");
+    }
+    std::set<std::string> seen;
+    for (const auto& n : names) {
+      if (n.empty()) throw InvalidInput("--mesh-names: '" + args.mesh_names + "' has an empty name");
+      if (!seen.insert(n).second) throw InvalidInput("--mesh-names: '" + n + "' appears twice");
+    }
+  }
+  engine::Mesh mesh = [&] {
+    try {
+      return engine::Mesh(shape, names);
+    } catch (const Error& e) {
+      throw Error(e.code(), "--mesh: '" + args.mesh + "': " + WithoutPrefix(e.what(), "mesh: "));
+    }
+  }();
+  if (args.flatten == "none" || args.flatten.empty()) return mesh;
+  if (args.flatten == "all") {
+    mesh.RegisterAllFlattened();
+    return mesh;
+  }
+  for (const std::string& entry : SplitOn(args.flatten, ';')) {
+    std::vector<int> dims;
+    for (const std::string& tok : SplitOn(entry, ',')) {
+      try {
+        dims.push_back(mesh.DimIndex(tok));
+      } catch (const Error& e) {
+        throw Error(e.code(), "--flatten: '" + tok + "' in '" + args.flatten + "': " + e.what());
+      }
+    }
+    try {
+      mesh.RegisterFlattened(dims);
+    } catch (const Error& e) {
+      throw Error(e.code(), "--flatten: '" + entry + "': " + WithoutPrefix(e.what(), "flatten: "));
+    }
+  }
+  return mesh;
+}
+
+engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
+                             const std::string& placements, const std::string& what, const std::string& order,
+                             const std::string& order_flag) {
+  engine::Shape shape = engine::ParseShape(tensor.shape, "--shape");
+  try {
+    engine::NumElements(shape);
+  } catch (const Error& e) {
+    throw Error(e.code(), "--shape: '" + tensor.shape + "' has more than 2^63 elements");
+  }
+  engine::DType dtype = engine::ParseDType(tensor.dtype, "--dtype");
+  engine::ChunkRule chunking = engine::ParseChunkRule(tensor.chunking, "--chunking");
+  engine::Placements parsed = engine::ParsePlacements(placements, what);
+  std::optional<engine::ShardOrder> shard_order;
+  if (!order.empty()) shard_order = engine::ParseShardOrder(order, order_flag);
+  if (shard_order && static_cast<int>(parsed.size()) == mesh.ndim()) {
+    // Validate the order against the placements here so the message names the order flag;
+    // MakeSpec would name the placements flag.
+    engine::Placements normalized = parsed;
+    engine::NormalizePlacements(normalized, static_cast<int>(shape.size()), what);
+    for (const auto& entry : *shard_order) {
+      if (entry.tensor_dim < 0 || entry.tensor_dim >= static_cast<int>(shape.size())) {
+        throw InvalidInput(order_flag + ": '" + order + "' orders tensor dim " +
+                           std::to_string(entry.tensor_dim) + " but the tensor has " +
+                           std::to_string(shape.size()) + " dims");
+      }
+    }
+    bool strided = std::any_of(normalized.begin(), normalized.end(),
+                               [](const engine::Placement& p) { return p.IsStridedShard(); });
+    if (!strided) engine::ValidateShardOrder(*shard_order, normalized, order_flag);
+  }
+  return engine::MakeSpec(mesh, std::move(parsed), std::move(shard_order), std::move(shape), dtype, chunking,
+                          {}, what);
+}
+
+std::string FormatMeshDims(const engine::Mesh& mesh, const std::vector<int>& mesh_dims) {
+  std::string s;
+  for (size_t i = 0; i < mesh_dims.size(); ++i) {
+    if (i) s += ",";
+    int md = mesh_dims[i];
+    s += mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(md)] : std::to_string(md);
+  }
+  return s;
+}
+
+std::string CoordHeader(const engine::Mesh& mesh) {
+  if (!mesh.has_dim_names()) return "coord";
+  std::string names;
+  for (const auto& n : mesh.dim_names()) names += (names.empty() ? "" : ",") + n;
+  return "coord (" + names + ")";
+}
+
+std::string FormatTuple(const std::vector<int64_t>& values) {
+  std::string s = "(";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + std::to_string(values[i]);
+  return s + ")";
+}
+
+std::string FormatCoord(const std::vector<int64_t>& coord) { return FormatTuple(coord); }
+
+std::string FormatIndexSet(const engine::IndexSet& set) {
+  std::string s;
+  for (const auto& iv : set) {
+    if (iv.size() <= 0) continue;
+    if (!s.empty()) s += "+";
+    s += "[" + std::to_string(iv.begin) + "," + std::to_string(iv.end) + ")";
+  }
+  return s.empty() ? "{}" : s;
+}
+
+std::string FormatIndices(const std::vector<engine::IndexSet>& indices) {
+  if (indices.empty()) return "()";
+  std::string s;
+  for (size_t i = 0; i < indices.size(); ++i) s += (i ? " x " : "") + FormatIndexSet(indices[i]);
+  return s;
+}
+
+void TextTable::Print(std::ostream& out, const std::string& indent) const {
+  std::vector<size_t> widths(header_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  auto print = [&](const std::vector<std::string>& row) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  };
+  print(header_);
+  for (const auto& r : rows_) print(r);
+}
+
+}  // namespace shardscope::app
