@@ -128,15 +128,19 @@ class GraphSearch {
     return order;
   }
 
-  // one_step_redistribute_cost(state_to_spec(from), state_to_spec(to)) for a single changed
-  // mesh dim: the transition cost from `from`'s local bytes.
-  double EdgeCost(const State& from, int md, uint8_t to_code) const {
+  // comm_bytes_gb of state_to_spec(state): the local bytes under its shard-like placements.
+  double Gigabytes(const State& state) const {
     int64_t num_shards = 1;
     for (int i = 0; i < mesh_ndim_; ++i) {
-      const uint8_t c = from.code[static_cast<size_t>(i)];
+      const uint8_t c = state.code[static_cast<size_t>(i)];
       if (IsShardCode(c) || IsStridedCode(c)) num_shards *= mesh_.size(i);
     }
-    double gigabytes = bytes_ / static_cast<double>(num_shards) / (1024.0 * 1024.0 * 1024.0);
+    return bytes_ / static_cast<double>(num_shards) / (1024.0 * 1024.0 * 1024.0);
+  }
+
+  // one_step_redistribute_cost(state_to_spec(from), state_to_spec(to)) for a single changed
+  // mesh dim: the transition cost from `from`'s local bytes.
+  double EdgeCost(const State& from, double gigabytes, int md, uint8_t to_code) const {
     return TransitionCostUs(Decode(from.code[static_cast<size_t>(md)]), Decode(to_code), topo_, md,
                             gigabytes);
   }
@@ -147,6 +151,7 @@ class GraphSearch {
   template <typename Emit>
   void Expand(const State& cur, Emit&& emit) const {
     const OrderLists l = ListsOf(cur);
+    const double gigabytes = Gigabytes(cur);
     auto code_at = [&](int md) { return cur.code[static_cast<size_t>(md)]; };
 
     // Case 1: S(a)->S(b), b != a (all_to_all): only the newest mesh dim of a's order moves, and
@@ -161,7 +166,7 @@ class GraphSearch {
         State next = cur;
         next.code[static_cast<size_t>(md)] = static_cast<uint8_t>(kShardBase + b);
         next.pos[static_cast<size_t>(md)] = l.len[static_cast<size_t>(b)];
-        emit(next, md, EdgeCost(cur, md, next.code[static_cast<size_t>(md)]));
+        emit(next, md, EdgeCost(cur, gigabytes, md, next.code[static_cast<size_t>(md)]));
       }
     }
     // Case 2: S->R (all_gather) of the newest mesh dim of each order entry.
@@ -170,24 +175,26 @@ class GraphSearch {
       if (n == 0) continue;
       const int md = l.dims[static_cast<size_t>(a)][n - 1];
       if (!IsShardCode(code_at(md))) continue;
-      EmitSet(cur, md, kCodeReplicate, kNoPosition, emit);
+      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
     // Case 3: P->R (all_reduce); the order is unchanged.
     for (int md = 0; md < mesh_ndim_; ++md) {
-      if (IsPartialCode(code_at(md))) EmitSet(cur, md, kCodeReplicate, kNoPosition, emit);
+      if (IsPartialCode(code_at(md))) EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
     // Case 4: R->S(b) (local chunk), appended as the newest of b's order.
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (code_at(md) != kCodeReplicate) continue;
       for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)], emit);
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                emit);
       }
     }
     // Case 5: P->S(b) (reduce_scatter), likewise.
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (!IsPartialCode(code_at(md))) continue;
       for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)], emit);
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                emit);
       }
     }
     // Case 6: R->P(op) (local) for the reduce ops of this redistribute, skipping a mixed set
@@ -203,7 +210,8 @@ class GraphSearch {
             (1u << static_cast<unsigned>(ReduceOp::kSum)) | (1u << static_cast<unsigned>(ReduceOp::kAvg));
         const bool mixed = (mask & (mask - 1)) != 0;
         if (mixed && mask != sum_avg) continue;
-        EmitSet(cur, md, static_cast<uint8_t>(kPartialBase + static_cast<unsigned>(op)), kNoPosition, emit);
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kPartialBase + static_cast<unsigned>(op)),
+                kNoPosition, emit);
       }
     }
     // Case 7 (_S(a)->S(b)) is a TODO in R-new.
@@ -213,7 +221,7 @@ class GraphSearch {
       if (n == 0) continue;
       const int md = l.dims[static_cast<size_t>(a)][n - 1];
       if (!IsStridedCode(code_at(md))) continue;
-      EmitSet(cur, md, kCodeReplicate, kNoPosition, emit);
+      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
     if (strided_targets_.empty()) return;
     // Cases 9 and 10 are TODOs in R-new. Case 11: R->_S with a target's (dim, split_factor).
@@ -221,7 +229,8 @@ class GraphSearch {
       if (code_at(md) != kCodeReplicate) continue;
       for (size_t k = 0; k < strided_targets_.size(); ++k) {
         const int td = strided_targets_[k].dim;
-        EmitSet(cur, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(td)], emit);
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(td)],
+                emit);
       }
     }
   }
@@ -260,11 +269,11 @@ class GraphSearch {
 
  private:
   template <typename Emit>
-  void EmitSet(const State& cur, int md, uint8_t code, uint8_t pos, Emit& emit) const {
+  void EmitSet(const State& cur, double gigabytes, int md, uint8_t code, uint8_t pos, Emit& emit) const {
     State next = cur;
     next.code[static_cast<size_t>(md)] = code;
     next.pos[static_cast<size_t>(md)] = pos;
-    emit(next, md, EdgeCost(cur, md, code));
+    emit(next, md, EdgeCost(cur, gigabytes, md, code));
   }
 
   int TensorDimOf(uint8_t code) const {
