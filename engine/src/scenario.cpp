@@ -427,8 +427,6 @@ class ScenarioParser {
 
 }  // namespace
 
-std::string_view ShapeModeName(ShapeMode mode) { return mode == ShapeMode::kKnown ? "known" : "infer"; }
-
 size_t Scenario::TensorIndex(const std::string& name) const {
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].name == name) return i;

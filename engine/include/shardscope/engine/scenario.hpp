@@ -9,17 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/engine/spec.hpp"
 
 namespace shardscope::engine {
-
-/// How a rank learns the shapes of its peers' shards (ShardTensor semantics).
-enum class ShapeMode {
-  kKnown,  ///< computed locally from the spec (the PR #1779 fast path)
-  kInfer,  ///< negotiated with a shape all_to_all before data moves
-};
-std::string_view ShapeModeName(ShapeMode mode);
 
 /// One named tensor of a scenario: its initial distribution and how its data is generated.
 struct ScenarioTensor {
