@@ -1,0 +1,113 @@
+# Shared helpers for the CLI tests (sourced; not a test itself). Usage in a test:
+#   source "$(dirname "$0")/lib.sh" "$@"      # $1 = shardscope binary, $2 = repo root
+# Checks accumulate; `finish` exits 1 if any failed. Expected values in the tests come from the
+# definitions (PyTorch rules, the reference's worked examples), never from this binary's output.
+set -u
+BIN=${1:?usage: $0 <path-to-shardscope> <repo-root>}
+ROOT=${2:?usage: $0 <path-to-shardscope> <repo-root>}
+GOLDEN_DIR="$ROOT/tests/golden/cli"
+FAILURES=0
+CHECKS=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  FAILURES=$((FAILURES + 1))
+}
+
+# run ARGS...: runs the binary; sets OUT (stdout), ERR (stderr), RC, CMD.
+run() {
+  CMD="shardscope $*"
+  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  OUT=$(cat "$TMP/out")
+  ERR=$(cat "$TMP/err")
+}
+
+expect_rc() {
+  CHECKS=$((CHECKS + 1))
+  [ "$RC" -eq "$1" ] || fail "$CMD: exit $RC, expected $1; stderr: $ERR"
+}
+
+# expect_out_contains NEEDLE: stdout contains NEEDLE literally.
+expect_out_contains() {
+  CHECKS=$((CHECKS + 1))
+  case "$OUT" in
+    *"$1"*) ;;
+    *) fail "$CMD: stdout lacks '$1'"$'\n'"--- stdout:"$'\n'"$OUT" ;;
+  esac
+}
+
+expect_out_lacks() {
+  CHECKS=$((CHECKS + 1))
+  case "$OUT" in
+    *"$1"*) fail "$CMD: stdout unexpectedly contains '$1'" ;;
+    *) ;;
+  esac
+}
+
+# expect_one_error_line NEEDLE...: stderr is exactly one line starting "shardscope: " and
+# containing every NEEDLE; stdout is empty.
+expect_one_error_line() {
+  CHECKS=$((CHECKS + 1))
+  local lines
+  lines=$(printf '%s\n' "$ERR" | grep -c '')
+  [ -n "$ERR" ] && [ "$lines" -eq 1 ] || { fail "$CMD: expected one stderr line, got $lines: $ERR"; return; }
+  case "$ERR" in
+    "shardscope: "*) ;;
+    *) fail "$CMD: stderr does not start with 'shardscope: ': $ERR" ;;
+  esac
+  [ -z "$OUT" ] || fail "$CMD: stdout not empty on error: $OUT"
+  local needle
+  for needle in "$@"; do
+    case "$ERR" in
+      *"$needle"*) ;;
+      *) fail "$CMD: stderr lacks '$needle': $ERR" ;;
+    esac
+  done
+}
+
+# expect_json PYTHON_EXPR: evaluates EXPR with j = the parsed stdout; must be true.
+expect_json() {
+  CHECKS=$((CHECKS + 1))
+  local msg
+  if ! msg=$(printf '%s' "$OUT" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+try:
+    ok = eval(sys.argv[1])
+except Exception as e:
+    print("raised %r" % e); sys.exit(1)
+sys.exit(0 if ok else 1)' "$1" 2>&1); then
+    fail "$CMD: JSON check failed: $1 $msg"
+  fi
+}
+
+# expect_golden FILE: stdout equals tests/golden/cli/FILE. SHARDSCOPE_UPDATE_GOLDEN=1 rewrites
+# the file, except the hand-derived ones listed in HAND_DERIVED.
+expect_golden() {
+  CHECKS=$((CHECKS + 1))
+  local file="$GOLDEN_DIR/$1"
+  if [ "${SHARDSCOPE_UPDATE_GOLDEN:-0}" = 1 ]; then
+    if grep -qx "$1" "$GOLDEN_DIR/HAND_DERIVED"; then
+      echo "note: $1 is hand-derived; not regenerated" >&2
+    else
+      printf '%s\n' "$OUT" >"$file"
+      echo "updated $1" >&2
+      return
+    fi
+  fi
+  if ! diff -u "$file" <(printf '%s\n' "$OUT") >"$TMP/diff"; then
+    fail "$CMD: output differs from golden $1:"$'\n'"$(cat "$TMP/diff")"
+  fi
+}
+
+finish() {
+  if [ "$FAILURES" -ne 0 ]; then
+    echo "$FAILURES of $CHECKS checks failed" >&2
+    exit 1
+  fi
+  echo "all $CHECKS checks passed"
+  exit 0
+}
