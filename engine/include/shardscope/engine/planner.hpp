@@ -101,9 +101,8 @@ class PlanCache {
 
  private:
   struct Entry {
-    TensorSpec src, dst;
-    int64_t rank;
-    PlanOptions options;
+    /// Lossless word encoding of (src, dst, rank, options): equal words <=> equal keys.
+    std::vector<uint64_t> key;
     std::shared_ptr<const Plan> plan;
   };
   mutable std::mutex mutex_;

@@ -1,0 +1,309 @@
+// MakePlan: validation and error paths, PyTorch's planner choice (semantics §2), optimizer and
+// notation wiring. Expected traces come from §3/§4/§6/§9 of the reference document.
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "shardscope/engine/planner.hpp"
+#include "shardscope/error.hpp"
+
+using namespace shardscope::engine;
+using shardscope::ErrorCode;
+
+namespace {
+
+TensorSpec Spec(const Mesh& mesh, const char* placements, Shape shape, const char* order = nullptr,
+                DType dtype = DType::kF32) {
+  std::optional<ShardOrder> o;
+  if (order) o = ParseShardOrder(order, "test");
+  return MakeSpec(mesh, ParsePlacements(placements, "test"), o, std::move(shape), dtype, ChunkRule::kTorch,
+                  {}, "test");
+}
+
+Mesh Flattened(Shape shape) {
+  Mesh mesh(std::move(shape));
+  mesh.RegisterAllFlattened();
+  return mesh;
+}
+
+// Runs MakePlan expecting an Error; returns it for checks on code and message.
+shardscope::Error PlanError(const TensorSpec& src, const TensorSpec& dst, int64_t rank = 0,
+                            const PlanOptions& options = {}) {
+  try {
+    MakePlan(src, dst, rank, options);
+  } catch (const shardscope::Error& e) {
+    return e;
+  }
+  FAIL("MakePlan did not throw");
+  return shardscope::InternalError("unreachable");
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+double SumCost(const std::vector<Transform>& ts) {
+  return std::accumulate(ts.begin(), ts.end(), 0.0,
+                         [](double a, const Transform& t) { return a + t.cost_us; });
+}
+
+}  // namespace
+
+TEST_CASE("default specs use greedy and merge onto a flattened mesh", "[engine][make_plan]") {
+  Mesh mesh = Flattened({2, 2});
+  Plan plan = MakePlan(Spec(mesh, "S(0),S(0)", {8, 4}), Spec(mesh, "R,R", {8, 4}), 0, {});
+  CHECK(plan.planner == PlannerKind::kGreedy);
+  CHECK(plan.planner_reason == "default");
+  // Greedy pass 1 unshards inner first: (1, S0->R, [4,4]), (0, S0->R, [8,4]).
+  REQUIRE(plan.raw.size() == 2);
+  CHECK(plan.raw[0].mesh_dims == std::vector<int>{1});
+  CHECK(plan.raw[0].logical_shape == Shape{4, 4});
+  CHECK(plan.raw[1].mesh_dims == std::vector<int>{0});
+  CHECK(plan.raw[1].logical_shape == Shape{8, 4});
+  REQUIRE(plan.optimized.size() == 1);
+  CHECK(plan.optimized[0].flattened);
+  CHECK(plan.skipped_merges.empty());
+  CHECK(plan.notation == "S(0)[0]S(0)[1]-->RR");
+  CHECK(plan.notation_unoptimized == "S(0)[0]S(0)[1]->S(0)R->RR");
+  CHECK(plan.cost_us == plan.optimized[0].cost_us);
+  CHECK(CountCollectives(plan.optimized, mesh) == 1);
+}
+
+TEST_CASE("without a flattened mesh the plan keeps both all_gathers and says why", "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  Plan plan = MakePlan(Spec(mesh, "S(0),S(0)", {8, 4}), Spec(mesh, "R,R", {8, 4}), 0, {});
+  CHECK(plan.optimized == plan.raw);
+  CHECK(plan.notation == "S(0)[0]S(0)[1]->S(0)R->RR");
+  REQUIRE(plan.skipped_merges.size() == 1);
+  CHECK(plan.skipped_merges[0].reason == "no_flattened_mesh");
+  CHECK(plan.cost_us == Approx(SumCost(plan.raw)));
+  CHECK(plan.cost_us > 0);
+
+  PlanOptions off;
+  off.optimize = false;
+  Plan unopt =
+      MakePlan(Spec(Flattened({2, 2}), "S(0),S(0)", {8, 4}), Spec(Flattened({2, 2}), "R,R", {8, 4}), 0, off);
+  CHECK(unopt.optimized == unopt.raw);
+  CHECK(unopt.skipped_merges.empty());
+  CHECK(unopt.notation == unopt.notation_unoptimized);
+}
+
+TEST_CASE("the #194457 case is planned unmerged with the reason", "[engine][make_plan]") {
+  Mesh mesh = Flattened({2, 2});
+  Plan plan = MakePlan(Spec(mesh, "S(0),S(0)", {5, 3}), Spec(mesh, "R,R", {5, 3}), 0, {});
+  // Semantics §6.3: the planner emits (1,S0->R,[3,3]),(0,S0->R,[5,3]).
+  REQUIRE(plan.raw.size() == 2);
+  CHECK(plan.raw[0].logical_shape == Shape{3, 3});
+  CHECK(plan.raw[1].logical_shape == Shape{5, 3});
+  CHECK(plan.optimized == plan.raw);
+  REQUIRE(plan.skipped_merges.size() == 1);
+  CHECK(plan.skipped_merges[0].reason == "uneven_tensor_shape");
+  CHECK(plan.notation == "S(0)[0]S(0)[1]->S(0)R->RR");
+  // Rank 2 is coordinate (1,0): its mesh-dim-0 chunk of 5 is 2 rows.
+  Plan rank2 = MakePlan(Spec(mesh, "S(0),S(0)", {5, 3}), Spec(mesh, "R,R", {5, 3}), 2, {});
+  CHECK(rank2.raw[0].logical_shape == Shape{2, 3});
+}
+
+TEST_CASE("partials: reduce_scatter merge, avg_scale, and no reordering", "[engine][make_plan]") {
+  Mesh m2 = Flattened({2, 2});
+  Plan rs = MakePlan(Spec(m2, "P(sum),P(sum)", {8, 4}), Spec(m2, "S(0),S(0)", {8, 4}), 0, {});
+  CHECK(rs.notation_unoptimized == "P(sum)P(sum)->S(0)P(sum)->S(0)[0]S(0)[1]");
+  CHECK(rs.notation == "P(sum)P(sum)-->S(0)[0]S(0)[1]");
+
+  Mesh m3 = Flattened({2, 2, 2});
+  Plan avg = MakePlan(Spec(m3, "P(avg),P(avg),P(sum)", {4, 4}), Spec(m3, "R,R,R", {4, 4}), 0, {});
+  REQUIRE(avg.optimized.size() == 1);
+  CHECK(avg.optimized[0].avg_scale == 4);
+  CHECK(avg.optimized[0].src == Placement::Partial(ReduceOp::kSum));
+  CHECK(avg.notation == "P(avg)P(avg)P(sum)-->RRR");
+
+  // P,S0,P -> R,R,R: greedy pass 1 runs inner to outer: AR(2), AG(1), AR(0); nothing merges.
+  Plan mixed = MakePlan(Spec(m3, "P(sum),S(0),P(sum)", {8, 4}), Spec(m3, "R,R,R", {8, 4}), 0, {});
+  REQUIRE(mixed.optimized.size() == 3);
+  CHECK(mixed.optimized[0].comm == CommKind::kAllReduce);
+  CHECK(mixed.optimized[1].comm == CommKind::kAllGather);
+  CHECK(mixed.optimized[2].comm == CommKind::kAllReduce);
+  CHECK(mixed.skipped_merges.empty());
+  CHECK(mixed.notation == "P(sum)S(0)P(sum)->P(sum)S(0)R->P(sum)RR->RRR");
+}
+
+TEST_CASE("planner choice follows PyTorch's rule", "[engine][make_plan]") {
+  Mesh mesh({2, 2, 2});
+  SECTION("non-default order -> graph (semantics §4 verified trace)") {
+    Plan plan = MakePlan(Spec(mesh, "S(0),S(0),S(0)", {8, 8, 8}, "0:1,0,2"),
+                         Spec(mesh, "R,S(0),S(0)", {8, 8, 8}), 0, {});
+    CHECK(plan.planner == PlannerKind::kGraph);
+    CHECK(plan.planner_reason == "non-default shard order");
+    CHECK(plan.notation == "S(0)[1]S(0)[0]S(0)[2]->S(0)[1]S(0)[0]R->RS(0)R->RS(0)[0]S(0)[1]");
+  }
+  SECTION("strided shard -> graph") {
+    Mesh m42({4, 2});
+    // [_S(0,2), S(0)] == [S0,S0] with order (1,0): mesh dim 0 is newest and goes first.
+    Plan plan = MakePlan(Spec(m42, "_S(0, 2),S(0)", {16, 4}), Spec(m42, "R,R", {16, 4}), 0, {});
+    CHECK(plan.planner == PlannerKind::kGraph);
+    CHECK(plan.planner_reason == "strided shard");
+    CHECK(plan.notation == "S(0)[1]S(0)[0]->RS(0)->RR");
+    // Ascending all_gathers cannot merge (and no flattened mesh is registered anyway).
+    REQUIRE(plan.skipped_merges.size() == 1);
+    CHECK(plan.skipped_merges[0].reason == "non_ascending_mesh_dims");
+  }
+  SECTION("undecodable strided shard: graph falls back to greedy (R-new)") {
+    Mesh m42({4, 2});
+    Plan plan = MakePlan(Spec(m42, "_S(0, 3),S(0)", {24, 4}), Spec(m42, "R,R", {24, 4}), 0, {});
+    CHECK(plan.planner == PlannerKind::kGreedy);
+    CHECK(plan.planner_reason == "graph fell back: strided shard not decodable");
+    // Greedy pass 1, inner to outer.
+    REQUIRE(plan.raw.size() == 2);
+    CHECK(plan.raw[0].mesh_dims == std::vector<int>{1});
+    CHECK(plan.raw[0].src == Placement::Shard(0));
+    CHECK(plan.raw[1].mesh_dims == std::vector<int>{0});
+    CHECK(plan.raw[1].src == Placement::StridedShard(0, 3));
+    CHECK(plan.notation.rfind("_S(0, 3)", 0) == 0);
+
+    PlanOptions graph;
+    graph.planner = PlannerChoice::kGraph;
+    Plan forced = MakePlan(Spec(m42, "_S(0, 3),S(0)", {24, 4}), Spec(m42, "R,R", {24, 4}), 0, graph);
+    CHECK(forced.planner == PlannerKind::kGreedy);
+    CHECK(forced.planner_reason ==
+          "forced by --planner graph (PyTorch's rule picks graph: strided shard); graph fell back: strided "
+          "shard "
+          "not decodable");
+  }
+  SECTION("forced planners say so") {
+    PlanOptions graph;
+    graph.planner = PlannerChoice::kGraph;
+    Plan g = MakePlan(Spec(mesh, "S(0),R,R", {8, 8}), Spec(mesh, "R,R,R", {8, 8}), 0, graph);
+    CHECK(g.planner == PlannerKind::kGraph);
+    CHECK(g.planner_reason == "forced by --planner graph (PyTorch's rule picks greedy: default)");
+    CHECK(g.notation == "S(0)RR->RRR");
+
+    PlanOptions greedy;
+    greedy.planner = PlannerChoice::kGreedy;
+    Plan gr = MakePlan(Spec(mesh, "S(0),R,R", {8, 8}), Spec(mesh, "R,R,R", {8, 8}), 0, greedy);
+    CHECK(gr.planner == PlannerKind::kGreedy);
+    CHECK(gr.planner_reason == "forced by --planner greedy (PyTorch's rule picks greedy: default)");
+  }
+  SECTION("forcing greedy on a non-default order is refused") {
+    PlanOptions greedy;
+    greedy.planner = PlannerChoice::kGreedy;
+    auto e = PlanError(Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), Spec(mesh, "R,R,R", {8, 8}), 0, greedy);
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(Contains(e.what(), "src order '0:1,0'"));
+    auto e2 = PlanError(Spec(mesh, "R,R,R", {8, 8}), Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), 0, greedy);
+    CHECK(Contains(e2.what(), "dst order '0:1,0'"));
+  }
+}
+
+TEST_CASE("no-op plans are empty; equal placements with different orders are not", "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  Plan same = MakePlan(Spec(mesh, "S(0),R", {8, 8}), Spec(mesh, "S(0),R", {8, 8}), 0, {});
+  CHECK(same.raw.empty());
+  CHECK(same.optimized.empty());
+  CHECK(same.notation == "S(0)R");
+  CHECK(same.notation_unoptimized == "S(0)R");
+  CHECK(same.cost_us == 0.0);
+
+  // R-new skips the no-op on a 1-d mesh.
+  Mesh m1({4});
+  CHECK(MakePlan(Spec(m1, "S(0)", {8}), Spec(m1, "S(0)", {8}), 3, {}).raw.empty());
+  Plan one = MakePlan(Spec(m1, "S(0)", {8}), Spec(m1, "R", {8}), 3, {});
+  REQUIRE(one.raw.size() == 1);
+  CHECK(one.raw[0].logical_shape == Shape{8});
+  CHECK(one.notation == "S(0)->R");
+
+  // PR #172924: placements equal, orders differ -> a real plan.
+  Plan reorder = MakePlan(Spec(mesh, "S(0),S(0)", {8, 8}, "0:1,0"), Spec(mesh, "S(0),S(0)", {8, 8}), 0, {});
+  CHECK_FALSE(reorder.raw.empty());
+  CHECK(reorder.notation.rfind("S(0)[1]S(0)[0]", 0) == 0);
+  CHECK(reorder.notation.size() > std::string("S(0)[0]S(0)[1]").size());
+  CHECK(reorder.notation.substr(reorder.notation.size() - 14) == "S(0)[0]S(0)[1]");
+}
+
+TEST_CASE("R -> P and sum+avg mixes are allowed", "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  Plan rp = MakePlan(Spec(mesh, "R,R", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, {});
+  REQUIRE(rp.raw.size() == 1);
+  CHECK(rp.raw[0].comm == CommKind::kLocal);
+  CHECK(CountCollectives(rp.optimized, mesh) == 0);
+  Plan mix = MakePlan(Spec(mesh, "P(avg),P(sum)", {4, 4}), Spec(mesh, "R,R", {4, 4}), 0, {});
+  CHECK(mix.raw.size() == 2);
+}
+
+TEST_CASE("MakePlan error paths name the bad token", "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  TensorSpec src = Spec(mesh, "S(0),R", {8, 8});
+
+  SECTION("meshes differ in shape or names") {
+    auto e = PlanError(src, Spec(Mesh({4}), "R", {8, 8}));
+    CHECK(e.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e.what(), "src and dst meshes differ"));
+    CHECK(Contains(e.what(), "2x2 vs 4"));
+    auto e2 = PlanError(src, Spec(Mesh({2, 2}, {"dp", "tp"}), "R,R", {8, 8}));
+    CHECK(e2.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e2.what(), "src and dst meshes differ"));
+    CHECK(Contains(e2.what(), "2x2(dp,tp)"));
+  }
+  SECTION("a different flattened set is the same mesh") {
+    CHECK_NOTHROW(MakePlan(src, Spec(Flattened({2, 2}), "R,R", {8, 8}), 0, {}));
+  }
+  SECTION("shapes differ") {
+    auto e = PlanError(src, Spec(mesh, "R,R", {8, 4}));
+    CHECK(e.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e.what(), "8x8 vs 8x4"));
+  }
+  SECTION("dtypes differ") {
+    auto e = PlanError(src, Spec(mesh, "R,R", {8, 8}, nullptr, DType::kBF16));
+    CHECK(e.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e.what(), "f32 vs bf16"));
+  }
+  SECTION("shard -> partial") {
+    auto e = PlanError(Spec(mesh, "R,S(0)", {8, 8}), Spec(mesh, "R,P(sum)", {8, 8}));
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(std::string(e.what()) ==
+          "mesh dim 1: S(0) -> P(sum) is not supported (PyTorch raises: redistribute from S(0) to P(sum) not "
+          "supported yet)");
+    auto e2 =
+        PlanError(Spec(Mesh({4, 2}), "_S(0, 2),S(0)", {8, 8}), Spec(Mesh({4, 2}), "P(sum),S(0)", {8, 8}));
+    CHECK(e2.code() == ErrorCode::kUnsupported);
+    CHECK(Contains(e2.what(), "mesh dim 0: _S(0, 2) -> P(sum)"));
+  }
+  SECTION("partial -> partial of another op") {
+    auto e = PlanError(Spec(mesh, "P(sum),R", {8, 8}), Spec(mesh, "P(avg),R", {8, 8}));
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(Contains(e.what(), "mesh dim 0: P(sum) -> P(avg)"));
+    CHECK(Contains(e.what(), "one partial type (sum) to another (avg)"));
+  }
+  SECTION("replicate -> partial(product)") {
+    auto e = PlanError(Spec(mesh, "R,R", {8, 8}), Spec(mesh, "R,P(product)", {8, 8}));
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(Contains(e.what(), "mesh dim 1: R -> P(product)"));
+  }
+  SECTION("mixed partial ops in a hand-built spec") {
+    TensorSpec bad = src;
+    bad.placements = {Placement::Partial(ReduceOp::kSum), Placement::Partial(ReduceOp::kMax)};
+    auto e = PlanError(bad, Spec(mesh, "R,R", {8, 8}));
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(Contains(e.what(), "P(sum),P(max)"));
+    auto e2 = PlanError(Spec(mesh, "R,R", {8, 8}), bad);
+    CHECK(Contains(e2.what(), "dst: mixed Partial reduce ops"));
+  }
+  SECTION("hand-built specs with too few placements or an out-of-range dim") {
+    TensorSpec few = src;
+    few.placements = {Placement::Shard(0)};
+    auto e = PlanError(few, Spec(mesh, "R,R", {8, 8}));
+    CHECK(e.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e.what(), "1 placements 'S(0)' for a 2-d mesh"));
+    TensorSpec far = src;
+    far.placements = {Placement::Shard(2), Placement::Replicate()};
+    auto e2 = PlanError(Spec(mesh, "R,R", {8, 8}), far);
+    CHECK(e2.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e2.what(), "'S(2)'"));
+  }
+  SECTION("rank outside the mesh") {
+    auto e = PlanError(src, Spec(mesh, "R,R", {8, 8}), 4);
+    CHECK(e.code() == ErrorCode::kInvalidInput);
+    CHECK(Contains(e.what(), "rank 4"));
+    CHECK(PlanError(src, Spec(mesh, "R,R", {8, 8}), -1).code() == ErrorCode::kInvalidInput);
+  }
+}
