@@ -1,0 +1,281 @@
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "shardscope/engine/executor.hpp"
+#include "shardscope/engine/local_backend.hpp"
+#include "shardscope/error.hpp"
+
+using namespace shardscope;
+using namespace shardscope::engine;
+
+namespace {
+
+TensorSpec Spec(Shape mesh, const char* placements, Shape shape, DType dtype = DType::kF32,
+                std::vector<std::vector<int>> flattened = {}) {
+  Mesh m(std::move(mesh));
+  for (auto& dims : flattened) m.RegisterFlattened(dims);
+  return MakeSpec(std::move(m), ParsePlacements(placements, "test"), std::nullopt, std::move(shape), dtype,
+                  ChunkRule::kTorch, {}, "test");
+}
+
+Transform Step(std::vector<int> mesh_dims, const char* src, const char* dst, int64_t avg_scale = 1) {
+  Transform t;
+  t.mesh_dims = std::move(mesh_dims);
+  t.src = ParsePlacement(src, "test");
+  t.dst = ParsePlacement(dst, "test");
+  t.flattened = t.mesh_dims.size() > 1;
+  t.avg_scale = avg_scale;
+  t.comm = CommKindOf(t.src, t.dst);
+  return t;
+}
+
+Plan HandPlan(std::vector<Transform> steps) {
+  Plan plan;
+  plan.raw = steps;
+  plan.optimized = std::move(steps);
+  return plan;
+}
+
+LocalTensor Make(Shape shape, DType dtype, const std::vector<double>& values) {
+  LocalTensor t(std::move(shape), dtype);
+  REQUIRE(static_cast<int64_t>(values.size()) == t.numel());
+  for (size_t i = 0; i < values.size(); ++i) t.SetDouble(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+std::vector<double> Values(const LocalTensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.GetDouble(i));
+  return out;
+}
+
+std::vector<double> Arange(int64_t n, int64_t from = 0) {
+  std::vector<double> out;
+  for (int64_t i = from; i < n; ++i) out.push_back(static_cast<double>(i));
+  return out;
+}
+
+struct RunResult {
+  std::vector<LocalTensor> out;
+  std::vector<std::vector<ExecutedCollective>> collectives;
+};
+
+RunResult RunPlan(const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
+                  const std::vector<LocalTensor>& in, ShapeMode shapes = ShapeMode::kKnown) {
+  const int64_t n = src.mesh.size();
+  RunResult result;
+  result.out.resize(static_cast<size_t>(n));
+  result.collectives.resize(static_cast<size_t>(n));
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    ExecuteOptions options;
+    options.shapes = shapes;
+    options.collectives = &result.collectives[static_cast<size_t>(rank)];
+    result.out[static_cast<size_t>(rank)] =
+        Redistribute(comm, rank, in[static_cast<size_t>(rank)], src, dst, plan, options);
+  });
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("S(0)->R all_gathers arange(10) over 4 ranks with a short last shard", "[engine][executor]") {
+  TensorSpec src = Spec({4}, "S(0)", {10});
+  TensorSpec dst = Spec({4}, "R", {10});
+  // torch.chunk: 10 over 4 is 3,3,3,1.
+  std::vector<LocalTensor> in = {Make({3}, DType::kF32, {0, 1, 2}), Make({3}, DType::kF32, {3, 4, 5}),
+                                 Make({3}, DType::kF32, {6, 7, 8}), Make({1}, DType::kF32, {9})};
+  RunResult r = RunPlan(src, dst, HandPlan({Step({0}, "S(0)", "R")}), in);
+  for (const LocalTensor& t : r.out) CHECK(Values(t) == Arange(10));
+  CHECK(r.collectives[0].size() == 1);
+  CHECK(r.collectives[0][0].stats.kind == CollectiveKind::kAllGather);
+  // Rank 0 receives 3, 3 and 1 floats from ranks 1, 2, 3 (no padding rows).
+  CHECK(r.collectives[0][0].stats.bytes_recv == std::vector<int64_t>{0, 12, 12, 4});
+}
+
+TEST_CASE("P(sum)->R on 2 ranks gives a+b", "[engine][executor]") {
+  TensorSpec src = Spec({2}, "P(sum)", {3});
+  TensorSpec dst = Spec({2}, "R", {3});
+  std::vector<LocalTensor> in = {Make({3}, DType::kF64, {1, 2, 3}), Make({3}, DType::kF64, {10, 20, 30})};
+  src.dtype = dst.dtype = DType::kF64;
+  RunResult r = RunPlan(src, dst, HandPlan({Step({0}, "P(sum)", "R")}), in);
+  for (const LocalTensor& t : r.out) CHECK(Values(t) == std::vector<double>{11, 22, 33});
+}
+
+TEST_CASE("P(sum)->S(0) reduce_scatters uneven shards", "[engine][executor]") {
+  TensorSpec src = Spec({2}, "P(sum)", {3}, DType::kI32);
+  TensorSpec dst = Spec({2}, "S(0)", {3}, DType::kI32);
+  std::vector<LocalTensor> in = {Make({3}, DType::kI32, {1, 2, 3}), Make({3}, DType::kI32, {10, 20, 30})};
+  RunResult r = RunPlan(src, dst, HandPlan({Step({0}, "P(sum)", "S(0)")}), in);
+  // chunk 3 over 2: 2,1.
+  CHECK(Values(r.out[0]) == std::vector<double>{11, 22});
+  CHECK(Values(r.out[1]) == std::vector<double>{33});
+}
+
+TEST_CASE("PyTorch #194457: flattened all_gather of [S(0),S(0)] (5,3) on 2x2 is exact",
+          "[engine][executor]") {
+  TensorSpec src = Spec({2, 2}, "S(0),S(0)", {5, 3}, DType::kF32, {{0, 1}});
+  TensorSpec dst = Spec({2, 2}, "R,R", {5, 3}, DType::kF32, {{0, 1}});
+  // Nested torch.chunk: mesh dim 0 splits 5 rows into 3,2; mesh dim 1 splits those into 2,1 and 1,1.
+  // Rank 0 rows 0-1, rank 1 row 2, rank 2 row 3, rank 3 row 4 (the flat 2/2/1/0 split is wrong).
+  std::vector<LocalTensor> in = {
+      Make({2, 3}, DType::kF32, Arange(6)), Make({1, 3}, DType::kF32, Arange(9, 6)),
+      Make({1, 3}, DType::kF32, Arange(12, 9)), Make({1, 3}, DType::kF32, Arange(15, 12))};
+  SECTION("flattened") {
+    RunResult r = RunPlan(src, dst, HandPlan({Step({0, 1}, "S(0)", "R")}), in);
+    for (const LocalTensor& t : r.out) {
+      CHECK(t.shape() == Shape{5, 3});
+      CHECK(Values(t) == Arange(15));
+    }
+    CHECK(r.collectives[0].size() == 1);
+    CHECK(r.collectives[0][0].group.ranks == std::vector<int64_t>{0, 1, 2, 3});
+  }
+  SECTION("two steps, inner first") {
+    RunResult r = RunPlan(src, dst, HandPlan({Step({1}, "S(0)", "R"), Step({0}, "S(0)", "R")}), in);
+    for (const LocalTensor& t : r.out) CHECK(Values(t) == Arange(15));
+  }
+}
+
+TEST_CASE("S(0)->S(1) onto a dim of extent 2 over 4 ranks, known and inferred shapes", "[engine][executor]") {
+  TensorSpec src = Spec({4}, "S(0)", {4, 2});
+  TensorSpec dst = Spec({4}, "S(1)", {4, 2});
+  // global[i][j] = 2i + j. S(0): rank r holds row r. S(1): chunk 2 over 4 is 1,1,0,0.
+  std::vector<LocalTensor> in;
+  for (int64_t r = 0; r < 4; ++r) in.push_back(Make({1, 2}, DType::kF32, {2.0 * r, 2.0 * r + 1}));
+  Plan plan = HandPlan({Step({0}, "S(0)", "S(1)")});
+  RunResult known = RunPlan(src, dst, plan, in, ShapeMode::kKnown);
+  RunResult infer = RunPlan(src, dst, plan, in, ShapeMode::kInfer);
+  for (const RunResult* r : {&known, &infer}) {
+    CHECK(Values(r->out[0]) == std::vector<double>{0, 2, 4, 6});
+    CHECK(Values(r->out[1]) == std::vector<double>{1, 3, 5, 7});
+    CHECK(r->out[2].shape() == Shape{4, 0});
+    CHECK(r->out[3].shape() == Shape{4, 0});
+  }
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    CHECK(known.out[rank].BitwiseEqual(infer.out[rank]));
+    REQUIRE(known.collectives[rank].size() == 1);
+    CHECK(known.collectives[rank][0].stats.kind == CollectiveKind::kAllToAll);
+    REQUIRE(infer.collectives[rank].size() == 2);
+    CHECK(infer.collectives[rank][0].negotiated);
+    CHECK(infer.collectives[rank][0].stats.kind == CollectiveKind::kShapeExchange);
+    CHECK_FALSE(infer.collectives[rank][1].negotiated);
+  }
+}
+
+TEST_CASE("the staleness flag negotiates every S->S after the first hop that changed the tensor",
+          "[engine][executor]") {
+  // 2x2 mesh, (4,4): [S(0),S(1)] -> [S(1),S(1)]... hand plan: md1 S(1)->R (all_gather, changes the
+  // tensor), then md0 S(0)->S(1) (all_to_all): with known shapes the second hop must negotiate.
+  TensorSpec src = Spec({2, 2}, "S(0),S(1)", {4, 4});
+  TensorSpec mid = Spec({2, 2}, "S(0),R", {4, 4});
+  TensorSpec dst = Spec({2, 2}, "S(1),R", {4, 4});
+  LocalTensor global = Make({4, 4}, DType::kF32, Arange(16));
+  std::vector<LocalTensor> in;
+  for (int64_t r = 0; r < 4; ++r) in.push_back(Distribute(global, src, r));
+  RunResult r = RunPlan(src, dst, HandPlan({Step({1}, "S(1)", "R"), Step({0}, "S(0)", "S(1)")}), in);
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    REQUIRE(r.collectives[rank].size() == 3);
+    CHECK_FALSE(r.collectives[rank][0].negotiated);
+    CHECK(r.collectives[rank][1].negotiated);
+    // dst [S(1),R]: mesh coord 0 holds columns 0-1, coord 1 columns 2-3, all rows.
+    int64_t c0 = rank / 2;
+    std::vector<double> want;
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 2 * c0; j < 2 * c0 + 2; ++j) want.push_back(static_cast<double>(4 * i + j));
+    CHECK(Values(r.out[rank]) == want);
+  }
+  (void)mid;
+}
+
+TEST_CASE("f16 P(sum)->R accumulates in f32 (naive f16 accumulation would give 2048)", "[engine][executor]") {
+  TensorSpec src = Spec({3}, "P(sum)", {1}, DType::kF16);
+  TensorSpec dst = Spec({3}, "R", {1}, DType::kF16);
+  std::vector<LocalTensor> in = {Make({1}, DType::kF16, {2048}), Make({1}, DType::kF16, {1}),
+                                 Make({1}, DType::kF16, {1})};
+  RunResult r = RunPlan(src, dst, HandPlan({Step({0}, "P(sum)", "R")}), in);
+  for (const LocalTensor& t : r.out) CHECK(Values(t) == std::vector<double>{2050});
+}
+
+TEST_CASE("R->S is a local chunk and R->P partitions the value", "[engine][executor]") {
+  std::vector<LocalTensor> rep(4, Make({10}, DType::kF32, Arange(10)));
+  RunResult chunk =
+      RunPlan(Spec({4}, "R", {10}), Spec({4}, "S(0)", {10}), HandPlan({Step({0}, "R", "S(0)")}), rep);
+  CHECK(Values(chunk.out[0]) == std::vector<double>{0, 1, 2});
+  CHECK(Values(chunk.out[3]) == std::vector<double>{9});
+  CHECK(chunk.collectives[0].empty());
+
+  RunResult psum =
+      RunPlan(Spec({4}, "R", {10}), Spec({4}, "P(sum)", {10}), HandPlan({Step({0}, "R", "P(sum)")}), rep);
+  for (const LocalTensor& t : psum.out) CHECK(t.GetDouble(8) == 2.0);  // 8 / 4
+
+  std::vector<LocalTensor> irep(2, Make({2}, DType::kI64, {5, 7}));
+  RunResult isum = RunPlan(Spec({2}, "R", {2}, DType::kI64), Spec({2}, "P(sum)", {2}, DType::kI64),
+                           HandPlan({Step({0}, "R", "P(sum)")}), irep);
+  CHECK(Values(isum.out[0]) == std::vector<double>{5, 7});
+  CHECK(Values(isum.out[1]) == std::vector<double>{0, 0});
+  RunResult iprod = RunPlan(Spec({2}, "R", {2}, DType::kI64), Spec({2}, "P(product)", {2}, DType::kI64),
+                            HandPlan({Step({0}, "R", "P(product)")}), irep);
+  CHECK(Values(iprod.out[1]) == std::vector<double>{1, 1});
+  RunResult imax = RunPlan(Spec({2}, "R", {2}, DType::kI64), Spec({2}, "P(max)", {2}, DType::kI64),
+                           HandPlan({Step({0}, "R", "P(max)")}), irep);
+  CHECK(Values(imax.out[1]) == std::vector<double>{5, 7});
+}
+
+TEST_CASE("flattened P(sum) with avg_scale divides once", "[engine][executor]") {
+  // [P(avg),P(sum)] -> [R,R] merged over mesh dims 0,1 as P(sum) with avg_scale 2 (PyTorch §6.1).
+  // Rank values by coordinate: (0,0)=1, (0,1)=3, (1,0)=1, (1,1)=3; avg over dim 0 of the dim-1 sums = 4.
+  TensorSpec src = Spec({2, 2}, "P(avg),P(sum)", {1}, DType::kI32, {{0, 1}});
+  TensorSpec dst = Spec({2, 2}, "R,R", {1}, DType::kI32, {{0, 1}});
+  std::vector<LocalTensor> in = {Make({1}, DType::kI32, {1}), Make({1}, DType::kI32, {3}),
+                                 Make({1}, DType::kI32, {1}), Make({1}, DType::kI32, {3})};
+  RunResult r = RunPlan(src, dst, HandPlan({Step({0, 1}, "P(sum)", "R", 2)}), in);
+  for (const LocalTensor& t : r.out) CHECK(Values(t) == std::vector<double>{4});
+}
+
+TEST_CASE("strided shards gather and split by the layout", "[engine][executor]") {
+  // semantics §8.2: arange(8) as _S(0, 2) on 4 ranks is [0,4|1,5|2,6|3,7].
+  TensorSpec src = Spec({4}, "_S(0, 2)", {8});
+  TensorSpec dst = Spec({4}, "R", {8});
+  std::vector<LocalTensor> in;
+  for (int64_t r = 0; r < 4; ++r) in.push_back(Make({2}, DType::kF32, {double(r), double(r + 4)}));
+  RunResult gather = RunPlan(src, dst, HandPlan({Step({0}, "_S(0, 2)", "R")}), in);
+  for (const LocalTensor& t : gather.out) CHECK(Values(t) == Arange(8));
+  std::vector<LocalTensor> rep(4, Make({8}, DType::kF32, Arange(8)));
+  RunResult split = RunPlan(dst, src, HandPlan({Step({0}, "R", "_S(0, 2)")}), rep);
+  for (int64_t r = 0; r < 4; ++r) CHECK(split.out[r].BitwiseEqual(in[r]));
+  // _S(0,2) -> S(0): rank r gets [2r, 2r+1].
+  RunResult a2a = RunPlan(src, Spec({4}, "S(0)", {8}), HandPlan({Step({0}, "_S(0, 2)", "S(0)")}), in);
+  for (int64_t r = 0; r < 4; ++r) CHECK(Values(a2a.out[r]) == std::vector<double>{2.0 * r, 2.0 * r + 1});
+}
+
+TEST_CASE("Distribute and FullTensor invert each other, Partial included", "[engine][executor]") {
+  LocalTensor global = SeededTensor({5, 3}, DType::kI32, 7);
+  for (const char* p : {"S(0),S(1)", "P(sum),S(0)", "P(min),R", "P(max),S(1)", "P(product),P(product)",
+                        "P(avg),P(sum)", "_S(0, 2),S(0)"}) {
+    INFO(p);
+    TensorSpec spec = Spec({2, 2}, p, {5, 3}, DType::kI32);
+    std::vector<LocalTensor> shards;
+    for (int64_t r = 0; r < 4; ++r) shards.push_back(Distribute(global, spec, r));
+    CHECK(FullTensor(shards, spec).BitwiseEqual(global));
+  }
+  // P(sum) shards are not all equal to x: the decomposition really splits the value.
+  TensorSpec psum = Spec({2}, "P(sum)", {5, 3}, DType::kI32);
+  CHECK_FALSE(Distribute(global, psum, 1).BitwiseEqual(global));
+}
+
+TEST_CASE("executor errors are clear", "[engine][executor]") {
+  TensorSpec src = Spec({2}, "S(0)", {4});
+  TensorSpec dst = Spec({2}, "P(sum)", {4});
+  std::vector<LocalTensor> in(2, Make({2}, DType::kF32, {1, 2}));
+  CHECK_THROWS_MATCHES(
+      RunPlan(src, dst, HandPlan({Step({0}, "S(0)", "P(sum)")}), in), Error,
+      Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::kUnsupported; }));
+  std::vector<LocalTensor> wrong(2, Make({3}, DType::kF32, {1, 2, 3}));
+  CHECK_THROWS_WITH(RunPlan(src, Spec({2}, "R", {4}), HandPlan({Step({0}, "S(0)", "R")}), wrong),
+                    Catch::Contains("local tensor has shape 3"));
+  // A plan that does not reach dst is an internal error, not a silent wrong layout.
+  std::vector<LocalTensor> ok(2, Make({2}, DType::kF32, {1, 2}));
+  CHECK_THROWS_WITH(RunPlan(src, Spec({2}, "R", {4}), HandPlan({}), ok), Catch::Contains("ends with rank"));
+}
