@@ -7,7 +7,9 @@
 #include <iostream>
 #include <string>
 
+#include "bench.hpp"
 #include "commands.hpp"
+#include "run_commands.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app {
@@ -85,6 +87,36 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
       "  shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json");
 }
 
+void AddRunCommand(CLI::App& app, RunArgs& args) {
+  CLI::App* cmd =
+      app.add_subcommand("run", "Execute a scenario for real, optionally writing a trace and verifying");
+  cmd->add_option("scenario", args.scenario, "scenario file (JSON, schema: docs/scenario.md)")->required();
+  cmd->add_option("--backend", args.backend, "communication backend (this build: local)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", args.ranks,
+                  "number of ranks; must equal the mesh size (default: the mesh size)");
+  cmd->add_option("--trace", args.trace_dir,
+                  "write a trace (one rank-<R>.jsonl per rank) into this directory "
+                  "(default: $SHARDSCOPE_TRACE when set)");
+  cmd->add_flag("--verify", args.verify,
+                "check every result against Distribute(X, dst) (full tensor for Partial)");
+  cmd->add_option("--repeat", args.repeat, "run the steps this many times")->capture_default_str();
+  cmd->add_flag("--checksums", args.checksums, "record shard checksums before/after in the trace");
+  cmd->add_option("--timeout", args.timeout_s, "collective watchdog in seconds")->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope run samples/healda_loop.json --trace /tmp/healda --verify\n"
+      "  shardscope run samples/uneven_empty.json --verify --repeat 10");
+}
+
+void AddShowCommand(CLI::App& app, ShowArgs& args) {
+  CLI::App* cmd =
+      app.add_subcommand("show", "Summarize a trace: notation, collectives, bytes, time, layouts");
+  cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or one rank file")->required();
+  cmd->add_flag("--json", args.json, "print one JSON object");
+  cmd->footer("Example:\n  shardscope show /tmp/healda");
+}
+
 void AddBenchCommand(CLI::App& app, BenchPlanArgs& args, CLI::App*& bench_plan) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmark programs that print figures");
   bench->require_subcommand(1);
@@ -96,6 +128,14 @@ void AddBenchCommand(CLI::App& app, BenchPlanArgs& args, CLI::App*& bench_plan) 
   bench_plan->footer("Example:\n  shardscope bench plan");
 }
 
+void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
+  cmd->add_option("--ranks", args.ranks, "ranks (threads of the local backend)")->capture_default_str();
+  cmd->add_option("--sizes", args.sizes, "per-rank sizes, e.g. 64K,1M,16M")->capture_default_str();
+  cmd->add_option("--iterations", args.iterations, "timed iterations per size (0: by size)")
+      ->capture_default_str();
+  cmd->add_option("--backend", args.backend, "backend (this build: local)")->capture_default_str();
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -103,6 +143,8 @@ int Main(int argc, char** argv) {
       "Examples:\n"
       "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
       "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"
+      "  shardscope run samples/healda_loop.json --trace /tmp/healda --verify\n"
+      "  shardscope show /tmp/healda\n"
       "  shardscope bench plan\n"
       "Run 'shardscope <command> --help' for a command's options.");
   PlanArgs plan_args;
@@ -112,9 +154,23 @@ int Main(int argc, char** argv) {
   AddLayoutCommand(app, layout_args);
   CLI::App* bench_plan = nullptr;
   AddBenchCommand(app, bench_args, bench_plan);
+  RunArgs run_args;
+  ShowArgs show_args;
+  AddRunCommand(app, run_args);
+  AddShowCommand(app, show_args);
+  BenchCommArgs comm_args;
+  BenchCommArgs redist_args;
+  redist_args.sizes = "64K,1M,16M,64M";
+  CLI::App* bench = app.get_subcommand("bench");
+  CLI::App* bench_comm =
+      bench->add_subcommand("comm", "Collectives on the local backend: algbw/busbw vs memcpy");
+  AddBenchCommOptions(bench_comm, comm_args);
+  CLI::App* bench_redist = bench->add_subcommand(
+      "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
+  AddBenchCommOptions(bench_redist, redist_args);
 
   if (argc < 2) {
-    std::cerr << app.help() << "shardscope: missing command (expected plan, layout or bench)\n";
+    std::cerr << app.help() << "shardscope: missing command (expected plan, layout, run, show or bench)\n";
     return kUsageExit;
   }
   std::string first = argv[1];
@@ -123,7 +179,7 @@ int Main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known) {
       std::cerr << app.help() << "shardscope: unknown command '" << first
-                << "' (expected plan, layout or bench)\n";
+                << "' (expected plan, layout, run, show or bench)\n";
       return kUsageExit;
     }
   }
@@ -140,6 +196,10 @@ int Main(int argc, char** argv) {
     if (app.got_subcommand("plan")) return RunPlan(plan_args, std::cout);
     if (app.got_subcommand("layout")) return RunLayout(layout_args, std::cout);
     if (bench_plan != nullptr && bench_plan->parsed()) return RunBenchPlan(bench_args, std::cout);
+    if (bench_comm->parsed()) return RunBenchComm(comm_args, std::cout);
+    if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
+    if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
+    if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

@@ -1,0 +1,28 @@
+#pragma once
+// `shardscope bench` (collectives and redistributes on the local backend): benchmark programs
+// that print figures as ratios against baselines measured in the same run (memcpy of the same
+// bytes, tracing off, negotiated shapes), never pass/fail timings.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope::app {
+
+/// `shardscope bench comm` / `shardscope bench redistribute`.
+struct BenchCommArgs {
+  int64_t ranks = 4;                     ///< local-backend ranks (threads)
+  std::string sizes = "64K,1M,16M,64M";  ///< per-rank bytes, K/M/G suffixes
+  int iterations = 0;                    ///< timed iterations per size; 0 picks by size
+  std::string backend = "local";         ///< only "local" in this build
+};
+
+/// Parses "64K,1M,16M" into bytes; throws Error(kInvalidInput) naming --sizes.
+std::vector<int64_t> ParseByteSizes(const std::string& text);
+/// Collectives: algbw/busbw (nccl-tests definitions) beside a memcpy of the same bytes.
+int RunBenchComm(const BenchCommArgs& args, std::ostream& out);
+/// Whole redistributes: bandwidth vs memcpy, tracing on vs off, known vs negotiated shapes.
+int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out);
+
+}  // namespace shardscope::app

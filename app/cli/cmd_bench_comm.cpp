@@ -1,0 +1,307 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <filesystem>
+#include "bench.hpp"
+#include "shardscope/engine/communicator.hpp"
+#include "shardscope/engine/executor.hpp"
+#include "shardscope/engine/layout.hpp"
+#include "shardscope/engine/local_backend.hpp"
+#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/tensor.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/session.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace shardscope::app {
+namespace {
+
+using engine::Communicator;
+using engine::DType;
+using engine::Group;
+using engine::LocalTensor;
+
+std::string HumanBytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  std::ostringstream s;
+  s << std::setprecision(v < 10 ? 2 : 4) << v << " " << units[u];
+  return s.str();
+}
+
+int IterationsFor(int64_t bytes, int requested) {
+  if (requested > 0) return requested;
+  if (bytes <= (int64_t{1} << 20)) return 200;
+  if (bytes <= (int64_t{16} << 20)) return 20;
+  return 5;
+}
+
+// Runs `body` `iters` times on every rank after one warm-up and returns the seconds per
+// iteration seen by rank 0 (collectives synchronize the ranks, so rank 0's time is the group's).
+template <class Setup>
+double TimePerIteration(int64_t ranks, int iters, Setup&& setup) {
+  std::atomic<int64_t> elapsed{0};
+  engine::LocalWorld::Run(ranks, [&](Communicator& comm, int64_t rank) {
+    Group world;
+    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
+    world.mesh_dims = {0};
+    auto body = setup(comm, rank, world);
+    body();
+    comm.Barrier(world);
+    int64_t t0 = trace::NowNs();
+    for (int i = 0; i < iters; ++i) body();
+    comm.Barrier(world);
+    if (rank == 0) elapsed = trace::NowNs() - t0;
+  });
+  return static_cast<double>(elapsed.load()) * 1e-9 / iters;
+}
+
+// Every rank copies `bytes` with memcpy concurrently: the baseline a thread backend is held to.
+double MemcpySeconds(int64_t ranks, int64_t bytes, int iters) {
+  return TimePerIteration(ranks, iters, [bytes](Communicator&, int64_t, const Group&) {
+    auto src = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes), std::byte{1});
+    auto dst = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes));
+    return [src, dst] { std::memcpy(dst->data(), src->data(), src->size()); };
+  });
+}
+
+engine::Box RowBox(const engine::Shape& shape, int64_t begin, int64_t end) {
+  engine::Box box = engine::FullBox(shape);
+  box.dims[0] = {{begin, end}};
+  return box;
+}
+
+struct CollectiveCase {
+  const char* name;
+  double busbw_factor_numerator;  // busbw = algbw * factor(n)
+  bool all_reduce_factor;
+};
+
+}  // namespace
+
+std::vector<int64_t> ParseByteSizes(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    if (tok.empty()) throw InvalidInput("--sizes: empty size in '" + text + "'");
+    int64_t mult = 1;
+    char last = static_cast<char>(std::toupper(static_cast<unsigned char>(tok.back())));
+    if (last == 'K' || last == 'M' || last == 'G') {
+      mult = last == 'K' ? 1024 : last == 'M' ? 1024 * 1024 : int64_t{1024} * 1024 * 1024;
+      tok.pop_back();
+    }
+    char* end = nullptr;
+    long long v = std::strtoll(tok.c_str(), &end, 10);
+    if (tok.empty() || *end != '\0' || v <= 0 || v > (int64_t{1} << 40) / mult) {
+      throw InvalidInput("--sizes: '" + tok + "' is not a positive size (e.g. 64K, 16M)");
+    }
+    out.push_back(v * mult);
+  }
+  if (out.empty()) throw InvalidInput("--sizes: no sizes given");
+  return out;
+}
+
+int RunBenchComm(const BenchCommArgs& args, std::ostream& out) {
+  if (args.backend != "local") {
+    throw InvalidInput("--backend: '" + args.backend + "' is not available in this build (only local)");
+  }
+  if (args.ranks < 2 || args.ranks > 256) throw InvalidInput("--ranks: need 2 to 256 ranks");
+  const int64_t n = args.ranks;
+  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
+  const bool progress = isatty(STDERR_FILENO);
+  out << "shardscope bench comm: local backend, " << n << " ranks (threads), f32\n"
+      << "algbw/busbw in GB/s (1e9 B/s) with nccl-tests' definitions; 'vs memcpy' = time of " << n
+      << " threads each memcpy-ing the algbw bytes, divided by the collective's time (1.0 = as fast as "
+         "memcpy)\n\n"
+      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+      << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(12)
+      << "vs memcpy"
+      << "\n";
+  const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+  for (const char* kind : kinds) {
+    for (int64_t bytes : sizes) {
+      const int64_t count = std::max<int64_t>(n, bytes / 4 / n * n);  // elements per rank, divisible by n
+      const int iters = IterationsFor(bytes, args.iterations);
+      if (progress) std::fprintf(stderr, "\r  %s %s ...        ", kind, HumanBytes(bytes).c_str());
+      std::string k = kind;
+      double seconds = TimePerIteration(n, iters, [&](Communicator& comm, int64_t, const Group& world) {
+        std::function<void()> body;
+        if (k == "all_gather") {
+          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          auto outt = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
+          body = [&comm, &world, in, outt, count, n] {
+            std::vector<engine::RecvView> recv;
+            for (int64_t i = 0; i < n; ++i)
+              recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * count, (i + 1) * count)));
+            comm.AllGatherV(world, engine::ViewOf(*in), std::move(recv));
+          };
+        } else if (k == "reduce_scatter") {
+          auto in = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
+          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          body = [&comm, &world, in, outt, count, n] {
+            std::vector<engine::SendView> send;
+            for (int64_t i = 0; i < n; ++i)
+              send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * count, (i + 1) * count)));
+            comm.ReduceScatterV(world, {}, std::move(send), engine::MutableViewOf(*outt));
+          };
+        } else if (k == "all_reduce") {
+          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          body = [&comm, &world, in, outt] {
+            comm.AllReduce(world, {}, engine::ViewOf(*in), engine::MutableViewOf(*outt));
+          };
+        } else {
+          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+          const int64_t per = count / n;
+          body = [&comm, &world, in, outt, per, n] {
+            std::vector<engine::SendView> send;
+            std::vector<engine::RecvView> recv;
+            for (int64_t i = 0; i < n; ++i) {
+              send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * per, (i + 1) * per)));
+              recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * per, (i + 1) * per)));
+            }
+            comm.AllToAllV(world, std::move(send), std::move(recv));
+          };
+        }
+        return body;
+      });
+      // nccl-tests: all_gather / reduce_scatter use the total array (count * n), all_reduce and
+      // all_to_all the per-rank buffer; busbw = algbw * (n-1)/n, or 2(n-1)/n for all_reduce.
+      int64_t algbytes = (k == "all_gather" || k == "reduce_scatter") ? count * n * 4 : count * 4;
+      double factor = k == "all_reduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+      double algbw = static_cast<double>(algbytes) / seconds / 1e9;
+      double memcpy_s = MemcpySeconds(n, algbytes, iters);
+      out << std::left << std::setw(16) << kind << std::right << std::setw(12) << HumanBytes(count * 4)
+          << std::fixed << std::setprecision(1) << std::setw(12) << seconds * 1e6 << std::setprecision(2)
+          << std::setw(10) << algbw << std::setw(10) << algbw * factor << std::setw(12) << memcpy_s / seconds
+          << "\n"
+          << std::defaultfloat;
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r%40s\r", "");
+  return 0;
+}
+
+namespace {
+
+struct RedistCase {
+  std::string name;
+  engine::TensorSpec src, dst;
+};
+
+// Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
+double TimeRedistribute(const RedistCase& c, int iters, engine::ShapeMode shapes,
+                        const std::string& trace_dir) {
+  const int64_t n = c.src.mesh.size();
+  trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
+  double seconds = TimePerIteration(n, iters, [&](Communicator& comm, int64_t rank, const Group&) {
+    auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
+    auto in = std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
+    engine::ExecuteOptions options;
+    options.shapes = shapes;
+    if (session.enabled()) {
+      options.trace = session.WriterFor(rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, "local"));
+    }
+    options.tensor_name = c.name;
+    auto id = std::make_shared<int64_t>(0);
+    return [&comm, rank, plan, in, options, id, &c]() mutable {
+      options.trace_id = (*id)++;
+      engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
+    };
+  });
+  session.Close();
+  return seconds;
+}
+
+engine::TensorSpec OneD(int64_t n, const char* placements, engine::Shape shape) {
+  return engine::MakeSpec(engine::Mesh({n}), engine::ParsePlacements(placements, "bench"), std::nullopt,
+                          std::move(shape), DType::kF32, engine::ChunkRule::kTorch, {}, "bench");
+}
+
+}  // namespace
+
+int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out) {
+  if (args.backend != "local") {
+    throw InvalidInput("--backend: '" + args.backend + "' is not available in this build (only local)");
+  }
+  if (args.ranks < 2 || args.ranks > 256) throw InvalidInput("--ranks: need 2 to 256 ranks");
+  const int64_t n = args.ranks;
+  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
+  const bool progress = isatty(STDERR_FILENO);
+  std::filesystem::path trace_dir =
+      std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
+  out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
+      << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
+      << n
+      << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = (traced - untraced) / "
+         "untraced\n\n"
+      << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
+      << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
+      << std::setw(12) << "trace cost"
+      << "\n";
+  for (int64_t bytes : sizes) {
+    const int64_t elems = std::max<int64_t>(n * n, bytes / 4);  // destination elements per rank
+    const int64_t cols = 64;
+    const int64_t rows_out = std::max<int64_t>(1, elems / cols);  // per-rank output rows when gathering
+    // HealDA-like [T, X, C] with X and C divisible by n: each rank's shard is elems elements.
+    const int64_t t_dim = 16, c_dim = 8 * n;
+    const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
+    std::vector<RedistCase> cases = {
+        {"S(0)->R all_gather", OneD(n, "S(0)", {rows_out, cols}), OneD(n, "R", {rows_out, cols})},
+        {"S(1)->S(2) all_to_all", OneD(n, "S(1)", {t_dim, x_dim, c_dim}),
+         OneD(n, "S(2)", {t_dim, x_dim, c_dim})},
+        {"P->S(0) reduce_scatter", OneD(n, "P(sum)", {rows_out * n, cols}),
+         OneD(n, "S(0)", {rows_out * n, cols})},
+    };
+    for (const RedistCase& c : cases) {
+      const int iters = IterationsFor(bytes, args.iterations);
+      if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
+      int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
+      double plain = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, "");
+      double traced = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+      double memcpy_s = MemcpySeconds(n, out_bytes, iters);
+      out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
+          << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
+          << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
+          << memcpy_s / plain << std::setw(11) << (traced - plain) / plain * 100 << "%\n"
+          << std::defaultfloat;
+    }
+  }
+  std::filesystem::remove_all(trace_dir);
+  out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2):\n"
+      << std::left << std::setw(12) << "size/rank" << std::right << std::setw(14) << "known us"
+      << std::setw(14) << "infer us" << std::setw(10) << "speedup"
+      << "\n";
+  for (int64_t bytes : {int64_t{1} << 10, int64_t{4} << 10, int64_t{64} << 10, int64_t{1} << 20}) {
+    const int64_t elems = std::max<int64_t>(n * n, bytes / 4);
+    const int64_t c_dim = 2 * n, t_dim = 2;
+    const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
+    RedistCase c{"S(1)->S(2)", OneD(n, "S(1)", {t_dim, x_dim, c_dim}),
+                 OneD(n, "S(2)", {t_dim, x_dim, c_dim})};
+    const int iters = IterationsFor(bytes, args.iterations) * 5;
+    double known = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, "");
+    double infer = TimeRedistribute(c, iters, engine::ShapeMode::kInfer, "");
+    out << std::left << std::setw(12) << HumanBytes(elems * 4 / n) << std::right << std::fixed
+        << std::setprecision(1) << std::setw(14) << known * 1e6 << std::setw(14) << infer * 1e6
+        << std::setprecision(2) << std::setw(9) << infer / known << "x\n"
+        << std::defaultfloat;
+  }
+  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  return 0;
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,86 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+#include <sstream>
+
+#include "run_commands.hpp"
+#include "shardscope/engine/runner.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/session.hpp"
+
+namespace shardscope::app {
+namespace {
+
+std::string Collectives(const std::map<std::string, int64_t>& counts) {
+  if (counts.empty()) return "none";
+  std::string s;
+  for (const auto& [kind, n] : counts) s += (s.empty() ? "" : " ") + kind + "x" + std::to_string(n);
+  return s;
+}
+
+std::string Bytes(int64_t b) {
+  std::ostringstream s;
+  if (b >= (int64_t{1} << 20)) {
+    s << std::fixed << std::setprecision(2) << static_cast<double>(b) / (1 << 20) << " MiB";
+  } else if (b >= 1024) {
+    s << std::fixed << std::setprecision(1) << static_cast<double>(b) / 1024 << " KiB";
+  } else {
+    s << b << " B";
+  }
+  return s.str();
+}
+
+}  // namespace
+
+int RunRun(const RunArgs& args, std::ostream& out) {
+  engine::Scenario scenario = engine::LoadScenario(args.scenario);
+  if (args.ranks != 0 && args.ranks != scenario.mesh.size()) {
+    throw InvalidInput("--ranks: " + std::to_string(args.ranks) + " ranks given but the mesh " +
+                       scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
+  }
+  if (args.repeat < 1) throw InvalidInput("--repeat: must be >= 1, got " + std::to_string(args.repeat));
+  if (!(args.timeout_s > 0)) throw InvalidInput("--timeout: must be > 0 seconds");
+  engine::RunOptions options;
+  options.backend = args.backend;
+  options.trace_dir = args.trace_dir;
+  if (options.trace_dir.empty()) {
+    const char* env = std::getenv(trace::kTraceEnvVar);
+    if (env != nullptr && *env != '\0') options.trace_dir = env;
+  }
+  options.verify = args.verify;
+  options.repeat = args.repeat;
+  options.checksums = args.checksums;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  if (progress) {
+    options.progress = [](int64_t done, int64_t total) {
+      std::fprintf(stderr, "\r  running: %lld/%lld redistributes", static_cast<long long>(done),
+                   static_cast<long long>(total));
+      if (done == total) std::fprintf(stderr, "\r%60s\r", "");
+    };
+  }
+  engine::RunReport report = engine::RunScenario(scenario, options);
+
+  out << "scenario " << args.scenario << ": mesh " << scenario.mesh.ToString() << ", " << report.world
+      << " ranks on the " << args.backend << " backend, " << report.steps.size() << " redistributes\n";
+  for (const auto& s : report.steps) {
+    out << "  step " << s.step << (s.backward ? " (backward)" : "")
+        << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  " << s.tensor << "  "
+        << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst) << "\n      "
+        << engine::PlannerName(s.plan.planner) << ": "
+        << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
+        << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
+        << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
+        << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
+  }
+  out << "total " << std::fixed << std::setprecision(3) << report.seconds << " s" << std::defaultfloat
+      << "\n";
+  if (!options.trace_dir.empty()) out << "trace written to " << options.trace_dir.string() << "\n";
+  return 0;
+}
+
+}  // namespace shardscope::app
