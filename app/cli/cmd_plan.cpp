@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <ostream>
+#include <string_view>
 
 #include "cli_json.hpp"
 #include "commands.hpp"
@@ -144,8 +145,7 @@ void PrintText(const PlanRequest& req, const engine::Plan& plan, std::ostream& o
         << FormatMeshDims(mesh, s.mesh_dims) << ": " << s.reason;
     if (!s.hint.empty()) out << " (hint: " << s.hint << ")";
     if (DivergesFromPyTorch(s, req.options)) {
-      out << " [differs from PyTorch: PyTorch would merge this all_gather and silently corrupt the data, "
-             "pytorch/pytorch#194457]";
+      out << " [differs from PyTorch on purpose: pytorch/pytorch#194457]";
     }
     out << "\n";
   }
@@ -290,7 +290,7 @@ int RunPlan(const PlanArgs& args, std::ostream& out) {
       return engine::MakePlan(req.src, req.dst, req.rank, req.options);
     } catch (const Error& e) {
       // Transition errors name mesh dims and placements; say which flag asked for them.
-      if (e.code() != ErrorCode::kUnsupported) throw;
+      if (e.code() != ErrorCode::kUnsupported || std::string_view(e.what()).rfind("--", 0) == 0) throw;
       throw Error(e.code(), std::string(args.backward ? "--backward" : "--to") + ": " + e.what());
     }
   }();
