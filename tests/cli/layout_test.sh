@@ -57,7 +57,7 @@ ORDERED=$OUT
 run layout --mesh 4x2 --shape 16x2 --placements '_S(0,2),S(0)' --json
 expect_rc 0
 CHECKS=$((CHECKS + 1))
-python3 -c '
+"$PYTHON" -c '
 import json, sys
 a = json.loads(sys.argv[1]); b = json.loads(sys.argv[2])
 flat = lambda r: sorted(i for b_, e in r["indices"][0] for i in range(b_, e))

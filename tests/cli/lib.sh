@@ -6,6 +6,9 @@ set -u
 BIN=${1:?usage: $0 <path-to-shardscope> <repo-root>}
 ROOT=${2:?usage: $0 <path-to-shardscope> <repo-root>}
 GOLDEN_DIR="$ROOT/tests/golden/cli"
+# The system python starts much faster than a version-manager shim (pyenv) when both exist.
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
 FAILURES=0
 CHECKS=0
 TMP=$(mktemp -d)
@@ -18,6 +21,7 @@ fail() {
 
 # run ARGS...: runs the binary; sets OUT (stdout), ERR (stderr), RC, CMD.
 run() {
+  flush_json
   CMD="shardscope $*"
   "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
   RC=$?
@@ -68,20 +72,39 @@ expect_one_error_line() {
   done
 }
 
-# expect_json PYTHON_EXPR: evaluates EXPR with j = the parsed stdout; must be true.
+# expect_json PYTHON_EXPR: evaluates EXPR with j = the parsed stdout; must be true. Checks are
+# batched per run (one python3 start per command, not per check) and evaluated at the next
+# `run` or at `finish`.
+PENDING_JSON=()
 expect_json() {
   CHECKS=$((CHECKS + 1))
-  local msg
-  if ! msg=$(printf '%s' "$OUT" | python3 -c '
+  PENDING_JSON+=("$1")
+}
+
+flush_json() {
+  [ ${#PENDING_JSON[@]} -eq 0 ] && return
+  local report
+  report=$(printf '%s' "$OUT" | "$PYTHON" -c '
 import json, sys
-j = json.load(sys.stdin)
 try:
-    ok = eval(sys.argv[1])
+    j = json.load(sys.stdin)
 except Exception as e:
-    print("raised %r" % e); sys.exit(1)
-sys.exit(0 if ok else 1)' "$1" 2>&1); then
-    fail "$CMD: JSON check failed: $1 $msg"
+    print("stdout is not JSON: %r" % e); sys.exit(1)
+bad = 0
+for expr in sys.argv[1:]:
+    try:
+        ok = eval(expr)
+        why = ""
+    except Exception as e:
+        ok, why = False, " raised %r" % e
+    if not ok:
+        bad += 1
+        print("JSON check failed: %s%s" % (expr, why))
+sys.exit(1 if bad else 0)' "${PENDING_JSON[@]}" 2>&1)
+  if [ $? -ne 0 ]; then
+    while IFS= read -r line; do fail "$CMD: $line"; done <<<"$report"
   fi
+  PENDING_JSON=()
 }
 
 # expect_golden FILE: stdout equals tests/golden/cli/FILE. SHARDSCOPE_UPDATE_GOLDEN=1 rewrites
@@ -104,6 +127,7 @@ expect_golden() {
 }
 
 finish() {
+  flush_json
   if [ "$FAILURES" -ne 0 ]; then
     echo "$FAILURES of $CHECKS checks failed" >&2
     exit 1
