@@ -383,6 +383,93 @@ TEST_CASE("graph: partial reduce ops come from the redistribute", "[engine][plan
   CheckSteps(ts, {{0, "P(sum)", "R", {4}}, {0, "R", "P(max)", {4}}});
 }
 
+TEST_CASE("plans print the reference traces of §3 and §4", "[engine][planner][notation]") {
+  struct Row {
+    Shape mesh;
+    const char* src;
+    const char* src_order;
+    const char* dst;
+    const char* dst_order;
+    bool graph;
+    const char* trace;
+  };
+  const Row rows[] = {
+      {{2, 2}, "S(0),S(1)", nullptr, "S(0),S(0)", nullptr, false, "S(0)S(1)->S(0)[0]S(0)[1]"},
+      {{2, 2},
+       "S(0),S(0)",
+       nullptr,
+       "S(1),S(1)",
+       nullptr,
+       false,
+       "S(0)[0]S(0)[1]->S(0)R->S(1)R->S(1)[0]S(1)[1]"},
+      {{2, 2, 2},
+       "S(0),S(1),S(0)",
+       nullptr,
+       "S(1),S(0),S(0)",
+       nullptr,
+       false,
+       "S(0)[0]S(1)S(0)[1]->S(0)S(1)R->S(0)RR->S(1)RR->S(1)S(0)R->S(1)S(0)[0]S(0)[1]"},
+      {{2, 2, 2},
+       "S(1),R,S(0)",
+       nullptr,
+       "R,S(0),S(0)",
+       nullptr,
+       false,
+       "S(1)RS(0)->S(1)RR->S(1)S(0)R->RS(0)R->RS(0)[0]S(0)[1]"},
+      {{2, 2, 2},
+       "S(0),S(0),S(1)",
+       nullptr,
+       "S(0),S(1),S(2)",
+       nullptr,
+       false,
+       "S(0)[0]S(0)[1]S(1)->S(0)[0]S(0)[1]S(2)->S(0)S(1)S(2)"},
+      {{2, 2}, "S(0),S(0)", nullptr, "R,S(0)", nullptr, false, "S(0)[0]S(0)[1]->S(0)R->RR->RS(0)"},
+      {{2, 2}, "S(0),S(1)", nullptr, "S(1),S(0)", nullptr, false, "S(0)S(1)->S(0)R->S(1)R->S(1)S(0)"},
+      {{2, 2, 2},
+       "P,P,S(0)",
+       nullptr,
+       "S(0),S(0),S(0)",
+       nullptr,
+       false,
+       "P(sum)P(sum)S(0)->P(sum)P(sum)R->P(sum)RR->S(0)RR->S(0)[0]S(0)[1]R->S(0)[0]S(0)[1]S(0)[2]"},
+      {{2, 2, 2},
+       "S(0),S(0),S(0)",
+       nullptr,
+       "S(1),S(1),S(1)",
+       nullptr,
+       true,
+       "S(0)[0]S(0)[1]S(0)[2]->S(0)[0]S(0)[1]R->S(0)RR->RRR->S(1)RR->S(1)[0]S(1)[1]R->S(1)[0]S(1)[1]S(1)[2]"},
+      {{2, 2, 2},
+       "S(0),S(0),S(0)",
+       nullptr,
+       "S(1),S(1),S(1)",
+       nullptr,
+       false,
+       "S(0)[0]S(0)[1]S(0)[2]->S(0)[0]S(0)[1]R->S(0)RR->S(1)RR->S(1)[0]S(1)[1]R->S(1)[0]S(1)[1]S(1)[2]"},
+      {{2, 2, 2},
+       "S(0),S(0),S(0)",
+       "0:1,0,2",
+       "R,S(0),S(0)",
+       nullptr,
+       true,
+       "S(0)[1]S(0)[0]S(0)[2]->S(0)[1]S(0)[0]R->RS(0)R->RS(0)[0]S(0)[1]"},
+      {{2, 2, 2},
+       "S(0),S(0),R",
+       nullptr,
+       "R,S(1),S(0)",
+       nullptr,
+       true,
+       "S(0)[0]S(0)[1]R->S(0)RR->S(0)S(1)R->RS(1)R->RS(1)S(0)"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.trace);
+    auto src = Spec(row.mesh, row.src, {8, 8, 8}, row.src_order);
+    auto dst = Spec(row.mesh, row.dst, {8, 8, 8}, row.dst_order);
+    auto ts = row.graph ? PlanGraph(src, dst, 0, kDefault) : PlanGreedy(src, dst, 0, kDefault);
+    CHECK(Notation(ts, src) == row.trace);
+  }
+}
+
 TEST_CASE("planners reject mismatched meshes and shapes", "[engine][planner]") {
   auto a = Spec({2, 2}, "S(0),R", {4, 4});
   CHECK_THROWS_AS(PlanGreedy(a, Spec({4}, "R", {4, 4}), 0, kDefault), shardscope::Error);
