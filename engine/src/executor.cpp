@@ -104,7 +104,7 @@ class Executor {
   }
 
   LocalTensor Run(const LocalTensor& in) {
-    PlanState state{src_.placements, src_.EffectiveOrder()};
+    PlanState state = WithoutUnitDims({src_.placements, src_.EffectiveOrder()});
     RankLayout mine = LayoutAt(state, 0, rank_);
     if (in.shape() != mine.local_shape) {
       // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
@@ -118,7 +118,7 @@ class Executor {
     bool shapes_current = options_.shapes == ShapeMode::kKnown;
     for (size_t k = 0; k < plan_.optimized.size(); ++k) {
       const Transform& t = plan_.optimized[k];
-      PlanState next = ApplyTransform(state, t);
+      PlanState next = Advance(state, t);
       bool skip = t.src == t.dst || mesh_.GroupSize(t.mesh_dims) <= 1;
       if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
       if (!skip) {
@@ -151,6 +151,28 @@ class Executor {
   }
 
  private:
+  // Size-1 mesh dims never split anything, so they are kept out of the shard order: planners
+  // emit steps on them in any order (PyTorch skips them at run time and tracks no order).
+  PlanState WithoutUnitDims(PlanState state) const {
+    auto lists = OrderToLists(state.order, static_cast<int>(src_.shape.size()));
+    for (auto& list : lists) {
+      list.erase(std::remove_if(list.begin(), list.end(), [&](int md) { return mesh_.size(md) == 1; }),
+                 list.end());
+    }
+    state.order = ListsToOrder(lists);
+    return state;
+  }
+
+  PlanState Advance(const PlanState& state, const Transform& t) const {
+    Transform split = t;
+    split.mesh_dims.erase(std::remove_if(split.mesh_dims.begin(), split.mesh_dims.end(),
+                                         [&](int md) { return mesh_.size(md) == 1; }),
+                          split.mesh_dims.end());
+    PlanState next = split.mesh_dims.empty() ? state : ApplyTransform(state, split);
+    for (int md : t.mesh_dims) next.placements[static_cast<size_t>(md)] = t.dst;
+    return next;
+  }
+
   // Layout of the state after `k` steps; see executor.hpp for which explicit sizes apply.
   RankLayout LayoutAt(const PlanState& state, int64_t k, int64_t rank) const {
     std::map<int, std::vector<int64_t>> sizes;
