@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -7,6 +8,9 @@
 #include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/local_backend.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/session.hpp"
+#include "shardscope/trace/writer.hpp"
 
 using namespace shardscope;
 using namespace shardscope::engine;
@@ -278,4 +282,33 @@ TEST_CASE("executor errors are clear", "[engine][executor]") {
   // A plan that does not reach dst is an internal error, not a silent wrong layout.
   std::vector<LocalTensor> ok(2, Make({2}, DType::kF32, {1, 2}));
   CHECK_THROWS_WITH(RunPlan(src, Spec({2}, "R", {4}), HandPlan({}), ok), Catch::Contains("ends with rank"));
+}
+
+TEST_CASE("the executor traces redistribute, steps and collectives, negotiation included",
+          "[engine][executor]") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "shardscope_executor_trace_test";
+  std::filesystem::remove_all(dir);
+  TensorSpec src = Spec({4}, "S(0)", {4, 2});
+  TensorSpec dst = Spec({4}, "S(1)", {4, 2});
+  LocalTensor global = Make({4, 2}, DType::kF32, Arange(8));
+  Plan plan = HandPlan({Step({0}, "S(0)", "S(1)")});
+  LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+    trace::Writer writer(dir, trace::MakeHeader(rank, 4, {4}, {""}, "local"));
+    ExecuteOptions options;
+    options.shapes = ShapeMode::kInfer;
+    options.trace = &writer;
+    options.trace_id = 0;
+    Redistribute(comm, rank, Distribute(global, src, rank), src, dst, plan, options);
+  });
+  trace::Model model = trace::ReadTraceDir(dir);
+  REQUIRE(model.redistributes.size() == 4);
+  for (const auto& rec : model.redistributes) {
+    CHECK(rec.steps.size() == 1);
+    REQUIRE(rec.collectives.size() == 2);
+    CHECK(rec.collectives[0].negotiated);
+    CHECK(rec.collectives[0].kind == "shape_exchange");
+    CHECK(rec.collectives[1].kind == "all_to_all");
+    CHECK(rec.collectives[1].group == std::vector<int64_t>{0, 1, 2, 3});
+  }
+  std::filesystem::remove_all(dir);
 }
