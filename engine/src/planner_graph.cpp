@@ -7,7 +7,6 @@
 #include <cstring>
 #include <queue>
 #include <string>
-#include <unordered_set>
 #include <utility>
 
 #include "planner_internal.hpp"
@@ -42,21 +41,71 @@ bool IsStridedCode(uint8_t c) { return c >= kStridedBase; }
 struct State {
   std::array<uint8_t, kMaxMeshDims> code{};
   std::array<uint8_t, kMaxMeshDims> pos{};
-  bool operator==(const State&) const = default;
+  bool operator==(const State& o) const { return std::memcmp(this, &o, sizeof(State)) == 0; }
 };
+static_assert(sizeof(State) == 2 * kMaxMeshDims, "State must have no padding for memcmp");
 
-struct StateHash {
-  size_t operator()(const State& s) const {
-    uint64_t a = 0;
-    uint64_t b = 0;
-    std::memcpy(&a, s.code.data(), sizeof(a));
-    std::memcpy(&b, s.pos.data(), sizeof(b));
-    uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL + (a << 6) + (a >> 2));
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 29;
-    return static_cast<size_t>(h);
+uint64_t HashState(const State& s) {
+  uint64_t a = 0;
+  uint64_t b = 0;
+  std::memcpy(&a, s.code.data(), sizeof(a));
+  std::memcpy(&b, s.pos.data(), sizeof(b));
+  uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL + (a << 6) + (a >> 2));
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 29;
+  return h;
+}
+
+// Open-addressing table of the states seen by the search: PyTorch's visited set, plus the
+// cheapest cost any push of the state carried (see the search loop for why that is safe).
+class StateTable {
+ public:
+  struct Slot {
+    State key;
+    double best_cost = 0.0;
+    bool used = false;
+    bool visited = false;
+  };
+
+  StateTable() : slots_(kInitialSize), mask_(kInitialSize - 1) {}
+
+  /// The slot of `s`, inserted (used, not visited, best_cost unset) when new. The reference is
+  /// valid until the next call.
+  Slot& Get(const State& s, bool& inserted) {
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    Slot& slot = Probe(s);
+    inserted = !slot.used;
+    if (inserted) {
+      slot.used = true;
+      slot.key = s;
+      ++size_;
+    }
+    return slot;
   }
+
+ private:
+  static constexpr size_t kInitialSize = 1024;
+
+  Slot& Probe(const State& s) {
+    for (size_t i = HashState(s) & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (!slot.used || slot.key == s) return slot;
+    }
+  }
+
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.used) Probe(slot.key) = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_;
+  size_t size_ = 0;
 };
 
 // The per-tensor-dim shard order lists of a state (PyTorch's _ShardOrder_to_dict).
@@ -388,15 +437,21 @@ std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, i
 
   // find_min_cost_path: a heap of (cost, push counter), so equal costs pop in push order; the
   // goal is tested on pop, before the visited check. Each push keeps its own predecessor, which
-  // is PyTorch's per-entry path.
+  // is PyTorch's per-entry path. A push whose state was already pushed at a cost <= this one is
+  // dropped: PyTorch would push it, but the earlier entry pops first (lower cost, or equal cost
+  // and lower counter) and leaves the state visited, so the dropped entry could never be used.
   std::vector<Node> nodes;
   nodes.reserve(1024);
   nodes.push_back({start, -1, -1, 0.0, 0.0});
   using Entry = std::pair<double, int32_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  std::vector<Entry> heap_storage;
+  heap_storage.reserve(1024);
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap(std::greater<Entry>{},
+                                                                           std::move(heap_storage));
   heap.push({0.0, 0});
-  std::unordered_set<State, StateHash> visited;
-  visited.reserve(1024);
+  StateTable table;
+  bool inserted = false;
+  table.Get(start, inserted).best_cost = 0.0;
   int32_t found = -1;
   while (!heap.empty()) {
     const auto [cost, index] = heap.top();
@@ -406,15 +461,20 @@ std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, i
       found = index;
       break;
     }
-    if (!visited.insert(current).second) continue;
+    StateTable::Slot& slot = table.Get(current, inserted);
+    if (slot.visited) continue;
+    slot.visited = true;
     search.Expand(current, [&](const State& next, int md, double edge) {
-      if (visited.count(next)) return;
+      StateTable::Slot& seen = table.Get(next, inserted);
+      const double next_cost = cost + edge;
+      if (!inserted && (seen.visited || seen.best_cost <= next_cost)) return;
+      seen.best_cost = next_cost;
       if (nodes.size() >= kMaxPushedStates) {
         throw Unsupported("graph planner: search exceeded " + std::to_string(kMaxPushedStates) +
                           " states; use the greedy planner");
       }
-      nodes.push_back({next, index, md, cost + edge, edge});
-      heap.push({cost + edge, static_cast<int32_t>(nodes.size() - 1)});
+      nodes.push_back({next, index, md, next_cost, edge});
+      heap.push({next_cost, static_cast<int32_t>(nodes.size() - 1)});
     });
   }
   if (found < 0) {
