@@ -1,0 +1,512 @@
+#include "app.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "gallery_window.hpp"
+#include "gl_renderer.hpp"
+#include "panels/error_panel.hpp"
+#include "panels/inspector_panel.hpp"
+#include "panels/layout_panel.hpp"
+#include "panels/merge_panel.hpp"
+#include "panels/mesh_panel.hpp"
+#include "panels/sandbox_panel.hpp"
+#include "panels/timeline_panel.hpp"
+#include "platform_glfw.hpp"
+#include "trace_loader.hpp"
+#include "widgets.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+constexpr double kPlayPeriodS = 0.8;
+constexpr int kSettleFrames = 4;  // ImGui needs a few frames before sizes and auto-fit settle
+
+bool KeyPressed(ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); }
+
+}  // namespace
+
+class App {
+ public:
+  explicit App(const AppOptions& options) : options_(options) {}
+  int Run();
+
+ private:
+  struct Entry {
+    std::string label;
+    std::shared_ptr<const trace::Model> model;
+  };
+
+  void Frame();
+  void PollLoaders();
+  void SyncSelection();
+  void HandleKeys(double dt);
+  void PrepareAll();
+  void DrawMenuBar();
+  void DrawMain();
+  void DrawFocused();
+  void DrawLoading();
+  bool Ready() const;
+  int Capture();
+  const trace::Model* ActiveModel() const {
+    return active_ >= 0 && active_ < static_cast<int>(traces_.size())
+               ? traces_[static_cast<size_t>(active_)].model.get()
+               : nullptr;
+  }
+
+  AppOptions options_;
+  std::unique_ptr<Platform> platform_;
+  std::unique_ptr<GlRenderer> renderer_;
+  std::vector<std::unique_ptr<TraceLoader>> loaders_;
+  std::vector<Entry> traces_;
+  int active_ = -1;
+  std::vector<LoadFailure> failures_;
+  Selection selection_;
+  RedistributeView view_;
+  const void* view_model_ = nullptr;
+  int64_t view_id_ = -2;
+  ViewContext ctx_;
+
+  ErrorPanel errors_;
+  RedistributeListPanel list_;
+  InspectorPanel inspector_;
+  TimelinePanel timeline_;
+  LayoutPanel layout_;
+  MeshPanel mesh_;
+  MergePanel merge_;
+  SandboxPanel sandbox_;
+  GalleryWindow gallery_;
+  bool show_gallery_ = false, show_sandbox_ = false;
+  bool selection_applied_ = false;
+
+  float left_w_ = 430, left_top_h_ = 260, right_top_h_ = 250, right_mid_h_ = 380;
+  double play_accum_ = 0;
+  std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
+  int ready_frames_ = 0;
+  int fb_w_ = 0, fb_h_ = 0;
+};
+
+int App::Run() {
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  bool headless = !options_.screenshot.empty() || options_.bench_frames > 0;
+  if (headless) io.IniFilename = nullptr;  // screenshots must not depend on a previous session
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().WindowRounding = 0.0f;
+  ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;  // full-window views must not show through
+
+  platform_ = std::make_unique<Platform>();
+  std::string error;
+  if (!platform_->Init(options_.width, options_.height, "shardscope", !headless, error)) {
+    std::fprintf(stderr, "shardscope-gui: no display available (%s); run under xvfb-run for --screenshot\n",
+                 error.c_str());
+    platform_.reset();
+    ImGui::DestroyContext();
+    return 2;
+  }
+  renderer_ = std::make_unique<GlRenderer>();
+  if (!renderer_->Init(error)) {
+    std::fprintf(stderr, "shardscope-gui: OpenGL 3.3 set-up failed: %s\n", error.c_str());
+    renderer_.reset();
+    platform_.reset();
+    ImGui::DestroyContext();
+    return 3;
+  }
+  for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
+  if (options_.view == "gallery") show_gallery_ = true;
+  if (options_.view == "sandbox") show_sandbox_ = true;
+
+  int exit_code = 0;
+  std::vector<double> frame_ms;
+  while (!platform_->ShouldClose()) {
+    auto t_start = std::chrono::steady_clock::now();
+    Frame();
+    if (Ready()) ++ready_frames_;
+    if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames) {
+      exit_code = Capture();
+      break;
+    }
+    if (options_.bench_frames > 0 && Ready()) {
+      glFinish();
+      frame_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count());
+      if (static_cast<int>(frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
+    }
+    platform_->SwapBuffers();
+  }
+  if (!frame_ms.empty()) {
+    frame_ms.erase(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(kSettleFrames, frame_ms.size()));
+    std::vector<double> sorted = frame_ms;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double v : sorted) sum += v;
+    const trace::Model* m = ActiveModel();
+    size_t events = 0;
+    if (m) {
+      for (const auto& r : m->ranks) events += r.events.size();
+    }
+    auto pct = [&](double p) {
+      return sorted.empty() ? 0.0
+                            : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
+    };
+    std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu\n", sorted.size(),
+                options_.view.c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0), events,
+                renderer_->quads_last_frame());
+    std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
+                sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
+                sorted.empty() ? 0.0 : sorted.back());
+  }
+  loaders_.clear();
+  renderer_.reset();
+  platform_.reset();
+  ImGui::DestroyContext();
+  return exit_code;
+}
+
+bool App::Ready() const {
+  return std::all_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return l->done(); });
+}
+
+void App::Frame() {
+  auto now = std::chrono::steady_clock::now();
+  double dt = std::chrono::duration<double>(now - last_frame_).count();
+  last_frame_ = now;
+  platform_->NewFrame();
+  renderer_->NewFrame();
+  ImGui::NewFrame();
+  PollLoaders();
+  if (auto model = sandbox_.TakeResult()) {
+    traces_.push_back({"sandbox: " + sandbox_.last_title(), model});
+    active_ = static_cast<int>(traces_.size()) - 1;
+    selection_ = Selection{};
+  }
+  SyncSelection();
+  HandleKeys(dt);
+  SyncSelection();
+  PrepareAll();
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->Pos);
+  ImGui::SetNextWindowSize(vp->Size);
+  ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                           ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                           ImGuiWindowFlags_NoSavedSettings;
+  ImGui::Begin("shardscope", nullptr, flags);
+  DrawMenuBar();
+  DrawLoading();
+  errors_.Draw();
+  if (options_.view == "main") {
+    DrawMain();
+  } else if (options_.view != "gallery" && options_.view != "sandbox") {
+    DrawFocused();
+  }
+  ImGui::End();
+
+  if (show_gallery_) {
+    if (options_.view == "gallery") {
+      ImGui::SetNextWindowPos(vp->Pos);
+      ImGui::SetNextWindowSize(vp->Size);
+    } else {
+      ImGui::SetNextWindowSize(ImVec2(1100, 800), ImGuiCond_FirstUseEver);
+    }
+    gallery_.Draw(renderer_.get(), &show_gallery_, options_.view == "gallery");
+  }
+  if (show_sandbox_) {
+    if (options_.view == "sandbox") {
+      ImGui::SetNextWindowPos(vp->Pos);
+      ImGui::SetNextWindowSize(vp->Size);
+    } else {
+      ImGui::SetNextWindowSize(ImVec2(760, 640), ImGuiCond_FirstUseEver);
+    }
+    ImGui::Begin("Sandbox", &show_sandbox_, options_.view == "sandbox" ? ImGuiWindowFlags_NoDecoration : 0);
+    sandbox_.Draw(ctx_);
+    ImGui::End();
+  }
+
+  ImGui::Render();
+  platform_->FramebufferSize(fb_w_, fb_h_);
+  renderer_->Render(ImGui::GetDrawData(), fb_w_, fb_h_);
+}
+
+void App::PollLoaders() {
+  for (auto it = loaders_.begin(); it != loaders_.end();) {
+    if (!(*it)->done()) {
+      ++it;
+      continue;
+    }
+    if (auto model = (*it)->model()) {
+      traces_.push_back({(*it)->path(), model});
+      if (active_ < 0) active_ = static_cast<int>(traces_.size()) - 1;
+    } else {
+      failures_.push_back({(*it)->path(), (*it)->error()});
+      std::fprintf(stderr, "shardscope-gui: %s: %s\n", (*it)->path().c_str(), (*it)->error().c_str());
+    }
+    it = loaders_.erase(it);
+  }
+}
+
+void App::SyncSelection() {
+  const trace::Model* model = ActiveModel();
+  if (!model) {
+    ctx_ = ViewContext{nullptr, nullptr, &selection_, renderer_.get()};
+    return;
+  }
+  auto ids = model->RedistributeIds();
+  if (!selection_applied_ && Ready()) {
+    // Command-line selection applies once, to the first trace.
+    if (options_.select >= 0) selection_.redistribute_id = options_.select;
+    selection_.step = options_.step;
+    selection_applied_ = true;
+  }
+  if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
+  if (view_model_ != model || view_id_ != selection_.redistribute_id) {
+    view_ = BuildRedistributeView(*model, selection_.redistribute_id);
+    view_model_ = model;
+    view_id_ = selection_.redistribute_id;
+  }
+  int64_t steps = view_.num_steps();
+  selection_.step = std::clamp<int64_t>(selection_.step, 0, std::max<int64_t>(0, steps - 1));
+  selection_.focus_rank =
+      std::clamp<int64_t>(selection_.focus_rank, 0, std::max<int64_t>(0, model->world - 1));
+  ctx_ = ViewContext{model, view_.first ? &view_ : nullptr, &selection_, renderer_.get()};
+}
+
+void App::HandleKeys(double dt) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const trace::Model* model = ActiveModel();
+  if (!model || io.WantTextInput) return;
+  int64_t steps = view_.num_steps();
+  if (KeyPressed(ImGuiKey_RightArrow))
+    selection_.step = std::min(selection_.step + 1, std::max<int64_t>(0, steps - 1));
+  if (KeyPressed(ImGuiKey_LeftArrow)) selection_.step = std::max<int64_t>(0, selection_.step - 1);
+  if (KeyPressed(ImGuiKey_Space)) selection_.playing = !selection_.playing;
+  auto ids = model->RedistributeIds();
+  auto pos = std::find(ids.begin(), ids.end(), selection_.redistribute_id);
+  if (KeyPressed(ImGuiKey_DownArrow) && pos != ids.end() && pos + 1 != ids.end()) {
+    selection_.redistribute_id = *(pos + 1);
+    selection_.step = 0;
+  }
+  if (KeyPressed(ImGuiKey_UpArrow) && pos != ids.end() && pos != ids.begin()) {
+    selection_.redistribute_id = *(pos - 1);
+    selection_.step = 0;
+  }
+  if (selection_.playing) {
+    play_accum_ += dt;
+    if (play_accum_ >= kPlayPeriodS) {
+      play_accum_ = 0;
+      if (selection_.step + 1 < steps) {
+        ++selection_.step;
+      } else {
+        selection_.playing = false;
+      }
+    }
+  }
+}
+
+void App::PrepareAll() {
+  errors_.Prepare(failures_, ActiveModel());
+  list_.Prepare(ctx_);
+  inspector_.Prepare(ctx_);
+  timeline_.Prepare(ctx_);
+  layout_.Prepare(ctx_);
+  mesh_.Prepare(ctx_);
+  merge_.Prepare(ctx_);
+  sandbox_.Prepare();
+  if (show_gallery_) gallery_.Prepare();
+}
+
+void App::DrawMenuBar() {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    ImGui::MenuItem("Gallery", nullptr, &show_gallery_);
+    ImGui::MenuItem("Sandbox", nullptr, &show_sandbox_);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("Left/Right: step   Up/Down: redistribute   Space: play");
+    ImGui::TextUnformatted("Timeline: wheel or +/- zoom, drag or A/D pan, click selects");
+    ImGui::TextUnformatted("Layout: hover an element to see its holders and local index");
+    ImGui::EndMenu();
+  }
+  const trace::Model* model = ActiveModel();
+  if (model) {
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(260);
+    const std::string& label = traces_[static_cast<size_t>(active_)].label;
+    if (ImGui::BeginCombo("##trace", label.c_str())) {
+      for (size_t i = 0; i < traces_.size(); ++i) {
+        if (ImGui::Selectable(traces_[i].label.c_str(), static_cast<int>(i) == active_)) {
+          active_ = static_cast<int>(i);
+          selection_ = Selection{};
+        }
+      }
+      ImGui::EndCombo();
+    }
+    std::string mesh = "?";
+    std::string backend;
+    if (!model->ranks.empty()) {
+      try {
+        mesh = MeshFromHeader(model->ranks.front().header).ToString();
+      } catch (const std::exception&) {
+      }
+      backend = model->ranks.front().header.backend;
+    }
+    ImGui::Text("%lld ranks  mesh %s  %s  %zu redistributes", static_cast<long long>(model->world),
+                mesh.c_str(), backend.c_str(), model->RedistributeIds().size());
+  } else if (loaders_.empty() && failures_.empty()) {
+    ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
+  }
+  ImGui::EndMenuBar();
+}
+
+void App::DrawLoading() {
+  for (const auto& loader : loaders_) {
+    // ReadTraceDir reports no progress, so the bar sweeps while the reader runs; size and elapsed
+    // time tell how far along a big trace is likely to be.
+    float t = static_cast<float>(loader->elapsed_s());
+    char overlay[160];
+    std::snprintf(overlay, sizeof overlay, "loading %s (%s) %.1f s", loader->path().c_str(),
+                  FormatBytes(static_cast<double>(loader->total_bytes())).c_str(), t);
+    ImGui::ProgressBar(std::fmod(t * 0.5f, 1.0f), ImVec2(-1, 0), overlay);
+  }
+}
+
+void App::DrawMain() {
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  float right_w = avail.x - left_w_ - 6;
+  Splitter("##left_split", true, 6, &left_w_, &right_w, 260, 400);
+  ImGui::BeginChild("##left", ImVec2(left_w_, avail.y), false);
+  {
+    float h = ImGui::GetContentRegionAvail().y;
+    float bottom = h - left_top_h_ - 6;
+    Splitter("##left_hsplit", false, 6, &left_top_h_, &bottom, 80, 160);
+    ImGui::BeginChild("##list", ImVec2(0, left_top_h_), true);
+    SectionTitle("Redistributes");
+    list_.Draw(ctx_);
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
+    SectionTitle("Inspector");
+    inspector_.Draw(ctx_);
+    ImGui::EndChild();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine(0, 6);
+  ImGui::BeginChild("##right", ImVec2(0, avail.y), false);
+  {
+    float h = ImGui::GetContentRegionAvail().y;
+    float rest = h - right_top_h_ - 6;
+    Splitter("##right_split1", false, 6, &right_top_h_, &rest, 80, 300);
+    ImGui::BeginChild("##timeline", ImVec2(0, right_top_h_), true,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    SectionTitle("Timeline");
+    timeline_.Draw(ctx_);
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    float h2 = ImGui::GetContentRegionAvail().y;
+    float rest2 = h2 - right_mid_h_ - 6;
+    Splitter("##right_split2", false, 6, &right_mid_h_, &rest2, 120, 120);
+    ImGui::BeginChild("##layout", ImVec2(0, right_mid_h_), true, ImGuiWindowFlags_NoScrollWithMouse);
+    SectionTitle("Layout");
+    layout_.Draw(ctx_);
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    float w = ImGui::GetContentRegionAvail().x;
+    ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
+    SectionTitle("Mesh and bytes");
+    mesh_.Draw(ctx_);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("##merge", ImVec2(0, 0), true);
+    SectionTitle("Merges");
+    merge_.Draw(ctx_);
+    ImGui::EndChild();
+  }
+  ImGui::EndChild();
+}
+
+void App::DrawFocused() {
+  const std::string& v = options_.view;
+  ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
+  if (v == "timeline") {
+    SectionTitle("Timeline");
+    timeline_.Draw(ctx_);
+  } else if (v == "inspector") {
+    SectionTitle("Inspector");
+    inspector_.Draw(ctx_);
+  } else if (v == "layout") {
+    SectionTitle("Layout");
+    layout_.Draw(ctx_);
+  } else if (v == "mesh") {
+    SectionTitle("Mesh and bytes");
+    mesh_.Draw(ctx_);
+  } else if (v == "merge") {
+    SectionTitle("Merges");
+    merge_.Draw(ctx_);
+  }
+  ImGui::EndChild();
+}
+
+int App::Capture() {
+  std::vector<uint8_t> pixels = renderer_->ReadBackBuffer(fb_w_, fb_h_);
+  if (!stbi_write_png(options_.screenshot.c_str(), fb_w_, fb_h_, 4, pixels.data(), fb_w_ * 4)) {
+    std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.screenshot.c_str());
+    return 2;
+  }
+  if (!options_.geometry.empty()) {
+    nlohmann::json j;
+    j["width"] = fb_w_;
+    j["height"] = fb_h_;
+    j["view"] = options_.view;
+    j["canvases"] = nlohmann::json::array();
+    const auto& canvases = options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry();
+    for (const CanvasGeometry& c : canvases) {
+      j["canvases"].push_back({{"which", c.which},
+                               {"rect", {c.x0, c.y0, c.x1, c.y1}},
+                               {"row_dim", c.row_dim},
+                               {"col_dim", c.col_dim},
+                               {"rows", c.rows},
+                               {"cols", c.cols},
+                               {"redistribute_id", c.redistribute_id},
+                               {"step", c.step},
+                               {"slice", c.slice}});
+    }
+    const float* r = errors_.rect();
+    if (r[2] > r[0]) {
+      j["error_panel"] = {r[0], r[1], r[2], r[3]};
+    } else {
+      j["error_panel"] = nullptr;
+    }
+    std::ofstream out(options_.geometry);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.geometry.c_str());
+      return 2;
+    }
+  }
+  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
+              options_.view.c_str());
+  return 0;
+}
+
+int RunApp(const AppOptions& options) {
+  App app(options);
+  return app.Run();
+}
+
+}  // namespace shardscope::app::gui

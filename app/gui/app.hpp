@@ -1,0 +1,26 @@
+#pragma once
+// The shardscope-gui application: command-line options, the main loop, the main window that
+// arranges the panels, and headless screenshots.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardscope::app::gui {
+
+/// Options of one run (parsed by main.cpp).
+struct AppOptions {
+  std::vector<std::string> traces;  ///< trace directories or rank files, loaded in order
+  std::string screenshot;           ///< non-empty: render, write this PNG and exit
+  std::string view = "main";        ///< main|timeline|inspector|layout|mesh|merge|gallery|sandbox
+  int64_t select = -1;              ///< redistribute id to select (-1: the first)
+  int64_t step = 0;                 ///< step of the selected redistribute
+  int width = 1600, height = 1000;  ///< window size in pixels
+  std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
+  int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit
+};
+
+/// Runs the GUI; returns the process exit code (0 ok, 2 no display or bad input, 3 GL failure).
+int RunApp(const AppOptions& options);
+
+}  // namespace shardscope::app::gui

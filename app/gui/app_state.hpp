@@ -1,0 +1,33 @@
+#pragma once
+// State shared by the panels for one frame: the active trace, the selection, and the derived
+// redistribute view. Plain data; owned by App, main thread only.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shardscope/trace/model.hpp"
+#include "view_model.hpp"
+
+namespace shardscope::app::gui {
+
+class GlRenderer;
+
+/// What the user has selected; panels read and change it.
+struct Selection {
+  int64_t redistribute_id = -1;  ///< -1: none
+  int64_t step = 0;              ///< index into the optimized plan
+  int64_t focus_rank = 0;        ///< rank whose groups the mesh and merge views highlight
+  bool playing = false;          ///< inspector's play: advance one step per period
+};
+
+/// Everything a panel's prepare and draw steps see. Pointers are non-owning and valid for the frame.
+struct ViewContext {
+  const trace::Model* model = nullptr;             ///< null when no trace is loaded
+  const RedistributeView* redistribute = nullptr;  ///< view of selection->redistribute_id, or null
+  Selection* selection = nullptr;
+  GlRenderer* renderer = nullptr;  ///< null in tests that only prepare
+  int64_t world() const { return model ? model->world : 0; }
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,42 @@
+#pragma once
+// Gallery: every panel on sample data (like imgui_demo), in one window; the screenshot tests
+// render it with --view gallery.
+
+#include <memory>
+#include <vector>
+
+#include "app_state.hpp"
+#include "panels/inspector_panel.hpp"
+#include "panels/layout_panel.hpp"
+#include "panels/merge_panel.hpp"
+#include "panels/mesh_panel.hpp"
+#include "panels/timeline_panel.hpp"
+
+namespace shardscope::app::gui {
+
+/// Owns a sample model (sample_data.hpp), its own selection and one instance of every panel.
+class GalleryWindow {
+ public:
+  /// Builds the sample on first use and runs every panel's prepare step. No ImGui calls.
+  void Prepare();
+  /// Draws the gallery window; `open` is cleared when closed; `fullscreen` drops decorations.
+  void Draw(GlRenderer* renderer, bool* open, bool fullscreen);
+  /// Layout canvases drawn by the gallery's layout panel in the last frame.
+  const std::vector<CanvasGeometry>& layout_geometry() const { return layout_.geometry(); }
+
+ private:
+  std::shared_ptr<const trace::Model> model_;
+  std::string error_;
+  Selection selection_;
+  RedistributeView view_;
+  int64_t view_id_ = -2;
+  ViewContext ctx_;
+  RedistributeListPanel list_;
+  InspectorPanel inspector_;
+  TimelinePanel timeline_;
+  LayoutPanel layout_;
+  MeshPanel mesh_;
+  MergePanel merge_;
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,86 @@
+// shardscope-gui [TRACE_DIR_OR_FILE ...] [--screenshot OUT.png] [--view V] [--select N] [--step K]
+//                [--size WxH] [--geometry OUT.json] [--bench-frames N]
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "app.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: shardscope-gui [TRACE_DIR_OR_FILE ...] [--screenshot OUT.png]\n"
+    "         [--view main|timeline|inspector|layout|mesh|merge|gallery|sandbox]\n"
+    "         [--select ID] [--step K] [--size WxH] [--geometry OUT.json] [--bench-frames N]\n"
+    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom and A/D pan the timeline\n";
+
+bool ParseInt(const char* text, long long& out) {
+  char* end = nullptr;
+  out = std::strtoll(text, &end, 10);
+  return end && *end == '\0' && end != text;
+}
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "shardscope-gui: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using shardscope::app::gui::AppOptions;
+  AppOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)name;
+      return argv[++i];
+    };
+    long long n = 0;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--screenshot") {
+      const char* v = value("--screenshot");
+      if (!v) return Usage("--screenshot needs a file name");
+      options.screenshot = v;
+    } else if (arg == "--view") {
+      const char* v = value("--view");
+      std::string view = v ? v : "";
+      if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
+          view != "merge" && view != "gallery" && view != "sandbox") {
+        return Usage("--view: '" + view +
+                     "' is not one of main, timeline, inspector, layout, mesh, merge, gallery, sandbox");
+      }
+      options.view = view;
+    } else if (arg == "--select" || arg == "--step" || arg == "--bench-frames") {
+      const char* v = value(arg.c_str());
+      if (!v || !ParseInt(v, n) || n < 0)
+        return Usage(arg + ": '" + (v ? v : "") + "' is not a non-negative integer");
+      if (arg == "--select") options.select = n;
+      if (arg == "--step") options.step = n;
+      if (arg == "--bench-frames") options.bench_frames = static_cast<int>(n);
+    } else if (arg == "--size") {
+      const char* v = value("--size");
+      int w = 0, h = 0;
+      char extra = 0;
+      if (!v || std::sscanf(v, "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 ||
+          h > 8192) {
+        return Usage("--size: '" + std::string(v ? v : "") +
+                     "' is not WIDTHxHEIGHT within 320x240..8192x8192");
+      }
+      options.width = w, options.height = h;
+    } else if (arg == "--geometry") {
+      const char* v = value("--geometry");
+      if (!v) return Usage("--geometry needs a file name");
+      options.geometry = v;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return Usage("unknown option '" + arg + "'");
+    } else {
+      options.traces.push_back(arg);
+    }
+  }
+  return shardscope::app::gui::RunApp(options);
+}

@@ -1,0 +1,36 @@
+#pragma once
+// Error panel: traces that failed to load (the reader's "file:line: message") and the recoverable
+// diagnostics of loaded ones, on a background colour no rank uses (kErrorPanelColor).
+
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+
+namespace shardscope::app::gui {
+
+/// A trace that could not be loaded.
+struct LoadFailure {
+  std::string path;     ///< as given on the command line
+  std::string message;  ///< the reader's message, naming file:line
+};
+
+/// Shows load failures (prominently) and diagnostics. Main thread only.
+class ErrorPanel {
+ public:
+  /// Takes the current failures and the active model's diagnostics. No ImGui calls.
+  void Prepare(const std::vector<LoadFailure>& failures, const trace::Model* model);
+  /// True when there is a load failure to show.
+  bool has_failures() const { return !failures_.empty(); }
+  /// Draws the failures box (full width, `height` 0 = fit) and the diagnostics list.
+  void Draw(float height = 0.0f);
+  /// Screen rectangle of the failures box in the last Draw (x0, y0, x1, y1); zeros when none.
+  const float* rect() const { return rect_; }
+
+ private:
+  std::vector<LoadFailure> failures_;
+  std::vector<std::string> diagnostics_;
+  float rect_[4] = {0, 0, 0, 0};
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,196 @@
+#include "panels/inspector_panel.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <imgui.h>
+
+#include "widgets.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "," : "") + parts[i];
+  return s;
+}
+
+void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight) {
+  ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable(id, 6, flags)) return;
+  ImGui::TableSetupColumn("#");
+  ImGui::TableSetupColumn("mesh dims");
+  ImGui::TableSetupColumn("src -> dst");
+  ImGui::TableSetupColumn("comm");
+  ImGui::TableSetupColumn("logical shape");
+  ImGui::TableSetupColumn("pred");
+  ImGui::TableHeadersRow();
+  for (size_t k = 0; k < plan.size(); ++k) {
+    const trace::PlanStep& s = plan[k];
+    ImGui::TableNextRow();
+    if (static_cast<int64_t>(k) == highlight) {
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(120, 95, 20, 200));
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%zu", k);
+    ImGui::TableNextColumn();
+    ImGui::Text("%s%s", FormatInts(s.mesh_dims).c_str(), s.flattened ? " flat" : "");
+    ImGui::TableNextColumn();
+    ImGui::Text("%s -> %s", s.src.c_str(), s.dst.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(s.comm.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(FormatInts(s.logical_shape).c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f us", s.cost_us);
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void InspectorPanel::Prepare(const ViewContext& /*ctx*/) {}
+
+void InspectorPanel::Draw(ViewContext& ctx) {
+  const RedistributeView* view = ctx.redistribute;
+  if (!view || !view->first) {
+    ImGui::TextDisabled("No redistribute selected.");
+    return;
+  }
+  const trace::RedistributeBegin& b = view->first->begin;
+  Selection& sel = *ctx.selection;
+  int64_t steps = view->num_steps();
+  ImGui::Text("#%lld  %s  %s  %s", static_cast<long long>(b.id),
+              b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
+              b.dtype.c_str());
+  ImGui::Text("%s -> %s", Join(b.src_placements).c_str(), Join(b.dst_placements).c_str());
+  if (!b.src_order.empty() || !b.dst_order.empty()) {
+    ImGui::TextDisabled("order %s -> %s", b.src_order.empty() ? "default" : b.src_order.c_str(),
+                        b.dst_order.empty() ? "default" : b.dst_order.c_str());
+  }
+  ImGui::Text("planner %s", b.planner.c_str());
+  if (!b.planner_reason.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%s)", b.planner_reason.c_str());
+  }
+  ImGui::Spacing();
+  NotationText(b.notation, sel.step);
+  if (b.notation_unoptimized != b.notation)
+    ImGui::TextDisabled("unoptimized: %s", b.notation_unoptimized.c_str());
+  ImGui::Spacing();
+
+  // Step controls: buttons, arrow keys (App), play.
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) sel.step = std::max<int64_t>(0, sel.step - 1);
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right))
+    sel.step = std::min(sel.step + 1, std::max<int64_t>(0, steps - 1));
+  ImGui::SameLine();
+  if (ImGui::Button(sel.playing ? "pause" : "play")) {
+    sel.playing = !sel.playing;
+    if (sel.playing && sel.step + 1 >= steps) sel.step = 0;
+  }
+  ImGui::SameLine();
+  ImGui::Text("step %lld / %lld", static_cast<long long>(steps ? sel.step + 1 : 0),
+              static_cast<long long>(steps));
+  if (steps > 0) {
+    const trace::PlanStep& s = b.optimized_plan[static_cast<size_t>(sel.step)];
+    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatInts(s.mesh_dims).c_str(), s.src.c_str(), s.dst.c_str(),
+                s.comm.c_str(), s.flattened ? "  (flattened)" : "");
+    const StepMeasure& m = view->steps[static_cast<size_t>(sel.step)];
+    ImGui::Text("predicted %.1f us   measured %s (slowest rank)", m.predicted_us,
+                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-");
+    ImGui::Text("bytes sent %s in %lld collective calls",
+                FormatBytes(static_cast<double>(m.bytes_sent)).c_str(),
+                static_cast<long long>(m.collectives));
+  }
+  // Whole-redistribute figures.
+  int64_t ok = 0, failed = 0, incomplete = 0, min_ns = -1, max_ns = -1;
+  for (const trace::RedistributeRecord* rec : view->per_rank) {
+    if (!rec->end) {
+      ++incomplete;
+      continue;
+    }
+    rec->end->ok ? ++ok : ++failed;
+    int64_t d = rec->end->t_ns - rec->begin.t_ns;
+    min_ns = min_ns < 0 ? d : std::min(min_ns, d);
+    max_ns = std::max(max_ns, d);
+  }
+  ImGui::Text("total: predicted %.1f us  measured %s .. %s", b.cost_us,
+              min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
+              max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
+  ImGui::Text("ranks ok %lld", static_cast<long long>(ok));
+  if (failed) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed %lld", static_cast<long long>(failed));
+  }
+  if (incomplete) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "incomplete %lld", static_cast<long long>(incomplete));
+  }
+  for (const trace::RedistributeRecord* rec : view->per_rank) {
+    if (rec->end && !rec->end->ok) {
+      ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "r%lld: %s", static_cast<long long>(rec->rank),
+                         rec->end->error.c_str());
+      break;
+    }
+  }
+  if (!view->error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", view->error.c_str());
+  ImGui::Spacing();
+  ImGui::TextDisabled("optimized plan (executed)");
+  PlanTable("##optimized", b.optimized_plan, sel.step);
+  if (b.raw_plan != b.optimized_plan) {
+    ImGui::TextDisabled("raw plan (planner output)");
+    PlanTable("##raw", b.raw_plan, -1);
+  }
+}
+
+void RedistributeListPanel::Prepare(const ViewContext& ctx) {
+  if (ctx.model == key_model_) return;
+  key_model_ = ctx.model;
+  rows_.clear();
+  if (!ctx.model) return;
+  for (int64_t id : ctx.model->RedistributeIds()) {
+    auto recs = ctx.model->RedistributesWithId(id);
+    if (recs.empty()) continue;
+    const auto& b = recs.front()->begin;
+    bool failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
+    std::string text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
+                       Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " +
+                       std::to_string(b.optimized_plan.size()) + " step" +
+                       (b.optimized_plan.size() == 1 ? "" : "s");
+    rows_.push_back({id, text, failed});
+    if (rows_.size() >= 100000) break;
+  }
+}
+
+void RedistributeListPanel::Draw(ViewContext& ctx) {
+  if (!ctx.model) {
+    ImGui::TextDisabled("no trace loaded");
+    return;
+  }
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##filter", "filter (tensor, placement)", filter_, sizeof filter_);
+  ImGui::BeginChild("##rows");
+  std::vector<const Row*> shown;
+  for (const Row& r : rows_) {
+    if (filter_[0] == '\0' || r.text.find(filter_) != std::string::npos) shown.push_back(&r);
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(shown.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const Row& r = *shown[static_cast<size_t>(i)];
+      if (r.failed) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 130, 120, 255));
+      if (ImGui::Selectable(r.text.c_str(), r.id == ctx.selection->redistribute_id)) {
+        ctx.selection->redistribute_id = r.id;
+        ctx.selection->step = 0;
+      }
+      if (r.failed) ImGui::PopStyleColor();
+    }
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace shardscope::app::gui

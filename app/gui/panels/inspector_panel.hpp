@@ -1,0 +1,38 @@
+#pragma once
+// Redistribute inspector: tensor, shape, dtype, planner and why, the notation with the current step
+// highlighted, raw and optimized transforms, predicted vs measured time and bytes; step buttons,
+// arrow keys and play.
+
+#include "app_state.hpp"
+
+namespace shardscope::app::gui {
+
+/// The inspector panel. Main thread only.
+class InspectorPanel {
+ public:
+  /// Nothing to precompute beyond the RedistributeView; kept for the panel contract. No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws the inspector; the step buttons and play change ctx.selection.
+  void Draw(ViewContext& ctx);
+};
+
+/// The list of redistribute ids of a trace (tensor, src -> dst, steps); click selects.
+class RedistributeListPanel {
+ public:
+  /// Caches one line per redistribute id when the model changed. No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws the filterable list.
+  void Draw(ViewContext& ctx);
+
+ private:
+  struct Row {
+    int64_t id = 0;
+    std::string text;
+    bool failed = false;
+  };
+  const void* key_model_ = nullptr;
+  std::vector<Row> rows_;
+  char filter_[64] = {};
+};
+
+}  // namespace shardscope::app::gui

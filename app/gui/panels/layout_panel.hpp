@@ -1,0 +1,63 @@
+#pragma once
+// Layout view: the global tensor projected on two chosen dims (sliders fix the others), every
+// rank's region in its rank colour, before and after the current step side by side. All layout
+// math comes from engine::ComputeLayouts via view_model.hpp.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+#include "shardscope/engine/layout.hpp"
+#include "view_model.hpp"
+
+namespace shardscope::app::gui {
+
+/// Where a layout canvas landed on screen in the last Draw (for --geometry and the tests).
+struct CanvasGeometry {
+  std::string which;                     ///< "before" or "after"
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  ///< pixels, window coordinates, top-left origin
+  int row_dim = -1, col_dim = -1;        ///< tensor dims along y and x (-1: none)
+  int64_t rows = 1, cols = 1;            ///< extents along y and x
+  int64_t redistribute_id = -1, step = 0;
+  std::vector<int64_t> slice;  ///< fixed index of every tensor dim (view dims hold 0)
+};
+
+/// One side-by-side before/after layout view. Main thread only.
+class LayoutPanel {
+ public:
+  /// Recomputes layouts and projections when the redistribute, step, view dims or slice changed.
+  /// No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws the controls and both canvases into the current ImGui window's remaining region.
+  void Draw(ViewContext& ctx);
+  /// Canvases drawn by the last Draw.
+  const std::vector<CanvasGeometry>& geometry() const { return geometry_; }
+  /// Chooses the projected dims (-1 for none); clamped on the next Prepare.
+  void SetViewDims(int row_dim, int col_dim) {
+    row_dim_ = row_dim;
+    col_dim_ = col_dim;
+  }
+
+ private:
+  struct Side {
+    std::string title;
+    std::string placements;
+    std::vector<engine::RankLayout> layouts;
+    LayoutGrid grid;
+  };
+  void DrawSide(ViewContext& ctx, const Side& side, const char* which, float width, float height);
+
+  const void* key_model_ = nullptr;
+  int64_t key_id_ = -2, key_step_ = -1;
+  int key_row_ = -2, key_col_ = -2;
+  std::vector<int64_t> key_slice_;
+  int row_dim_ = 0, col_dim_ = 1;
+  std::vector<int64_t> slice_;
+  Side before_, after_;
+  std::vector<std::string> warnings_;
+  std::string error_;
+  std::vector<CanvasGeometry> geometry_;
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,31 @@
+#pragma once
+// Merge view: for each flattened step, the raw transforms it replaced, its flattened group and
+// avg_scale; for each merge not made, the optimizer's reason and what would enable it.
+
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+
+namespace shardscope::app::gui {
+
+/// The merge panel. Main thread only.
+class MergePanel {
+ public:
+  /// Matches flattened steps with the raw transforms they replaced. No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws merged steps and skipped merges.
+  void Draw(ViewContext& ctx);
+
+ private:
+  struct Merged {
+    size_t step = 0;
+    std::vector<size_t> replaced;  ///< indices into raw_plan
+    std::vector<int64_t> group;    ///< the focus rank's flattened group
+  };
+  const void* key_view_ = nullptr;
+  int64_t key_focus_ = -1;
+  std::vector<Merged> merged_;
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,284 @@
+#include "panels/timeline_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <imgui.h>
+
+#include "gl_renderer.hpp"
+#include "widgets.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+constexpr float kLabelWidth = 56.0f;
+constexpr float kAxisHeight = 20.0f;
+
+Rgb KindColor(const std::string& kind) {
+  if (kind == "all_gather") return {80, 150, 230};
+  if (kind == "reduce_scatter") return {240, 150, 60};
+  if (kind == "all_reduce") return {90, 190, 100};
+  if (kind == "all_to_all") return {175, 120, 220};
+  if (kind == "shape_exchange") return {150, 150, 150};
+  return {200, 200, 120};
+}
+
+Rgb BarColor(int64_t id, bool selected) {
+  if (selected) return {235, 200, 90};
+  static const Rgb kShades[] = {{70, 84, 110}, {84, 100, 90}, {100, 84, 104}, {96, 96, 80}};
+  return kShades[static_cast<size_t>(id % 4)];
+}
+
+double NiceStep(double range) {
+  double raw = range / 8.0;
+  double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * p) return m * p;
+  }
+  return 10 * p;
+}
+
+// First span of a lane that can reach `t` (spans sorted by start; `max_len` bounds any span).
+size_t FirstVisible(const std::vector<TimelineSpan>& spans, int64_t t, int64_t max_len) {
+  int64_t from = t - max_len;
+  return static_cast<size_t>(std::lower_bound(spans.begin(), spans.end(), from,
+                                              [](const TimelineSpan& s, int64_t v) { return s.start < v; }) -
+                             spans.begin());
+}
+
+}  // namespace
+
+TimelineData BuildTimeline(const trace::Model& model) {
+  TimelineData data;
+  std::vector<int64_t> offset(static_cast<size_t>(std::max<int64_t>(model.world, 0)), 0);
+  for (const trace::RankTrace& r : model.ranks) {
+    if (r.header.rank >= 0 && r.header.rank < model.world)
+      offset[static_cast<size_t>(r.header.rank)] = r.header.clock.offset_ns;
+  }
+  int64_t lanes = model.world;
+  data.lane_rank.resize(static_cast<size_t>(lanes));
+  for (int64_t i = 0; i < lanes; ++i) data.lane_rank[static_cast<size_t>(i)] = i;
+  data.bars.resize(static_cast<size_t>(lanes));
+  data.collectives.resize(static_cast<size_t>(lanes));
+  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < model.redistributes.size(); ++i) {
+    const trace::RedistributeRecord& rec = model.redistributes[i];
+    if (rec.rank < 0 || rec.rank >= lanes) continue;
+    int64_t off = offset[static_cast<size_t>(rec.rank)];
+    int64_t start = rec.begin.t_ns + off;
+    int64_t end = start;
+    if (rec.end) end = rec.end->t_ns + off;
+    for (const auto& s : rec.steps) end = std::max(end, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
+    for (size_t c = 0; c < rec.collectives.size(); ++c) {
+      const trace::Collective& col = rec.collectives[c];
+      data.collectives[static_cast<size_t>(rec.rank)].push_back(
+          {col.start_ns + off, col.end_ns + off, rec.begin.id, static_cast<int32_t>(col.step),
+           static_cast<int32_t>(i), static_cast<int32_t>(c)});
+      end = std::max(end, col.end_ns + off);
+    }
+    data.bars[static_cast<size_t>(rec.rank)].push_back(
+        {start, end, rec.begin.id, -1, static_cast<int32_t>(i), -1});
+    t0 = std::min(t0, start);
+    t1 = std::max(t1, end);
+    data.events += 2 + rec.steps.size() * 2 + rec.collectives.size();
+  }
+  auto by_start = [](const TimelineSpan& a, const TimelineSpan& b) { return a.start < b.start; };
+  for (auto& lane : data.bars) std::sort(lane.begin(), lane.end(), by_start);
+  for (auto& lane : data.collectives) std::sort(lane.begin(), lane.end(), by_start);
+  if (t0 > t1) t0 = 0, t1 = 1;
+  data.t0 = t0;
+  data.t1 = std::max(t1, t0 + 1);
+  return data;
+}
+
+void TimelinePanel::Prepare(const ViewContext& ctx) {
+  if (ctx.model == key_model_) return;
+  key_model_ = ctx.model;
+  data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
+  view_start_ = 0;
+  view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
+  scroll_y_ = 0;
+}
+
+void TimelinePanel::Draw(ViewContext& ctx) {
+  if (!ctx.model) {
+    ImGui::TextDisabled("no trace loaded");
+    return;
+  }
+  ImGuiIO& io = ImGui::GetIO();
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y = std::max(avail.y, 60.0f);
+  ImGui::InvisibleButton("##timeline_canvas", avail);
+  bool hovered = ImGui::IsItemHovered();
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  size_t lanes = data_.lane_rank.size();
+  float plot_h = avail.y - kAxisHeight;
+  float lane_h = std::clamp(plot_h / std::max<float>(1.0f, static_cast<float>(lanes)), 3.0f, 26.0f);
+  float content_h = lane_h * static_cast<float>(lanes);
+  float x0 = origin.x + kLabelWidth, x1 = origin.x + avail.x, y0 = origin.y + kAxisHeight;
+  float plot_w = std::max(10.0f, x1 - x0);
+  double span = std::max(1.0, view_end_ - view_start_);
+
+  // Zoom (wheel, +/-) around the mouse, pan (drag, A/D, shift+wheel scrolls lanes).
+  double mouse_t = view_start_ + (io.MousePos.x - x0) / plot_w * span;
+  auto zoom = [&](double factor, double around) {
+    double total = static_cast<double>(data_.t1 - data_.t0) * 1.5;
+    double new_span = std::clamp(span * factor, 50.0, std::max(total, 100.0));
+    double frac = (around - view_start_) / span;
+    view_start_ = around - frac * new_span;
+    view_end_ = view_start_ + new_span;
+  };
+  if (hovered && io.MouseWheel != 0.0f) {
+    if (io.KeyShift) {
+      scroll_y_ -= io.MouseWheel * lane_h * 3;
+    } else {
+      zoom(std::pow(0.8, io.MouseWheel), mouse_t);
+    }
+  }
+  if (!io.WantTextInput) {
+    for (ImWchar c : io.InputQueueCharacters) {
+      double mid = view_start_ + span / 2;
+      if (c == '+' || c == '=') zoom(0.8, mid);
+      if (c == '-') zoom(1.25, mid);
+      if (c == 'a' || c == 'A') view_start_ -= span * 0.1, view_end_ -= span * 0.1;
+      if (c == 'd' || c == 'D') view_start_ += span * 0.1, view_end_ += span * 0.1;
+      if (c == 'f' || c == 'F') view_start_ = 0, view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
+    }
+  }
+  if (hovered && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
+    dragging_ = true;
+    view_start_ -= io.MouseDelta.x / plot_w * span;
+    view_end_ -= io.MouseDelta.x / plot_w * span;
+    scroll_y_ -= io.MouseDelta.y;
+  }
+  scroll_y_ = std::clamp(scroll_y_, 0.0f, std::max(0.0f, content_h - plot_h));
+  span = std::max(1.0, view_end_ - view_start_);
+
+  // Axis.
+  list->PushClipRect(origin, ImVec2(x1, origin.y + avail.y), true);
+  double tick = NiceStep(span);
+  for (double t = std::ceil(view_start_ / tick) * tick; t <= view_end_; t += tick) {
+    float x = x0 + static_cast<float>((t - view_start_) / span * plot_w);
+    list->AddLine(ImVec2(x, origin.y + kAxisHeight - 5), ImVec2(x, origin.y + avail.y),
+                  IM_COL32(255, 255, 255, 22));
+    list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), FormatTimeNs(t).c_str());
+  }
+  list->PopClipRect();
+
+  // Lanes: only visible ones, only spans overlapping the visible time range; sub-pixel spans
+  // collapse into the previous quad so a 1M-event lane costs at most ~plot_w quads.
+  size_t first_lane = static_cast<size_t>(scroll_y_ / lane_h);
+  size_t last_lane = std::min(lanes, static_cast<size_t>((scroll_y_ + plot_h) / lane_h) + 1);
+  std::vector<Quad> quads;
+  const TimelineSpan* hit = nullptr;
+  size_t hit_lane = 0;
+  int64_t vs = data_.t0 + static_cast<int64_t>(view_start_), ve = data_.t0 + static_cast<int64_t>(view_end_);
+  auto to_x = [&](int64_t t) {
+    return x0 + static_cast<float>((static_cast<double>(t - data_.t0) - view_start_) / span * plot_w);
+  };
+  int64_t world = ctx.world();
+  for (size_t lane = first_lane; lane < last_lane; ++lane) {
+    float ly = y0 + lane * lane_h - scroll_y_;
+    int64_t rank = data_.lane_rank[lane];
+    if (lane_h >= 3)
+      quads.push_back(MakeQuad(origin.x, ly + 1, origin.x + 6, ly + lane_h - 1, RankColor(rank, world)));
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto& spans = pass == 0 ? data_.bars[lane] : data_.collectives[lane];
+      float top = pass == 0 ? ly + 1 : ly + lane_h * 0.5f;
+      float bottom = ly + lane_h - 1;
+      if (pass == 0 && lane_h >= 8) bottom = ly + lane_h * 0.5f;
+      if (pass == 1 && lane_h < 8) continue;
+      int64_t max_len = 0;
+      for (size_t i = 0; i < spans.size() && i < 64; ++i)
+        max_len = std::max(max_len, spans[i].end - spans[i].start);
+      if (spans.size() > 64) max_len = std::max<int64_t>(max_len, static_cast<int64_t>(span));
+      float last_x1 = -1e9f;
+      for (size_t i = FirstVisible(spans, vs, max_len); i < spans.size() && spans[i].start <= ve; ++i) {
+        const TimelineSpan& s = spans[i];
+        if (s.end < vs) continue;
+        float sx0 = std::max(to_x(s.start), x0 - 2), sx1 = std::min(to_x(s.end), x1 + 2);
+        if (sx1 - sx0 < 1.0f) sx1 = sx0 + 1.0f;
+        if (sx1 <= last_x1 + 0.5f && !quads.empty()) {
+          quads.back().x1 = std::max(quads.back().x1, sx1);
+        } else {
+          Rgb color;
+          if (pass == 0) {
+            color = BarColor(s.redistribute_id, s.redistribute_id == ctx.selection->redistribute_id);
+          } else {
+            const auto& rec = ctx.model->redistributes[static_cast<size_t>(s.record)];
+            color = KindColor(rec.collectives[static_cast<size_t>(s.collective)].kind);
+          }
+          quads.push_back(MakeQuad(sx0, top, sx1, bottom, color));
+          last_x1 = sx1;
+        }
+        if (hovered && io.MousePos.x >= sx0 && io.MousePos.x < sx1 && io.MousePos.y >= top &&
+            io.MousePos.y < bottom) {
+          hit = &s;
+          hit_lane = lane;
+        }
+        if (pass == 0 && sx1 - sx0 > 60 && lane_h >= 14) {
+          // Labels are drawn after the quads; remember nothing, just draw now (ImGui orders it later).
+        }
+      }
+    }
+  }
+  ImGui::PushClipRect(ImVec2(origin.x, y0), ImVec2(x1, origin.y + avail.y), true);
+  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
+  // Rank labels and bar labels on top of the quads.
+  for (size_t lane = first_lane; lane < last_lane; ++lane) {
+    float ly = y0 + lane * lane_h - scroll_y_;
+    if (lane_h >= 12) {
+      list->AddText(ImVec2(origin.x + 9, ly + (lane_h - ImGui::GetTextLineHeight()) * 0.5f),
+                    IM_COL32(220, 220, 225, 255), ("r" + std::to_string(data_.lane_rank[lane])).c_str());
+    }
+    if (lane_h < 14) continue;
+    for (size_t i = FirstVisible(data_.bars[lane], vs, static_cast<int64_t>(span));
+         i < data_.bars[lane].size(); ++i) {
+      const TimelineSpan& s = data_.bars[lane][i];
+      if (s.start > ve) break;
+      float sx0 = std::max(to_x(s.start), x0), sx1 = std::min(to_x(s.end), x1);
+      if (sx1 - sx0 < 40) continue;
+      const auto& rec = ctx.model->redistributes[static_cast<size_t>(s.record)];
+      std::string label = "#" + std::to_string(s.redistribute_id) + " " + rec.begin.tensor;
+      list->PushClipRect(ImVec2(sx0, ly), ImVec2(sx1, ly + lane_h), true);
+      list->AddText(ImVec2(sx0 + 3, ly), IM_COL32(15, 15, 20, 255), label.c_str());
+      list->PopClipRect();
+    }
+  }
+  ImGui::PopClipRect();
+
+  if (hit) {
+    const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];
+    ImGui::BeginTooltip();
+    RankSwatch(data_.lane_rank[hit_lane], world);
+    if (hit->collective < 0) {
+      ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(hit->redistribute_id),
+                  rec.begin.tensor.c_str(), rec.begin.notation.c_str());
+      ImGui::Text("duration %s  predicted %.1f us  %s",
+                  FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(), rec.begin.cost_us,
+                  rec.end ? (rec.end->ok ? "ok" : ("failed: " + rec.end->error).c_str()) : "incomplete");
+    } else {
+      const trace::Collective& c = rec.collectives[static_cast<size_t>(hit->collective)];
+      int64_t sent = 0, recv = 0;
+      for (int64_t b : c.bytes_sent) sent += b;
+      for (int64_t b : c.bytes_recv) recv += b;
+      ImGui::Text("%s%s  step %lld of #%lld", c.kind.c_str(), c.negotiated ? " (shape negotiation)" : "",
+                  static_cast<long long>(c.step), static_cast<long long>(c.redistribute_id));
+      ImGui::Text("group %s  mesh dims %s", FormatInts(c.group).c_str(), FormatInts(c.mesh_dims).c_str());
+      ImGui::Text("sent %s  received %s  in %s", FormatBytes(static_cast<double>(sent)).c_str(),
+                  FormatBytes(static_cast<double>(recv)).c_str(),
+                  FormatTimeNs(static_cast<double>(c.end_ns - c.start_ns)).c_str());
+    }
+    ImGui::EndTooltip();
+  }
+  if (ImGui::IsItemDeactivated() && !dragging_ && hit) {
+    ctx.selection->redistribute_id = hit->redistribute_id;
+    ctx.selection->step = hit->step >= 0 ? hit->step : 0;
+    ctx.selection->focus_rank = data_.lane_rank[hit_lane];
+  }
+  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = false;
+}
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,50 @@
+#pragma once
+// Timeline: one lane per rank, redistributes as bars and their collectives as slices on a shared
+// time axis; wheel or +/- zooms, drag or A/D pans, hover for details, click to select.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+
+namespace shardscope::app::gui {
+
+/// One span on a lane (times in ns relative to the trace start).
+struct TimelineSpan {
+  int64_t start = 0, end = 0;
+  int64_t redistribute_id = 0;
+  int32_t step = -1;        ///< -1 for the redistribute bar itself
+  int32_t record = 0;       ///< index into Model::redistributes
+  int32_t collective = -1;  ///< index into the record's collectives, -1 for bars
+};
+
+/// Per-rank lanes of a model, sorted by start (the prepare step's output).
+struct TimelineData {
+  std::vector<int64_t> lane_rank;
+  std::vector<std::vector<TimelineSpan>> bars;         ///< per lane
+  std::vector<std::vector<TimelineSpan>> collectives;  ///< per lane
+  int64_t t0 = 0, t1 = 1;                              ///< trace time range, absolute ns
+  size_t events = 0;
+};
+
+/// Builds the lanes of `model` (offsets of each rank's clock applied). Pure; O(events log events).
+TimelineData BuildTimeline(const trace::Model& model);
+
+/// The timeline panel. Main thread only.
+class TimelinePanel {
+ public:
+  /// Rebuilds lanes when the model changed. No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws lanes into the remaining region of the current window.
+  void Draw(ViewContext& ctx);
+
+ private:
+  const void* key_model_ = nullptr;
+  TimelineData data_;
+  double view_start_ = 0, view_end_ = 1;  ///< visible range, ns relative to t0
+  float scroll_y_ = 0;
+  bool dragging_ = false;
+};
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,27 @@
+#pragma once
+// The one rank colour palette of the GUI (and of its screenshot tests): the same rank has the same
+// colour in every panel. Distinct colours up to 16 ranks, a hue gradient beyond.
+
+#include <cstdint>
+
+namespace shardscope::app::gui {
+
+/// An 8-bit sRGB colour, alpha always opaque.
+struct Rgb {
+  uint8_t r = 0, g = 0, b = 0;
+  bool operator==(const Rgb&) const = default;
+};
+
+/// Colour of `rank` in a world of `world` ranks: a fixed 16-colour table when world <= 16, else a
+/// hue ramp over [0, world). Pure and deterministic; out-of-range ranks wrap.
+Rgb RankColor(int64_t rank, int64_t world);
+
+/// Packs a colour as ImGui's ImU32 (ABGR), with the given alpha.
+uint32_t PackAbgr(Rgb color, uint8_t alpha = 255);
+
+/// Background of the error panel; deliberately unlike any rank colour so tests can find it.
+inline constexpr Rgb kErrorPanelColor{110, 18, 36};
+/// Background of layout canvases outside the tensor and of cells no rank holds.
+inline constexpr Rgb kCanvasColor{28, 30, 36};
+
+}  // namespace shardscope::app::gui

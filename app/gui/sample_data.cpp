@@ -1,0 +1,188 @@
+#include "sample_data.hpp"
+
+#include <algorithm>
+
+#include "shardscope/engine/layout.hpp"
+#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+trace::PlanStep ToTraceStep(const engine::Transform& t) {
+  trace::PlanStep s;
+  for (int d : t.mesh_dims) s.mesh_dims.push_back(d);
+  s.src = t.src.ToString();
+  s.dst = t.dst.ToString();
+  s.comm = std::string(engine::CommKindName(t.comm));
+  s.logical_shape = t.logical_shape;
+  s.flattened = t.flattened;
+  s.avg_scale = static_cast<double>(t.avg_scale);
+  s.cost_us = t.cost_us;
+  return s;
+}
+
+std::string OrderText(const engine::TensorSpec& spec) {
+  if (!spec.shard_order || engine::IsDefaultOrder(*spec.shard_order)) return "";
+  return engine::FormatShardOrderStr(spec.placements, *spec.shard_order);
+}
+
+int64_t Numel(const engine::Shape& s) {
+  int64_t n = 1;
+  for (int64_t e : s) n *= e;
+  return n;
+}
+
+}  // namespace
+
+std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribute>& items,
+                                             const std::string& source) {
+  if (items.empty()) throw InvalidInput("sample: no redistribute to synthesize");
+  const engine::Mesh& mesh = items.front().src.mesh;
+  int64_t world = mesh.size();
+  auto model = std::make_shared<trace::Model>();
+  model->source = source;
+  model->world = world;
+  std::vector<int64_t> mesh_shape = mesh.shape();
+  for (int64_t r = 0; r < world; ++r) {
+    trace::RankTrace rt;
+    rt.file = "rank-" + std::to_string(r) + ".jsonl";
+    rt.header.rank = r;
+    rt.header.world = world;
+    rt.header.mesh_shape = mesh_shape;
+    rt.header.mesh_dim_names = mesh.dim_names();
+    rt.header.backend = "plan-only";
+    rt.header.host = "sandbox";
+    model->ranks.push_back(std::move(rt));
+  }
+  int64_t t = 1000;
+  for (size_t id = 0; id < items.size(); ++id) {
+    const SampleRedistribute& item = items[id];
+    int64_t item_start = t, item_end = t;
+    for (int64_t r = 0; r < world; ++r) {
+      engine::Plan plan = engine::MakePlan(item.src, item.dst, r, item.options);
+      trace::RedistributeRecord rec;
+      rec.rank = r;
+      auto& b = rec.begin;
+      b.id = static_cast<int64_t>(id);
+      b.tensor = item.tensor;
+      b.global_shape = item.src.shape;
+      b.dtype = std::string(engine::DTypeName(item.src.dtype));
+      for (const auto& p : item.src.placements) b.src_placements.push_back(p.ToString());
+      for (const auto& p : item.dst.placements) b.dst_placements.push_back(p.ToString());
+      b.src_order = OrderText(item.src);
+      b.dst_order = OrderText(item.dst);
+      b.planner = std::string(engine::PlannerName(plan.planner));
+      b.planner_reason = plan.planner_reason;
+      b.notation = plan.notation;
+      b.notation_unoptimized = plan.notation_unoptimized;
+      for (const auto& tr : plan.raw) b.raw_plan.push_back(ToTraceStep(tr));
+      for (const auto& tr : plan.optimized) b.optimized_plan.push_back(ToTraceStep(tr));
+      for (const auto& sm : plan.skipped_merges) {
+        trace::SkippedMerge s;
+        for (int d : sm.mesh_dims) s.mesh_dims.push_back(d);
+        s.comm = std::string(engine::CommKindName(sm.comm));
+        s.reason = sm.reason;
+        s.hint = sm.hint;
+        b.skipped_merges.push_back(s);
+      }
+      b.cost_us = plan.cost_us;
+      // Synthetic clock: ranks start a little apart and each step lasts its predicted cost.
+      int64_t now = item_start + r * 150;
+      b.t_ns = now;
+      engine::PlanState state{item.src.placements, item.src.EffectiveOrder()};
+      int itemsize = engine::DTypeSize(item.src.dtype);
+      for (size_t k = 0; k < plan.optimized.size(); ++k) {
+        const engine::Transform& tr = plan.optimized[k];
+        engine::LayoutInput in{&mesh, &state.placements, &state.order, &item.src.shape};
+        engine::RankLayout before = engine::ComputeRankLayout(in, r);
+        engine::PlanState next = engine::ApplyTransform(state, tr);
+        engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
+        engine::RankLayout after = engine::ComputeRankLayout(in2, r);
+        trace::StepRecord sr;
+        sr.begin.redistribute_id = b.id;
+        sr.begin.step = static_cast<int64_t>(k);
+        for (int d : tr.mesh_dims) sr.begin.mesh_dims.push_back(d);
+        sr.begin.src = tr.src.ToString();
+        sr.begin.dst = tr.dst.ToString();
+        sr.begin.comm = std::string(engine::CommKindName(tr.comm));
+        sr.begin.logical_shape = tr.logical_shape;
+        sr.begin.local_shape_before = before.local_shape;
+        sr.begin.global_offset_before = before.global_offset;
+        sr.begin.t_ns = now + 100;
+        int64_t dur = std::max<int64_t>(2000, static_cast<int64_t>(tr.cost_us * 1000.0));
+        if (tr.comm != engine::CommKind::kLocal) {
+          trace::Collective c;
+          c.redistribute_id = b.id;
+          c.step = static_cast<int64_t>(k);
+          c.kind = std::string(engine::CommKindName(tr.comm));
+          for (int d : tr.mesh_dims) c.mesh_dims.push_back(d);
+          c.group = mesh.Group(r, tr.mesh_dims);
+          c.dtype = b.dtype;
+          int64_t g = static_cast<int64_t>(c.group.size());
+          int64_t mine = Numel(before.local_shape) * itemsize;
+          for (int64_t peer : c.group) {
+            int64_t sent = 0;
+            if (peer != r) {
+              // all_gather sends the whole shard to each peer; the others send a 1/g share.
+              sent = tr.comm == engine::CommKind::kAllGather ? mine : mine / std::max<int64_t>(1, g);
+            }
+            c.bytes_sent.push_back(sent);
+            c.bytes_recv.push_back(sent);
+          }
+          c.start_ns = now + 300;
+          c.end_ns = now + dur - 300;
+          rec.collectives.push_back(c);
+        }
+        now += dur;
+        sr.end = trace::StepEnd{b.id, static_cast<int64_t>(k), after.local_shape, after.global_offset, now};
+        rec.steps.push_back(sr);
+        state = next;
+      }
+      rec.end = trace::RedistributeEnd{b.id, now + 200, true, "", std::nullopt, std::nullopt};
+      item_end = std::max(item_end, now + 200);
+      auto& events = model->ranks[static_cast<size_t>(r)].events;
+      events.push_back(rec.begin);
+      for (size_t k = 0; k < rec.steps.size(); ++k) {
+        events.push_back(rec.steps[k].begin);
+        for (const auto& c : rec.collectives) {
+          if (c.step == static_cast<int64_t>(k)) events.push_back(c);
+        }
+        events.push_back(*rec.steps[k].end);
+      }
+      events.push_back(*rec.end);
+      model->redistributes.push_back(std::move(rec));
+    }
+    t = item_end + 3000;
+  }
+  std::sort(model->redistributes.begin(), model->redistributes.end(),
+            [](const trace::RedistributeRecord& a, const trace::RedistributeRecord& b) {
+              return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
+            });
+  return model;
+}
+
+std::shared_ptr<trace::Model> MakeSampleModel() {
+  engine::Mesh mesh({2, 2}, {"dp", "tp"});
+  mesh.RegisterFlattened({0, 1});
+  auto spec = [&](const char* placements, engine::Shape shape, engine::DType dtype) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(placements, "sample"), std::nullopt,
+                            std::move(shape), dtype, engine::ChunkRule::kTorch, {}, "sample");
+  };
+  std::vector<SampleRedistribute> items;
+  items.push_back({"h",
+                   spec("S(0),S(1)", {8, 6}, engine::DType::kF32),
+                   spec("S(1),S(0)", {8, 6}, engine::DType::kF32),
+                   {}});
+  items.push_back(
+      {"w", spec("S(0),S(0)", {15, 6}, engine::DType::kF32), spec("R,R", {15, 6}, engine::DType::kF32), {}});
+  items.push_back({"g",
+                   spec("P(sum),P(sum)", {8, 8}, engine::DType::kF32),
+                   spec("R,R", {8, 8}, engine::DType::kF32),
+                   {}});
+  items.push_back(
+      {"x", spec("R,S(1)", {6, 9}, engine::DType::kBF16), spec("S(0),R", {6, 9}, engine::DType::kBF16), {}});
+  return ModelFromPlans(items, "sample (2x2 dp,tp)");
+}
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,63 @@
+#include "trace_loader.hpp"
+
+#include <filesystem>
+#include <system_error>
+
+#include "shardscope/trace/reader.hpp"
+
+namespace shardscope::app::gui {
+
+TraceLoader::TraceLoader(std::string path)
+    : path_(std::move(path)), start_(std::chrono::steady_clock::now()) {
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path_, ec)) {
+    for (const auto& entry : fs::directory_iterator(path_, ec)) {
+      if (entry.is_regular_file(ec)) total_bytes_ += static_cast<int64_t>(entry.file_size(ec));
+    }
+  } else if (fs::is_regular_file(path_, ec)) {
+    total_bytes_ = static_cast<int64_t>(fs::file_size(path_, ec));
+  }
+  thread_ = std::thread([this] {
+    std::shared_ptr<const trace::Model> model;
+    std::string error;
+    try {
+      std::error_code ec2;
+      if (!std::filesystem::exists(path_, ec2)) {
+        error = path_ + ": no such file or directory";
+      } else if (std::filesystem::is_directory(path_, ec2)) {
+        model = std::make_shared<trace::Model>(trace::ReadTraceDir(path_));
+      } else {
+        model = std::make_shared<trace::Model>(trace::ReadTraceFile(path_));
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      model_ = std::move(model);
+      error_ = std::move(error);
+    }
+    done_.store(true, std::memory_order_release);
+  });
+}
+
+TraceLoader::~TraceLoader() {
+  if (thread_.joinable()) thread_.join();
+}
+
+double TraceLoader::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::shared_ptr<const trace::Model> TraceLoader::model() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return model_;
+}
+
+std::string TraceLoader::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+}  // namespace shardscope::app::gui

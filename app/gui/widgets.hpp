@@ -1,0 +1,32 @@
+#pragma once
+// Shared ImGui widgets of the panels: rank swatches, highlighted plan notation, splitters and
+// section titles. Only call between ImGui::NewFrame and ImGui::Render.
+
+#include <cstdint>
+#include <string>
+
+#include <imgui.h>
+
+#include "rank_palette.hpp"
+
+namespace shardscope::app::gui {
+
+/// ImGui colour of a rank (see RankColor).
+ImU32 RankImColor(int64_t rank, int64_t world, uint8_t alpha = 255);
+/// Black or white, whichever reads better on `background`.
+ImU32 ContrastText(Rgb background);
+/// A small filled square in the rank's colour followed by "r<rank>" on the same line.
+void RankSwatch(int64_t rank, int64_t world);
+/// Draws a plan notation such as "S(0)[0]S(0)[1]->S(0)R-->RR" with the placements before and
+/// after step `step` (0-based) and the arrow between them highlighted.
+void NotationText(const std::string& notation, int64_t step);
+/// A draggable splitter between two regions; `size1`/`size2` are updated and kept >= the minima.
+/// Returns true while dragged.
+bool Splitter(const char* id, bool split_vertically, float thickness, float* size1, float* size2, float min1,
+              float min2);
+/// A bold-ish section title with a separator.
+void SectionTitle(const char* title);
+/// Text on a filled rectangle at `pos` (draw-list coordinates).
+void LabelBox(ImDrawList* list, ImVec2 pos, const std::string& text, ImU32 background, ImU32 foreground);
+
+}  // namespace shardscope::app::gui
