@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
+#include "trace_tools.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -136,6 +137,32 @@ void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
   cmd->add_option("--backend", args.backend, "backend (this build: local)")->capture_default_str();
 }
 
+void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, ExportArgs& exp) {
+  CLI::App* d =
+      app.add_subcommand("diff", "Compare two traces: plans, collectives, bytes, shapes, cost, time");
+  d->add_option("baseline", diff.baseline, "baseline trace directory (rank-*.jsonl) or rank file")
+      ->required();
+  d->add_option("candidate", diff.candidate, "candidate trace directory or rank file")->required();
+  d->add_option("--fail-on", diff.fail_on,
+                "what fails (exit 1): plan,collectives,bytes,shapes,cost,time:N%,all (default: all = every "
+                "category but time)");
+  d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
+  d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
+  CLI::App* c =
+      app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
+  c->add_option("trace", check.path, "trace directory (rank-*.jsonl)")->required();
+  c->add_option("--max-reports", check.max_reports, "mismatches to print (all are counted)")
+      ->capture_default_str();
+  c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
+  c->footer("Example:\n  shardscope check /tmp/healda");
+  CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
+  e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
+  e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
+      ->capture_default_str();
+  e->add_option("-o,--output", exp.output, "output file, - for stdout")->required();
+  e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -158,6 +185,10 @@ int Main(int argc, char** argv) {
   ShowArgs show_args;
   AddRunCommand(app, run_args);
   AddShowCommand(app, show_args);
+  DiffArgs diff_args;
+  CheckArgs check_args;
+  ExportArgs export_args;
+  AddTraceToolCommands(app, diff_args, check_args, export_args);
   BenchCommArgs comm_args;
   BenchCommArgs redist_args;
   redist_args.sizes = "64K,1M,16M,64M";
@@ -170,7 +201,9 @@ int Main(int argc, char** argv) {
   AddBenchCommOptions(bench_redist, redist_args);
 
   if (argc < 2) {
-    std::cerr << app.help() << "shardscope: missing command (expected plan, layout, run, show or bench)\n";
+    std::cerr
+        << app.help()
+        << "shardscope: missing command (expected plan, layout, run, show, diff, check, export or bench)\n";
     return kUsageExit;
   }
   std::string first = argv[1];
@@ -179,7 +212,7 @@ int Main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known) {
       std::cerr << app.help() << "shardscope: unknown command '" << first
-                << "' (expected plan, layout, run, show or bench)\n";
+                << "' (expected plan, layout, run, show, diff, check, export or bench)\n";
       return kUsageExit;
     }
   }
@@ -200,6 +233,9 @@ int Main(int argc, char** argv) {
     if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
+    if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);
+    if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
+    if (app.got_subcommand("export")) return RunExport(export_args, std::cout);
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

@@ -1,0 +1,47 @@
+#pragma once
+// `shardscope diff`, `check` and `export`: the trace tools for CI and for other viewers. Plain
+// option structs filled by main.cpp; the logic lives in the trace library (diff.hpp, check.hpp,
+// chrome_export.hpp). Exit codes: 0 ok, 1 differences or mismatches found, 2 bad input.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "shardscope/trace/model.hpp"
+
+namespace shardscope::app {
+
+/// `shardscope diff BASELINE CANDIDATE`.
+struct DiffArgs {
+  std::string baseline;   ///< trace directory or rank file
+  std::string candidate;  ///< trace directory or rank file
+  std::string fail_on;    ///< --fail-on list; empty: every category but time
+  bool json = false;
+};
+
+/// `shardscope check DIR`.
+struct CheckArgs {
+  std::string path;          ///< trace directory or rank file
+  int64_t max_reports = 20;  ///< --max-reports: mismatches printed (all are counted)
+  bool json = false;
+};
+
+/// `shardscope export --format chrome DIR -o OUT`.
+struct ExportArgs {
+  std::string path;               ///< trace directory or rank file
+  std::string format = "chrome";  ///< only "chrome" for now
+  std::string output;             ///< -o file ("-" writes to `out`)
+};
+
+/// Reads a trace directory or one rank file; load diagnostics become "shardscope: warning:" lines
+/// on stderr. Throws Error(kInvalidInput) for a missing path or an unreadable trace.
+trace::Model LoadTrace(const std::string& path);
+
+/// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
+int RunDiff(const DiffArgs& args, std::ostream& out);
+/// Prints the mismatches (at most max_reports) and a summary; returns 1 when any was found.
+int RunCheck(const CheckArgs& args, std::ostream& out);
+/// Writes Chrome Trace Event JSON; prints one summary line to `out` unless writing to stdout.
+int RunExport(const ExportArgs& args, std::ostream& out);
+
+}  // namespace shardscope::app

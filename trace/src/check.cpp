@@ -1,0 +1,616 @@
+#include "shardscope/trace/check.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "collective_match.hpp"
+
+namespace shardscope::trace {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+  return out;
+}
+
+std::string RanksPhrase(const std::vector<int64_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+// The most common value among (rank, value) pairs given in rank order; a tie goes to the value of
+// the lowest rank. Returns the majority value and the ranks that deviate from it.
+struct Vote {
+  std::string majority;
+  std::vector<int64_t> agree, deviants;
+};
+
+Vote Majority(const std::vector<std::pair<int64_t, std::string>>& values) {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (const auto& [rank, v] : values) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
+    if (it == counts.end())
+      counts.emplace_back(v, 1);
+    else
+      ++it->second;
+  }
+  Vote vote;
+  int64_t best = -1;
+  for (const auto& [v, n] : counts) {
+    if (n > best) {
+      best = n;
+      vote.majority = v;
+    }
+  }
+  for (const auto& [rank, v] : values) (v == vote.majority ? vote.agree : vote.deviants).push_back(rank);
+  return vote;
+}
+
+// "rank 1 has 'X'; rank 3 has 'Z'; ranks 0, 2 have 'Y'".
+std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values, const Vote& vote) {
+  std::string out;
+  for (const auto& [rank, v] : values) {
+    if (v != vote.majority) out += "rank " + std::to_string(rank) + " has '" + v + "'; ";
+  }
+  out += RanksPhrase(vote.agree) + (vote.agree.size() == 1 ? " has '" : " have '") + vote.majority + "'";
+  return out;
+}
+
+std::string CallText(const Collective& c) {
+  return c.kind + " on mesh dims " + Ints(c.mesh_dims) + " (redistribute #" +
+         std::to_string(c.redistribute_id) + " step " + std::to_string(c.step) + ")";
+}
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
+enum class PlacementKind { kShard, kReplicate, kPartial };
+
+PlacementKind KindOf(const std::string& p) {
+  if (p == "R") return PlacementKind::kReplicate;
+  if (p.rfind("P(", 0) == 0) return PlacementKind::kPartial;
+  return PlacementKind::kShard;  // S(d), _S(d, k) and anything unknown: claim nothing replicated
+}
+
+class Checker {
+ public:
+  explicit Checker(const Model& model) : model_(model) {
+    for (const RankTrace& rt : model.ranks) with_file_.insert(rt.header.rank);
+    if (!model.ranks.empty()) mesh_ = model.ranks.front().header.mesh_shape;
+  }
+
+  CheckResult Run() {
+    result_.ranks = static_cast<int64_t>(model_.ranks.size());
+    result_.world = model_.world;
+    for (int64_t r = 0; r < model_.world && r < (int64_t{1} << 20); ++r) {
+      if (with_file_.count(r)) continue;
+      Mismatch m;
+      m.kind = MismatchClass::kMissingRankFile;
+      m.culprits = {r};
+      m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
+                  " has no trace file; its collectives cannot be checked";
+      result_.mismatches.push_back(std::move(m));
+    }
+    std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_);
+    result_.groups = static_cast<int64_t>(groups.size());
+    for (const detail::GroupCalls& g : groups) CheckGroup(g);
+    for (int64_t id : model_.RedistributeIds()) CheckRedistribute(id);
+    result_.redistributes = static_cast<int64_t>(model_.RedistributeIds().size());
+    std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
+                     [](const Mismatch& a, const Mismatch& b) {
+                       // Trace order: by redistribute; within one, a plan that differs across ranks (the
+                       // usual root cause) first, then its collectives by step, then outcome, shapes and
+                       // checksums.
+                       auto key = [](const Mismatch& m) {
+                         int tier = m.kind == MismatchClass::kRedistribute ? 0 : m.call ? 1 : 2;
+                         return std::make_tuple(m.redistribute_id.value_or(-1), tier, m.step.value_or(-1));
+                       };
+                       return key(a) < key(b);
+                     });
+    return std::move(result_);
+  }
+
+ private:
+  void Report(MismatchClass kind, std::vector<int64_t> culprits, const Collective* at,
+              const detail::GroupCalls* group, int64_t call, std::string message) {
+    Mismatch m;
+    m.kind = kind;
+    m.culprits = std::move(culprits);
+    if (at != nullptr) {
+      m.redistribute_id = at->redistribute_id;
+      m.step = at->step;
+    }
+    if (group != nullptr) {
+      m.group = group->ranks;
+      m.call = call;
+    }
+    m.message = std::move(message);
+    result_.mismatches.push_back(std::move(m));
+  }
+
+  // ---- collectives, paired per group in call order ----
+
+  void CheckGroup(const detail::GroupCalls& g) {
+    size_t longest = 0;
+    for (const auto& [rank, calls] : g.calls) longest = std::max(longest, calls.size());
+    for (size_t n = 0; n < longest; ++n) {
+      std::vector<int64_t> have, missing;
+      for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
+      const Collective& ref = *g.calls.at(have.front())[n];
+      std::string where = "call " + std::to_string(n) + " of group " + Ints(g.ranks) + ", " + CallText(ref);
+      const auto call = static_cast<int64_t>(n);
+      if (!missing.empty()) {
+        Report(MismatchClass::kMissingRanks, missing, &ref, &g, call,
+               where + ": " + RanksPhrase(missing) + " never issued it; " + RanksPhrase(have) + " did");
+        return;
+      }
+      std::map<int64_t, const Collective*> at;
+      for (const auto& [rank, calls] : g.calls) at[rank] = calls[n];
+      if (!SameSignature(g, call, at, where)) return;
+      if (!ConsistentSizes(g, call, at, where)) return;
+      ++result_.collectives;
+    }
+  }
+
+  bool SameSignature(const detail::GroupCalls& g, int64_t call,
+                     const std::map<int64_t, const Collective*>& at, const std::string& where) {
+    using Field = std::function<std::string(const Collective&)>;
+    const std::vector<std::tuple<MismatchClass, std::string, Field>> fields = {
+        {MismatchClass::kCollectiveType, "kind", [](const Collective& c) { return c.kind; }},
+        {MismatchClass::kCollectiveSequence, "issuer",
+         [](const Collective& c) {
+           return "redistribute #" + std::to_string(c.redistribute_id) + " step " + std::to_string(c.step);
+         }},
+        {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
+        {MismatchClass::kSizeOrSyntax, "group order",
+         [](const Collective& c) { return Ints(c.group) + " on mesh dims " + Ints(c.mesh_dims); }},
+        {MismatchClass::kSizeOrSyntax, "shape negotiation",
+         [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }},
+    };
+    for (const auto& [cls, noun, field] : fields) {
+      std::vector<std::pair<int64_t, std::string>> values;
+      for (const auto& [rank, c] : at) values.emplace_back(rank, field(*c));
+      Vote vote = Majority(values);
+      if (vote.deviants.empty()) continue;
+      Report(cls, vote.deviants, at.at(vote.agree.front()), &g, call,
+             where + ": " + noun + " differs: " + VoteText(values, vote));
+      return false;
+    }
+    return true;
+  }
+
+  bool ConsistentSizes(const detail::GroupCalls& g, int64_t call,
+                       const std::map<int64_t, const Collective*>& at, const std::string& where) {
+    const Collective& ref = *at.begin()->second;
+    const std::vector<int64_t>& order = ref.group;  // equal on every member (checked above)
+    const size_t n = order.size();
+    std::map<int64_t, size_t> index;
+    for (size_t i = 0; i < n; ++i) index[order[i]] = i;
+    auto peers_equal = [&](const std::vector<int64_t>& v, size_t self) {
+      std::optional<int64_t> first;
+      for (size_t k = 0; k < v.size(); ++k) {
+        if (k == self) continue;
+        if (first && v[k] != *first) return false;
+        first = v[k];
+      }
+      return true;
+    };
+    // The kind's own rule on each rank: an all_gather sends its one input to every peer, a
+    // reduce_scatter receives its one output chunk from every peer, an all_reduce does both.
+    for (const auto& [rank, c] : at) {
+      size_t self = index.at(rank);
+      std::string bad;
+      if ((c->kind == "all_gather" || c->kind == "all_reduce") && !peers_equal(c->bytes_sent, self))
+        bad = "sends different byte counts to its peers " + Ints(c->bytes_sent) + " in one " + c->kind;
+      else if ((c->kind == "reduce_scatter" || c->kind == "all_reduce") && !peers_equal(c->bytes_recv, self))
+        bad = "receives different byte counts from its peers " + Ints(c->bytes_recv) + " in one " + c->kind;
+      else if (c->kind == "all_reduce" && n > 1 &&
+               c->bytes_sent[(self + 1) % n] != c->bytes_recv[(self + 1) % n])
+        bad = "sends " + std::to_string(c->bytes_sent[(self + 1) % n]) + " B but receives " +
+              std::to_string(c->bytes_recv[(self + 1) % n]) +
+              " B per peer in an all_reduce (in must equal out)";
+      if (!bad.empty()) {
+        Report(MismatchClass::kSizeOrSyntax, {rank}, c, &g, call,
+               where + ": rank " + std::to_string(rank) + " " + bad);
+        return false;
+      }
+    }
+    // Across ranks: every all_reduce member moves the same size; every reduce_scatter member
+    // reduces the same input (its chunks sent plus its own output chunk: in = out x group when even).
+    if (n > 1 && (ref.kind == "all_reduce" || ref.kind == "reduce_scatter")) {
+      std::vector<std::pair<int64_t, std::string>> values;
+      for (const auto& [rank, c] : at) {
+        size_t self = index.at(rank);
+        int64_t peer_recv = c->bytes_recv[(self + 1) % n];
+        int64_t size = ref.kind == "all_reduce" ? c->bytes_sent[(self + 1) % n]
+                                                : Sum(c->bytes_sent) - c->bytes_sent[self] + peer_recv;
+        values.emplace_back(rank, std::to_string(size) + " B");
+      }
+      Vote vote = Majority(values);
+      if (!vote.deviants.empty()) {
+        std::string noun = ref.kind == "all_reduce" ? "all_reduce size" : "reduce_scatter input size";
+        Report(MismatchClass::kSizeOrSyntax, vote.deviants, &ref, &g, call,
+               where + ": " + noun + " differs: " + VoteText(values, vote));
+        return false;
+      }
+    }
+    // all_to_all totals (Flight Recorder's error case 2), only decidable with every member present.
+    if (ref.kind == "all_to_all" && at.size() == g.ranks.size()) {
+      int64_t sent = 0, recv = 0;
+      for (const auto& [rank, c] : at) sent += Sum(c->bytes_sent) - c->bytes_sent[index.at(rank)];
+      for (const auto& [rank, c] : at) recv += Sum(c->bytes_recv) - c->bytes_recv[index.at(rank)];
+      if (sent != recv) {
+        Report(MismatchClass::kAllToAllTotal, PairwiseCulprits(at, index), &ref, &g, call,
+               where + ": the group sends " + std::to_string(sent) + " B in total but receives " +
+                   std::to_string(recv) + " B");
+        return false;
+      }
+    }
+    // Pairwise: what i sends to j is what j receives from i.
+    for (const auto& [i, ci] : at) {
+      for (const auto& [j, cj] : at) {
+        if (i == j) continue;
+        int64_t sent = ci->bytes_sent[index.at(j)], recv = cj->bytes_recv[index.at(i)];
+        if (sent == recv) continue;
+        Report(MismatchClass::kSizeOrSyntax, PairwiseCulprits(at, index), ci, &g, call,
+               where + ": rank " + std::to_string(i) + " sends " + std::to_string(sent) + " B to rank " +
+                   std::to_string(j) + ", which receives " + std::to_string(recv) + " B from it");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The ranks involved in the most pairwise disagreements (all tied ones).
+  static std::vector<int64_t> PairwiseCulprits(const std::map<int64_t, const Collective*>& at,
+                                               const std::map<int64_t, size_t>& index) {
+    std::map<int64_t, int64_t> count;
+    for (const auto& [i, ci] : at) {
+      for (const auto& [j, cj] : at) {
+        if (i != j && ci->bytes_sent[index.at(j)] != cj->bytes_recv[index.at(i)]) {
+          ++count[i];
+          ++count[j];
+        }
+      }
+    }
+    int64_t best = 0;
+    for (const auto& [r, k] : count) best = std::max(best, k);
+    std::vector<int64_t> out;
+    for (const auto& [r, k] : count)
+      if (k == best && best > 0) out.push_back(r);
+    return out;
+  }
+
+  // ---- redistributes, compared across ranks ----
+
+  static std::string Subject(const RedistributeBegin& b) {
+    return "redistribute #" + std::to_string(b.id) + " (" + (b.tensor.empty() ? "<anonymous>" : b.tensor) +
+           " " + Ints(b.global_shape) + " " + Joined(b.src_placements) + " -> " + Joined(b.dst_placements) +
+           ")";
+  }
+
+  void ReportRedistribute(MismatchClass kind, std::vector<int64_t> culprits, int64_t id,
+                          std::optional<int64_t> step, std::string message) {
+    Mismatch m;
+    m.kind = kind;
+    m.culprits = std::move(culprits);
+    m.redistribute_id = id;
+    m.step = step;
+    m.message = std::move(message);
+    result_.mismatches.push_back(std::move(m));
+  }
+
+  void CheckRedistribute(int64_t id) {
+    std::vector<const RedistributeRecord*> recs = model_.RedistributesWithId(id);
+    const RedistributeBegin& first = recs.front()->begin;
+    const std::string subject = Subject(first);
+    std::vector<int64_t> began, never;
+    for (const RedistributeRecord* r : recs) began.push_back(r->rank);
+    for (int64_t r : with_file_)
+      if (std::find(began.begin(), began.end(), r) == began.end()) never.push_back(r);
+    if (!never.empty()) {
+      ReportRedistribute(
+          MismatchClass::kState, never, id, std::nullopt,
+          subject + ": " + RanksPhrase(never) + " never began it; " + RanksPhrase(began) + " did");
+    }
+
+    using Field = std::function<std::string(const RedistributeBegin&)>;
+    const std::vector<std::pair<std::string, Field>> fields = {
+        {"tensor", [](const RedistributeBegin& b) { return b.tensor; }},
+        {"global shape", [](const RedistributeBegin& b) { return Ints(b.global_shape); }},
+        {"dtype", [](const RedistributeBegin& b) { return b.dtype; }},
+        {"source placements",
+         [](const RedistributeBegin& b) { return Joined(b.src_placements) + " " + b.src_order; }},
+        {"target placements",
+         [](const RedistributeBegin& b) { return Joined(b.dst_placements) + " " + b.dst_order; }},
+        {"planner", [](const RedistributeBegin& b) { return b.planner; }},
+        {"plan", [](const RedistributeBegin& b) { return b.notation; }},
+    };
+    bool same_spec = true;
+    for (const auto& [noun, field] : fields) {
+      std::vector<std::pair<int64_t, std::string>> values;
+      for (const RedistributeRecord* r : recs) values.emplace_back(r->rank, field(r->begin));
+      Vote vote = Majority(values);
+      if (vote.deviants.empty()) continue;
+      ReportRedistribute(MismatchClass::kRedistribute, vote.deviants, id, std::nullopt,
+                         subject + ": " + noun + " differs across ranks: " + VoteText(values, vote));
+      same_spec = false;
+      break;
+    }
+
+    std::vector<std::pair<int64_t, std::string>> outcomes;
+    for (const RedistributeRecord* r : recs) {
+      std::string o = !r->end ? "incomplete" : r->end->ok ? "ok" : "failed";
+      outcomes.emplace_back(r->rank, o);
+    }
+    Vote vote = Majority(outcomes);
+    if (!vote.deviants.empty()) {
+      std::string detail;
+      for (const RedistributeRecord* r : recs) {
+        if (std::find(vote.deviants.begin(), vote.deviants.end(), r->rank) == vote.deviants.end()) continue;
+        if (!r->end) {
+          int64_t last = -1;
+          for (const StepRecord& s : r->steps) last = std::max(last, s.begin.step);
+          detail +=
+              "; rank " + std::to_string(r->rank) + " stopped " +
+              (last < 0 ? std::string("before its first step") : "in or after step " + std::to_string(last));
+        } else if (!r->end->ok) {
+          detail += "; rank " + std::to_string(r->rank) + " failed: " + r->end->error;
+        }
+      }
+      ReportRedistribute(MismatchClass::kState, vote.deviants, id, std::nullopt,
+                         subject + ": outcome differs: " + VoteText(outcomes, vote) + detail);
+    }
+    bool all_ok = std::all_of(recs.begin(), recs.end(), [](auto* r) { return r->end && r->end->ok; });
+    if (same_spec && all_ok) {
+      CheckShapes(id, subject, recs);
+      CheckChecksums(id, subject, recs, true);
+      CheckChecksums(id, subject, recs, false);
+    }
+  }
+
+  std::vector<int64_t> Coord(int64_t rank) const {
+    std::vector<int64_t> c(mesh_.size(), 0);
+    for (size_t d = mesh_.size(); d-- > 0;) {
+      if (mesh_[d] <= 0) return c;
+      c[d] = rank % mesh_[d];
+      rank /= mesh_[d];
+    }
+    return c;
+  }
+
+  // Ranks that must hold the same data under `placements` share a key: their coordinates agree on
+  // every mesh dim that is not collapsed (`collapse` says which placement kinds are collapsed).
+  std::string ClassKey(int64_t rank, const std::vector<std::string>& placements,
+                       const std::function<bool(PlacementKind)>& collapse) const {
+    std::vector<int64_t> c = Coord(rank);
+    for (size_t d = 0; d < c.size() && d < placements.size(); ++d)
+      if (collapse(KindOf(placements[d]))) c[d] = -1;
+    return Ints(c);
+  }
+
+  struct Shard {
+    std::vector<int64_t> shape, offset;
+  };
+
+  void CheckShapes(int64_t id, const std::string& subject,
+                   const std::vector<const RedistributeRecord*>& recs) {
+    const RedistributeBegin& b = recs.front()->begin;
+    std::map<int64_t, Shard> before, after;
+    for (const RedistributeRecord* r : recs) {
+      std::vector<const StepRecord*> steps;
+      for (const StepRecord& s : r->steps) steps.push_back(&s);
+      std::sort(steps.begin(), steps.end(), [](auto* x, auto* y) { return x->begin.step < y->begin.step; });
+      if (steps.empty() || !steps.back()->end) continue;
+      before[r->rank] = {steps.front()->begin.local_shape_before, steps.front()->begin.global_offset_before};
+      after[r->rank] = {steps.back()->end->local_shape_after, steps.back()->end->global_offset_after};
+      // One rank's steps chain: a step starts from the shard the previous one left.
+      for (size_t k = 0; k + 1 < steps.size(); ++k) {
+        if (!steps[k]->end) continue;
+        const StepEnd& e = *steps[k]->end;
+        const StepBegin& n = steps[k + 1]->begin;
+        if (e.local_shape_after != n.local_shape_before || e.global_offset_after != n.global_offset_before) {
+          ReportRedistribute(MismatchClass::kShape, {r->rank}, id, n.step,
+                             subject + ": rank " + std::to_string(r->rank) + " ends step " +
+                                 std::to_string(steps[k]->begin.step) + " with shape " +
+                                 Ints(e.local_shape_after) + " offset " + Ints(e.global_offset_after) +
+                                 " but starts step " + std::to_string(n.step) + " from shape " +
+                                 Ints(n.local_shape_before) + " offset " + Ints(n.global_offset_before));
+          return;
+        }
+      }
+    }
+    if (before.empty()) return;
+    if (!CheckLayout(id, subject, "before", before, b.src_placements, b.global_shape)) return;
+    CheckLayout(id, subject, "after", after, b.dst_placements, b.global_shape);
+  }
+
+  bool CheckLayout(int64_t id, const std::string& subject, const std::string& when,
+                   const std::map<int64_t, Shard>& shards, const std::vector<std::string>& placements,
+                   const std::vector<int64_t>& global) {
+    // Each shard lies inside the global tensor.
+    for (const auto& [rank, s] : shards) {
+      bool ok = s.shape.size() == global.size() && s.offset.size() == global.size();
+      for (size_t d = 0; ok && d < global.size(); ++d) {
+        ok = s.shape[d] >= 0 && s.shape[d] <= global[d] && s.offset[d] >= 0 && s.offset[d] <= global[d] &&
+             (s.shape[d] == 0 || s.offset[d] + s.shape[d] <= global[d]);
+      }
+      if (!ok) {
+        ReportRedistribute(MismatchClass::kShape, {rank}, id, std::nullopt,
+                           subject + ": " + when + ": rank " + std::to_string(rank) + " holds shape " +
+                               Ints(s.shape) + " at offset " + Ints(s.offset) +
+                               ", outside the global shape " + Ints(global));
+        return false;
+      }
+    }
+    // Ranks that differ only along Replicate or Partial mesh dims hold the same index set.
+    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
+    for (const auto& [rank, s] : shards) {
+      std::string key =
+          ClassKey(rank, placements, [](PlacementKind k) { return k != PlacementKind::kShard; });
+      classes[key].emplace_back(rank, "shape " + Ints(s.shape) + " offset " + Ints(s.offset));
+    }
+    for (const auto& [key, values] : classes) {
+      Vote vote = Majority(values);
+      if (vote.deviants.empty()) continue;
+      ReportRedistribute(MismatchClass::kShape, vote.deviants, id, std::nullopt,
+                         subject + ": " + when + ": shards replicated under " + Joined(placements) +
+                             " differ: " + VoteText(values, vote));
+      return false;
+    }
+    // Every element is held by exactly (product of the Replicate/Partial mesh extents) ranks, so
+    // the shards' element counts add up to numel x that product (decidable with every rank).
+    if (static_cast<int64_t>(shards.size()) != model_.world) return true;
+    int64_t expected = 1, held = 0;
+    bool overflow = false;
+    for (int64_t e : global) overflow = overflow || __builtin_mul_overflow(expected, e, &expected);
+    for (size_t d = 0; d < mesh_.size() && d < placements.size(); ++d) {
+      if (KindOf(placements[d]) != PlacementKind::kShard)
+        overflow = overflow || __builtin_mul_overflow(expected, mesh_[d], &expected);
+    }
+    for (const auto& [rank, s] : shards) {
+      int64_t numel = 1;
+      for (int64_t e : s.shape) overflow = overflow || __builtin_mul_overflow(numel, e, &numel);
+      overflow = overflow || __builtin_add_overflow(held, numel, &held);
+    }
+    if (!overflow && held != expected) {
+      ReportRedistribute(MismatchClass::kShape, {}, id, std::nullopt,
+                         subject + ": " + when + ": the shards hold " + std::to_string(held) +
+                             " elements in total, but " + Joined(placements) + " over mesh " + Ints(mesh_) +
+                             " needs " + std::to_string(expected));
+      return false;
+    }
+    return true;
+  }
+
+  void CheckChecksums(int64_t id, const std::string& subject,
+                      const std::vector<const RedistributeRecord*>& recs, bool after) {
+    const RedistributeBegin& b = recs.front()->begin;
+    const std::vector<std::string>& placements = after ? b.dst_placements : b.src_placements;
+    // Only Replicate dims repeat the data; Partial ranks hold different partial values.
+    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
+    for (const RedistributeRecord* r : recs) {
+      const std::optional<uint64_t>& sum = after ? r->end->checksum_after : r->end->checksum_before;
+      if (!sum) continue;
+      std::string key =
+          ClassKey(r->rank, placements, [](PlacementKind k) { return k == PlacementKind::kReplicate; });
+      classes[key].emplace_back(r->rank, std::to_string(*sum));
+    }
+    for (const auto& [key, values] : classes) {
+      Vote vote = Majority(values);
+      if (vote.deviants.empty()) continue;
+      ReportRedistribute(MismatchClass::kChecksum, vote.deviants, id, std::nullopt,
+                         subject + ": checksum " + (after ? "after" : "before") +
+                             " differs between replicas under " + Joined(placements) + ": " +
+                             VoteText(values, vote));
+      return;
+    }
+  }
+
+  const Model& model_;
+  std::set<int64_t> with_file_;
+  std::vector<int64_t> mesh_;
+  CheckResult result_;
+};
+
+}  // namespace
+
+std::string_view MismatchClassName(MismatchClass c) {
+  switch (c) {
+    case MismatchClass::kMissingRankFile:
+      return "missing_rank_file";
+    case MismatchClass::kMissingRanks:
+      return "missing_ranks";
+    case MismatchClass::kCollectiveType:
+      return "collective_type";
+    case MismatchClass::kCollectiveSequence:
+      return "collective_sequence";
+    case MismatchClass::kDtype:
+      return "dtype";
+    case MismatchClass::kSizeOrSyntax:
+      return "size_or_syntax";
+    case MismatchClass::kAllToAllTotal:
+      return "all_to_all_total";
+    case MismatchClass::kRedistribute:
+      return "redistribute";
+    case MismatchClass::kState:
+      return "state";
+    case MismatchClass::kShape:
+      return "shape";
+    case MismatchClass::kChecksum:
+      return "checksum";
+  }
+  return "?";
+}
+
+CheckResult CheckTrace(const Model& model) { return Checker(model).Run(); }
+
+std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
+  std::string out;
+  const auto total = static_cast<int64_t>(result.mismatches.size());
+  const int64_t shown = std::min(total, std::max<int64_t>(max_reports, 0));
+  for (int64_t i = 0; i < shown; ++i) {
+    const Mismatch& m = result.mismatches[static_cast<size_t>(i)];
+    out += std::string(MismatchClassName(m.kind)) + ": " + m.message;
+    if (!m.culprits.empty()) out += " [culprit: " + RanksPhrase(m.culprits) + "]";
+    out += "\n";
+  }
+  std::string counts = std::to_string(result.ranks) + " of " + std::to_string(result.world) +
+                       " rank files, " + std::to_string(result.groups) + " groups, " +
+                       std::to_string(result.collectives) + " collective calls paired, " +
+                       std::to_string(result.redistributes) + " redistributes";
+  if (total == 0) {
+    out += "clean: " + counts + "\n";
+  } else {
+    out += std::to_string(total) + " mismatch" + (total == 1 ? "" : "es");
+    if (shown < total)
+      out += " (" + std::to_string(shown) + " shown, --max-reports " + std::to_string(max_reports) + ")";
+    out += ": " + counts + "\n";
+  }
+  return out;
+}
+
+json CheckJson(const CheckResult& result, int64_t max_reports) {
+  json j;
+  j["clean"] = result.Clean();
+  j["mismatch_count"] = result.mismatches.size();
+  j["ranks"] = result.ranks;
+  j["world"] = result.world;
+  j["groups"] = result.groups;
+  j["collectives"] = result.collectives;
+  j["redistributes"] = result.redistributes;
+  json list = json::array();
+  for (size_t i = 0; i < result.mismatches.size() && static_cast<int64_t>(i) < max_reports; ++i) {
+    const Mismatch& m = result.mismatches[i];
+    json e;
+    e["class"] = std::string(MismatchClassName(m.kind));
+    e["culprits"] = m.culprits;
+    e["redistribute_id"] = m.redistribute_id ? json(*m.redistribute_id) : json();
+    e["step"] = m.step ? json(*m.step) : json();
+    e["group"] = m.group;
+    e["call"] = m.call ? json(*m.call) : json();
+    e["message"] = m.message;
+    list.push_back(std::move(e));
+  }
+  j["mismatches"] = list;
+  return j;
+}
+
+}  // namespace shardscope::trace

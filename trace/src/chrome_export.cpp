@@ -1,0 +1,301 @@
+#include "shardscope/trace/chrome_export.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <variant>
+
+#include "collective_match.hpp"
+
+namespace shardscope::trace {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+// Some trace_processor versions reject \uXXXX escapes, so every string leaves as plain ASCII.
+std::string Ascii(const std::string& s) {
+  std::string out = s;
+  for (char& ch : out) {
+    auto u = static_cast<unsigned char>(ch);
+    if (u >= 0x80 || u < 0x20) ch = '?';
+  }
+  return out;
+}
+
+std::string Placements(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + Ascii(v[i]);
+  return out;
+}
+
+ordered_json AsciiArray(const std::vector<std::string>& v) {
+  ordered_json a = ordered_json::array();
+  for (const std::string& s : v) a.push_back(Ascii(s));
+  return a;
+}
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// Microseconds since the trace origin. Long double keeps ns precision for any int64 inputs and
+// cannot overflow on hostile clock offsets.
+class Clocks {
+ public:
+  explicit Clocks(const Model& model) {
+    for (const RankTrace& rt : model.ranks) offset_[rt.header.rank] = rt.header.clock.offset_ns;
+    bool any = false;
+    long double origin = 0;
+    auto see = [&](int64_t rank, int64_t t) {
+      long double v = Abs(rank, t);
+      if (!any || v < origin) origin = v;
+      any = true;
+    };
+    for (const RankTrace& rt : model.ranks) {
+      for (const Event& e : rt.events) {
+        std::visit(
+            [&](const auto& ev) {
+              using T = std::decay_t<decltype(ev)>;
+              if constexpr (std::is_same_v<T, Collective>)
+                see(rt.header.rank, ev.start_ns);
+              else
+                see(rt.header.rank, ev.t_ns);
+            },
+            e);
+      }
+    }
+    origin_ = origin;
+  }
+
+  double Us(int64_t rank, int64_t t) const { return static_cast<double>((Abs(rank, t) - origin_) / 1000.0L); }
+  double DurUs(int64_t begin, int64_t end) const {
+    long double d = (static_cast<long double>(end) - static_cast<long double>(begin)) / 1000.0L;
+    return d < 0 ? 0.0 : static_cast<double>(d);
+  }
+  long double OriginNs() const { return origin_; }
+
+ private:
+  long double Abs(int64_t rank, int64_t t) const {
+    auto it = offset_.find(rank);
+    return static_cast<long double>(t) + static_cast<long double>(it == offset_.end() ? 0 : it->second);
+  }
+  std::map<int64_t, int64_t> offset_;
+  long double origin_ = 0;
+};
+
+ordered_json Slice(const std::string& name, const char* cat, int64_t pid, int tid, double ts, double dur) {
+  ordered_json e;
+  e["ph"] = "X";
+  e["name"] = name;
+  e["cat"] = cat;
+  e["pid"] = pid;
+  e["tid"] = tid;
+  e["ts"] = ts;
+  e["dur"] = dur;
+  return e;
+}
+
+ordered_json Meta(const char* what, int64_t pid, std::optional<int> tid, const std::string& name) {
+  ordered_json e;
+  e["ph"] = "M";
+  e["name"] = what;
+  e["pid"] = pid;
+  if (tid) e["tid"] = *tid;
+  e["args"] = {{"name", name}};
+  return e;
+}
+
+std::string CoordText(int64_t rank, const std::vector<int64_t>& mesh) {
+  std::vector<int64_t> c(mesh.size(), 0);
+  for (size_t d = mesh.size(); d-- > 0;) {
+    if (mesh[d] <= 0) break;
+    c[d] = rank % mesh[d];
+    rank /= mesh[d];
+  }
+  return Ints(c);
+}
+
+void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_json& events) {
+  const RedistributeBegin& b = r.begin;
+  int64_t end = b.t_ns;
+  if (r.end) {
+    end = r.end->t_ns;
+  } else {
+    for (const StepRecord& s : r.steps)
+      end = std::max({end, s.begin.t_ns, s.end ? s.end->t_ns : s.begin.t_ns});
+    for (const Collective& c : r.collectives) end = std::max(end, c.end_ns);
+  }
+  std::string name = "redistribute #" + std::to_string(b.id) + " " +
+                     (b.tensor.empty() ? "" : Ascii(b.tensor) + " ") + Placements(b.src_placements) + " -> " +
+                     Placements(b.dst_placements);
+  ordered_json e = Slice(name, "redistribute", r.rank, kChromeRedistributeTid, clocks.Us(r.rank, b.t_ns),
+                         clocks.DurUs(b.t_ns, end));
+  ordered_json args;
+  args["id"] = b.id;
+  args["tensor"] = Ascii(b.tensor);
+  args["global_shape"] = b.global_shape;
+  args["dtype"] = Ascii(b.dtype);
+  args["src_placements"] = AsciiArray(b.src_placements);
+  args["dst_placements"] = AsciiArray(b.dst_placements);
+  args["src_order"] = Ascii(b.src_order);
+  args["dst_order"] = Ascii(b.dst_order);
+  args["planner"] = Ascii(b.planner);
+  args["planner_reason"] = Ascii(b.planner_reason);
+  args["notation"] = Ascii(b.notation);
+  args["notation_unoptimized"] = Ascii(b.notation_unoptimized);
+  args["plan_steps"] = b.optimized_plan.size();
+  args["skipped_merges"] = b.skipped_merges.size();
+  args["predicted_cost_us"] = b.cost_us;
+  args["outcome"] = !r.end ? "incomplete" : r.end->ok ? "ok" : "failed";
+  if (r.end && !r.end->ok) args["error"] = Ascii(r.end->error);
+  // 64-bit checksums as hex strings: JSON numbers above 2^53 lose precision in viewers.
+  auto hex = [](uint64_t v) {
+    char buf[19];
+    std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+    return std::string(buf);
+  };
+  if (r.end && r.end->checksum_before) args["checksum_before"] = hex(*r.end->checksum_before);
+  if (r.end && r.end->checksum_after) args["checksum_after"] = hex(*r.end->checksum_after);
+  e["args"] = args;
+  events.push_back(std::move(e));
+
+  for (const StepRecord& s : r.steps) {
+    const StepBegin& sb = s.begin;
+    int64_t send = s.end ? s.end->t_ns : sb.t_ns;
+    ordered_json x =
+        Slice("step " + std::to_string(sb.step) + " " + Ascii(sb.src) + "->" + Ascii(sb.dst) + " " +
+                  Ascii(sb.comm) + " on mesh dims " + Ints(sb.mesh_dims),
+              "step", r.rank, kChromeStepTid, clocks.Us(r.rank, sb.t_ns), clocks.DurUs(sb.t_ns, send));
+    ordered_json a;
+    a["redistribute_id"] = sb.redistribute_id;
+    a["step"] = sb.step;
+    a["mesh_dims"] = sb.mesh_dims;
+    a["src"] = Ascii(sb.src);
+    a["dst"] = Ascii(sb.dst);
+    a["comm"] = Ascii(sb.comm);
+    a["logical_shape"] = sb.logical_shape;
+    a["local_shape_before"] = sb.local_shape_before;
+    a["global_offset_before"] = sb.global_offset_before;
+    if (s.end) {
+      a["local_shape_after"] = s.end->local_shape_after;
+      a["global_offset_after"] = s.end->global_offset_after;
+    }
+    x["args"] = a;
+    events.push_back(std::move(x));
+  }
+}
+
+ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& clocks) {
+  ordered_json x = Slice(Ascii(c.kind), "collective", rank, kChromeCollectiveTid, clocks.Us(rank, c.start_ns),
+                         clocks.DurUs(c.start_ns, c.end_ns));
+  ordered_json a;
+  a["redistribute_id"] = c.redistribute_id;
+  a["step"] = c.step;
+  a["kind"] = Ascii(c.kind);
+  a["mesh_dims"] = c.mesh_dims;
+  a["group"] = c.group;
+  a["dtype"] = Ascii(c.dtype);
+  a["bytes_sent"] = c.bytes_sent;
+  a["bytes_recv"] = c.bytes_recv;
+  int64_t sent = 0, recv = 0;
+  for (int64_t v : c.bytes_sent) sent += v;
+  for (int64_t v : c.bytes_recv) recv += v;
+  a["bytes_sent_total"] = sent;
+  a["bytes_recv_total"] = recv;
+  a["negotiated"] = c.negotiated;
+  x["args"] = a;
+  return x;
+}
+
+// The flow point sits mid-slice so it binds to that slice whatever the viewer's boundary rule.
+double MidUs(int64_t rank, const Collective& c, const Clocks& clocks) {
+  return clocks.Us(rank, c.start_ns) + clocks.DurUs(c.start_ns, c.end_ns) / 2.0;
+}
+
+}  // namespace
+
+ordered_json ChromeTraceJson(const Model& model) {
+  Clocks clocks(model);
+  ordered_json events = ordered_json::array();
+  for (const RankTrace& rt : model.ranks) {
+    const Header& h = rt.header;
+    std::string name = "rank " + std::to_string(h.rank) + " " + CoordText(h.rank, h.mesh_shape) + " " +
+                       Ascii(h.backend) + (h.host.empty() ? "" : "@" + Ascii(h.host));
+    events.push_back(Meta("process_name", h.rank, std::nullopt, name));
+    events.push_back(Meta("thread_name", h.rank, kChromeRedistributeTid, "redistributes"));
+    events.push_back(Meta("thread_name", h.rank, kChromeStepTid, "plan steps"));
+    events.push_back(Meta("thread_name", h.rank, kChromeCollectiveTid, "collectives"));
+  }
+  for (const RedistributeRecord& r : model.redistributes) AddRedistribute(r, clocks, events);
+  for (const RankTrace& rt : model.ranks) {
+    for (const Event& e : rt.events) {
+      if (const auto* c = std::get_if<Collective>(&e))
+        events.push_back(CollectiveSlice(rt.header.rank, *c, clocks));
+    }
+  }
+  // Flow arrows: call n of a group on its lowest rank -> call n on every other member that issued
+  // the same kind for the same redistribute step (the pairing `shardscope check` uses).
+  int64_t next_id = 1;
+  for (const detail::GroupCalls& g : detail::GroupCollectives(model)) {
+    size_t longest = 0;
+    for (const auto& [rank, calls] : g.calls) longest = std::max(longest, calls.size());
+    for (size_t n = 0; n < longest; ++n) {
+      int64_t src_rank = -1;
+      const Collective* src = nullptr;
+      for (const auto& [rank, calls] : g.calls) {
+        if (calls.size() <= n) continue;
+        const Collective* c = calls[n];
+        if (src == nullptr) {
+          src = c;
+          src_rank = rank;
+          continue;
+        }
+        if (c->kind != src->kind || c->redistribute_id != src->redistribute_id || c->step != src->step)
+          continue;
+        const int64_t id = next_id++;
+        ordered_json s;
+        s["ph"] = "s";
+        s["id"] = id;
+        s["cat"] = "flow";
+        s["name"] = "collective";
+        s["pid"] = src_rank;
+        s["tid"] = kChromeCollectiveTid;
+        s["ts"] = MidUs(src_rank, *src, clocks);
+        events.push_back(std::move(s));
+        ordered_json f;
+        f["ph"] = "f";
+        f["bp"] = "e";
+        f["id"] = id;
+        f["cat"] = "flow";
+        f["name"] = "collective";
+        f["pid"] = rank;
+        f["tid"] = kChromeCollectiveTid;
+        f["ts"] = MidUs(rank, *c, clocks);
+        events.push_back(std::move(f));
+      }
+    }
+  }
+  ordered_json out;
+  out["traceEvents"] = std::move(events);
+  ordered_json meta;
+  meta["source"] = "shardscope";
+  meta["world"] = model.world;
+  if (!model.ranks.empty()) {
+    const Header& h = model.ranks.front().header;
+    meta["format_version"] = h.version;
+    meta["mesh_shape"] = h.mesh_shape;
+    meta["mesh_dim_names"] = AsciiArray(h.mesh_dim_names);
+    meta["backend"] = Ascii(h.backend);
+  }
+  meta["time_origin_ns"] = static_cast<double>(clocks.OriginNs());
+  out["metadata"] = std::move(meta);
+  return out;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,37 @@
+#include "collective_match.hpp"
+
+#include <algorithm>
+#include <set>
+#include <variant>
+
+namespace shardscope::trace::detail {
+
+std::vector<GroupCalls> GroupCollectives(const Model& model) {
+  // A communicator is identified by its member set: ranks of one group may list it in a different
+  // order (a mismatch the check reports), but they still issue calls on the same communicator.
+  std::map<std::vector<int64_t>, GroupCalls> groups;
+  std::set<int64_t> with_file;
+  for (const RankTrace& rt : model.ranks) with_file.insert(rt.header.rank);
+  for (const RankTrace& rt : model.ranks) {
+    for (const Event& e : rt.events) {
+      const auto* c = std::get_if<Collective>(&e);
+      if (c == nullptr) continue;
+      std::vector<int64_t> key = c->group;
+      std::sort(key.begin(), key.end());
+      key.erase(std::unique(key.begin(), key.end()), key.end());
+      auto [it, inserted] = groups.try_emplace(key);
+      if (inserted) {
+        it->second.ranks = key;
+        for (int64_t r : key)
+          if (with_file.count(r)) it->second.calls[r];
+      }
+      it->second.calls[rt.header.rank].push_back(c);
+    }
+  }
+  std::vector<GroupCalls> out;
+  out.reserve(groups.size());
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+}  // namespace shardscope::trace::detail

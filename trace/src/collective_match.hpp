@@ -1,0 +1,24 @@
+#pragma once
+// Private: the collectives of a Model grouped by communicator (the set of ranks of the group),
+// each member's calls in file order. Shared by the cross-rank check and the Chrome exporter so
+// both pair the same calls across ranks.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "shardscope/trace/model.hpp"
+
+namespace shardscope::trace::detail {
+
+/// The calls of one group: `ranks` sorted; `calls[r]` exists for every member with a rank file
+/// (possibly empty) and lists its collectives on this group in file order.
+struct GroupCalls {
+  std::vector<int64_t> ranks;
+  std::map<int64_t, std::vector<const Collective*>> calls;
+};
+
+/// Every group that some rank recorded a collective on, ordered by its sorted rank list.
+std::vector<GroupCalls> GroupCollectives(const Model& model);
+
+}  // namespace shardscope::trace::detail

@@ -1,0 +1,594 @@
+#include "shardscope/trace/diff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "shardscope/error.hpp"
+
+namespace shardscope::trace {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string Placements(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+  return out;
+}
+
+std::string Fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
+  return buf;
+}
+
+std::string Micros(double us) { return Fixed(us, 2) + " us"; }
+
+// One logical redistribute: the records of one id on every rank that ran it (rank order).
+struct Logical {
+  int64_t id = 0;
+  std::vector<const RedistributeRecord*> recs;
+  const RedistributeBegin& Begin() const { return recs.front()->begin; }
+};
+
+std::vector<Logical> Logicals(const Model& model) {
+  std::vector<Logical> out;
+  for (int64_t id : model.RedistributeIds()) out.push_back({id, model.RedistributesWithId(id)});
+  return out;
+}
+
+// Alignment key: what the redistribute is, not how it was planned.
+std::string Signature(const RedistributeBegin& b) {
+  return b.tensor + "\x1f" + Ints(b.global_shape) + "\x1f" + Placements(b.src_placements) + "\x1f" +
+         b.src_order + "\x1f" + Placements(b.dst_placements) + "\x1f" + b.dst_order;
+}
+
+std::string Subject(const RedistributeBegin& b) {
+  std::string s = (b.tensor.empty() ? "<anonymous>" : b.tensor) + " " + Ints(b.global_shape) + " " +
+                  Placements(b.src_placements) + " -> " + Placements(b.dst_placements);
+  if (!b.src_order.empty() || !b.dst_order.empty())
+    s += " (order '" + b.src_order + "' -> '" + b.dst_order + "')";
+  return s;
+}
+
+// Longest common subsequence of two key lists, as index pairs in increasing order. Common prefix
+// and suffix are matched first so identical runs cost O(n); a middle too large for the table
+// falls back to a greedy in-order match.
+std::vector<std::pair<size_t, size_t>> Align(const std::vector<std::string>& a,
+                                             const std::vector<std::string>& b) {
+  std::vector<std::pair<size_t, size_t>> head, tail;
+  size_t lo = 0;
+  while (lo < a.size() && lo < b.size() && a[lo] == b[lo]) {
+    head.emplace_back(lo, lo);
+    ++lo;
+  }
+  size_t ea = a.size(), eb = b.size();
+  while (ea > lo && eb > lo && a[ea - 1] == b[eb - 1]) {
+    tail.emplace_back(ea - 1, eb - 1);
+    --ea;
+    --eb;
+  }
+  const size_t n = ea - lo, m = eb - lo;
+  std::vector<std::pair<size_t, size_t>> mid;
+  constexpr size_t kMaxCells = size_t{16} << 20;
+  if (n > 0 && m > 0 && (n + 1) * (m + 1) <= kMaxCells) {
+    std::vector<uint32_t> t((n + 1) * (m + 1), 0);
+    auto at = [&](size_t i, size_t j) -> uint32_t& { return t[i * (m + 1) + j]; };
+    for (size_t i = n; i-- > 0;) {
+      for (size_t j = m; j-- > 0;) {
+        at(i, j) = a[lo + i] == b[lo + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+      }
+    }
+    size_t i = 0, j = 0;
+    while (i < n && j < m) {
+      if (a[lo + i] == b[lo + j]) {
+        mid.emplace_back(lo + i, lo + j);
+        ++i;
+        ++j;
+      } else if (at(i + 1, j) >= at(i, j + 1)) {
+        ++i;
+      } else {
+        ++j;
+      }
+    }
+  } else if (n > 0 && m > 0) {
+    size_t j = 0;
+    for (size_t i = 0; i < n && j < m; ++i) {
+      for (size_t k = j; k < m && k < j + 64; ++k) {
+        if (a[lo + i] == b[lo + k]) {
+          mid.emplace_back(lo + i, lo + k);
+          j = k + 1;
+          break;
+        }
+      }
+    }
+  }
+  head.insert(head.end(), mid.begin(), mid.end());
+  head.insert(head.end(), tail.rbegin(), tail.rend());
+  return head;
+}
+
+std::string StepText(const PlanStep& s) {
+  std::string t = s.src + "->" + s.dst + " on mesh dims " + Ints(s.mesh_dims) + " " + s.comm + " logical " +
+                  Ints(s.logical_shape);
+  if (s.flattened) t += " flattened";
+  return t;
+}
+
+std::string SkippedText(const std::vector<SkippedMerge>& merges) {
+  if (merges.empty()) return "none";
+  std::string t;
+  for (size_t i = 0; i < merges.size(); ++i) {
+    t += (i ? "; " : "") + merges[i].comm + " on mesh dims " + Ints(merges[i].mesh_dims) + ": " +
+         merges[i].reason;
+  }
+  return t;
+}
+
+std::string Outcome(const RedistributeRecord& rec) {
+  if (!rec.end) return "incomplete";
+  return rec.end->ok ? "ok" : "failed: " + rec.end->error;
+}
+
+const RedistributeRecord* ForRank(const Logical& l, int64_t rank) {
+  for (const RedistributeRecord* r : l.recs)
+    if (r->rank == rank) return r;
+  return nullptr;
+}
+
+std::vector<int64_t> RanksOf(const Logical& l) {
+  std::vector<int64_t> out;
+  for (const RedistributeRecord* r : l.recs) out.push_back(r->rank);
+  return out;
+}
+
+std::string CollectiveKey(const Collective& c) {
+  return c.kind + " on mesh dims " + Ints(c.mesh_dims) + (c.negotiated ? " (shape negotiation)" : "");
+}
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
+std::string ShardText(const std::vector<int64_t>& shape, const std::vector<int64_t>& offset) {
+  return "shape " + Ints(shape) + " offset " + Ints(offset);
+}
+
+std::optional<std::string> ShardBefore(const RedistributeRecord& rec) {
+  for (const StepRecord& s : rec.steps)
+    if (s.begin.step == 0) return ShardText(s.begin.local_shape_before, s.begin.global_offset_before);
+  return std::nullopt;
+}
+
+std::optional<std::string> ShardAfterStep(const RedistributeRecord& rec, int64_t step) {
+  for (const StepRecord& s : rec.steps)
+    if (s.begin.step == step && s.end) return ShardText(s.end->local_shape_after, s.end->global_offset_after);
+  return std::nullopt;
+}
+
+std::optional<std::string> ShardAfter(const RedistributeRecord& rec) {
+  const StepRecord* last = nullptr;
+  for (const StepRecord& s : rec.steps)
+    if (s.end && (last == nullptr || s.begin.step > last->begin.step)) last = &s;
+  if (last == nullptr) return std::nullopt;
+  return ShardText(last->end->local_shape_after, last->end->global_offset_after);
+}
+
+std::optional<int64_t> MaxDurationNs(const Logical& l) {
+  std::optional<int64_t> out;
+  for (const RedistributeRecord* r : l.recs) {
+    if (!r->end) continue;
+    int64_t ns = r->end->t_ns - r->begin.t_ns;
+    if (!out || ns > *out) out = ns;
+  }
+  return out;
+}
+
+class Differ {
+ public:
+  Differ(const DiffOptions& options, std::vector<Difference>& out) : options_(options), out_(out) {}
+
+  void Add(DiffCategory category, std::string what, std::string baseline, std::string candidate) {
+    Difference d;
+    d.category = category;
+    d.baseline_id = baseline_id_;
+    d.candidate_id = candidate_id_;
+    d.subject = subject_;
+    d.what = std::move(what);
+    d.baseline = std::move(baseline);
+    d.candidate = std::move(candidate);
+    d.failing = options_.fail_on.count(category) > 0;
+    out_.push_back(std::move(d));
+  }
+
+  void Run(const Model& b, const Model& c) {
+    subject_ = "run";
+    baseline_id_.reset();
+    candidate_id_.reset();
+    if (b.world != c.world)
+      Add(DiffCategory::kPlan, "world", std::to_string(b.world), std::to_string(c.world));
+    auto mesh = [](const Model& m) {
+      return m.ranks.empty() ? std::string("[]") : Ints(m.ranks.front().header.mesh_shape);
+    };
+    if (mesh(b) != mesh(c)) Add(DiffCategory::kPlan, "mesh", mesh(b), mesh(c));
+  }
+
+  void Unmatched(const Logical& l, bool baseline) {
+    subject_ = Subject(l.Begin());
+    baseline_id_.reset();
+    candidate_id_.reset();
+    (baseline ? baseline_id_ : candidate_id_) = l.id;
+    if (baseline)
+      Add(DiffCategory::kPlan, "removed", l.Begin().notation, "");
+    else
+      Add(DiffCategory::kPlan, "added", "", l.Begin().notation);
+  }
+
+  void Compare(const Logical& b, const Logical& c) {
+    subject_ = Subject(b.Begin());
+    baseline_id_ = b.id;
+    candidate_id_ = c.id;
+    ComparePlan(b, c);
+    CompareCost(b.Begin(), c.Begin());
+    CompareCollectives(b, c);
+    CompareBytes(b, c);
+    CompareShapes(b, c);
+    if (options_.time_threshold_pct) CompareTime(b, c);
+  }
+
+ private:
+  void ComparePlan(const Logical& lb, const Logical& lc) {
+    const RedistributeBegin& b = lb.Begin();
+    const RedistributeBegin& c = lc.Begin();
+    if (b.planner != c.planner) Add(DiffCategory::kPlan, "planner", b.planner, c.planner);
+    if (b.notation != c.notation) {
+      Add(DiffCategory::kPlan, "notation", b.notation, c.notation);
+    } else {
+      CompareSteps("optimized plan", b.optimized_plan, c.optimized_plan);
+    }
+    if (b.notation_unoptimized != c.notation_unoptimized) {
+      Add(DiffCategory::kPlan, "unoptimized notation", b.notation_unoptimized, c.notation_unoptimized);
+    } else {
+      CompareSteps("raw plan", b.raw_plan, c.raw_plan);
+    }
+    std::string sb = SkippedText(b.skipped_merges), sc = SkippedText(c.skipped_merges);
+    if (sb != sc) Add(DiffCategory::kPlan, "skipped merges", sb, sc);
+    std::vector<int64_t> rb = RanksOf(lb), rc = RanksOf(lc);
+    if (rb != rc) Add(DiffCategory::kPlan, "ranks", Ints(rb), Ints(rc));
+    for (const RedistributeRecord* r : lb.recs) {
+      const RedistributeRecord* o = ForRank(lc, r->rank);
+      if (o == nullptr) continue;
+      std::string ob = Outcome(*r), oc = Outcome(*o);
+      if (ob != oc) Add(DiffCategory::kPlan, "rank " + std::to_string(r->rank) + " outcome", ob, oc);
+    }
+  }
+
+  void CompareSteps(const std::string& what, const std::vector<PlanStep>& b, const std::vector<PlanStep>& c) {
+    if (b.size() != c.size()) {
+      Add(DiffCategory::kPlan, what + " steps", std::to_string(b.size()), std::to_string(c.size()));
+      return;
+    }
+    for (size_t k = 0; k < b.size(); ++k) {
+      std::string tb = StepText(b[k]), tc = StepText(c[k]);
+      if (tb != tc) Add(DiffCategory::kPlan, what + " step " + std::to_string(k), tb, tc);
+    }
+  }
+
+  void CompareCost(const RedistributeBegin& b, const RedistributeBegin& c) {
+    double scale = std::max({1.0, std::fabs(b.cost_us), std::fabs(c.cost_us)});
+    if (std::fabs(b.cost_us - c.cost_us) > 1e-9 * scale)
+      Add(DiffCategory::kCost, "predicted cost", Micros(b.cost_us), Micros(c.cost_us));
+  }
+
+  void CompareCollectives(const Logical& b, const Logical& c) {
+    std::map<std::string, std::pair<int64_t, int64_t>> counts;
+    for (const RedistributeRecord* r : b.recs)
+      for (const Collective& x : r->collectives) ++counts[CollectiveKey(x)].first;
+    for (const RedistributeRecord* r : c.recs)
+      for (const Collective& x : r->collectives) ++counts[CollectiveKey(x)].second;
+    for (const auto& [key, n] : counts) {
+      if (n.first != n.second) {
+        Add(DiffCategory::kCollectives, "collectives " + key, std::to_string(n.first) + " rank-side calls",
+            std::to_string(n.second) + " rank-side calls");
+      }
+    }
+  }
+
+  // Per-collective totals keyed by (step, kind and dims, occurrence on the rank), summed over ranks.
+  using CallKey = std::tuple<int64_t, std::string, int64_t>;
+  static std::map<CallKey, std::pair<int64_t, int64_t>> CallBytes(const Logical& l) {
+    std::map<CallKey, std::pair<int64_t, int64_t>> out;
+    for (const RedistributeRecord* r : l.recs) {
+      std::map<std::pair<int64_t, std::string>, int64_t> seen;
+      for (const Collective& x : r->collectives) {
+        std::string key = CollectiveKey(x);
+        int64_t occ = seen[{x.step, key}]++;
+        auto& v = out[{x.step, key, occ}];
+        v.first += Sum(x.bytes_sent);
+        v.second += Sum(x.bytes_recv);
+      }
+    }
+    return out;
+  }
+
+  static std::string BytesText(int64_t sent, int64_t recv) {
+    return "sent " + std::to_string(sent) + " B, received " + std::to_string(recv) + " B";
+  }
+
+  void CompareBytes(const Logical& b, const Logical& c) {
+    if (b.Begin().dtype != c.Begin().dtype)
+      Add(DiffCategory::kBytes, "dtype", b.Begin().dtype, c.Begin().dtype);
+    auto cb = CallBytes(b), cc = CallBytes(c);
+    bool same_calls =
+        cb.size() == cc.size() && std::equal(cb.begin(), cb.end(), cc.begin(),
+                                             [](const auto& x, const auto& y) { return x.first == y.first; });
+    if (same_calls) {
+      for (const auto& [key, vb] : cb) {
+        const auto& vc = cc.at(key);
+        if (vb == vc) continue;
+        const auto& [step, what, occ] = key;
+        std::string name = "bytes of step " + std::to_string(step) + " " + what;
+        if (occ > 0) name += " call " + std::to_string(occ + 1);
+        Add(DiffCategory::kBytes, name, BytesText(vb.first, vb.second), BytesText(vc.first, vc.second));
+      }
+    }
+    for (const RedistributeRecord* r : b.recs) {
+      const RedistributeRecord* o = ForRank(c, r->rank);
+      if (o == nullptr) continue;
+      int64_t sb = 0, rb = 0, sc = 0, rc = 0;
+      for (const Collective& x : r->collectives) sb += Sum(x.bytes_sent), rb += Sum(x.bytes_recv);
+      for (const Collective& x : o->collectives) sc += Sum(x.bytes_sent), rc += Sum(x.bytes_recv);
+      if (sb != sc || rb != rc)
+        Add(DiffCategory::kBytes, "rank " + std::to_string(r->rank) + " bytes", BytesText(sb, rb),
+            BytesText(sc, rc));
+    }
+  }
+
+  void CompareShard(const std::string& what, const std::optional<std::string>& b,
+                    const std::optional<std::string>& c) {
+    if (b == c) return;
+    Add(DiffCategory::kShapes, what, b.value_or("unknown"), c.value_or("unknown"));
+  }
+
+  void CompareShapes(const Logical& b, const Logical& c) {
+    const auto& pb = b.Begin().optimized_plan;
+    const auto& pc = c.Begin().optimized_plan;
+    bool same_plan =
+        pb.size() == pc.size() && std::equal(pb.begin(), pb.end(), pc.begin(),
+                                             [](auto& x, auto& y) { return StepText(x) == StepText(y); });
+    for (const RedistributeRecord* r : b.recs) {
+      const RedistributeRecord* o = ForRank(c, r->rank);
+      if (o == nullptr) continue;
+      std::string rank = "rank " + std::to_string(r->rank) + " shard";
+      CompareShard(rank + " before", ShardBefore(*r), ShardBefore(*o));
+      if (same_plan) {
+        for (size_t k = 0; k < pb.size(); ++k) {
+          int64_t step = static_cast<int64_t>(k);
+          CompareShard(rank + " after step " + std::to_string(k), ShardAfterStep(*r, step),
+                       ShardAfterStep(*o, step));
+        }
+      } else {
+        CompareShard(rank + " after", ShardAfter(*r), ShardAfter(*o));
+      }
+    }
+  }
+
+  void CompareTime(const Logical& b, const Logical& c) {
+    std::optional<int64_t> tb = MaxDurationNs(b), tc = MaxDurationNs(c);
+    if (!tb || !tc || *tc <= *tb) return;
+    double pct = *tb > 0 ? 100.0 * static_cast<double>(*tc - *tb) / static_cast<double>(*tb) : HUGE_VAL;
+    if (pct <= *options_.time_threshold_pct) return;
+    std::string change = std::isinf(pct) ? "(from 0)" : "(+" + Fixed(pct, 1) + "%)";
+    Add(DiffCategory::kTime, "time (max over ranks)", Micros(static_cast<double>(*tb) / 1000.0),
+        Micros(static_cast<double>(*tc) / 1000.0) + " " + change);
+  }
+
+  const DiffOptions& options_;
+  std::vector<Difference>& out_;
+  std::string subject_;
+  std::optional<int64_t> baseline_id_, candidate_id_;
+};
+
+std::string Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+double ParsePercent(const std::string& token, const std::string& value) {
+  std::string v = value;
+  if (!v.empty() && v.back() == '%') v.pop_back();
+  size_t used = 0;
+  double pct = 0;
+  try {
+    pct = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size() || !std::isfinite(pct) || pct < 0)
+    throw InvalidInput("--fail-on: '" + token + "': expected time:N% with N a number >= 0, e.g. time:10%");
+  return pct;
+}
+
+}  // namespace
+
+std::string_view DiffCategoryName(DiffCategory category) {
+  switch (category) {
+    case DiffCategory::kPlan:
+      return "plan";
+    case DiffCategory::kCollectives:
+      return "collectives";
+    case DiffCategory::kBytes:
+      return "bytes";
+    case DiffCategory::kShapes:
+      return "shapes";
+    case DiffCategory::kCost:
+      return "cost";
+    case DiffCategory::kTime:
+      return "time";
+  }
+  return "?";
+}
+
+DiffOptions ParseFailOn(std::string_view text) {
+  DiffOptions options;
+  options.fail_on.clear();
+  std::string rest(text);
+  if (Trim(rest).empty()) throw InvalidInput("--fail-on: empty list (expected e.g. plan,collectives,bytes)");
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    if (comma == std::string::npos) comma = rest.size();
+    std::string token = Trim(std::string_view(rest).substr(start, comma - start));
+    start = comma + 1;
+    if (token.empty()) throw InvalidInput("--fail-on: empty entry in '" + rest + "'");
+    if (token == "all") {
+      for (DiffCategory c : {DiffCategory::kPlan, DiffCategory::kCollectives, DiffCategory::kBytes,
+                             DiffCategory::kShapes, DiffCategory::kCost})
+        options.fail_on.insert(c);
+      continue;
+    }
+    if (token == "time" || token.rfind("time:", 0) == 0) {
+      options.fail_on.insert(DiffCategory::kTime);
+      options.time_threshold_pct = token == "time" ? 10.0 : ParsePercent(token, token.substr(5));
+      continue;
+    }
+    bool found = false;
+    for (DiffCategory c : {DiffCategory::kPlan, DiffCategory::kCollectives, DiffCategory::kBytes,
+                           DiffCategory::kShapes, DiffCategory::kCost}) {
+      if (token == DiffCategoryName(c)) {
+        options.fail_on.insert(c);
+        found = true;
+      }
+    }
+    if (!found) {
+      throw InvalidInput("--fail-on: unknown category '" + token +
+                         "' (expected plan, collectives, bytes, shapes, cost, time:N% or all)");
+    }
+  }
+  return options;
+}
+
+bool DiffResult::Failed() const {
+  return std::any_of(differences.begin(), differences.end(), [](const Difference& d) { return d.failing; });
+}
+
+DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffOptions& options) {
+  DiffResult result;
+  result.options = options;
+  std::vector<Logical> lb = Logicals(baseline), lc = Logicals(candidate);
+  result.baseline_redistributes = static_cast<int64_t>(lb.size());
+  result.candidate_redistributes = static_cast<int64_t>(lc.size());
+  std::vector<std::string> kb, kc;
+  for (const Logical& l : lb) kb.push_back(Signature(l.Begin()));
+  for (const Logical& l : lc) kc.push_back(Signature(l.Begin()));
+  std::vector<std::pair<size_t, size_t>> pairs = Align(kb, kc);
+  result.aligned = static_cast<int64_t>(pairs.size());
+
+  Differ differ(options, result.differences);
+  differ.Run(baseline, candidate);
+  size_t i = 0, j = 0;
+  pairs.emplace_back(lb.size(), lc.size());  // sentinel flushes the tails
+  for (const auto& [pi, pj] : pairs) {
+    for (; i < pi; ++i) differ.Unmatched(lb[i], true);
+    for (; j < pj; ++j) differ.Unmatched(lc[j], false);
+    if (pi < lb.size() && pj < lc.size()) differ.Compare(lb[pi], lc[pj]);
+    i = pi + 1;
+    j = pj + 1;
+  }
+  return result;
+}
+
+std::string FormatDiffText(const DiffResult& result) {
+  std::string out;
+  std::set<std::string> failing_categories;
+  int64_t failing = 0;
+  for (const Difference& d : result.differences) {
+    std::string category(DiffCategoryName(d.category));
+    if (d.failing) {
+      ++failing;
+      failing_categories.insert(category);
+    }
+    std::string id;
+    if (d.baseline_id && d.candidate_id) {
+      id = *d.baseline_id == *d.candidate_id
+               ? "#" + std::to_string(*d.baseline_id)
+               : "#" + std::to_string(*d.baseline_id) + "->#" + std::to_string(*d.candidate_id);
+    } else if (d.baseline_id) {
+      id = "-#" + std::to_string(*d.baseline_id);
+    } else if (d.candidate_id) {
+      id = "+#" + std::to_string(*d.candidate_id);
+    }
+    category.resize(std::max<size_t>(category.size(), 11), ' ');
+    out += category + "  " + (id.empty() ? "" : id + " ") + d.subject + ": " + d.what;
+    if (d.what == "removed")
+      out += " (baseline only: " + d.baseline + ")";
+    else if (d.what == "added")
+      out += " (candidate only: " + d.candidate + ")";
+    else
+      out += ": " + d.baseline + " -> " + d.candidate;
+    out += "\n";
+  }
+  std::string compared;
+  for (DiffCategory c : result.options.fail_on) {
+    std::string name(DiffCategoryName(c));
+    if (c == DiffCategory::kTime && result.options.time_threshold_pct)
+      name += ">" + Fixed(*result.options.time_threshold_pct, 1) + "%";
+    compared += (compared.empty() ? "" : ",") + name;
+  }
+  std::string counts = "aligned " + std::to_string(result.aligned) + " of " +
+                       std::to_string(result.baseline_redistributes) + " baseline / " +
+                       std::to_string(result.candidate_redistributes) + " candidate redistributes";
+  if (result.differences.empty()) {
+    out += "no differences; " + counts + " (fail on: " + compared + ")\n";
+  } else {
+    std::string cats;
+    for (const std::string& c : failing_categories) cats += (cats.empty() ? "" : ", ") + c;
+    out += std::to_string(result.differences.size()) + " difference" +
+           (result.differences.size() == 1 ? "" : "s") + ", " +
+           (failing > 0 ? std::to_string(failing) + " failing (" + cats + ")" : "none failing") + "; " +
+           counts + " (fail on: " + compared + ")\n";
+  }
+  return out;
+}
+
+json DiffJson(const DiffResult& result) {
+  json j;
+  j["baseline_redistributes"] = result.baseline_redistributes;
+  j["candidate_redistributes"] = result.candidate_redistributes;
+  j["aligned"] = result.aligned;
+  json fail_on = json::array();
+  for (DiffCategory c : result.options.fail_on) fail_on.push_back(std::string(DiffCategoryName(c)));
+  j["fail_on"] = fail_on;
+  j["time_threshold_pct"] =
+      result.options.time_threshold_pct ? json(*result.options.time_threshold_pct) : json();
+  j["failed"] = result.Failed();
+  json diffs = json::array();
+  for (const Difference& d : result.differences) {
+    json e;
+    e["category"] = std::string(DiffCategoryName(d.category));
+    e["baseline_id"] = d.baseline_id ? json(*d.baseline_id) : json();
+    e["candidate_id"] = d.candidate_id ? json(*d.candidate_id) : json();
+    e["subject"] = d.subject;
+    e["what"] = d.what;
+    e["baseline"] = d.baseline;
+    e["candidate"] = d.candidate;
+    e["failing"] = d.failing;
+    diffs.push_back(std::move(e));
+  }
+  j["differences"] = diffs;
+  return j;
+}
+
+}  // namespace shardscope::trace
