@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `shardscope diff` end to end: re-runs of one scenario are equal (timing is not compared by
+# default), an intentional planner change is caught (exit 1 naming it), bad input exits 2.
+# Expectations follow from the scenario (samples/flatten_merge.json, mesh 2x2x2 pp,dp,tp with
+# dp,tp flattened): step 0 gathers w [8,8] R,S(0),S(0) -> R,R,R in one all_gather over the
+# flattened mesh dims [1, 2]; without the optimizer it takes one all_gather per mesh dim.
+source "$(dirname "$0")/lib.sh" "$@"
+
+SCEN="$ROOT/samples/flatten_merge.json"
+mkdir -p "$TMP/s"
+"$BIN" run "$SCEN" --trace "$TMP/a" >/dev/null || fail "run $SCEN (a)"
+"$BIN" run "$SCEN" --trace "$TMP/b" >/dev/null || fail "run $SCEN (b)"
+
+# The unchanged re-run: nothing differs, exit 0.
+run diff "$TMP/a" "$TMP/b"
+expect_rc 0
+expect_out_contains "no differences; aligned 2 of 2 baseline / 2 candidate redistributes"
+run diff "$TMP/a" "$TMP/b" --json
+expect_rc 0
+expect_json 'j["failed"] is False and j["differences"] == [] and j["aligned"] == 2'
+
+# The checked-in golden trace of the CI sample matches this build, and the CI script says so.
+run diff "$ROOT/samples/ci/golden" "$TMP/b"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+bash "$ROOT/samples/ci/check_plans.sh" "$BIN" >"$TMP/ci.out" 2>&1 || fail "samples/ci/check_plans.sh: exit $?: $(cat "$TMP/ci.out")"
+
+# Planner change 1: the flattening optimizer off for step 0.
+"$PYTHON" - "$SCEN" "$TMP/s/noopt.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["steps"][0]["optimize"] = False
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$BIN" run "$TMP/s/noopt.json" --trace "$TMP/noopt" >/dev/null || fail "run noopt"
+run diff "$TMP/a" "$TMP/noopt"
+expect_rc 1
+expect_out_contains "#0 w [8, 8] R,S(0),S(0) -> R,R,R: notation: "
+# 8 ranks each issued the merged all_gather; now each issues one per mesh dim.
+expect_out_contains "collectives all_gather on mesh dims [1, 2]: 8 rank-side calls -> 0 rank-side calls"
+expect_out_contains "collectives all_gather on mesh dims [1]: 0 rank-side calls -> 8 rank-side calls"
+expect_out_contains "collectives all_gather on mesh dims [2]: 0 rank-side calls -> 8 rank-side calls"
+expect_out_lacks "#1 loss"
+# Bytes are unchanged: a rank sends its [2,8] f32 shard (64 B) to 3 peers = 192 B merged, and
+# 64 B then 128 B to one peer each = 192 B unmerged. So failing on bytes only passes.
+run diff "$TMP/a" "$TMP/noopt" --fail-on bytes
+expect_rc 0
+expect_out_lacks "bytes "
+expect_out_contains "none failing"
+run diff "$TMP/a" "$TMP/noopt" --fail-on plan --json
+expect_rc 1
+expect_json 'j["failed"] and any(d["category"] == "plan" and d["what"] == "notation" and d["baseline_id"] == 0 for d in j["differences"])'
+
+# Planner change 2: step 1 forced to the graph planner.
+"$PYTHON" - "$SCEN" "$TMP/s/graph.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["steps"][1]["planner"] = "graph"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$BIN" run "$TMP/s/graph.json" --trace "$TMP/graph" >/dev/null || fail "run graph"
+run diff "$TMP/a" "$TMP/graph" --fail-on plan
+expect_rc 1
+expect_out_contains "#1 loss [8, 8] P(sum),P(sum),R -> R,R,R: planner: greedy -> graph"
+
+# An added redistribute: one more step at the end.
+"$PYTHON" - "$SCEN" "$TMP/s/more.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["steps"].append({"redistribute": "w", "to": ["R", "S(0)", "R"]})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$BIN" run "$TMP/s/more.json" --trace "$TMP/more" >/dev/null || fail "run more"
+run diff "$TMP/a" "$TMP/more"
+expect_rc 1
+expect_out_contains "+#2 w [8, 8] R,R,R -> R,S(0),R: added (candidate only: "
+expect_out_contains "aligned 2 of 2 baseline / 3 candidate redistributes"
+run diff "$TMP/more" "$TMP/a" --fail-on plan
+expect_rc 1
+expect_out_contains "-#2 w [8, 8] R,R,R -> R,S(0),R: removed (baseline only: "
+
+# Bad input: exit 2, one line.
+run diff "$TMP/a" "$TMP/nowhere"
+expect_rc 2
+expect_one_error_line "nowhere" "no such trace"
+run diff "$TMP/a" "$TMP/b" --fail-on plan,bogus
+expect_rc 2
+expect_one_error_line "--fail-on" "'bogus'"
+run diff "$TMP/a" "$TMP/b" --fail-on time:fast
+expect_rc 2
+expect_one_error_line "--fail-on" "time:fast"
+run diff "$TMP/a" "$ROOT/tests/golden/trace/corrupt/missing_field.jsonl"
+expect_rc 2
+run diff "$TMP/a"
+expect_rc 2
+
+finish
