@@ -5,6 +5,7 @@
 // placement, carry the logical shape the definition gives, and end exactly at the target
 // placements and the target layout on every rank. SHARDSCOPE_PROPERTY_CASES sets the case count.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
