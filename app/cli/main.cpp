@@ -92,7 +92,8 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("run", "Execute a scenario for real, optionally writing a trace and verifying");
   cmd->add_option("scenario", args.scenario, "scenario file (JSON, schema: docs/scenario.md)")->required();
-  cmd->add_option("--backend", args.backend, "communication backend (this build: local)")
+  cmd->add_option("--backend", args.backend,
+                  "communication backend: local (threads) or mpi (one process per rank, under mpirun)")
       ->capture_default_str();
   cmd->add_option("--ranks", args.ranks,
                   "number of ranks; must equal the mesh size (default: the mesh size)");
@@ -107,7 +108,8 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->footer(
       "Examples:\n"
       "  shardscope run samples/healda_loop.json --trace /tmp/healda --verify\n"
-      "  shardscope run samples/uneven_empty.json --verify --repeat 10");
+      "  shardscope run samples/uneven_empty.json --verify --repeat 10\n"
+      "  mpirun -np 4 shardscope run samples/tp_mlp.json --backend mpi --verify --trace /tmp/tp");
 }
 
 void AddShowCommand(CLI::App& app, ShowArgs& args) {
@@ -134,7 +136,8 @@ void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
   cmd->add_option("--sizes", args.sizes, "per-rank sizes, e.g. 64K,1M,16M")->capture_default_str();
   cmd->add_option("--iterations", args.iterations, "timed iterations per size (0: by size)")
       ->capture_default_str();
-  cmd->add_option("--backend", args.backend, "backend (this build: local)")->capture_default_str();
+  cmd->add_option("--backend", args.backend, "backend: local, or mpi under mpirun (local figures beside)")
+      ->capture_default_str();
 }
 
 void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, ExportArgs& exp) {

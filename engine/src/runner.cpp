@@ -1,12 +1,13 @@
 #include "shardscope/engine/runner.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/local_backend.hpp"
+#include "shardscope/engine/mpi_backend.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/session.hpp"
@@ -54,12 +55,140 @@ int64_t FirstDifference(const LocalTensor& got, const LocalTensor& want, double 
   return -1;
 }
 
-struct SharedStep {
-  std::vector<LocalTensor> shards;
-  std::vector<double> seconds;
-  std::vector<int64_t> bytes;
-  std::vector<int64_t> mismatch;
+// Every spec along the run, computed once, the same on every rank.
+struct Planned {
+  size_t step;
+  bool backward;
+  size_t tensor;
+  TensorSpec src, dst;
+  PlanOptions options;
 };
+
+// What every rank's body reads (shared read-only between local-backend threads).
+struct RunContext {
+  const Scenario& scenario;
+  const RunOptions& options;
+  const std::vector<Planned>& schedule;
+  const std::vector<LocalTensor>& globals;
+  PlanCache& cache;
+};
+
+// Per-rank figures exchanged at the end so that every rank can build the same report:
+// per step [wall ns, bytes received, first local mismatch, first full-tensor mismatch (rank 0)],
+// then [clock offset ns, clock rtt ns].
+constexpr size_t kStepFigures = 4;
+constexpr size_t kClockFigures = 2;
+
+// Gathers every rank's Partial result to rank 0 through the communicator (shape_exchange, then
+// an all_to_all where only rank 0 receives), so the same code serves threads and processes.
+std::vector<LocalTensor> GatherToRank0(Communicator& comm, const Group& all, const LocalTensor& out) {
+  const size_t n = all.ranks.size();
+  const bool root = comm.rank() == 0;
+  std::vector<std::vector<int64_t>> shape_send(n);
+  shape_send[0] = out.shape();
+  shape_send[0].insert(shape_send[0].begin(), static_cast<int64_t>(out.shape().size()));
+  std::vector<std::vector<int64_t>> shapes = comm.ExchangeShapes(all, std::move(shape_send));
+  std::vector<LocalTensor> shards(root ? n : 0);
+  std::vector<SendView> send(n, SendView{nullptr, {}, out.dtype(), {}});
+  std::vector<RecvView> recv(n, RecvView{nullptr, {}, out.dtype(), {}});
+  send[0] = ViewOf(out);
+  if (root) {
+    for (size_t i = 0; i < n; ++i) {
+      shards[i] = LocalTensor(Shape(shapes[i].begin() + 1, shapes[i].end()), out.dtype());
+      recv[i] = MutableViewOf(shards[i]);
+    }
+  }
+  comm.AllToAllV(all, std::move(send), std::move(recv));
+  return shards;
+}
+
+// One rank's whole run: distributes, executes every scheduled redistribute, verifies, and
+// returns this rank's figures (see kStepFigures) gathered from every rank, indexed [rank][k].
+// `report0` is filled on rank 0 only.
+std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
+                             MpiWorld::ClockEstimate clock, std::vector<StepReport>* report0) {
+  const Scenario& scenario = ctx.scenario;
+  const Mesh& mesh = scenario.mesh;
+  const int64_t world = mesh.size();
+  const size_t steps = ctx.schedule.size();
+  std::vector<int64_t> figures(steps * kStepFigures + kClockFigures, -1);
+  std::vector<LocalTensor> locals;
+  for (size_t t = 0; t < scenario.tensors.size(); ++t) {
+    locals.push_back(Distribute(ctx.globals[t], scenario.tensors[t].spec, rank));
+  }
+  Group all;
+  for (int64_t r = 0; r < world; ++r) all.ranks.push_back(r);
+  for (int d = 0; d < mesh.ndim(); ++d) all.mesh_dims.push_back(d);
+
+  for (size_t k = 0; k < steps; ++k) {
+    const Planned& item = ctx.schedule[k];
+    std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
+    std::vector<ExecutedCollective> ran;
+    ExecuteOptions exec;
+    exec.shapes = scenario.tensors[item.tensor].shapes;
+    exec.trace = writer;
+    exec.trace_id = static_cast<int64_t>(k);
+    exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
+    exec.collectives = &ran;
+    int64_t t0 = trace::NowNs();
+    LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
+    int64_t* f = &figures[k * kStepFigures];
+    f[0] = trace::NowNs() - t0;
+    f[1] = 0;
+    for (const auto& c : ran) {
+      for (int64_t b : c.stats.bytes_recv) f[1] += b;
+    }
+    if (rank == 0 && report0 != nullptr) {
+      StepReport& rep = (*report0)[k];
+      rep.step = item.step;
+      rep.repetition = static_cast<int>(k / std::max<size_t>(1, steps / ctx.options.repeat));
+      rep.backward = item.backward;
+      rep.tensor = scenario.tensors[item.tensor].name;
+      rep.src = item.src.placements;
+      rep.dst = item.dst.placements;
+      rep.plan = *plan;
+      for (const auto& c : ran) {
+        if (!c.negotiated)
+          ++rep.collectives[std::string(CollectiveKindName(c.stats.kind))];
+        else
+          ++rep.collectives["shape_exchange"];
+      }
+    }
+    if (ctx.options.verify) {
+      // Non-Partial results are checked where they are (Distribute is the definition); Partial
+      // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
+      if (!HasPartial(item.dst)) {
+        f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), 0.0);
+      } else {
+        std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
+        if (rank == 0) {
+          LocalTensor full = FullTensor(shards, item.dst);
+          f[3] = FirstDifference(full, ctx.globals[item.tensor], Tolerance(item.dst.dtype));
+        }
+      }
+    }
+    if (!item.backward) locals[item.tensor] = std::move(out);
+    if (rank == 0 && ctx.options.progress)
+      ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
+  }
+  figures[steps * kStepFigures] = clock.offset_ns;
+  figures[steps * kStepFigures + 1] = clock.rtt_ns;
+
+  // Every rank gets every rank's figures, so every rank reaches the same verdict.
+  LocalTensor mine(Shape{static_cast<int64_t>(figures.size())}, DType::kI64);
+  std::memcpy(mine.data(), figures.data(), mine.nbytes());
+  LocalTensor gathered(Shape{world, static_cast<int64_t>(figures.size())}, DType::kI64);
+  std::vector<RecvView> recv;
+  for (int64_t r = 0; r < world; ++r) {
+    Box row = FullBox(gathered.shape());
+    row.dims[0] = {{r, r + 1}};
+    recv.push_back(MutableViewOf(gathered, std::move(row)));
+  }
+  comm.AllGatherV(all, ViewOf(mine), std::move(recv));
+  std::vector<int64_t> result(static_cast<size_t>(gathered.numel()));
+  std::memcpy(result.data(), gathered.data(), gathered.nbytes());
+  return result;
+}
 
 }  // namespace
 
@@ -74,21 +203,16 @@ uint64_t Checksum(const LocalTensor& tensor) {
 }
 
 RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
-  if (options.backend != "local") {
-    throw InvalidInput("--backend: '" + options.backend + "' is not available in this build (use local)");
+  if (options.backend != "local" && options.backend != "mpi") {
+    throw InvalidInput("--backend: '" + options.backend + "' is not a backend (use local or mpi)");
+  }
+  if (options.backend == "mpi" && !MpiBackendAvailable()) {
+    throw InvalidInput("--backend mpi: this build has no MPI backend (reconfigure with MPI installed)");
   }
   if (options.repeat < 1) throw InvalidInput("--repeat: must be >= 1");
   const Mesh& mesh = scenario.mesh;
   const int64_t world = mesh.size();
 
-  // Every spec along the run is computed once, the same for every rank.
-  struct Planned {
-    size_t step;
-    bool backward;
-    size_t tensor;
-    TensorSpec src, dst;
-    PlanOptions options;
-  };
   std::vector<Planned> schedule;
   std::vector<TensorSpec> current;
   for (const auto& t : scenario.tensors) current.push_back(t.spec);
@@ -111,125 +235,110 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   std::vector<LocalTensor> globals;
   for (const auto& t : scenario.tensors) globals.push_back(SeededTensor(t.spec.shape, t.spec.dtype, t.seed));
 
-  trace::TraceSession session =
-      options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
   PlanCache cache;
-  std::vector<SharedStep> shared(schedule.size());
-  for (auto& s : shared) {
-    s.shards.resize(static_cast<size_t>(world));
-    s.seconds.resize(static_cast<size_t>(world));
-    s.bytes.resize(static_cast<size_t>(world));
-    s.mismatch.assign(static_cast<size_t>(world), -1);
-  }
+  RunContext ctx{scenario, options, schedule, globals, cache};
   std::vector<StepReport> reports(schedule.size());
-  std::vector<std::string> verify_errors(schedule.size());
-
-  LocalWorldOptions world_options;
-  world_options.timeout = options.timeout;
-  int64_t t_start = trace::NowNs();
-  LocalWorld::Run(
-      world,
-      [&](Communicator& comm, int64_t rank) {
-        trace::Writer* writer = nullptr;
-        if (session.enabled()) {
-          writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
-                                                             std::string(comm.backend_name())));
-        }
-        std::vector<LocalTensor> locals;
-        for (size_t t = 0; t < scenario.tensors.size(); ++t) {
-          locals.push_back(Distribute(globals[t], scenario.tensors[t].spec, rank));
-        }
-        Group all;
-        for (int64_t r = 0; r < world; ++r) all.ranks.push_back(r);
-        for (int d = 0; d < mesh.ndim(); ++d) all.mesh_dims.push_back(d);
-
-        for (size_t k = 0; k < schedule.size(); ++k) {
-          const Planned& item = schedule[k];
-          std::shared_ptr<const Plan> plan = cache.Get(item.src, item.dst, rank, item.options);
-          std::vector<ExecutedCollective> ran;
-          ExecuteOptions exec;
-          exec.shapes = scenario.tensors[item.tensor].shapes;
-          exec.trace = writer;
-          exec.trace_id = static_cast<int64_t>(k);
-          exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
-          exec.collectives = &ran;
-          int64_t t0 = trace::NowNs();
-          LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
-          double seconds = static_cast<double>(trace::NowNs() - t0) * 1e-9;
-          int64_t bytes = 0;
-          for (const auto& c : ran) {
-            for (int64_t b : c.stats.bytes_recv) bytes += b;
-          }
-          SharedStep& sh = shared[k];
-          sh.seconds[static_cast<size_t>(rank)] = seconds;
-          sh.bytes[static_cast<size_t>(rank)] = bytes;
-          if (rank == 0) {
-            StepReport& rep = reports[k];
-            rep.step = item.step;
-            rep.repetition = static_cast<int>(k / std::max<size_t>(1, schedule.size() / options.repeat));
-            rep.backward = item.backward;
-            rep.tensor = scenario.tensors[item.tensor].name;
-            rep.src = item.src.placements;
-            rep.dst = item.dst.placements;
-            rep.plan = *plan;
-            for (const auto& c : ran) {
-              if (!c.negotiated)
-                ++rep.collectives[std::string(CollectiveKindName(c.stats.kind))];
-              else
-                ++rep.collectives["shape_exchange"];
-            }
-          }
-          if (options.verify) {
-            // Each rank writes only its own slot; rank 0 reads them after the barrier.
-            if (!HasPartial(item.dst)) {
-              sh.mismatch[static_cast<size_t>(rank)] =
-                  FirstDifference(out, Distribute(globals[item.tensor], item.dst, rank), 0.0);
-            } else {
-              sh.shards[static_cast<size_t>(rank)] = out;
-            }
-          }
-          if (!item.backward) locals[item.tensor] = std::move(out);
-          if (options.verify) {
-            comm.Barrier(all);
-            if (rank == 0) {
-              if (!HasPartial(item.dst)) {
-                for (int64_t r = 0; r < world && verify_errors[k].empty(); ++r) {
-                  int64_t at = sh.mismatch[static_cast<size_t>(r)];
-                  if (at >= 0) {
-                    verify_errors[k] = "rank " + std::to_string(r) + " local element " + std::to_string(at) +
-                                       " differs from Distribute(X, dst)";
-                  }
-                }
-              } else {
-                LocalTensor full = FullTensor(sh.shards, item.dst);
-                int64_t at = FirstDifference(full, globals[item.tensor], Tolerance(item.dst.dtype));
-                if (at >= 0)
-                  verify_errors[k] = "full tensor element " + std::to_string(at) + " differs from X";
-                sh.shards.assign(static_cast<size_t>(world), LocalTensor());
-              }
-              reports[k].verified = verify_errors[k].empty();
-            }
-            comm.Barrier(all);
-          }
-          if (rank == 0 && options.progress)
-            options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(schedule.size()));
-        }
-      },
-      world_options);
-  session.Close();
-
+  std::vector<int64_t> figures;
   RunReport report;
   report.world = world;
+  int64_t t_start = trace::NowNs();
+
+  if (options.backend == "local") {
+    trace::TraceSession session =
+        options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
+    LocalWorldOptions world_options;
+    world_options.timeout = options.timeout;
+    LocalWorld::Run(
+        world,
+        [&](Communicator& comm, int64_t rank) {
+          trace::Writer* writer = nullptr;
+          if (session.enabled()) {
+            writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
+                                                               std::string(comm.backend_name())));
+          }
+          std::vector<int64_t> mine = RunRank(comm, rank, ctx, writer, {}, &reports);
+          if (rank == 0) figures = std::move(mine);
+        },
+        world_options);
+    session.Close();
+  } else {
+    MpiOptions mpi_options;
+    mpi_options.timeout = options.timeout;
+    MpiWorld mpi(mpi_options);
+    if (mpi.size() != world) {
+      throw InvalidInput("--backend mpi: the mesh " + mesh.ToString() + " has " + std::to_string(world) +
+                         " ranks but the MPI job has " + std::to_string(mpi.size()) +
+                         " processes (run: mpirun -np " + std::to_string(world) + " shardscope run ...)");
+    }
+    const int64_t rank = mpi.rank();
+    report.rank = rank;
+    try {
+      MpiWorld::ClockEstimate clock = mpi.EstimateClockOffset();
+      trace::TraceSession session =
+          options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
+      trace::Writer* writer = nullptr;
+      if (session.enabled()) {
+        trace::Header header = trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(), "mpi");
+        header.clock.offset_ns = clock.offset_ns;
+        writer = session.WriterFor(rank, header);
+      }
+      figures = RunRank(mpi.comm(), rank, ctx, writer, clock, &reports);
+      session.Close();
+    } catch (const Error& e) {
+      // Peers may be inside a collective this rank will never join: end the whole job with the
+      // message instead of leaving them to hang. A one-process job just throws.
+      if (world > 1)
+        mpi.Abort("shardscope: rank " + std::to_string(rank) + ": " + e.what(), ExitCodeFor(e.code()));
+      throw;
+    } catch (const std::exception& e) {
+      if (world > 1)
+        mpi.Abort("shardscope: rank " + std::to_string(rank) + ": internal error: " + e.what(), 3);
+      throw;
+    }
+  }
+
   report.seconds = static_cast<double>(trace::NowNs() - t_start) * 1e-9;
+  const size_t width = schedule.size() * kStepFigures + kClockFigures;
+  auto figure = [&](int64_t r, size_t k, size_t what) {
+    return figures[static_cast<size_t>(r) * width + k * kStepFigures + what];
+  };
+  for (int64_t r = 0; r < world; ++r) {
+    report.clock_offset_ns.push_back(figures[static_cast<size_t>(r) * width + width - 2]);
+    report.clock_rtt_ns.push_back(figures[static_cast<size_t>(r) * width + width - 1]);
+  }
   for (size_t k = 0; k < schedule.size(); ++k) {
     StepReport& rep = reports[k];
-    rep.seconds = *std::max_element(shared[k].seconds.begin(), shared[k].seconds.end());
-    for (int64_t b : shared[k].bytes) rep.bytes_moved += b;
-    if (options.verify && !verify_errors[k].empty()) {
+    if (report.rank != 0) {
+      // Ranks other than 0 did not record the plan; they need the step identity for the message.
+      rep.step = schedule[k].step;
+      rep.backward = schedule[k].backward;
+      rep.tensor = scenario.tensors[schedule[k].tensor].name;
+      rep.src = schedule[k].src.placements;
+      rep.dst = schedule[k].dst.placements;
+    }
+    int64_t slowest = 0;
+    for (int64_t r = 0; r < world; ++r) {
+      slowest = std::max(slowest, figure(r, k, 0));
+      rep.bytes_moved += figure(r, k, 1);
+    }
+    rep.seconds = static_cast<double>(slowest) * 1e-9;
+    std::string error;
+    if (options.verify) {
+      for (int64_t r = 0; r < world && error.empty(); ++r) {
+        if (figure(r, k, 2) >= 0) {
+          error = "rank " + std::to_string(r) + " local element " + std::to_string(figure(r, k, 2)) +
+                  " differs from Distribute(X, dst)";
+        }
+      }
+      if (error.empty() && figure(0, k, 3) >= 0) {
+        error = "full tensor element " + std::to_string(figure(0, k, 3)) + " differs from X";
+      }
+      rep.verified = error.empty();
+    }
+    if (!error.empty()) {
       throw InternalError("verification failed at step " + std::to_string(rep.step) +
                           (rep.backward ? " (backward)" : "") + " (" + rep.tensor + ": " +
-                          FormatPlacements(rep.src) + " -> " + FormatPlacements(rep.dst) +
-                          "): " + verify_errors[k]);
+                          FormatPlacements(rep.src) + " -> " + FormatPlacements(rep.dst) + "): " + error);
     }
     report.steps.push_back(std::move(rep));
   }

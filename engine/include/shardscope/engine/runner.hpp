@@ -18,7 +18,9 @@
 namespace shardscope::engine {
 
 struct RunOptions {
-  std::string backend = "local";             ///< only "local" in this build
+  /// "local" (ranks as threads) or "mpi" (this process is one rank of an mpirun job whose size
+  /// must equal the mesh size; every process calls RunScenario).
+  std::string backend = "local";
   std::filesystem::path trace_dir;           ///< empty: no trace
   bool verify = false;                       ///< compare every result with the definition
   int repeat = 1;                            ///< run the step list this many times
@@ -46,11 +48,20 @@ struct RunReport {
   std::vector<StepReport> steps;
   double seconds = 0;  ///< whole run wall time
   int64_t world = 0;
+  /// This process's rank: 0 for the local backend; under MPI every process gets the same report
+  /// and only rank 0 should print it.
+  int64_t rank = 0;
+  /// Per rank: estimated offset of its steady clock to rank 0's (ns, written to its trace header)
+  /// and the round-trip time of the ping-pong sample it came from; zeros for the local backend.
+  std::vector<int64_t> clock_offset_ns;
+  std::vector<int64_t> clock_rtt_ns;
 };
 
-/// Executes `scenario`. Throws Error(kInvalidInput) for a bad backend or options, the engine's
-/// errors (a failed verification is Error(kInternal) naming the step, rank and first differing
-/// element), and the backend's (timeouts name the missing ranks).
+/// Executes `scenario`. Throws Error(kInvalidInput) for a bad backend or options (an MPI job
+/// whose size is not the mesh size, mpi in a build without MPI), the engine's errors (a failed
+/// verification is Error(kInternal) naming the step, rank and first differing element, thrown
+/// on every rank), and the backend's (timeouts name the missing ranks). Under MPI an error that
+/// only some ranks see aborts the job (MPI cannot cancel collectives) after printing it.
 RunReport RunScenario(const Scenario& scenario, const RunOptions& options);
 
 /// Checksum of a local tensor's bytes (FNV-1a 64), as written to traces.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# MPI suite driver (ctest label `mpi`). Exit 77 (ctest: skipped) with a message when mpirun is
+# missing.
+#   run.sh property MPIEXEC TEST_EXE [CASES]   property subset + chunking + error consistency
+#   run.sh samples  MPIEXEC SHARDSCOPE SRC_DIR  every sample: --backend mpi --verify --trace, then the
+#                                               trace must equal the local backend's apart from timing
+set -u
+mode=$1
+mpiexec=${2:-}
+if [ -z "$mpiexec" ] || ! command -v "$mpiexec" >/dev/null 2>&1; then
+  mpiexec=$(command -v mpirun || true)
+fi
+if [ -z "$mpiexec" ]; then
+  echo "SKIP: mpirun not found; the MPI suite needs Open MPI's launcher (apt-get install openmpi-bin)"
+  exit 77
+fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpirun_np() { "$mpiexec" -np "$1" --oversubscribe --allow-run-as-root "${@:2}"; }
+
+case "$mode" in
+  property)
+    exe=$3
+    cases=${4:-300}
+    mpirun_np 4 "$exe" "$cases"
+    ;;
+  samples)
+    shardscope=$3
+    src=$4
+    here=$(cd "$(dirname "$0")" && pwd)
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    status=0
+    for sample in "$src"/samples/*.json; do
+      name=$(basename "$sample" .json)
+      np=$(python3 -c 'import json,sys,math; print(math.prod(json.load(open(sys.argv[1]))["mesh"]))' "$sample")
+      echo "== $name ($np ranks)"
+      if ! mpirun_np "$np" "$shardscope" run "$sample" --backend mpi --verify --trace "$work/mpi-$name" \
+          >"$work/$name.mpi.out" 2>&1; then
+        echo "FAIL: mpi run of $name"; cat "$work/$name.mpi.out"; status=1; continue
+      fi
+      grep -E "^clock|^total" "$work/$name.mpi.out"
+      if grep -q "NOT verified" "$work/$name.mpi.out"; then
+        echo "FAIL: $name not verified"; status=1; continue
+      fi
+      if ! "$shardscope" run "$sample" --backend local --verify --trace "$work/local-$name" >"$work/$name.local.out" 2>&1; then
+        echo "FAIL: local run of $name"; cat "$work/$name.local.out"; status=1; continue
+      fi
+      python3 "$here/compare_traces.py" "$work/local-$name" "$work/mpi-$name" || status=1
+    done
+    exit $status
+    ;;
+  *)
+    echo "usage: run.sh property|samples ..." >&2
+    exit 2
+    ;;
+esac
