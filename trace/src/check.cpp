@@ -111,8 +111,9 @@ class Checker {
     std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_);
     result_.groups = static_cast<int64_t>(groups.size());
     for (const detail::GroupCalls& g : groups) CheckGroup(g);
-    for (int64_t id : model_.RedistributeIds()) CheckRedistribute(id);
-    result_.redistributes = static_cast<int64_t>(model_.RedistributeIds().size());
+    const auto by_id = detail::RecordsById(model_);
+    for (const auto& [id, recs] : by_id) CheckRedistribute(id, recs);
+    result_.redistributes = static_cast<int64_t>(by_id.size());
     std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
                      [](const Mismatch& a, const Mismatch& b) {
                        // Trace order: by redistribute; within one, a plan that differs across ranks (the
@@ -317,14 +318,14 @@ class Checker {
     result_.mismatches.push_back(std::move(m));
   }
 
-  void CheckRedistribute(int64_t id) {
-    std::vector<const RedistributeRecord*> recs = model_.RedistributesWithId(id);
+  void CheckRedistribute(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
     const RedistributeBegin& first = recs.front()->begin;
     const std::string subject = Subject(first);
     std::vector<int64_t> began, never;
     for (const RedistributeRecord* r : recs) began.push_back(r->rank);
+    const std::set<int64_t> began_set(began.begin(), began.end());
     for (int64_t r : with_file_)
-      if (std::find(began.begin(), began.end(), r) == began.end()) never.push_back(r);
+      if (began_set.count(r) == 0) never.push_back(r);
     if (!never.empty()) {
       ReportRedistribute(
           MismatchClass::kState, never, id, std::nullopt,

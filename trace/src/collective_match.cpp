@@ -6,6 +6,15 @@
 
 namespace shardscope::trace::detail {
 
+std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model) {
+  std::map<int64_t, std::vector<const RedistributeRecord*>> out;
+  for (const RedistributeRecord& rec : model.redistributes) out[rec.begin.id].push_back(&rec);
+  for (auto& [id, recs] : out) {
+    std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  }
+  return out;
+}
+
 std::vector<GroupCalls> GroupCollectives(const Model& model) {
   // A communicator is identified by its member set: ranks of one group may list it in a different
   // order (a mismatch the check reports), but they still issue calls on the same communicator.

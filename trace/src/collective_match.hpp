@@ -1,7 +1,7 @@
 #pragma once
-// Private: the collectives of a Model grouped by communicator (the set of ranks of the group),
-// each member's calls in file order. Shared by the cross-rank check and the Chrome exporter so
-// both pair the same calls across ranks.
+// Private: indexes over a Model shared by check, diff and export. The collectives grouped by communicator
+// (the set of ranks of the group), each member's calls in file order. Shared by the cross-rank check and the
+// Chrome exporter so both pair the same calls across ranks.
 
 #include <cstdint>
 #include <map>
@@ -17,6 +17,10 @@ struct GroupCalls {
   std::vector<int64_t> ranks;
   std::map<int64_t, std::vector<const Collective*>> calls;
 };
+
+/// The records of every redistribute id, each in rank order (one pass; Model::RedistributesWithId
+/// scans the whole model per call).
+std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model);
 
 /// Every group that some rank recorded a collective on, ordered by its sorted rank list.
 std::vector<GroupCalls> GroupCollectives(const Model& model);

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "collective_match.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::trace {
@@ -43,7 +44,7 @@ struct Logical {
 
 std::vector<Logical> Logicals(const Model& model) {
   std::vector<Logical> out;
-  for (int64_t id : model.RedistributeIds()) out.push_back({id, model.RedistributesWithId(id)});
+  for (auto& [id, recs] : detail::RecordsById(model)) out.push_back({id, std::move(recs)});
   return out;
 }
 
