@@ -181,12 +181,17 @@ FlattenAttempt TryCreateFlattened(const std::vector<Transform>& transforms, size
   merged.flattened = true;
   merged.comm = head.comm;
   // avg_scale: the merged collective is a sum; the avg dims are divided out afterwards.
+  // PyTorch keeps the head's op when the avg dims' sizes multiply to 1 (size-1 avg dims), so a
+  // group mixing P(avg) on a size-1 dim with P(sum) would average over the whole group; we make
+  // any mixed sum/avg group a sum (a documented divergence that fixes that edge case).
   if (head.src.IsPartial()) {
     int64_t scale = 1;
+    bool mixed = false;
     for (size_t k = first; k < first + count; ++k) {
       if (transforms[k].src.op == ReduceOp::kAvg) scale *= mesh.size(transforms[k].mesh_dims[0]);
+      mixed = mixed || transforms[k].src.op != head.src.op;
     }
-    if (scale > 1) {
+    if (scale > 1 || mixed) {
       merged.avg_scale = scale;
       merged.src = Placement::Partial(ReduceOp::kSum);
     }

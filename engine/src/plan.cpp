@@ -32,7 +32,7 @@ CommKind CommKindOf(const Placement& src, const Placement& dst) {
 
 std::string_view PlannerName(PlannerKind kind) { return kind == PlannerKind::kGreedy ? "greedy" : "graph"; }
 
-PlanState ApplyTransform(const PlanState& state, const Transform& t) {
+PlanState ApplyTransform(const PlanState& state, const Transform& t, const Mesh* mesh) {
   PlanState next = state;
   int max_dim = 0;
   for (const auto& e : state.order) max_dim = std::max(max_dim, e.tensor_dim + 1);
@@ -42,15 +42,26 @@ PlanState ApplyTransform(const PlanState& state, const Transform& t) {
   bool strided = std::any_of(state.placements.begin(), state.placements.end(),
                              [](const Placement& p) { return p.IsStridedShard(); }) ||
                  t.src.IsStridedShard() || t.dst.IsStridedShard();
+  std::vector<int> strict_dims = t.mesh_dims;
+  if (mesh != nullptr && t.src.IsShardLike()) {
+    auto& list = lists[static_cast<size_t>(t.src.dim)];
+    for (int md : t.mesh_dims) {
+      if (mesh->size(md) == 1) list.erase(std::remove(list.begin(), list.end(), md), list.end());
+    }
+    strict_dims.erase(
+        std::remove_if(strict_dims.begin(), strict_dims.end(), [&](int md) { return mesh->size(md) == 1; }),
+        strict_dims.end());
+  }
   if (t.src.IsShardLike()) {
     auto& list = lists[static_cast<size_t>(t.src.dim)];
     if (!strided) {
       // The dims a shard-like src gives up must be the newest ones of its order (PyTorch R-new
       // checks the popped set equals the affected dims).
-      if (list.size() < t.mesh_dims.size())
+      if (list.size() < strict_dims.size()) {
         throw InternalError("plan: transform pops more mesh dims than shard it");
-      std::vector<int> popped(list.end() - static_cast<std::ptrdiff_t>(t.mesh_dims.size()), list.end());
-      std::vector<int> want = t.mesh_dims;
+      }
+      std::vector<int> popped(list.end() - static_cast<std::ptrdiff_t>(strict_dims.size()), list.end());
+      std::vector<int> want = strict_dims;
       std::sort(popped.begin(), popped.end());
       std::sort(want.begin(), want.end());
       if (popped != want) {
@@ -58,7 +69,7 @@ PlanState ApplyTransform(const PlanState& state, const Transform& t) {
             "plan: transform on mesh dims that are not the newest in the shard order of tensor dim " +
             std::to_string(t.src.dim));
       }
-      list.resize(list.size() - t.mesh_dims.size());
+      list.resize(list.size() - strict_dims.size());
     } else {
       for (int md : t.mesh_dims) list.erase(std::remove(list.begin(), list.end(), md), list.end());
     }

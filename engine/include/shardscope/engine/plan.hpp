@@ -74,8 +74,10 @@ struct PlanState {
 
 /// Applies a transform to a state the way PyTorch's stringify does: a shard-like src pops its
 /// mesh dims from that tensor dim's order, a shard-like dst appends them; placements are set.
-/// Throws Error(kInternal) if the popped dims are not the last ones of the order.
-PlanState ApplyTransform(const PlanState& state, const Transform& transform);
+/// Throws Error(kInternal) if the popped dims are not the last ones of the order. With `mesh`,
+/// size-1 mesh dims are removed wherever they sit in the order: they never split anything, and
+/// planners emit steps on them in any order (PyTorch skips them at run time).
+PlanState ApplyTransform(const PlanState& state, const Transform& transform, const Mesh* mesh = nullptr);
 
 /// Number of collectives that actually run: transforms over a size-1 group or local ones count 0
 /// (PyTorch CommDebugMode counts).
