@@ -74,6 +74,10 @@ class App {
   Selection selection_;
   RedistributeView view_;
   const void* view_model_ = nullptr;
+  // Per active model: RedistributeIds() walks every record, far too slow to call per frame at 1M events.
+  const void* ids_model_ = nullptr;
+  std::vector<int64_t> ids_;
+  std::string mesh_text_;
   int64_t view_id_ = -2;
   ViewContext ctx_;
 
@@ -88,12 +92,14 @@ class App {
   GalleryWindow gallery_;
   bool show_gallery_ = false, show_sandbox_ = false;
   bool selection_applied_ = false;
+  bool sandbox_pending_ = false;  // --sandbox-run started and its trace not yet opened
 
   float left_w_ = 430, left_top_h_ = 260, right_top_h_ = 250, right_mid_h_ = 380;
   double play_accum_ = 0;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
   int ready_frames_ = 0;
   int fb_w_ = 0, fb_h_ = 0;
+  double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
 };
 
 int App::Run() {
@@ -126,9 +132,16 @@ int App::Run() {
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
   if (options_.view == "gallery") show_gallery_ = true;
   if (options_.view == "sandbox") show_sandbox_ = true;
+  if (options_.sandbox_run) {
+    sandbox_.RunLocal();
+    sandbox_pending_ = sandbox_.busy();
+    if (!sandbox_.error().empty())
+      std::fprintf(stderr, "shardscope-gui: sandbox: %s\n", sandbox_.error().c_str());
+  }
 
   int exit_code = 0;
   std::vector<double> frame_ms;
+  double sum_prepare = 0, sum_build = 0, sum_render = 0;
   while (!platform_->ShouldClose()) {
     auto t_start = std::chrono::steady_clock::now();
     Frame();
@@ -141,6 +154,9 @@ int App::Run() {
       glFinish();
       frame_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count());
+      if (static_cast<int>(frame_ms.size()) > kSettleFrames) {
+        sum_prepare += prepare_ms_, sum_build += build_ms_, sum_render += render_ms_;
+      }
       if (static_cast<int>(frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
     }
     platform_->SwapBuffers();
@@ -166,6 +182,9 @@ int App::Run() {
     std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
                 sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
                 sorted.empty() ? 0.0 : sorted.back());
+    double n = static_cast<double>(std::max<size_t>(1, sorted.size()));
+    std::printf("  of which: prepare %.2f ms  ImGui/panel draw calls %.2f ms  GL render + glFinish %.2f ms\n",
+                sum_prepare / n, sum_build / n, sum_render / n);
   }
   loaders_.clear();
   renderer_.reset();
@@ -175,7 +194,8 @@ int App::Run() {
 }
 
 bool App::Ready() const {
-  return std::all_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return l->done(); });
+  return std::all_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return l->done(); }) &&
+         !sandbox_.busy() && !sandbox_pending_;
 }
 
 void App::Frame() {
@@ -186,15 +206,23 @@ void App::Frame() {
   renderer_->NewFrame();
   ImGui::NewFrame();
   PollLoaders();
+  sandbox_.Prepare();
+  if (sandbox_pending_ && !sandbox_.busy()) {
+    sandbox_pending_ = false;
+    if (!sandbox_.error().empty())
+      std::fprintf(stderr, "shardscope-gui: sandbox: %s\n", sandbox_.error().c_str());
+  }
   if (auto model = sandbox_.TakeResult()) {
     traces_.push_back({"sandbox: " + sandbox_.last_title(), model});
     active_ = static_cast<int>(traces_.size()) - 1;
     selection_ = Selection{};
   }
+  auto t0 = std::chrono::steady_clock::now();
   SyncSelection();
   HandleKeys(dt);
   SyncSelection();
   PrepareAll();
+  auto t1 = std::chrono::steady_clock::now();
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->Pos);
@@ -235,8 +263,14 @@ void App::Frame() {
   }
 
   ImGui::Render();
+  auto t2 = std::chrono::steady_clock::now();
   platform_->FramebufferSize(fb_w_, fb_h_);
   renderer_->Render(ImGui::GetDrawData(), fb_w_, fb_h_);
+  if (options_.bench_frames > 0) glFinish();
+  auto t3 = std::chrono::steady_clock::now();
+  prepare_ms_ = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  build_ms_ = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  render_ms_ = std::chrono::duration<double, std::milli>(t3 - t2).count();
 }
 
 void App::PollLoaders() {
@@ -262,7 +296,16 @@ void App::SyncSelection() {
     ctx_ = ViewContext{nullptr, nullptr, &selection_, renderer_.get()};
     return;
   }
-  auto ids = model->RedistributeIds();
+  if (ids_model_ != model) {
+    ids_model_ = model;
+    ids_ = model->RedistributeIds();
+    mesh_text_ = "?";
+    try {
+      if (!model->ranks.empty()) mesh_text_ = MeshFromHeader(model->ranks.front().header).ToString();
+    } catch (const std::exception&) {
+    }
+  }
+  const std::vector<int64_t>& ids = ids_;
   if (!selection_applied_ && Ready()) {
     // Command-line selection applies once, to the first trace.
     if (options_.select >= 0) selection_.redistribute_id = options_.select;
@@ -291,7 +334,7 @@ void App::HandleKeys(double dt) {
     selection_.step = std::min(selection_.step + 1, std::max<int64_t>(0, steps - 1));
   if (KeyPressed(ImGuiKey_LeftArrow)) selection_.step = std::max<int64_t>(0, selection_.step - 1);
   if (KeyPressed(ImGuiKey_Space)) selection_.playing = !selection_.playing;
-  auto ids = model->RedistributeIds();
+  const std::vector<int64_t>& ids = ids_;
   auto pos = std::find(ids.begin(), ids.end(), selection_.redistribute_id);
   if (KeyPressed(ImGuiKey_DownArrow) && pos != ids.end() && pos + 1 != ids.end()) {
     selection_.redistribute_id = *(pos + 1);
@@ -322,7 +365,6 @@ void App::PrepareAll() {
   layout_.Prepare(ctx_);
   mesh_.Prepare(ctx_);
   merge_.Prepare(ctx_);
-  sandbox_.Prepare();
   if (show_gallery_) gallery_.Prepare();
 }
 
@@ -357,17 +399,9 @@ void App::DrawMenuBar() {
       }
       ImGui::EndCombo();
     }
-    std::string mesh = "?";
-    std::string backend;
-    if (!model->ranks.empty()) {
-      try {
-        mesh = MeshFromHeader(model->ranks.front().header).ToString();
-      } catch (const std::exception&) {
-      }
-      backend = model->ranks.front().header.backend;
-    }
+    std::string backend = model->ranks.empty() ? "" : model->ranks.front().header.backend;
     ImGui::Text("%lld ranks  mesh %s  %s  %zu redistributes", static_cast<long long>(model->world),
-                mesh.c_str(), backend.c_str(), model->RedistributeIds().size());
+                mesh_text_.c_str(), backend.c_str(), ids_.size());
   } else if (loaders_.empty() && failures_.empty()) {
     ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
   }

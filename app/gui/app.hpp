@@ -18,6 +18,7 @@ struct AppOptions {
   int width = 1600, height = 1000;  ///< window size in pixels
   std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
   int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit
+  bool sandbox_run = false;         ///< run the sandbox's default redistribute on the local backend at start
 };
 
 /// Runs the GUI; returns the process exit code (0 ok, 2 no display or bad input, 3 GL failure).

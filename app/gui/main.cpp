@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
                      "' is not WIDTHxHEIGHT within 320x240..8192x8192");
       }
       options.width = w, options.height = h;
+    } else if (arg == "--sandbox-run") {
+      options.sandbox_run = true;
     } else if (arg == "--geometry") {
       const char* v = value("--geometry");
       if (!v) return Usage("--geometry needs a file name");

@@ -282,6 +282,32 @@ TEST_CASE("gallery renders every panel on sample data with engine-consistent lay
     CheckCanvas(img, canvas, canvas["which"] == "before" ? lb : la, 4, 1);
 }
 
+TEST_CASE("sandbox runs its redistribute on the local backend and shows the new trace", "[gui][sandbox]") {
+  fs::path dir = TempDir("sandbox");
+  auto r = RunGui("--sandbox-run --screenshot " + (dir / "shot.png").string() + " --geometry " +
+                      (dir / "geo.json").string(),
+                  dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("sandbox:") == std::string::npos);  // no sandbox error reported
+  Image img = LoadPng(dir / "shot.png");
+  auto geo = ReadJson(dir / "geo.json");
+  REQUIRE(geo["canvases"].size() == 2);
+  // The sandbox's default form: 15x6 f32 S(0),S(0) -> R,R on a 2x2 (dp,tp) mesh, every flattened
+  // sub-mesh registered.
+  engine::Mesh mesh({2, 2}, {"dp", "tp"});
+  mesh.RegisterAllFlattened();
+  auto spec = [&](const char* p) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {15, 6}, engine::DType::kF32,
+                            engine::ChunkRule::kTorch, {}, "t");
+  };
+  auto src = spec("S(0),S(0)");
+  engine::Plan plan = engine::MakePlan(src, spec("R,R"), 0, {});
+  auto [lb, la] = StepLayouts(src, plan, 0);
+  for (const auto& canvas : geo["canvases"])
+    CheckCanvas(img, canvas, canvas["which"] == "before" ? lb : la, 4, 4);
+}
+
 TEST_CASE("a corrupt trace shows the error panel naming file:line", "[gui][errors]") {
   fs::path dir = TempDir("corrupt");
   std::string trace = Golden("corrupt/malformed_middle.jsonl");

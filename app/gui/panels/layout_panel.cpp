@@ -230,12 +230,15 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   }
   // Labels in each cell's top-left corner (the centre stays the rank's colour).
   int labels = 0;
+  float min_label_h = ImGui::GetTextLineHeight() + 4;
   for (size_t i = 0; i < nr && labels < 400; ++i) {
+    if (py(grid.row_breaks[i + 1]) - py(grid.row_breaks[i]) < min_label_h) continue;
     for (size_t j = 0; j < nc && labels < 400; ++j) {
       const auto& holders = grid.holders[i * nc + j];
       if (holders.empty()) continue;
       float cx0 = px(grid.col_breaks[j]), cy0 = py(grid.row_breaks[i]);
       float cw = px(grid.col_breaks[j + 1]) - cx0, ch = py(grid.row_breaks[i + 1]) - cy0;
+      if (cw < 16) continue;
       std::string text = HolderLabel(holders);
       ImVec2 ts = ImGui::CalcTextSize(text.c_str());
       if (ts.x + 6 > cw || ts.y + 4 > ch) continue;

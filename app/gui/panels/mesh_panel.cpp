@@ -196,8 +196,7 @@ void MeshPanel::Draw(ViewContext& ctx) {
   if (matrix_.bytes.empty()) {
     ImGui::TextDisabled("bytes matrix shown up to %lld ranks", static_cast<long long>(kMaxMatrixWorld));
   } else {
-    ImGui::Text("bytes sent, row = sender, column = receiver (step %lld)  total %s",
-                static_cast<long long>(ctx.selection->step),
+    ImGui::Text("bytes sent row -> column, step %lld: %s", static_cast<long long>(ctx.selection->step),
                 FormatBytes(static_cast<double>(matrix_.total)).c_str());
     ImVec2 mo = ImGui::GetCursorScreenPos();
     float label_w = world <= 32 ? 30.0f : 0.0f;

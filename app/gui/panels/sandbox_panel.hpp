@@ -1,8 +1,10 @@
 #pragma once
-// Sandbox: build a redistribute (mesh, shape, dtype, src, dst, orders, planner, flatten) and plan
-// it with engine::MakePlan on every rank; the result opens as a new trace in the same session.
-// Plan-only until the engine's executor lands: timings and bytes are synthetic (sample_data.hpp).
+// Sandbox: build a redistribute (mesh, shape, dtype, src, dst, orders, planner, flatten) and either
+// run it on the `local` backend (engine::RunScenario, ranks as threads, traced and verified) or
+// only plan it (engine::MakePlan, synthetic timings); the resulting trace opens in the same session.
 
+#include <atomic>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -13,17 +15,28 @@ namespace shardscope::app::gui {
 /// The sandbox panel. Main thread only.
 class SandboxPanel {
  public:
-  /// Nothing to precompute; kept for the panel contract. No ImGui calls.
-  void Prepare() {}
+  /// Collects a finished background run. No ImGui calls.
+  void Prepare();
   /// Draws the form and the last plan (or its error).
   void Draw(ViewContext& ctx);
   /// The model built by the last "Plan" click, once (null otherwise).
   std::shared_ptr<const trace::Model> TakeResult() { return std::move(result_); }
   /// Short description of the last built redistribute, e.g. "2x2 S(0),R -> R,R".
   const std::string& last_title() const { return title_; }
+  /// Starts running the form's redistribute on the local backend in the background (traced into a
+  /// temporary directory, verified); errors show in the panel.
+  void RunLocal();
+  /// Plans the form's redistribute on every rank (no execution); the result is ready at once.
+  void PlanOnly();
+  /// True while a local run is in flight.
+  bool busy() const { return running_.valid(); }
+  /// The form's last error ("" when none).
+  const std::string& error() const { return error_; }
 
  private:
-  void Build();
+  /// Builds the specs and options from the form; throws the engine's errors.
+  struct Request;
+  Request MakeRequest() const;
 
   char mesh_[64] = "2x2";
   char names_[64] = "dp,tp";
@@ -38,6 +51,10 @@ class SandboxPanel {
   bool optimize_ = true;
   std::string error_, title_, summary_;
   std::shared_ptr<const trace::Model> result_;
+  std::future<std::shared_ptr<const trace::Model>> running_;  ///< local-backend run in flight
+  std::string running_title_;
+  std::shared_ptr<std::atomic<int64_t>> progress_ = std::make_shared<std::atomic<int64_t>>(0);
+  int run_counter_ = 0;
 };
 
 }  // namespace shardscope::app::gui
