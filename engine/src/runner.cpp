@@ -21,40 +21,6 @@ bool HasPartial(const TensorSpec& spec) {
                      [](const Placement& p) { return p.IsPartial(); });
 }
 
-// Relative tolerance for comparing a Partial result through FullTensor: R->P(sum) divides by the
-// group size for floats (PyTorch _partition_value), so the reduced value is x only up to rounding.
-double Tolerance(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return 1e-5;
-    case DType::kF64:
-      return 1e-12;
-    case DType::kF16:
-      return 4e-3;
-    case DType::kBF16:
-      return 3e-2;
-    default:
-      return 0.0;
-  }
-}
-
-// Index of the first element where `got` differs from `want` (bitwise when tol == 0), or -1.
-int64_t FirstDifference(const LocalTensor& got, const LocalTensor& want, double tol) {
-  if (got.shape() != want.shape() || got.dtype() != want.dtype()) return 0;
-  if (tol == 0.0) {
-    if (got.BitwiseEqual(want)) return -1;
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      if (got.GetDouble(i) != want.GetDouble(i)) return i;
-    }
-    return 0;
-  }
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    double a = got.GetDouble(i), b = want.GetDouble(i);
-    if (std::fabs(a - b) > tol * std::max(1.0, std::fabs(b))) return i;
-  }
-  return -1;
-}
-
 // Every spec along the run, computed once, the same on every rank.
 struct Planned {
   size_t step;
@@ -163,7 +129,7 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
         std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
         if (rank == 0) {
           LocalTensor full = FullTensor(shards, item.dst);
-          f[3] = FirstDifference(full, ctx.globals[item.tensor], Tolerance(item.dst.dtype));
+          f[3] = FirstDifference(full, ctx.globals[item.tensor], PartitionTolerance(item.dst.dtype));
         }
       }
     }

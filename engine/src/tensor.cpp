@@ -1,5 +1,8 @@
 #include "shardscope/engine/tensor.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <string>
 #include <type_traits>
 
@@ -145,6 +148,37 @@ Shape RowMajorStrides(const Shape& shape) {
   Shape strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
   return strides;
+}
+
+double PartitionTolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kF64:
+      return 1e-12;
+    case DType::kF32:
+      return 1e-5;
+    case DType::kF16:
+      return 4e-3;
+    case DType::kBF16:
+      return 3e-2;
+    default:
+      return 0.0;
+  }
+}
+
+int64_t FirstDifference(const LocalTensor& got, const LocalTensor& want, double rel_tol) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype()) return 0;
+  if (rel_tol == 0.0) {
+    if (got.BitwiseEqual(want)) return -1;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      if (got.GetDouble(i) != want.GetDouble(i)) return i;
+    }
+    return 0;  // same values, different bits (-0.0 or NaN payloads)
+  }
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double a = got.GetDouble(i), b = want.GetDouble(i);
+    if (std::fabs(a - b) > rel_tol * std::max(1.0, std::fabs(b))) return i;
+  }
+  return -1;
 }
 
 }  // namespace shardscope::engine

@@ -2,7 +2,7 @@
 // Redistribute(Distribute(X, src), dst) == Distribute(X, dst) on every rank, bitwise. When dst has
 // Partial dims the shards are a different (equally valid) decomposition, so FullTensor is
 // compared instead: exact for integers and for every dtype unless an R->P(sum) step divided by
-// n (then within a few ulps of the dtype, see Tolerance). SHARDSCOPE_PROPERTY_CASES sets the count.
+// n (then within a few ulps of the dtype, see PartitionTolerance). SHARDSCOPE_PROPERTY_CASES sets the count.
 
 #include <catch2/catch.hpp>
 
@@ -212,23 +212,6 @@ bool HasPartial(const TensorSpec& spec) {
                      [](const Placement& p) { return p.IsPartial(); });
 }
 
-// Relative tolerance for float dtypes when R->P(sum) divided by n: x/n rounds once per element
-// and the reduction rounds once more, so a few ulps of the dtype suffice.
-double Tolerance(DType dtype) {
-  switch (dtype) {
-    case DType::kF64:
-      return 1e-12;
-    case DType::kF32:
-      return 1e-5;
-    case DType::kF16:
-      return 4e-3;
-    case DType::kBF16:
-      return 3e-2;
-    default:
-      return 0.0;
-  }
-}
-
 bool Divides(const Plan& plan) {
   return std::any_of(plan.optimized.begin(), plan.optimized.end(), [](const Transform& t) {
     return t.src.IsReplicate() && t.dst.IsPartial() && t.dst.op == ReduceOp::kSum;
@@ -273,7 +256,7 @@ Outcome RunCase(const Case& c, std::string& failure) {
     if (!full.BitwiseEqual(global)) failure = "FullTensor differs bitwise; plan " + plans[0].notation;
     return Outcome::kPassed;
   }
-  double tol = Tolerance(c.src.dtype);
+  double tol = PartitionTolerance(c.src.dtype);
   for (int64_t i = 0; i < global.numel(); ++i) {
     double want = global.GetDouble(i);
     double got = full.GetDouble(i);

@@ -112,6 +112,15 @@ class LocalTensor {
 /// integers up to 256 exactly). Deterministic across runs and platforms.
 LocalTensor SeededTensor(const Shape& shape, DType dtype, uint64_t seed);
 
+/// Relative tolerance for comparing a float result whose plan divided by the group size
+/// (R->P(sum) is x/n for floats, PyTorch _partition_value): a few ulps of the dtype; 0 for
+/// integers, which are compared exactly.
+double PartitionTolerance(DType dtype);
+
+/// Flat index of the first element where `got` differs from `want` (bitwise when `rel_tol` is 0,
+/// else |got - want| > rel_tol * max(1, |want|)), 0 on a shape or dtype mismatch, -1 if equal.
+int64_t FirstDifference(const LocalTensor& got, const LocalTensor& want, double rel_tol);
+
 /// Row-major strides (in elements) of `shape`.
 Shape RowMajorStrides(const Shape& shape);
 
