@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iomanip>
+#include <memory>
 #include <ostream>
 #include <sstream>
+#include <streambuf>
 
 #include <filesystem>
 #include "bench.hpp"
@@ -14,6 +18,7 @@
 #include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/layout.hpp"
 #include "shardscope/engine/local_backend.hpp"
+#include "shardscope/engine/mpi_backend.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/engine/tensor.hpp"
 #include "shardscope/error.hpp"
@@ -50,8 +55,23 @@ int IterationsFor(int64_t bytes, int requested) {
 
 // Runs `body` `iters` times on every rank after one warm-up and returns the seconds per
 // iteration seen by rank 0 (collectives synchronize the ranks, so rank 0's time is the group's).
+// Ranks are threads of this process (mpi == nullptr) or, under mpirun, this process is one rank
+// of the MPI job (then every process returns its own time and rank 0's is the one printed).
 template <class Setup>
-double TimePerIteration(int64_t ranks, int iters, Setup&& setup) {
+double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&& setup) {
+  if (mpi != nullptr) {
+    Communicator& comm = mpi->comm();
+    Group world;
+    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
+    world.mesh_dims = {0};
+    auto body = setup(comm, mpi->rank(), world);
+    body();
+    comm.Barrier(world);
+    int64_t t0 = trace::NowNs();
+    for (int i = 0; i < iters; ++i) body();
+    comm.Barrier(world);
+    return static_cast<double>(trace::NowNs() - t0) * 1e-9 / iters;
+  }
   std::atomic<int64_t> elapsed{0};
   engine::LocalWorld::Run(ranks, [&](Communicator& comm, int64_t rank) {
     Group world;
@@ -70,7 +90,7 @@ double TimePerIteration(int64_t ranks, int iters, Setup&& setup) {
 
 // Every rank copies `bytes` with memcpy concurrently: the baseline a thread backend is held to.
 double MemcpySeconds(int64_t ranks, int64_t bytes, int iters) {
-  return TimePerIteration(ranks, iters, [bytes](Communicator&, int64_t, const Group&) {
+  return TimePerIteration(nullptr, ranks, iters, [bytes](Communicator&, int64_t, const Group&) {
     auto src = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes), std::byte{1});
     auto dst = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes));
     return [src, dst] { std::memcpy(dst->data(), src->data(), src->size()); };
@@ -83,10 +103,35 @@ engine::Box RowBox(const engine::Shape& shape, int64_t begin, int64_t end) {
   return box;
 }
 
-struct CollectiveCase {
-  const char* name;
-  double busbw_factor_numerator;  // busbw = algbw * factor(n)
-  bool all_reduce_factor;
+// Under MPI: runs `fn` on rank 0 alone (a local-backend baseline on threads) while the other
+// processes sleep in a barrier, so they do not take the cores the threads need.
+template <class Fn>
+double OnRank0(engine::MpiWorld& mpi, Fn&& fn) {
+  double value = 0;
+  if (mpi.rank() == 0) value = fn();
+  mpi.IdleBarrier();
+  return value;
+}
+
+// The MPI job of `bench --backend mpi` (its size is the rank count), or none for local.
+std::unique_ptr<engine::MpiWorld> StartBackend(const BenchCommArgs& args) {
+  if (args.backend == "local") return nullptr;
+  if (args.backend != "mpi") {
+    throw InvalidInput("--backend: '" + args.backend + "' is not a backend (use local or mpi)");
+  }
+  engine::MpiOptions options;
+  options.timeout = std::chrono::milliseconds(600000);
+  auto mpi = std::make_unique<engine::MpiWorld>(options);
+  if (mpi->size() < 2) {
+    throw InvalidInput(
+        "--backend mpi: the MPI job has 1 process; run it as mpirun -np 4 shardscope bench ...");
+  }
+  return mpi;
+}
+
+// Discards everything (output of ranks other than 0).
+struct NullBuffer : std::streambuf {
+  int overflow(int c) override { return c; }
 };
 
 }  // namespace
@@ -114,22 +159,34 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
   return out;
 }
 
-int RunBenchComm(const BenchCommArgs& args, std::ostream& out) {
-  if (args.backend != "local") {
-    throw InvalidInput("--backend: '" + args.backend + "' is not available in this build (only local)");
-  }
-  if (args.ranks < 2 || args.ranks > 256) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = args.ranks;
+int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
+  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
+  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
+  const int64_t n = mpi ? mpi->size() : args.ranks;
+  NullBuffer null_buffer;
+  std::ostream null_out(&null_buffer);
+  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
   const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO);
-  out << "shardscope bench comm: local backend, " << n << " ranks (threads), f32\n"
-      << "algbw/busbw in GB/s (1e9 B/s) with nccl-tests' definitions; 'vs memcpy' = time of " << n
-      << " threads each memcpy-ing the algbw bytes, divided by the collective's time (1.0 = as fast as "
-         "memcpy)\n\n"
-      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
-      << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(12)
-      << "vs memcpy"
-      << "\n";
+  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  if (mpi) {
+    out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
+        << "local backend (" << n
+        << " threads in rank 0's process, the other processes asleep) on the same work\n"
+        << "algbw/busbw in GB/s (1e9 B/s) with nccl-tests' definitions; 'local x' = mpi time / local time\n\n"
+        << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+        << std::setw(12) << "mpi us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(12)
+        << "local us" << std::setw(10) << "algbw" << std::setw(10) << "local x"
+        << "\n";
+  } else {
+    out << "shardscope bench comm: local backend, " << n << " ranks (threads), f32\n"
+        << "algbw/busbw in GB/s (1e9 B/s) with nccl-tests' definitions; 'vs memcpy' = time of " << n
+        << " threads each memcpy-ing the algbw bytes, divided by the collective's time (1.0 = as fast as "
+           "memcpy)\n\n"
+        << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+        << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(12)
+        << "vs memcpy"
+        << "\n";
+  }
   const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
   for (const char* kind : kinds) {
     for (int64_t bytes : sizes) {
@@ -137,7 +194,7 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out) {
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", kind, HumanBytes(bytes).c_str());
       std::string k = kind;
-      double seconds = TimePerIteration(n, iters, [&](Communicator& comm, int64_t, const Group& world) {
+      auto setup = [&](Communicator& comm, int64_t, const Group& world) {
         std::function<void()> body;
         if (k == "all_gather") {
           auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
@@ -178,12 +235,24 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out) {
           };
         }
         return body;
-      });
+      };
+      double seconds = TimePerIteration(mpi.get(), n, iters, setup);
       // nccl-tests: all_gather / reduce_scatter use the total array (count * n), all_reduce and
       // all_to_all the per-rank buffer; busbw = algbw * (n-1)/n, or 2(n-1)/n for all_reduce.
       int64_t algbytes = (k == "all_gather" || k == "reduce_scatter") ? count * n * 4 : count * 4;
       double factor = k == "all_reduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
       double algbw = static_cast<double>(algbytes) / seconds / 1e9;
+      if (mpi) {
+        double local = OnRank0(*mpi, [&] { return TimePerIteration(nullptr, n, iters, setup); });
+        double local_algbw = static_cast<double>(algbytes) / local / 1e9;
+        out << std::left << std::setw(16) << kind << std::right << std::setw(12) << HumanBytes(count * 4)
+            << std::fixed << std::setprecision(1) << std::setw(12) << seconds * 1e6 << std::setprecision(2)
+            << std::setw(10) << algbw << std::setw(10) << algbw * factor << std::setprecision(1)
+            << std::setw(12) << local * 1e6 << std::setprecision(2) << std::setw(10) << local_algbw
+            << std::setw(9) << seconds / local << "x\n"
+            << std::defaultfloat;
+        continue;
+      }
       double memcpy_s = MemcpySeconds(n, algbytes, iters);
       out << std::left << std::setw(16) << kind << std::right << std::setw(12) << HumanBytes(count * 4)
           << std::fixed << std::setprecision(1) << std::setw(12) << seconds * 1e6 << std::setprecision(2)
@@ -204,17 +273,18 @@ struct RedistCase {
 };
 
 // Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
-double TimeRedistribute(const RedistCase& c, int iters, engine::ShapeMode shapes,
+double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
                         const std::string& trace_dir) {
   const int64_t n = c.src.mesh.size();
   trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
-  double seconds = TimePerIteration(n, iters, [&](Communicator& comm, int64_t rank, const Group&) {
+  double seconds = TimePerIteration(mpi, n, iters, [&](Communicator& comm, int64_t rank, const Group&) {
     auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
     auto in = std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
     engine::ExecuteOptions options;
     options.shapes = shapes;
     if (session.enabled()) {
-      options.trace = session.WriterFor(rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, "local"));
+      options.trace = session.WriterFor(
+          rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, std::string(comm.backend_name())));
     }
     options.tensor_name = c.name;
     auto id = std::make_shared<int64_t>(0);
@@ -234,25 +304,40 @@ engine::TensorSpec OneD(int64_t n, const char* placements, engine::Shape shape) 
 
 }  // namespace
 
-int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out) {
-  if (args.backend != "local") {
-    throw InvalidInput("--backend: '" + args.backend + "' is not available in this build (only local)");
-  }
-  if (args.ranks < 2 || args.ranks > 256) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = args.ranks;
+int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
+  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
+  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
+  const int64_t n = mpi ? mpi->size() : args.ranks;
+  NullBuffer null_buffer;
+  std::ostream null_out(&null_buffer);
+  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
   const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO);
+  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
   std::filesystem::path trace_dir =
       std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
-  out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
-      << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
-      << n
-      << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = (traced - untraced) / "
-         "untraced\n\n"
-      << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
-      << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
-      << std::setw(12) << "trace cost"
-      << "\n";
+  if (mpi) {
+    out << "shardscope bench redistribute: mpi backend, " << n
+        << " processes (--ranks ignored: the job size), f32, 1-D mesh; local backend (" << n
+        << " threads in rank 0's process, the other processes asleep) on the same work\n"
+        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = (traced "
+           "- "
+           "untraced) / untraced on mpi; 'local x' = mpi time / local time\n\n"
+        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
+        << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(12) << "trace cost"
+        << std::setw(12) << "local us" << std::setw(10) << "GB/s" << std::setw(10) << "local x"
+        << "\n";
+  } else {
+    out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
+        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
+        << n
+        << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = (traced - untraced) "
+           "/ "
+           "untraced\n\n"
+        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
+        << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
+        << std::setw(12) << "trace cost"
+        << "\n";
+  }
   for (int64_t bytes : sizes) {
     const int64_t elems = std::max<int64_t>(n * n, bytes / 4);  // destination elements per rank
     const int64_t cols = 64;
@@ -271,8 +356,20 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out) {
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
       int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-      double plain = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, "");
-      double traced = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+      double plain = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "");
+      double traced = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+      if (mpi) {
+        double local =
+            OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown, ""); });
+        out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
+            << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
+            << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
+            << (traced - plain) / plain * 100 << "%" << std::setprecision(1) << std::setw(12) << local * 1e6
+            << std::setprecision(2) << std::setw(10) << static_cast<double>(out_bytes) / local / 1e9
+            << std::setw(9) << plain / local << "x\n"
+            << std::defaultfloat;
+        continue;
+      }
       double memcpy_s = MemcpySeconds(n, out_bytes, iters);
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
@@ -282,7 +379,8 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out) {
     }
   }
   std::filesystem::remove_all(trace_dir);
-  out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2):\n"
+  out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2)" << (mpi ? " (mpi)" : "")
+      << ":\n"
       << std::left << std::setw(12) << "size/rank" << std::right << std::setw(14) << "known us"
       << std::setw(14) << "infer us" << std::setw(10) << "speedup"
       << "\n";
@@ -293,8 +391,8 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out) {
     RedistCase c{"S(1)->S(2)", OneD(n, "S(1)", {t_dim, x_dim, c_dim}),
                  OneD(n, "S(2)", {t_dim, x_dim, c_dim})};
     const int iters = IterationsFor(bytes, args.iterations) * 5;
-    double known = TimeRedistribute(c, iters, engine::ShapeMode::kKnown, "");
-    double infer = TimeRedistribute(c, iters, engine::ShapeMode::kInfer, "");
+    double known = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "");
+    double infer = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "");
     out << std::left << std::setw(12) << HumanBytes(elems * 4 / n) << std::right << std::fixed
         << std::setprecision(1) << std::setw(14) << known * 1e6 << std::setw(14) << infer * 1e6
         << std::setprecision(2) << std::setw(9) << infer / known << "x\n"

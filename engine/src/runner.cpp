@@ -253,8 +253,12 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
     } catch (const Error& e) {
       // Peers may be inside a collective this rank will never join: end the whole job with the
       // message instead of leaving them to hang. A one-process job just throws.
-      if (world > 1)
-        mpi.Abort("shardscope: rank " + std::to_string(rank) + ": " + e.what(), ExitCodeFor(e.code()));
+      const std::string what = e.what();
+      const bool names_rank = what.rfind("mpi backend, rank ", 0) == 0;  // the backend's own errors
+      if (world > 1) {
+        mpi.Abort("shardscope: " + (names_rank ? "" : "rank " + std::to_string(rank) + ": ") + what,
+                  ExitCodeFor(e.code()));
+      }
       throw;
     } catch (const std::exception& e) {
       if (world > 1)

@@ -38,6 +38,27 @@ void Check(int rc, const char* mpi_call, const std::string& where, int64_t rank)
                                        std::to_string(rc) + ")");
 }
 
+// Completes `request` or throws Error(kTimeout) once `timeout` expires. Tests in a loop (MPI_Test
+// drives progress) and yields the core: ranks are often oversubscribed.
+void WaitFor(MPI_Request& request, std::chrono::milliseconds timeout, int64_t rank, const char* mpi_call,
+             const std::string& where) {
+  const int64_t deadline = SteadyNowNs() + timeout.count() * 1000000;
+  for (int64_t spins = 0;; ++spins) {
+    int done = 0;
+    Check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), mpi_call, where, rank);
+    if (done) return;
+    if ((spins & 255) == 0 && SteadyNowNs() > deadline) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(timeout.count()) / 1000.0);
+      throw Error(ErrorCode::kTimeout,
+                  "mpi backend, rank " + std::to_string(rank) + ": " + where + ": " + mpi_call +
+                      " not complete after " + seconds +
+                      " s: a peer died, diverged (another collective or group) or is stuck");
+    }
+    if (spins > 1000) std::this_thread::yield();
+  }
+}
+
 // Calls elements [begin, begin + count) of a view's element order, run by run:
 // fn(element offset in the tensor, position relative to begin, length).
 template <class Ptr, class Fn>
@@ -180,24 +201,8 @@ struct MpiCommunicator::Impl {
     return comm;
   }
 
-  // Completes `request` or throws Error(kTimeout) once the watchdog expires. Tests in a loop
-  // (MPI_Test drives progress) and yields the core: ranks are often oversubscribed.
   void Wait(MPI_Request& request, const char* mpi_call, const std::string& where) {
-    const int64_t deadline = SteadyNowNs() + options.timeout.count() * 1000000;
-    for (int64_t spins = 0;; ++spins) {
-      int done = 0;
-      Check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), mpi_call, where, rank);
-      if (done) return;
-      if ((spins & 255) == 0 && SteadyNowNs() > deadline) {
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(options.timeout.count()) / 1000.0);
-        throw Error(ErrorCode::kTimeout,
-                    "mpi backend, rank " + std::to_string(rank) + ": " + where + ": " + mpi_call +
-                        " not complete after " + seconds +
-                        " s: a peer died, diverged (another collective or group) or is stuck");
-      }
-      if (spins > 1000) std::this_thread::yield();
-    }
+    WaitFor(request, options.timeout, rank, mpi_call, where);
   }
 
   void Exchange(CollectiveCall& call);
@@ -398,6 +403,7 @@ void MpiCommunicator::Execute(CollectiveCall& call) {
 // MpiWorld
 
 struct MpiWorld::Impl {
+  MpiOptions options;
   bool owns = false;
   int64_t rank = 0;
   int64_t size = 1;
@@ -423,6 +429,7 @@ MpiWorld::MpiWorld(const MpiOptions& options) : impl_(std::make_unique<Impl>()) 
         -1);
   Check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", "MpiWorld", -1);
   Check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", "MpiWorld", rank);
+  impl_->options = options;
   impl_->rank = rank;
   impl_->size = size;
   impl_->comm = std::make_unique<MpiCommunicator>(rank, size, options);
@@ -446,18 +453,26 @@ MpiWorld::ClockEstimate MpiWorld::EstimateClockOffset(int samples) {
   const int64_t me = impl_->rank;
   const std::string where = "clock offset estimate";
   constexpr int kTag = 7301;
+  // Point-to-point under the watchdog, so a peer that never arrives is an error, not a hang.
+  auto send = [&](const int64_t* data, int count, int peer) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    Check(MPI_Isend(data, count, MPI_INT64_T, peer, kTag, MPI_COMM_WORLD, &request), "MPI_Isend", where, me);
+    WaitFor(request, impl_->options.timeout, me, "MPI_Isend", where);
+  };
+  auto recv = [&](int64_t* data, int count, int peer) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    Check(MPI_Irecv(data, count, MPI_INT64_T, peer, kTag, MPI_COMM_WORLD, &request), "MPI_Irecv", where, me);
+    WaitFor(request, impl_->options.timeout, me, "MPI_Irecv", where);
+  };
   ClockEstimate result;
   samples = std::max(samples, 1);
   if (me == 0) {
-    for (int64_t peer = 1; peer < impl_->size; ++peer) {
+    for (int peer = 1; peer < impl_->size; ++peer) {
       int64_t best_rtt = -1, best_offset = 0;
       for (int k = 0; k < samples; ++k) {
         int64_t t0 = SteadyNowNs(), remote = 0;
-        Check(MPI_Send(&t0, 1, MPI_INT64_T, static_cast<int>(peer), kTag, MPI_COMM_WORLD), "MPI_Send", where,
-              me);
-        Check(MPI_Recv(&remote, 1, MPI_INT64_T, static_cast<int>(peer), kTag, MPI_COMM_WORLD,
-                       MPI_STATUS_IGNORE),
-              "MPI_Recv", where, me);
+        send(&t0, 1, peer);
+        recv(&remote, 1, peer);
         int64_t t1 = SteadyNowNs();
         // The peer read its clock somewhere inside [t0, t1]: the midpoint is off by at most RTT/2,
         // so the sample with the smallest RTT bounds the error best (Cristian's algorithm).
@@ -467,22 +482,30 @@ MpiWorld::ClockEstimate MpiWorld::EstimateClockOffset(int samples) {
         }
       }
       int64_t reply[2] = {best_offset, best_rtt};
-      Check(MPI_Send(reply, 2, MPI_INT64_T, static_cast<int>(peer), kTag, MPI_COMM_WORLD), "MPI_Send", where,
-            me);
+      send(reply, 2, peer);
     }
   } else {
     for (int k = 0; k < samples; ++k) {
       int64_t t0 = 0;
-      Check(MPI_Recv(&t0, 1, MPI_INT64_T, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv", where, me);
+      recv(&t0, 1, 0);
       int64_t now = SteadyNowNs();
-      Check(MPI_Send(&now, 1, MPI_INT64_T, 0, kTag, MPI_COMM_WORLD), "MPI_Send", where, me);
+      send(&now, 1, 0);
     }
     int64_t reply[2] = {0, 0};
-    Check(MPI_Recv(reply, 2, MPI_INT64_T, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv", where, me);
+    recv(reply, 2, 0);
     result.offset_ns = reply[0];
     result.rtt_ns = reply[1];
   }
   return result;
+}
+
+void MpiWorld::IdleBarrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  Check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier", "idle barrier", impl_->rank);
+  for (int done = 0; !done;) {
+    Check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", "idle barrier", impl_->rank);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void MpiWorld::Abort(const std::string& message, int exit_code) {

@@ -24,6 +24,7 @@ int64_t MpiWorld::rank() const { return 0; }
 int64_t MpiWorld::size() const { return 1; }
 Communicator& MpiWorld::comm() { NotBuilt(); }
 MpiWorld::ClockEstimate MpiWorld::EstimateClockOffset(int) { NotBuilt(); }
+void MpiWorld::IdleBarrier() { NotBuilt(); }
 void MpiWorld::Abort(const std::string&, int) { NotBuilt(); }
 bool MpiWorld::LaunchedByMpirun() { return false; }
 

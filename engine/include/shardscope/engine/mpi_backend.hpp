@@ -57,6 +57,10 @@ class MpiWorld {
   };
   ClockEstimate EstimateClockOffset(int samples = 50);
 
+  /// A barrier over the world that sleeps ~1 ms between polls: for ranks that wait while one
+  /// rank works alone (a benchmark's local-backend baseline) without taking its cores.
+  void IdleBarrier();
+
   /// Writes `message` to stderr and aborts every process of the job with `exit_code`
   /// (MPI_Abort on MPI_COMM_WORLD). For failures after which ranks can no longer agree.
   [[noreturn]] void Abort(const std::string& message, int exit_code);
