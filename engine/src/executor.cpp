@@ -378,12 +378,17 @@ void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src,
   options.trace->Emit(e);
 }
 
-void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error) {
+void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
+                         const LocalTensor& in, const LocalTensor* out) {
   trace::RedistributeEnd e;
   e.id = options.trace_id;
   e.t_ns = trace::NowNs();
   e.ok = ok;
   e.error = error;
+  if (options.checksums) {
+    e.checksum_before = Checksum(in);
+    if (out != nullptr) e.checksum_after = Checksum(*out);
+  }
   options.trace->Emit(e);
 }
 
@@ -456,10 +461,10 @@ LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in
   EmitRedistributeBegin(options, src, dst, plan);
   try {
     LocalTensor out = Executor(comm, rank, src, dst, plan, options).Run(in);
-    EmitRedistributeEnd(options, true, "");
+    EmitRedistributeEnd(options, true, "", in, &out);
     return out;
   } catch (const std::exception& e) {
-    EmitRedistributeEnd(options, false, e.what());
+    EmitRedistributeEnd(options, false, e.what(), in, nullptr);
     throw;
   }
 }
@@ -481,7 +486,9 @@ LocalTensor Distribute(const LocalTensor& global, const TensorSpec& spec, int64_
       T* data = reinterpret_cast<T*>(out.data());
       ForEachGlobalIndex(layout, spec.shape, [&](int64_t i, int64_t g) {
         A x = ArithOf<T>::Load(data[i]);
-        auto piece = [&](int64_t k) { return static_cast<A>((g + k) % 3 - 1); };
+        // (g + k*k) mod 3 rather than (g + k): with 4 ranks the latter's pieces cancel out
+        // (residues 0,1,2 each once), leaving coordinate 0 holding x and hiding a missed sum.
+        auto piece = [&](int64_t k) { return static_cast<A>((g + k * k) % 3 - 1); };
         A v = x;
         switch (p.op) {
           case ReduceOp::kSum:

@@ -96,6 +96,7 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
     exec.trace_id = static_cast<int64_t>(k);
     exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
     exec.collectives = &ran;
+    exec.checksums = ctx.options.checksums;
     int64_t t0 = trace::NowNs();
     LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
     int64_t* f = &figures[k * kStepFigures];
@@ -157,16 +158,6 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
 }
 
 }  // namespace
-
-uint64_t Checksum(const LocalTensor& tensor) {
-  uint64_t h = 1469598103934665603ULL;
-  const auto* p = reinterpret_cast<const unsigned char*>(tensor.data());
-  for (size_t i = 0; i < tensor.nbytes(); ++i) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   if (options.backend != "local" && options.backend != "mpi") {

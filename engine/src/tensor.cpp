@@ -150,6 +150,16 @@ Shape RowMajorStrides(const Shape& shape) {
   return strides;
 }
 
+uint64_t Checksum(const LocalTensor& tensor) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto* p = reinterpret_cast<const unsigned char*>(tensor.data());
+  for (size_t i = 0; i < tensor.nbytes(); ++i) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 double PartitionTolerance(DType dtype) {
   switch (dtype) {
     case DType::kF64:

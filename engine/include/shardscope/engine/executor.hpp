@@ -44,6 +44,9 @@ struct ExecuteOptions {
   /// every rank) and the tensor's name.
   int64_t trace_id = 0;
   std::string tensor_name;
+  /// With a trace, also record checksums of the local shard before and after (costs a pass over
+  /// the data, so off by default).
+  bool checksums = false;
   /// When set, every collective run is appended here.
   std::vector<ExecutedCollective>* collectives = nullptr;
 };
@@ -65,7 +68,7 @@ LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in
 /// Rank `rank`'s local tensor of `global` under `spec`. Partial mesh dims get an exact
 /// decomposition (applied per Partial mesh dim, in mesh-dim order, to the value so far, with
 /// c = the rank's coordinate on that dim, n = its size and g = the element's global flat index):
-/// sum: c>0 gets ((g+c) mod 3) - 1, c=0 gets x minus the others; avg: x; min: x + c;
+/// sum: c>0 gets ((g+c*c) mod 3) - 1, c=0 gets x minus the others; avg: x; min: x + c;
 /// max: x - c; product: x at c=0, 1 elsewhere. Exact for integers and small-integer floats.
 /// Throws Error(kInvalidInput) when `global` does not match the spec's shape or dtype.
 LocalTensor Distribute(const LocalTensor& global, const TensorSpec& spec, int64_t rank);

@@ -64,7 +64,4 @@ struct RunReport {
 /// only some ranks see aborts the job (MPI cannot cancel collectives) after printing it.
 RunReport RunScenario(const Scenario& scenario, const RunOptions& options);
 
-/// Checksum of a local tensor's bytes (FNV-1a 64), as written to traces.
-uint64_t Checksum(const LocalTensor& tensor);
-
 }  // namespace shardscope::engine

@@ -121,6 +121,9 @@ double PartitionTolerance(DType dtype);
 /// else |got - want| > rel_tol * max(1, |want|)), 0 on a shape or dtype mismatch, -1 if equal.
 int64_t FirstDifference(const LocalTensor& got, const LocalTensor& want, double rel_tol);
 
+/// FNV-1a 64 checksum of a tensor's bytes, as written to traces (shard checksums before/after).
+uint64_t Checksum(const LocalTensor& tensor);
+
 /// Row-major strides (in elements) of `shape`.
 Shape RowMajorStrides(const Shape& shape);
 
