@@ -5,6 +5,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -130,7 +131,10 @@ int App::Run() {
     return 3;
   }
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
-  if (options_.view == "gallery") show_gallery_ = true;
+  if (options_.view == "gallery") {
+    show_gallery_ = true;
+    if (options_.select >= 0) gallery_.Select(options_.select, options_.step);
+  }
   if (options_.view == "sandbox") show_sandbox_ = true;
   if (options_.sandbox_run) {
     sandbox_.RunLocal();
@@ -203,6 +207,10 @@ void App::Frame() {
   double dt = std::chrono::duration<double>(now - last_frame_).count();
   last_frame_ = now;
   platform_->NewFrame();
+  if (!options_.screenshot.empty() || options_.bench_frames > 0) {
+    // Headless: wherever Xvfb's pointer sits must not hover anything (tooltips would cover pixels).
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  }
   renderer_->NewFrame();
   ImGui::NewFrame();
   PollLoaders();

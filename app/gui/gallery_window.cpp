@@ -13,7 +13,7 @@ void GalleryWindow::Prepare() {
   if (!model_ && error_.empty()) {
     try {
       model_ = MakeSampleModel();
-      selection_.redistribute_id = 0;
+      if (!selected_) selection_.redistribute_id = 0;
     } catch (const std::exception& e) {
       error_ = e.what();
     }

@@ -21,6 +21,12 @@ class GalleryWindow {
   void Prepare();
   /// Draws the gallery window; `open` is cleared when closed; `fullscreen` drops decorations.
   void Draw(GlRenderer* renderer, bool* open, bool fullscreen);
+  /// Selects a sample redistribute and step (the command line's --select/--step in gallery view).
+  void Select(int64_t id, int64_t step) {
+    selection_.redistribute_id = id;
+    selection_.step = step;
+    selected_ = true;
+  }
   /// Layout canvases drawn by the gallery's layout panel in the last frame.
   const std::vector<CanvasGeometry>& layout_geometry() const { return layout_.geometry(); }
 
@@ -28,6 +34,7 @@ class GalleryWindow {
   std::shared_ptr<const trace::Model> model_;
   std::string error_;
   Selection selection_;
+  bool selected_ = false;
   RedistributeView view_;
   int64_t view_id_ = -2;
   ViewContext ctx_;

@@ -112,7 +112,7 @@ void MeshPanel::Draw(ViewContext& ctx) {
   int64_t rows = world / std::max<int64_t>(1, cols);
   float cell =
       std::max(2.0f, std::min(half / static_cast<float>(cols), (avail.y - 24) / static_cast<float>(rows)));
-  cell = std::min(cell, 90.0f);
+  cell = std::min(cell, 140.0f);
   ImVec2 o = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##mesh_grid", ImVec2(std::max(half, 10.0f), std::max(10.0f, avail.y - 4)));
   bool grid_hovered = ImGui::IsItemHovered();
