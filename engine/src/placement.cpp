@@ -126,6 +126,9 @@ Placement ParsePlacement(std::string_view raw, std::string_view what) {
       throw InvalidInput(Quote(what, text) + ": expected _S(dim, split_factor), e.g. _S(0, 2)");
     }
     if (sf < 1) throw InvalidInput(Quote(what, text) + ": split_factor must be >= 1");
+    // PyTorch's split factor is a product of mesh extents, so at most the world size (2^20 here);
+    // larger values are rejected before layout math allocates one entry per piece.
+    if (sf > (int64_t{1} << 20)) throw InvalidInput(Quote(what, text) + ": split_factor must be <= 1048576");
     return Placement::StridedShard(static_cast<int>(d), sf);
   }
   if (head == "P" || head == "Partial") {

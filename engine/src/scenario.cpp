@@ -142,6 +142,11 @@ class ScenarioParser {
       std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
       size_t byte = e.byte > 0 ? e.byte - 1 : 0;
       throw InvalidInput(path_ + ":" + LineColumn(text_, byte) + ": invalid JSON: " + reason);
+    } catch (const json::exception& e) {  // out_of_range: a number beyond double, e.g. 1e999
+      std::string what = e.what();
+      size_t close = what.find("] ");
+      throw InvalidInput(path_ +
+                         ": invalid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
     }
     if (!root.is_object()) Fail({}, "a scenario must be a JSON object with mesh, tensors and steps");
     for (auto it = root.begin(); it != root.end(); ++it) {

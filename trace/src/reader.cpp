@@ -109,8 +109,12 @@ bool ParseJsonLine(const std::string& text, json& out, std::string& why) {
   try {
     out = json::parse(text);
     return true;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     std::string what = e.what();
+    // nlohmann quotes the bytes it last read, which may be invalid UTF-8 (a line torn inside a
+    // multi-byte character); keep the message ASCII so it can go into JSON (show --json).
+    for (char& ch : what)
+      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
     size_t colon = what.find("] ");
     why = "expected one JSON object: " + (colon == std::string::npos ? what : what.substr(colon + 2));
     return false;

@@ -1,0 +1,146 @@
+// Cross-rank check on hand-made traces (tests/golden/check/<case>/rank-*.jsonl): a clean 2x2-mesh
+// trace and one copy per mismatch class with a single hand edit. The expected class, culprit and
+// numbers follow from the edit (byte counts derived by hand in the comments).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "shardscope/trace/check.hpp"
+#include "shardscope/trace/reader.hpp"
+
+namespace fs = std::filesystem;
+using namespace shardscope::trace;
+
+namespace {
+
+const fs::path kCases = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests" / "golden" / "check";
+
+CheckResult CheckCase(const std::string& name) { return CheckTrace(ReadTraceDir(kCases / name)); }
+
+bool Contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("check: the hand-made clean 2x2 trace has no mismatch", "[trace][check]") {
+  CheckResult r = CheckCase("clean");
+  CHECK(r.Clean());
+  CHECK(r.ranks == 4);
+  CHECK(r.world == 4);
+  // Groups: dp groups {0,2} and {1,3}, the flattened {0,1,2,3}.
+  CHECK(r.groups == 3);
+  // Calls paired: per dp group ids 0, 2, 3, 4 (4 calls), plus one flattened reduce_scatter.
+  CHECK(r.collectives == 9);
+  CHECK(r.redistributes == 5);
+  CHECK(Contains(FormatCheckText(r, 20), "clean: 4 of 4 rank files"));
+}
+
+TEST_CASE("check: the two-rank trace fixture of the reader is clean", "[trace][check]") {
+  CHECK(CheckTrace(ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/two_rank")).Clean());
+}
+
+TEST_CASE("check: each mismatch class names its culprit and first divergent event", "[trace][check]") {
+  struct Case {
+    std::string name;
+    MismatchClass kind;
+    std::vector<int64_t> culprits;
+    int64_t redistribute_id;
+    std::string needle;  // part of the message that follows from the edit
+  };
+  const std::vector<Case> cases = {
+      // rank 3 has no file at all.
+      {"missing_rank_file", MismatchClass::kMissingRankFile, {3}, -1, "rank 3 of world 4 has no trace file"},
+      // rank 3 stopped inside redistribute #0 before its all_gather with rank 1.
+      {"missing_ranks", MismatchClass::kMissingRanks, {3}, 0, "rank 3 never issued it; rank 1 did"},
+      // rank 2 issued an all_to_all where rank 0 issued the all_gather of #0.
+      {"collective_type",
+       MismatchClass::kCollectiveType,
+       {2},
+       0,
+       "rank 2 has 'all_to_all'; rank 0 has 'all_gather'"},
+      // rank 2 skipped #2's all_gather, so its second call on {0,2} belongs to #3.
+      {"collective_sequence",
+       MismatchClass::kCollectiveSequence,
+       {2},
+       2,
+       "rank 2 has 'redistribute #3 step 0'; rank 0 has 'redistribute #2 step 0'"},
+      {"dtype", MismatchClass::kDtype, {3}, 0, "rank 3 has 'bf16'; rank 1 has 'f32'"},
+      // reduce_scatter of an [8,4] f32 tensor: input 128 B on every rank; rank 1 now sends
+      // 32 + 32 + 24 B and keeps a 32 B chunk = 120 B.
+      {"size_reduce_scatter",
+       MismatchClass::kSizeOrSyntax,
+       {1},
+       1,
+       "rank 1 has '120 B'; ranks 0, 2, 3 have '128 B'"},
+      // all_gather of a [2,2] f32 shard is 16 B; rank 2 claims 12 B from rank 0.
+      {"size_pairwise",
+       MismatchClass::kSizeOrSyntax,
+       {0, 2},
+       0,
+       "rank 0 sends 16 B to rank 2, which receives 12 B"},
+      // all_to_all on {0,2}: 16 + 16 B sent, 16 + 20 B received.
+      {"all_to_all_total", MismatchClass::kAllToAllTotal, {0, 2}, 4, "sends 32 B in total but receives 36 B"},
+      {"redistribute",
+       MismatchClass::kRedistribute,
+       {1},
+       0,
+       "planner differs across ranks: rank 1 has 'graph'"},
+      {"state", MismatchClass::kState, {3}, 1, "rank 3 failed: collective watchdog: timed out"},
+      // R,S(1): ranks 1 and 3 differ only along dp (Replicate) and must hold the same columns 2-3.
+      {"shape_replica", MismatchClass::kShape, {3}, 0, "rank 3 has 'shape [4, 2] offset [0, 0]'"},
+      // S(1),R of [4,4] over 2x2: 16 elements x 2 (tp replicates) = 32; ranks hold 8+8+4+4 = 24.
+      {"shape_coverage", MismatchClass::kShape, {}, 4, "the shards hold 24 elements in total, but S(1),R"},
+      {"checksum", MismatchClass::kChecksum, {2}, 0, "rank 2 has '999'; rank 0 has '111'"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      CheckResult r = CheckCase(c.name);
+      REQUIRE_FALSE(r.Clean());
+      const Mismatch& first = r.mismatches.front();
+      INFO(FormatCheckText(r, 20));
+      CHECK(first.kind == c.kind);
+      CHECK(first.culprits == c.culprits);
+      CHECK(first.redistribute_id.value_or(-1) == c.redistribute_id);
+      CHECK(Contains(first.message, c.needle));
+    }
+  }
+}
+
+TEST_CASE("check: single-edit cases report exactly one mismatch", "[trace][check]") {
+  // Pairing in a group stops at its first mismatch, and the redistribute checks are independent of
+  // the collective ones, so one edited line yields one report.
+  for (const char* name : {"missing_rank_file", "collective_type", "collective_sequence", "dtype",
+                           "size_reduce_scatter", "size_pairwise", "all_to_all_total", "redistribute",
+                           "state", "shape_replica", "shape_coverage", "checksum"}) {
+    INFO(name);
+    CHECK(CheckCase(name).mismatches.size() == 1);
+  }
+}
+
+TEST_CASE("check: a rank that stops is reported at its first missing collective, then per redistribute",
+          "[trace][check]") {
+  CheckResult r = CheckCase("missing_ranks");
+  // #0: missing from the {1,3} all_gather, and incomplete; #1: never began, missing from the
+  // flattened reduce_scatter; #2, #3, #4: never began. 7 in all.
+  REQUIRE(r.mismatches.size() == 7);
+  CHECK(r.mismatches[0].kind == MismatchClass::kMissingRanks);
+  CHECK(r.mismatches[0].group == std::vector<int64_t>{1, 3});
+  CHECK(r.mismatches[0].call == 0);
+  CHECK(r.mismatches[1].kind == MismatchClass::kState);
+  CHECK(Contains(r.mismatches[1].message, "rank 3 stopped in or after step 0"));
+  for (const Mismatch& m : r.mismatches) CHECK(m.culprits == std::vector<int64_t>{3});
+}
+
+TEST_CASE("check: --max-reports caps the printed mismatches, not the count", "[trace][check]") {
+  CheckResult r = CheckCase("missing_ranks");
+  std::string text = FormatCheckText(r, 2);
+  CHECK(Contains(text, "7 mismatches (2 shown, --max-reports 2)"));
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  CHECK(lines == 3);
+  nlohmann::json j = CheckJson(r, 2);
+  CHECK(j["mismatch_count"] == 7);
+  CHECK(j["mismatches"].size() == 2);
+  CHECK(j["mismatches"][0]["class"] == "missing_ranks");
+}

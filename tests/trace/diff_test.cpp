@@ -1,0 +1,279 @@
+// Trace diff on hand-built two-rank models with known divergences. Expected lines and byte counts
+// follow from how each candidate was built (a [4,2] f32 S(0) shard on 2 ranks is 2x2x4 = 16 B).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "shardscope/error.hpp"
+#include "shardscope/trace/diff.hpp"
+
+using namespace shardscope::trace;
+
+namespace {
+
+// One redistribute of a 2-rank, 1-d mesh run, described by what the tests vary.
+struct Spec {
+  std::string tensor = "x";
+  std::vector<int64_t> shape = {4, 2};
+  std::string src = "S(0)", dst = "R";
+  std::string notation = "S(0)->R[0]", planner = "greedy";
+  double cost_us = 4.0;
+  std::vector<std::string> comms = {"all_gather"};  // one plan step and one collective per entry
+  int64_t bytes = 16;                               // per peer, per collective
+  std::vector<int64_t> rank1_after = {4, 2};        // rank 1's shard shape after every step
+  int64_t duration_ns = 10000;
+};
+
+Model Make(const std::vector<Spec>& specs) {
+  Model m;
+  m.world = 2;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    RankTrace rt;
+    rt.file = "rank-" + std::to_string(rank) + ".jsonl";
+    rt.header.rank = rank;
+    rt.header.world = 2;
+    rt.header.mesh_shape = {2};
+    m.ranks.push_back(rt);
+  }
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    int64_t t = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const Spec& s = specs[i];
+      RedistributeRecord rec;
+      rec.rank = rank;
+      RedistributeBegin& b = rec.begin;
+      b.id = static_cast<int64_t>(i);
+      b.tensor = s.tensor;
+      b.global_shape = s.shape;
+      b.dtype = "f32";
+      b.src_placements = {s.src};
+      b.dst_placements = {s.dst};
+      b.planner = s.planner;
+      b.notation = b.notation_unoptimized = s.notation;
+      b.cost_us = s.cost_us;
+      b.t_ns = t;
+      for (size_t k = 0; k < s.comms.size(); ++k) {
+        PlanStep p;
+        p.mesh_dims = {0};
+        p.src = s.src;
+        p.dst = s.dst;
+        p.comm = s.comms[k];
+        p.logical_shape = s.shape;
+        b.optimized_plan.push_back(p);
+        b.raw_plan.push_back(p);
+        StepRecord step;
+        step.begin.redistribute_id = b.id;
+        step.begin.step = static_cast<int64_t>(k);
+        step.begin.local_shape_before = {2, 2};
+        step.begin.global_offset_before = {2 * rank, 0};
+        StepEnd end;
+        end.redistribute_id = b.id;
+        end.step = static_cast<int64_t>(k);
+        end.local_shape_after = rank == 1 ? s.rank1_after : std::vector<int64_t>{4, 2};
+        end.global_offset_after = {0, 0};
+        step.end = end;
+        rec.steps.push_back(step);
+        Collective c;
+        c.redistribute_id = b.id;
+        c.step = static_cast<int64_t>(k);
+        c.kind = s.comms[k];
+        c.mesh_dims = {0};
+        c.group = {0, 1};
+        c.dtype = "f32";
+        c.bytes_sent = rank == 0 ? std::vector<int64_t>{0, s.bytes} : std::vector<int64_t>{s.bytes, 0};
+        c.bytes_recv = c.bytes_sent;
+        rec.collectives.push_back(c);
+      }
+      RedistributeEnd e;
+      e.id = b.id;
+      e.t_ns = t + s.duration_ns;
+      rec.end = e;
+      t += 100000;
+      m.redistributes.push_back(rec);
+    }
+  }
+  return m;
+}
+
+std::vector<std::string> Whats(const DiffResult& r) {
+  std::vector<std::string> out;
+  for (const Difference& d : r.differences)
+    out.push_back(std::string(DiffCategoryName(d.category)) + "|" + d.what);
+  return out;
+}
+
+const Difference* Find(const DiffResult& r, const std::string& what) {
+  for (const Difference& d : r.differences)
+    if (d.what == what) return &d;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("diff: identical traces have no differences", "[trace][diff]") {
+  Spec a;
+  Spec b;
+  b.tensor = "y";
+  DiffResult r = DiffTraces(Make({a, b}), Make({a, b}), DiffOptions{});
+  CHECK(r.differences.empty());
+  CHECK_FALSE(r.Failed());
+  CHECK(r.aligned == 2);
+  CHECK(FormatDiffText(r) ==
+        "no differences; aligned 2 of 2 baseline / 2 candidate redistributes (fail on: "
+        "plan,collectives,bytes,shapes,cost)\n");
+}
+
+TEST_CASE("diff: a planner change is a failing plan difference by default", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.planner = "graph";
+  changed.notation = "S(0)->R[0] (graph)";
+  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  CHECK(Whats(r) == std::vector<std::string>{"plan|planner", "plan|notation", "plan|unoptimized notation"});
+  CHECK(r.Failed());
+  const Difference* d = Find(r, "planner");
+  REQUIRE(d != nullptr);
+  CHECK(d->baseline == "greedy");
+  CHECK(d->candidate == "graph");
+  CHECK(d->baseline_id == 0);
+  CHECK(d->candidate_id == 0);
+  std::string text = FormatDiffText(r);
+  CHECK(text.find("plan         #0 x [4, 2] S(0) -> R: planner: greedy -> graph\n") != std::string::npos);
+  CHECK(text.find("3 differences, 3 failing (plan)") != std::string::npos);
+  // Not chosen: reported, not failing.
+  DiffResult only_bytes = DiffTraces(Make({base}), Make({changed}), ParseFailOn("bytes"));
+  CHECK(only_bytes.differences.size() == 3);
+  CHECK_FALSE(only_bytes.Failed());
+}
+
+TEST_CASE("diff: bytes per collective and per rank", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.bytes = 8;
+  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  // Over both ranks the all_gather sends 16 + 16 = 32 B and receives 32 B; now 8 + 8.
+  const Difference* call = Find(r, "bytes of step 0 all_gather on mesh dims [0]");
+  REQUIRE(call != nullptr);
+  CHECK(call->baseline == "sent 32 B, received 32 B");
+  CHECK(call->candidate == "sent 16 B, received 16 B");
+  for (const char* rank : {"rank 0 bytes", "rank 1 bytes"}) {
+    const Difference* d = Find(r, rank);
+    REQUIRE(d != nullptr);
+    CHECK(d->baseline == "sent 16 B, received 16 B");
+    CHECK(d->candidate == "sent 8 B, received 8 B");
+    CHECK(d->category == DiffCategory::kBytes);
+  }
+  CHECK(r.differences.size() == 3);
+  CHECK(r.Failed());
+}
+
+TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.comms = {"all_gather", "all_gather"};
+  changed.notation = base.notation;  // same text, one more step: the plan steps differ
+  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  const Difference* d = Find(r, "collectives all_gather on mesh dims [0]");
+  REQUIRE(d != nullptr);
+  CHECK(d->baseline == "2 rank-side calls");
+  CHECK(d->candidate == "4 rank-side calls");
+  CHECK(Find(r, "optimized plan steps") != nullptr);
+  CHECK(Find(r, "raw plan steps") != nullptr);
+  CHECK(r.Failed());
+}
+
+TEST_CASE("diff: per-rank shard shapes", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.rank1_after = {3, 2};
+  DiffResult r = DiffTraces(Make({base}), Make({changed}), ParseFailOn("shapes"));
+  REQUIRE(r.differences.size() == 1);
+  const Difference& d = r.differences[0];
+  CHECK(d.category == DiffCategory::kShapes);
+  CHECK(d.what == "rank 1 shard after step 0");
+  CHECK(d.baseline == "shape [4, 2] offset [0, 0]");
+  CHECK(d.candidate == "shape [3, 2] offset [0, 0]");
+  CHECK(r.Failed());
+}
+
+TEST_CASE("diff: predicted cost", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.cost_us = 6.5;
+  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  REQUIRE(r.differences.size() == 1);
+  CHECK(r.differences[0].category == DiffCategory::kCost);
+  CHECK(r.differences[0].baseline == "4.00 us");
+  CHECK(r.differences[0].candidate == "6.50 us");
+}
+
+TEST_CASE("diff: added and removed redistributes are aligned around", "[trace][diff]") {
+  Spec a, b, c, d;
+  b.tensor = "b";
+  c.tensor = "c";
+  d.tensor = "d";
+  // Baseline a b c; candidate a c d: b removed, d added, a and c compared (c is #2 -> #1).
+  DiffResult r = DiffTraces(Make({a, b, c}), Make({a, c, d}), DiffOptions{});
+  CHECK(r.aligned == 2);
+  REQUIRE(r.differences.size() == 2);
+  CHECK(r.differences[0].what == "removed");
+  CHECK(r.differences[0].baseline_id == 1);
+  CHECK_FALSE(r.differences[0].candidate_id.has_value());
+  CHECK(r.differences[0].subject == "b [4, 2] S(0) -> R");
+  CHECK(r.differences[1].what == "added");
+  CHECK(r.differences[1].candidate_id == 2);
+  CHECK(r.Failed());
+  std::string text = FormatDiffText(r);
+  CHECK(text.find("plan         -#1 b [4, 2] S(0) -> R: removed (baseline only: S(0)->R[0])") !=
+        std::string::npos);
+  CHECK(text.find("plan         +#2 d [4, 2] S(0) -> R: added (candidate only: S(0)->R[0])") !=
+        std::string::npos);
+  // A changed global shape is a different redistribute: removed + added.
+  Spec wide = a;
+  wide.shape = {8, 2};
+  CHECK(Whats(DiffTraces(Make({a}), Make({wide}), DiffOptions{})) ==
+        std::vector<std::string>{"plan|removed", "plan|added"});
+}
+
+TEST_CASE("diff: time beyond the threshold, only when asked", "[trace][diff]") {
+  Spec base;
+  Spec slower = base;
+  slower.duration_ns = 12000;  // +20%
+  CHECK(DiffTraces(Make({base}), Make({slower}), DiffOptions{}).differences.empty());
+  DiffResult r = DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:10%"));
+  REQUIRE(r.differences.size() == 1);
+  CHECK(r.differences[0].category == DiffCategory::kTime);
+  CHECK(r.differences[0].baseline == "10.00 us");
+  CHECK(r.differences[0].candidate == "12.00 us (+20.0%)");
+  CHECK(r.Failed());
+  CHECK(DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:25%")).differences.empty());
+  // Faster is never a difference.
+  CHECK(DiffTraces(Make({slower}), Make({base}), ParseFailOn("time:1%")).differences.empty());
+}
+
+TEST_CASE("diff: --fail-on parsing", "[trace][diff]") {
+  DiffOptions o = ParseFailOn("plan, time:5%");
+  CHECK(o.fail_on == std::set<DiffCategory>{DiffCategory::kPlan, DiffCategory::kTime});
+  CHECK(o.time_threshold_pct == 5.0);
+  CHECK(ParseFailOn("time").time_threshold_pct == 10.0);
+  CHECK(ParseFailOn("all").fail_on == DiffOptions{}.fail_on);
+  CHECK_FALSE(ParseFailOn("all").time_threshold_pct.has_value());
+  for (const char* bad : {"", "plan,,bytes", "bogus", "time:abc", "time:-1%", "time:"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(ParseFailOn(bad), shardscope::Error);
+  }
+}
+
+TEST_CASE("diff: JSON carries every difference", "[trace][diff]") {
+  Spec base;
+  Spec changed = base;
+  changed.planner = "graph";
+  nlohmann::json j = DiffJson(DiffTraces(Make({base}), Make({changed}), DiffOptions{}));
+  CHECK(j["failed"] == true);
+  CHECK(j["aligned"] == 1);
+  REQUIRE(j["differences"].size() == 1);
+  CHECK(j["differences"][0]["category"] == "plan");
+  CHECK(j["differences"][0]["what"] == "planner");
+  CHECK(j["differences"][0]["baseline"] == "greedy");
+  CHECK(j["differences"][0]["candidate"] == "graph");
+}

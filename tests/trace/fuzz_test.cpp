@@ -1,0 +1,243 @@
+// Generated-input fuzzing of the two parsers of untrusted input: the trace reader and the scenario
+// parser. Valid inputs are mutated (byte flips, truncations, huge and negative numbers, deep nesting,
+// dropped/duplicated/swapped lines) many times within a time budget; every outcome must be a parsed
+// result or a shardscope::Error, never another exception, a crash or a hang. Run under ASan/UBSan by
+// scripts/sanitize.sh. SHARDSCOPE_FUZZ_ITERATIONS and SHARDSCOPE_FUZZ_SECONDS bound each case
+// (defaults 2000 and 10 s); SHARDSCOPE_FUZZ_SEED changes the mutation stream.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "shardscope/engine/scenario.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/check.hpp"
+#include "shardscope/trace/chrome_export.hpp"
+#include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/summary.hpp"
+
+namespace fs = std::filesystem;
+using namespace shardscope;
+
+namespace {
+
+const fs::path kSource = fs::path(SHARDSCOPE_SOURCE_DIR);
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::strtoll(v, nullptr, 10);
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// Stops after `iterations` or `seconds`, whichever comes first (sanitizer builds are slow).
+class Budget {
+ public:
+  Budget()
+      : iterations_(EnvInt("SHARDSCOPE_FUZZ_ITERATIONS", 2000)),
+        deadline_(std::chrono::steady_clock::now() +
+                  std::chrono::seconds(EnvInt("SHARDSCOPE_FUZZ_SECONDS", 10))) {}
+  bool Next() { return done_++ < iterations_ && std::chrono::steady_clock::now() < deadline_; }
+  int64_t Done() const { return done_ - 1; }
+
+ private:
+  int64_t iterations_;
+  std::chrono::steady_clock::time_point deadline_;
+  int64_t done_ = 0;
+};
+
+class Mutator {
+ public:
+  explicit Mutator(uint64_t seed) : rng_(seed) {}
+
+  size_t Below(size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+
+  std::string Mutate(std::string s) {
+    const int rounds = 1 + static_cast<int>(Below(3));
+    for (int i = 0; i < rounds; ++i) s = MutateOnce(std::move(s));
+    return s;
+  }
+
+ private:
+  std::string MutateOnce(std::string s) {
+    static const std::vector<std::string> kNumbers = {"0",
+                                                      "-1",
+                                                      "-9223372036854775808",
+                                                      "9223372036854775807",
+                                                      "18446744073709551616",
+                                                      "1e308",
+                                                      "-1e308",
+                                                      "1.5",
+                                                      "281474976710657",
+                                                      "1048577",
+                                                      "4294967296",
+                                                      "65537",
+                                                      "NaN",
+                                                      "1e-400",
+                                                      "99999999999999999999999999"};
+    static const std::vector<std::string> kTokens = {
+        "{",    "}",    "[",       "]",    ",",    ":",  "\"",
+        "null", "true", "\\u0000", "\xff", "\xc3", "\n", "\"type\":\"collective\"",
+        "\"\"", "[]"};
+    switch (Below(9)) {
+      case 0:  // flip a byte
+        if (!s.empty()) s[Below(s.size())] = static_cast<char>(Below(256));
+        return s;
+      case 1:  // truncate
+        return s.substr(0, Below(s.size() + 1));
+      case 2: {  // replace a run of digits by an extreme number
+        std::vector<size_t> starts;
+        for (size_t i = 0; i < s.size(); ++i)
+          if (std::isdigit(static_cast<unsigned char>(s[i])) &&
+              (i == 0 || !std::isdigit(static_cast<unsigned char>(s[i - 1]))))
+            starts.push_back(i);
+        if (starts.empty()) return s;
+        size_t b = starts[Below(starts.size())], e = b;
+        while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+        return s.substr(0, b) + kNumbers[Below(kNumbers.size())] + s.substr(e);
+      }
+      case 3: {  // deep nesting in place of a value
+        size_t at = s.find(':', Below(s.size()));
+        if (at == std::string::npos) return s;
+        const size_t depth = 1 + Below(3000);
+        return s.substr(0, at + 1) + std::string(depth, '[') + "1" + std::string(Below(2) ? depth : 0, ']') +
+               s.substr(at + 1);
+      }
+      case 4: {  // insert a token
+        size_t at = Below(s.size() + 1);
+        return s.substr(0, at) + kTokens[Below(kTokens.size())] + s.substr(at);
+      }
+      case 5:
+      case 6:
+      case 7: {  // line edits: drop, duplicate, swap
+        std::vector<std::string> lines;
+        std::stringstream in(s);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        if (lines.empty()) return s;
+        size_t i = Below(lines.size()), j = Below(lines.size());
+        if (Below(3) == 0)
+          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
+        else if (Below(2) == 0)
+          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(i), lines[j]);
+        else
+          std::swap(lines[i], lines[j]);
+        std::string out;
+        for (const std::string& l : lines) out += l + "\n";
+        return out;
+      }
+      default: {  // copy a span over another place (mixes fields of different events)
+        if (s.size() < 2) return s;
+        size_t from = Below(s.size()), len = 1 + Below(std::min<size_t>(64, s.size() - from));
+        size_t to = Below(s.size());
+        return s.substr(0, to) + s.substr(from, len) + s.substr(std::min(s.size(), to + len));
+      }
+    }
+  }
+
+  std::mt19937_64 rng_;
+};
+
+// Everything downstream of the reader must cope with whatever the reader accepted.
+void Exercise(const trace::Model& model, const trace::Model& original) {
+  (void)trace::FormatShowText(model);
+  (void)trace::ShowJson(model).dump();
+  trace::CheckResult check = trace::CheckTrace(model);
+  (void)trace::FormatCheckText(check, 5);
+  (void)trace::CheckJson(check, 5).dump();
+  (void)trace::ChromeTraceJson(model).dump(-1, ' ', true);
+  trace::DiffOptions options = trace::ParseFailOn("all,time:10%");
+  (void)trace::FormatDiffText(trace::DiffTraces(original, model, options));
+  (void)trace::DiffJson(trace::DiffTraces(model, original, options)).dump();
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error", "[trace][fuzz]") {
+  const std::vector<fs::path> seeds = {
+      kSource / "tests/golden/trace/two_rank", kSource / "tests/golden/check/clean",
+      kSource / "tests/golden/check/missing_ranks", kSource / "samples/ci/golden"};
+  const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
+  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)));
+  std::vector<trace::Model> originals;
+  for (const fs::path& seed : seeds) originals.push_back(trace::ReadTraceDir(seed));
+  Budget budget;
+  int64_t accepted = 0, rejected = 0;
+  while (budget.Next()) {
+    const size_t which = mutator.Below(seeds.size());
+    const fs::path& seed = seeds[which];
+    fs::remove_all(work);
+    fs::create_directories(work);
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(seed)) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    const size_t victim = mutator.Below(files.size());
+    std::string mutated;
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::string text = ReadFile(files[i]);
+      if (i == victim) text = mutated = mutator.Mutate(text);
+      WriteFile(work / files[i].filename(), text);
+    }
+    try {
+      trace::Model model = trace::ReadTraceDir(work);
+      ++accepted;
+      Exercise(model, originals[which]);
+    } catch (const Error&) {
+      ++rejected;
+    } catch (const std::exception& e) {
+      const fs::path keep = fs::temp_directory_path() / "shardscope_fuzz_failure.jsonl";
+      WriteFile(keep, mutated);
+      FAIL("iteration " << budget.Done() << " (" << seed.filename().string() << ", file "
+                        << files[victim].filename().string() << "): non-shardscope exception '" << e.what()
+                        << "'; input saved to " << keep.string());
+    }
+  }
+  fs::remove_all(work);
+  WARN("trace fuzz: " << accepted << " accepted, " << rejected << " rejected");
+  CHECK(accepted + rejected > 0);
+}
+
+TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error",
+          "[engine][scenario][fuzz]") {
+  std::vector<std::string> seeds;
+  for (const auto& entry : fs::directory_iterator(kSource / "samples"))
+    if (entry.path().extension() == ".json") seeds.push_back(ReadFile(entry.path()));
+  REQUIRE_FALSE(seeds.empty());
+  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 1);
+  Budget budget;
+  int64_t accepted = 0, rejected = 0;
+  while (budget.Next()) {
+    std::string text = mutator.Mutate(seeds[mutator.Below(seeds.size())]);
+    try {
+      engine::Scenario s = engine::ParseScenario(text, "fuzz.json");
+      ++accepted;
+    } catch (const Error&) {
+      ++rejected;
+    } catch (const std::exception& e) {
+      const fs::path keep = fs::temp_directory_path() / "shardscope_fuzz_failure.json";
+      WriteFile(keep, text);
+      FAIL("iteration " << budget.Done() << ": non-shardscope exception '" << e.what() << "'; input saved to "
+                        << keep.string());
+    }
+  }
+  WARN("scenario fuzz: " << accepted << " accepted, " << rejected << " rejected");
+  CHECK(accepted + rejected > 0);
+}
