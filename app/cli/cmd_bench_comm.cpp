@@ -343,7 +343,7 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
     const int64_t cols = 64;
     const int64_t rows_out = std::max<int64_t>(1, elems / cols);  // per-rank output rows when gathering
     // HealDA-like [T, X, C] with X and C divisible by n: each rank's shard is elems elements.
-    const int64_t t_dim = 16, c_dim = 8 * n;
+    const int64_t t_dim = 16, c_dim = 96 * n;  // HealDA C=1536 scaled: 384 channels (1.5 KiB runs) on 4 ranks
     const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
     std::vector<RedistCase> cases = {
         {"S(0)->R all_gather", OneD(n, "S(0)", {rows_out, cols}), OneD(n, "R", {rows_out, cols})},
