@@ -17,3 +17,20 @@ run build/bin/shardscope plan --mesh 2x2x2 --mesh-names dp,tp,cp --flatten all -
 rm -rf build/trace-fsdp_tp
 run build/bin/shardscope run samples/fsdp_tp.json --trace build/trace-fsdp_tp --verify
 run build/bin/shardscope show build/trace-fsdp_tp
+# The GUI on the sample's trace: a window when a display is present, otherwise screenshots.
+if [ -x build/bin/shardscope-gui ]; then
+  if [ -n "${DISPLAY:-}" ]; then
+    run build/bin/shardscope-gui build/trace-fsdp_tp
+  elif command -v xvfb-run >/dev/null 2>&1; then
+    mkdir -p build/screenshots
+    for view in main layout mesh; do
+      xvfb-run -a -s "-screen 0 1600x1000x24" build/bin/shardscope-gui build/trace-fsdp_tp \
+        --screenshot "build/screenshots/fsdp_tp-$view.png" --view "$view" --select 1
+    done
+    echo
+    echo "no display: wrote screenshots of the trace to build/screenshots/ (fsdp_tp-main.png, -layout.png, -mesh.png);"
+    echo "on a desktop, open it with: build/bin/shardscope-gui build/trace-fsdp_tp"
+  else
+    echo "no display and no xvfb-run: open the trace on a desktop with build/bin/shardscope-gui build/trace-fsdp_tp"
+  fi
+fi
