@@ -9,8 +9,8 @@ using namespace shardscope::engine;
 
 namespace {
 TensorSpec Spec(const Mesh& mesh, const char* placements, Shape shape, DType dtype = DType::kF32) {
-  return MakeSpec(mesh, ParsePlacements(placements, "t"), std::nullopt, std::move(shape), dtype, ChunkRule::kTorch, {},
-                  "t");
+  return MakeSpec(mesh, ParsePlacements(placements, "t"), std::nullopt, std::move(shape), dtype,
+                  ChunkRule::kTorch, {}, "t");
 }
 }  // namespace
 
@@ -31,8 +31,8 @@ TEST_CASE("a flattened sum/avg merge whose avg dims have size 1 is a plain sum",
   // the value is the sum over the 9 ranks divided by 1 (not the average over 9).
   Mesh mesh({1, 3, 3});
   mesh.RegisterAllFlattened();
-  Plan plan = MakePlan(Spec(mesh, "P(avg),P(sum),P(sum)", {4}, DType::kI64), Spec(mesh, "R,R,R", {4}, DType::kI64),
-                       0, {});
+  Plan plan = MakePlan(Spec(mesh, "P(avg),P(sum),P(sum)", {4}, DType::kI64),
+                       Spec(mesh, "R,R,R", {4}, DType::kI64), 0, {});
   REQUIRE(plan.optimized.size() == 1);
   CHECK(plan.optimized[0].flattened);
   CHECK(plan.optimized[0].src == Placement::Partial(ReduceOp::kSum));
