@@ -230,7 +230,8 @@ class Executor {
         static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) - group.ranks.begin());
     const RankLayout& b_me = before[me];
     const RankLayout& a_me = after[me];
-    LocalTensor out(a_me.local_shape, cur.dtype());
+    // Every path below writes all of `out` (require_full checks it), so no zero fill.
+    LocalTensor out = LocalTensor::Uninitialized(a_me.local_shape, cur.dtype());
     auto fail = [&](const std::string& what) { throw InternalError(StepWhere(k, t) + ": " + what); };
     auto require_full = [&](int64_t got, int64_t want, int64_t who) {
       if (got != want) {

@@ -91,14 +91,24 @@ uint16_t FloatToBFloat16Bits(float value) noexcept {
 
 float BFloat16BitsToFloat(uint16_t bits) noexcept { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
 
-LocalTensor::LocalTensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+LocalTensor::LocalTensor(Shape shape, DType dtype, UninitializedTag)
+    : shape_(std::move(shape)), dtype_(dtype) {
   for (int64_t e : shape_) {
     if (e < 0) throw InvalidInput("tensor shape " + FormatShape(shape_) + " has a negative extent");
   }
   numel_ = NumElements(shape_);
   if (numel_ > (int64_t{1} << 40))
     throw InvalidInput("tensor shape " + FormatShape(shape_) + " is too large");
-  bytes_.assign(static_cast<size_t>(numel_) * static_cast<size_t>(DTypeSize(dtype_)), std::byte{0});
+  bytes_.resize(static_cast<size_t>(numel_) * static_cast<size_t>(DTypeSize(dtype_)));
+}
+
+LocalTensor::LocalTensor(Shape shape, DType dtype)
+    : LocalTensor(std::move(shape), dtype, UninitializedTag{}) {
+  std::fill(bytes_.begin(), bytes_.end(), std::byte{0});
+}
+
+LocalTensor LocalTensor::Uninitialized(Shape shape, DType dtype) {
+  return LocalTensor(std::move(shape), dtype, UninitializedTag{});
 }
 
 double LocalTensor::GetDouble(int64_t flat_index) const {

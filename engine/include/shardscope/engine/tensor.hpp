@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -73,6 +75,29 @@ struct ArithOf<BFloat16> {
   static BFloat16 Store(float v) { return BFloat16{FloatToBFloat16Bits(v)}; }
 };
 
+namespace detail {
+/// std::allocator that default-initializes (leaves bytes unset) on resize, so a buffer that is
+/// about to be overwritten in full is not zero-filled first.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+}  // namespace detail
+
 /// One rank's tensor: shape, dtype and a contiguous row-major buffer that it owns. Value type
 /// (copies deep-copy the bytes). Thread-compatible: concurrent const access is safe.
 class LocalTensor {
@@ -80,6 +105,9 @@ class LocalTensor {
   LocalTensor() = default;
   /// A zero-filled tensor. Throws Error(kInvalidInput) for a negative extent or an overflowing size.
   LocalTensor(Shape shape, DType dtype);
+  /// A tensor whose bytes are unset, for outputs the caller overwrites in full (the executor
+  /// checks that every element of a step's output is received). Same errors as the constructor.
+  static LocalTensor Uninitialized(Shape shape, DType dtype);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
@@ -104,7 +132,10 @@ class LocalTensor {
   Shape shape_;
   DType dtype_ = DType::kF32;
   int64_t numel_ = 1;
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte, detail::DefaultInitAllocator<std::byte>> bytes_;
+
+  struct UninitializedTag {};
+  LocalTensor(Shape shape, DType dtype, UninitializedTag);
 };
 
 /// A tensor of `shape` whose element i is a small integer in [-8, 8] drawn from (seed, i), so
