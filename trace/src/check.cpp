@@ -14,18 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string Ints(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-std::string Joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
-  return out;
-}
-
 std::string RanksPhrase(const std::vector<int64_t>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
@@ -71,7 +59,7 @@ std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values,
 }
 
 std::string CallText(const Collective& c) {
-  return c.kind + " on mesh dims " + Ints(c.mesh_dims) + " (redistribute #" +
+  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (redistribute #" +
          std::to_string(c.redistribute_id) + " step " + std::to_string(c.step) + ")";
 }
 
@@ -155,7 +143,8 @@ class Checker {
       std::vector<int64_t> have, missing;
       for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
       const Collective& ref = *g.calls.at(have.front())[n];
-      std::string where = "call " + std::to_string(n) + " of group " + Ints(g.ranks) + ", " + CallText(ref);
+      std::string where =
+          "call " + std::to_string(n) + " of group " + detail::FormatInts(g.ranks) + ", " + CallText(ref);
       const auto call = static_cast<int64_t>(n);
       if (!missing.empty()) {
         Report(MismatchClass::kMissingRanks, missing, &ref, &g, call,
@@ -181,7 +170,9 @@ class Checker {
          }},
         {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
         {MismatchClass::kSizeOrSyntax, "group order",
-         [](const Collective& c) { return Ints(c.group) + " on mesh dims " + Ints(c.mesh_dims); }},
+         [](const Collective& c) {
+           return detail::FormatInts(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
+         }},
         {MismatchClass::kSizeOrSyntax, "shape negotiation",
          [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }},
     };
@@ -219,9 +210,11 @@ class Checker {
       size_t self = index.at(rank);
       std::string bad;
       if ((c->kind == "all_gather" || c->kind == "all_reduce") && !peers_equal(c->bytes_sent, self))
-        bad = "sends different byte counts to its peers " + Ints(c->bytes_sent) + " in one " + c->kind;
+        bad = "sends different byte counts to its peers " + detail::FormatInts(c->bytes_sent) + " in one " +
+              c->kind;
       else if ((c->kind == "reduce_scatter" || c->kind == "all_reduce") && !peers_equal(c->bytes_recv, self))
-        bad = "receives different byte counts from its peers " + Ints(c->bytes_recv) + " in one " + c->kind;
+        bad = "receives different byte counts from its peers " + detail::FormatInts(c->bytes_recv) +
+              " in one " + c->kind;
       else if (c->kind == "all_reduce" && n > 1 &&
                c->bytes_sent[(self + 1) % n] != c->bytes_recv[(self + 1) % n])
         bad = "sends " + std::to_string(c->bytes_sent[(self + 1) % n]) + " B but receives " +
@@ -303,8 +296,8 @@ class Checker {
 
   static std::string Subject(const RedistributeBegin& b) {
     return "redistribute #" + std::to_string(b.id) + " (" + (b.tensor.empty() ? "<anonymous>" : b.tensor) +
-           " " + Ints(b.global_shape) + " " + Joined(b.src_placements) + " -> " + Joined(b.dst_placements) +
-           ")";
+           " " + detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
+           detail::JoinComma(b.dst_placements) + ")";
   }
 
   void ReportRedistribute(MismatchClass kind, std::vector<int64_t> culprits, int64_t id,
@@ -335,12 +328,12 @@ class Checker {
     using Field = std::function<std::string(const RedistributeBegin&)>;
     const std::vector<std::pair<std::string, Field>> fields = {
         {"tensor", [](const RedistributeBegin& b) { return b.tensor; }},
-        {"global shape", [](const RedistributeBegin& b) { return Ints(b.global_shape); }},
+        {"global shape", [](const RedistributeBegin& b) { return detail::FormatInts(b.global_shape); }},
         {"dtype", [](const RedistributeBegin& b) { return b.dtype; }},
         {"source placements",
-         [](const RedistributeBegin& b) { return Joined(b.src_placements) + " " + b.src_order; }},
+         [](const RedistributeBegin& b) { return detail::JoinComma(b.src_placements) + " " + b.src_order; }},
         {"target placements",
-         [](const RedistributeBegin& b) { return Joined(b.dst_placements) + " " + b.dst_order; }},
+         [](const RedistributeBegin& b) { return detail::JoinComma(b.dst_placements) + " " + b.dst_order; }},
         {"planner", [](const RedistributeBegin& b) { return b.planner; }},
         {"plan", [](const RedistributeBegin& b) { return b.notation; }},
     };
@@ -404,7 +397,7 @@ class Checker {
     std::vector<int64_t> c = Coord(rank);
     for (size_t d = 0; d < c.size() && d < placements.size(); ++d)
       if (collapse(KindOf(placements[d]))) c[d] = -1;
-    return Ints(c);
+    return detail::FormatInts(c);
   }
 
   struct Shard {
@@ -431,9 +424,11 @@ class Checker {
           ReportRedistribute(MismatchClass::kShape, {r->rank}, id, n.step,
                              subject + ": rank " + std::to_string(r->rank) + " ends step " +
                                  std::to_string(steps[k]->begin.step) + " with shape " +
-                                 Ints(e.local_shape_after) + " offset " + Ints(e.global_offset_after) +
-                                 " but starts step " + std::to_string(n.step) + " from shape " +
-                                 Ints(n.local_shape_before) + " offset " + Ints(n.global_offset_before));
+                                 detail::FormatInts(e.local_shape_after) + " offset " +
+                                 detail::FormatInts(e.global_offset_after) + " but starts step " +
+                                 std::to_string(n.step) + " from shape " +
+                                 detail::FormatInts(n.local_shape_before) + " offset " +
+                                 detail::FormatInts(n.global_offset_before));
           return;
         }
       }
@@ -456,8 +451,8 @@ class Checker {
       if (!ok) {
         ReportRedistribute(MismatchClass::kShape, {rank}, id, std::nullopt,
                            subject + ": " + when + ": rank " + std::to_string(rank) + " holds shape " +
-                               Ints(s.shape) + " at offset " + Ints(s.offset) +
-                               ", outside the global shape " + Ints(global));
+                               detail::FormatInts(s.shape) + " at offset " + detail::FormatInts(s.offset) +
+                               ", outside the global shape " + detail::FormatInts(global));
         return false;
       }
     }
@@ -466,14 +461,15 @@ class Checker {
     for (const auto& [rank, s] : shards) {
       std::string key =
           ClassKey(rank, placements, [](PlacementKind k) { return k != PlacementKind::kShard; });
-      classes[key].emplace_back(rank, "shape " + Ints(s.shape) + " offset " + Ints(s.offset));
+      classes[key].emplace_back(
+          rank, "shape " + detail::FormatInts(s.shape) + " offset " + detail::FormatInts(s.offset));
     }
     for (const auto& [key, values] : classes) {
       Vote vote = Majority(values);
       if (vote.deviants.empty()) continue;
       ReportRedistribute(MismatchClass::kShape, vote.deviants, id, std::nullopt,
-                         subject + ": " + when + ": shards replicated under " + Joined(placements) +
-                             " differ: " + VoteText(values, vote));
+                         subject + ": " + when + ": shards replicated under " +
+                             detail::JoinComma(placements) + " differ: " + VoteText(values, vote));
       return false;
     }
     // Every element is held by exactly (product of the Replicate/Partial mesh extents) ranks, so
@@ -494,8 +490,8 @@ class Checker {
     if (!overflow && held != expected) {
       ReportRedistribute(MismatchClass::kShape, {}, id, std::nullopt,
                          subject + ": " + when + ": the shards hold " + std::to_string(held) +
-                             " elements in total, but " + Joined(placements) + " over mesh " + Ints(mesh_) +
-                             " needs " + std::to_string(expected));
+                             " elements in total, but " + detail::JoinComma(placements) + " over mesh " +
+                             detail::FormatInts(mesh_) + " needs " + std::to_string(expected));
       return false;
     }
     return true;
@@ -519,7 +515,7 @@ class Checker {
       if (vote.deviants.empty()) continue;
       ReportRedistribute(MismatchClass::kChecksum, vote.deviants, id, std::nullopt,
                          subject + ": checksum " + (after ? "after" : "before") +
-                             " differs between replicas under " + Joined(placements) + ": " +
+                             " differs between replicas under " + detail::JoinComma(placements) + ": " +
                              VoteText(values, vote));
       return;
     }

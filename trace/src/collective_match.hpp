@@ -5,11 +5,26 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::trace::detail {
+
+/// "[1, 2, 3]": integer lists in check and diff messages.
+inline std::string FormatInts(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+/// "S(0),R": placement lists joined with commas, as the CLI writes them.
+inline std::string JoinComma(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+  return out;
+}
 
 /// The calls of one group: `ranks` sorted; `calls[r]` exists for every member with a rank file
 /// (possibly empty) and lists its collectives on this group in file order.

@@ -15,18 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string Ints(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-std::string Placements(const std::vector<std::string>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
-  return out;
-}
-
 std::string Fixed(double x, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
@@ -50,13 +38,14 @@ std::vector<Logical> Logicals(const Model& model) {
 
 // Alignment key: what the redistribute is, not how it was planned.
 std::string Signature(const RedistributeBegin& b) {
-  return b.tensor + "\x1f" + Ints(b.global_shape) + "\x1f" + Placements(b.src_placements) + "\x1f" +
-         b.src_order + "\x1f" + Placements(b.dst_placements) + "\x1f" + b.dst_order;
+  return b.tensor + "\x1f" + detail::FormatInts(b.global_shape) + "\x1f" +
+         detail::JoinComma(b.src_placements) + "\x1f" + b.src_order + "\x1f" +
+         detail::JoinComma(b.dst_placements) + "\x1f" + b.dst_order;
 }
 
 std::string Subject(const RedistributeBegin& b) {
-  std::string s = (b.tensor.empty() ? "<anonymous>" : b.tensor) + " " + Ints(b.global_shape) + " " +
-                  Placements(b.src_placements) + " -> " + Placements(b.dst_placements);
+  std::string s = (b.tensor.empty() ? "<anonymous>" : b.tensor) + " " + detail::FormatInts(b.global_shape) +
+                  " " + detail::JoinComma(b.src_placements) + " -> " + detail::JoinComma(b.dst_placements);
   if (!b.src_order.empty() || !b.dst_order.empty())
     s += " (order '" + b.src_order + "' -> '" + b.dst_order + "')";
   return s;
@@ -120,8 +109,8 @@ std::vector<std::pair<size_t, size_t>> Align(const std::vector<std::string>& a,
 }
 
 std::string StepText(const PlanStep& s) {
-  std::string t = s.src + "->" + s.dst + " on mesh dims " + Ints(s.mesh_dims) + " " + s.comm + " logical " +
-                  Ints(s.logical_shape);
+  std::string t = s.src + "->" + s.dst + " on mesh dims " + detail::FormatInts(s.mesh_dims) + " " + s.comm +
+                  " logical " + detail::FormatInts(s.logical_shape);
   if (s.flattened) t += " flattened";
   return t;
 }
@@ -130,8 +119,8 @@ std::string SkippedText(const std::vector<SkippedMerge>& merges) {
   if (merges.empty()) return "none";
   std::string t;
   for (size_t i = 0; i < merges.size(); ++i) {
-    t += (i ? "; " : "") + merges[i].comm + " on mesh dims " + Ints(merges[i].mesh_dims) + ": " +
-         merges[i].reason;
+    t += (i ? "; " : "") + merges[i].comm + " on mesh dims " + detail::FormatInts(merges[i].mesh_dims) +
+         ": " + merges[i].reason;
   }
   return t;
 }
@@ -154,7 +143,8 @@ std::vector<int64_t> RanksOf(const Logical& l) {
 }
 
 std::string CollectiveKey(const Collective& c) {
-  return c.kind + " on mesh dims " + Ints(c.mesh_dims) + (c.negotiated ? " (shape negotiation)" : "");
+  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) +
+         (c.negotiated ? " (shape negotiation)" : "");
 }
 
 int64_t Sum(const std::vector<int64_t>& v) {
@@ -164,7 +154,7 @@ int64_t Sum(const std::vector<int64_t>& v) {
 }
 
 std::string ShardText(const std::vector<int64_t>& shape, const std::vector<int64_t>& offset) {
-  return "shape " + Ints(shape) + " offset " + Ints(offset);
+  return "shape " + detail::FormatInts(shape) + " offset " + detail::FormatInts(offset);
 }
 
 std::optional<std::string> ShardBefore(const RedistributeRecord& rec) {
@@ -221,7 +211,7 @@ class Differ {
     if (b.world != c.world)
       Add(DiffCategory::kPlan, "world", std::to_string(b.world), std::to_string(c.world));
     auto mesh = [](const Model& m) {
-      return m.ranks.empty() ? std::string("[]") : Ints(m.ranks.front().header.mesh_shape);
+      return m.ranks.empty() ? std::string("[]") : detail::FormatInts(m.ranks.front().header.mesh_shape);
     };
     if (mesh(b) != mesh(c)) Add(DiffCategory::kPlan, "mesh", mesh(b), mesh(c));
   }
@@ -267,7 +257,7 @@ class Differ {
     std::string sb = SkippedText(b.skipped_merges), sc = SkippedText(c.skipped_merges);
     if (sb != sc) Add(DiffCategory::kPlan, "skipped merges", sb, sc);
     std::vector<int64_t> rb = RanksOf(lb), rc = RanksOf(lc);
-    if (rb != rc) Add(DiffCategory::kPlan, "ranks", Ints(rb), Ints(rc));
+    if (rb != rc) Add(DiffCategory::kPlan, "ranks", detail::FormatInts(rb), detail::FormatInts(rc));
     for (const RedistributeRecord* r : lb.recs) {
       const RedistributeRecord* o = ForRank(lc, r->rank);
       if (o == nullptr) continue;
