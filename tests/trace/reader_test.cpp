@@ -53,10 +53,24 @@ TEST_CASE("unknown event types are skipped with one diagnostic per type", "[trac
   REQUIRE(model.diagnostics.size() == 1);
   CHECK(model.diagnostics[0] ==
         Diagnostic{"rank-0.jsonl", 2,
-                   "skipped 2 event(s) of unknown type 'op' (written by a newer shardscope?)"});
+                   "skipped 2 event(s) of unknown type 'kernel' (written by a newer shardscope?)"});
   CHECK(model.ranks[0].events.size() == 5);
   REQUIRE(model.redistributes.size() == 1);
   CHECK(model.redistributes[0].collectives.size() == 1);
+}
+
+TEST_CASE("events of an op without its op event are a warning", "[trace][reader]") {
+  // An implicit redistribute of op 0 and a halo exchange of op 1; neither op event was written.
+  Model model = ReadTraceFile(kGolden / "unfinished_op" / "rank-0.jsonl");
+  REQUIRE(model.diagnostics.size() == 2);
+  CHECK(model.diagnostics[0] ==
+        Diagnostic{"rank-0.jsonl", 2, "op 0 has no op event (the rank stopped before finishing it)"});
+  CHECK(model.diagnostics[1] ==
+        Diagnostic{"rank-0.jsonl", 4, "op 1 has no op event (the rank stopped before finishing it)"});
+  CHECK(model.ops.empty());
+  REQUIRE(model.redistributes.size() == 1);
+  CHECK(model.redistributes[0].begin.op_id == 0);
+  CHECK(model.redistributes[0].begin.op_input == 1);
 }
 
 TEST_CASE("a missing rank file is a warning", "[trace][reader]") {
@@ -128,6 +142,24 @@ TEST_CASE("each kind of corrupt file is an error naming file, line and what was 
        "placements_per_mesh_dim.jsonl:2: field 'src_placements' must have one "
        "placement per mesh dim (1)"},
       {"deep_nesting.jsonl", "deep_nesting.jsonl:3: JSON nested deeper than 16 levels"},
+      {"halo_without_op.jsonl",
+       "halo_without_op.jsonl:2: field 'redistribute_id' is -1 but 'op_id' is absent: only an op's own "
+       "collective (a halo exchange, with 'op_id' >= 0) has no redistribute"},
+      {"op_chosen_outside.jsonl",
+       "op_chosen_outside.jsonl:2: field 'chosen' is 1 but the op has 1 candidate strategies"},
+      {"op_duplicate.jsonl", "op_duplicate.jsonl:3: op 0 appears twice (first at line 2)"},
+      {"op_input_link.jsonl",
+       "op_input_link.jsonl:4: field 'inputs[0].redistribute_id' is 0 but that redistribute_begin (line 2) "
+       "does not carry op_id 0 and op_input 0"},
+      {"op_link_half.jsonl", "op_link_half.jsonl:2: fields 'op_id' and 'op_input' must appear together"},
+      {"op_strategy_arity.jsonl",
+       "op_strategy_arity.jsonl:2: strategy 0 must have one placement list per input (1) and per output (1)"},
+      {"op_negative_cost.jsonl",
+       "op_negative_cost.jsonl:2: field 'candidates[0].cost_us' must be >= 0, or -1 for an infinite cost"},
+      {"op_unrequested_output.jsonl",
+       "op_unrequested_output.jsonl:2: output 0 is not requested, so its 'tensor', 'placements', "
+       "'global_shape' and 'local_shape' must be empty"},
+      {"op_input_outside.jsonl", "op_input_outside.jsonl:2: field 'op_input' is 3 but op 0 has 1 inputs"},
   }));
   CAPTURE(c.file);
   shardscope::Error e = ErrorOf([&] { ReadTraceFile(kGolden / "corrupt" / c.file); });

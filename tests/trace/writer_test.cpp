@@ -1,9 +1,11 @@
 // Writer and TraceSession: round trip through files, flush points, environment capture.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -212,4 +214,97 @@ TEST_CASE("NowNs is monotonic", "[trace][writer]") {
   int64_t b = NowNs();
   CHECK(b >= a);
   CHECK(RankFileName(12) == "rank-12.jsonl");
+}
+
+namespace {
+
+// Op 0 (mm) on `rank` of the 2-rank run: input 1 was redistributed by redistribute 5 (S(0) -> R),
+// the op ran one halo exchange, and its second candidate has an infinite cost.
+std::vector<Event> OpWithLinks(int64_t rank) {
+  std::vector<Event> events = Redistribute(rank, 5);
+  auto& begin = std::get<RedistributeBegin>(events.front());
+  begin.op_id = 0;
+  begin.op_input = 1;
+  Collective halo{-1, 0, "halo_exchange", {0}, {0, 1}, "f32", {0, 16}, {0, 16}, false, 200, 210, 0};
+  Op op;
+  op.id = 0;
+  op.step = 3;
+  op.name = "mm";
+  op.args = "";
+  op.inputs = {OpInput{"x", {"S(0)"}, {"S(0)"}, -1}, OpInput{"w", {"S(0)"}, {"R"}, 5}};
+  op.outputs = {OpOutput{"y", true, {"S(0)"}, {6, 4}, {3, 4}}, OpOutput{"", false, {}, {}, {}}};
+  op.candidates = {OpStrategy{{{"S(0)"}, {"R"}}, {{"S(0)"}, {}}, 2.5},
+                   OpStrategy{{{"R"}, {"R"}}, {{"R"}, {}}, std::numeric_limits<double>::infinity()}};
+  op.chosen = 0;
+  op.rule = "least redistribute cost";
+  op.note = "";
+  op.t_ns = 90;
+  op.end_ns = 300;
+  events.push_back(halo);
+  events.push_back(op);
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][writer]") {
+  fs::path dir = TempDir("ops");
+  std::vector<Event> expected[2];
+  {
+    TraceSession session(dir);
+    for (int64_t rank = 0; rank < 2; ++rank) {
+      Writer* w = session.WriterFor(rank, TwoRankHeader(rank));
+      REQUIRE(w != nullptr);
+      for (const Event& e : Redistribute(rank, 4)) w->Emit(e);  // an explicit redistribute first
+      for (const Event& e : OpWithLinks(rank)) {
+        if (const Op* op = std::get_if<Op>(&e))
+          w->Emit(*op);
+        else
+          w->Emit(e);
+      }
+    }
+  }
+  fs::path rank0 = dir / "rank-0.jsonl";
+  std::string text = Slurp(rank0);
+  // Explicit redistributes and redistribute collectives carry no op fields; infinity is -1.
+  CHECK(text.find("\"op_id\":0,\"op_input\":1") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1 + 5 + 5 + 2);
+  CHECK(text.find("\"cost_us\":-1") != std::string::npos);
+  CHECK(text.find("{\"type\":\"op\",\"id\":0,\"step\":3,\"name\":\"mm\",\"args\":\"\",\"inputs\":[") !=
+        std::string::npos);
+
+  Model model = ReadTraceDir(dir);
+  CHECK(model.diagnostics.empty());
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    std::vector<Event> events = Redistribute(rank, 4);
+    for (const Event& e : OpWithLinks(rank)) events.push_back(e);
+    CHECK(model.ranks[rank].events == events);
+  }
+  REQUIRE(model.ops.size() == 2);
+  CHECK(model.OpIds() == std::vector<int64_t>{0});
+  CHECK(model.OpsWithId(0).size() == 2);
+  const OpRecord* op = model.FindOp(1, 0);
+  REQUIRE(op != nullptr);
+  CHECK(op->rank == 1);
+  CHECK(op->redistribute_ids == std::vector<int64_t>{5});
+  REQUIRE(op->collectives.size() == 1);
+  CHECK(op->collectives[0].kind == "halo_exchange");
+  CHECK(op->op.candidates[1].cost_us == std::numeric_limits<double>::infinity());
+  CHECK(model.FindOp(2, 0) == nullptr);
+  const RedistributeRecord* rec = model.FindRedistribute(1, 5);
+  REQUIRE(rec != nullptr);
+  CHECK(rec->begin.op_id == 0);
+  CHECK(rec->begin.op_input == 1);
+  CHECK(model.FindRedistribute(1, 4)->begin.op_id == -1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an op event flushes like a redistribute end", "[trace][writer]") {
+  fs::path dir = TempDir("opflush");
+  Writer w(dir, TwoRankHeader(0));
+  std::vector<Event> events = OpWithLinks(0);
+  for (const Event& e : events) w.Emit(e);
+  std::string text = Slurp(dir / "rank-0.jsonl");
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1 + 5 + 2);
+  fs::remove_all(dir);
 }

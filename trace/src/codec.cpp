@@ -1,6 +1,7 @@
 // The one home of the trace format's field names: encoding (writer) and decoding (reader).
 #include "codec.hpp"
 
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -20,6 +21,10 @@ constexpr const char* kTypeRedistributeEnd = "redistribute_end";
 constexpr const char* kTypeStepBegin = "step_begin";
 constexpr const char* kTypeStepEnd = "step_end";
 constexpr const char* kTypeCollective = "collective";
+constexpr const char* kTypeOp = "op";
+
+// An infinite (or NaN) strategy cost cannot be JSON; the format writes it as -1.
+double CostToJson(double cost_us) { return std::isfinite(cost_us) ? cost_us : -1.0; }
 
 OJson PlanToJson(const std::vector<PlanStep>& plan) {
   OJson out = OJson::array();
@@ -45,24 +50,29 @@ OJson SkippedToJson(const std::vector<SkippedMerge>& merges) {
 }
 
 OJson EncodeEvent(const RedistributeBegin& e) {
-  return {{"type", kTypeRedistributeBegin},
-          {"id", e.id},
-          {"tensor", e.tensor},
-          {"global_shape", e.global_shape},
-          {"dtype", e.dtype},
-          {"src_placements", e.src_placements},
-          {"dst_placements", e.dst_placements},
-          {"src_order", e.src_order},
-          {"dst_order", e.dst_order},
-          {"planner", e.planner},
-          {"planner_reason", e.planner_reason},
-          {"notation", e.notation},
-          {"notation_unoptimized", e.notation_unoptimized},
-          {"raw_plan", PlanToJson(e.raw_plan)},
-          {"optimized_plan", PlanToJson(e.optimized_plan)},
-          {"skipped_merges", SkippedToJson(e.skipped_merges)},
-          {"cost_us", e.cost_us},
-          {"t_ns", e.t_ns}};
+  OJson out = {{"type", kTypeRedistributeBegin},
+               {"id", e.id},
+               {"tensor", e.tensor},
+               {"global_shape", e.global_shape},
+               {"dtype", e.dtype},
+               {"src_placements", e.src_placements},
+               {"dst_placements", e.dst_placements},
+               {"src_order", e.src_order},
+               {"dst_order", e.dst_order},
+               {"planner", e.planner},
+               {"planner_reason", e.planner_reason},
+               {"notation", e.notation},
+               {"notation_unoptimized", e.notation_unoptimized},
+               {"raw_plan", PlanToJson(e.raw_plan)},
+               {"optimized_plan", PlanToJson(e.optimized_plan)},
+               {"skipped_merges", SkippedToJson(e.skipped_merges)},
+               {"cost_us", e.cost_us},
+               {"t_ns", e.t_ns}};
+  if (e.op_id >= 0) {
+    out["op_id"] = e.op_id;
+    out["op_input"] = e.op_input;
+  }
+  return out;
 }
 
 OJson EncodeEvent(const RedistributeEnd& e) {
@@ -97,18 +107,58 @@ OJson EncodeEvent(const StepEnd& e) {
 }
 
 OJson EncodeEvent(const Collective& e) {
-  return {{"type", kTypeCollective},
-          {"redistribute_id", e.redistribute_id},
-          {"step", e.step},
-          {"kind", e.kind},
-          {"mesh_dims", e.mesh_dims},
-          {"group", e.group},
-          {"dtype", e.dtype},
-          {"bytes_sent", e.bytes_sent},
-          {"bytes_recv", e.bytes_recv},
-          {"negotiated", e.negotiated},
-          {"start_ns", e.start_ns},
-          {"end_ns", e.end_ns}};
+  OJson out = {{"type", kTypeCollective},
+               {"redistribute_id", e.redistribute_id},
+               {"step", e.step},
+               {"kind", e.kind},
+               {"mesh_dims", e.mesh_dims},
+               {"group", e.group},
+               {"dtype", e.dtype},
+               {"bytes_sent", e.bytes_sent},
+               {"bytes_recv", e.bytes_recv},
+               {"negotiated", e.negotiated},
+               {"start_ns", e.start_ns},
+               {"end_ns", e.end_ns}};
+  if (e.op_id >= 0) out["op_id"] = e.op_id;
+  return out;
+}
+
+OJson EncodeEvent(const Op& e) {
+  OJson inputs = OJson::array();
+  for (const OpInput& in : e.inputs) {
+    inputs.push_back({{"tensor", in.tensor},
+                      {"placements", in.placements},
+                      {"required", in.required},
+                      {"redistribute_id", in.redistribute_id}});
+  }
+  OJson outputs = OJson::array();
+  for (const OpOutput& out : e.outputs) {
+    outputs.push_back({{"tensor", out.tensor},
+                       {"requested", out.requested},
+                       {"placements", out.placements},
+                       {"global_shape", out.global_shape},
+                       {"local_shape", out.local_shape}});
+  }
+  OJson candidates = OJson::array();
+  for (const OpStrategy& c : e.candidates) {
+    candidates.push_back({{"inputs", c.inputs}, {"outputs", c.outputs}, {"cost_us", CostToJson(c.cost_us)}});
+  }
+  OJson out = {{"type", kTypeOp},
+               {"id", e.id},
+               {"step", e.step},
+               {"name", e.name},
+               {"args", e.args},
+               {"inputs", std::move(inputs)},
+               {"outputs", std::move(outputs)},
+               {"candidates", std::move(candidates)},
+               {"chosen", e.chosen},
+               {"rule", e.rule},
+               {"note", e.note},
+               {"t_ns", e.t_ns},
+               {"end_ns", e.end_ns},
+               {"ok", e.ok}};
+  if (!e.error.empty()) out["error"] = e.error;
+  return out;
 }
 
 }  // namespace
@@ -129,7 +179,7 @@ std::string ToLine(const OJson& line) { return line.dump(-1, ' ', false, OJson::
 
 std::string_view EventTypeName(const Event& event) {
   static constexpr const char* kNames[] = {kTypeRedistributeBegin, kTypeRedistributeEnd, kTypeStepBegin,
-                                           kTypeStepEnd, kTypeCollective};
+                                           kTypeStepEnd,           kTypeCollective,      kTypeOp};
   static_assert(std::size(kNames) == std::variant_size_v<Event>);
   return kNames[event.index()];
 }
@@ -290,6 +340,14 @@ std::vector<SkippedMerge> ParseSkipped(const Fields& f, const char* name) {
   return out;
 }
 
+// The optional op_id/op_input pair of an implicit redistribute: both present or both absent.
+void ParseOpLink(const Fields& f, int64_t& op_id, int64_t& op_input) {
+  if (!f.Has("op_id") && !f.Has("op_input")) return;
+  if (!f.Has("op_id") || !f.Has("op_input")) f.Fail("fields 'op_id' and 'op_input' must appear together");
+  op_id = f.Int("op_id", 0, kI64Max);
+  op_input = f.Int("op_input", 0, kMaxOpOperands - 1);
+}
+
 RedistributeBegin ParseRedistributeBegin(const Fields& f) {
   RedistributeBegin e;
   e.id = f.Int("id", 0, kI64Max);
@@ -309,6 +367,7 @@ RedistributeBegin ParseRedistributeBegin(const Fields& f) {
   e.skipped_merges = ParseSkipped(f, "skipped_merges");
   e.cost_us = f.Number("cost_us");
   e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  ParseOpLink(f, e.op_id, e.op_input);
   return e;
 }
 
@@ -350,7 +409,13 @@ StepEnd ParseStepEnd(const Fields& f) {
 
 Collective ParseCollective(const Fields& f) {
   Collective e;
-  e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
+  e.redistribute_id = f.Int("redistribute_id", -1, kI64Max);
+  if (f.Has("op_id")) e.op_id = f.Int("op_id", 0, kI64Max);
+  if (e.redistribute_id < 0 && e.op_id < 0) {
+    f.Fail(
+        "field 'redistribute_id' is -1 but 'op_id' is absent: only an op's own collective (a halo "
+        "exchange, with 'op_id' >= 0) has no redistribute");
+  }
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   e.kind = f.Str("kind");
   if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
@@ -366,6 +431,96 @@ Collective ParseCollective(const Fields& f) {
   e.negotiated = f.Bool("negotiated");
   e.start_ns = f.Int("start_ns", kI64Min, kI64Max);
   e.end_ns = f.Int("end_ns", kI64Min, kI64Max);
+  return e;
+}
+
+// A list of placement lists (one per operand); each inner list is checked against kMaxMeshDims.
+std::vector<std::vector<std::string>> ParsePlacementLists(const Fields& f, const char* name) {
+  const json& arr = f.Array(name, kMaxOpOperands, "arrays of strings");
+  std::vector<std::vector<std::string>> out;
+  out.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string path = f.Path(name) + "[" + std::to_string(i) + "]";
+    if (!arr[i].is_array()) f.Fail("field '" + path + "' must be an array of strings");
+    if (static_cast<int64_t>(arr[i].size()) > kMaxMeshDims) {
+      f.Fail("field '" + path + "' has " + std::to_string(arr[i].size()) + " entries, more than the limit " +
+             std::to_string(kMaxMeshDims));
+    }
+    std::vector<std::string> placements;
+    for (const json& x : arr[i]) {
+      if (!x.is_string()) f.Fail("field '" + path + "' must be an array of strings");
+      placements.push_back(x.get<std::string>());
+    }
+    out.push_back(std::move(placements));
+  }
+  return out;
+}
+
+Op ParseOp(const Fields& f) {
+  Op e;
+  e.id = f.Int("id", 0, kI64Max);
+  e.step = f.Int("step", 0, kI64Max);
+  e.name = f.Str("name");
+  if (e.name.empty()) f.Fail("field 'name' must be a non-empty string");
+  e.args = f.Str("args");
+  const json& inputs = f.Array("inputs", kMaxOpOperands, "op inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Fields s(inputs[i], f.at(), "inputs[" + std::to_string(i) + "]");
+    OpInput in;
+    in.tensor = s.Str("tensor");
+    in.placements = s.Strs("placements", kMaxMeshDims);
+    in.required = s.Strs("required", kMaxMeshDims);
+    in.redistribute_id = s.Int("redistribute_id", -1, kI64Max);
+    e.inputs.push_back(std::move(in));
+  }
+  const json& outputs = f.Array("outputs", kMaxOpOperands, "op outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Fields s(outputs[i], f.at(), "outputs[" + std::to_string(i) + "]");
+    OpOutput out;
+    out.tensor = s.Str("tensor");
+    out.requested = s.Bool("requested");
+    out.placements = s.Strs("placements", kMaxMeshDims);
+    out.global_shape = s.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
+    out.local_shape = s.Ints("local_shape", kMaxTensorDims, 0, kMaxExtent);
+    if (!out.requested && !(out.tensor.empty() && out.placements.empty() && out.global_shape.empty() &&
+                            out.local_shape.empty())) {
+      s.Fail(
+          "output " + std::to_string(i) +
+          " is not requested, so its 'tensor', 'placements', 'global_shape' and 'local_shape' must be empty");
+    }
+    e.outputs.push_back(std::move(out));
+  }
+  const json& candidates = f.Array("candidates", kMaxOpCandidates, "strategies");
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Fields s(candidates[i], f.at(), "candidates[" + std::to_string(i) + "]");
+    OpStrategy c;
+    c.inputs = ParsePlacementLists(s, "inputs");
+    c.outputs = ParsePlacementLists(s, "outputs");
+    if (c.inputs.size() != e.inputs.size() || c.outputs.size() != e.outputs.size()) {
+      s.Fail("strategy " + std::to_string(i) + " must have one placement list per input (" +
+             std::to_string(e.inputs.size()) + ") and per output (" + std::to_string(e.outputs.size()) + ")");
+    }
+    c.cost_us = s.Number("cost_us");
+    if (c.cost_us == -1.0) {
+      c.cost_us = std::numeric_limits<double>::infinity();  // the format's spelling of +inf
+    } else if (!(c.cost_us >= 0.0)) {
+      s.Fail("field '" + s.Path("cost_us") + "' must be >= 0, or -1 for an infinite cost");
+    }
+    e.candidates.push_back(std::move(c));
+  }
+  e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
+  e.rule = f.Str("rule");
+  e.note = f.Str("note");
+  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.end_ns = f.Int("end_ns", kI64Min, kI64Max);
+  e.ok = f.Bool("ok");
+  if (f.Has("error")) e.error = f.Str("error");
+  // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates.
+  if (e.chosen >= static_cast<int64_t>(e.candidates.size()) || (e.chosen < 0 && e.ok)) {
+    f.Fail("field 'chosen' is " + std::to_string(e.chosen) + " but the op has " +
+           std::to_string(e.candidates.size()) + " candidate strategies" +
+           (e.chosen < 0 ? " (-1 is allowed only when 'ok' is false)" : ""));
+  }
   return e;
 }
 
@@ -435,6 +590,7 @@ std::optional<Event> ParseEvent(const json& line, const LineRef& at) {
   if (type == kTypeStepBegin) return ParseStepBegin(f);
   if (type == kTypeStepEnd) return ParseStepEnd(f);
   if (type == kTypeCollective) return ParseCollective(f);
+  if (type == kTypeOp) return ParseOp(f);
   if (type == kTypeHeader) ThrowAt(at, "a second header line; each file holds one rank's trace");
   return std::nullopt;
 }

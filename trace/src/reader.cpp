@@ -124,6 +124,7 @@ bool ParseJsonLine(const std::string& text, json& out, std::string& why) {
 struct FileResult {
   RankTrace trace;
   std::vector<RedistributeRecord> records;
+  std::vector<OpRecord> ops;
   std::vector<Diagnostic> diagnostics;
 };
 
@@ -144,7 +145,32 @@ class Assembler {
                                   "redistribute " + std::to_string(rec.begin.id) +
                                       " has no redistribute_end (the rank stopped before finishing it)"});
       }
+      int64_t op_id = rec.begin.op_id;
+      if (op_id < 0) continue;
+      auto it = op_index_.find(op_id);
+      if (it != op_index_.end()) {
+        OpRecord& op = r_.ops[it->second];
+        if (rec.begin.op_input >= static_cast<int64_t>(op.op.inputs.size())) {
+          ThrowAt({r_.trace.file, begin_line_.at(rec.begin.id)},
+                  "field 'op_input' is " + std::to_string(rec.begin.op_input) + " but op " +
+                      std::to_string(op_id) + " has " + std::to_string(op.op.inputs.size()) + " inputs");
+        }
+        op.redistribute_ids.push_back(rec.begin.id);
+      } else if (!unfinished_ops_.count(op_id)) {
+        unfinished_ops_[op_id] = begin_line_.at(rec.begin.id);
+      }
     }
+    for (const auto& [op_id, halo] : pending_halo_) {
+      if (!unfinished_ops_.count(op_id)) unfinished_ops_[op_id] = halo.first;
+    }
+    // An op event is written when the op finished, so events of an op without one are those of a
+    // rank that stopped inside the op.
+    for (const auto& [op_id, line] : unfinished_ops_) {
+      r_.diagnostics.push_back(
+          {r_.trace.file, line,
+           "op " + std::to_string(op_id) + " has no op event (the rank stopped before finishing it)"});
+    }
+    for (OpRecord& rec : r_.ops) std::sort(rec.redistribute_ids.begin(), rec.redistribute_ids.end());
   }
 
  private:
@@ -234,8 +260,10 @@ class Assembler {
   }
 
   void AddOne(const Collective& e, const LineRef& at) {
-    RedistributeRecord& rec = Record(e.redistribute_id, "collective", at);
-    CheckStep(rec, e.step, at);
+    // A collective without a redistribute is an op's own (a halo exchange); `step` then is not
+    // an index into a plan.
+    RedistributeRecord* rec = e.redistribute_id >= 0 ? &Record(e.redistribute_id, "collective", at) : nullptr;
+    if (rec != nullptr) CheckStep(*rec, e.step, at);
     CheckMeshDims(e.mesh_dims, "mesh_dims", at);
     bool has_self = false;
     for (int64_t g : e.group) {
@@ -247,12 +275,83 @@ class Assembler {
     }
     if (!has_self)
       ThrowAt(at, "field 'group' must contain this file's rank " + std::to_string(header().rank));
-    rec.collectives.push_back(e);
+    if (rec != nullptr) {
+      rec->collectives.push_back(e);
+      return;
+    }
+    auto it = op_index_.find(e.op_id);
+    if (it != op_index_.end()) {
+      r_.ops[it->second].collectives.push_back(e);
+      return;
+    }
+    auto [pending, inserted] = pending_halo_.try_emplace(e.op_id, at.line, std::vector<Collective>{});
+    pending->second.second.push_back(e);
+  }
+
+  void AddOne(const Op& e, const LineRef& at) {
+    auto dup = op_index_.find(e.id);
+    if (dup != op_index_.end()) {
+      ThrowAt(at, "op " + std::to_string(e.id) + " appears twice (first at line " +
+                      std::to_string(op_line_[e.id]) + ")");
+    }
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+      const OpInput& in = e.inputs[i];
+      std::string path = "inputs[" + std::to_string(i) + "]";
+      CheckPlacements(in.placements, (path + ".placements").c_str(), at);
+      CheckPlacements(in.required, (path + ".required").c_str(), at);
+      if (in.redistribute_id < 0) continue;
+      const RedistributeRecord& rec = Record(in.redistribute_id, "op input", at);
+      if (rec.begin.op_id != e.id || rec.begin.op_input != static_cast<int64_t>(i)) {
+        ThrowAt(at, "field '" + path + ".redistribute_id' is " + std::to_string(in.redistribute_id) +
+                        " but that redistribute_begin (line " +
+                        std::to_string(begin_line_[in.redistribute_id]) + ") does not carry op_id " +
+                        std::to_string(e.id) + " and op_input " + std::to_string(i));
+      }
+    }
+    for (size_t i = 0; i < e.outputs.size(); ++i) {
+      const OpOutput& out = e.outputs[i];
+      if (!out.requested) continue;
+      CheckPlacements(out.placements, ("outputs[" + std::to_string(i) + "].placements").c_str(), at);
+      if (out.local_shape.size() != out.global_shape.size()) {
+        ThrowAt(at, "field 'outputs[" + std::to_string(i) +
+                        "].local_shape' must have one entry per dim of "
+                        "'global_shape' (" +
+                        std::to_string(out.global_shape.size()) + ")");
+      }
+    }
+    size_t ndim = header().mesh_shape.size();
+    for (size_t c = 0; c < e.candidates.size(); ++c) {
+      const OpStrategy& s = e.candidates[c];
+      for (size_t i = 0; i < s.inputs.size() + s.outputs.size(); ++i) {
+        bool is_input = i < s.inputs.size();
+        const auto& list = is_input ? s.inputs[i] : s.outputs[i - s.inputs.size()];
+        if (list.empty() || list.size() == ndim) continue;
+        ThrowAt(at, "field 'candidates[" + std::to_string(c) + "]." + (is_input ? "inputs[" : "outputs[") +
+                        std::to_string(is_input ? i : i - s.inputs.size()) +
+                        "]' must be empty or have one placement per mesh dim (" + std::to_string(ndim) + ")");
+      }
+    }
+    op_index_[e.id] = r_.ops.size();
+    op_line_[e.id] = at.line;
+    OpRecord rec;
+    rec.rank = header().rank;
+    rec.op = e;
+    auto pending = pending_halo_.find(e.id);
+    if (pending != pending_halo_.end()) {
+      rec.collectives = std::move(pending->second.second);
+      pending_halo_.erase(pending);
+    }
+    r_.ops.push_back(std::move(rec));
   }
 
   FileResult& r_;
   std::map<int64_t, size_t> index_;
   std::map<int64_t, int64_t> begin_line_;
+  std::map<int64_t, size_t> op_index_;
+  std::map<int64_t, int64_t> op_line_;
+  std::map<int64_t, std::pair<int64_t, std::vector<Collective>>>
+      pending_halo_;                           // op id -> (first line, halos)
+  std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 
 FileResult ReadRankFile(const std::filesystem::path& path) {
@@ -315,6 +414,7 @@ void AddFile(Model& model, FileResult&& file) {
   model.world = file.trace.header.world;
   model.ranks.push_back(std::move(file.trace));
   for (RedistributeRecord& rec : file.records) model.redistributes.push_back(std::move(rec));
+  for (OpRecord& rec : file.ops) model.ops.push_back(std::move(rec));
   for (Diagnostic& d : file.diagnostics) model.diagnostics.push_back(std::move(d));
 }
 
@@ -323,6 +423,9 @@ void SortRedistributes(Model& model) {
                    [](const RedistributeRecord& a, const RedistributeRecord& b) {
                      return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
                    });
+  std::stable_sort(model.ops.begin(), model.ops.end(), [](const OpRecord& a, const OpRecord& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.op.id < b.op.id;
+  });
 }
 
 // The rank number of a "rank-<R>.jsonl" name, or -1 when the name has another form.
@@ -422,6 +525,36 @@ std::vector<int64_t> Model::RedistributeIds() const {
   std::set<int64_t> ids;
   for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin.id);
   return {ids.begin(), ids.end()};
+}
+
+std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
+  std::vector<const OpRecord*> out;
+  for (const OpRecord& rec : ops) {
+    if (rec.op.id == id) out.push_back(&rec);
+  }
+  return out;
+}
+
+std::vector<int64_t> Model::OpIds() const {
+  std::set<int64_t> ids;
+  for (const OpRecord& rec : ops) ids.insert(rec.op.id);
+  return {ids.begin(), ids.end()};
+}
+
+const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {
+  auto it = std::lower_bound(ops.begin(), ops.end(), std::make_pair(rank, id),
+                             [](const OpRecord& rec, const std::pair<int64_t, int64_t>& key) {
+                               return std::make_pair(rec.rank, rec.op.id) < key;
+                             });
+  return it != ops.end() && it->rank == rank && it->op.id == id ? &*it : nullptr;
+}
+
+const RedistributeRecord* Model::FindRedistribute(int64_t rank, int64_t id) const {
+  auto it = std::lower_bound(redistributes.begin(), redistributes.end(), std::make_pair(rank, id),
+                             [](const RedistributeRecord& rec, const std::pair<int64_t, int64_t>& key) {
+                               return std::make_pair(rec.rank, rec.begin.id) < key;
+                             });
+  return it != redistributes.end() && it->rank == rank && it->begin.id == id ? &*it : nullptr;
 }
 
 }  // namespace shardscope::trace

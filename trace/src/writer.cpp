@@ -45,8 +45,10 @@ void Writer::Emit(const RedistributeEnd& event) { Append(ToLine(ToJson(Event(eve
 void Writer::Emit(const StepBegin& event) { Append(ToLine(ToJson(Event(event))), false); }
 void Writer::Emit(const StepEnd& event) { Append(ToLine(ToJson(Event(event))), false); }
 void Writer::Emit(const Collective& event) { Append(ToLine(ToJson(Event(event))), false); }
+void Writer::Emit(const Op& event) { Append(ToLine(ToJson(Event(event))), true); }
 void Writer::Emit(const Event& event) {
-  Append(ToLine(ToJson(event)), std::holds_alternative<RedistributeEnd>(event));
+  Append(ToLine(ToJson(event)),
+         std::holds_alternative<RedistributeEnd>(event) || std::holds_alternative<Op>(event));
 }
 
 void Writer::Append(const std::string& line, bool flush) {

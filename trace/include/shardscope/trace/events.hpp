@@ -21,13 +21,15 @@ inline constexpr int kCurrentVersion = 1;
 inline constexpr int kMinVersion = 1;
 
 /// Sanity limits the reader enforces before allocating anything sized by file content.
-inline constexpr int64_t kMaxRanks = int64_t{1} << 20;       ///< world size and group size
-inline constexpr int64_t kMaxMeshDims = 16;                  ///< mesh rank
-inline constexpr int64_t kMaxTensorDims = 64;                ///< tensor rank
-inline constexpr int64_t kMaxExtent = int64_t{1} << 48;      ///< one shape extent or offset
-inline constexpr int64_t kMaxPlanSteps = int64_t{1} << 16;   ///< transforms in one plan
-inline constexpr int64_t kMaxLineBytes = int64_t{64} << 20;  ///< one JSON line
-inline constexpr int kMaxJsonDepth = 16;                     ///< nesting of one JSON line
+inline constexpr int64_t kMaxRanks = int64_t{1} << 20;         ///< world size and group size
+inline constexpr int64_t kMaxMeshDims = 16;                    ///< mesh rank
+inline constexpr int64_t kMaxTensorDims = 64;                  ///< tensor rank
+inline constexpr int64_t kMaxExtent = int64_t{1} << 48;        ///< one shape extent or offset
+inline constexpr int64_t kMaxPlanSteps = int64_t{1} << 16;     ///< transforms in one plan
+inline constexpr int64_t kMaxLineBytes = int64_t{64} << 20;    ///< one JSON line
+inline constexpr int kMaxJsonDepth = 16;                       ///< nesting of one JSON line
+inline constexpr int64_t kMaxOpOperands = int64_t{1} << 12;    ///< inputs or outputs of one op
+inline constexpr int64_t kMaxOpCandidates = int64_t{1} << 16;  ///< candidate strategies of one op
 
 /// The clock that produced every *_ns timestamp of one file.
 struct Clock {
@@ -93,6 +95,10 @@ struct RedistributeBegin {
   std::vector<SkippedMerge> skipped_merges;
   double cost_us = 0.0;  ///< predicted cost of optimized_plan
   int64_t t_ns = 0;      ///< NowNs() at begin
+  /// The op whose input this implicit redistribute placed (Op::id), -1 for an explicit
+  /// redistribute step. Written only when >= 0.
+  int64_t op_id = -1;
+  int64_t op_input = -1;  ///< which input of that op (index into Op::inputs), -1 when op_id is -1
   bool operator==(const RedistributeBegin&) const = default;
 };
 
@@ -135,6 +141,8 @@ struct StepEnd {
 /// One collective this rank took part in. bytes_sent[i] / bytes_recv[i] are to / from group[i]
 /// (the entry for this rank itself counts a local copy, usually 0).
 struct Collective {
+  /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
+  /// which then has op_id >= 0.
   int64_t redistribute_id = 0;
   int64_t step = 0;                ///< index into optimized_plan
   std::string kind;                ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
@@ -147,12 +155,64 @@ struct Collective {
   bool negotiated = false;          ///< true for a shape-negotiation collective
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0
   bool operator==(const Collective&) const = default;
 };
 
-/// Any event line after the header. New types may appear in later versions (e.g. "op");
+/// One input of an op as the op saw it on this rank.
+struct OpInput {
+  std::string tensor;                   ///< tensor name
+  std::vector<std::string> placements;  ///< placements it had when the op was called
+  std::vector<std::string> required;    ///< placements the chosen strategy needs
+  int64_t redistribute_id = -1;         ///< the implicit redistribute it caused, -1 if none
+  bool operator==(const OpInput&) const = default;
+};
+
+/// One output of an op. An output the caller did not request (layer_norm_backward's
+/// output_mask) has requested == false, an empty tensor name and no placements or shapes.
+struct OpOutput {
+  std::string tensor;
+  bool requested = true;
+  std::vector<std::string> placements;
+  std::vector<int64_t> global_shape;
+  std::vector<int64_t> local_shape;  ///< this rank's shard
+  bool operator==(const OpOutput&) const = default;
+};
+
+/// One candidate sharding strategy of an op: the placements it needs for every input and gives
+/// every output (empty for an output not requested), and its cost: the sum of the inputs'
+/// redistribute costs (PyTorch redistribute_cost, microseconds; +inf is written as -1).
+struct OpStrategy {
+  std::vector<std::vector<std::string>> inputs;
+  std::vector<std::vector<std::string>> outputs;
+  double cost_us = 0.0;
+  bool operator==(const OpStrategy&) const = default;
+};
+
+/// An op on sharded tensors ran on this rank (written once it finished). `id` is the op's
+/// sequence number, the same on every rank; its implicit redistributes and halo exchanges point
+/// back to it through op_id.
+struct Op {
+  int64_t id = 0;
+  int64_t step = 0;  ///< index of the program step that called it
+  std::string name;  ///< "mm", "layer_norm_backward", ...
+  std::string args;  ///< non-tensor arguments as text, e.g. "dim=-1" ("" when none)
+  std::vector<OpInput> inputs;
+  std::vector<OpOutput> outputs;
+  std::vector<OpStrategy> candidates;  ///< in enumeration order
+  int64_t chosen = 0;                  ///< index into candidates
+  std::string rule;                    ///< how the strategy was chosen, e.g. "least redistribute cost"
+  std::string note;                    ///< where shardscope differs from PyTorch here, "" when it does not
+  int64_t t_ns = 0;                    ///< NowNs() when the op was called
+  int64_t end_ns = 0;                  ///< NowNs() when its outputs were ready
+  bool ok = true;
+  std::string error;  ///< error message when !ok
+  bool operator==(const Op&) const = default;
+};
+
+/// Any event line after the header. New types may appear in later versions (e.g. "kernel");
 /// readers count and skip types they do not know.
-using Event = std::variant<RedistributeBegin, RedistributeEnd, StepBegin, StepEnd, Collective>;
+using Event = std::variant<RedistributeBegin, RedistributeEnd, StepBegin, StepEnd, Collective, Op>;
 
 /// The "type" field value of an event line, e.g. "redistribute_begin".
 std::string_view EventTypeName(const Event& event);

@@ -43,19 +43,38 @@ struct RedistributeRecord {
   std::vector<Collective> collectives;
 };
 
+/// One op on one rank: its event, the implicit redistributes it caused on this rank (ids of
+/// redistribute_begin events with op_id == op.id, ascending) and the collectives it ran itself
+/// (halo exchanges: redistribute_id -1, op_id == op.id), in file order.
+struct OpRecord {
+  int64_t rank = 0;
+  Op op;
+  std::vector<int64_t> redistribute_ids;
+  std::vector<Collective> collectives;
+};
+
 /// A whole run: per-rank headers and events, redistributes grouped by (rank, id), sorted by rank
-/// then id, and the diagnostics of loading.
+/// then id, ops sorted by (rank, id), and the diagnostics of loading.
 struct Model {
   std::filesystem::path source;                   ///< the directory or file that was read
   int64_t world = 0;                              ///< from the headers (all equal)
   std::vector<RankTrace> ranks;                   ///< sorted by header.rank
   std::vector<RedistributeRecord> redistributes;  ///< sorted by (rank, begin.id)
+  std::vector<OpRecord> ops;                      ///< sorted by (rank, op.id); empty without ops
   std::vector<Diagnostic> diagnostics;
 
   /// The redistributes with the given id on every rank that ran it, in rank order.
   std::vector<const RedistributeRecord*> RedistributesWithId(int64_t id) const;
   /// Distinct redistribute ids over all ranks, ascending.
   std::vector<int64_t> RedistributeIds() const;
+  /// The ops with the given id on every rank that ran it, in rank order.
+  std::vector<const OpRecord*> OpsWithId(int64_t id) const;
+  /// Distinct op ids over all ranks, ascending.
+  std::vector<int64_t> OpIds() const;
+  /// The op record of `rank` with the given id, or nullptr.
+  const OpRecord* FindOp(int64_t rank, int64_t id) const;
+  /// The redistribute record of `rank` with the given id, or nullptr.
+  const RedistributeRecord* FindRedistribute(int64_t rank, int64_t id) const;
 };
 
 }  // namespace shardscope::trace

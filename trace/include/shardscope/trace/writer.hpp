@@ -18,7 +18,7 @@ int64_t NowNs() noexcept;
 std::string RankFileName(int64_t rank);
 
 /// Writes one rank's trace. Events are buffered in memory and written (fwrite + fflush) at every
-/// RedistributeEnd, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
+/// RedistributeEnd and Op, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
 /// process killed mid-run leaves every completed redistribute readable.
 /// Not thread-safe: one Writer per rank, used by one thread at a time.
 class Writer {
@@ -34,13 +34,14 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  /// Appends one event line. A RedistributeEnd also flushes. Throws Error(kInvalidInput) when a
-  /// write fails (disk full, ...); after Close() calls are ignored.
+  /// Appends one event line. A RedistributeEnd or an Op (written when the op finished) also flushes. Throws
+  /// Error(kInvalidInput) when a write fails (disk full, ...); after Close() calls are ignored.
   void Emit(const RedistributeBegin& event);
   void Emit(const RedistributeEnd& event);
   void Emit(const StepBegin& event);
   void Emit(const StepEnd& event);
   void Emit(const Collective& event);
+  void Emit(const Op& event);
   void Emit(const Event& event);
 
   /// Writes buffered lines and fflush()es. Throws Error(kInvalidInput) on a write error.
