@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "gallery_window.hpp"
 #include "gl_renderer.hpp"
+#include "panels/diff_panel.hpp"
 #include "panels/error_panel.hpp"
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
@@ -32,6 +34,7 @@ namespace {
 
 constexpr double kPlayPeriodS = 0.8;
 constexpr int kSettleFrames = 4;  // ImGui needs a few frames before sizes and auto-fit settle
+const char* const kDiffSides[2] = {"baseline", "candidate"};
 
 bool KeyPressed(ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); }
 
@@ -54,21 +57,26 @@ class App {
   void HandleKeys(double dt);
   void PrepareAll();
   void DrawMenuBar();
+  void DrawCompareMenu();
+  void StartDiff(int baseline, int candidate);
   void DrawMain();
   void DrawFocused();
   void DrawLoading();
   bool Ready() const;
   int Capture();
-  const trace::Model* ActiveModel() const {
-    return active_ >= 0 && active_ < static_cast<int>(traces_.size())
-               ? traces_[static_cast<size_t>(active_)].model.get()
+  const trace::Model* ActiveModel() const { return TraceModel(active_); }
+  const trace::Model* TraceModel(int index) const {
+    return index >= 0 && index < static_cast<int>(traces_.size())
+               ? traces_[static_cast<size_t>(index)].model.get()
                : nullptr;
   }
+  nlohmann::json DiffGeometry() const;
 
   AppOptions options_;
   std::unique_ptr<Platform> platform_;
   std::unique_ptr<GlRenderer> renderer_;
   std::vector<std::unique_ptr<TraceLoader>> loaders_;
+  std::map<const TraceLoader*, int> loader_side_;  // loads for the diff view: 0 baseline, 1 candidate
   std::vector<Entry> traces_;
   int active_ = -1;
   std::vector<LoadFailure> failures_;
@@ -91,6 +99,11 @@ class App {
   MergePanel merge_;
   SandboxPanel sandbox_;
   GalleryWindow gallery_;
+  DiffPanel diff_;
+  bool diff_mode_ = false;        // the main window shows the diff view
+  int diff_trace_[2] = {-1, -1};  // indices into traces_ of baseline and candidate
+  std::string diff_label_[2];     // their paths (shown while loading or after a failure)
+  char compare_path_[512] = {};   // File > Compare with: a path to load as candidate
   bool show_gallery_ = false, show_sandbox_ = false;
   bool selection_applied_ = false;
   bool sandbox_pending_ = false;  // --sandbox-run started and its trace not yet opened
@@ -131,6 +144,16 @@ int App::Run() {
     return 3;
   }
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
+  if (!options_.diff_baseline.empty()) {
+    diff_mode_ = true;
+    const std::string* paths[2] = {&options_.diff_baseline, &options_.diff_candidate};
+    for (int k = 0; k < 2; ++k) {
+      diff_label_[k] = *paths[k];
+      loaders_.push_back(std::make_unique<TraceLoader>(*paths[k]));
+      loader_side_[loaders_.back().get()] = k;
+    }
+    diff_.Select(options_.select, options_.step);
+  }
   if (options_.view == "gallery") {
     show_gallery_ = true;
     if (options_.select >= 0) gallery_.Select(options_.select, options_.step);
@@ -242,7 +265,11 @@ void App::Frame() {
   DrawMenuBar();
   DrawLoading();
   errors_.Draw();
-  if (options_.view == "main") {
+  if (diff_mode_) {
+    ImGui::BeginChild("##diff", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+    diff_.Draw();
+    ImGui::EndChild();
+  } else if (options_.view == "main") {
     DrawMain();
   } else if (options_.view != "gallery" && options_.view != "sandbox") {
     DrawFocused();
@@ -287,13 +314,20 @@ void App::PollLoaders() {
       ++it;
       continue;
     }
+    auto side = loader_side_.find(it->get());
+    // A diff side's failure names the side as well as the path ("candidate: DIR").
+    std::string label = side == loader_side_.end()
+                            ? (*it)->path()
+                            : std::string(kDiffSides[side->second]) + ": " + (*it)->path();
     if (auto model = (*it)->model()) {
       traces_.push_back({(*it)->path(), model});
       if (active_ < 0) active_ = static_cast<int>(traces_.size()) - 1;
+      if (side != loader_side_.end()) diff_trace_[side->second] = static_cast<int>(traces_.size()) - 1;
     } else {
-      failures_.push_back({(*it)->path(), (*it)->error()});
-      std::fprintf(stderr, "shardscope-gui: %s: %s\n", (*it)->path().c_str(), (*it)->error().c_str());
+      failures_.push_back({label, (*it)->error()});
+      std::fprintf(stderr, "shardscope-gui: %s: %s\n", label.c_str(), (*it)->error().c_str());
     }
+    if (side != loader_side_.end()) loader_side_.erase(side);
     it = loaders_.erase(it);
   }
 }
@@ -335,6 +369,10 @@ void App::SyncSelection() {
 
 void App::HandleKeys(double dt) {
   const ImGuiIO& io = ImGui::GetIO();
+  if (diff_mode_) {
+    if (!io.WantTextInput) diff_.HandleKeys();
+    return;
+  }
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   int64_t steps = view_.num_steps();
@@ -366,7 +404,14 @@ void App::HandleKeys(double dt) {
 }
 
 void App::PrepareAll() {
-  errors_.Prepare(failures_, ActiveModel());
+  if (diff_mode_) {
+    errors_.Prepare(failures_, TraceModel(diff_trace_[0]), "baseline ");
+    errors_.AddDiagnostics(TraceModel(diff_trace_[1]), "candidate ");
+    diff_.Prepare(TraceModel(diff_trace_[0]), diff_label_[0], TraceModel(diff_trace_[1]), diff_label_[1],
+                  renderer_.get());
+  } else {
+    errors_.Prepare(failures_, ActiveModel());
+  }
   list_.Prepare(ctx_);
   inspector_.Prepare(ctx_);
   timeline_.Prepare(ctx_);
@@ -379,6 +424,7 @@ void App::PrepareAll() {
 void App::DrawMenuBar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    DrawCompareMenu();
     if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
     ImGui::EndMenu();
   }
@@ -394,7 +440,10 @@ void App::DrawMenuBar() {
     ImGui::EndMenu();
   }
   const trace::Model* model = ActiveModel();
-  if (model) {
+  if (diff_mode_) {
+    ImGui::Separator();
+    ImGui::Text("diff: %s  vs  %s", diff_label_[0].c_str(), diff_label_[1].c_str());
+  } else if (model) {
     ImGui::Separator();
     ImGui::SetNextItemWidth(260);
     const std::string& label = traces_[static_cast<size_t>(active_)].label;
@@ -414,6 +463,46 @@ void App::DrawMenuBar() {
     ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
   }
   ImGui::EndMenuBar();
+}
+
+void App::DrawCompareMenu() {
+  // Baseline: the trace being viewed; candidate: another loaded trace or a path to load.
+  if (ImGui::BeginMenu("Compare with", ActiveModel() != nullptr || diff_mode_)) {
+    int baseline = diff_mode_ && diff_trace_[0] >= 0 ? diff_trace_[0] : active_;
+    ImGui::TextDisabled("baseline: %s",
+                        baseline >= 0 ? traces_[static_cast<size_t>(baseline)].label.c_str() : "-");
+    for (size_t i = 0; i < traces_.size(); ++i) {
+      if (static_cast<int>(i) == baseline) continue;
+      if (ImGui::MenuItem(traces_[i].label.c_str())) StartDiff(baseline, static_cast<int>(i));
+    }
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(320);
+    bool enter =
+        ImGui::InputTextWithHint("##compare_path", "candidate trace directory or file", compare_path_,
+                                 sizeof compare_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Load and compare") || enter) && compare_path_[0] != '\0' && baseline >= 0) {
+      StartDiff(baseline, -1);
+      diff_label_[1] = compare_path_;
+      loaders_.push_back(std::make_unique<TraceLoader>(compare_path_));
+      loader_side_[loaders_.back().get()] = 1;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndMenu();
+  }
+  if (diff_mode_ && ImGui::MenuItem("Close diff view")) {
+    diff_mode_ = false;
+    if (options_.view == "diff") options_.view = "main";
+  }
+}
+
+void App::StartDiff(int baseline, int candidate) {
+  diff_mode_ = true;
+  diff_trace_[0] = baseline;
+  diff_trace_[1] = candidate;
+  for (int k = 0; k < 2; ++k) {
+    diff_label_[k] = diff_trace_[k] >= 0 ? traces_[static_cast<size_t>(diff_trace_[k])].label : "";
+  }
 }
 
 void App::DrawLoading() {
@@ -516,9 +605,17 @@ int App::Capture() {
     j["height"] = fb_h_;
     j["view"] = options_.view;
     j["canvases"] = nlohmann::json::array();
-    const auto& canvases = options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry();
-    for (const CanvasGeometry& c : canvases) {
+    std::vector<DiffCanvasGeometry> canvases;
+    if (diff_mode_) {
+      canvases = diff_.canvases();
+    } else {
+      for (const CanvasGeometry& c :
+           options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry())
+        canvases.push_back({"", c});
+    }
+    for (const auto& [side, c] : canvases) {
       j["canvases"].push_back({{"which", c.which},
+                               {"side", side},
                                {"rect", {c.x0, c.y0, c.x1, c.y1}},
                                {"row_dim", c.row_dim},
                                {"col_dim", c.col_dim},
@@ -528,6 +625,7 @@ int App::Capture() {
                                {"step", c.step},
                                {"slice", c.slice}});
     }
+    j["diff"] = diff_mode_ ? DiffGeometry() : nlohmann::json();
     const float* r = errors_.rect();
     if (r[2] > r[0]) {
       j["error_panel"] = {r[0], r[1], r[2], r[3]};
@@ -544,6 +642,30 @@ int App::Capture() {
   std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
               options_.view.c_str());
   return 0;
+}
+
+nlohmann::json App::DiffGeometry() const {
+  auto id = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  auto rows = [&](const std::vector<DiffRowGeometry>& geometry) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const DiffRowGeometry& g : geometry) {
+      out.push_back({{"row", g.row},
+                     {"kind", g.kind},
+                     {"side", g.side},
+                     {"baseline_id", id(g.baseline_id)},
+                     {"candidate_id", id(g.candidate_id)},
+                     {"rect", {g.x0, g.y0, g.x1, g.y1}},
+                     {"marker", {g.mx0, g.my0, g.mx1, g.my1}}});
+    }
+    return out;
+  };
+  const DiffView& view = diff_.view();
+  return {{"rows", rows(diff_.row_geometry())},
+          {"steps", rows(diff_.step_geometry())},
+          {"selected_row", diff_.selected_row()},
+          {"summary", view.summary},
+          {"differences", view.result.differences.size()},
+          {"error", view.error}};
 }
 
 int RunApp(const AppOptions& options) {

@@ -1,5 +1,5 @@
-// shardscope-gui [TRACE_DIR_OR_FILE ...] [--screenshot OUT.png] [--view V] [--select N] [--step K]
-//                [--size WxH] [--geometry OUT.json] [--bench-frames N]
+// shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
+//                [--select N] [--step K] [--size WxH] [--geometry OUT.json] [--bench-frames N]
 
 #include <cstdio>
 #include <cstring>
@@ -10,9 +10,10 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: shardscope-gui [TRACE_DIR_OR_FILE ...] [--screenshot OUT.png]\n"
-    "         [--view main|timeline|inspector|layout|mesh|merge|gallery|sandbox]\n"
+    "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
+    "         [--view main|timeline|inspector|layout|mesh|merge|gallery|sandbox|diff]\n"
     "         [--select ID] [--step K] [--size WxH] [--geometry OUT.json] [--bench-frames N]\n"
+    "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom and A/D pan the timeline\n";
 
 bool ParseInt(const char* text, long long& out) {
@@ -31,6 +32,7 @@ int Usage(const std::string& message) {
 int main(int argc, char** argv) {
   using shardscope::app::gui::AppOptions;
   AppOptions options;
+  bool view_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char* name) -> const char* {
@@ -50,11 +52,19 @@ int main(int argc, char** argv) {
       const char* v = value("--view");
       std::string view = v ? v : "";
       if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
-          view != "merge" && view != "gallery" && view != "sandbox") {
-        return Usage("--view: '" + view +
-                     "' is not one of main, timeline, inspector, layout, mesh, merge, gallery, sandbox");
+          view != "merge" && view != "gallery" && view != "sandbox" && view != "diff") {
+        return Usage(
+            "--view: '" + view +
+            "' is not one of main, timeline, inspector, layout, mesh, merge, gallery, sandbox, diff");
       }
       options.view = view;
+      view_given = true;
+    } else if (arg == "--diff") {
+      auto is_option = [](const char* t) { return t[0] == '-' && t[1] != '\0'; };
+      if (i + 2 >= argc || is_option(argv[i + 1]) || is_option(argv[i + 2]))
+        return Usage("--diff needs two traces: BASELINE CANDIDATE");
+      options.diff_baseline = argv[++i];
+      options.diff_candidate = argv[++i];
     } else if (arg == "--select" || arg == "--step" || arg == "--bench-frames") {
       const char* v = value(arg.c_str());
       if (!v || !ParseInt(v, n) || n < 0)
@@ -84,5 +94,19 @@ int main(int argc, char** argv) {
       options.traces.push_back(arg);
     }
   }
+  bool diff = !options.diff_baseline.empty();
+  if (diff && !options.traces.empty())
+    return Usage("--diff takes exactly two traces; '" + options.traces.front() + "' is one too many");
+  if (diff && view_given && options.view != "diff")
+    return Usage("--diff shows the diff view; --view '" + options.view + "' is not available with it");
+  if (!diff && options.view == "diff") {
+    if (options.traces.size() != 2)
+      return Usage("--view diff needs two traces (or --diff BASELINE CANDIDATE)");
+    options.diff_baseline = options.traces[0];
+    options.diff_candidate = options.traces[1];
+    options.traces.clear();
+    diff = true;
+  }
+  if (diff) options.view = "diff";
   return shardscope::app::gui::RunApp(options);
 }

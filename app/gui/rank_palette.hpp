@@ -21,6 +21,11 @@ uint32_t PackAbgr(Rgb color, uint8_t alpha = 255);
 
 /// Background of the error panel; deliberately unlike any rank colour so tests can find it.
 inline constexpr Rgb kErrorPanelColor{110, 18, 36};
+/// Marker of a differing row or step in the diff view (a stripe beside the textual marker); unlike
+/// any rank colour and the error panel so tests can find it.
+inline constexpr Rgb kDiffColor{240, 58, 136};
+/// Background tint of a differing row or step in the diff view (the text stays readable on it).
+inline constexpr Rgb kDiffTintColor{78, 30, 52};
 /// Background of layout canvases outside the tensor and of cells no rank holds.
 inline constexpr Rgb kCanvasColor{28, 30, 36};
 

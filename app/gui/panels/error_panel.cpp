@@ -6,16 +6,19 @@
 
 namespace shardscope::app::gui {
 
-void ErrorPanel::Prepare(const std::vector<LoadFailure>& failures, const trace::Model* model) {
+void ErrorPanel::Prepare(const std::vector<LoadFailure>& failures, const trace::Model* model,
+                         const std::string& prefix) {
   failures_ = failures;
   diagnostics_.clear();
-  if (model) {
-    for (const trace::Diagnostic& d : model->diagnostics) {
-      std::string where =
-          d.file.empty() ? "trace" : d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "");
-      diagnostics_.push_back(where + ": " + d.message);
-      if (diagnostics_.size() >= 50) break;
-    }
+  AddDiagnostics(model, prefix);
+}
+
+void ErrorPanel::AddDiagnostics(const trace::Model* model, const std::string& prefix) {
+  if (!model) return;
+  for (const trace::Diagnostic& d : model->diagnostics) {
+    if (diagnostics_.size() >= 50) break;
+    std::string where = d.file.empty() ? "trace" : d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "");
+    diagnostics_.push_back(prefix + where + ": " + d.message);
   }
 }
 

@@ -18,8 +18,12 @@ struct LoadFailure {
 /// Shows load failures (prominently) and diagnostics. Main thread only.
 class ErrorPanel {
  public:
-  /// Takes the current failures and the active model's diagnostics. No ImGui calls.
-  void Prepare(const std::vector<LoadFailure>& failures, const trace::Model* model);
+  /// Takes the current failures and the diagnostics of `model` (null: none), each line prefixed
+  /// with `prefix` (the diff view names the side). No ImGui calls.
+  void Prepare(const std::vector<LoadFailure>& failures, const trace::Model* model,
+               const std::string& prefix = "");
+  /// Adds the diagnostics of a second model (the diff view's candidate). No ImGui calls.
+  void AddDiagnostics(const trace::Model* model, const std::string& prefix);
   /// True when there is a load failure to show.
   bool has_failures() const { return !failures_.empty(); }
   /// Draws the failures box (full width, `height` 0 = fit) and the diagnostics list.
