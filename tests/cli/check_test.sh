@@ -37,7 +37,18 @@ redistribute redistribute rank 1
 state state rank 3
 shape_replica shape rank 3
 checksum checksum rank 2
+op_strategy op rank 3
+halo_size size_or_syntax ranks 1, 3
 LIST
+
+# Programs: the hand-made op trace is clean; a rank that skipped an op (and its halo) is named at it.
+run check "$ROOT/tests/golden/trace/program"
+expect_rc 0
+expect_out_contains "clean: 4 of 4 rank files, 4 groups, 8 collective calls paired, 3 redistributes, 3 ops"
+run check "$CASES/op_missing" --json
+expect_rc 1
+expect_json 'j["ops"] == 3 and j["mismatches"][0]["class"] == "op" and j["mismatches"][0]["op_id"] == 1'
+expect_json 'j["mismatches"][0]["culprits"] == [2] and j["mismatches"][1]["class"] == "collective_type"'
 
 # A rank that stopped: 7 mismatches, the first is the missing collective; the cap applies to output.
 run check "$CASES/missing_ranks" --max-reports 1

@@ -94,4 +94,12 @@ expect_rc 2
 run diff "$TMP/a"
 expect_rc 2
 
+# Program traces: ops are aligned and counted in the summary; op differences fail by default.
+run diff "$ROOT/tests/golden/trace/program" "$ROOT/tests/golden/trace/program"
+expect_rc 0
+expect_out_contains "no differences; aligned 3 of 3 baseline / 3 candidate redistributes, 3 of 3 baseline / 3 candidate ops (fail on: plan,collectives,bytes,shapes,cost,ops)"
+run diff "$ROOT/tests/golden/trace/program" "$ROOT/tests/golden/trace/two_rank"
+expect_rc 1
+expect_out_contains "ops          op -#0 mm(x, w): removed (baseline only: S(0)R, RS(1) => S(0)S(1))"
+
 finish

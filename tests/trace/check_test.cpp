@@ -144,3 +144,67 @@ TEST_CASE("check: --max-reports caps the printed mismatches, not the count", "[t
   CHECK(j["mismatches"].size() == 2);
   CHECK(j["mismatches"][0]["class"] == "missing_ranks");
 }
+
+TEST_CASE("check: the hand-made program trace with ops and a halo exchange is clean", "[trace][check]") {
+  // Groups: dp {0,2}, {1,3} (all_gather of #0, the halo of op #1, all_gather of #2: 3 calls each)
+  // and tp {0,1}, {2,3} (all_gather of #1: 1 call each).
+  CheckResult r = CheckTrace(ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/program"));
+  INFO(FormatCheckText(r, 20));
+  CHECK(r.Clean());
+  CHECK(r.groups == 4);
+  CHECK(r.collectives == 8);
+  CHECK(r.redistributes == 3);
+  CHECK(r.ops == 3);
+  CHECK(FormatCheckText(r, 20) ==
+        "clean: 4 of 4 rank files, 4 groups, 8 collective calls paired, 3 redistributes, 3 ops\n");
+}
+
+TEST_CASE("check: op mismatches name the rank and its first divergent op", "[trace][check]") {
+  SECTION("a rank that chose another strategy") {
+    // rank 3 ran mm with candidate 1 (w replicated, y S(0)R); its later ops are not reported again.
+    CheckResult r = CheckCase("op_strategy");
+    REQUIRE(r.mismatches.size() == 1);
+    const Mismatch& m = r.mismatches[0];
+    CHECK(m.kind == MismatchClass::kOp);
+    CHECK(m.culprits == std::vector<int64_t>{3});
+    CHECK(m.op_id == 0);
+    CHECK_FALSE(m.redistribute_id.has_value());
+    CHECK(m.message ==
+          "op #0 mm(x, w): chosen strategy differs across ranks: rank 3 has 'S(0)R, RR => S(0)R'; ranks 0, "
+          "1, 2 "
+          "have 'S(0)R, RS(1) => S(0)S(1)' (first divergent op of rank 3)");
+    CHECK(FormatCheckText(r, 20).find("op: op #0 mm(x, w)") == 0);
+  }
+  SECTION("a rank that skipped an op and its halo exchange") {
+    // rank 2 has neither conv2d (op #1) nor its halo, so its second call on {0,2} is #2's all_gather
+    // where rank 0 issued the halo exchange.
+    CheckResult r = CheckCase("op_missing");
+    INFO(FormatCheckText(r, 20));
+    REQUIRE(r.mismatches.size() == 2);
+    CHECK(r.mismatches[0].kind == MismatchClass::kOp);
+    CHECK(r.mismatches[0].culprits == std::vector<int64_t>{2});
+    CHECK(r.mismatches[0].message ==
+          "op #1 conv2d(y): rank 2 has 'no op event'; ranks 0, 1, 3 have 'ran it' (first divergent op of "
+          "rank 2)");
+    CHECK(r.mismatches[1].kind == MismatchClass::kCollectiveType);
+    CHECK(r.mismatches[1].culprits == std::vector<int64_t>{2});
+    CHECK(r.mismatches[1].op_id == 1);
+    CHECK(r.mismatches[1].call == 1);
+    CHECK(Contains(r.mismatches[1].message,
+                   "call 1 of group [0, 2], halo_exchange on mesh dims [0] (op #1): kind differs: rank 2 has "
+                   "'all_gather'; rank 0 has 'halo_exchange'"));
+  }
+  SECTION("halo byte counts that do not pair up") {
+    // rank 1 records 8 B received from rank 3, which sent it one 3-element f32 row (12 B).
+    CheckResult r = CheckCase("halo_size");
+    REQUIRE(r.mismatches.size() == 1);
+    const Mismatch& m = r.mismatches[0];
+    CHECK(m.kind == MismatchClass::kSizeOrSyntax);
+    CHECK(m.culprits == std::vector<int64_t>{1, 3});
+    CHECK(m.op_id == 1);
+    CHECK(
+        m.message ==
+        "call 1 of group [1, 3], halo_exchange on mesh dims [0] (op #1): rank 3 sends 12 B to rank 1, which "
+        "receives 8 B from it");
+  }
+}

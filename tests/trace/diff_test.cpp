@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/reader.hpp"
 
+namespace fs = std::filesystem;
 using namespace shardscope::trace;
 
 namespace {
@@ -120,7 +123,7 @@ TEST_CASE("diff: identical traces have no differences", "[trace][diff]") {
   CHECK(r.aligned == 2);
   CHECK(FormatDiffText(r) ==
         "no differences; aligned 2 of 2 baseline / 2 candidate redistributes (fail on: "
-        "plan,collectives,bytes,shapes,cost)\n");
+        "plan,collectives,bytes,shapes,cost,ops)\n");
 }
 
 TEST_CASE("diff: a planner change is a failing plan difference by default", "[trace][diff]") {
@@ -276,4 +279,98 @@ TEST_CASE("diff: JSON carries every difference", "[trace][diff]") {
   CHECK(j["differences"][0]["what"] == "planner");
   CHECK(j["differences"][0]["baseline"] == "greedy");
   CHECK(j["differences"][0]["candidate"] == "graph");
+}
+
+namespace {
+
+Model Program() { return ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/program"); }
+
+// Applies `edit` to op `id` on every rank.
+template <typename Fn>
+void EditOp(Model& m, int64_t id, Fn edit) {
+  for (OpRecord& rec : m.ops)
+    if (rec.op.id == id) edit(rec.op);
+}
+
+}  // namespace
+
+TEST_CASE("diff: ops are aligned and their strategy, outputs and implicit redistributes compared",
+          "[trace][diff]") {
+  Model base = Program();
+  CHECK(DiffTraces(base, Program(), DiffOptions{}).differences.empty());
+
+  // mm now takes the replicated-weight strategy: y comes out S(0)R and w is gathered to RR.
+  Model cand = Program();
+  EditOp(cand, 0, [](Op& op) {
+    op.chosen = 1;
+    op.outputs[0].placements = {"S(0)", "R"};
+    op.inputs[1].required = {"R", "R"};
+  });
+  DiffResult r = DiffTraces(base, cand, DiffOptions{});
+  CHECK(Whats(r) ==
+        std::vector<std::string>{"ops|chosen strategy", "ops|outputs", "ops|implicit redistributes"});
+  CHECK(r.Failed());
+  CHECK(r.aligned_ops == 3);
+  const Difference* d = Find(r, "chosen strategy");
+  REQUIRE(d != nullptr);
+  CHECK(d->op);
+  CHECK(d->baseline_id == 0);
+  CHECK(d->subject == "mm(x, w)");
+  CHECK(d->baseline == "S(0)R, RS(1) => S(0)S(1)");
+  CHECK(d->candidate == "S(0)R, RR => S(0)R");
+  CHECK(Find(r, "outputs")->candidate == "y: S(0)R [8, 6]");
+  CHECK(Find(r, "implicit redistributes")->baseline == "w S(0)R->RS(1)");
+  CHECK(Find(r, "implicit redistributes")->candidate == "w S(0)R->RR");
+  std::string text = FormatDiffText(r);
+  CHECK(
+      text.find(
+          "ops          op #0 mm(x, w): chosen strategy: S(0)R, RS(1) => S(0)S(1) -> S(0)R, RR => S(0)R\n") ==
+      0);
+  CHECK(
+      text.find("; aligned 3 of 3 baseline / 3 candidate redistributes, 3 of 3 baseline / 3 candidate ops") !=
+      std::string::npos);
+  // Not failing when ops are not in --fail-on.
+  CHECK_FALSE(DiffTraces(base, cand, ParseFailOn("plan")).Failed());
+  nlohmann::json j = DiffJson(r);
+  CHECK(j["differences"][0]["op"] == true);
+  CHECK(j["differences"][0]["category"] == "ops");
+  CHECK(j["aligned_ops"] == 3);
+}
+
+TEST_CASE("diff: candidate costs are compared like time, only with a threshold", "[trace][diff]") {
+  Model base = Program();
+  Model cand = Program();
+  EditOp(cand, 0, [](Op& op) { op.candidates[1].cost_us = 9.0; });  // 7.5 -> 9.0 us: +20%
+  CHECK(DiffTraces(base, cand, DiffOptions{}).differences.empty());
+  CHECK(DiffTraces(base, cand, ParseFailOn("ops,time:25%")).differences.empty());
+  DiffResult r = DiffTraces(base, cand, ParseFailOn("ops,time:10%"));
+  REQUIRE(r.differences.size() == 1);
+  const Difference& d = r.differences[0];
+  CHECK(d.category == DiffCategory::kTime);
+  CHECK(d.what == "cost of strategy S(0)R, RR => S(0)R");
+  CHECK(d.baseline == "7.50 us");
+  CHECK(d.candidate == "9.00 us (+20.0%)");
+  CHECK(d.failing);
+}
+
+TEST_CASE("diff: added and removed ops; implicit redistributes stay redistributes", "[trace][diff]") {
+  Model base = Program();
+  Model cand = Program();
+  cand.ops.erase(
+      std::remove_if(cand.ops.begin(), cand.ops.end(), [](const OpRecord& r) { return r.op.id == 1; }),
+      cand.ops.end());
+  DiffResult r = DiffTraces(base, cand, DiffOptions{});
+  CHECK(Whats(r) == std::vector<std::string>{"ops|removed"});
+  CHECK(r.differences[0].baseline_id == 1);
+  CHECK(r.differences[0].baseline == "S(0)S(1) => S(0)S(1)");
+  CHECK(FormatDiffText(r).find(
+            "ops          op -#1 conv2d(y): removed (baseline only: S(0)S(1) => S(0)S(1))\n") == 0);
+  // The implicit redistribute of layer_norm_backward is diffed as a redistribute (#1).
+  Model cand2 = Program();
+  for (RedistributeRecord& rec : cand2.redistributes)
+    if (rec.begin.id == 1) rec.begin.cost_us = 3.0;
+  DiffResult r2 = DiffTraces(base, cand2, DiffOptions{});
+  CHECK(Whats(r2) == std::vector<std::string>{"cost|predicted cost"});
+  CHECK_FALSE(r2.differences[0].op);
+  CHECK(r2.differences[0].baseline_id == 1);
 }

@@ -94,10 +94,25 @@ class Mutator {
                                                       "NaN",
                                                       "1e-400",
                                                       "99999999999999999999999999"};
-    static const std::vector<std::string> kTokens = {
-        "{",    "}",    "[",       "]",    ",",    ":",  "\"",
-        "null", "true", "\\u0000", "\xff", "\xc3", "\n", "\"type\":\"collective\"",
-        "\"\"", "[]"};
+    static const std::vector<std::string> kTokens = {"{",
+                                                     "}",
+                                                     "[",
+                                                     "]",
+                                                     ",",
+                                                     ":",
+                                                     "\"",
+                                                     "null",
+                                                     "true",
+                                                     "\\u0000",
+                                                     "\xff",
+                                                     "\xc3",
+                                                     "\n",
+                                                     "\"type\":\"collective\"",
+                                                     "\"type\":\"op\"",
+                                                     "\"op_id\":0,",
+                                                     "\"redistribute_id\":-1,",
+                                                     "\"\"",
+                                                     "[]"};
     switch (Below(9)) {
       case 0:  // flip a byte
         if (!s.empty()) s[Below(s.size())] = static_cast<char>(Below(256));
@@ -174,7 +189,8 @@ void Exercise(const trace::Model& model, const trace::Model& original) {
 TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error", "[trace][fuzz]") {
   const std::vector<fs::path> seeds = {
       kSource / "tests/golden/trace/two_rank", kSource / "tests/golden/check/clean",
-      kSource / "tests/golden/check/missing_ranks", kSource / "samples/ci/golden"};
+      kSource / "tests/golden/check/missing_ranks", kSource / "samples/ci/golden",
+      kSource / "tests/golden/trace/program"};  // ops, implicit redistributes, a halo exchange
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
   Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)));
   std::vector<trace::Model> originals;

@@ -58,9 +58,48 @@ std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values,
   return out;
 }
 
+// Who issued a collective: a redistribute step, or an op itself (a halo exchange).
+std::string IssuerText(const Collective& c) {
+  if (c.redistribute_id < 0) return "op #" + std::to_string(c.op_id);
+  return "redistribute #" + std::to_string(c.redistribute_id) + " step " + std::to_string(c.step);
+}
+
 std::string CallText(const Collective& c) {
-  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (redistribute #" +
-         std::to_string(c.redistribute_id) + " step " + std::to_string(c.step) + ")";
+  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (" + IssuerText(c) + ")";
+}
+
+std::string Concat(const std::vector<std::string>& placements) {
+  std::string out;
+  for (const std::string& p : placements) out += p;
+  return out;
+}
+
+std::string StrategyText(const Op& op) {
+  if (op.chosen < 0 || op.chosen >= static_cast<int64_t>(op.candidates.size())) return "none";
+  const OpStrategy& s = op.candidates[static_cast<size_t>(op.chosen)];
+  std::string out;
+  for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + Concat(s.inputs[i]);
+  out += " => ";
+  for (size_t i = 0; i < s.outputs.size(); ++i)
+    out += (i ? ", " : "") + (s.outputs[i].empty() ? "-" : Concat(s.outputs[i]));
+  return out;
+}
+
+std::string OutputsText(const Op& op) {
+  std::string out;
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    out += (i ? ", " : "") +
+           (o.requested ? o.tensor + ": " + Concat(o.placements) + " " + detail::FormatInts(o.global_shape)
+                        : std::string("-"));
+  }
+  return out;
+}
+
+std::string OpSubject(const Op& op) {
+  std::string out = "op #" + std::to_string(op.id) + " " + op.name + "(";
+  for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+  return out + ")";
 }
 
 int64_t Sum(const std::vector<int64_t>& v) {
@@ -102,14 +141,20 @@ class Checker {
     const auto by_id = detail::RecordsById(model_);
     for (const auto& [id, recs] : by_id) CheckRedistribute(id, recs);
     result_.redistributes = static_cast<int64_t>(by_id.size());
+    CheckOps();
     std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
                      [](const Mismatch& a, const Mismatch& b) {
-                       // Trace order: by redistribute; within one, a plan that differs across ranks (the
-                       // usual root cause) first, then its collectives by step, then outcome, shapes and
-                       // checksums.
+                       // Trace order: run-level first, then ops by id (a rank that ran a different
+                       // program explains the rest), then by redistribute; within one, a plan that
+                       // differs across ranks (the usual root cause) first, then its collectives by
+                       // step, then outcome, shapes and checksums.
                        auto key = [](const Mismatch& m) {
-                         int tier = m.kind == MismatchClass::kRedistribute ? 0 : m.call ? 1 : 2;
-                         return std::make_tuple(m.redistribute_id.value_or(-1), tier, m.step.value_or(-1));
+                         int tier = m.kind == MismatchClass::kRedistribute || m.kind == MismatchClass::kOp ? 0
+                                    : m.call                                                               ? 1
+                                             : 2;
+                         int level = m.redistribute_id ? 2 : m.op_id ? 1 : 0;
+                         return std::make_tuple(level, m.redistribute_id.value_or(m.op_id.value_or(-1)), tier,
+                                                m.step.value_or(-1));
                        };
                        return key(a) < key(b);
                      });
@@ -122,7 +167,9 @@ class Checker {
     Mismatch m;
     m.kind = kind;
     m.culprits = std::move(culprits);
-    if (at != nullptr) {
+    if (at != nullptr && at->redistribute_id < 0) {
+      m.op_id = at->op_id;
+    } else if (at != nullptr) {
       m.redistribute_id = at->redistribute_id;
       m.step = at->step;
     }
@@ -164,10 +211,7 @@ class Checker {
     using Field = std::function<std::string(const Collective&)>;
     const std::vector<std::tuple<MismatchClass, std::string, Field>> fields = {
         {MismatchClass::kCollectiveType, "kind", [](const Collective& c) { return c.kind; }},
-        {MismatchClass::kCollectiveSequence, "issuer",
-         [](const Collective& c) {
-           return "redistribute #" + std::to_string(c.redistribute_id) + " step " + std::to_string(c.step);
-         }},
+        {MismatchClass::kCollectiveSequence, "issuer", [](const Collective& c) { return IssuerText(c); }},
         {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
         {MismatchClass::kSizeOrSyntax, "group order",
          [](const Collective& c) {
@@ -290,6 +334,71 @@ class Checker {
     for (const auto& [r, k] : count)
       if (k == best && best > 0) out.push_back(r);
     return out;
+  }
+
+  // ---- ops: every rank runs the same program ----
+
+  // Per op id, the ranks' values of each field are put to a vote; a rank is reported once, at its
+  // first divergent op (later ops of a diverged rank follow from it).
+  void CheckOps() {
+    std::map<int64_t, std::map<int64_t, const OpRecord*>> by_id;
+    for (const OpRecord& rec : model_.ops) by_id[rec.op.id][rec.rank] = &rec;
+    result_.ops = static_cast<int64_t>(by_id.size());
+    std::set<int64_t> reported;
+    using Field = std::function<std::string(const Op&)>;
+    const std::vector<std::pair<std::string, Field>> fields = {
+        {"name", [](const Op& op) { return op.name + (op.args.empty() ? "" : "(" + op.args + ")"); }},
+        {"inputs",
+         [](const Op& op) {
+           std::string out;
+           for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+           return out;
+         }},
+        {"chosen strategy", [](const Op& op) { return StrategyText(op); }},
+        {"outputs", [](const Op& op) { return OutputsText(op); }},
+        {"outcome", [](const Op& op) { return op.ok ? std::string("ok") : "failed: " + op.error; }},
+    };
+    for (const auto& [id, recs] : by_id) {
+      const Op& ref = recs.begin()->second->op;
+      const std::string subject = OpSubject(ref);
+      std::vector<int64_t> ran, missing;
+      for (int64_t r : with_file_) {
+        if (reported.count(r)) continue;
+        (recs.count(r) ? ran : missing).push_back(r);
+      }
+      if (ran.empty()) continue;
+      if (!missing.empty()) {
+        std::vector<std::pair<int64_t, std::string>> values;
+        for (int64_t r : with_file_)
+          if (!reported.count(r)) values.emplace_back(r, recs.count(r) ? "ran it" : "no op event");
+        Vote vote = Majority(values);
+        ReportOp(vote.deviants, id,
+                 subject + ": " + VoteText(values, vote) + " (first divergent op of " +
+                     RanksPhrase(vote.deviants) + ")");
+        reported.insert(vote.deviants.begin(), vote.deviants.end());
+      }
+      for (const auto& [noun, field] : fields) {
+        std::vector<std::pair<int64_t, std::string>> values;
+        for (const auto& [rank, rec] : recs)
+          if (!reported.count(rank)) values.emplace_back(rank, field(rec->op));
+        if (values.empty()) break;
+        Vote vote = Majority(values);
+        if (vote.deviants.empty()) continue;
+        ReportOp(vote.deviants, id,
+                 subject + ": " + noun + " differs across ranks: " + VoteText(values, vote) +
+                     " (first divergent op of " + RanksPhrase(vote.deviants) + ")");
+        reported.insert(vote.deviants.begin(), vote.deviants.end());
+      }
+    }
+  }
+
+  void ReportOp(std::vector<int64_t> culprits, int64_t op_id, std::string message) {
+    Mismatch m;
+    m.kind = MismatchClass::kOp;
+    m.culprits = std::move(culprits);
+    m.op_id = op_id;
+    m.message = std::move(message);
+    result_.mismatches.push_back(std::move(m));
   }
 
   // ---- redistributes, compared across ranks ----
@@ -553,6 +662,8 @@ std::string_view MismatchClassName(MismatchClass c) {
       return "shape";
     case MismatchClass::kChecksum:
       return "checksum";
+    case MismatchClass::kOp:
+      return "op";
   }
   return "?";
 }
@@ -573,6 +684,7 @@ std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
                        " rank files, " + std::to_string(result.groups) + " groups, " +
                        std::to_string(result.collectives) + " collective calls paired, " +
                        std::to_string(result.redistributes) + " redistributes";
+  if (result.ops > 0) counts += ", " + std::to_string(result.ops) + " ops";
   if (total == 0) {
     out += "clean: " + counts + "\n";
   } else {
@@ -593,6 +705,7 @@ json CheckJson(const CheckResult& result, int64_t max_reports) {
   j["groups"] = result.groups;
   j["collectives"] = result.collectives;
   j["redistributes"] = result.redistributes;
+  j["ops"] = result.ops;
   json list = json::array();
   for (size_t i = 0; i < result.mismatches.size() && static_cast<int64_t>(i) < max_reports; ++i) {
     const Mismatch& m = result.mismatches[i];
@@ -600,6 +713,7 @@ json CheckJson(const CheckResult& result, int64_t max_reports) {
     e["class"] = std::string(MismatchClassName(m.kind));
     e["culprits"] = m.culprits;
     e["redistribute_id"] = m.redistribute_id ? json(*m.redistribute_id) : json();
+    e["op_id"] = m.op_id ? json(*m.op_id) : json();
     e["step"] = m.step ? json(*m.step) : json();
     e["group"] = m.group;
     e["call"] = m.call ? json(*m.call) : json();

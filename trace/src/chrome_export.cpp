@@ -1,6 +1,7 @@
 #include "shardscope/trace/chrome_export.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -191,6 +192,59 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_
   }
 }
 
+// An op on its rank's first lane, where the redistributes it caused (which run inside it) nest.
+void AddOp(const OpRecord& r, const Clocks& clocks, ordered_json& events) {
+  const Op& op = r.op;
+  std::string name = "op #" + std::to_string(op.id) + " " + Ascii(op.name);
+  ordered_json e = Slice(name, "op", r.rank, kChromeRedistributeTid, clocks.Us(r.rank, op.t_ns),
+                         clocks.DurUs(op.t_ns, op.end_ns));
+  ordered_json args;
+  args["id"] = op.id;
+  args["step"] = op.step;
+  args["name"] = Ascii(op.name);
+  args["args"] = Ascii(op.args);
+  ordered_json inputs = ordered_json::array();
+  for (const OpInput& in : op.inputs) {
+    ordered_json i;
+    i["tensor"] = Ascii(in.tensor);
+    i["placements"] = Placements(in.placements);
+    i["required"] = Placements(in.required);
+    i["redistribute_id"] = in.redistribute_id;
+    inputs.push_back(std::move(i));
+  }
+  args["inputs"] = std::move(inputs);
+  ordered_json outputs = ordered_json::array();
+  for (const OpOutput& out : op.outputs) {
+    ordered_json o;
+    o["tensor"] = Ascii(out.tensor);
+    o["requested"] = out.requested;
+    o["placements"] = Placements(out.placements);
+    o["global_shape"] = out.global_shape;
+    o["local_shape"] = out.local_shape;
+    outputs.push_back(std::move(o));
+  }
+  args["outputs"] = std::move(outputs);
+  args["candidates"] = op.candidates.size();
+  args["chosen"] = op.chosen;
+  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size())) {
+    const OpStrategy& s = op.candidates[static_cast<size_t>(op.chosen)];
+    ordered_json ins = ordered_json::array(), outs = ordered_json::array();
+    for (const auto& p : s.inputs) ins.push_back(Placements(p));
+    for (const auto& p : s.outputs) outs.push_back(Placements(p));
+    args["chosen_inputs"] = std::move(ins);
+    args["chosen_outputs"] = std::move(outs);
+    // +inf (an impossible strategy) is not JSON; the trace format's -1 stands for it here too.
+    args["chosen_cost_us"] = std::isfinite(s.cost_us) ? s.cost_us : -1.0;
+  }
+  args["rule"] = Ascii(op.rule);
+  if (!op.note.empty()) args["note"] = Ascii(op.note);
+  args["redistributes"] = r.redistribute_ids;
+  args["outcome"] = op.ok ? "ok" : "failed";
+  if (!op.ok) args["error"] = Ascii(op.error);
+  e["args"] = std::move(args);
+  events.push_back(std::move(e));
+}
+
 ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& clocks) {
   ordered_json x = Slice(Ascii(c.kind), "collective", rank, kChromeCollectiveTid, clocks.Us(rank, c.start_ns),
                          clocks.DurUs(c.start_ns, c.end_ns));
@@ -209,6 +263,7 @@ ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& cl
   a["bytes_sent_total"] = sent;
   a["bytes_recv_total"] = recv;
   a["negotiated"] = c.negotiated;
+  if (c.op_id >= 0) a["op_id"] = c.op_id;
   x["args"] = a;
   return x;
 }
@@ -228,10 +283,14 @@ ordered_json ChromeTraceJson(const Model& model) {
     std::string name = "rank " + std::to_string(h.rank) + " " + CoordText(h.rank, h.mesh_shape) + " " +
                        Ascii(h.backend) + (h.host.empty() ? "" : "@" + Ascii(h.host));
     events.push_back(Meta("process_name", h.rank, std::nullopt, name));
-    events.push_back(Meta("thread_name", h.rank, kChromeRedistributeTid, "redistributes"));
+    events.push_back(Meta("thread_name", h.rank, kChromeRedistributeTid,
+                          model.ops.empty() ? "redistributes" : "ops and redistributes"));
     events.push_back(Meta("thread_name", h.rank, kChromeStepTid, "plan steps"));
     events.push_back(Meta("thread_name", h.rank, kChromeCollectiveTid, "collectives"));
   }
+  // Ops first: a viewer that keeps input order for equal timestamps then nests the redistribute
+  // an op began at its own start time inside the op.
+  for (const OpRecord& r : model.ops) AddOp(r, clocks, events);
   for (const RedistributeRecord& r : model.redistributes) AddRedistribute(r, clocks, events);
   for (const RankTrace& rt : model.ranks) {
     for (const Event& e : rt.events) {
@@ -256,7 +315,8 @@ ordered_json ChromeTraceJson(const Model& model) {
           src_rank = rank;
           continue;
         }
-        if (c->kind != src->kind || c->redistribute_id != src->redistribute_id || c->step != src->step)
+        if (c->kind != src->kind || c->redistribute_id != src->redistribute_id || c->step != src->step ||
+            c->op_id != src->op_id)
           continue;
         const int64_t id = next_id++;
         ordered_json s;

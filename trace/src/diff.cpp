@@ -187,6 +187,79 @@ std::optional<int64_t> MaxDurationNs(const Logical& l) {
   return out;
 }
 
+// ---- ops ----
+
+// One logical op: its records on every rank (rank order); the lowest rank's is the reference.
+struct LogicalOp {
+  int64_t id = 0;
+  std::vector<const OpRecord*> recs;
+  const Op& Ref() const { return recs.front()->op; }
+};
+
+std::vector<LogicalOp> LogicalOps(const Model& model) {
+  std::map<int64_t, std::vector<const OpRecord*>> by_id;
+  for (const OpRecord& rec : model.ops) by_id[rec.op.id].push_back(&rec);  // ops are sorted by rank
+  std::vector<LogicalOp> out;
+  for (auto& [id, recs] : by_id) out.push_back({id, std::move(recs)});
+  return out;
+}
+
+std::string Concat(const std::vector<std::string>& placements) {
+  std::string out;
+  for (const std::string& p : placements) out += p;
+  return out;
+}
+
+// Alignment key and subject of an op: what it is called on, not how it was sharded.
+std::string OpSubject(const Op& op) {
+  std::string out = op.name + "(";
+  for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+  return out + ")";
+}
+
+std::string StrategyText(const Op& op, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(op.candidates.size())) return "none";
+  const OpStrategy& s = op.candidates[static_cast<size_t>(index)];
+  std::string out;
+  for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + Concat(s.inputs[i]);
+  out += " => ";
+  for (size_t i = 0; i < s.outputs.size(); ++i)
+    out += (i ? ", " : "") + (s.outputs[i].empty() ? "-" : Concat(s.outputs[i]));
+  return out;
+}
+
+std::string OutputsText(const Op& op) {
+  std::string out;
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    out += (i ? ", " : "") +
+           (o.requested ? o.tensor + ": " + Concat(o.placements) + " " + detail::FormatInts(o.global_shape)
+                        : std::string("-"));
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string InputsText(const Op& op) {
+  std::string out;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    out += (i ? ", " : "") + op.inputs[i].tensor + ": " + Concat(op.inputs[i].placements);
+  return out.empty() ? "none" : out;
+}
+
+// The implicit redistributes an op caused (on its reference rank): which input, from and to.
+std::string ImplicitText(const Op& op) {
+  std::string out;
+  for (const OpInput& in : op.inputs) {
+    if (in.redistribute_id < 0) continue;
+    out += (out.empty() ? "" : ", ") + in.tensor + " " + Concat(in.placements) + "->" + Concat(in.required);
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string OpOutcome(const Op& op) { return op.ok ? "ok" : "failed: " + op.error; }
+
+std::string CostText(double us) { return std::isinf(us) ? std::string("inf") : Micros(us); }
+
 class Differ {
  public:
   Differ(const DiffOptions& options, std::vector<Difference>& out) : options_(options), out_(out) {}
@@ -194,6 +267,7 @@ class Differ {
   void Add(DiffCategory category, std::string what, std::string baseline, std::string candidate) {
     Difference d;
     d.category = category;
+    d.op = op_;
     d.baseline_id = baseline_id_;
     d.candidate_id = candidate_id_;
     d.subject = subject_;
@@ -225,6 +299,56 @@ class Differ {
       Add(DiffCategory::kPlan, "removed", l.Begin().notation, "");
     else
       Add(DiffCategory::kPlan, "added", "", l.Begin().notation);
+  }
+
+  void UnmatchedOp(const LogicalOp& l, bool baseline) {
+    op_ = true;
+    subject_ = OpSubject(l.Ref());
+    baseline_id_.reset();
+    candidate_id_.reset();
+    (baseline ? baseline_id_ : candidate_id_) = l.id;
+    std::string call = StrategyText(l.Ref(), l.Ref().chosen);
+    if (baseline)
+      Add(DiffCategory::kOps, "removed", call, "");
+    else
+      Add(DiffCategory::kOps, "added", "", call);
+    op_ = false;
+  }
+
+  void CompareOp(const LogicalOp& lb, const LogicalOp& lc) {
+    op_ = true;
+    const Op& b = lb.Ref();
+    const Op& c = lc.Ref();
+    subject_ = OpSubject(b);
+    baseline_id_ = lb.id;
+    candidate_id_ = lc.id;
+    if (b.args != c.args) Add(DiffCategory::kOps, "args", b.args, c.args);
+    std::string ib = InputsText(b), ic = InputsText(c);
+    if (ib != ic) Add(DiffCategory::kOps, "input placements", ib, ic);
+    std::string sb = StrategyText(b, b.chosen), sc = StrategyText(c, c.chosen);
+    if (sb != sc) Add(DiffCategory::kOps, "chosen strategy", sb, sc);
+    std::string ob = OutputsText(b), oc = OutputsText(c);
+    if (ob != oc) Add(DiffCategory::kOps, "outputs", ob, oc);
+    std::string rb = ImplicitText(b), rc = ImplicitText(c);
+    if (rb != rc) Add(DiffCategory::kOps, "implicit redistributes", rb, rc);
+    if (b.candidates.size() != c.candidates.size()) {
+      Add(DiffCategory::kOps, "candidates", std::to_string(b.candidates.size()),
+          std::to_string(c.candidates.size()));
+    }
+    std::vector<int64_t> ranks_b, ranks_c;
+    for (const OpRecord* r : lb.recs) ranks_b.push_back(r->rank);
+    for (const OpRecord* r : lc.recs) ranks_c.push_back(r->rank);
+    if (ranks_b != ranks_c)
+      Add(DiffCategory::kOps, "ranks", detail::FormatInts(ranks_b), detail::FormatInts(ranks_c));
+    for (const OpRecord* r : lb.recs) {
+      for (const OpRecord* o : lc.recs) {
+        if (o->rank != r->rank) continue;
+        std::string xb = OpOutcome(r->op), xc = OpOutcome(o->op);
+        if (xb != xc) Add(DiffCategory::kOps, "rank " + std::to_string(r->rank) + " outcome", xb, xc);
+      }
+    }
+    if (options_.time_threshold_pct) CompareCandidateCosts(b, c);
+    op_ = false;
   }
 
   void Compare(const Logical& b, const Logical& c) {
@@ -386,8 +510,32 @@ class Differ {
         Micros(static_cast<double>(*tc) / 1000.0) + " " + change);
   }
 
+  // Candidate costs are predictions from a cost model of the machine, so like time they are only
+  // compared with a threshold; a candidate is matched by its strategy, not its position.
+  void CompareCandidateCosts(const Op& b, const Op& c) {
+    for (size_t i = 0; i < b.candidates.size(); ++i) {
+      std::string key = StrategyText(b, static_cast<int64_t>(i));
+      for (size_t k = 0; k < c.candidates.size(); ++k) {
+        if (StrategyText(c, static_cast<int64_t>(k)) != key) continue;
+        double xb = b.candidates[i].cost_us, xc = c.candidates[k].cost_us;
+        if (xb == xc) break;
+        bool beyond =
+            std::isinf(xb) || std::isinf(xc) ||
+            std::fabs(xc - xb) > *options_.time_threshold_pct / 100.0 * std::max(std::fabs(xb), 1e-9);
+        if (!beyond) break;
+        std::string change =
+            std::isinf(xb) || std::isinf(xc) || xb == 0
+                ? std::string()
+                : std::string(" (") + (xc > xb ? "+" : "") + Fixed(100.0 * (xc - xb) / xb, 1) + "%)";
+        Add(DiffCategory::kTime, "cost of strategy " + key, CostText(xb), CostText(xc) + change);
+        break;
+      }
+    }
+  }
+
   const DiffOptions& options_;
   std::vector<Difference>& out_;
+  bool op_ = false;
   std::string subject_;
   std::optional<int64_t> baseline_id_, candidate_id_;
 };
@@ -426,6 +574,8 @@ std::string_view DiffCategoryName(DiffCategory category) {
       return "shapes";
     case DiffCategory::kCost:
       return "cost";
+    case DiffCategory::kOps:
+      return "ops";
     case DiffCategory::kTime:
       return "time";
   }
@@ -446,7 +596,7 @@ DiffOptions ParseFailOn(std::string_view text) {
     if (token.empty()) throw InvalidInput("--fail-on: empty entry in '" + rest + "'");
     if (token == "all") {
       for (DiffCategory c : {DiffCategory::kPlan, DiffCategory::kCollectives, DiffCategory::kBytes,
-                             DiffCategory::kShapes, DiffCategory::kCost})
+                             DiffCategory::kShapes, DiffCategory::kCost, DiffCategory::kOps})
         options.fail_on.insert(c);
       continue;
     }
@@ -457,7 +607,7 @@ DiffOptions ParseFailOn(std::string_view text) {
     }
     bool found = false;
     for (DiffCategory c : {DiffCategory::kPlan, DiffCategory::kCollectives, DiffCategory::kBytes,
-                           DiffCategory::kShapes, DiffCategory::kCost}) {
+                           DiffCategory::kShapes, DiffCategory::kCost, DiffCategory::kOps}) {
       if (token == DiffCategoryName(c)) {
         options.fail_on.insert(c);
         found = true;
@@ -465,7 +615,7 @@ DiffOptions ParseFailOn(std::string_view text) {
     }
     if (!found) {
       throw InvalidInput("--fail-on: unknown category '" + token +
-                         "' (expected plan, collectives, bytes, shapes, cost, time:N% or all)");
+                         "' (expected plan, collectives, bytes, shapes, cost, ops, time:N% or all)");
     }
   }
   return options;
@@ -489,6 +639,25 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
 
   Differ differ(options, result.differences);
   differ.Run(baseline, candidate);
+
+  std::vector<LogicalOp> ob = LogicalOps(baseline), oc = LogicalOps(candidate);
+  result.baseline_ops = static_cast<int64_t>(ob.size());
+  result.candidate_ops = static_cast<int64_t>(oc.size());
+  std::vector<std::string> okb, okc;
+  for (const LogicalOp& l : ob) okb.push_back(OpSubject(l.Ref()));
+  for (const LogicalOp& l : oc) okc.push_back(OpSubject(l.Ref()));
+  std::vector<std::pair<size_t, size_t>> op_pairs = Align(okb, okc);
+  result.aligned_ops = static_cast<int64_t>(op_pairs.size());
+  op_pairs.emplace_back(ob.size(), oc.size());
+  size_t oi = 0, oj = 0;
+  for (const auto& [pi, pj] : op_pairs) {
+    for (; oi < pi; ++oi) differ.UnmatchedOp(ob[oi], true);
+    for (; oj < pj; ++oj) differ.UnmatchedOp(oc[oj], false);
+    if (pi < ob.size() && pj < oc.size()) differ.CompareOp(ob[pi], oc[pj]);
+    oi = pi + 1;
+    oj = pj + 1;
+  }
+
   size_t i = 0, j = 0;
   pairs.emplace_back(lb.size(), lc.size());  // sentinel flushes the tails
   for (const auto& [pi, pj] : pairs) {
@@ -512,6 +681,7 @@ std::string FormatDiffText(const DiffResult& result) {
       failing_categories.insert(category);
     }
     std::string id;
+    std::string kind = d.op ? "op " : "";
     if (d.baseline_id && d.candidate_id) {
       id = *d.baseline_id == *d.candidate_id
                ? "#" + std::to_string(*d.baseline_id)
@@ -522,7 +692,7 @@ std::string FormatDiffText(const DiffResult& result) {
       id = "+#" + std::to_string(*d.candidate_id);
     }
     category.resize(std::max<size_t>(category.size(), 11), ' ');
-    out += category + "  " + (id.empty() ? "" : id + " ") + d.subject + ": " + d.what;
+    out += category + "  " + (id.empty() ? "" : kind + id + " ") + d.subject + ": " + d.what;
     if (d.what == "removed")
       out += " (baseline only: " + d.baseline + ")";
     else if (d.what == "added")
@@ -541,6 +711,10 @@ std::string FormatDiffText(const DiffResult& result) {
   std::string counts = "aligned " + std::to_string(result.aligned) + " of " +
                        std::to_string(result.baseline_redistributes) + " baseline / " +
                        std::to_string(result.candidate_redistributes) + " candidate redistributes";
+  if (result.baseline_ops > 0 || result.candidate_ops > 0) {
+    counts += ", " + std::to_string(result.aligned_ops) + " of " + std::to_string(result.baseline_ops) +
+              " baseline / " + std::to_string(result.candidate_ops) + " candidate ops";
+  }
   if (result.differences.empty()) {
     out += "no differences; " + counts + " (fail on: " + compared + ")\n";
   } else {
@@ -559,6 +733,9 @@ json DiffJson(const DiffResult& result) {
   j["baseline_redistributes"] = result.baseline_redistributes;
   j["candidate_redistributes"] = result.candidate_redistributes;
   j["aligned"] = result.aligned;
+  j["baseline_ops"] = result.baseline_ops;
+  j["candidate_ops"] = result.candidate_ops;
+  j["aligned_ops"] = result.aligned_ops;
   json fail_on = json::array();
   for (DiffCategory c : result.options.fail_on) fail_on.push_back(std::string(DiffCategoryName(c)));
   j["fail_on"] = fail_on;
@@ -569,6 +746,7 @@ json DiffJson(const DiffResult& result) {
   for (const Difference& d : result.differences) {
     json e;
     e["category"] = std::string(DiffCategoryName(d.category));
+    e["op"] = d.op;
     e["baseline_id"] = d.baseline_id ? json(*d.baseline_id) : json();
     e["candidate_id"] = d.candidate_id ? json(*d.candidate_id) : json();
     e["subject"] = d.subject;

@@ -1,6 +1,7 @@
 #include "shardscope/trace/summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -50,6 +51,11 @@ int64_t Sum(const std::vector<int64_t>& v) {
   return s;
 }
 
+void AddCollectiveSummary(
+    std::vector<CollectiveSummary>& out,
+    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t>& index,
+    const Collective& c);
+
 RedistributeSummary SummarizeOne(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
   RedistributeSummary s;
   const RedistributeBegin& b = recs.front()->begin;
@@ -66,6 +72,8 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
   s.plan_steps = static_cast<int64_t>(b.optimized_plan.size());
   s.raw_plan_steps = static_cast<int64_t>(b.raw_plan.size());
   s.skipped_merges = static_cast<int64_t>(b.skipped_merges.size());
+  s.op_id = b.op_id;
+  s.op_input = b.op_input;
 
   using Key = std::tuple<int64_t, std::string, std::vector<int64_t>, bool>;
   std::map<Key, size_t> index;
@@ -84,15 +92,7 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
         s.max_rank = rec->rank;
       }
     }
-    for (const Collective& c : rec->collectives) {
-      Key key{c.step, c.kind, c.mesh_dims, c.negotiated};
-      auto [it, inserted] = index.try_emplace(key, s.collectives.size());
-      if (inserted) s.collectives.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
-      CollectiveSummary& cs = s.collectives[it->second];
-      ++cs.calls;
-      cs.bytes_sent += Sum(c.bytes_sent);
-      cs.bytes_recv += Sum(c.bytes_recv);
-    }
+    for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
     RankLayout layout;
     layout.rank = rec->rank;
     const StepRecord* first = nullptr;
@@ -124,7 +124,101 @@ std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
 
 json OptionalInts(const std::optional<std::vector<int64_t>>& v) { return v ? json(*v) : json(nullptr); }
 
+// What every rank must agree on about one op: name, args, chosen strategy and its outputs'
+// placements and global shapes (local shapes legitimately differ across ranks).
+std::string OpSignatureText(const Op& op) {
+  std::string out = OpCallText(op) + " chosen " + std::to_string(op.chosen);
+  for (const OpOutput& o : op.outputs) {
+    if (o.requested)
+      out += " " + (o.tensor.empty() ? std::string("-") : o.tensor) + " " + JoinInts(o.global_shape);
+  }
+  return out;
+}
+
+// The view of one rank that differs from the reference, for show: its outputs with global shapes.
+std::string OpOutputsText(const Op& op) {
+  std::string out;
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    out += (i ? ", " : "") +
+           (o.requested ? o.tensor + ": " + PlacementsText(o.placements) + " " + JoinInts(o.global_shape)
+                        : std::string("-"));
+  }
+  return "chosen " + std::to_string(op.chosen) + ", outputs " + out;
+}
+
+std::string CostText(double us) { return std::isinf(us) ? std::string("inf") : Fixed(us, 2) + " us"; }
+
+json CostJson(double us) { return std::isfinite(us) ? json(us) : json(nullptr); }
+
+void AddCollectiveSummary(
+    std::vector<CollectiveSummary>& out,
+    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t>& index,
+    const Collective& c) {
+  auto [it, inserted] = index.try_emplace({c.step, c.kind, c.mesh_dims, c.negotiated}, out.size());
+  if (inserted) out.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
+  CollectiveSummary& cs = out[it->second];
+  ++cs.calls;
+  cs.bytes_sent += Sum(c.bytes_sent);
+  cs.bytes_recv += Sum(c.bytes_recv);
+}
+
+std::string CollectiveLine(const CollectiveSummary& c, bool with_step) {
+  return std::string(with_step ? "step " + std::to_string(c.step) + "  " : "") + c.kind +
+         (c.negotiated ? " (negotiated)" : "") + "  mesh dims " + JoinInts(c.mesh_dims) + "  x" +
+         std::to_string(c.calls) + "  sent " + Bytes(c.bytes_sent) + "  recv " + Bytes(c.bytes_recv);
+}
+
 }  // namespace
+
+std::string PlacementsText(const std::vector<std::string>& placements) {
+  std::string out;
+  for (const std::string& p : placements) out += p;
+  return out;
+}
+
+std::string OpCallText(const Op& op) {
+  std::string out = op.name + "(";
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const OpInput& in = op.inputs[i];
+    out += (i ? ", " : "") + in.tensor + ": " + PlacementsText(in.placements);
+    if (in.required != in.placements) out += "->" + PlacementsText(in.required);
+  }
+  if (!op.args.empty()) out += (op.inputs.empty() ? "" : ", ") + op.args;
+  out += ") -> ";
+  std::string outs;
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    outs +=
+        (i ? ", " : "") + (o.requested ? o.tensor + ": " + PlacementsText(o.placements) : std::string("-"));
+  }
+  return out + (op.outputs.size() == 1 ? outs : "(" + outs + ")");
+}
+
+std::vector<OpSummary> SummarizeOps(const Model& model) {
+  std::vector<OpSummary> out;
+  for (int64_t id : model.OpIds()) {
+    OpSummary s;
+    s.id = id;
+    std::vector<const OpRecord*> recs = model.OpsWithId(id);
+    s.reference = recs.front();
+    std::string reference = OpSignatureText(s.reference->op);
+    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t> index;
+    for (const OpRecord* rec : recs) {
+      s.ranks.push_back(rec->rank);
+      if (!rec->op.ok) s.ranks_failed.emplace_back(rec->rank, rec->op.error);
+      if (OpSignatureText(rec->op) != reference)
+        s.ranks_differing.emplace_back(rec->rank, OpOutputsText(rec->op));
+      for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
+    }
+    for (const RankTrace& rt : model.ranks) {
+      if (std::find(s.ranks.begin(), s.ranks.end(), rt.header.rank) == s.ranks.end())
+        s.ranks_missing.push_back(rt.header.rank);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
 
 std::vector<RedistributeSummary> Summarize(const Model& model) {
   std::vector<RedistributeSummary> out;
@@ -150,10 +244,41 @@ std::string FormatShowText(const Model& model) {
              (d.line > 0 ? ":" + std::to_string(d.line) : std::string()) + ": " + d.message + "\n";
     }
   }
+  std::vector<OpSummary> ops = SummarizeOps(model);
+  if (!ops.empty()) out += "\nprogram: " + std::to_string(ops.size()) + " op(s)\n";
+  for (const OpSummary& s : ops) {
+    const Op& op = s.reference->op;
+    out += "op #" + std::to_string(s.id) + " " + OpCallText(op) + "  [chosen " + std::to_string(op.chosen) +
+           "/" + std::to_string(op.candidates.size());
+    if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
+      out += ", cost " + CostText(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+    out += (op.rule.empty() ? "" : ", rule " + op.rule) + "]\n";
+    for (int64_t rid : s.reference->redistribute_ids) {
+      const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
+      if (rec == nullptr) continue;
+      const RedistributeBegin& b = rec->begin;
+      out += "  redistribute " + std::to_string(rid) + ": " + (b.tensor.empty() ? "<unnamed>" : b.tensor) +
+             "  " + PlacementsText(b.src_placements) + " -> " + PlacementsText(b.dst_placements) + "  " +
+             b.notation + "\n";
+    }
+    for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
+    if (!op.note.empty()) out += "  note: " + op.note + "\n";
+    for (const auto& [rank, error] : s.ranks_failed)
+      out += "  FAILED on rank " + std::to_string(rank) + ": " + error + "\n";
+    for (const auto& [rank, text] : s.ranks_differing)
+      out += "  differs on rank " + std::to_string(rank) + ": " + text + "\n";
+    if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
+  }
   for (const RedistributeSummary& s : Summarize(model)) {
     out += "\nredistribute " + std::to_string(s.id) + ": " + (s.tensor.empty() ? "<unnamed>" : s.tensor) +
            " " + s.dtype + " " + JoinInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
            JoinStrs(s.dst_placements) + "\n";
+    if (s.op_id >= 0) {
+      const OpRecord* op = nullptr;
+      for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
+      out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op.name : std::string()) + " input " +
+             std::to_string(s.op_input) + "\n";
+    }
     out += "  notation: " + s.notation + "\n";
     out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + s.planner_reason + ")") + ", " +
            std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
@@ -176,11 +301,7 @@ std::string FormatShowText(const Model& model) {
       out += "  collectives: none\n";
     } else {
       out += "  collectives:\n";
-      for (const CollectiveSummary& c : s.collectives) {
-        out += "    step " + std::to_string(c.step) + "  " + c.kind + (c.negotiated ? " (negotiated)" : "") +
-               "  mesh dims " + JoinInts(c.mesh_dims) + "  x" + std::to_string(c.calls) + "  sent " +
-               Bytes(c.bytes_sent) + "  recv " + Bytes(c.bytes_recv) + "\n";
-      }
+      for (const CollectiveSummary& c : s.collectives) out += "    " + CollectiveLine(c, true) + "\n";
     }
     out += "  layouts (local shape @ global offset, before -> after):\n";
     for (const RankLayout& l : s.layouts) {
@@ -244,6 +365,8 @@ json ShowJson(const Model& model) {
                     {"planner", s.planner},
                     {"planner_reason", s.planner_reason},
                     {"notation", s.notation},
+                    {"op_id", s.op_id >= 0 ? json(s.op_id) : json(nullptr)},
+                    {"op_input", s.op_id >= 0 ? json(s.op_input) : json(nullptr)},
                     {"predicted_cost_us", s.predicted_us},
                     {"plan_steps", s.plan_steps},
                     {"raw_plan_steps", s.raw_plan_steps},
@@ -258,6 +381,57 @@ json ShowJson(const Model& model) {
                     {"layouts", layouts}});
   }
   out["redistributes"] = reds;
+  json ops = json::array();
+  for (const OpSummary& s : SummarizeOps(model)) {
+    const Op& op = s.reference->op;
+    json inputs = json::array();
+    for (const OpInput& in : op.inputs) {
+      inputs.push_back({{"tensor", in.tensor},
+                        {"placements", in.placements},
+                        {"required", in.required},
+                        {"redistribute_id", in.redistribute_id}});
+    }
+    json outputs = json::array();
+    for (const OpOutput& o : op.outputs) {
+      outputs.push_back({{"tensor", o.tensor},
+                         {"requested", o.requested},
+                         {"placements", o.placements},
+                         {"global_shape", o.global_shape}});
+    }
+    json colls = json::array();
+    for (const CollectiveSummary& c : s.collectives) {
+      colls.push_back({{"kind", c.kind},
+                       {"mesh_dims", c.mesh_dims},
+                       {"calls", c.calls},
+                       {"bytes_sent", c.bytes_sent},
+                       {"bytes_recv", c.bytes_recv}});
+    }
+    bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
+    json failed = json::array(), differing = json::array();
+    for (const auto& [rank, error] : s.ranks_failed) failed.push_back({{"rank", rank}, {"error", error}});
+    for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});
+    ops.push_back(
+        {{"id", s.id},
+         {"step", op.step},
+         {"name", op.name},
+         {"args", op.args},
+         {"call", OpCallText(op)},
+         {"inputs", inputs},
+         {"outputs", outputs},
+         {"candidates", op.candidates.size()},
+         {"chosen", op.chosen},
+         {"chosen_cost_us",
+          has_chosen ? CostJson(op.candidates[static_cast<size_t>(op.chosen)].cost_us) : json(nullptr)},
+         {"rule", op.rule},
+         {"note", op.note},
+         {"redistributes", s.reference->redistribute_ids},
+         {"collectives", colls},
+         {"ranks", s.ranks},
+         {"ranks_missing", s.ranks_missing},
+         {"ranks_failed", failed},
+         {"ranks_differing", differing}});
+  }
+  out["ops"] = ops;
   return out;
 }
 

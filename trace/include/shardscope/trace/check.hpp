@@ -29,10 +29,11 @@ enum class MismatchClass {
   kState,               ///< a redistribute finished on some ranks and failed/stopped/never began on others
   kShape,               ///< per-rank shard shapes or offsets inconsistent with the specs
   kChecksum,            ///< replicated shards with different checksums
+  kOp,                  ///< a rank's op sequence diverges (missing op, name, strategy, outputs, outcome)
 };
 
 /// "missing_rank_file", "missing_ranks", "collective_type", "collective_sequence", "dtype",
-/// "size_or_syntax", "all_to_all_total", "redistribute", "state", "shape", "checksum".
+/// "size_or_syntax", "all_to_all_total", "redistribute", "state", "shape", "checksum", "op".
 std::string_view MismatchClassName(MismatchClass c);
 
 /// One mismatch: its class, the culprit ranks (empty when the trace cannot tell), where it is,
@@ -41,6 +42,7 @@ struct Mismatch {
   MismatchClass kind = MismatchClass::kState;
   std::vector<int64_t> culprits;
   std::optional<int64_t> redistribute_id;
+  std::optional<int64_t> op_id;  ///< for op mismatches and an op's own collectives (halo exchanges)
   std::optional<int64_t> step;
   std::vector<int64_t> group;   ///< sorted members, for collective mismatches
   std::optional<int64_t> call;  ///< 0-based position of the collective in the group's sequence
@@ -48,7 +50,8 @@ struct Mismatch {
   bool operator==(const Mismatch&) const = default;
 };
 
-/// Every mismatch found, in trace order (by redistribute id, then step), with what was checked.
+/// Every mismatch found, in trace order (ops by id, then redistributes by id and step), with what
+/// was checked.
 struct CheckResult {
   std::vector<Mismatch> mismatches;
   int64_t ranks = 0;          ///< rank files read
@@ -56,6 +59,7 @@ struct CheckResult {
   int64_t groups = 0;         ///< communicators seen
   int64_t collectives = 0;    ///< collective calls paired across all members
   int64_t redistributes = 0;  ///< redistribute ids checked
+  int64_t ops = 0;            ///< op ids checked
   bool Clean() const { return mismatches.empty(); }
 };
 

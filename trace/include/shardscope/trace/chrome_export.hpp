@@ -9,15 +9,16 @@
 namespace shardscope::trace {
 
 /// Lanes (tid) of every rank's process in the export.
-inline constexpr int kChromeRedistributeTid = 0;  ///< one "X" slice per redistribute
+inline constexpr int kChromeRedistributeTid = 0;  ///< one "X" slice per op and per redistribute
 inline constexpr int kChromeStepTid = 1;          ///< one "X" slice per executed plan step
 inline constexpr int kChromeCollectiveTid = 2;    ///< one "X" slice per collective call
 
 /// The whole trace as one object {"traceEvents": [...], "metadata": {...}}: pid = rank with
 /// process_name/thread_name metadata, "X" slices (ts/dur in microseconds relative to the earliest
-/// event, after each file's clock offset) for redistributes, steps and collectives with their
-/// fields in args, and "s"/"f" flow pairs from the lowest rank of each collective call to every
-/// other member. Pure; deterministic.
+/// event, after each file's clock offset) for ops (t_ns..end_ns, with the implicit redistributes
+/// nested inside on the same lane), redistributes, steps and collectives (halo exchanges included)
+/// with their fields in args, and "s"/"f" flow pairs from the lowest rank of each collective call
+/// to every other member. Pure; deterministic.
 nlohmann::ordered_json ChromeTraceJson(const Model& model);
 
 }  // namespace shardscope::trace

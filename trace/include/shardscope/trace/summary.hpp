@@ -38,6 +38,7 @@ struct RedistributeSummary {
   std::vector<std::string> src_placements, dst_placements;
   double predicted_us = 0.0;
   int64_t plan_steps = 0, raw_plan_steps = 0, skipped_merges = 0;
+  int64_t op_id = -1, op_input = -1;  ///< the op this implicit redistribute serves, -1 when explicit
   std::vector<int64_t> ranks_ok, ranks_incomplete;
   std::vector<std::pair<int64_t, std::string>> ranks_failed;  ///< (rank, error message)
   std::optional<int64_t> min_ns, max_ns;                      ///< end - begin over ranks that finished
@@ -46,10 +47,33 @@ struct RedistributeSummary {
   std::vector<RankLayout> layouts;                            ///< rank order
 };
 
+/// One op id across all ranks, as `show` prints it. Descriptive fields come from the lowest rank
+/// that ran it (rank 0 normally); ranks whose view of the op differs are listed.
+struct OpSummary {
+  int64_t id = 0;
+  const OpRecord* reference = nullptr;  ///< the lowest rank's record (points into the Model)
+  std::vector<int64_t> ranks;           ///< ranks with an op event for this id
+  std::vector<int64_t> ranks_missing;   ///< ranks with a trace file but no op event for this id
+  std::vector<std::pair<int64_t, std::string>> ranks_failed;     ///< (rank, error)
+  std::vector<std::pair<int64_t, std::string>> ranks_differing;  ///< (rank, its signature text)
+  std::vector<CollectiveSummary> collectives;  ///< the op's own collectives (halo exchanges), all ranks
+};
+
+/// "S(0)S(1)": a placement list in PyTorch's notation (placements concatenated).
+std::string PlacementsText(const std::vector<std::string>& placements);
+
+/// "mm(x: S(0)R, w: S(0)R->RS(1)) -> y: S(0)S(1)": an op's call as show prints it (an input
+/// that needed a redistribute shows src->required; an output not requested shows "-"). Pure.
+std::string OpCallText(const Op& op);
+
+/// Summaries of every op id in the model, ascending id. Pure.
+std::vector<OpSummary> SummarizeOps(const Model& model);
+
 /// Summaries of every redistribute id in the model, ascending id. Pure.
 std::vector<RedistributeSummary> Summarize(const Model& model);
 
-/// Human-readable `show` text: a run line, diagnostics, then one block per redistribute. Pure;
+/// Human-readable `show` text: a run line, diagnostics, the program (one block per op, when the
+/// trace has ops), then one block per redistribute. Pure;
 /// deterministic (no paths, fixed number formats), so it can be golden-tested.
 std::string FormatShowText(const Model& model);
 
