@@ -1,65 +1,129 @@
 #!/usr/bin/env bash
-# Sanitizer builds of the unit suites (not wired into .ci/run; each part prints its duration).
-#   asan: ASan + UBSan build (build-asan/), every unit test including the fuzz cases and the
-#         property suites with SHARDSCOPE_PROPERTY_CASES cases (default 100, full runs use 2000).
-#   tsan: TSan build (build-tsan/), the local-backend suites [local] and [executor] (threads).
+# shellcheck disable=SC2317  # build and run_tests are called through timed
+# Sanitizer builds of the unit suites; .ci/run runs `scripts/sanitize.sh all` after the normal tests.
+#   asan: ASan + UBSan build (build-asan/): every unit test of shardscope_tests, the fuzz cases
+#         (each bounded by SHARDSCOPE_FUZZ_SECONDS) and the property suites with
+#         SHARDSCOPE_PROPERTY_CASES cases.
+#   tsan: TSan build (build-tsan/): the local-backend suites [local] and [executor] (rank threads;
+#         [executor] includes the redistribute property suite, same case count).
+# Builds use g++ at -O1 -g1 (line tables for the reports), without GUI, MPI and CUDA: asan builds
+# the shardscope_tests target (engine, trace, every unit test); tsan builds the engine and trace
+# libraries plus only the test sources that hold [local] or [executor] cases, through a small
+# wrapper project generated in build-tsan/src (it adds the repository as a subproject). Each part
+# prints its duration.
 # Usage: scripts/sanitize.sh [asan|tsan|all]        (default: all)
-# Env:   JOBS (default 2), SHARDSCOPE_PROPERTY_CASES (default 100), SHARDSCOPE_FUZZ_SECONDS (default 30),
+# Env:   JOBS (default 2), SHARDSCOPE_PROPERTY_CASES (default 200; full runs use 2000),
+#        SHARDSCOPE_FUZZ_SECONDS (default 20 per fuzz case), SANITIZE_CXX (compiler, default g++),
 #        SHARDSCOPE_SANITIZE_BUILD_ROOT (default: the repository root; dirs are build-asan, build-tsan).
-# Exit status: 0 when every selected suite passed, 1 otherwise. Sanitizer reports abort the test.
+# Exit status: 0 when every selected suite built and passed with no sanitizer report, 1 otherwise.
+# A report fails the run twice over: the runtimes abort the test binary (halt/abort on error,
+# -fno-sanitize-recover), and the test log is also searched for report headers.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mode=${1:-all}
 jobs=${JOBS:-2}
+cxx=${SANITIZE_CXX:-g++}
 build_root=${SHARDSCOPE_SANITIZE_BUILD_ROOT:-$root}
-export SHARDSCOPE_PROPERTY_CASES=${SHARDSCOPE_PROPERTY_CASES:-100}
-export SHARDSCOPE_FUZZ_SECONDS=${SHARDSCOPE_FUZZ_SECONDS:-30}
-export SHARDSCOPE_FUZZ_ITERATIONS=${SHARDSCOPE_FUZZ_ITERATIONS:-1000000}  # the time bound applies
-case "$mode" in asan | tsan | all) ;; *) echo "usage: $0 [asan|tsan|all]" >&2; exit 2 ;; esac
+export SHARDSCOPE_PROPERTY_CASES=${SHARDSCOPE_PROPERTY_CASES:-200}
+export SHARDSCOPE_FUZZ_SECONDS=${SHARDSCOPE_FUZZ_SECONDS:-20}
+export SHARDSCOPE_FUZZ_ITERATIONS=${SHARDSCOPE_FUZZ_ITERATIONS:-1000000} # the time bound applies
+case "$mode" in asan | tsan | all) ;; *)
+  echo "usage: $0 [asan|tsan|all]" >&2
+  exit 2
+  ;;
+esac
 
-# build DIR SANITIZERS: configure (Release layout, -O1 -g) and build only the unit-test binary.
+# Lines that start a sanitizer report (ASan, LSan, UBSan, TSan).
+report_pattern='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |WARNING: ThreadSanitizer|ThreadSanitizer: reported'
+
+# local_tests_project DIR: writes DIR/src/CMakeLists.txt, a project that builds the repository's
+# libraries and a shardscope_tests binary from the test sources tagged [local] or [executor].
+local_tests_project() {
+  local dir=$1 sources
+  sources=$(grep -lE '"[^"]*\[(local|executor)\]' "$root"/tests/engine/*_test.cpp "$root"/tests/trace/*_test.cpp)
+  mkdir -p "$dir/src"
+  cat >"$dir/src/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.25)
+project(shardscope_local_tests LANGUAGES CXX)
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \${PROJECT_BINARY_DIR}/bin)
+add_subdirectory("$root" shardscope)
+find_package(Catch2 2 REQUIRED)
+add_executable(shardscope_tests $(echo "$sources" | tr '\n' ' '))
+target_link_libraries(shardscope_tests PRIVATE shardscope::engine shardscope::trace Catch2::Catch2WithMain)
+target_compile_definitions(shardscope_tests PRIVATE SHARDSCOPE_SOURCE_DIR="$root"
+  SHARDSCOPE_BIN_DIR="\${PROJECT_BINARY_DIR}/bin")
+EOF
+}
+
+# build DIR SANITIZERS [SOURCE]: configure SOURCE (default: the repository) and build only the
+# unit-test binary.
 build() {
-  local dir=$1 flags="-fsanitize=$2 -fno-omit-frame-pointer -fno-sanitize-recover=all"
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDSCOPE_WITH_GUI=OFF \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
+  local dir=$1 flags="-fsanitize=$2 -fno-omit-frame-pointer -fno-sanitize-recover=all" src=${3:-$root}
+  mkdir -p "$dir"
+  CXX=$cxx cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DSHARDSCOPE_WITH_GUI=OFF -DSHARDSCOPE_WITH_MPI=OFF \
+    -DSHARDSCOPE_WITH_CUDA=OFF -DSHARDSCOPE_WITH_NCCL=OFF -DSHARDSCOPE_INSTALL=OFF \
+    >"$dir.configure.log" 2>&1 || {
+    cat "$dir.configure.log"
+    return 1
+  }
   cmake --build "$dir" -j"$jobs" --target shardscope_tests
+}
+
+# run_tests LOG COMMAND...: runs the test binary, keeping its output in LOG; fails on a non-zero
+# exit or on any sanitizer report in the output.
+run_tests() {
+  local log=$1 rc=0
+  shift
+  "$@" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+  if grep -qE "$report_pattern" "$log"; then
+    echo "sanitizer report(s) in $log:" >&2
+    grep -E "$report_pattern" "$log" | head -n 20 >&2
+    [ "$rc" -ne 0 ] || rc=1
+  fi
+  return "$rc"
 }
 
 # timed LABEL COMMAND...: runs COMMAND and prints how long it took.
 timed() {
-  local label=$1 start end rc=0
+  local label=$1 start rc=0
   shift
   start=$(date +%s)
   "$@" || rc=$?
-  end=$(date +%s)
-  echo "== $label: $((end - start)) s (exit $rc)"
-  return $rc
+  echo "== $label: $(($(date +%s) - start)) s (exit $rc)"
+  return "$rc"
 }
 
 status=0
 if [ "$mode" = asan ] || [ "$mode" = all ]; then
   dir="$build_root/build-asan"
-  mkdir -p "$dir"
-  timed "asan build" build "$dir" address,undefined || status=1
-  if [ $status -eq 0 ]; then
-    # detect_leaks needs ptrace; it is turned off where the kernel refuses it (containers).
-    ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1} \
+  if timed "asan+ubsan build ($cxx)" build "$dir" address,undefined; then
+    # LeakSanitizer stops the world with ptrace, which some containers refuse; set
+    # ASAN_OPTIONS=detect_leaks=0 there.
+    ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-      timed "asan+ubsan unit tests (property cases $SHARDSCOPE_PROPERTY_CASES)" \
-      "$dir/bin/shardscope_tests" --order decl || status=1
+      timed "asan+ubsan unit tests (property cases $SHARDSCOPE_PROPERTY_CASES, fuzz ${SHARDSCOPE_FUZZ_SECONDS} s/case)" \
+      run_tests "$dir/test.log" "$dir/bin/shardscope_tests" --order decl || status=1
+  else
+    status=1
   fi
 fi
 if [ "$mode" = tsan ] || [ "$mode" = all ]; then
   dir="$build_root/build-tsan"
-  mkdir -p "$dir"
-  timed "tsan build" build "$dir" thread || status=1
-  if [ -x "$dir/bin/shardscope_tests" ]; then
+  local_tests_project "$dir"
+  if timed "tsan build ($cxx, local-backend test sources only)" build "$dir" thread "$dir/src"; then
     TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
-      timed "tsan local-backend tests [local],[executor]" "$dir/bin/shardscope_tests" "[local],[executor]" ||
-      status=1
+      timed "tsan local-backend tests [local],[executor] (property cases $SHARDSCOPE_PROPERTY_CASES)" \
+      run_tests "$dir/test.log" "$dir/bin/shardscope_tests" "[local],[executor]" || status=1
+  else
+    status=1
   fi
 fi
-exit $status
+if [ "$status" -eq 0 ]; then
+  echo "sanitize: $mode passed"
+else
+  echo "sanitize: $mode FAILED" >&2
+fi
+exit "$status"
