@@ -58,7 +58,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   const bool progress = isatty(STDERR_FILENO) != 0;
   if (progress) {
     options.progress = [](int64_t done, int64_t total) {
-      std::fprintf(stderr, "\r  running: %lld/%lld redistributes", static_cast<long long>(done),
+      std::fprintf(stderr, "\r  running: %lld/%lld steps", static_cast<long long>(done),
                    static_cast<long long>(total));
       if (done == total) std::fprintf(stderr, "\r%60s\r", "");
     };
@@ -66,9 +66,37 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   engine::RunReport report = engine::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
-  out << "scenario " << args.scenario << ": mesh " << scenario.mesh.ToString() << ", " << report.world
-      << " ranks on the " << args.backend << " backend, " << report.steps.size() << " redistributes\n";
+  size_t op_steps = 0;
+  for (const auto& s : report.steps) op_steps += s.op.empty() ? 0 : 1;
+  out << (op_steps > 0 ? "program " : "scenario ") << args.scenario << ": mesh " << scenario.mesh.ToString()
+      << ", " << report.world << " ranks on the " << args.backend << " backend, ";
+  if (op_steps > 0) {
+    out << op_steps << " ops and " << report.steps.size() - op_steps << " explicit redistributes\n";
+  } else {
+    out << report.steps.size() << " redistributes\n";
+  }
   for (const auto& s : report.steps) {
+    if (!s.op.empty()) {
+      // "step 2  op linear(a, w2) -> y: P(sum)"
+      const engine::OpCall& call = *scenario.steps[s.step].op;
+      std::string inputs;
+      for (const auto& name : call.inputs)
+        inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? "None" : name);
+      std::string outputs;
+      size_t k = 0;
+      for (const auto& name : call.outputs) {
+        if (name.empty() || k >= s.op_outputs.size()) continue;
+        outputs += (outputs.empty() ? "" : ", ") + name + ": " + engine::ConcatPlacements(s.op_outputs[k++]);
+      }
+      out << "  step " << s.step << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  op "
+          << s.op << "(" << inputs << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs
+          << "\n      " << s.implicit_redistributes << " implicit redistribute"
+          << (s.implicit_redistributes == 1 ? "" : "s") << "; collectives: " << Collectives(s.collectives)
+          << ", moved " << Bytes(s.bytes_moved) << ", " << std::fixed << std::setprecision(3)
+          << s.seconds * 1e3 << " ms" << std::defaultfloat
+          << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
+      continue;
+    }
     out << "  step " << s.step << (s.backward ? " (backward)" : "")
         << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  " << s.tensor << "  "
         << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst) << "\n      "

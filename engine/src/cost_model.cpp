@@ -1,6 +1,7 @@
 // PyTorch's alpha-beta communication cost model (torch/distributed/tensor/_collective_utils.py,
 // CU-new; the constants are identical in CU-old). Units: bytes in GB (2^30), times in us.
 
+#include <algorithm>
 #include <limits>
 
 #include "shardscope/engine/planner.hpp"
@@ -113,6 +114,30 @@ double CommGigabytes(const Mesh& mesh, const Placements& placements, const Shape
   }
   const double bytes = static_cast<double>(DTypeSize(dtype)) * static_cast<double>(NumElements(shape));
   return bytes / static_cast<double>(num_shards) / (1024.0 * 1024.0 * 1024.0);
+}
+
+double RedistributeCostUs(const TensorSpec& current, const TensorSpec& target, int devices_per_host) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const bool replicated = std::all_of(current.placements.begin(), current.placements.end(),
+                                      [](const Placement& p) { return p.IsReplicate(); });
+  if (replicated) return 0.0;
+  if (current.placements == target.placements && current.EffectiveOrder() == target.EffectiveOrder())
+    return 0.0;
+  if (current.HasStridedShard() || target.HasStridedShard()) return kInf;
+  for (size_t md = 0; md < current.placements.size(); ++md) {
+    const Placement& a = current.placements[md];
+    const Placement& b = target.placements[md];
+    if (b.IsPartial() && !(a == b) && !a.IsReplicate()) return kInf;  // S->P or P(a)->P(b)
+  }
+  PlanOptions options;
+  options.devices_per_host = devices_per_host;
+  const MeshTopo topo = BuildMeshTopo(current.mesh, devices_per_host);
+  double gigabytes = CommGigabytes(current.mesh, current.placements, current.shape, current.dtype);
+  double cost = 0.0;
+  for (const Transform& t : PlanGreedy(current, target, 0, options)) {
+    cost += TransitionCostUs(t.src, t.dst, topo, t.mesh_dims.front(), gigabytes);
+  }
+  return cost;
 }
 
 }  // namespace shardscope::engine

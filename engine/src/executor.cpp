@@ -376,6 +376,8 @@ void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src,
   }
   e.cost_us = plan.cost_us;
   e.t_ns = trace::NowNs();
+  e.op_id = options.op_id;
+  e.op_input = options.op_id >= 0 ? options.op_input : -1;
   options.trace->Emit(e);
 }
 

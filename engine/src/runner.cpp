@@ -8,6 +8,7 @@
 #include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/local_backend.hpp"
 #include "shardscope/engine/mpi_backend.hpp"
+#include "shardscope/engine/op_executor.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/session.hpp"
@@ -28,7 +29,15 @@ struct Planned {
   size_t tensor;
   TensorSpec src, dst;
   PlanOptions options;
+  // Op steps only (op != nullptr): the decision for the inputs' specs at this point, and the
+  // tensor indices of inputs and outputs (kNone for absent inputs / unrequested outputs).
+  const OpCall* op = nullptr;
+  OpDecision decision;
+  std::vector<TensorSpec> input_specs;
+  std::vector<size_t> inputs, outputs;
+  int64_t op_id = -1;
 };
+constexpr size_t kNone = static_cast<size_t>(-1);
 
 // What every rank's body reads (shared read-only between local-backend threads).
 struct RunContext {
@@ -40,9 +49,9 @@ struct RunContext {
 };
 
 // Per-rank figures exchanged at the end so that every rank can build the same report:
-// per step [wall ns, bytes received, first local mismatch, first full-tensor mismatch (rank 0)],
-// then [clock offset ns, clock rtt ns].
-constexpr size_t kStepFigures = 4;
+// per step [wall ns, bytes received, first local mismatch, first full-tensor mismatch (rank 0),
+// the op output that mismatched], then [clock offset ns, clock rtt ns].
+constexpr size_t kStepFigures = 5;
 constexpr size_t kClockFigures = 2;
 
 // Gathers every rank's Partial result to rank 0 through the communicator (shape_exchange, then
@@ -68,6 +77,75 @@ std::vector<LocalTensor> GatherToRank0(Communicator& comm, const Group& all, con
   return shards;
 }
 
+// One op step on one rank: runs it (implicit redistributes, halo, kernel), fills this rank's
+// figures for the step and, with verification, compares every output with the reference.
+void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
+               const Group& all, size_t k, const Planned& item, std::vector<LocalTensor>& locals,
+               int64_t& next_redistribute_id, int64_t* f, std::vector<StepReport>* report0) {
+  const Scenario& scenario = ctx.scenario;
+  std::vector<const TensorSpec*> specs;
+  std::vector<const LocalTensor*> inputs;
+  for (size_t i = 0; i < item.inputs.size(); ++i) {
+    const bool present = item.inputs[i] != kNone;
+    specs.push_back(present ? &item.input_specs[i] : nullptr);
+    inputs.push_back(present ? &locals[item.inputs[i]] : nullptr);
+  }
+  std::vector<ExecutedCollective> ran;
+  OpExecuteOptions exec;
+  exec.trace = writer;
+  exec.op_id = item.op_id;
+  exec.step = static_cast<int64_t>(item.step);
+  exec.next_redistribute_id = &next_redistribute_id;
+  exec.cache = &ctx.cache;
+  exec.plan_options = item.options;
+  exec.checksums = ctx.options.checksums;
+  exec.collectives = &ran;
+  const size_t first_input = item.inputs.empty() ? kNone : item.inputs[0];
+  exec.shapes = first_input == kNone ? ShapeMode::kKnown : scenario.tensors[first_input].shapes;
+  const int64_t t0 = trace::NowNs();
+  std::vector<std::optional<LocalTensor>> outs =
+      ExecuteOp(comm, rank, *item.op, item.decision, specs, inputs, exec);
+  f[0] = trace::NowNs() - t0;
+  f[1] = 0;
+  for (const auto& c : ran) {
+    for (int64_t b : c.stats.bytes_recv) f[1] += b;
+  }
+  if (rank == 0 && report0 != nullptr) {
+    StepReport& rep = (*report0)[k];
+    rep.step = item.step;
+    rep.op = std::string(OpKindName(item.op->kind));
+    rep.op_args = item.op->ArgsText();
+    for (size_t o = 0; o < item.outputs.size(); ++o) {
+      if (item.outputs[o] == kNone) continue;
+      rep.tensor += (rep.tensor.empty() ? "" : ",") + scenario.tensors[item.outputs[o]].name;
+      rep.op_outputs.push_back(item.decision.outputs[o]->placements);
+    }
+    for (const auto& c : ran) {
+      ++rep.collectives[c.halo         ? "halo_exchange"
+                        : c.negotiated ? "shape_exchange"
+                                       : std::string(CollectiveKindName(c.stats.kind))];
+    }
+    for (size_t i = 0; i < item.inputs.size(); ++i) {
+      if (item.inputs[i] != kNone && item.decision.inputs[i] &&
+          !(item.decision.inputs[i]->placements == item.input_specs[i].placements))
+        ++rep.implicit_redistributes;
+    }
+  }
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (item.outputs[o] == kNone) continue;
+    if (ctx.options.verify) {  // every rank gathers every output: the collectives must match
+      std::vector<LocalTensor> shards = GatherToRank0(comm, all, *outs[o]);
+      if (rank == 0 && f[3] < 0) {
+        const TensorSpec& spec = *item.decision.outputs[o];
+        LocalTensor full = FullTensor(shards, spec);
+        f[3] = FirstDifference(full, ctx.globals[item.outputs[o]], OpTolerance(spec.dtype));
+        if (f[3] >= 0) f[4] = static_cast<int64_t>(o);
+      }
+    }
+    locals[item.outputs[o]] = std::move(*outs[o]);
+  }
+}
+
 // One rank's whole run: distributes, executes every scheduled redistribute, verifies, and
 // returns this rank's figures (see kStepFigures) gathered from every rank, indexed [rank][k].
 // `report0` is filled on rank 0 only.
@@ -78,22 +156,31 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
   const int64_t world = mesh.size();
   const size_t steps = ctx.schedule.size();
   std::vector<int64_t> figures(steps * kStepFigures + kClockFigures, -1);
-  std::vector<LocalTensor> locals;
+  std::vector<LocalTensor> locals(scenario.tensors.size());
   for (size_t t = 0; t < scenario.tensors.size(); ++t) {
-    locals.push_back(Distribute(ctx.globals[t], scenario.tensors[t].spec, rank));
+    if (scenario.tensors[t].produced_by < 0)
+      locals[t] = Distribute(ctx.globals[t], scenario.tensors[t].spec, rank);
   }
+  int64_t next_redistribute_id = 0;
   Group all;
   for (int64_t r = 0; r < world; ++r) all.ranks.push_back(r);
   for (int d = 0; d < mesh.ndim(); ++d) all.mesh_dims.push_back(d);
 
   for (size_t k = 0; k < steps; ++k) {
     const Planned& item = ctx.schedule[k];
+    if (item.op != nullptr) {
+      RunOpStep(comm, rank, ctx, writer, all, k, item, locals, next_redistribute_id,
+                &figures[k * kStepFigures], report0);
+      if (rank == 0 && ctx.options.progress)
+        ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
+      continue;
+    }
     std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
     std::vector<ExecutedCollective> ran;
     ExecuteOptions exec;
     exec.shapes = scenario.tensors[item.tensor].shapes;
     exec.trace = writer;
-    exec.trace_id = static_cast<int64_t>(k);
+    exec.trace_id = next_redistribute_id++;
     exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
     exec.collectives = &ran;
     exec.checksums = ctx.options.checksums;
@@ -124,13 +211,18 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
     if (ctx.options.verify) {
       // Non-Partial results are checked where they are (Distribute is the definition); Partial
       // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
+      // A tensor an op produced holds values computed from partial sums, which equal the global
+      // reference only within the op tolerance; seeded inputs are compared bitwise.
+      const bool produced = scenario.tensors[item.tensor].produced_by >= 0;
+      const double op_tol = produced ? OpTolerance(item.dst.dtype) : 0.0;
       if (!HasPartial(item.dst)) {
-        f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), 0.0);
+        f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), op_tol);
       } else {
         std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
         if (rank == 0) {
           LocalTensor full = FullTensor(shards, item.dst);
-          f[3] = FirstDifference(full, ctx.globals[item.tensor], PartitionTolerance(item.dst.dtype));
+          f[3] = FirstDifference(full, ctx.globals[item.tensor],
+                                 std::max(op_tol, PartitionTolerance(item.dst.dtype)));
         }
       }
     }
@@ -173,9 +265,31 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   std::vector<Planned> schedule;
   std::vector<TensorSpec> current;
   for (const auto& t : scenario.tensors) current.push_back(t.spec);
+  int64_t op_count = 0;
   for (int rep = 0; rep < options.repeat; ++rep) {
     for (size_t i = 0; i < scenario.steps.size(); ++i) {
       const ScenarioStep& step = scenario.steps[i];
+      if (step.op) {
+        Planned item{i, false, 0, {}, {}, step.options};
+        item.op = &*step.op;
+        item.op_id = op_count++;
+        std::vector<const TensorSpec*> specs;
+        for (const std::string& name : step.op->inputs) {
+          item.inputs.push_back(name.empty() ? kNone : scenario.TensorIndex(name));
+          item.input_specs.push_back(name.empty() ? TensorSpec{} : current[item.inputs.back()]);
+        }
+        for (size_t k = 0; k < item.inputs.size(); ++k) {
+          specs.push_back(item.inputs[k] == kNone ? nullptr : &item.input_specs[k]);
+        }
+        item.decision = PropagateOp(*step.op, specs, step.options.devices_per_host);
+        for (size_t o = 0; o < step.op->outputs.size(); ++o) {
+          const bool wanted = !step.op->outputs[o].empty() && item.decision.outputs[o];
+          item.outputs.push_back(wanted ? scenario.TensorIndex(step.op->outputs[o]) : kNone);
+          if (wanted) current[item.outputs.back()] = *item.decision.outputs[o];
+        }
+        schedule.push_back(std::move(item));
+        continue;
+      }
       size_t ti = scenario.TensorIndex(step.tensor);
       const TensorSpec& src = current[ti];
       TensorSpec dst = MakeSpec(mesh, step.to, step.order, src.shape, src.dtype, src.chunking,
@@ -189,8 +303,22 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   // there; otherwise the next repetition continues from where the last one ended (as a loop in a
   // training job would).
 
-  std::vector<LocalTensor> globals;
-  for (const auto& t : scenario.tensors) globals.push_back(SeededTensor(t.spec.shape, t.spec.dtype, t.seed));
+  // Global values: seeded inputs, and op outputs computed on the unsharded tensors (the
+  // reference every op output is verified against; values do not change with placements).
+  std::vector<LocalTensor> globals(scenario.tensors.size());
+  for (size_t t = 0; t < scenario.tensors.size(); ++t) {
+    const ScenarioTensor& st = scenario.tensors[t];
+    if (st.produced_by < 0) globals[t] = SeededTensor(st.spec.shape, st.spec.dtype, st.seed);
+  }
+  for (const Planned& item : schedule) {
+    if (item.op == nullptr || item.op_id >= op_count / options.repeat) continue;  // first repetition only
+    std::vector<const LocalTensor*> in;
+    for (size_t k : item.inputs) in.push_back(k == kNone ? nullptr : &globals[k]);
+    std::vector<std::optional<LocalTensor>> out = ComputeOpGlobal(*item.op, in);
+    for (size_t o = 0; o < item.outputs.size(); ++o) {
+      if (item.outputs[o] != kNone) globals[item.outputs[o]] = std::move(*out[o]);
+    }
+  }
 
   PlanCache cache;
   RunContext ctx{scenario, options, schedule, globals, cache};
@@ -269,7 +397,10 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   }
   for (size_t k = 0; k < schedule.size(); ++k) {
     StepReport& rep = reports[k];
-    if (report.rank != 0) {
+    if (report.rank != 0 && schedule[k].op != nullptr) {
+      rep.step = schedule[k].step;
+      rep.op = std::string(OpKindName(schedule[k].op->kind));
+    } else if (report.rank != 0) {
       // Ranks other than 0 did not record the plan; they need the step identity for the message.
       rep.step = schedule[k].step;
       rep.backward = schedule[k].backward;
@@ -292,9 +423,19 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
         }
       }
       if (error.empty() && figure(0, k, 3) >= 0) {
-        error = "full tensor element " + std::to_string(figure(0, k, 3)) + " differs from X";
+        if (schedule[k].op != nullptr) {
+          const size_t o = static_cast<size_t>(figure(0, k, 4));
+          error = "output '" + scenario.tensors[schedule[k].outputs[o]].name + "' element " +
+                  std::to_string(figure(0, k, 3)) + " differs from the op on the global tensors";
+        } else {
+          error = "full tensor element " + std::to_string(figure(0, k, 3)) + " differs from X";
+        }
       }
       rep.verified = error.empty();
+    }
+    if (!error.empty() && schedule[k].op != nullptr) {
+      throw InternalError("verification failed at step " + std::to_string(rep.step) + " (op " + rep.op +
+                          " -> " + rep.tensor + "): " + error);
     }
     if (!error.empty()) {
       throw InternalError("verification failed at step " + std::to_string(rep.step) +

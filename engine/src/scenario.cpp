@@ -1,6 +1,7 @@
 #include "shardscope/engine/scenario.hpp"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -208,8 +209,21 @@ class ScenarioParser {
     }
     const json& steps = Require(root, {}, "steps");
     if (!steps.is_array()) Fail({"steps"}, "expected a list of steps");
+    std::vector<TensorSpec> current;  // every tensor's spec as the steps go (as the runner does)
+    for (const auto& t : sc.tensors) current.push_back(t.spec);
     for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].is_object() && steps[i].contains("op")) {
+        sc.steps.push_back(ParseOpStep(steps[i], i, sc, current, devices_per_host));
+        continue;
+      }
       sc.steps.push_back(ParseStep(steps[i], i, sc, devices_per_host));
+      const ScenarioStep& step = sc.steps.back();
+      const size_t ti = sc.TensorIndex(step.tensor);
+      const TensorSpec& src = current[ti];
+      Guard({"steps", std::to_string(i), "to"}, [&] {
+        current[ti] = MakeSpec(sc.mesh, step.to, step.order, src.shape, src.dtype, src.chunking,
+                               step.explicit_sizes, "to");
+      });
     }
     return sc;
   }
@@ -423,6 +437,190 @@ class ScenarioParser {
                                 step.explicit_sizes, "to");
       ComputeRankLayout(dst, 0);
     });
+    return step;
+  }
+
+  // {"op": "mm", "inputs": ["x", "w"], "output": "y", ...args}: validated by propagating the
+  // current specs through the op, which also gives the outputs their specs.
+  ScenarioStep ParseOpStep(const json& s, size_t index, Scenario& sc, std::vector<TensorSpec>& current,
+                           int devices_per_host) {
+    std::vector<std::string> where{"steps", std::to_string(index)};
+    auto at = [&](const std::string& key) {
+      auto w = where;
+      w.push_back(key);
+      return w;
+    };
+    ScenarioStep step;
+    OpCall call;
+    const std::string name = String(s["op"], at("op"));
+    std::optional<OpKind> kind = ParseOpKind(name);
+    if (!kind) Fail(at("op"), "'" + name + "' is not an op (expected one of: " + OpKindNames() + ")");
+    call.kind = *kind;
+    // Arguments each op takes; anything else is reported where it is.
+    std::vector<std::string> args;
+    switch (call.kind) {
+      case OpKind::kSum:
+      case OpKind::kMean:
+        args = {"dims", "keepdim"};
+        break;
+      case OpKind::kTranspose:
+      case OpKind::kPermute:
+        args = {"dims"};
+        break;
+      case OpKind::kSoftmax:
+      case OpKind::kStack:
+      case OpKind::kCat:
+        args = {"dim"};
+        break;
+      case OpKind::kSelect:
+        args = {"dim", "index"};
+        break;
+      case OpKind::kLayerNorm:
+        args = {"normalized_ndim", "eps"};
+        break;
+      case OpKind::kLayerNormBackward:
+        args = {"normalized_ndim", "output_mask"};
+        break;
+      case OpKind::kConv:
+        args = {"dim", "kernel"};
+        break;
+      default:
+        break;
+    }
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      static const char* kCommon[] = {"op", "inputs", "output", "outputs", "planner", "optimize"};
+      bool known = std::find(args.begin(), args.end(), it.key()) != args.end();
+      for (const char* k : kCommon) known = known || it.key() == k;
+      if (!known) {
+        std::string allowed = "op, inputs, output(s), planner, optimize";
+        for (const auto& a : args) allowed += ", " + a;
+        Fail(at(it.key()),
+             "field '" + it.key() + "' does not apply to " + name + " (fields: " + allowed + ")");
+      }
+    }
+    if (s.contains("dims")) call.dims = IntArray(s["dims"], at("dims"), std::numeric_limits<int64_t>::min());
+    if (s.contains("dim")) call.dim = Int(s["dim"], at("dim"));
+    if (s.contains("index")) call.index = Int(s["index"], at("index"));
+    if (s.contains("keepdim")) {
+      if (!s["keepdim"].is_boolean()) Fail(at("keepdim"), "expected true or false");
+      call.keepdim = s["keepdim"].get<bool>();
+    }
+    if (s.contains("normalized_ndim"))
+      call.normalized_ndim = Int(s["normalized_ndim"], at("normalized_ndim"));
+    if (s.contains("eps")) {
+      if (!s["eps"].is_number() || s["eps"].get<double>() <= 0) Fail(at("eps"), "expected a positive number");
+      call.eps = s["eps"].get<double>();
+    }
+    if (s.contains("kernel")) {
+      const json& k = s["kernel"];
+      if (!k.is_array()) Fail(at("kernel"), "expected a list of numbers, e.g. [1, 2, 1]");
+      for (size_t i = 0; i < k.size(); ++i) {
+        if (!k[i].is_number())
+          Fail({"steps", std::to_string(index), "kernel", std::to_string(i)}, "expected a number");
+        call.kernel.push_back(k[i].get<double>());
+      }
+    }
+    if (call.kind == OpKind::kConv && !s.contains("kernel"))
+      Fail(where, "conv needs a 'kernel', e.g. [1, 2, 1]");
+    // Inputs: tensor names, null for an absent optional input.
+    const json& inputs = Require(s, where, "inputs");
+    if (!inputs.is_array()) Fail(at("inputs"), "expected a list of tensor names");
+    std::vector<const TensorSpec*> specs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto w = at("inputs");
+      w.push_back(std::to_string(i));
+      if (inputs[i].is_null()) {
+        call.inputs.emplace_back();
+        specs.push_back(nullptr);
+        continue;
+      }
+      call.inputs.push_back(String(inputs[i], w));
+      size_t ti = 0;
+      Guard(w, [&] { ti = sc.TensorIndex(call.inputs.back()); });
+      specs.push_back(&current[ti]);
+    }
+    // Outputs: "output": name, or "outputs": [name or null, ...] (null: not requested).
+    if (s.contains("output") == s.contains("outputs"))
+      Fail(where, "expected exactly one of 'output' or 'outputs'");
+    std::vector<std::string> out_where;
+    if (s.contains("output")) {
+      call.outputs.push_back(String(s["output"], at("output")));
+    } else {
+      const json& outs = s["outputs"];
+      if (!outs.is_array())
+        Fail(at("outputs"), "expected a list of tensor names (null for an output not wanted)");
+      for (size_t i = 0; i < outs.size(); ++i) {
+        auto w = at("outputs");
+        w.push_back(std::to_string(i));
+        call.outputs.push_back(outs[i].is_null() ? std::string() : String(outs[i], w));
+      }
+    }
+    const size_t want_outputs =
+        call.kind == OpKind::kLayerNorm || call.kind == OpKind::kLayerNormBackward ? 3 : 1;
+    if (call.outputs.size() != want_outputs) {
+      Fail(s.contains("output") ? at("output") : at("outputs"),
+           name + " has " + std::to_string(want_outputs) + " output(s), got " +
+               std::to_string(call.outputs.size()));
+    }
+    if (call.kind == OpKind::kLayerNormBackward) {
+      for (const auto& o : call.outputs) call.output_mask.push_back(!o.empty());
+      if (s.contains("output_mask")) {
+        const json& m = s["output_mask"];
+        bool ok = m.is_array() && m.size() == 3;
+        for (size_t i = 0; ok && i < 3; ++i)
+          ok = m[i].is_boolean() && m[i].get<bool>() == call.output_mask[i];
+        if (!ok) {
+          Fail(at("output_mask"),
+               "must be 3 booleans matching 'outputs' (an output is requested when it has a name)");
+        }
+      }
+    } else if (call.kind == OpKind::kLayerNorm) {
+      for (size_t o = 0; o < 3; ++o) {
+        if (call.outputs[o].empty())
+          Fail(at("outputs"), "layer_norm produces out, mean and rstd: name all three");
+      }
+    }
+    for (size_t o = 0; o < call.outputs.size(); ++o) {
+      if (call.outputs[o].empty()) continue;
+      auto w = s.contains("output") ? at("output") : at("outputs");
+      if (s.contains("outputs")) w.push_back(std::to_string(o));
+      for (const auto& t : sc.tensors) {
+        if (t.name == call.outputs[o]) {
+          Fail(w, "tensor '" + call.outputs[o] + "' already exists; op outputs take new names");
+        }
+      }
+      for (size_t p = 0; p < o; ++p) {
+        if (call.outputs[p] == call.outputs[o])
+          Fail(w, "output name '" + call.outputs[o] + "' is used twice");
+      }
+    }
+    step.options.devices_per_host = devices_per_host;
+    if (s.contains("planner")) {
+      std::string p = String(s["planner"], at("planner"));
+      if (p == "greedy") {
+        step.options.planner = PlannerChoice::kGreedy;
+      } else if (p == "graph") {
+        step.options.planner = PlannerChoice::kGraph;
+      } else if (p != "auto") {
+        Fail(at("planner"), "'" + p + "' is not a planner (expected auto, greedy or graph)");
+      }
+    }
+    if (s.contains("optimize")) {
+      if (!s["optimize"].is_boolean()) Fail(at("optimize"), "expected true or false");
+      step.options.optimize = s["optimize"].get<bool>();
+    }
+    OpDecision decision;
+    Guard(where, [&] { decision = PropagateOp(call, specs, devices_per_host); });
+    for (size_t o = 0; o < call.outputs.size(); ++o) {
+      if (call.outputs[o].empty() || !decision.outputs[o]) continue;
+      ScenarioTensor t;
+      t.name = call.outputs[o];
+      t.spec = *decision.outputs[o];
+      t.produced_by = static_cast<int64_t>(index);
+      sc.tensors.push_back(t);
+      current.push_back(t.spec);
+    }
+    step.op = std::move(call);
     return step;
   }
 

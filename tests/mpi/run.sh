@@ -2,7 +2,7 @@
 # MPI suite driver (ctest label `mpi`). Exit 77 (ctest: skipped) with a message when mpirun is
 # missing.
 #   run.sh property MPIEXEC TEST_EXE [CASES]   property subset + chunking + error consistency
-#   run.sh samples  MPIEXEC SHARDSCOPE SRC_DIR  every sample: --backend mpi --verify --trace, then the
+#   run.sh samples  MPIEXEC SHARDSCOPE SRC_DIR  every sample and program: --backend mpi --verify --trace, then the
 #                                               trace must equal the local backend's apart from timing
 set -u
 mode=$1
@@ -30,8 +30,10 @@ case "$mode" in
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     status=0
-    for sample in "$src"/samples/*.json; do
-      name=$(basename "$sample" .json)
+    for sample in "$src"/samples/*.json "$src"/samples/programs/*.json; do
+      rel=${sample#"$src"/samples/}
+      name=${rel%.json}
+      name=${name//\//_}
       np=$(python3 -c 'import json,sys,math; print(math.prod(json.load(open(sys.argv[1]))["mesh"]))' "$sample")
       echo "== $name ($np ranks)"
       if ! mpirun_np "$np" "$shardscope" run "$sample" --backend mpi --verify --trace "$work/mpi-$name" \

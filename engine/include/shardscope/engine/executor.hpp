@@ -33,6 +33,7 @@ struct ExecutedCollective {
   Group group;
   CollectiveStats stats;
   bool negotiated = false;  ///< true for a shape-negotiation exchange
+  bool halo = false;        ///< true for a conv's halo exchange (an all_to_all of an op, not a step)
 };
 
 /// Execution knobs. Pointers are borrowed and may be null.
@@ -44,6 +45,10 @@ struct ExecuteOptions {
   /// every rank) and the tensor's name.
   int64_t trace_id = 0;
   std::string tensor_name;
+  /// For an implicit redistribute of an op's input: the op's id and the input's index (written
+  /// to the trace so the redistribute links to the op); -1 for an explicit redistribute.
+  int64_t op_id = -1;
+  int64_t op_input = -1;
   /// With a trace, also record checksums of the local shard before and after (costs a pass over
   /// the data, so off by default).
   bool checksums = false;

@@ -48,6 +48,12 @@ double TransitionCostUs(const Placement& current, const Placement& target, const
 /// PyTorch comm_bytes_gb: itemsize * numel / num_shards / 1024^3 for the spec's placements.
 double CommGigabytes(const Mesh& mesh, const Placements& placements, const Shape& shape, DType dtype);
 
+/// PyTorch redistribute_cost (used by sharding propagation to rank op strategies): 0 when
+/// `current` is fully replicated or equal to `target`, else the sum of TransitionCostUs along the
+/// greedy plan, threading the byte count through; +inf when a step is S->P or P(a)->P(b), or
+/// when either spec has a StridedShard (PyTorch: shard_order is None). Meshes must be equal.
+double RedistributeCostUs(const TensorSpec& current, const TensorSpec& target, int devices_per_host);
+
 // ---- planners ----
 
 /// PyTorch generate_greedy_transform_infos for `rank`'s coordinate (logical shapes per rank).

@@ -42,6 +42,12 @@ struct StepReport {
   int64_t bytes_moved = 0;                     ///< bytes received over all ranks
   double seconds = 0;                          ///< slowest rank's wall time
   bool verified = false;                       ///< true when checked and equal
+  /// Op steps only: the op's name and arguments, its outputs' placements (requested outputs,
+  /// in order; `tensor` lists their names) and how many implicit redistributes it ran.
+  std::string op;
+  std::string op_args;
+  std::vector<Placements> op_outputs;
+  int64_t implicit_redistributes = 0;
 };
 
 struct RunReport {

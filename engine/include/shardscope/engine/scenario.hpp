@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shardscope/engine/executor.hpp"
+#include "shardscope/engine/ops.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/engine/spec.hpp"
 
@@ -21,10 +22,15 @@ struct ScenarioTensor {
   TensorSpec spec;
   ShapeMode shapes = ShapeMode::kKnown;
   uint64_t seed = 0;  ///< inputs are a function of (seed, global index)
+  /// For a tensor an op step produces: that step's index (its spec is the op's output spec at
+  /// that point and it has no seeded data); -1 for an input tensor.
+  int64_t produced_by = -1;
 };
 
-/// One redistribute step: tensor `tensor` goes to `to` (and `order`), planned with `options`.
+/// One step: a redistribute (tensor `tensor` goes to `to` and `order`, planned with `options`),
+/// or, when `op` is set, an op on sharded tensors (whose implicit redistributes use `options`).
 struct ScenarioStep {
+  std::optional<OpCall> op;
   std::string tensor;
   Placements to;
   std::optional<ShardOrder> order;
@@ -43,9 +49,9 @@ struct Scenario {
   size_t TensorIndex(const std::string& name) const;
 };
 
-/// Parses scenario JSON text. Every error is one line "path:line:column: what", where the
-/// position is the offending JSON value (syntax errors: where parsing stopped). Throws
-/// Error(kInvalidInput).
+/// Parses scenario JSON text (a scenario whose steps include ops is a program; docs/program.md). Every error
+/// is one line "path:line:column: what", where the position is the offending JSON value (syntax errors: where
+/// parsing stopped). Throws Error(kInvalidInput).
 Scenario ParseScenario(std::string_view text, const std::string& path);
 /// Reads and parses a file; a missing or unreadable file is Error(kInvalidInput).
 Scenario LoadScenario(const std::string& path);
