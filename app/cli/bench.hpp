@@ -12,10 +12,10 @@ namespace shardscope::app {
 
 /// `shardscope bench comm` / `shardscope bench redistribute`.
 struct BenchCommArgs {
-  int64_t ranks = 4;                     ///< local-backend ranks (threads)
+  int64_t ranks = 4;                     ///< ranks as threads (local, cuda backends)
   std::string sizes = "64K,1M,16M,64M";  ///< per-rank bytes, K/M/G suffixes
   int iterations = 0;                    ///< timed iterations per size; 0 picks by size
-  std::string backend = "local";         ///< only "local" in this build
+  std::string backend = "local";         ///< local, mpi, cuda or nccl (comm only for the GPU ones)
 };
 
 /// Parses "64K,1M,16M" into bytes; throws Error(kInvalidInput) naming --sizes.

@@ -19,6 +19,7 @@
 #include "shardscope/engine/layout.hpp"
 #include "shardscope/engine/local_backend.hpp"
 #include "shardscope/engine/mpi_backend.hpp"
+#include "shardscope/engine/nccl_backend.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/engine/tensor.hpp"
 #include "shardscope/error.hpp"
@@ -117,7 +118,7 @@ double OnRank0(engine::MpiWorld& mpi, Fn&& fn) {
 std::unique_ptr<engine::MpiWorld> StartBackend(const BenchCommArgs& args) {
   if (args.backend == "local") return nullptr;
   if (args.backend != "mpi") {
-    throw InvalidInput("--backend: '" + args.backend + "' is not a backend (use local or mpi)");
+    throw InvalidInput("--backend: '" + args.backend + "' is not a backend (use local, mpi, cuda or nccl)");
   }
   engine::MpiOptions options;
   options.timeout = std::chrono::milliseconds(600000);
@@ -129,10 +130,170 @@ std::unique_ptr<engine::MpiWorld> StartBackend(const BenchCommArgs& args) {
   return mpi;
 }
 
+// One collective of the `bench comm` table on `comm`: `count` f32 elements per rank (divisible
+// by n), buffers allocated once and reused by every call of the returned body.
+std::function<engine::CollectiveStats()> MakeCollective(const std::string& k, Communicator& comm,
+                                                        const Group& world, int64_t count, int64_t n) {
+  std::function<engine::CollectiveStats()> body;
+  if (k == "all_gather") {
+    auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    auto outt = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
+    body = [&comm, &world, in, outt, count, n] {
+      std::vector<engine::RecvView> recv;
+      for (int64_t i = 0; i < n; ++i)
+        recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * count, (i + 1) * count)));
+      return comm.AllGatherV(world, engine::ViewOf(*in), std::move(recv));
+    };
+  } else if (k == "reduce_scatter") {
+    auto in = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
+    auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    body = [&comm, &world, in, outt, count, n] {
+      std::vector<engine::SendView> send;
+      for (int64_t i = 0; i < n; ++i)
+        send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * count, (i + 1) * count)));
+      return comm.ReduceScatterV(world, {}, std::move(send), engine::MutableViewOf(*outt));
+    };
+  } else if (k == "all_reduce") {
+    auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    body = [&comm, &world, in, outt] {
+      return comm.AllReduce(world, {}, engine::ViewOf(*in), engine::MutableViewOf(*outt));
+    };
+  } else {
+    auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
+    const int64_t per = count / n;
+    body = [&comm, &world, in, outt, per, n] {
+      std::vector<engine::SendView> send;
+      std::vector<engine::RecvView> recv;
+      for (int64_t i = 0; i < n; ++i) {
+        send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * per, (i + 1) * per)));
+        recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * per, (i + 1) * per)));
+      }
+      return comm.AllToAllV(world, std::move(send), std::move(recv));
+    };
+  }
+  return body;
+}
+
 // Discards everything (output of ranks other than 0).
 struct NullBuffer : std::streambuf {
   int overflow(int c) override { return c; }
 };
+
+// H200/H100 SXM NVLink 4: 18 links x 50 GB/s = 900 GB/s bidirectional, 450 GB/s per direction.
+// nccl-tests' busbw is comparable with the per-direction rate.
+constexpr double kNvlinkPerDirectionGBs = 450.0;
+
+// Rank 0's seconds per iteration on a GPU backend: wall time per call (host staging included)
+// and device time from the collectives' CUDA-event stats (pack, transfer, unpack).
+struct GpuTiming {
+  double wall = 0;
+  double device = 0;
+};
+
+template <class Setup>
+GpuTiming TimeOnGpu(engine::NcclWorld* nccl, int64_t ranks, int iters, Setup&& setup) {
+  GpuTiming rank0;
+  auto run = [&](Communicator& comm, int64_t rank) {
+    Group world;
+    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
+    world.mesh_dims = {0};
+    auto body = setup(comm, rank, world);
+    body();
+    comm.Barrier(world);
+    int64_t device_ns = 0;
+    const int64_t t0 = trace::NowNs();
+    for (int i = 0; i < iters; ++i) {
+      engine::CollectiveStats stats = body();
+      device_ns += stats.end_ns - stats.start_ns;
+    }
+    comm.Barrier(world);
+    if (rank == 0) {
+      rank0.wall = static_cast<double>(trace::NowNs() - t0) * 1e-9 / iters;
+      rank0.device = static_cast<double>(device_ns) * 1e-9 / iters;
+    }
+  };
+  if (nccl != nullptr) {
+    run(nccl->comm(), nccl->rank());
+  } else {
+    engine::CudaWorldOptions options;
+    options.timeout = std::chrono::milliseconds(600000);
+    engine::CudaLocalWorld::Run(ranks, run, options);
+  }
+  return rank0;
+}
+
+// `bench comm --backend cuda|nccl`: algbw/busbw from the device time of each collective.
+int RunBenchCommGpu(const BenchCommArgs& args, std::ostream& out_rank0) {
+  engine::RequireGpuBackend(args.backend);
+  std::unique_ptr<engine::MpiWorld> mpi;
+  std::unique_ptr<engine::NcclWorld> nccl;
+  if (args.backend == "nccl") {
+    engine::MpiOptions options;
+    options.timeout = std::chrono::milliseconds(600000);
+    mpi = std::make_unique<engine::MpiWorld>(options);
+    engine::NcclOptions nccl_options = engine::NcclOptions::FromEnv();
+    nccl_options.timeout = std::chrono::milliseconds(600000);
+    nccl = std::make_unique<engine::NcclWorld>(*mpi, nccl_options);
+  } else if (args.ranks < 1 || args.ranks > 64) {
+    throw InvalidInput("--ranks: need 1 to 64 virtual ranks on the GPU");
+  }
+  const int64_t n = nccl ? nccl->size() : args.ranks;
+  NullBuffer null_buffer;
+  std::ostream null_out(&null_buffer);
+  std::ostream& out = nccl && nccl->rank() != 0 ? null_out : out_rank0;
+  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
+  const bool progress = isatty(STDERR_FILENO) && (!nccl || nccl->rank() == 0);
+  if (nccl) {
+    out << "shardscope bench comm: nccl backend, " << n
+        << " processes x 1 GPU (--ranks ignored: the job size), f32; reductions "
+        << (engine::NcclOptions::FromEnv().exact_reductions ? "exact (SHARDSCOPE_NCCL_REDUCE=exact)"
+                                                            : "native")
+        << "\n";
+  } else {
+    out << "shardscope bench comm: cuda backend, " << n << " virtual ranks (threads) sharing one GPU, f32\n";
+  }
+  out << "device us = CUDA-event time of pack + transfer + unpack (rank 0, mean); wall us = whole call with "
+         "host<->device staging of the host tensors\n"
+      << "algbw/busbw in GB/s (1e9 B/s) from the device time, nccl-tests' definitions (busbw = algbw x "
+         "(n-1)/n, "
+         "2(n-1)/n for all_reduce)\n"
+      << "limit: NVLink 4 line rate (H100/H200 SXM) 900 GB/s bidirectional = " << kNvlinkPerDirectionGBs
+      << " GB/s per direction, the busbw ceiling between GPUs; "
+      << (nccl ? "'of NVLink' = busbw / 450 GB/s"
+               : "virtual ranks copy inside one GPU's memory (HBM3e, 4.8 TB/s on H200), so NVLink does not "
+                 "bound "
+                 "them; 'of NVLink' is shown for scale")
+      << "\n\n"
+      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+      << std::setw(12) << "device us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(11)
+      << "of NVLink" << std::setw(12) << "wall us"
+      << "\n";
+  const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+  for (const char* kind : kinds) {
+    for (int64_t bytes : sizes) {
+      const int64_t count = std::max<int64_t>(n, bytes / 4 / n * n);
+      const int iters = IterationsFor(bytes, args.iterations);
+      if (progress) std::fprintf(stderr, "\r  %s %s ...        ", kind, HumanBytes(bytes).c_str());
+      const std::string k = kind;
+      GpuTiming t = TimeOnGpu(nccl.get(), n, iters, [&](Communicator& comm, int64_t, const Group& world) {
+        return MakeCollective(k, comm, world, count, n);
+      });
+      const int64_t algbytes = (k == "all_gather" || k == "reduce_scatter") ? count * n * 4 : count * 4;
+      const double factor = k == "all_reduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+      const double algbw = t.device > 0 ? static_cast<double>(algbytes) / t.device / 1e9 : 0;
+      const double busbw = algbw * factor;
+      out << std::left << std::setw(16) << kind << std::right << std::setw(12) << HumanBytes(count * 4)
+          << std::fixed << std::setprecision(1) << std::setw(12) << t.device * 1e6 << std::setprecision(2)
+          << std::setw(10) << algbw << std::setw(10) << busbw << std::setprecision(1) << std::setw(10)
+          << 100.0 * busbw / kNvlinkPerDirectionGBs << "%" << std::setw(12) << t.wall * 1e6 << "\n"
+          << std::defaultfloat;
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r%40s\r", "");
+  return 0;
+}
 
 }  // namespace
 
@@ -160,6 +321,7 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
 }
 
 int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
+  if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
   std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
   if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
   const int64_t n = mpi ? mpi->size() : args.ranks;
@@ -195,46 +357,7 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", kind, HumanBytes(bytes).c_str());
       std::string k = kind;
       auto setup = [&](Communicator& comm, int64_t, const Group& world) {
-        std::function<void()> body;
-        if (k == "all_gather") {
-          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          auto outt = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
-          body = [&comm, &world, in, outt, count, n] {
-            std::vector<engine::RecvView> recv;
-            for (int64_t i = 0; i < n; ++i)
-              recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * count, (i + 1) * count)));
-            comm.AllGatherV(world, engine::ViewOf(*in), std::move(recv));
-          };
-        } else if (k == "reduce_scatter") {
-          auto in = std::make_shared<LocalTensor>(engine::Shape{count * n}, DType::kF32);
-          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          body = [&comm, &world, in, outt, count, n] {
-            std::vector<engine::SendView> send;
-            for (int64_t i = 0; i < n; ++i)
-              send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * count, (i + 1) * count)));
-            comm.ReduceScatterV(world, {}, std::move(send), engine::MutableViewOf(*outt));
-          };
-        } else if (k == "all_reduce") {
-          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          body = [&comm, &world, in, outt] {
-            comm.AllReduce(world, {}, engine::ViewOf(*in), engine::MutableViewOf(*outt));
-          };
-        } else {
-          auto in = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          auto outt = std::make_shared<LocalTensor>(engine::Shape{count}, DType::kF32);
-          const int64_t per = count / n;
-          body = [&comm, &world, in, outt, per, n] {
-            std::vector<engine::SendView> send;
-            std::vector<engine::RecvView> recv;
-            for (int64_t i = 0; i < n; ++i) {
-              send.push_back(engine::ViewOf(*in, RowBox(in->shape(), i * per, (i + 1) * per)));
-              recv.push_back(engine::MutableViewOf(*outt, RowBox(outt->shape(), i * per, (i + 1) * per)));
-            }
-            comm.AllToAllV(world, std::move(send), std::move(recv));
-          };
-        }
-        return body;
+        return MakeCollective(k, comm, world, count, n);
       };
       double seconds = TimePerIteration(mpi.get(), n, iters, setup);
       // nccl-tests: all_gather / reduce_scatter use the total array (count * n), all_reduce and
@@ -305,6 +428,11 @@ engine::TensorSpec OneD(int64_t n, const char* placements, engine::Shape shape) 
 }  // namespace
 
 int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
+  if (args.backend == "cuda" || args.backend == "nccl") {
+    throw InvalidInput("bench redistribute: --backend " + args.backend +
+                       " is not supported; time GPU redistributes with shardscope run SCENARIO --backend " +
+                       args.backend + " --repeat N, or bench comm --backend " + args.backend);
+  }
   std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
   if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
   const int64_t n = mpi ? mpi->size() : args.ranks;

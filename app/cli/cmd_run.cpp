@@ -106,7 +106,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
         << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
         << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
   }
-  if (args.backend == "mpi" && report.world > 1) {
+  if ((args.backend == "mpi" || args.backend == "nccl") && report.world > 1) {
     // On one host every process reads the same CLOCK_MONOTONIC, so each offset is the estimate's
     // own error; across hosts it is the skew the merged timeline corrects.
     out << "clock offsets to rank 0 (min-RTT ping-pong of 50):";

@@ -93,7 +93,8 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
       app.add_subcommand("run", "Execute a scenario for real, optionally writing a trace and verifying");
   cmd->add_option("scenario", args.scenario, "scenario file (JSON, schema: docs/scenario.md)")->required();
   cmd->add_option("--backend", args.backend,
-                  "communication backend: local (threads) or mpi (one process per rank, under mpirun)")
+                  "communication backend: local (threads), mpi (one process per rank, under mpirun), cuda "
+                  "(virtual ranks as threads sharing one GPU) or nccl (one GPU per process, under mpirun)")
       ->capture_default_str();
   cmd->add_option("--ranks", args.ranks,
                   "number of ranks; must equal the mesh size (default: the mesh size)");
@@ -109,7 +110,8 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
       "Examples:\n"
       "  shardscope run samples/healda_loop.json --trace /tmp/healda --verify\n"
       "  shardscope run samples/uneven_empty.json --verify --repeat 10\n"
-      "  mpirun -np 4 shardscope run samples/tp_mlp.json --backend mpi --verify --trace /tmp/tp");
+      "  mpirun -np 4 shardscope run samples/tp_mlp.json --backend mpi --verify --trace /tmp/tp\n"
+      "  shardscope run samples/fsdp_tp.json --backend cuda --verify");
 }
 
 void AddShowCommand(CLI::App& app, ShowArgs& args) {
@@ -136,7 +138,10 @@ void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
   cmd->add_option("--sizes", args.sizes, "per-rank sizes, e.g. 64K,1M,16M")->capture_default_str();
   cmd->add_option("--iterations", args.iterations, "timed iterations per size (0: by size)")
       ->capture_default_str();
-  cmd->add_option("--backend", args.backend, "backend: local, or mpi under mpirun (local figures beside)")
+  cmd->add_option(
+         "--backend", args.backend,
+         "backend: local, mpi under mpirun (local figures beside), cuda (virtual ranks on one GPU) or "
+         "nccl under mpirun (one GPU per process; figures from CUDA events)")
       ->capture_default_str();
 }
 

@@ -316,6 +316,10 @@ CollectiveStats Communicator::Submit(CollectiveCall& call) {
   stats.start_ns = SteadyNowNs();
   Execute(call);
   stats.end_ns = SteadyNowNs();
+  if (call.timed_end_ns > 0) {
+    stats.start_ns = call.timed_start_ns;
+    stats.end_ns = call.timed_end_ns;
+  }
   if (call.kind == CollectiveKind::kShapeExchange && call.shapes_recv) {
     for (size_t k = 0; k < n; ++k) {
       if (static_cast<int64_t>(k) != call.index) {

@@ -8,6 +8,7 @@
 #include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/local_backend.hpp"
 #include "shardscope/engine/mpi_backend.hpp"
+#include "shardscope/engine/nccl_backend.hpp"
 #include "shardscope/engine/op_executor.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
@@ -252,11 +253,17 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
 }  // namespace
 
 RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
-  if (options.backend != "local" && options.backend != "mpi") {
-    throw InvalidInput("--backend: '" + options.backend + "' is not a backend (use local or mpi)");
+  const std::string& backend = options.backend;
+  if (backend != "local" && backend != "mpi" && backend != "cuda" && backend != "nccl") {
+    throw InvalidInput("--backend: '" + backend + "' is not a backend (use local, mpi, cuda or nccl)");
   }
-  if (options.backend == "mpi" && !MpiBackendAvailable()) {
-    throw InvalidInput("--backend mpi: this build has no MPI backend (reconfigure with MPI installed)");
+  // GPU backends fail here, before any thread or MPI process starts, when the build has no
+  // CUDA/NCCL or the machine no GPU (one message, exit 2).
+  if (backend == "cuda" || backend == "nccl") RequireGpuBackend(backend);
+  if ((backend == "mpi" || backend == "nccl") && !MpiBackendAvailable()) {
+    throw InvalidInput(
+        "--backend " + backend +
+        ": this build has no MPI backend (reconfigure with MPI installed; nccl bootstraps over MPI)");
   }
   if (options.repeat < 1) throw InvalidInput("--repeat: must be >= 1");
   const Mesh& mesh = scenario.mesh;
@@ -328,52 +335,63 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   report.world = world;
   int64_t t_start = trace::NowNs();
 
-  if (options.backend == "local") {
+  if (backend == "local" || backend == "cuda") {
+    // Ranks as threads of this process: host buffers (local) or virtual ranks on one GPU (cuda).
     trace::TraceSession session =
         options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
-    LocalWorldOptions world_options;
-    world_options.timeout = options.timeout;
-    LocalWorld::Run(
-        world,
-        [&](Communicator& comm, int64_t rank) {
-          trace::Writer* writer = nullptr;
-          if (session.enabled()) {
-            writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
-                                                               std::string(comm.backend_name())));
-          }
-          std::vector<int64_t> mine = RunRank(comm, rank, ctx, writer, {}, &reports);
-          if (rank == 0) figures = std::move(mine);
-        },
-        world_options);
+    auto body = [&](Communicator& comm, int64_t rank) {
+      trace::Writer* writer = nullptr;
+      if (session.enabled()) {
+        writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
+                                                           std::string(comm.backend_name())));
+      }
+      std::vector<int64_t> mine = RunRank(comm, rank, ctx, writer, {}, &reports);
+      if (rank == 0) figures = std::move(mine);
+    };
+    if (backend == "cuda") {
+      CudaWorldOptions world_options;
+      world_options.timeout = options.timeout;
+      CudaLocalWorld::Run(world, body, world_options);
+    } else {
+      LocalWorldOptions world_options;
+      world_options.timeout = options.timeout;
+      LocalWorld::Run(world, body, world_options);
+    }
     session.Close();
   } else {
     MpiOptions mpi_options;
     mpi_options.timeout = options.timeout;
     MpiWorld mpi(mpi_options);
     if (mpi.size() != world) {
-      throw InvalidInput("--backend mpi: the mesh " + mesh.ToString() + " has " + std::to_string(world) +
-                         " ranks but the MPI job has " + std::to_string(mpi.size()) +
+      throw InvalidInput("--backend " + backend + ": the mesh " + mesh.ToString() + " has " +
+                         std::to_string(world) + " ranks but the MPI job has " + std::to_string(mpi.size()) +
                          " processes (run: mpirun -np " + std::to_string(world) + " shardscope run ...)");
     }
     const int64_t rank = mpi.rank();
     report.rank = rank;
+    std::unique_ptr<NcclWorld> nccl;
     try {
+      // nccl: one GPU per process, bootstrapped over this MPI job; destroyed before MPI.
+      if (backend == "nccl") nccl = std::make_unique<NcclWorld>(mpi);
+      Communicator& comm = nccl ? nccl->comm() : mpi.comm();
       MpiWorld::ClockEstimate clock = mpi.EstimateClockOffset();
       trace::TraceSession session =
           options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
       trace::Writer* writer = nullptr;
       if (session.enabled()) {
-        trace::Header header = trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(), "mpi");
+        trace::Header header =
+            trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(), std::string(comm.backend_name()));
         header.clock.offset_ns = clock.offset_ns;
         writer = session.WriterFor(rank, header);
       }
-      figures = RunRank(mpi.comm(), rank, ctx, writer, clock, &reports);
+      figures = RunRank(comm, rank, ctx, writer, clock, &reports);
       session.Close();
     } catch (const Error& e) {
       // Peers may be inside a collective this rank will never join: end the whole job with the
       // message instead of leaving them to hang. A one-process job just throws.
       const std::string what = e.what();
-      const bool names_rank = what.rfind("mpi backend, rank ", 0) == 0;  // the backend's own errors
+      const bool names_rank = what.rfind("mpi backend, rank ", 0) == 0 ||
+                              what.rfind("nccl backend, rank ", 0) == 0;  // the backends' own errors
       if (world > 1) {
         mpi.Abort("shardscope: " + (names_rank ? "" : "rank " + std::to_string(rank) + ": ") + what,
                   ExitCodeFor(e.code()));

@@ -98,11 +98,16 @@ struct CollectiveCall {
   std::vector<RecvView> recv;
   std::vector<std::vector<int64_t>> shapes_send;
   std::vector<std::vector<int64_t>>* shapes_recv = nullptr;  ///< filled with one vector per member
+  /// Set by backends that time the data movement themselves (the GPU backends: CUDA events,
+  /// mapped onto steady_clock ns); when timed_end_ns > 0 they become the CollectiveStats times
+  /// instead of the wall-clock bracket around Execute.
+  int64_t timed_start_ns = 0;
+  int64_t timed_end_ns = 0;
 };
 
 /// Per-collective figures for traces and benchmarks: bytes this rank sent to / received from
 /// each group member (aligned with group.ranks; its own entry, a local copy, is 0), and times
-/// in steady_clock nanoseconds.
+/// in steady_clock nanoseconds (GPU backends: the device time of pack, transfer and unpack).
 struct CollectiveStats {
   CollectiveKind kind = CollectiveKind::kBarrier;
   std::vector<int64_t> bytes_sent;

@@ -18,8 +18,9 @@
 namespace shardscope::engine {
 
 struct RunOptions {
-  /// "local" (ranks as threads) or "mpi" (this process is one rank of an mpirun job whose size
-  /// must equal the mesh size; every process calls RunScenario).
+  /// "local" (ranks as threads), "mpi" (this process is one rank of an mpirun job whose size
+  /// must equal the mesh size; every process calls RunScenario), "cuda" (ranks as threads, virtual
+  /// ranks sharing one GPU) or "nccl" (as mpi, one GPU per process, data over NCCL).
   std::string backend = "local";
   std::filesystem::path trace_dir;           ///< empty: no trace
   bool verify = false;                       ///< compare every result with the definition
@@ -64,7 +65,8 @@ struct RunReport {
 };
 
 /// Executes `scenario`. Throws Error(kInvalidInput) for a bad backend or options (an MPI job
-/// whose size is not the mesh size, mpi in a build without MPI), the engine's errors (a failed
+/// whose size is not the mesh size, mpi in a build without MPI, cuda/nccl in a build without
+/// CUDA/NCCL or on a machine without a GPU), the engine's errors (a failed
 /// verification is Error(kInternal) naming the step, rank and first differing element, thrown
 /// on every rank), and the backend's (timeouts name the missing ranks). Under MPI an error that
 /// only some ranks see aborts the job (MPI cannot cancel collectives) after printing it.
