@@ -46,6 +46,8 @@ local_tests_project() {
   cat >"$dir/src/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.25)
 project(shardscope_local_tests LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \${PROJECT_BINARY_DIR}/bin)
 add_subdirectory("$root" shardscope)
 find_package(Catch2 2 REQUIRED)
