@@ -5,9 +5,17 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 for prog in "$ROOT"/samples/programs/*.json; do
-  run run "$prog" --verify
+  name=$(basename "$prog" .json)
+  run run "$prog" --verify --trace "$TMP/$name"
   expect_rc 0
   expect_out_lacks "NOT verified"
+  # Its trace reads back: show prints the program, check finds the ranks consistent.
+  run show "$TMP/$name"
+  expect_rc 0
+  expect_out_contains "program: "
+  run check "$TMP/$name"
+  expect_rc 0
+  expect_out_contains "clean: "
 done
 
 # tp_mlp, by the rules of docs/program.md:
