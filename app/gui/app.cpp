@@ -23,6 +23,7 @@
 #include "panels/layout_panel.hpp"
 #include "panels/merge_panel.hpp"
 #include "panels/mesh_panel.hpp"
+#include "panels/program_panel.hpp"
 #include "panels/sandbox_panel.hpp"
 #include "panels/timeline_panel.hpp"
 #include "platform_glfw.hpp"
@@ -61,6 +62,7 @@ class App {
   void StartDiff(int baseline, int candidate);
   void DrawMain();
   void DrawFocused();
+  void DrawTimelineOrProgram();
   void DrawLoading();
   bool Ready() const;
   int Capture();
@@ -97,6 +99,8 @@ class App {
   LayoutPanel layout_;
   MeshPanel mesh_;
   MergePanel merge_;
+  ProgramPanel program_;
+  const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
   SandboxPanel sandbox_;
   GalleryWindow gallery_;
   DiffPanel diff_;
@@ -352,6 +356,7 @@ void App::SyncSelection() {
     // Command-line selection applies once, to the first trace.
     if (options_.select >= 0) selection_.redistribute_id = options_.select;
     selection_.step = options_.step;
+    if (options_.select_op >= 0) selection_.op_id = options_.select_op;
     selection_applied_ = true;
   }
   if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
@@ -418,6 +423,7 @@ void App::PrepareAll() {
   layout_.Prepare(ctx_);
   mesh_.Prepare(ctx_);
   merge_.Prepare(ctx_);
+  program_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
 }
 
@@ -545,8 +551,7 @@ void App::DrawMain() {
     Splitter("##right_split1", false, 6, &right_top_h_, &rest, 80, 300);
     ImGui::BeginChild("##timeline", ImVec2(0, right_top_h_), true,
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    SectionTitle("Timeline");
-    timeline_.Draw(ctx_);
+    DrawTimelineOrProgram();
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     float h2 = ImGui::GetContentRegionAvail().y;
@@ -571,6 +576,30 @@ void App::DrawMain() {
   ImGui::EndChild();
 }
 
+void App::DrawTimelineOrProgram() {
+  if (!program_.HasOps()) {
+    SectionTitle("Timeline");
+    timeline_.Draw(ctx_);
+    return;
+  }
+  // A program trace opens on the Program tab, with room for the graph.
+  bool first = program_model_ != ctx_.model;
+  if (first) {
+    program_model_ = ctx_.model;
+    right_top_h_ = std::max(right_top_h_, 430.0f);
+  }
+  if (!ImGui::BeginTabBar("##timeline_tabs")) return;
+  if (ImGui::BeginTabItem("Program", nullptr, first ? ImGuiTabItemFlags_SetSelected : 0)) {
+    program_.Draw(ctx_);
+    ImGui::EndTabItem();
+  }
+  if (ImGui::BeginTabItem("Timeline")) {
+    timeline_.Draw(ctx_);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
 void App::DrawFocused() {
   const std::string& v = options_.view;
   ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
@@ -589,6 +618,9 @@ void App::DrawFocused() {
   } else if (v == "merge") {
     SectionTitle("Merges");
     merge_.Draw(ctx_);
+  } else if (v == "program") {
+    SectionTitle("Program");
+    program_.Draw(ctx_);
   }
   ImGui::EndChild();
 }
@@ -626,6 +658,17 @@ int App::Capture() {
                                {"slice", c.slice}});
     }
     j["diff"] = diff_mode_ ? DiffGeometry() : nlohmann::json();
+    j["program"] = nlohmann::json::array();
+    for (const ProgramItemGeometry& g : program_.geometry()) {
+      j["program"].push_back({{"kind", g.kind},
+                              {"op_id", g.op_id},
+                              {"input", g.input},
+                              {"redistribute_id", g.redistribute_id},
+                              {"tensor", g.tensor},
+                              {"rect", {g.x0, g.y0, g.x1, g.y1}}});
+    }
+    j["selected_op"] = selection_.op_id;
+    j["selected_redistribute"] = selection_.redistribute_id;
     const float* r = errors_.rect();
     if (r[2] > r[0]) {
       j["error_panel"] = {r[0], r[1], r[2], r[3]};

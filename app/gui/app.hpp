@@ -12,11 +12,12 @@ namespace shardscope::app::gui {
 struct AppOptions {
   std::vector<std::string> traces;  ///< trace directories or rank files, loaded in order
   std::string screenshot;           ///< non-empty: render, write this PNG and exit
-  std::string view = "main";        ///< main|timeline|inspector|layout|mesh|merge|gallery|sandbox|diff
+  std::string view = "main";  ///< main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff
   /// Non-empty: diff mode, baseline and candidate trace (view "diff"); `traces` is then empty.
   std::string diff_baseline, diff_candidate;
-  int64_t select = -1;  ///< redistribute id to select (-1: the first; diff: the first differing row)
-  int64_t step = 0;     ///< step of the selected redistribute
+  int64_t select = -1;     ///< redistribute id to select (-1: the first; diff: the first differing row)
+  int64_t step = 0;        ///< step of the selected redistribute
+  int64_t select_op = -1;  ///< op id to select in the program view (-1: the first op)
   int width = 1600, height = 1000;  ///< window size in pixels
   std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
   int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit

@@ -1,5 +1,6 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
-//                [--select N] [--step K] [--size WxH] [--geometry OUT.json] [--bench-frames N]
+//                [--select N] [--step K] [--select-op N] [--size WxH] [--geometry OUT.json] [--bench-frames
+//                N]
 
 #include <cstdio>
 #include <cstring>
@@ -11,8 +12,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
-    "         [--view main|timeline|inspector|layout|mesh|merge|gallery|sandbox|diff]\n"
-    "         [--select ID] [--step K] [--size WxH] [--geometry OUT.json] [--bench-frames N]\n"
+    "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff]\n"
+    "         [--select ID] [--step K] [--select-op ID] [--size WxH] [--geometry OUT.json]\n"
+    "         [--bench-frames N]\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom and A/D pan the timeline\n";
 
@@ -52,10 +54,10 @@ int main(int argc, char** argv) {
       const char* v = value("--view");
       std::string view = v ? v : "";
       if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
-          view != "merge" && view != "gallery" && view != "sandbox" && view != "diff") {
-        return Usage(
-            "--view: '" + view +
-            "' is not one of main, timeline, inspector, layout, mesh, merge, gallery, sandbox, diff");
+          view != "merge" && view != "program" && view != "gallery" && view != "sandbox" && view != "diff") {
+        return Usage("--view: '" + view +
+                     "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
+                     "sandbox, diff");
       }
       options.view = view;
       view_given = true;
@@ -65,12 +67,13 @@ int main(int argc, char** argv) {
         return Usage("--diff needs two traces: BASELINE CANDIDATE");
       options.diff_baseline = argv[++i];
       options.diff_candidate = argv[++i];
-    } else if (arg == "--select" || arg == "--step" || arg == "--bench-frames") {
+    } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames") {
       const char* v = value(arg.c_str());
       if (!v || !ParseInt(v, n) || n < 0)
         return Usage(arg + ": '" + (v ? v : "") + "' is not a non-negative integer");
       if (arg == "--select") options.select = n;
       if (arg == "--step") options.step = n;
+      if (arg == "--select-op") options.select_op = n;
       if (arg == "--bench-frames") options.bench_frames = static_cast<int>(n);
     } else if (arg == "--size") {
       const char* v = value("--size");

@@ -66,6 +66,12 @@ void InspectorPanel::Draw(ViewContext& ctx) {
               b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
               b.dtype.c_str());
   ImGui::Text("%s -> %s", Join(b.src_placements).c_str(), Join(b.dst_placements).c_str());
+  if (b.op_id >= 0) {
+    // An implicit redistribute: name the op input it placed (the program view shows the op).
+    const trace::OpRecord* op = ctx.model ? ctx.model->FindOp(view->first->rank, b.op_id) : nullptr;
+    ImGui::TextDisabled("implicit: input %lld of op #%lld %s", static_cast<long long>(b.op_input),
+                        static_cast<long long>(b.op_id), op ? op->op.name.c_str() : "");
+  }
   if (!b.src_order.empty() || !b.dst_order.empty()) {
     ImGui::TextDisabled("order %s -> %s", b.src_order.empty() ? "default" : b.src_order.c_str(),
                         b.dst_order.empty() ? "default" : b.dst_order.c_str());

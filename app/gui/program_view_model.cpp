@@ -1,0 +1,305 @@
+#include "program_view_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "view_model.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+constexpr size_t kMaxNodeChars = 72;  // longer header lines (notes) are cut here; details show all
+constexpr float kPad = 8.0f;
+constexpr float kLaneStep = 12.0f;
+constexpr float kNodeGap = 12.0f;
+
+std::string Cut(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+
+std::string FormatCost(double cost_us) {
+  if (cost_us < 0) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", cost_us);
+  return buf;
+}
+
+std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std::vector<std::string>& from,
+                       const std::vector<std::string>& to) {
+  std::string comms;
+  if (r) {
+    std::vector<std::string> kinds;
+    for (const trace::PlanStep& s : r->begin.optimized_plan) {
+      if (s.comm != "local" && std::find(kinds.begin(), kinds.end(), s.comm) == kinds.end())
+        kinds.push_back(s.comm);
+    }
+    for (size_t i = 0; i < kinds.size(); ++i) comms += (i ? "+" : "") + kinds[i];
+    if (comms.empty()) comms = "local";
+  }
+  const auto& src = r ? r->begin.src_placements : from;
+  const auto& dst = r ? r->begin.dst_placements : to;
+  return JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) + " #" +
+         std::to_string(id);
+}
+
+float TextW(const std::string& s, const ProgramMetrics& m) { return static_cast<float>(s.size()) * m.char_w; }
+
+}  // namespace
+
+std::string JoinPlacements(const std::vector<std::string>& placements) {
+  std::string s;
+  for (size_t i = 0; i < placements.size(); ++i) s += (i ? "," : "") + placements[i];
+  return s.empty() ? "-" : s;
+}
+
+int ProgramView::NodeOfOp(int64_t id) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].kind == ProgramNode::Kind::kOp && nodes[i].op_id == id) return static_cast<int>(i);
+  return -1;
+}
+
+ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& metrics) {
+  ProgramView view;
+  if (model.ops.empty()) return view;
+  // The lowest rank that recorded ops describes the program (every rank runs the same ops).
+  const int64_t rank = model.ops.front().rank;
+  std::vector<const trace::OpRecord*> ops;
+  for (const trace::OpRecord& r : model.ops)
+    if (r.rank == rank) ops.push_back(&r);
+  std::vector<const trace::RedistributeRecord*> explicit_redistributes;
+  for (const trace::RedistributeRecord& r : model.redistributes)
+    if (r.rank == rank && r.begin.op_id < 0) explicit_redistributes.push_back(&r);
+
+  // Program order: ops by id with the explicit redistributes interleaved by their start time.
+  struct StepRef {
+    int64_t t_ns;
+    const trace::OpRecord* op;
+    const trace::RedistributeRecord* redistribute;
+  };
+  std::vector<StepRef> steps;
+  for (const auto* op : ops) steps.push_back({op->op.t_ns, op, nullptr});
+  for (const auto* r : explicit_redistributes) steps.push_back({r->begin.t_ns, nullptr, r});
+  std::stable_sort(steps.begin(), steps.end(), [](const StepRef& a, const StepRef& b) {
+    if (a.op && b.op) return a.op->op.id < b.op->op.id;
+    return a.t_ns < b.t_ns;
+  });
+
+  // Nodes and edges; `producer` maps a tensor name to its latest (node, output).
+  std::map<std::string, std::pair<int, int>> producer;
+  auto source_of = [&](const std::string& tensor, const std::vector<std::string>& placements) {
+    auto it = producer.find(tensor);
+    if (it != producer.end()) return it->second;
+    ProgramNode input;
+    input.kind = ProgramNode::Kind::kInput;
+    input.tensor = tensor;
+    input.output_rows.push_back(tensor + ": " + JoinPlacements(placements));
+    view.nodes.push_back(std::move(input));
+    auto at = std::make_pair(static_cast<int>(view.nodes.size()) - 1, 0);
+    producer[tensor] = at;
+    return at;
+  };
+  std::vector<int> step_nodes;
+  for (const StepRef& s : steps) {
+    ProgramNode node;
+    std::vector<const trace::OpInput*> inputs;
+    trace::OpInput explicit_input;
+    if (s.op) {
+      const trace::Op& op = s.op->op;
+      node.kind = ProgramNode::Kind::kOp;
+      node.op_id = op.id;
+      node.op = s.op;
+      node.ok = op.ok;
+      view.op_ids.push_back(op.id);
+      node.lines.push_back("#" + std::to_string(op.id) + " " + op.name +
+                           (op.args.empty() ? "" : "(" + op.args + ")"));
+      std::string strategy = op.chosen >= 0 ? "strategy " + std::to_string(op.chosen) + " of " +
+                                                  std::to_string(op.candidates.size())
+                                            : "no strategy of " + std::to_string(op.candidates.size());
+      if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
+        strategy += ", cost " + FormatCost(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+      node.lines.push_back(strategy);
+      if (!op.ok) node.lines.push_back("FAILED: " + op.error);
+      node.note = op.note;
+      int64_t halo_bytes = 0, halo_count = 0;
+      for (const trace::OpRecord* r : model.OpsWithId(op.id)) {
+        for (const trace::Collective& c : r->collectives) {
+          if (c.kind != "halo_exchange") continue;
+          if (r->rank == rank) ++halo_count;
+          for (int64_t b : c.bytes_sent) halo_bytes += b;
+        }
+      }
+      node.halo_exchanges = halo_count;
+      if (halo_count > 0) {
+        node.halo = "halo_exchange x" + std::to_string(halo_count) + ", " +
+                    FormatBytes(static_cast<double>(halo_bytes)) + " sent over all ranks";
+      }
+      for (const trace::OpInput& in : op.inputs) inputs.push_back(&in);
+      for (const trace::OpOutput& out : op.outputs) {
+        node.output_rows.push_back(out.requested
+                                       ? "-> " + out.tensor + ": " + JoinPlacements(out.placements) + "  " +
+                                             FormatInts(out.global_shape)
+                                       : "-> (not requested)");
+      }
+    } else {
+      const trace::RedistributeBegin& b = s.redistribute->begin;
+      node.kind = ProgramNode::Kind::kRedistribute;
+      node.redistribute_id = b.id;
+      node.tensor = b.tensor;
+      node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
+      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}));
+      explicit_input.tensor = b.tensor;
+      explicit_input.placements = b.src_placements;
+      explicit_input.required = b.src_placements;
+      inputs.push_back(&explicit_input);
+      node.output_rows.push_back("-> " + b.tensor + ": " + JoinPlacements(b.dst_placements) + "  " +
+                                 FormatInts(b.global_shape));
+    }
+    int index = static_cast<int>(view.nodes.size());
+    view.nodes.push_back(node);
+    step_nodes.push_back(index);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const trace::OpInput& in = *inputs[i];
+      if (in.tensor.empty()) {
+        view.nodes[static_cast<size_t>(index)].input_rows.push_back("(none)");
+        continue;
+      }
+      view.nodes[static_cast<size_t>(index)].input_rows.push_back(in.tensor);
+      auto [from, from_output] = source_of(in.tensor, in.placements);
+      ProgramEdge e;
+      e.from_node = from, e.from_output = from_output, e.to_node = index, e.to_input = static_cast<int>(i);
+      e.tensor = in.tensor;
+      e.placements = in.placements;
+      e.required = in.required;
+      e.label = in.tensor + ": " + JoinPlacements(in.placements);
+      e.redistribute_id = in.redistribute_id;
+      if (in.redistribute_id >= 0) {
+        e.marker = MarkerText(model.FindRedistribute(rank, in.redistribute_id), in.redistribute_id,
+                              in.placements, in.required);
+      } else if (!in.required.empty() && in.required != in.placements) {
+        e.label += " -> " + JoinPlacements(in.required);
+      }
+      view.edges.push_back(std::move(e));
+    }
+    // Outputs are produced after the inputs were read (an explicit redistribute renames nothing).
+    const ProgramNode& n = view.nodes[static_cast<size_t>(index)];
+    if (s.op) {
+      for (size_t k = 0; k < s.op->op.outputs.size(); ++k) {
+        const trace::OpOutput& out = s.op->op.outputs[k];
+        if (out.requested && !out.tensor.empty()) producer[out.tensor] = {index, static_cast<int>(k)};
+      }
+    } else if (!n.tensor.empty()) {
+      producer[n.tensor] = {index, 0};
+    }
+  }
+
+  // Layout. Rows: every step node stacked in program order; input nodes beside their first use.
+  const float cw = metrics.char_w, lh = metrics.line_h, row_h = lh + 4.0f;
+  size_t node_chars = 30;
+  for (int i : step_nodes) {
+    ProgramNode& n = view.nodes[static_cast<size_t>(i)];
+    for (auto& line : n.lines) line = Cut(line, kMaxNodeChars);
+    for (const auto& line : n.lines) node_chars = std::max(node_chars, line.size());
+    for (const auto& row : n.input_rows) node_chars = std::max(node_chars, row.size() + 4);
+    for (const auto& row : n.output_rows) node_chars = std::max(node_chars, row.size());
+    if (!n.note.empty()) node_chars = std::max(node_chars, std::min(kMaxNodeChars, n.note.size() + 2));
+    if (!n.halo.empty()) node_chars = std::max(node_chars, n.halo.size());
+  }
+  node_chars = std::min(node_chars, kMaxNodeChars + 4);
+  const float node_w = static_cast<float>(node_chars) * cw + 16.0f;
+  float y = kPad;
+  for (int i : step_nodes) {
+    ProgramNode& n = view.nodes[static_cast<size_t>(i)];
+    n.y0 = y;
+    float cy = y + 4.0f +
+               lh * static_cast<float>(n.lines.size() + (n.note.empty() ? 0 : 1) + (n.halo.empty() ? 0 : 1));
+    for (size_t k = 0; k < n.input_rows.size(); ++k, cy += row_h) n.input_y.push_back(cy + row_h / 2);
+    for (size_t k = 0; k < n.output_rows.size(); ++k, cy += row_h) n.output_y.push_back(cy + row_h / 2);
+    n.y1 = cy + 4.0f;
+    y = n.y1 + kNodeGap;
+  }
+  view.height = y + kPad;
+  // Input nodes sit on the row of their first consumer's port.
+  size_t input_chars = 6;
+  for (const ProgramEdge& e : view.edges) {
+    ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
+    if (from.kind != ProgramNode::Kind::kInput || !from.output_y.empty()) continue;
+    float at = view.nodes[static_cast<size_t>(e.to_node)].input_y[static_cast<size_t>(e.to_input)];
+    from.output_y.push_back(at);
+    from.y0 = at - row_h / 2 + 1, from.y1 = at + row_h / 2 - 1;
+    input_chars = std::max(input_chars, from.output_rows.front().size());
+  }
+  // Lanes: one vertical track per source with consumers; sources that do not overlap share one.
+  struct Span {
+    float y0, y1;
+    int node, output;
+  };
+  std::map<std::pair<int, int>, Span> spans;
+  for (ProgramEdge& e : view.edges) {
+    const ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
+    e.y_from = from.output_y[static_cast<size_t>(e.from_output)];
+    e.y_to = view.nodes[static_cast<size_t>(e.to_node)].input_y[static_cast<size_t>(e.to_input)];
+    auto key = std::make_pair(e.from_node, e.from_output);
+    auto it = spans.find(key);
+    if (it == spans.end()) {
+      spans[key] = {std::min(e.y_from, e.y_to), std::max(e.y_from, e.y_to), e.from_node, e.from_output};
+    } else {
+      it->second.y0 = std::min(it->second.y0, std::min(e.y_from, e.y_to));
+      it->second.y1 = std::max(it->second.y1, std::max(e.y_from, e.y_to));
+    }
+  }
+  std::vector<Span> ordered;
+  for (const auto& [key, span] : spans) ordered.push_back(span);
+  std::sort(ordered.begin(), ordered.end(), [](const Span& a, const Span& b) { return a.y0 < b.y0; });
+  std::vector<float> lane_end;
+  std::map<std::pair<int, int>, int> lane_of;
+  for (const Span& s : ordered) {
+    int lane = -1;
+    for (size_t l = 0; l < lane_end.size(); ++l) {
+      if (lane_end[l] + 3.0f < s.y0) {
+        lane = static_cast<int>(l);
+        break;
+      }
+    }
+    if (lane < 0) {
+      lane = static_cast<int>(lane_end.size());
+      lane_end.push_back(0);
+    }
+    lane_end[static_cast<size_t>(lane)] = s.y1;
+    lane_of[{s.node, s.output}] = lane;
+  }
+  view.lanes = static_cast<int64_t>(lane_end.size());
+  const float input_w = static_cast<float>(input_chars) * cw + 12.0f;
+  view.lane_x0 = kPad + input_w + 12.0f;
+  view.label_x0 = view.lane_x0 + static_cast<float>(view.lanes) * kLaneStep + 10.0f;
+  float label_w = 0;
+  for (const ProgramEdge& e : view.edges) {
+    float w = TextW(e.label, metrics) + 8.0f + (e.marker.empty() ? 0.0f : TextW(e.marker, metrics) + 18.0f);
+    label_w = std::max(label_w, w);
+  }
+  view.node_x0 = view.label_x0 + label_w + 16.0f;
+  for (ProgramNode& n : view.nodes) {
+    if (n.kind == ProgramNode::Kind::kInput) {
+      n.x0 = kPad, n.x1 = kPad + input_w;
+    } else {
+      n.x0 = view.node_x0, n.x1 = view.node_x0 + node_w;
+    }
+  }
+  // Labels start right of the lanes; an implicit redistribute's badge follows its label.
+  for (ProgramEdge& e : view.edges) {
+    int lane = lane_of[{e.from_node, e.from_output}];
+    e.lane_x = view.lane_x0 + static_cast<float>(lane) * kLaneStep + kLaneStep / 2;
+    e.x_to = view.node_x0;
+    e.label_x = view.label_x0 + 4.0f;
+    if (!e.marker.empty()) {
+      e.marker_x0 = e.label_x + TextW(e.label, metrics) + 12.0f;
+      e.marker_x1 = e.marker_x0 + TextW(e.marker, metrics) + 8.0f;
+      e.marker_y0 = e.y_to - lh / 2 - 1.0f;
+      e.marker_y1 = e.y_to + lh / 2 + 1.0f;
+    }
+  }
+  view.width = view.node_x0 + node_w + kPad;
+  return view;
+}
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,141 @@
+// Program view under Xvfb (issue 7): `shardscope-gui TRACE --view program --screenshot` on a sample
+// program run on the local backend and on a hand-made program trace. The implicit-redistribute
+// badges drawn are exactly the op inputs whose OpInput.redistribute_id >= 0 (for every op on
+// screen), each badge shows the badge colour, no op box does; the halo badge of a conv shows the
+// halo colour; --select-op and a selected implicit redistribute select the op; the main window opens
+// a program trace on the Program tab with the layout of the selected redistribute below.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <tuple>
+
+#include "gui_test_support.hpp"
+#include "program_test_traces.hpp"
+#include "program_view_model.hpp"
+#include "shardscope/trace/reader.hpp"
+
+using namespace shardscope_gui_test;
+using shardscope::app::gui::kHaloColor;
+using shardscope::app::gui::kImplicitRedistributeColor;
+
+namespace {
+
+namespace trace = shardscope::trace;
+
+int ColourCount(const Image& img, const nlohmann::json& rect, Rgb want) {
+  int x0 = static_cast<int>(rect[0].get<float>()), y0 = static_cast<int>(rect[1].get<float>());
+  int x1 = static_cast<int>(rect[2].get<float>()), y1 = static_cast<int>(rect[3].get<float>());
+  int n = 0;
+  for (int y = std::max(0, y0); y < std::min(img.h, y1); ++y)
+    for (int x = std::max(0, x0); x < std::min(img.w, x1); ++x) n += Near(img.At(x, y), want) ? 1 : 0;
+  return n;
+}
+
+int Area(const nlohmann::json& rect) {
+  return static_cast<int>((rect[2].get<float>() - rect[0].get<float>()) *
+                          (rect[3].get<float>() - rect[1].get<float>()));
+}
+
+bool FullyVisible(const nlohmann::json& rect, const nlohmann::json& geo) {
+  return rect[0].get<float>() >= 0 && rect[1].get<float>() >= 0 &&
+         rect[2].get<float>() <= geo["width"].get<float>() &&
+         rect[3].get<float>() <= geo["height"].get<float>();
+}
+
+}  // namespace
+
+TEST_CASE("program view: badges at exactly the implicit redistributes of the trace", "[gui][program]") {
+  fs::path dir = TempDir("program_tp_mlp");
+  RunSampleProgram("tp_mlp", dir / "trace");
+  trace::Model model = trace::ReadTraceDir(dir / "trace");
+  REQUIRE_FALSE(model.ops.empty());
+  auto r = RunGui((dir / "trace").string() + " --view program --screenshot " + (dir / "shot.png").string() +
+                      " --geometry " + (dir / "geo.json").string() + " --size 1600x1000",
+                  dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  Image img = LoadPng(dir / "shot.png");
+  auto geo = ReadJson(dir / "geo.json");
+  REQUIRE(geo["view"] == "program");
+
+  // Expected badges, from the lowest rank's op events.
+  const int64_t rank = model.ops.front().rank;
+  using Badge = std::tuple<int64_t, int64_t, int64_t>;  // op, input, redistribute id
+  std::map<int64_t, std::set<Badge>> expected;          // per op
+  size_t expected_total = 0;
+  for (const trace::OpRecord& op : model.ops) {
+    if (op.rank != rank) continue;
+    expected[op.op.id];
+    for (size_t i = 0; i < op.op.inputs.size(); ++i) {
+      if (op.op.inputs[i].redistribute_id < 0) continue;
+      expected[op.op.id].insert({op.op.id, static_cast<int64_t>(i), op.op.inputs[i].redistribute_id});
+      ++expected_total;
+    }
+  }
+  REQUIRE(expected_total > 0);  // the sample's all_reduce of the partial sum, at least
+
+  std::map<int64_t, std::set<Badge>> drawn;
+  std::set<int64_t> ops_on_screen;
+  for (const auto& item : geo["program"]) {
+    if (item["kind"] == "op") {
+      CHECK(ColourCount(img, item["rect"], kImplicitRedistributeColor) == 0);
+      if (FullyVisible(item["rect"], geo)) ops_on_screen.insert(item["op_id"].get<int64_t>());
+    }
+    if (item["kind"] != "marker") continue;
+    Badge b{item["op_id"].get<int64_t>(), item["input"].get<int64_t>(),
+            item["redistribute_id"].get<int64_t>()};
+    drawn[std::get<0>(b)].insert(b);
+    if (!FullyVisible(item["rect"], geo)) continue;
+    INFO("badge of op " << std::get<0>(b) << " input " << std::get<1>(b));
+    // The badge's fill shows (its text covers part of it).
+    CHECK(ColourCount(img, item["rect"], kImplicitRedistributeColor) * 10 >= Area(item["rect"]) * 4);
+  }
+  REQUIRE(ops_on_screen.size() >= 4);
+  for (const auto& [op, badges] : drawn) {
+    INFO("op " << op);
+    REQUIRE(expected.count(op) == 1);
+    for (const Badge& b : badges) CHECK(expected[op].count(b) == 1);
+  }
+  for (int64_t op : ops_on_screen) {
+    INFO("op " << op << " is on screen: all its implicit redistributes are marked");
+    CHECK(drawn[op] == expected[op]);
+  }
+}
+
+TEST_CASE("program view: halo badge, --select-op and the main window's Program tab", "[gui][program]") {
+  fs::path dir = TempDir("program_handmade");
+  WriteHandMadeProgramTrace(dir / "trace");
+  auto r = RunGui((dir / "trace").string() + " --view program --select-op 1 --screenshot " +
+                      (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
+                  dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto geo = ReadJson(dir / "geo.json");
+  Image img = LoadPng(dir / "shot.png");
+  CHECK(geo["selected_op"] == 1);
+  int halos = 0, ops = 0, markers = 0;
+  for (const auto& item : geo["program"]) {
+    ops += item["kind"] == "op" ? 1 : 0;
+    markers += item["kind"] == "marker" ? 1 : 0;
+    if (item["kind"] != "halo") continue;
+    ++halos;
+    CHECK(item["op_id"] == 1);  // the conv, the only op with a halo_exchange collective
+    CHECK(ColourCount(img, item["rect"], kHaloColor) * 10 >= Area(item["rect"]) * 4);
+  }
+  CHECK(ops == 4);
+  CHECK(halos == 1);
+  CHECK(markers == 2);  // w into mm, y into add
+
+  // Main window, implicit redistribute 2 selected (add's input y): the op follows, the layout shows it.
+  auto m = RunGui((dir / "trace").string() + " --select 2 --screenshot " + (dir / "main.png").string() +
+                      " --geometry " + (dir / "main.json").string(),
+                  dir / "log2.txt");
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  auto main_geo = ReadJson(dir / "main.json");
+  CHECK(main_geo["selected_op"] == 2);
+  CHECK(main_geo["selected_redistribute"] == 2);
+  CHECK_FALSE(main_geo["program"].empty());  // the Program tab is open
+  REQUIRE_FALSE(main_geo["canvases"].empty());
+  for (const auto& c : main_geo["canvases"]) CHECK(c["redistribute_id"] == 2);
+}

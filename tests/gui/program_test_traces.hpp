@@ -1,0 +1,135 @@
+#pragma once
+// Program traces for the GUI program-view tests: a hand-made 2-rank trace whose content is known
+// by construction, and a sample program (samples/programs/) run on the local backend.
+// Hand-made program on mesh [2] (tp):
+//   op 0  mm(x S(0), w S(0) -> R by implicit redistribute 0: all_gather) -> y S(0)
+//   redistribute 1 (explicit step): y S(0) -> R
+//   op 1  conv(x S(0)) -> xs S(0), one halo_exchange collective
+//   op 2  add(y R -> S(0) by implicit redistribute 2: local, xs S(0)) -> z S(0), with a note
+//   op 3  layer_norm_backward(z) -> gx S(0), second output not requested
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "shardscope/engine/runner.hpp"
+#include "shardscope/engine/scenario.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace shardscope_gui_test {
+
+namespace program_detail {
+
+namespace trace = shardscope::trace;
+
+inline trace::RedistributeBegin Begin(int64_t id, const std::string& tensor, const char* src, const char* dst,
+                                      const char* comm, int64_t op_id, int64_t op_input, int64_t t) {
+  trace::RedistributeBegin b;
+  b.id = id;
+  b.tensor = tensor;
+  b.global_shape = {8, 6};
+  b.dtype = "f32";
+  b.src_placements = {src};
+  b.dst_placements = {dst};
+  b.planner = "greedy";
+  b.planner_reason = "default";
+  b.notation = std::string(src) + "->" + dst;
+  b.notation_unoptimized = b.notation;
+  trace::PlanStep s;
+  s.mesh_dims = {0};
+  s.src = src, s.dst = dst, s.comm = comm;
+  s.logical_shape = {8, 6};
+  s.cost_us = 4.5;
+  b.raw_plan = b.optimized_plan = {s};
+  b.cost_us = 4.5;
+  b.t_ns = t;
+  b.op_id = op_id;
+  b.op_input = op_input;
+  return b;
+}
+
+inline trace::OpInput In(const std::string& tensor, const char* cur, const char* req, int64_t rid) {
+  trace::OpInput in;
+  in.tensor = tensor;
+  if (!tensor.empty()) in.placements = {cur}, in.required = {req};
+  in.redistribute_id = rid;
+  return in;
+}
+
+inline trace::OpOutput Out(const std::string& tensor, const char* placement) {
+  trace::OpOutput out;
+  out.tensor = tensor;
+  out.requested = !tensor.empty();
+  if (out.requested) out.placements = {placement}, out.global_shape = {8, 6}, out.local_shape = {4, 6};
+  return out;
+}
+
+inline trace::Op MakeOp(int64_t id, int64_t step, const std::string& name, const std::string& args,
+                        std::vector<trace::OpInput> inputs, std::vector<trace::OpOutput> outputs, int64_t t) {
+  trace::Op op;
+  op.id = id, op.step = step, op.name = name, op.args = args;
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  trace::OpStrategy chosen, other;
+  for (const auto& in : op.inputs) chosen.inputs.push_back(in.required), other.inputs.push_back({"R"});
+  for (const auto& out : op.outputs) chosen.outputs.push_back(out.placements), other.outputs.push_back({"R"});
+  chosen.cost_us = 4.5;
+  other.cost_us = -1;
+  op.candidates = {other, chosen};
+  op.chosen = 1;
+  op.rule = "least redistribute cost";
+  op.t_ns = t;
+  op.end_ns = t + 50;
+  return op;
+}
+
+}  // namespace program_detail
+
+/// Writes the hand-made program trace (see the file comment) into `dir`.
+inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
+  using namespace program_detail;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    trace::Header h;
+    h.rank = rank, h.world = 2, h.mesh_shape = {2}, h.mesh_dim_names = {"tp"}, h.backend = "local";
+    trace::Writer w(dir, h);
+    auto redistribute = [&](const trace::RedistributeBegin& b) {
+      w.Emit(b);
+      trace::RedistributeEnd e;
+      e.id = b.id, e.t_ns = b.t_ns + 40;
+      w.Emit(e);
+    };
+    redistribute(Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110));
+    w.Emit(MakeOp(0, 0, "mm", "", {In("x", "S(0)", "S(0)", -1), In("w", "S(0)", "R", 0)}, {Out("y", "S(0)")},
+                  100));
+    redistribute(Begin(1, "y", "S(0)", "R", "all_gather", -1, -1, 300));
+    trace::Collective halo;
+    halo.redistribute_id = -1, halo.op_id = 1, halo.kind = "halo_exchange", halo.mesh_dims = {0},
+    halo.group = {0, 1}, halo.dtype = "f32";
+    halo.bytes_sent = rank == 0 ? std::vector<int64_t>{0, 24} : std::vector<int64_t>{24, 0};
+    halo.bytes_recv = halo.bytes_sent;
+    halo.start_ns = 410, halo.end_ns = 420;
+    w.Emit(halo);
+    w.Emit(MakeOp(1, 2, "conv", "dim=0, kernel=3 taps", {In("x", "S(0)", "S(0)", -1)}, {Out("xs", "S(0)")},
+                  400));
+    redistribute(Begin(2, "y", "R", "S(0)", "local", 2, 0, 510));
+    trace::Op add = MakeOp(2, 3, "add", "", {In("y", "R", "S(0)", 2), In("xs", "S(0)", "S(0)", -1)},
+                           {Out("z", "S(0)")}, 500);
+    add.note = "hand-made note: shardscope differs from PyTorch here";
+    w.Emit(add);
+    w.Emit(MakeOp(3, 4, "layer_norm_backward", "normalized_ndim=1", {In("z", "S(0)", "S(0)", -1)},
+                  {Out("gx", "S(0)"), Out("", "")}, 600));
+    w.Close();
+  }
+}
+
+/// Runs samples/programs/<name>.json on the local backend, tracing into `dir`.
+inline void RunSampleProgram(const std::string& name, const std::filesystem::path& dir) {
+  namespace engine = shardscope::engine;
+  engine::Scenario scenario =
+      engine::LoadScenario(std::string(SHARDSCOPE_SOURCE_DIR) + "/samples/programs/" + name + ".json");
+  engine::RunOptions options;
+  options.trace_dir = dir;
+  engine::RunScenario(scenario, options);
+}
+
+}  // namespace shardscope_gui_test
