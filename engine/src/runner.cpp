@@ -33,9 +33,9 @@ struct Planned {
   // Op steps only (op != nullptr): the decision for the inputs' specs at this point, and the
   // tensor indices of inputs and outputs (kNone for absent inputs / unrequested outputs).
   const OpCall* op = nullptr;
-  OpDecision decision;
-  std::vector<TensorSpec> input_specs;
-  std::vector<size_t> inputs, outputs;
+  OpDecision decision{};
+  std::vector<TensorSpec> input_specs{};
+  std::vector<size_t> inputs{}, outputs{};
   int64_t op_id = -1;
 };
 constexpr size_t kNone = static_cast<size_t>(-1);
