@@ -98,7 +98,8 @@ std::string OutputsText(const Op& op) {
 
 std::string OpSubject(const Op& op) {
   std::string out = "op #" + std::to_string(op.id) + " " + op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
   return out + ")";
 }
 

@@ -213,7 +213,8 @@ std::string Concat(const std::vector<std::string>& placements) {
 // Alignment key and subject of an op: what it is called on, not how it was sharded.
 std::string OpSubject(const Op& op) {
   std::string out = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
   return out + ")";
 }
 

@@ -181,6 +181,10 @@ std::string OpCallText(const Op& op) {
   std::string out = op.name + "(";
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     const OpInput& in = op.inputs[i];
+    if (in.tensor.empty() && in.placements.empty()) {  // an absent optional input
+      out += (i ? ", -" : "-");
+      continue;
+    }
     out += (i ? ", " : "") + in.tensor + ": " + PlacementsText(in.placements);
     if (in.required != in.placements) out += "->" + PlacementsText(in.required);
   }
