@@ -147,13 +147,14 @@ void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
 
 void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, ExportArgs& exp) {
   CLI::App* d =
-      app.add_subcommand("diff", "Compare two traces: plans, collectives, bytes, shapes, cost, time");
+      app.add_subcommand("diff", "Compare two traces: plans, collectives, bytes, shapes, cost, ops, time");
   d->add_option("baseline", diff.baseline, "baseline trace directory (rank-*.jsonl) or rank file")
       ->required();
   d->add_option("candidate", diff.candidate, "candidate trace directory or rank file")->required();
-  d->add_option("--fail-on", diff.fail_on,
-                "what fails (exit 1): plan,collectives,bytes,shapes,cost,time:N%,all (default: all = every "
-                "category but time)");
+  d->add_option(
+      "--fail-on", diff.fail_on,
+      "what fails (exit 1): plan,collectives,bytes,shapes,cost,ops,time:N%,all (default: all = every "
+      "category but time)");
   d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
   d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
   CLI::App* c =

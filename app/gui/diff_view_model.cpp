@@ -116,7 +116,10 @@ DiffView BuildDiffView(const trace::Model& baseline, const trace::Model& candida
   for (size_t i = 0; i < diffs.size(); ++i) {
     const trace::Difference& d = diffs[i];
     view.lines.push_back(LineOf(d, view.result.options));
-    if (d.baseline_id && d.candidate_id) {
+    if (d.op) {
+      // About an op (its ids are op ids, not redistribute ids): listed with the run-level lines.
+      view.run_differences.push_back(i);
+    } else if (d.baseline_id && d.candidate_id) {
       by_pair[{*d.baseline_id, *d.candidate_id}].push_back(i);
     } else if (d.baseline_id) {
       removed.insert(*d.baseline_id);

@@ -141,8 +141,9 @@ TEST_CASE("diff view steps: missing, different and named steps differ, equal one
   const trace::RedistributeBegin& two = gui::FirstRecord(*candidate, 1)->begin;
   gui::DiffView named;
   named.result.differences.push_back(
-      {trace::DiffCategory::kShapes, 1, 1, "w", "rank 2 shard after step 1", "x", "y"});
-  named.result.differences.push_back({trace::DiffCategory::kPlan, 1, 1, "w", "raw plan step 0", "x", "y"});
+      {trace::DiffCategory::kShapes, false, 1, 1, "w", "rank 2 shard after step 1", "x", "y"});
+  named.result.differences.push_back(
+      {trace::DiffCategory::kPlan, false, 1, 1, "w", "raw plan step 0", "x", "y"});
   gui::DiffRow row;
   row.kind = gui::DiffRowKind::kChanged;
   row.differences = {0, 1};
