@@ -38,6 +38,22 @@ Box SliceBox(const Shape& shape, int64_t dim, Interval positions) {
   return box;
 }
 
+// `x` with `h` zeros added on both sides of `dim` (conv's zero padding, and the window a rank's
+// halo is received into).
+LocalTensor PadAlong(const LocalTensor& x, int64_t dim, int64_t h) {
+  Shape padded_shape = x.shape();
+  padded_shape[static_cast<size_t>(dim)] += 2 * h;
+  LocalTensor padded(padded_shape, x.dtype());  // zero-filled
+  const int64_t stride = RowMajorStrides(x.shape())[static_cast<size_t>(dim)] * DTypeSize(x.dtype());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= x.shape()[static_cast<size_t>(d)];
+  const int64_t row = x.shape()[static_cast<size_t>(dim)] * stride;
+  const int64_t padded_row = padded_shape[static_cast<size_t>(dim)] * stride;
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(x.data() + o * row, row, padded.data() + o * padded_row + h * stride);
+  return padded;
+}
+
 // conv on a spatially sharded tensor: fetches the halo the kernel needs from the ranks that
 // hold it (over every mesh dim that shards the conv dim, so uneven and empty shards and halos
 // wider than a neighbour's shard are exact) and returns this rank's shard padded by `h` on both
@@ -65,9 +81,10 @@ LocalTensor HaloExchange(Communicator& comm, int64_t rank, const OpCall& call, c
     if (r.size() == 0) return std::vector<Interval>{};
     return std::vector<Interval>{{r.begin - h, r.begin}, {r.end, r.end + h}};
   };
-  Shape padded_shape = local.shape();
-  padded_shape[static_cast<size_t>(dim)] = mine.size() == 0 ? 0 : mine.size() + 2 * h;
-  LocalTensor padded(padded_shape, local.dtype());  // zero-filled: the edges stay 0
+  // Own data in the middle of the window (a local copy); the halos are received around it. An
+  // empty shard needs nothing and gets an empty window.
+  LocalTensor padded = mine.size() > 0 ? PadAlong(local, dim, h) : local;
+  const Shape padded_shape = padded.shape();
   std::vector<SendView> send;
   std::vector<RecvView> recv;
   for (size_t j = 0; j < n; ++j) {
@@ -90,20 +107,6 @@ LocalTensor HaloExchange(Communicator& comm, int64_t rank, const OpCall& call, c
         padded, SliceBox(padded_shape, dim, {in_piece.begin - window_begin, in_piece.end - window_begin})));
   }
   CollectiveStats stats = comm.AllToAllV(group, std::move(send), std::move(recv));
-  // Own data into the middle of the window (a local copy, no communication).
-  if (mine.size() > 0) {
-    const Shape strides_in = RowMajorStrides(local.shape());
-    const int64_t item = DTypeSize(local.dtype());
-    int64_t outer = 1;
-    for (int64_t d = 0; d < dim; ++d) outer *= local.shape()[static_cast<size_t>(d)];
-    const int64_t row = mine.size() * strides_in[static_cast<size_t>(dim)] * item;
-    const int64_t padded_row =
-        padded_shape[static_cast<size_t>(dim)] * strides_in[static_cast<size_t>(dim)] * item;
-    const int64_t skip = h * strides_in[static_cast<size_t>(dim)] * item;
-    for (int64_t o = 0; o < outer; ++o) {
-      std::copy_n(local.data() + o * row, row, padded.data() + o * padded_row + skip);
-    }
-  }
   if (options.collectives) options.collectives->push_back({0, group, stats, false, true});
   if (options.trace) {
     trace::Collective e;
@@ -128,20 +131,7 @@ LocalTensor HaloExchange(Communicator& comm, int64_t rank, const OpCall& call, c
 LocalTensor ConvGlobal(const OpCall& call, const LocalTensor& x) {
   const auto nd = static_cast<int64_t>(x.shape().size());
   const int64_t dim = call.dim < 0 ? call.dim + nd : call.dim;
-  const int64_t h = ConvHalo(call);
-  Shape padded_shape = x.shape();
-  padded_shape[static_cast<size_t>(dim)] += 2 * h;
-  LocalTensor padded(padded_shape, x.dtype());
-  const Shape strides = RowMajorStrides(x.shape());
-  const int64_t item = DTypeSize(x.dtype());
-  int64_t outer = 1;
-  for (int64_t d = 0; d < dim; ++d) outer *= x.shape()[static_cast<size_t>(d)];
-  const int64_t row = x.shape()[static_cast<size_t>(dim)] * strides[static_cast<size_t>(dim)] * item;
-  const int64_t padded_row =
-      padded_shape[static_cast<size_t>(dim)] * strides[static_cast<size_t>(dim)] * item;
-  const int64_t skip = h * strides[static_cast<size_t>(dim)] * item;
-  for (int64_t o = 0; o < outer; ++o)
-    std::copy_n(x.data() + o * row, row, padded.data() + o * padded_row + skip);
+  const LocalTensor padded = PadAlong(x, dim, ConvHalo(call));
   return *ComputeOp(call, {&padded})[0];
 }
 

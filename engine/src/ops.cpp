@@ -190,14 +190,6 @@ int64_t NumShardsOfDim(const TensorSpec& spec, int64_t dim) {
   return n;
 }
 
-int64_t NumShards(const TensorSpec& spec) {
-  int64_t n = 1;
-  for (size_t md = 0; md < spec.placements.size(); ++md) {
-    if (spec.placements[md].IsShard()) n *= spec.mesh.size(static_cast<int>(md));
-  }
-  return n;
-}
-
 // PyTorch is_tensor_shardable: every sharded dim has at least as many elements as shards.
 bool Shardable(const Mesh& mesh, const Shape& shape, const Placements& placements) {
   std::vector<int64_t> shards(shape.size(), 1);
@@ -493,7 +485,7 @@ class Propagator {
     // as candidates too, with their costs, so the trace shows what following them would cost.
     size_t follow = 0;
     for (size_t i = 1; i < in_.size(); ++i) {
-      if (NumShards(*in_[i]) > NumShards(*in_[follow])) follow = i;
+      if (in_[i]->NumShards() > in_[follow]->NumShards()) follow = i;
     }
     decision_.candidates.push_back(PointwiseFrom(follow));
     for (size_t i = 0; i < in_.size(); ++i) {
@@ -510,7 +502,7 @@ class Propagator {
     const int64_t dim = NormDim(call_, call_.dim, stack ? nd + 1 : nd, "dim");
     size_t follow = 0;
     for (size_t i = 1; i < in_.size(); ++i) {
-      if (NumShards(*in_[i]) > NumShards(*in_[follow])) follow = i;
+      if (in_[i]->NumShards() > in_[follow]->NumShards()) follow = i;
     }
     Placements req;
     Placements out;

@@ -78,6 +78,24 @@ std::vector<LocalTensor> GatherToRank0(Communicator& comm, const Group& all, con
   return shards;
 }
 
+// Bytes this rank received over `ran`.
+int64_t BytesReceived(const std::vector<ExecutedCollective>& ran) {
+  int64_t bytes = 0;
+  for (const auto& c : ran) {
+    for (int64_t b : c.stats.bytes_recv) bytes += b;
+  }
+  return bytes;
+}
+
+// Adds `ran` to a step report's kind -> count table.
+void TallyKinds(const std::vector<ExecutedCollective>& ran, std::map<std::string, int64_t>& counts) {
+  for (const auto& c : ran) {
+    ++counts[c.halo         ? "halo_exchange"
+             : c.negotiated ? "shape_exchange"
+                            : std::string(CollectiveKindName(c.stats.kind))];
+  }
+}
+
 // One op step on one rank: runs it (implicit redistributes, halo, kernel), fills this rank's
 // figures for the step and, with verification, compares every output with the reference.
 void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
@@ -107,10 +125,7 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
   std::vector<std::optional<LocalTensor>> outs =
       ExecuteOp(comm, rank, *item.op, item.decision, specs, inputs, exec);
   f[0] = trace::NowNs() - t0;
-  f[1] = 0;
-  for (const auto& c : ran) {
-    for (int64_t b : c.stats.bytes_recv) f[1] += b;
-  }
+  f[1] = BytesReceived(ran);
   if (rank == 0 && report0 != nullptr) {
     StepReport& rep = (*report0)[k];
     rep.step = item.step;
@@ -121,11 +136,7 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
       rep.tensor += (rep.tensor.empty() ? "" : ",") + scenario.tensors[item.outputs[o]].name;
       rep.op_outputs.push_back(item.decision.outputs[o]->placements);
     }
-    for (const auto& c : ran) {
-      ++rep.collectives[c.halo         ? "halo_exchange"
-                        : c.negotiated ? "shape_exchange"
-                                       : std::string(CollectiveKindName(c.stats.kind))];
-    }
+    TallyKinds(ran, rep.collectives);
     for (size_t i = 0; i < item.inputs.size(); ++i) {
       if (item.inputs[i] != kNone && item.decision.inputs[i] &&
           !(item.decision.inputs[i]->placements == item.input_specs[i].placements))
@@ -189,10 +200,7 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
     LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
     int64_t* f = &figures[k * kStepFigures];
     f[0] = trace::NowNs() - t0;
-    f[1] = 0;
-    for (const auto& c : ran) {
-      for (int64_t b : c.stats.bytes_recv) f[1] += b;
-    }
+    f[1] = BytesReceived(ran);
     if (rank == 0 && report0 != nullptr) {
       StepReport& rep = (*report0)[k];
       rep.step = item.step;
@@ -202,12 +210,7 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
       rep.src = item.src.placements;
       rep.dst = item.dst.placements;
       rep.plan = *plan;
-      for (const auto& c : ran) {
-        if (!c.negotiated)
-          ++rep.collectives[std::string(CollectiveKindName(c.stats.kind))];
-        else
-          ++rep.collectives["shape_exchange"];
-      }
+      TallyKinds(ran, rep.collectives);
     }
     if (ctx.options.verify) {
       // Non-Partial results are checked where they are (Distribute is the definition); Partial
