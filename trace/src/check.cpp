@@ -68,40 +68,11 @@ std::string CallText(const Collective& c) {
   return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (" + IssuerText(c) + ")";
 }
 
-std::string Concat(const std::vector<std::string>& placements) {
-  std::string out;
-  for (const std::string& p : placements) out += p;
-  return out;
-}
+std::string StrategyText(const Op& op) { return detail::OpStrategyText(op, op.chosen); }
 
-std::string StrategyText(const Op& op) {
-  if (op.chosen < 0 || op.chosen >= static_cast<int64_t>(op.candidates.size())) return "none";
-  const OpStrategy& s = op.candidates[static_cast<size_t>(op.chosen)];
-  std::string out;
-  for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + Concat(s.inputs[i]);
-  out += " => ";
-  for (size_t i = 0; i < s.outputs.size(); ++i)
-    out += (i ? ", " : "") + (s.outputs[i].empty() ? "-" : Concat(s.outputs[i]));
-  return out;
-}
+std::string OutputsText(const Op& op) { return detail::OpOutputsText(op); }
 
-std::string OutputsText(const Op& op) {
-  std::string out;
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
-    out += (i ? ", " : "") +
-           (o.requested ? o.tensor + ": " + Concat(o.placements) + " " + detail::FormatInts(o.global_shape)
-                        : std::string("-"));
-  }
-  return out;
-}
-
-std::string OpSubject(const Op& op) {
-  std::string out = "op #" + std::to_string(op.id) + " " + op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
-  return out + ")";
-}
+std::string OpSubject(const Op& op) { return "op #" + std::to_string(op.id) + " " + detail::OpCallText(op); }
 
 int64_t Sum(const std::vector<int64_t>& v) {
   int64_t s = 0;

@@ -26,6 +26,45 @@ inline std::string JoinComma(const std::vector<std::string>& v) {
   return out;
 }
 
+/// "S(0)R": placements concatenated PyTorch style, as op texts show them.
+inline std::string ConcatPlacements(const std::vector<std::string>& placements) {
+  std::string out;
+  for (const std::string& p : placements) out += p;
+  return out;
+}
+
+/// "mm(x, w)": an op's name and input tensors ("-" for an absent optional input).
+inline std::string OpCallText(const Op& op) {
+  std::string out = op.name + "(";
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
+  return out + ")";
+}
+
+/// "S(0)R, RS(1) => S(0)S(1)": candidate `index`'s input and output placements; "none" when out of range.
+inline std::string OpStrategyText(const Op& op, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(op.candidates.size())) return "none";
+  const OpStrategy& s = op.candidates[static_cast<size_t>(index)];
+  std::string out;
+  for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + ConcatPlacements(s.inputs[i]);
+  out += " => ";
+  for (size_t i = 0; i < s.outputs.size(); ++i)
+    out += (i ? ", " : "") + (s.outputs[i].empty() ? "-" : ConcatPlacements(s.outputs[i]));
+  return out;
+}
+
+/// "y: S(0)S(1) [8, 4], -": each output's placements and global shape ("-" when not requested).
+inline std::string OpOutputsText(const Op& op) {
+  std::string out;
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    out += (i ? ", " : "") +
+           (o.requested ? o.tensor + ": " + ConcatPlacements(o.placements) + " " + FormatInts(o.global_shape)
+                        : std::string("-"));
+  }
+  return out;
+}
+
 /// The calls of one group: `ranks` sorted; `calls[r]` exists for every member with a rank file
 /// (possibly empty) and lists its collectives on this group in file order.
 struct GroupCalls {

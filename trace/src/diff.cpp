@@ -205,38 +205,16 @@ std::vector<LogicalOp> LogicalOps(const Model& model) {
 }
 
 std::string Concat(const std::vector<std::string>& placements) {
-  std::string out;
-  for (const std::string& p : placements) out += p;
-  return out;
+  return detail::ConcatPlacements(placements);
 }
 
 // Alignment key and subject of an op: what it is called on, not how it was sharded.
-std::string OpSubject(const Op& op) {
-  std::string out = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
-  return out + ")";
-}
+std::string OpSubject(const Op& op) { return detail::OpCallText(op); }
 
-std::string StrategyText(const Op& op, int64_t index) {
-  if (index < 0 || index >= static_cast<int64_t>(op.candidates.size())) return "none";
-  const OpStrategy& s = op.candidates[static_cast<size_t>(index)];
-  std::string out;
-  for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + Concat(s.inputs[i]);
-  out += " => ";
-  for (size_t i = 0; i < s.outputs.size(); ++i)
-    out += (i ? ", " : "") + (s.outputs[i].empty() ? "-" : Concat(s.outputs[i]));
-  return out;
-}
+std::string StrategyText(const Op& op, int64_t index) { return detail::OpStrategyText(op, index); }
 
 std::string OutputsText(const Op& op) {
-  std::string out;
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
-    out += (i ? ", " : "") +
-           (o.requested ? o.tensor + ": " + Concat(o.placements) + " " + detail::FormatInts(o.global_shape)
-                        : std::string("-"));
-  }
+  std::string out = detail::OpOutputsText(op);
   return out.empty() ? "none" : out;
 }
 
