@@ -170,6 +170,11 @@ struct MpiCommunicator::Impl {
   int64_t rank = 0;
   MpiOptions options;
   std::map<std::vector<int64_t>, MPI_Comm> comms;
+  // Exchange buffers, kept across calls and never zero-filled: a fresh multi-MiB buffer per call
+  // costs its page faults and zeroing every time, which dominated large collectives (10-50x the
+  // time of the transfer itself on the test VM). They keep the size of the largest call so far.
+  using Buffer = std::vector<std::byte, detail::DefaultInitAllocator<std::byte>>;
+  Buffer send_buf, recv_buf, staging, reduced;
 
   ~Impl() {
     int finalized = 0;
@@ -208,6 +213,13 @@ struct MpiCommunicator::Impl {
   void Exchange(CollectiveCall& call);
   void MoveData(CollectiveCall& call, MPI_Comm comm, const std::vector<CollectiveCall>& calls,
                 const std::string& where);
+  void AllReduceTwoPhase(CollectiveCall& call, MPI_Comm comm, const std::string& where);
+  void CombineInGroupOrder(const CollectiveCall& call, const std::byte* staging, int64_t count, size_t n,
+                           const RecvView& dst);
+  template <class Pack, class Deliver>
+  void ExchangeRounds(MPI_Comm comm, const std::string& where, int64_t es, bool shared,
+                      const std::vector<int64_t>& out_count, const std::vector<int64_t>& in_count,
+                      int64_t longest, Pack&& pack, Deliver&& deliver);
   void ExchangeShapes(CollectiveCall& call, MPI_Comm comm, const std::vector<int64_t>& all, size_t words,
                       const std::string& where);
 };
@@ -249,12 +261,12 @@ void MpiCommunicator::Impl::ExchangeShapes(CollectiveCall& call, MPI_Comm comm,
                                            const std::string& where) {
   const size_t n = call.group.ranks.size(), me = static_cast<size_t>(call.index);
   std::vector<int> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
-  std::vector<int64_t> send_buf, recv_buf;
-  send_buf.reserve(1);  // a valid pointer even when nothing is sent
+  std::vector<int64_t> shape_send, shape_recv;
+  shape_send.reserve(1);  // a valid pointer even when nothing is sent
   for (size_t j = 0; j < n; ++j) {
     send_counts[j] = static_cast<int>(call.shapes_send[j].size());
-    send_displs[j] = static_cast<int>(send_buf.size());
-    send_buf.insert(send_buf.end(), call.shapes_send[j].begin(), call.shapes_send[j].end());
+    send_displs[j] = static_cast<int>(shape_send.size());
+    shape_send.insert(shape_send.end(), call.shapes_send[j].begin(), call.shapes_send[j].end());
   }
   // Member i's descriptor holds the lengths it sends to each member.
   int total = 0;
@@ -263,16 +275,74 @@ void MpiCommunicator::Impl::ExchangeShapes(CollectiveCall& call, MPI_Comm comm,
     recv_displs[i] = total;
     total += recv_counts[i];
   }
-  recv_buf.assign(static_cast<size_t>(std::max(total, 1)), 0);
+  shape_recv.assign(static_cast<size_t>(std::max(total, 1)), 0);
   MPI_Request request = MPI_REQUEST_NULL;
-  Check(MPI_Ialltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_INT64_T, recv_buf.data(),
-                       recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm, &request),
-        "MPI_Ialltoallv (shapes)", where, rank);
+  Check(
+      MPI_Ialltoallv(shape_send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T,
+                     shape_recv.data(), recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm, &request),
+      "MPI_Ialltoallv (shapes)", where, rank);
   Wait(request, "MPI_Ialltoallv (shapes)", where);
   call.shapes_recv->assign(n, {});
   for (size_t i = 0; i < n; ++i) {
-    auto first = recv_buf.begin() + recv_displs[i];
+    auto first = shape_recv.begin() + recv_displs[i];
     (*call.shapes_recv)[i].assign(first, first + recv_counts[i]);
+  }
+}
+
+// One data exchange in rounds of MPI_Ialltoallv: this member sends out_count[j] elements to
+// member j and receives in_count[i] from member i; `longest` is the largest count between any
+// two members, the same on every member, so every member runs the same number of rounds. Every
+// count and displacement of one MPI call must fit an int: at most INT_MAX / n bytes per peer and
+// round. pack(j, begin, len, out) writes elements [begin, begin + len) of what goes to member j
+// (with `shared`, every member gets the same elements and pack is called once, j = 0);
+// deliver(i, begin, in, len) takes elements [begin, begin + len) received from member i.
+template <class Pack, class Deliver>
+void MpiCommunicator::Impl::ExchangeRounds(MPI_Comm comm, const std::string& where, int64_t es, bool shared,
+                                           const std::vector<int64_t>& out_count,
+                                           const std::vector<int64_t>& in_count, int64_t longest, Pack&& pack,
+                                           Deliver&& deliver) {
+  const size_t n = out_count.size();
+  const int64_t cap_bytes =
+      std::max(es, std::min<int64_t>(options.max_chunk_bytes, INT_MAX / static_cast<int64_t>(n)));
+  const int64_t cap = std::max<int64_t>(1, cap_bytes / es);
+  const int64_t rounds = longest == 0 ? 0 : (longest + cap - 1) / cap;
+  std::vector<int> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
+  for (int64_t r = 0; r < rounds; ++r) {
+    const int64_t begin = r * cap;
+    auto chunk = [&](int64_t count) { return std::clamp<int64_t>(count - begin, 0, cap); };
+    if (shared) {
+      const int64_t len = chunk(out_count[0]);
+      send_buf.resize(static_cast<size_t>(std::max<int64_t>(len * es, 1)));
+      if (len > 0) pack(size_t{0}, begin, len, send_buf.data());
+      std::fill(send_counts.begin(), send_counts.end(), static_cast<int>(len * es));
+      std::fill(send_displs.begin(), send_displs.end(), 0);
+    } else {
+      int64_t bytes = 0;
+      for (size_t j = 0; j < n; ++j) {
+        send_displs[j] = static_cast<int>(bytes);
+        send_counts[j] = static_cast<int>(chunk(out_count[j]) * es);
+        bytes += send_counts[j];
+      }
+      send_buf.resize(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+      for (size_t j = 0; j < n; ++j) {
+        if (send_counts[j] > 0) pack(j, begin, send_counts[j] / es, send_buf.data() + send_displs[j]);
+      }
+    }
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      recv_displs[i] = static_cast<int>(total);
+      recv_counts[i] = static_cast<int>(chunk(in_count[i]) * es);
+      total += recv_counts[i];
+    }
+    recv_buf.resize(static_cast<size_t>(std::max<int64_t>(total, 1)));
+    MPI_Request request = MPI_REQUEST_NULL;
+    Check(MPI_Ialltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(),
+                         recv_counts.data(), recv_displs.data(), MPI_BYTE, comm, &request),
+          "MPI_Ialltoallv", where, rank);
+    Wait(request, "MPI_Ialltoallv", where);
+    for (size_t i = 0; i < n; ++i) {
+      if (recv_counts[i] > 0) deliver(i, begin, recv_buf.data() + recv_displs[i], recv_counts[i] / es);
+    }
   }
 }
 
@@ -280,6 +350,7 @@ void MpiCommunicator::Impl::MoveData(CollectiveCall& call, MPI_Comm comm,
                                      const std::vector<CollectiveCall>& calls, const std::string& where) {
   const size_t n = calls.size(), me = static_cast<size_t>(call.index);
   const int64_t es = DTypeSize(call.dtype);
+  if (call.kind == CollectiveKind::kAllReduce && n > 2) return AllReduceTwoPhase(call, comm, where);
   const bool reduce = call.kind == CollectiveKind::kReduceScatter || call.kind == CollectiveKind::kAllReduce;
   // One packed source serves every peer when all of them get the same elements.
   const bool shared = call.kind == CollectiveKind::kAllGather || call.kind == CollectiveKind::kAllReduce ||
@@ -291,13 +362,6 @@ void MpiCommunicator::Impl::MoveData(CollectiveCall& call, MPI_Comm comm,
     in_count[i] = PairCount(calls, i, me);
     for (size_t j = 0; j < n; ++j) longest = std::max(longest, PairCount(calls, i, j));
   }
-  // Every count and displacement of one MPI call must fit an int: at most INT_MAX / n bytes per
-  // peer and round. Every member derives the same number of rounds from the same descriptors.
-  const int64_t cap_bytes =
-      std::max(es, std::min<int64_t>(options.max_chunk_bytes, INT_MAX / static_cast<int64_t>(n)));
-  const int64_t cap = std::max<int64_t>(1, cap_bytes / es);
-  const int64_t rounds = longest == 0 ? 0 : (longest + cap - 1) / cap;
-
   auto source = [&](size_t j) -> const SendView* {
     switch (call.kind) {
       case CollectiveKind::kAllGather:
@@ -317,67 +381,81 @@ void MpiCommunicator::Impl::MoveData(CollectiveCall& call, MPI_Comm comm,
   // Reductions receive every member's contribution first, then combine them in group order with
   // the local backend's Accumulator, so results are bitwise identical to it.
   const int64_t result = reduce ? call.recv[0].Count() : 0;
-  std::vector<std::byte> staging(reduce ? n * static_cast<size_t>(result * es) : 0);
-  std::vector<std::byte> send_buf, recv_buf;
-  std::vector<int> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
-  for (int64_t r = 0; r < rounds; ++r) {
-    const int64_t begin = r * cap;
-    auto chunk = [&](int64_t count) { return std::clamp<int64_t>(count - begin, 0, cap); };
-    if (shared) {
-      const int64_t len = chunk(out_count[0]);
-      send_buf.resize(static_cast<size_t>(std::max<int64_t>(len * es, 1)));
-      if (len > 0) PackRange(*source(0), begin, len, send_buf.data());
-      std::fill(send_counts.begin(), send_counts.end(), static_cast<int>(len * es));
-      std::fill(send_displs.begin(), send_displs.end(), 0);
-    } else {
-      int64_t bytes = 0;
-      for (size_t j = 0; j < n; ++j) {
-        send_displs[j] = static_cast<int>(bytes);
-        send_counts[j] = static_cast<int>(chunk(out_count[j]) * es);
-        bytes += send_counts[j];
-      }
-      send_buf.resize(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
-      for (size_t j = 0; j < n; ++j) {
-        if (send_counts[j] > 0)
-          PackRange(*source(j), begin, send_counts[j] / es, send_buf.data() + send_displs[j]);
-      }
-    }
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-      recv_displs[i] = static_cast<int>(total);
-      recv_counts[i] = static_cast<int>(chunk(in_count[i]) * es);
-      total += recv_counts[i];
-    }
-    recv_buf.resize(static_cast<size_t>(std::max<int64_t>(total, 1)));
-    MPI_Request request = MPI_REQUEST_NULL;
-    Check(MPI_Ialltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(),
-                         recv_counts.data(), recv_displs.data(), MPI_BYTE, comm, &request),
-          "MPI_Ialltoallv", where, rank);
-    Wait(request, "MPI_Ialltoallv", where);
-    for (size_t i = 0; i < n; ++i) {
-      if (recv_counts[i] == 0) continue;
-      const std::byte* in = recv_buf.data() + recv_displs[i];
-      if (reduce) {
-        std::memcpy(staging.data() + static_cast<size_t>((static_cast<int64_t>(i) * result + begin) * es), in,
-                    static_cast<size_t>(recv_counts[i]));
-      } else if (const RecvView* dst = destination(i)) {
-        UnpackRange(in, *dst, begin, recv_counts[i] / es);
-      }
-    }
+  if (reduce) staging.resize(n * static_cast<size_t>(result * es));
+  ExchangeRounds(
+      comm, where, es, shared, out_count, in_count, longest,
+      [&](size_t j, int64_t begin, int64_t len, std::byte* out) { PackRange(*source(j), begin, len, out); },
+      [&](size_t i, int64_t begin, const std::byte* in, int64_t len) {
+        if (reduce) {
+          std::memcpy(staging.data() + static_cast<size_t>((static_cast<int64_t>(i) * result + begin) * es),
+                      in, static_cast<size_t>(len * es));
+        } else if (const RecvView* dst = destination(i)) {
+          UnpackRange(in, *dst, begin, len);
+        }
+      });
+  if (reduce && result > 0) CombineInGroupOrder(call, staging.data(), result, n, call.recv[0]);
+}
+
+// Combines n contiguous contributions of `count` elements each (member order) with the local
+// backend's Accumulator and stores the result, divided as the reduction says, into `dst`.
+void MpiCommunicator::Impl::CombineInGroupOrder(const CollectiveCall& call, const std::byte* staging,
+                                                int64_t count, size_t n, const RecvView& dst) {
+  const size_t bytes = static_cast<size_t>(count * DTypeSize(call.dtype));
+  detail::Accumulator acc(call.dtype, call.reduction.op, count);
+  for (size_t i = 0; i < n; ++i) {
+    SendView contribution{staging + i * bytes, Shape{count}, call.dtype, {FullBox(Shape{count})}};
+    acc.Add(contribution);
   }
-  if (reduce && result > 0) {
-    detail::Accumulator acc(call.dtype, call.reduction.op, result);
-    for (size_t i = 0; i < n; ++i) {
-      SendView contribution{staging.data() + i * static_cast<size_t>(result * es),
-                            Shape{result},
-                            call.dtype,
-                            {FullBox(Shape{result})}};
-      acc.Add(contribution);
-    }
-    int64_t divisor = call.reduction.divisor;
-    if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
-    acc.Store(call.recv[0], divisor);
+  int64_t divisor = call.reduction.divisor;
+  if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
+  acc.Store(dst, divisor);
+}
+
+// all_reduce over more than two members as a reduce-scatter followed by an all-gather: the
+// result's elements are cut into n contiguous blocks, member i receives block i of every
+// member's contribution, combines them in group order (as the local backend does, so the result
+// is bitwise the same) and sends the finished block to every member. Each member moves
+// 2 (n-1)/n of the data instead of (n-1) times it when every member receives everything.
+void MpiCommunicator::Impl::AllReduceTwoPhase(CollectiveCall& call, MPI_Comm comm, const std::string& where) {
+  const size_t n = call.group.ranks.size(), me = static_cast<size_t>(call.index);
+  const int64_t es = DTypeSize(call.dtype);
+  const int64_t result = call.recv[0].Count();  // the same on every member (validated)
+  std::vector<int64_t> lo(n + 1);
+  for (size_t i = 0; i <= n; ++i) lo[i] = result * static_cast<int64_t>(i) / static_cast<int64_t>(n);
+  auto block = [&](size_t i) { return lo[i + 1] - lo[i]; };
+  int64_t longest = 0;
+  for (size_t i = 0; i < n; ++i) longest = std::max(longest, block(i));
+  const int64_t mine = block(me);
+
+  // Phase 1: block j of this member's contribution goes to member j.
+  std::vector<int64_t> out_count(n), in_count(n, mine);
+  for (size_t j = 0; j < n; ++j) out_count[j] = block(j);
+  staging.resize(n * static_cast<size_t>(mine * es));
+  ExchangeRounds(
+      comm, where + " (reduce phase)", es, false, out_count, in_count, longest,
+      [&](size_t j, int64_t begin, int64_t len, std::byte* out) {
+        PackRange(call.send[0], lo[j] + begin, len, out);
+      },
+      [&](size_t i, int64_t begin, const std::byte* in, int64_t len) {
+        std::memcpy(staging.data() + static_cast<size_t>((static_cast<int64_t>(i) * mine + begin) * es), in,
+                    static_cast<size_t>(len * es));
+      });
+  reduced.resize(static_cast<size_t>(std::max<int64_t>(mine * es, 1)));
+  if (mine > 0) {
+    RecvView out{reduced.data(), Shape{mine}, call.dtype, {FullBox(Shape{mine})}};
+    CombineInGroupOrder(call, staging.data(), mine, n, out);
   }
+
+  // Phase 2: every member's finished block goes to every member.
+  std::fill(out_count.begin(), out_count.end(), mine);
+  for (size_t i = 0; i < n; ++i) in_count[i] = block(i);
+  const SendView finished{reduced.data(), Shape{mine}, call.dtype, {FullBox(Shape{mine})}};
+  ExchangeRounds(
+      comm, where + " (gather phase)", es, true, out_count, in_count, longest,
+      [&](size_t, int64_t begin, int64_t len, std::byte* out) { PackRange(finished, begin, len, out); },
+      [&](size_t i, int64_t begin, const std::byte* in, int64_t len) {
+        UnpackRange(in, call.recv[0], lo[i] + begin, len);
+      });
 }
 
 MpiCommunicator::MpiCommunicator(int64_t world_rank, int64_t world_size, const MpiOptions& options)
