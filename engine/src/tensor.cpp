@@ -6,22 +6,11 @@
 #include <string>
 #include <type_traits>
 
+#include "scalar_math.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::engine {
 namespace {
-
-uint32_t FloatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
-float BitsFloat(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -43,53 +32,11 @@ T FromDouble(double v) {
 
 }  // namespace
 
-uint16_t FloatToHalfBits(float value) noexcept {
-  uint32_t x = FloatBits(value);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t abs = x & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u | ((abs >> 13) & 0x3FFu));
-  // 65520 is the midpoint between the largest half (65504) and 2^16: it and above round to inf.
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
-  int32_t exp = static_cast<int32_t>(abs >> 23) - 127 + 15;
-  uint32_t mant = abs & 0x7FFFFFu;
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    // Subnormal half: the value in units of 2^-24 is the 24-bit significand shifted right.
-    mant |= 0x800000u;
-    int shift = 14 - exp;
-    uint32_t half_mant = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1u);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half_mant & 1u))) ++half_mant;
-    return static_cast<uint16_t>(sign | half_mant);
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1FFFu;
-  // A carry out of the mantissa bumps the exponent, which is the correct rounding.
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float HalfBitsToFloat(uint16_t bits) noexcept {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exp = (bits >> 10) & 0x1Fu;
-  uint32_t mant = bits & 0x3FFu;
-  if (exp == 0) {
-    float magnitude = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
-    return sign ? -magnitude : magnitude;
-  }
-  if (exp == 31) return BitsFloat(sign | 0x7F800000u | (mant << 13));
-  return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-uint16_t FloatToBFloat16Bits(float value) noexcept {
-  uint32_t x = FloatBits(value);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float BFloat16BitsToFloat(uint16_t bits) noexcept { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
+// The conversions live in scalar_math.hpp, shared with the CUDA kernels.
+uint16_t FloatToHalfBits(float value) noexcept { return scalar::FloatToHalfBits(value); }
+float HalfBitsToFloat(uint16_t bits) noexcept { return scalar::HalfBitsToFloat(bits); }
+uint16_t FloatToBFloat16Bits(float value) noexcept { return scalar::FloatToBFloat16Bits(value); }
+float BFloat16BitsToFloat(uint16_t bits) noexcept { return scalar::BFloat16BitsToFloat(bits); }
 
 LocalTensor::LocalTensor(Shape shape, DType dtype, UninitializedTag)
     : shape_(std::move(shape)), dtype_(dtype) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "scalar_math.hpp"
+
 namespace shardscope::engine::detail {
 namespace {
 
@@ -16,26 +18,8 @@ size_t FirstNonEmpty(const IndexSet& set, size_t from) {
   return from;
 }
 
-// Integer sums and products wrap like unsigned arithmetic instead of overflowing into UB.
-template <class A>
-A Plus(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-
-template <class A>
-A Times(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
-}
+using scalar::Plus;
+using scalar::Times;
 
 template <class T, class A>
 void CombineRun(ReduceOp op, bool first, A* acc, const T* src, int64_t n) {
@@ -53,14 +37,12 @@ void CombineRun(ReduceOp op, bool first, A* acc, const T* src, int64_t n) {
       break;
     case ReduceOp::kMin:
       for (int64_t k = 0; k < n; ++k) {
-        A v = ArithOf<T>::Load(src[k]);
-        if (v < acc[k]) acc[k] = v;
+        acc[k] = scalar::Min<A>(acc[k], ArithOf<T>::Load(src[k]));
       }
       break;
     case ReduceOp::kMax:
       for (int64_t k = 0; k < n; ++k) {
-        A v = ArithOf<T>::Load(src[k]);
-        if (v > acc[k]) acc[k] = v;
+        acc[k] = scalar::Max<A>(acc[k], ArithOf<T>::Load(src[k]));
       }
       break;
   }
@@ -193,8 +175,7 @@ void Accumulator::Store(const RecvView& dst, int64_t divisor) {
     using A = typename ArithOf<T>::type;
     A* acc = reinterpret_cast<A*>(acc_.data());
     if (divisor > 1) {
-      A d = static_cast<A>(divisor);
-      for (int64_t k = 0; k < count_; ++k) acc[k] = static_cast<A>(acc[k] / d);
+      for (int64_t k = 0; k < count_; ++k) acc[k] = scalar::Divide<A>(acc[k], divisor);
     }
     T* base = reinterpret_cast<T*>(dst.data);
     RunCursor cursor(dst.shape, dst.boxes);
