@@ -143,6 +143,9 @@ class CudaLocalCommunicator final : public Communicator {
       Pull(call, slot.posted, where);
     } catch (...) {
       error = std::current_exception();
+      // A failure after the reads were enqueued: let them finish before the peers (released by
+      // the count below) reuse or free the packed buffers they read from.
+      cudaStreamSynchronize(staging_.stream());
     }
 
     lock.lock();

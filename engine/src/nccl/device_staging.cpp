@@ -69,13 +69,13 @@ DeviceBuffer::~DeviceBuffer() {
 std::byte* DeviceBuffer::Reserve(int64_t bytes, const std::string& where, const std::string& who) {
   bytes = std::max<int64_t>(bytes, 1);
   if (bytes <= capacity_) return data_;
+  // Grow by half again so that a sweep of growing sizes does not reallocate every call.
+  const int64_t want = std::max(bytes, capacity_ + capacity_ / 2);
   if (data_ != nullptr) {
     cudaFree(data_);
     data_ = nullptr;
     capacity_ = 0;
   }
-  // Grow by half again so that a sweep of growing sizes does not reallocate every call.
-  const int64_t want = std::max(bytes, capacity_ + capacity_ / 2);
   void* p = nullptr;
   CudaCheck(cudaMalloc(&p, static_cast<size_t>(want)), "cudaMalloc", where, who);
   data_ = static_cast<std::byte*>(p);
