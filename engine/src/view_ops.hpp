@@ -49,7 +49,7 @@ class Accumulator {
   ReduceOp op_;
   int64_t count_;
   bool first_ = true;
-  std::vector<std::byte> acc_;
+  std::vector<std::byte, DefaultInitAllocator<std::byte>> acc_;  // fully written by the first Add
 };
 
 }  // namespace shardscope::engine::detail
