@@ -141,7 +141,7 @@ phase configure 120 cmake -S "$root" -B "$build" "${generator[@]}" "${prefix[@]}
   -DSHARDSCOPE_WITH_CUDA=ON -DSHARDSCOPE_WITH_NCCL=AUTO -DSHARDSCOPE_WITH_GUI=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="$archs" || exit 2
 targets=(shardscope shardscope_gpu_tests)
-phase build 240 cmake --build "$build" -j "$jobs" --target "${targets[@]}" || exit 2
+phase build 300 cmake --build "$build" -j "$jobs" --target "${targets[@]}" || exit 2
 bin="$build/bin/shardscope"
 nccl_built=$(grep -c "NCCL backend: ON" "$logs/configure.log" || true)
 
