@@ -1,12 +1,13 @@
 // Pack/unpack, reduce and scale kernels of the GPU backends. Reductions mirror the local
 // backend's detail::Accumulator element for element (same order, same accumulator type, same
 // rounding), so the `cuda` backend's results are bitwise identical to the local backend's; the
-// f16/bf16 conversions below are the bit algorithms of engine/src/tensor.cpp, not CUDA's
-// intrinsics, so NaN payloads and rounding agree too.
+// f16/bf16 conversions and the reduction steps are the host's own (engine/src/scalar_math.hpp,
+// compiled here for the device), not CUDA's intrinsics, so NaN payloads and rounding agree too.
 
 #include <cstdint>
 #include <type_traits>
 
+#include "../scalar_math.hpp"
 #include "cuda_kernels.hpp"
 
 namespace shardscope::engine::detail::gpu {
@@ -22,55 +23,6 @@ struct BF16 {
   uint16_t bits;
 };
 
-__device__ float BitsFloat(uint32_t bits) { return __uint_as_float(bits); }
-__device__ uint32_t FloatBits(float value) { return __float_as_uint(value); }
-
-// tensor.cpp's FloatToHalfBits: round to nearest even, overflow to inf, NaN stays NaN.
-__device__ uint16_t FloatToHalfBits(float value) {
-  uint32_t x = FloatBits(value);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t abs = x & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u | ((abs >> 13) & 0x3FFu));
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
-  int32_t exp = static_cast<int32_t>(abs >> 23) - 127 + 15;
-  uint32_t mant = abs & 0x7FFFFFu;
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    int shift = 14 - exp;
-    uint32_t half_mant = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1u);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half_mant & 1u))) ++half_mant;
-    return static_cast<uint16_t>(sign | half_mant);
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-__device__ float HalfBitsToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exp = (bits >> 10) & 0x1Fu;
-  uint32_t mant = bits & 0x3FFu;
-  if (exp == 0) {
-    float magnitude = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24, exact
-    return sign ? -magnitude : magnitude;
-  }
-  if (exp == 31) return BitsFloat(sign | 0x7F800000u | (mant << 13));
-  return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-__device__ uint16_t FloatToBFloat16Bits(float value) {
-  uint32_t x = FloatBits(value);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-__device__ float BFloat16BitsToFloat(uint16_t bits) { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
-
 // Accumulator type and conversions per element type (the host's ArithOf).
 template <class T>
 struct Arith {
@@ -81,43 +33,31 @@ struct Arith {
 template <>
 struct Arith<F16> {
   using type = float;
-  __device__ static float Load(F16 v) { return HalfBitsToFloat(v.bits); }
-  __device__ static F16 Store(float v) { return F16{FloatToHalfBits(v)}; }
+  __device__ static float Load(F16 v) { return scalar::HalfBitsToFloat(v.bits); }
+  __device__ static F16 Store(float v) { return F16{scalar::FloatToHalfBits(v)}; }
 };
 template <>
 struct Arith<BF16> {
   using type = float;
-  __device__ static float Load(BF16 v) { return BFloat16BitsToFloat(v.bits); }
-  __device__ static BF16 Store(float v) { return BF16{FloatToBFloat16Bits(v)}; }
+  __device__ static float Load(BF16 v) { return scalar::BFloat16BitsToFloat(v.bits); }
+  __device__ static BF16 Store(float v) { return BF16{scalar::FloatToBFloat16Bits(v)}; }
 };
 
-// Integer sums and products wrap (unsigned arithmetic), as on the host.
+// One reduction step, with the host's arithmetic (scalar_math.hpp).
 template <class A>
 __device__ A Combine(KernelOp op, A acc, A v) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    switch (op) {
-      case KernelOp::kSum:
-      case KernelOp::kAvg:
-        return static_cast<A>(static_cast<U>(acc) + static_cast<U>(v));
-      case KernelOp::kProduct:
-        return static_cast<A>(static_cast<U>(acc) * static_cast<U>(v));
-      default:
-        break;
-    }
-  } else {
-    switch (op) {
-      case KernelOp::kSum:
-      case KernelOp::kAvg:
-        return acc + v;
-      case KernelOp::kProduct:
-        return acc * v;
-      default:
-        break;
-    }
+  switch (op) {
+    case KernelOp::kSum:
+    case KernelOp::kAvg:
+      return scalar::Plus<A>(acc, v);
+    case KernelOp::kProduct:
+      return scalar::Times<A>(acc, v);
+    case KernelOp::kMin:
+      return scalar::Min<A>(acc, v);
+    case KernelOp::kMax:
+      break;
   }
-  if (op == KernelOp::kMin) return v < acc ? v : acc;
-  return v > acc ? v : acc;  // kMax
+  return scalar::Max<A>(acc, v);
 }
 
 template <class V>
@@ -158,7 +98,7 @@ __global__ void ReduceKernel(KernelOp op, const void* const* inputs, int64_t n, 
     A acc = Arith<T>::Load(static_cast<const T*>(inputs[0])[k]);
     for (int64_t i = 1; i < n; ++i)
       acc = Combine<A>(op, acc, Arith<T>::Load(static_cast<const T*>(inputs[i])[k]));
-    if (divisor > 1) acc = static_cast<A>(acc / static_cast<A>(divisor));
+    if (divisor > 1) acc = scalar::Divide<A>(acc, divisor);
     out[k] = Arith<T>::Store(acc);
   }
 }
@@ -168,7 +108,7 @@ __global__ void ScaleKernel(T* data, int64_t count, int64_t divisor) {
   using A = typename Arith<T>::type;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < count; k += stride) {
-    data[k] = Arith<T>::Store(static_cast<A>(Arith<T>::Load(data[k]) / static_cast<A>(divisor)));
+    data[k] = Arith<T>::Store(scalar::Divide<A>(Arith<T>::Load(data[k]), divisor));
   }
 }
 
