@@ -2,6 +2,8 @@
 # MPI suite driver (ctest label `mpi`). Exit 77 (ctest: skipped) with a message when mpirun is
 # missing.
 #   run.sh property MPIEXEC TEST_EXE [CASES]   property subset + chunking + error consistency
+#   run.sh large    MPIEXEC LARGE_EXE [ELEMENTS] a broadcast of more than 2^31 elements (np 2; skipped
+#                                               when less than 16 GiB of memory is available)
 #   run.sh samples  MPIEXEC SHARDSCOPE SRC_DIR  every sample and program: --backend mpi --verify --trace, then the
 #                                               trace must equal the local backend's apart from timing
 set -u
@@ -22,6 +24,15 @@ case "$mode" in
     exe=$3
     cases=${4:-300}
     mpirun_np 4 "$exe" "$cases"
+    ;;
+  large)
+    # Peak memory: about 10 GiB on rank 0 and 5 GiB on rank 1 (mpi_large_count_test.cpp).
+    avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+    if [ "${avail_kib:-0}" -lt $((16 * 1024 * 1024)) ]; then
+      echo "SKIP: the >2^31-element transfer needs 16 GiB of available memory; $((${avail_kib:-0} / 1024 / 1024)) GiB available"
+      exit 77
+    fi
+    mpirun_np 2 "$3" "${4:-}"
     ;;
   samples)
     shardscope=$3
