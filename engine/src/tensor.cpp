@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 
 #include <string>
 #include <type_traits>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "scalar_math.hpp"
 #include "shardscope/error.hpp"
@@ -31,6 +37,22 @@ T FromDouble(double v) {
 }
 
 }  // namespace
+
+namespace detail {
+
+void* AllocateLarge(std::size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, kHugePageBytes, bytes) != 0 || p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Only a hint: without THP (or with it set to "never") the pages stay 4 KiB.
+  madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void FreeLarge(void* p) noexcept { std::free(p); }
+
+}  // namespace detail
 
 // The conversions live in scalar_math.hpp, shared with the CUDA kernels.
 uint16_t FloatToHalfBits(float value) noexcept { return scalar::FloatToHalfBits(value); }

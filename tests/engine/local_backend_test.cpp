@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -282,5 +284,28 @@ TEST_CASE("the first error of any rank is rethrown", "[engine][local]") {
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()) == "rank 3 broke");
+  }
+}
+
+TEST_CASE("tensors of 2 MiB and more are 2 MiB aligned (huge-page candidates), smaller ones are not forced",
+          "[engine][tensor]") {
+  // kHugePageBytes is the threshold; the alignment is what madvise(MADV_HUGEPAGE) needs for whole
+  // huge pages. Sizes straddle the threshold in every dtype width.
+  for (DType dtype : {DType::kF16, DType::kF32, DType::kF64}) {
+    const int64_t es = DTypeSize(dtype);
+    const int64_t at = static_cast<int64_t>(detail::kHugePageBytes) / es;
+    for (int64_t n : {at - 1, at, at + 1, 3 * at + 5}) {
+      LocalTensor t = LocalTensor::Uninitialized(Shape{n}, dtype);
+      const auto address = reinterpret_cast<uintptr_t>(t.data());
+      INFO(DTypeName(dtype) << " x " << n);
+      if (n * es >= static_cast<int64_t>(detail::kHugePageBytes))
+        CHECK(address % detail::kHugePageBytes == 0);
+      // Usable to the last byte, and a copy and a move keep the contents.
+      std::memset(t.data(), 0x5A, t.nbytes());
+      LocalTensor copy = t;
+      CHECK(copy.BitwiseEqual(t));
+      LocalTensor moved = std::move(copy);
+      CHECK(moved.BitwiseEqual(t));
+    }
   }
 }

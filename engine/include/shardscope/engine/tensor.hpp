@@ -76,8 +76,18 @@ struct ArithOf<BFloat16> {
 };
 
 namespace detail {
+/// Buffers of at least this many bytes are aligned to 2 MiB and marked for transparent huge
+/// pages (Linux `madvise(MADV_HUGEPAGE)`), as PyTorch's CPU allocator does: a fresh 64 MiB
+/// tensor then takes 32 page faults instead of 16384, which dominated large redistributes.
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+/// Allocates `bytes` (>= kHugePageBytes) 2 MiB-aligned with the huge-page hint; throws
+/// std::bad_alloc. Released with FreeLarge.
+void* AllocateLarge(std::size_t bytes);
+void FreeLarge(void* p) noexcept;
+
 /// std::allocator that default-initializes (leaves bytes unset) on resize, so a buffer that is
-/// about to be overwritten in full is not zero-filled first.
+/// about to be overwritten in full is not zero-filled first. Large buffers go through
+/// AllocateLarge.
 template <class T>
 struct DefaultInitAllocator : std::allocator<T> {
   template <class U>
@@ -87,6 +97,18 @@ struct DefaultInitAllocator : std::allocator<T> {
   DefaultInitAllocator() = default;
   template <class U>
   DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    if (n * sizeof(T) >= kHugePageBytes) return static_cast<T*>(AllocateLarge(n * sizeof(T)));
+    return std::allocator<T>::allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) >= kHugePageBytes) {
+      FreeLarge(p);
+    } else {
+      std::allocator<T>::deallocate(p, n);
+    }
+  }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
