@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 #include <string>
@@ -39,18 +41,69 @@ T FromDouble(double v) {
 }  // namespace
 
 namespace detail {
+namespace {
+
+// Freed large blocks kept for reuse, keyed by their size rounded up to 2 MiB: a repeated
+// redistribute or training step allocates the same sizes every call, and a cached block's pages
+// are already faulted in (the first touch of fresh pages, zeroed by the kernel, cost more than
+// the copy itself on the test VM). Process-wide, under a mutex; at most kLargeCacheBytes held.
+struct LargeBlockCache {
+  std::mutex mutex;
+  std::map<std::size_t, std::vector<void*>> blocks;
+  std::size_t held = 0;
+};
+
+// Never destroyed: tensors with static storage may be freed after any other static object.
+LargeBlockCache& Cache() {
+  static LargeBlockCache* cache = new LargeBlockCache;
+  return *cache;
+}
+
+std::size_t RoundedLarge(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(-1) - kHugePageBytes) throw std::bad_alloc();
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+}  // namespace
 
 void* AllocateLarge(std::size_t bytes) {
+  const std::size_t size = RoundedLarge(bytes);
+  {
+    LargeBlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.blocks.find(size);
+    if (it != cache.blocks.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      cache.held -= size;
+      return p;
+    }
+  }
   void* p = nullptr;
-  if (posix_memalign(&p, kHugePageBytes, bytes) != 0 || p == nullptr) throw std::bad_alloc();
+  if (posix_memalign(&p, kHugePageBytes, size) != 0 || p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   // Only a hint: without THP (or with it set to "never") the pages stay 4 KiB.
-  madvise(p, bytes, MADV_HUGEPAGE);
+  madvise(p, size, MADV_HUGEPAGE);
 #endif
   return p;
 }
 
-void FreeLarge(void* p) noexcept { std::free(p); }
+void FreeLarge(void* p, std::size_t bytes) noexcept {
+  const std::size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  {
+    LargeBlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.held + size <= kLargeCacheBytes) {
+      try {
+        cache.blocks[size].push_back(p);
+        cache.held += size;
+        return;
+      } catch (...) {  // no memory for the bookkeeping: free the block instead
+      }
+    }
+  }
+  std::free(p);
+}
 
 }  // namespace detail
 

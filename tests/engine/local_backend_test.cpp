@@ -309,3 +309,34 @@ TEST_CASE("tensors of 2 MiB and more are 2 MiB aligned (huge-page candidates), s
     }
   }
 }
+
+TEST_CASE("freed large blocks are reused by the same 2 MiB size class, never handed out twice",
+          "[engine][tensor][local]") {
+  const std::size_t mib = std::size_t{1} << 20;
+  void* a = detail::AllocateLarge(3 * mib);
+  detail::FreeLarge(a, 3 * mib);
+  void* b = detail::AllocateLarge(3 * mib + 1);  // rounds to the same 4 MiB class
+  CHECK(b == a);
+  void* c = detail::AllocateLarge(3 * mib);  // the class is empty again: a new block
+  CHECK(c != b);
+  detail::FreeLarge(b, 3 * mib + 1);
+  detail::FreeLarge(c, 3 * mib);
+  // Threads allocating and freeing at once: each block is written with its owner's pattern and
+  // checked before it is freed, so a block given to two owners would show.
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, mib, &bad] {
+      for (int k = 0; k < 200; ++k) {
+        const std::size_t bytes = (2 + static_cast<std::size_t>((k * 7 + t) % 5)) * mib;
+        auto* p = static_cast<unsigned char*>(detail::AllocateLarge(bytes));
+        std::memset(p, t + 1, bytes);
+        std::this_thread::yield();
+        for (std::size_t i = 0; i < bytes; i += 4096) bad[static_cast<size_t>(t)] += p[i] != t + 1;
+        detail::FreeLarge(p, bytes);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  CHECK(bad == std::vector<int>(4, 0));
+}

@@ -80,10 +80,14 @@ namespace detail {
 /// pages (Linux `madvise(MADV_HUGEPAGE)`), as PyTorch's CPU allocator does: a fresh 64 MiB
 /// tensor then takes 32 page faults instead of 16384, which dominated large redistributes.
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-/// Allocates `bytes` (>= kHugePageBytes) 2 MiB-aligned with the huge-page hint; throws
-/// std::bad_alloc. Released with FreeLarge.
+/// Freed large blocks are kept for reuse by the next allocation of the same 2 MiB-rounded size,
+/// up to this many bytes in the process; beyond it they go back to the system.
+inline constexpr std::size_t kLargeCacheBytes = std::size_t{1} << 30;
+/// Allocates `bytes` (>= kHugePageBytes): a cached block of the same rounded size, or a new
+/// 2 MiB-aligned one with the huge-page hint; throws std::bad_alloc. Released with FreeLarge
+/// and the same `bytes`. Thread-safe.
 void* AllocateLarge(std::size_t bytes);
-void FreeLarge(void* p) noexcept;
+void FreeLarge(void* p, std::size_t bytes) noexcept;
 
 /// std::allocator that default-initializes (leaves bytes unset) on resize, so a buffer that is
 /// about to be overwritten in full is not zero-filled first. Large buffers go through
@@ -104,7 +108,7 @@ struct DefaultInitAllocator : std::allocator<T> {
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (n * sizeof(T) >= kHugePageBytes) {
-      FreeLarge(p);
+      FreeLarge(p, n * sizeof(T));
     } else {
       std::allocator<T>::deallocate(p, n);
     }
