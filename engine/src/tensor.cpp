@@ -43,7 +43,7 @@ T FromDouble(double v) {
 namespace detail {
 namespace {
 
-// Freed large blocks kept for reuse, keyed by their size rounded up to 2 MiB: a repeated
+// Freed large blocks kept for reuse, keyed by their size class: a repeated
 // redistribute or training step allocates the same sizes every call, and a cached block's pages
 // are already faulted in (the first touch of fresh pages, zeroed by the kernel, cost more than
 // the copy itself on the test VM). Process-wide, under a mutex; at most kLargeCacheBytes held.
@@ -59,15 +59,17 @@ LargeBlockCache& Cache() {
   return *cache;
 }
 
-std::size_t RoundedLarge(std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(-1) - kHugePageBytes) throw std::bad_alloc();
-  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+// The size class: 64 KiB steps below 2 MiB, 2 MiB steps above. Never less than `bytes`.
+std::size_t SizeClass(std::size_t bytes) {
+  const std::size_t step = bytes >= kHugePageBytes ? kHugePageBytes : std::size_t{64} << 10;
+  return bytes > static_cast<std::size_t>(-1) - step ? 0 : (bytes + step - 1) / step * step;
 }
 
 }  // namespace
 
 void* AllocateLarge(std::size_t bytes) {
-  const std::size_t size = RoundedLarge(bytes);
+  const std::size_t size = SizeClass(bytes);
+  if (size == 0) throw std::bad_alloc();
   {
     LargeBlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
@@ -79,17 +81,18 @@ void* AllocateLarge(std::size_t bytes) {
       return p;
     }
   }
+  const bool huge = size >= kHugePageBytes;
   void* p = nullptr;
-  if (posix_memalign(&p, kHugePageBytes, size) != 0 || p == nullptr) throw std::bad_alloc();
+  if (posix_memalign(&p, huge ? kHugePageBytes : 4096, size) != 0 || p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   // Only a hint: without THP (or with it set to "never") the pages stay 4 KiB.
-  madvise(p, size, MADV_HUGEPAGE);
+  if (huge) madvise(p, size, MADV_HUGEPAGE);
 #endif
   return p;
 }
 
 void FreeLarge(void* p, std::size_t bytes) noexcept {
-  const std::size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const std::size_t size = SizeClass(bytes);
   {
     LargeBlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mutex);

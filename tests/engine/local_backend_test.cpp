@@ -310,7 +310,7 @@ TEST_CASE("tensors of 2 MiB and more are 2 MiB aligned (huge-page candidates), s
   }
 }
 
-TEST_CASE("freed large blocks are reused by the same 2 MiB size class, never handed out twice",
+TEST_CASE("freed large blocks are reused by the same size class, never handed out twice",
           "[engine][tensor][local]") {
   const std::size_t mib = std::size_t{1} << 20;
   void* a = detail::AllocateLarge(3 * mib);

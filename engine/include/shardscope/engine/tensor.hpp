@@ -76,22 +76,26 @@ struct ArithOf<BFloat16> {
 };
 
 namespace detail {
-/// Buffers of at least this many bytes are aligned to 2 MiB and marked for transparent huge
-/// pages (Linux `madvise(MADV_HUGEPAGE)`), as PyTorch's CPU allocator does: a fresh 64 MiB
-/// tensor then takes 32 page faults instead of 16384, which dominated large redistributes.
+/// Buffers of at least kLargeBlockBytes go through AllocateLarge: freed ones are kept for reuse
+/// by the next allocation of the same size class (up to kLargeCacheBytes in the process), so a
+/// repeated redistribute does not fault fresh pages in every call; glibc hands such sizes to
+/// mmap/munmap, and under Open MPI its adaptive threshold is off, so every call paid the page
+/// faults (1 MiB redistributes 10-40x slower than on threads). Buffers of at least
+/// kHugePageBytes are also 2 MiB aligned and marked for transparent huge pages
+/// (`madvise(MADV_HUGEPAGE)`, as PyTorch's CPU allocator does): 32 faults per 64 MiB instead of
+/// 16384.
+inline constexpr std::size_t kLargeBlockBytes = std::size_t{128} << 10;
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-/// Freed large blocks are kept for reuse by the next allocation of the same 2 MiB-rounded size,
-/// up to this many bytes in the process; beyond it they go back to the system.
 inline constexpr std::size_t kLargeCacheBytes = std::size_t{1} << 30;
-/// Allocates `bytes` (>= kHugePageBytes): a cached block of the same rounded size, or a new
-/// 2 MiB-aligned one with the huge-page hint; throws std::bad_alloc. Released with FreeLarge
-/// and the same `bytes`. Thread-safe.
+/// Allocates `bytes` (>= kLargeBlockBytes): a cached block of the same size class (64 KiB
+/// steps below 2 MiB, 2 MiB steps above), or a new one; throws std::bad_alloc. Released with
+/// FreeLarge and the same `bytes`. Thread-safe.
 void* AllocateLarge(std::size_t bytes);
 void FreeLarge(void* p, std::size_t bytes) noexcept;
 
 /// std::allocator that default-initializes (leaves bytes unset) on resize, so a buffer that is
-/// about to be overwritten in full is not zero-filled first. Large buffers go through
-/// AllocateLarge.
+/// about to be overwritten in full is not zero-filled first. Buffers of kLargeBlockBytes and
+/// more go through AllocateLarge.
 template <class T>
 struct DefaultInitAllocator : std::allocator<T> {
   template <class U>
@@ -103,11 +107,11 @@ struct DefaultInitAllocator : std::allocator<T> {
   DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
-    if (n * sizeof(T) >= kHugePageBytes) return static_cast<T*>(AllocateLarge(n * sizeof(T)));
+    if (n * sizeof(T) >= kLargeBlockBytes) return static_cast<T*>(AllocateLarge(n * sizeof(T)));
     return std::allocator<T>::allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) >= kHugePageBytes) {
+    if (n * sizeof(T) >= kLargeBlockBytes) {
       FreeLarge(p, n * sizeof(T));
     } else {
       std::allocator<T>::deallocate(p, n);
