@@ -1,7 +1,9 @@
 #include "shardscope/engine/tensor.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -46,7 +48,7 @@ namespace {
 // Freed large blocks kept for reuse, keyed by their size class: a repeated
 // redistribute or training step allocates the same sizes every call, and a cached block's pages
 // are already faulted in (the first touch of fresh pages, zeroed by the kernel, cost more than
-// the copy itself on the test VM). Process-wide, under a mutex; at most kLargeCacheBytes held.
+// the copy itself on the test VM). Process-wide, under a mutex; at most LargeCacheLimit() held.
 struct LargeBlockCache {
   std::mutex mutex;
   std::map<std::size_t, std::vector<void*>> blocks;
@@ -66,6 +68,27 @@ std::size_t SizeClass(std::size_t bytes) {
 }
 
 }  // namespace
+
+std::size_t LargeCacheLimit() {
+  static const std::size_t limit = [] {
+    const std::size_t fallback = std::size_t{1} << 30;
+    const char* text = std::getenv("SHARDSCOPE_BLOCK_CACHE_MIB");
+    if (text == nullptr || *text == '\0') return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long mib = std::strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || text[0] == '-' || mib > (std::size_t{1} << 24)) {
+      std::fprintf(
+          stderr,
+          "shardscope: SHARDSCOPE_BLOCK_CACHE_MIB='%s' is not a whole number of MiB (0 to 16777216); "
+          "keeping the default 1024\n",
+          text);
+      return fallback;
+    }
+    return static_cast<std::size_t>(mib) << 20;
+  }();
+  return limit;
+}
 
 void* AllocateLarge(std::size_t bytes) {
   const std::size_t size = SizeClass(bytes);
@@ -96,7 +119,7 @@ void FreeLarge(void* p, std::size_t bytes) noexcept {
   {
     LargeBlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    if (cache.held + size <= kLargeCacheBytes) {
+    if (cache.held + size <= LargeCacheLimit()) {
       try {
         cache.blocks[size].push_back(p);
         cache.held += size;

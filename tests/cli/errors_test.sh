@@ -158,4 +158,16 @@ for cmd in "" plan layout bench "bench plan"; do
   expect_out_contains 'Example'
 done
 
+# SHARDSCOPE_BLOCK_CACHE_MIB (the freed-block cache of tensor buffers): a bad value is named once
+# on stderr and the default kept; the run itself succeeds. 0 (cache off) is valid and silent.
+SHARDSCOPE_BLOCK_CACHE_MIB=lots run bench redistribute --sizes 1M --iterations 1
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c "SHARDSCOPE_BLOCK_CACHE_MIB='lots' is not a whole number of MiB" <<<"$ERR")" -eq 1 ] ||
+  fail "$CMD: stderr should name the bad SHARDSCOPE_BLOCK_CACHE_MIB once: $ERR"
+SHARDSCOPE_BLOCK_CACHE_MIB=0 run bench redistribute --sizes 1M --iterations 1
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+[ -z "$ERR" ] || fail "$CMD: unexpected stderr: $ERR"
+
 finish

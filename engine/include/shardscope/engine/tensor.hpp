@@ -77,7 +77,7 @@ struct ArithOf<BFloat16> {
 
 namespace detail {
 /// Buffers of at least kLargeBlockBytes go through AllocateLarge: freed ones are kept for reuse
-/// by the next allocation of the same size class (up to kLargeCacheBytes in the process), so a
+/// by the next allocation of the same size class (up to LargeCacheLimit() bytes), so a
 /// repeated redistribute does not fault fresh pages in every call; glibc hands such sizes to
 /// mmap/munmap, and under Open MPI its adaptive threshold is off, so every call paid the page
 /// faults (1 MiB redistributes 10-40x slower than on threads). Buffers of at least
@@ -86,7 +86,10 @@ namespace detail {
 /// 16384.
 inline constexpr std::size_t kLargeBlockBytes = std::size_t{128} << 10;
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-inline constexpr std::size_t kLargeCacheBytes = std::size_t{1} << 30;
+/// How many bytes of freed blocks the process keeps: 1 GiB, or SHARDSCOPE_BLOCK_CACHE_MIB
+/// (0 turns the cache off) read once at the first call; a value that is not a whole number of
+/// MiB is reported once on stderr and the default is kept.
+std::size_t LargeCacheLimit();
 /// Allocates `bytes` (>= kLargeBlockBytes): a cached block of the same size class (64 KiB
 /// steps below 2 MiB, 2 MiB steps above), or a new one; throws std::bad_alloc. Released with
 /// FreeLarge and the same `bytes`. Thread-safe.
