@@ -108,6 +108,12 @@ TEST_CASE("each kind of corrupt file is an error naming file, line and what was 
       {"not_shardscope.jsonl",
        "not_shardscope.jsonl:1: field 'format' is 'chrome-trace', not 'shardscope-trace'"},
       {"huge_world.jsonl", "huge_world.jsonl:1: field 'world' is 1073741824, outside [1, 1048576]"},
+      // Bounds that keep the tools' sums and time differences inside int64 (format doc).
+      {"huge_bytes.jsonl",
+       "huge_bytes.jsonl:4: field 'bytes_sent[1]' is 4398046511105, outside [0, 4398046511104]"},
+      {"far_time.jsonl",
+       "far_time.jsonl:3: field 't_ns' is 2305843009213693953, outside [-2305843009213693952, "
+       "2305843009213693952]"},
       {"mesh_world_mismatch.jsonl",
        "mesh_world_mismatch.jsonl:1: field 'mesh.shape' has 4 ranks but 'world' is 2"},
       {"huge_extent.jsonl",

@@ -74,12 +74,6 @@ std::string OutputsText(const Op& op) { return detail::OpOutputsText(op); }
 
 std::string OpSubject(const Op& op) { return "op #" + std::to_string(op.id) + " " + detail::OpCallText(op); }
 
-int64_t Sum(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (int64_t x : v) s += x;
-  return s;
-}
-
 enum class PlacementKind { kShard, kReplicate, kPartial };
 
 PlacementKind KindOf(const std::string& p) {
@@ -249,8 +243,9 @@ class Checker {
       for (const auto& [rank, c] : at) {
         size_t self = index.at(rank);
         int64_t peer_recv = c->bytes_recv[(self + 1) % n];
-        int64_t size = ref.kind == "all_reduce" ? c->bytes_sent[(self + 1) % n]
-                                                : Sum(c->bytes_sent) - c->bytes_sent[self] + peer_recv;
+        int64_t size = ref.kind == "all_reduce"
+                           ? c->bytes_sent[(self + 1) % n]
+                           : detail::SumBytes(c->bytes_sent) - c->bytes_sent[self] + peer_recv;
         values.emplace_back(rank, std::to_string(size) + " B");
       }
       Vote vote = Majority(values);
@@ -264,8 +259,10 @@ class Checker {
     // all_to_all totals (Flight Recorder's error case 2), only decidable with every member present.
     if (ref.kind == "all_to_all" && at.size() == g.ranks.size()) {
       int64_t sent = 0, recv = 0;
-      for (const auto& [rank, c] : at) sent += Sum(c->bytes_sent) - c->bytes_sent[index.at(rank)];
-      for (const auto& [rank, c] : at) recv += Sum(c->bytes_recv) - c->bytes_recv[index.at(rank)];
+      for (const auto& [rank, c] : at) {
+        sent = detail::SaturatingAdd(sent, detail::SumBytes(c->bytes_sent) - c->bytes_sent[index.at(rank)]);
+        recv = detail::SaturatingAdd(recv, detail::SumBytes(c->bytes_recv) - c->bytes_recv[index.at(rank)]);
+      }
       if (sent != recv) {
         Report(MismatchClass::kAllToAllTotal, PairwiseCulprits(at, index), &ref, &g, call,
                where + ": the group sends " + std::to_string(sent) + " B in total but receives " +

@@ -257,11 +257,8 @@ ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& cl
   a["dtype"] = Ascii(c.dtype);
   a["bytes_sent"] = c.bytes_sent;
   a["bytes_recv"] = c.bytes_recv;
-  int64_t sent = 0, recv = 0;
-  for (int64_t v : c.bytes_sent) sent += v;
-  for (int64_t v : c.bytes_recv) recv += v;
-  a["bytes_sent_total"] = sent;
-  a["bytes_recv_total"] = recv;
+  a["bytes_sent_total"] = detail::SumBytes(c.bytes_sent);
+  a["bytes_recv_total"] = detail::SumBytes(c.bytes_recv);
   a["negotiated"] = c.negotiated;
   if (c.op_id >= 0) a["op_id"] = c.op_id;
   x["args"] = a;

@@ -303,6 +303,12 @@ class Fields {
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+// Times (*_ns, clock offsets) within +-2^61 ns (73 years) and byte counts up to 2^42 (4 TiB per
+// peer and collective): differences of two times, a time plus an offset, and a group's bytes
+// (at most kMaxRanks = 2^20 entries) all fit an int64, so the tools' arithmetic cannot overflow
+// on any trace the reader accepts.
+constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
+constexpr int64_t kMaxBytes = int64_t{1} << 42;
 
 std::vector<PlanStep> ParsePlan(const Fields& f, const char* name) {
   const json& arr = f.Array(name, kMaxPlanSteps, "plan steps");
@@ -366,7 +372,7 @@ RedistributeBegin ParseRedistributeBegin(const Fields& f) {
   e.optimized_plan = ParsePlan(f, "optimized_plan");
   e.skipped_merges = ParseSkipped(f, "skipped_merges");
   e.cost_us = f.Number("cost_us");
-  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   ParseOpLink(f, e.op_id, e.op_input);
   return e;
 }
@@ -374,7 +380,7 @@ RedistributeBegin ParseRedistributeBegin(const Fields& f) {
 RedistributeEnd ParseRedistributeEnd(const Fields& f) {
   RedistributeEnd e;
   e.id = f.Int("id", 0, kI64Max);
-  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   e.ok = f.Bool("ok");
   if (f.Has("error")) e.error = f.Str("error");
   if (f.Has("checksum_before")) e.checksum_before = f.Uint("checksum_before");
@@ -393,7 +399,7 @@ StepBegin ParseStepBegin(const Fields& f) {
   e.logical_shape = f.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
   e.local_shape_before = f.Ints("local_shape_before", kMaxTensorDims, 0, kMaxExtent);
   e.global_offset_before = f.Ints("global_offset_before", kMaxTensorDims, 0, kMaxExtent);
-  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   return e;
 }
 
@@ -403,7 +409,7 @@ StepEnd ParseStepEnd(const Fields& f) {
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   e.local_shape_after = f.Ints("local_shape_after", kMaxTensorDims, 0, kMaxExtent);
   e.global_offset_after = f.Ints("global_offset_after", kMaxTensorDims, 0, kMaxExtent);
-  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
+  e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   return e;
 }
 
@@ -422,15 +428,15 @@ Collective ParseCollective(const Fields& f) {
   e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
   e.group = f.Ints("group", kMaxRanks, 0, kMaxRanks - 1);
   e.dtype = f.Str("dtype");
-  e.bytes_sent = f.Ints("bytes_sent", kMaxRanks, 0, kI64Max);
-  e.bytes_recv = f.Ints("bytes_recv", kMaxRanks, 0, kI64Max);
+  e.bytes_sent = f.Ints("bytes_sent", kMaxRanks, 0, kMaxBytes);
+  e.bytes_recv = f.Ints("bytes_recv", kMaxRanks, 0, kMaxBytes);
   if (e.bytes_sent.size() != e.group.size() || e.bytes_recv.size() != e.group.size()) {
     f.Fail("fields 'bytes_sent' and 'bytes_recv' must have one entry per rank of 'group' (" +
            std::to_string(e.group.size()) + ")");
   }
   e.negotiated = f.Bool("negotiated");
-  e.start_ns = f.Int("start_ns", kI64Min, kI64Max);
-  e.end_ns = f.Int("end_ns", kI64Min, kI64Max);
+  e.start_ns = f.Int("start_ns", -kMaxTimeNs, kMaxTimeNs);
+  e.end_ns = f.Int("end_ns", -kMaxTimeNs, kMaxTimeNs);
   return e;
 }
 
@@ -511,8 +517,8 @@ Op ParseOp(const Fields& f) {
   e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
   e.rule = f.Str("rule");
   e.note = f.Str("note");
-  e.t_ns = f.Int("t_ns", kI64Min, kI64Max);
-  e.end_ns = f.Int("end_ns", kI64Min, kI64Max);
+  e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
+  e.end_ns = f.Int("end_ns", -kMaxTimeNs, kMaxTimeNs);
   e.ok = f.Bool("ok");
   if (f.Has("error")) e.error = f.Str("error");
   // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates.
@@ -578,7 +584,7 @@ Header ParseHeader(const json& line, const LineRef& at) {
   h.pid = f.Int("pid", kI64Min, kI64Max);
   Fields clock = f.Object("clock");
   h.clock.name = clock.Str("name");
-  h.clock.offset_ns = clock.Int("offset_ns", kI64Min, kI64Max);
+  h.clock.offset_ns = clock.Int("offset_ns", -kMaxTimeNs, kMaxTimeNs);
   return h;
 }
 

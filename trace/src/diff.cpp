@@ -147,12 +147,6 @@ std::string CollectiveKey(const Collective& c) {
          (c.negotiated ? " (shape negotiation)" : "");
 }
 
-int64_t Sum(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (int64_t x : v) s += x;
-  return s;
-}
-
 std::string ShardText(const std::vector<int64_t>& shape, const std::vector<int64_t>& offset) {
   return "shape " + detail::FormatInts(shape) + " offset " + detail::FormatInts(offset);
 }
@@ -410,8 +404,8 @@ class Differ {
         std::string key = CollectiveKey(x);
         int64_t occ = seen[{x.step, key}]++;
         auto& v = out[{x.step, key, occ}];
-        v.first += Sum(x.bytes_sent);
-        v.second += Sum(x.bytes_recv);
+        v.first = detail::SaturatingAdd(v.first, detail::SumBytes(x.bytes_sent));
+        v.second = detail::SaturatingAdd(v.second, detail::SumBytes(x.bytes_recv));
       }
     }
     return out;
@@ -442,8 +436,14 @@ class Differ {
       const RedistributeRecord* o = ForRank(c, r->rank);
       if (o == nullptr) continue;
       int64_t sb = 0, rb = 0, sc = 0, rc = 0;
-      for (const Collective& x : r->collectives) sb += Sum(x.bytes_sent), rb += Sum(x.bytes_recv);
-      for (const Collective& x : o->collectives) sc += Sum(x.bytes_sent), rc += Sum(x.bytes_recv);
+      for (const Collective& x : r->collectives) {
+        sb = detail::SaturatingAdd(sb, detail::SumBytes(x.bytes_sent));
+        rb = detail::SaturatingAdd(rb, detail::SumBytes(x.bytes_recv));
+      }
+      for (const Collective& x : o->collectives) {
+        sc = detail::SaturatingAdd(sc, detail::SumBytes(x.bytes_sent));
+        rc = detail::SaturatingAdd(rc, detail::SumBytes(x.bytes_recv));
+      }
       if (sb != sc || rb != rc)
         Add(DiffCategory::kBytes, "rank " + std::to_string(r->rank) + " bytes", BytesText(sb, rb),
             BytesText(sc, rc));

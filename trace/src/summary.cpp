@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "collective_match.hpp"
+
 namespace shardscope::trace {
 
 using nlohmann::json;
@@ -43,12 +45,6 @@ std::string Ranks(const std::vector<int64_t>& ranks) {
   std::string out;
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
   return out;
-}
-
-int64_t Sum(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (int64_t x : v) s += x;
-  return s;
 }
 
 void AddCollectiveSummary(
@@ -159,8 +155,8 @@ void AddCollectiveSummary(
   if (inserted) out.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
   CollectiveSummary& cs = out[it->second];
   ++cs.calls;
-  cs.bytes_sent += Sum(c.bytes_sent);
-  cs.bytes_recv += Sum(c.bytes_recv);
+  cs.bytes_sent = detail::SaturatingAdd(cs.bytes_sent, detail::SumBytes(c.bytes_sent));
+  cs.bytes_recv = detail::SaturatingAdd(cs.bytes_recv, detail::SumBytes(c.bytes_recv));
 }
 
 std::string CollectiveLine(const CollectiveSummary& c, bool with_step) {
