@@ -146,6 +146,13 @@ TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> 
                        FormatPlacements(placements) + "' for a " + std::to_string(mesh.ndim()) +
                        "-d mesh (need one per mesh dim)");
   }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > kMaxExtent) {
+      throw InvalidInput(w + ": extent " + std::to_string(shape[d]) + " of tensor dim " + std::to_string(d) +
+                         " is above 2^48 = " + std::to_string(kMaxExtent) +
+                         ", the largest shardscope handles");
+    }
+  }
   NumElements(shape);
   NormalizePlacements(placements, static_cast<int>(shape.size()), what);
   std::set<ReduceOp> ops;

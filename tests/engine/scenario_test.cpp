@@ -75,6 +75,15 @@ TEST_CASE("scenario errors name file, line, column and the value", "[engine][sce
              Catch::Contains("2 placements 'R,R' for a 1-d mesh"));
   CHECK_THAT(ErrorOf("{\"mesh\": [2], \"mesh\": [3], \"tensorz\": {}}"),
              Catch::Contains("unknown field 'tensorz'"));
+  // Extents above 2^48 (the limit of layouts and traces) are refused, not overflowed: the fuzzer
+  // found an extent of 2^63-1 overflowing torch.chunk's ceil division.
+  CHECK_THAT(ErrorOf("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [3, 9223372036854775807], "
+                     "\"placements\": [\"S(1)\"]}}, \"steps\": []}"),
+             Catch::Contains("extent 9223372036854775807 of tensor dim 1 is above 2^48 = 281474976710656"));
+  CHECK_NOTHROW(
+      ParseScenario("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [281474976710656], "
+                    "\"placements\": [\"S(0)\"]}}, \"steps\": []}",
+                    "s.json"));
   CHECK_THAT(ErrorOf("[1, 2]"), Catch::Contains("must be a JSON object"));
   CHECK_THAT(ErrorOf(""), Catch::StartsWith("s.json:1:1: invalid JSON"));
   CHECK_THROWS_WITH(LoadScenario("/nonexistent/x.json"), Catch::Contains("cannot open scenario file"));

@@ -42,6 +42,10 @@ std::string FormatShape(const Shape& shape);
 /// Product of extents; throws Error(kInvalidInput) if it overflows int64.
 int64_t NumElements(const Shape& shape);
 
+/// The largest tensor extent shardscope accepts, 2^48 (also the trace format's limit): layouts
+/// compute chunk sizes and offsets in int64 with room for up to 2^20 ranks.
+inline constexpr int64_t kMaxExtent = int64_t{1} << 48;
+
 /// A sharded tensor's distribution. Build through MakeSpec, which validates and normalizes.
 struct TensorSpec {
   Mesh mesh;
