@@ -84,6 +84,11 @@ Shape ParseShape(std::string_view text, std::string_view what, bool allow_zero) 
       throw InvalidInput(std::string(what) + ": extent " + std::to_string(v) + " in '" + std::string(text) +
                          "' must be " + (allow_zero ? ">= 0" : ">= 1"));
     }
+    if (v > kMaxExtent) {
+      throw InvalidInput(std::string(what) + ": extent " + std::to_string(v) + " in '" + std::string(text) +
+                         "' is above 2^48 = " + std::to_string(kMaxExtent) +
+                         ", the largest shardscope handles");
+    }
     shape.push_back(v);
     if (end == text.size()) break;
     start = end + 1;

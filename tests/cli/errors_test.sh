@@ -39,6 +39,12 @@ expect_rc 2
 expect_one_error_line '4294967296'
 run plan --mesh 2x2 --shape 0x8 --from 'S(0),R' --to 'R,R'
 expect_rc 0
+# Extents above 2^48 (layouts' and traces' limit) are named, not overflowed.
+run plan --mesh 2 --shape 9223372036854775807 --from 'S(0)' --to 'R'
+expect_rc 2
+expect_one_error_line '--shape' 'above 2^48 = 281474976710656'
+run plan --mesh 2 --shape 281474976710656 --from 'S(0)' --to 'R'
+expect_rc 0
 
 # Bad placement.
 run plan --mesh 2x2 --shape 8x8 --from 'S(0),Q' --to 'R,R'
