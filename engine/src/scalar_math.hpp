@@ -88,7 +88,9 @@ SHARDSCOPE_HD inline uint16_t FloatToBFloat16Bits(float value) {
 }
 
 /// bfloat16 bits -> binary32 (exact).
-SHARDSCOPE_HD inline float BFloat16BitsToFloat(uint16_t bits) { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
+SHARDSCOPE_HD inline float BFloat16BitsToFloat(uint16_t bits) {
+  return BitsFloat(static_cast<uint32_t>(bits) << 16);
+}
 
 // Reduction steps on accumulator values. Integer sums and products wrap like unsigned
 // arithmetic instead of overflowing into undefined behaviour; min and max keep the accumulator

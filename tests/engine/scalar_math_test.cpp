@@ -34,9 +34,11 @@ double Decode(uint16_t bits, int mant_bits, int bias) {
   const uint32_t exp = (bits >> mant_bits) & exp_max;
   const uint32_t mant = bits & ((1u << mant_bits) - 1);
   if (exp == exp_max)
-    return mant == 0 ? sign * std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    return mant == 0 ? sign * std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::quiet_NaN();
   if (exp == 0) return sign * std::ldexp(static_cast<double>(mant), 1 - bias - mant_bits);
-  return sign * std::ldexp(static_cast<double>(mant + (1u << mant_bits)), static_cast<int>(exp) - bias - mant_bits);
+  return sign *
+         std::ldexp(static_cast<double>(mant + (1u << mant_bits)), static_cast<int>(exp) - bias - mant_bits);
 }
 
 // Checks that `got` is the round-to-nearest-even encoding of finite `f` in the format: its value
@@ -58,7 +60,8 @@ void CheckNearest(float f, uint16_t got, int mant_bits, int bias) {
   REQUIRE(mag < inf);
   const double v = Decode(mag, mant_bits, bias);
   const double err = std::fabs(x - v);
-  const double up = mag + 1 < inf ? Decode(static_cast<uint16_t>(mag + 1), mant_bits, bias) : max_finite + ulp_top;
+  const double up =
+      mag + 1 < inf ? Decode(static_cast<uint16_t>(mag + 1), mant_bits, bias) : max_finite + ulp_top;
   REQUIRE(err <= std::fabs(up - x));
   if (err == std::fabs(up - x)) REQUIRE((mag & 1u) == 0);
   if (mag > 0) {
@@ -109,7 +112,8 @@ TEST_CASE("every bfloat16 pattern decodes by the definition and encodes back to 
   }
 }
 
-TEST_CASE("binary32 to binary16 and bfloat16 rounds to nearest even (200000 random floats)", "[engine][scalar]") {
+TEST_CASE("binary32 to binary16 and bfloat16 rounds to nearest even (200000 random floats)",
+          "[engine][scalar]") {
   std::mt19937_64 rng(0x5ca1a7);
   std::uniform_int_distribution<uint32_t> any_bits;
   std::uniform_int_distribution<int> half_exp(-27, 17);  // subnormal halves to overflow
@@ -144,11 +148,15 @@ TEST_CASE("reduction steps: integers wrap modulo 2^bits, min/max keep the accumu
     const int32_t a32 = static_cast<int32_t>(a), b32 = static_cast<int32_t>(b);
     // Two's complement wrap: the result's bits are the low 32/64 bits of the exact result.
     CHECK(static_cast<uint32_t>(scalar::Plus<int32_t>(a32, b32)) ==
-          static_cast<uint32_t>(static_cast<uint64_t>(static_cast<uint32_t>(a32)) + static_cast<uint32_t>(b32)));
+          static_cast<uint32_t>(static_cast<uint64_t>(static_cast<uint32_t>(a32)) +
+                                static_cast<uint32_t>(b32)));
     CHECK(static_cast<uint32_t>(scalar::Times<int32_t>(a32, b32)) ==
-          static_cast<uint32_t>(static_cast<uint64_t>(static_cast<uint32_t>(a32)) * static_cast<uint32_t>(b32)));
-    CHECK(static_cast<uint64_t>(scalar::Plus<int64_t>(static_cast<int64_t>(a), static_cast<int64_t>(b))) == a + b);
-    CHECK(static_cast<uint64_t>(scalar::Times<int64_t>(static_cast<int64_t>(a), static_cast<int64_t>(b))) == a * b);
+          static_cast<uint32_t>(static_cast<uint64_t>(static_cast<uint32_t>(a32)) *
+                                static_cast<uint32_t>(b32)));
+    CHECK(static_cast<uint64_t>(scalar::Plus<int64_t>(static_cast<int64_t>(a), static_cast<int64_t>(b))) ==
+          a + b);
+    CHECK(static_cast<uint64_t>(scalar::Times<int64_t>(static_cast<int64_t>(a), static_cast<int64_t>(b))) ==
+          a * b);
     CHECK(scalar::Min<int32_t>(a32, b32) == std::min(a32, b32));
     CHECK(scalar::Max<int32_t>(a32, b32) == std::max(a32, b32));
   }
