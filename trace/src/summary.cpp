@@ -14,12 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string JoinInts(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
 std::string JoinStrs(const std::vector<std::string>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -115,7 +109,7 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
 std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
                        const std::optional<std::vector<int64_t>>& offset) {
   if (!shape || !offset) return "?";
-  return JoinInts(*shape) + " @ " + JoinInts(*offset);
+  return detail::FormatInts(*shape) + " @ " + detail::FormatInts(*offset);
 }
 
 json OptionalInts(const std::optional<std::vector<int64_t>>& v) { return v ? json(*v) : json(nullptr); }
@@ -126,21 +120,15 @@ std::string OpSignatureText(const Op& op) {
   std::string out = OpCallText(op) + " chosen " + std::to_string(op.chosen);
   for (const OpOutput& o : op.outputs) {
     if (o.requested)
-      out += " " + (o.tensor.empty() ? std::string("-") : o.tensor) + " " + JoinInts(o.global_shape);
+      out +=
+          " " + (o.tensor.empty() ? std::string("-") : o.tensor) + " " + detail::FormatInts(o.global_shape);
   }
   return out;
 }
 
 // The view of one rank that differs from the reference, for show: its outputs with global shapes.
 std::string OpOutputsText(const Op& op) {
-  std::string out;
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
-    out += (i ? ", " : "") +
-           (o.requested ? o.tensor + ": " + PlacementsText(o.placements) + " " + JoinInts(o.global_shape)
-                        : std::string("-"));
-  }
-  return "chosen " + std::to_string(op.chosen) + ", outputs " + out;
+  return "chosen " + std::to_string(op.chosen) + ", outputs " + detail::OpOutputsText(op);
 }
 
 std::string CostText(double us) { return std::isinf(us) ? std::string("inf") : Fixed(us, 2) + " us"; }
@@ -161,16 +149,14 @@ void AddCollectiveSummary(
 
 std::string CollectiveLine(const CollectiveSummary& c, bool with_step) {
   return std::string(with_step ? "step " + std::to_string(c.step) + "  " : "") + c.kind +
-         (c.negotiated ? " (negotiated)" : "") + "  mesh dims " + JoinInts(c.mesh_dims) + "  x" +
+         (c.negotiated ? " (negotiated)" : "") + "  mesh dims " + detail::FormatInts(c.mesh_dims) + "  x" +
          std::to_string(c.calls) + "  sent " + Bytes(c.bytes_sent) + "  recv " + Bytes(c.bytes_recv);
 }
 
 }  // namespace
 
 std::string PlacementsText(const std::vector<std::string>& placements) {
-  std::string out;
-  for (const std::string& p : placements) out += p;
-  return out;
+  return detail::ConcatPlacements(placements);
 }
 
 std::string OpCallText(const Op& op) {
@@ -231,7 +217,7 @@ std::string FormatShowText(const Model& model) {
   if (!model.ranks.empty()) {
     const Header& h = model.ranks.front().header;
     out += "trace: world " + std::to_string(model.world) + ", " + std::to_string(model.ranks.size()) +
-           " rank file(s), mesh " + JoinInts(h.mesh_shape);
+           " rank file(s), mesh " + detail::FormatInts(h.mesh_shape);
     bool named = std::any_of(h.mesh_dim_names.begin(), h.mesh_dim_names.end(),
                              [](const std::string& n) { return !n.empty(); });
     if (named) out += " " + JoinStrs(h.mesh_dim_names);
@@ -271,8 +257,8 @@ std::string FormatShowText(const Model& model) {
   }
   for (const RedistributeSummary& s : Summarize(model)) {
     out += "\nredistribute " + std::to_string(s.id) + ": " + (s.tensor.empty() ? "<unnamed>" : s.tensor) +
-           " " + s.dtype + " " + JoinInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
-           JoinStrs(s.dst_placements) + "\n";
+           " " + s.dtype + " " + detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) +
+           " -> " + JoinStrs(s.dst_placements) + "\n";
     if (s.op_id >= 0) {
       const OpRecord* op = nullptr;
       for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
