@@ -68,8 +68,7 @@ void Pull(CollectiveCall& call, const std::vector<const CollectiveCall*>& posted
       detail::Accumulator acc(call.dtype, call.reduction.op, out.Count());
       const size_t slot = call.kind == CollectiveKind::kAllReduce ? 0 : me;
       for (size_t i = 0; i < n; ++i) acc.Add(posted[i]->send[slot]);
-      int64_t divisor = call.reduction.divisor;
-      if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
+      const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
       acc.Store(out, divisor);
       break;
     }

@@ -214,8 +214,8 @@ struct MpiCommunicator::Impl {
   void MoveData(CollectiveCall& call, MPI_Comm comm, const std::vector<CollectiveCall>& calls,
                 const std::string& where);
   void AllReduceTwoPhase(CollectiveCall& call, MPI_Comm comm, const std::string& where);
-  void CombineInGroupOrder(const CollectiveCall& call, const std::byte* staging, int64_t count, size_t n,
-                           const RecvView& dst);
+  void CombineInGroupOrder(const CollectiveCall& call, const std::byte* contributions, int64_t count,
+                           size_t n, const RecvView& dst);
   template <class Pack, class Deliver>
   void ExchangeRounds(MPI_Comm comm, const std::string& where, int64_t es, bool shared,
                       const std::vector<int64_t>& out_count, const std::vector<int64_t>& in_count,
@@ -398,16 +398,15 @@ void MpiCommunicator::Impl::MoveData(CollectiveCall& call, MPI_Comm comm,
 
 // Combines n contiguous contributions of `count` elements each (member order) with the local
 // backend's Accumulator and stores the result, divided as the reduction says, into `dst`.
-void MpiCommunicator::Impl::CombineInGroupOrder(const CollectiveCall& call, const std::byte* staging,
+void MpiCommunicator::Impl::CombineInGroupOrder(const CollectiveCall& call, const std::byte* contributions,
                                                 int64_t count, size_t n, const RecvView& dst) {
   const size_t bytes = static_cast<size_t>(count * DTypeSize(call.dtype));
   detail::Accumulator acc(call.dtype, call.reduction.op, count);
   for (size_t i = 0; i < n; ++i) {
-    SendView contribution{staging + i * bytes, Shape{count}, call.dtype, {FullBox(Shape{count})}};
+    SendView contribution{contributions + i * bytes, Shape{count}, call.dtype, {FullBox(Shape{count})}};
     acc.Add(contribution);
   }
-  int64_t divisor = call.reduction.divisor;
-  if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
+  const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
   acc.Store(dst, divisor);
 }
 

@@ -185,8 +185,7 @@ class CudaLocalCommunicator final : public Communicator {
         const size_t from = call.kind == CollectiveKind::kAllReduce ? 0 : me;
         std::vector<const void*> inputs(n);
         for (size_t i = 0; i < n; ++i) inputs[i] = posted[i].staging->send_slot(from);
-        int64_t divisor = call.reduction.divisor;
-        if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
+        const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
         auto* table = reinterpret_cast<const void**>(staging_.scratch());
         CudaCheck(cudaMemcpyAsync(table, inputs.data(), n * sizeof(void*), cudaMemcpyHostToDevice,
                                   staging_.stream()),

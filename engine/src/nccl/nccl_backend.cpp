@@ -346,8 +346,7 @@ class NcclCommunicator final : public Communicator {
       }
       case CollectiveKind::kReduceScatter:
       case CollectiveKind::kAllReduce: {
-        int64_t divisor = call.reduction.divisor;
-        if (call.reduction.op == ReduceOp::kAvg) divisor *= static_cast<int64_t>(n);
+        const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
         if (exact) {
           // Every contribution lands in scratch slot i; the group-order kernel combines them.
           std::byte* parts = staging_.scratch();

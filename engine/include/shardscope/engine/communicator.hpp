@@ -80,6 +80,9 @@ struct Reduction {
   ReduceOp op = ReduceOp::kSum;
   int64_t divisor = 1;
   bool operator==(const Reduction&) const = default;
+  /// What the combined value is divided by over a group of `members`: `divisor`, times the group
+  /// size for kAvg. Every backend divides by this once, after combining.
+  int64_t TotalDivisor(int64_t members) const { return op == ReduceOp::kAvg ? divisor * members : divisor; }
 };
 
 /// What one rank posts for one collective, after the funnel's checks. Per kind:
