@@ -287,7 +287,7 @@ TEST_CASE("the first error of any rank is rethrown", "[engine][local]") {
   }
 }
 
-TEST_CASE("tensors of 2 MiB and more are 2 MiB aligned (huge-page candidates), smaller ones are not forced",
+TEST_CASE("tensors of 2 MiB and more are 2 MiB aligned (huge-page candidates); sizes around it are usable",
           "[engine][tensor]") {
   // kHugePageBytes is the threshold; the alignment is what madvise(MADV_HUGEPAGE) needs for whole
   // huge pages. Sizes straddle the threshold in every dtype width.
@@ -317,7 +317,7 @@ TEST_CASE("freed large blocks are reused by the same size class, never handed ou
   detail::FreeLarge(a, 3 * mib);
   void* b = detail::AllocateLarge(3 * mib + 1);  // rounds to the same 4 MiB class
   CHECK(b == a);
-  void* c = detail::AllocateLarge(3 * mib);  // the class is empty again: a new block
+  void* c = detail::AllocateLarge(3 * mib);  // b is taken: any other block of the class
   CHECK(c != b);
   detail::FreeLarge(b, 3 * mib + 1);
   detail::FreeLarge(c, 3 * mib);
