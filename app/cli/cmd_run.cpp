@@ -43,7 +43,14 @@ int RunRun(const RunArgs& args, std::ostream& out) {
                        scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
   }
   if (args.repeat < 1) throw InvalidInput("--repeat: must be >= 1, got " + std::to_string(args.repeat));
-  if (!(args.timeout_s > 0)) throw InvalidInput("--timeout: must be > 0 seconds");
+  // One week bounds the watchdog: beyond it (1e10 s, inf) the deadline overflows the clock.
+  constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+  if (!(args.timeout_s >= 0.001 && args.timeout_s <= kMaxTimeoutSeconds)) {
+    std::ostringstream value;
+    value << args.timeout_s;
+    throw InvalidInput("--timeout: '" + value.str() + "' must be between 0.001 and " +
+                       std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds (one week)");
+  }
   engine::RunOptions options;
   options.backend = args.backend;
   options.trace_dir = args.trace_dir;
