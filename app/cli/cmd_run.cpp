@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include "shardscope/engine/runner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/session.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -57,6 +59,31 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   if (options.trace_dir.empty()) {
     const char* env = std::getenv(trace::kTraceEnvVar);
     if (env != nullptr && *env != '\0') options.trace_dir = env;
+  }
+  if (!options.trace_dir.empty()) {
+    // A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would
+    // sit beside the new ones and make show/check/diff refuse the directory.
+    const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
+    std::vector<std::filesystem::path> old = [&] {
+      try {
+        return trace::RankFilesIn(options.trace_dir);
+      } catch (const Error& e) {
+        throw InvalidInput(flag + ": " + e.what());
+      }
+    }();
+    if (!old.empty() && !args.force) {
+      throw InvalidInput(
+          flag + ": '" + options.trace_dir.string() + "' already holds a trace (" +
+          std::to_string(old.size()) + " rank files, e.g. " + old.front().filename().string() +
+          "); writing into it would mix two runs (--force replaces it, or choose another directory)");
+    }
+    for (const auto& file : old) {
+      std::error_code ec;
+      std::filesystem::remove(file, ec);  // under MPI every process removes; a file already gone is fine
+      if (ec && std::filesystem::exists(file)) {
+        throw InvalidInput(flag + ": cannot remove the old '" + file.string() + "': " + ec.message());
+      }
+    }
   }
   options.verify = args.verify;
   options.repeat = args.repeat;

@@ -130,6 +130,7 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
       ->capture_default_str()
       ->check(AtLeast(1));
   cmd->add_flag("--checksums", args.checksums, "record shard checksums before/after in the trace");
+  cmd->add_flag("--force", args.force, "replace a trace already in the --trace directory (its rank files)");
   cmd->add_option("--timeout", args.timeout_s, "collective watchdog in seconds")->capture_default_str();
   cmd->footer(
       "Examples:\n"

@@ -1,5 +1,6 @@
 #include "shardscope/trace/writer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,6 +18,28 @@ int64_t NowNs() noexcept {
 }
 
 std::string RankFileName(int64_t rank) { return "rank-" + std::to_string(rank) + ".jsonl"; }
+
+std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (ec || status.type() == std::filesystem::file_type::not_found) return out;
+  if (status.type() != std::filesystem::file_type::directory) {
+    throw InvalidInput("trace: '" + dir.string() + "' exists and is not a directory");
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "rank-", kSuffix = ".jsonl";
+    if (name.size() <= kPrefix.size() + kSuffix.size() || name.rfind(kPrefix, 0) != 0 ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+      continue;
+    const std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (digits.find_first_not_of("0123456789") == std::string::npos) out.push_back(entry.path());
+  }
+  if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 Writer::Writer(const std::filesystem::path& dir, Header header,
                std::function<void(const std::string&)> on_write_error)

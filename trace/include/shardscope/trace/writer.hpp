@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "shardscope/trace/events.hpp"
 
@@ -17,6 +18,12 @@ int64_t NowNs() noexcept;
 
 /// The file name of rank R's trace inside a trace directory: "rank-<R>.jsonl".
 std::string RankFileName(int64_t rank);
+
+/// The rank files ("rank-<R>.jsonl", R decimal) directly inside `dir`, sorted by name; empty when
+/// `dir` does not exist. Writers truncate only their own rank's file, so a run writing into a
+/// directory that holds these would leave another run's ranks beside its own: callers refuse or
+/// remove them first. Throws Error(kInvalidInput) when `dir` exists but is not a directory.
+std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir);
 
 /// Writes one rank's trace. Events are buffered in memory and written (fwrite + fflush) at every
 /// RedistributeEnd and Op, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
