@@ -293,6 +293,12 @@ int Main(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());
+  } catch (const std::bad_alloc&) {
+    // The run's memory estimate refuses what cannot fit; this is what slipped past it.
+    std::cerr << "shardscope: out of memory (an allocation failed; the estimate checked before running "
+                 "did not foresee it: use smaller tensors, or set SHARDSCOPE_MEMORY_LIMIT to the bytes "
+                 "this process may use)\n";
+    return kInternalExit;
   } catch (const std::exception& e) {
     std::cerr << "shardscope: internal error: " << OneLine(e.what()) << "\n";
     return kInternalExit;

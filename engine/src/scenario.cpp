@@ -207,6 +207,12 @@ class ScenarioParser {
   }
 
  private:
+  // "path:line:column" of the value at `where`.
+  std::string Where(const std::vector<std::string>& where) {
+    JsonLocator locator(text_);
+    return path_ + ":" + LineColumn(text_, locator.Find(where));
+  }
+
   [[noreturn]] void Fail(const std::vector<std::string>& where, const std::string& message) {
     JsonLocator locator(text_);
     size_t offset = locator.Find(where);
@@ -338,6 +344,7 @@ class ScenarioParser {
     }
     ScenarioTensor out;
     out.name = name;
+    out.where = Where(where);
     auto at = [&](const char* key) {
       auto w = where;
       w.push_back(key);
@@ -610,6 +617,7 @@ class ScenarioParser {
       t.name = call.outputs[o];
       t.spec = *decision.outputs[o];
       t.produced_by = static_cast<int64_t>(index);
+      t.where = Where(where);
       sc.tensors.push_back(t);
       current.push_back(t.spec);
     }

@@ -29,6 +29,18 @@ run run "$TMP/dup_to.json"
 expect_rc 2
 expect_one_error_line "dup_to.json:4:13: /steps/0/to: duplicate key 'to' (first at 3:13)"
 
+# --- 3. sizes before allocation: 1.5e9 f32 on 2 ranks is refused at once, naming the tensor ---
+cat >"$TMP/big.json" <<'JSON'
+{"mesh": [2],
+ "tensors": {"w": {"shape": [1500000000], "placements": ["S(0)"]}},
+ "steps": [{"redistribute": "w", "to": ["R"]}]}
+JSON
+# Per rank the replicated w is 1500000000 x 4 = 6000000000 bytes = 5.59 GiB.
+SHARDSCOPE_MEMORY_LIMIT=8000000000 run run "$TMP/big.json" --verify
+expect_rc 2
+expect_one_error_line "big.json:2:19: tensor 'w' needs up to 5.59 GiB (6000000000 bytes) per rank" \
+  "but 7.45 GiB (8000000000 bytes) is available"
+
 # --- 4. bounded input: only regular files, at most 64 MiB ---
 run run /dev/zero
 expect_rc 2
