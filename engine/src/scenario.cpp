@@ -6,6 +6,7 @@
 
 #include "json_input.hpp"
 #include "shardscope/engine/layout.hpp"
+#include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/printable.hpp"
 
@@ -197,11 +198,12 @@ class ScenarioParser {
       sc.steps.push_back(ParseStep(steps[i], i, sc, devices_per_host));
       const ScenarioStep& step = sc.steps.back();
       const size_t ti = sc.TensorIndex(step.tensor);
-      const TensorSpec& src = current[ti];
+      const TensorSpec src = current[ti];
       Guard({"steps", std::to_string(i), "to"}, [&] {
         current[ti] = MakeSpec(sc.mesh, step.to, step.order, src.shape, src.dtype, src.chunking,
                                step.explicit_sizes, "to");
       });
+      CheckPlannable(steps[i], i, src, current[ti], step);
     }
     return sc;
   }
@@ -220,6 +222,27 @@ class ScenarioParser {
     for (const auto& t : where) pointer += "/" + Printable(t);
     throw InvalidInput(path_ + ":" + LineColumn(text_, offset) + ": " +
                        (pointer.empty() ? "" : pointer + ": ") + message);
+  }
+
+  // Plans the step as the run will (rank 0; PyTorch's rules do not depend on the rank), so an
+  // unsupported transition (P(min) -> P(max), S(0) -> P(sum)) or a planner that cannot serve
+  // the shard order is reported at the step, not at run time without a position.
+  void CheckPlannable(const json& s, size_t index, const TensorSpec& src, const TensorSpec& dst,
+                      const ScenarioStep& step) {
+    std::vector<std::string> where{"steps", std::to_string(index), "to"};
+    try {
+      MakePlan(src, dst, 0, step.options);
+      if (step.backward) MakePlan(dst, BackwardTargetSpec(src, dst), 0, step.options);
+    } catch (const Error& e) {
+      std::string message = e.what();
+      // The engine names the CLI flag; in a file the setting is the step's "planner" field.
+      constexpr std::string_view kFlag = "--planner greedy: ";
+      if (message.rfind(kFlag, 0) == 0) {
+        message = "planner \"greedy\": " + message.substr(kFlag.size());
+        if (s.contains("planner")) where.back() = "planner";
+      }
+      Fail(where, message);
+    }
   }
 
   // Names are printed in tables, traces and the GUI: control characters (a newline, an

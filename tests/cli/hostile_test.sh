@@ -130,6 +130,42 @@ expect_rc 0
 CHECKS=$((CHECKS + 1))
 [ -s "$TMP/t.json" ] && ! ls "$TMP"/t.json.tmp-* >/dev/null 2>&1 || fail "export left no file or a temporary one"
 
+# --- 8. errors say where ---
+# Planning errors in scenario files point at the step (line 3, the "to" value at column 36).
+cat >"$TMP/pminmax.json" <<'JSON'
+{"mesh": [2, 2], "tensors": {"x": {"shape": [8, 8], "placements": ["P(min)", "R"]}},
+ "steps": [
+   {"redistribute": "x", "to": ["P(max)", "R"]}]}
+JSON
+run run "$TMP/pminmax.json"
+expect_rc 2
+expect_one_error_line "pminmax.json:3:32: /steps/0/to: mesh dim 0: P(min) -> P(max) is not supported"
+cat >"$TMP/greedy.json" <<'JSON'
+{"mesh": [2, 2], "tensors": {"x": {"shape": [8, 8], "placements": ["S(0)", "S(0)"], "order": "0:1,0"}},
+ "steps": [{"redistribute": "x", "to": ["R", "R"],
+            "planner": "greedy"}]}
+JSON
+run run "$TMP/greedy.json"
+expect_rc 2
+expect_one_error_line 'greedy.json:3:24: /steps/0/planner: planner "greedy": the greedy planner ignores shard order'
+CHECKS=$((CHECKS + 1))
+case "$ERR" in *--planner*) fail "blames a --planner flag never given: $ERR" ;; esac
+# diff says which side is broken; a renamed rank file and a directory as a rank file are named.
+mkdir -p "$TMP/renamed"
+cp "$TMP/t/rank-0.jsonl" "$TMP/renamed/rank-0.jsonl"
+cp "$TMP/t/rank-0.jsonl" "$TMP/renamed/rank-1.jsonl"
+run diff "$TMP/t" "$TMP/renamed"
+expect_rc 2
+expect_one_error_line "candidate $TMP/renamed: rank-1.jsonl:1: header says rank 0 but the file name says rank 1"
+run diff "$TMP/renamed" "$TMP/t"
+expect_rc 2
+expect_one_error_line "baseline $TMP/renamed: rank-1.jsonl:1"
+mkdir -p "$TMP/dirrank/rank-1.jsonl"
+cp "$TMP/t/rank-0.jsonl" "$TMP/dirrank/"
+run show "$TMP/dirrank"
+expect_rc 2
+expect_one_error_line "rank-1.jsonl: is a directory, not a rank file"
+
 # --- 10. control characters from files never reach the terminal raw ---
 printf '{"mesh": [2], "tensors": {"x\\u001b[31m": {"shape": [4], "placements": ["R"]}}, "steps": []}' >"$TMP/esc.json"
 run run "$TMP/esc.json"

@@ -158,3 +158,22 @@ TEST_CASE("scenario files must be regular files under the size limit", "[engine]
                                            " bytes, over the limit (limit 64 MiB)");
   std::filesystem::remove(big);
 }
+
+TEST_CASE("planning errors in scenario files carry file:line:column and the step's pointer",
+          "[engine][scenario][json]") {
+  // S(0) -> P(sum) is refused by PyTorch ("not supported yet"); the "to" value of step 0 is on
+  // line 2 at column 39 (counted by hand: "steps" 1-7, ": [{" 8-11, "redistribute" 12-25, ...).
+  CHECK_THAT(ErrorOf("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [4], \"placements\": [\"S(0)\"]}},\n"
+                     "\"steps\": [{\"redistribute\": \"x\", \"to\": [\"P(sum)\"]}]}"),
+             Catch::StartsWith("s.json:2:39: /steps/0/to: mesh dim 0: S(0) -> P(sum) is not supported"));
+  // Greedy with a non-default order: the step's planner field is to blame, not a CLI flag.
+  const std::string greedy = ErrorOf(
+      "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8], \"placements\": [\"S(0)\", \"S(0)\"], "
+      "\"order\": "
+      "\"0:1,0\"}},\n\"steps\": [{\"redistribute\": \"x\", \"to\": [\"R\", \"R\"], \"planner\": "
+      "\"greedy\"}]}");
+  CHECK_THAT(greedy,
+             Catch::StartsWith("s.json:2:62: /steps/0/planner: planner \"greedy\": the greedy planner "
+                               "ignores shard order"));
+  CHECK_THAT(greedy, !Catch::Contains("--planner"));
+}
