@@ -36,6 +36,13 @@ std::string Bytes(int64_t b) {
   return s.str();
 }
 
+// " rep 0" for the first repetition's rows, " reps 1-9999" for the row of every later one.
+std::string RepLabel(const engine::StepReport& s, int repeat) {
+  if (repeat <= 1) return "";
+  if (s.repetitions <= 1) return " rep " + std::to_string(s.repetition);
+  return " reps " + std::to_string(s.repetition) + "-" + std::to_string(s.repetition + s.repetitions - 1);
+}
+
 }  // namespace
 
 int RunRun(const RunArgs& args, std::ostream& out) {
@@ -100,14 +107,18 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   engine::RunReport report = engine::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
-  size_t op_steps = 0;
-  for (const auto& s : report.steps) op_steps += s.op.empty() ? 0 : 1;
+  // Executed counts: a row of the later repetitions stands for all of them.
+  int64_t op_steps = 0, executed = 0;
+  for (const auto& s : report.steps) {
+    op_steps += s.op.empty() ? 0 : s.repetitions;
+    executed += s.repetitions;
+  }
   out << (op_steps > 0 ? "program " : "scenario ") << args.scenario << ": mesh " << scenario.mesh.ToString()
       << ", " << report.world << " ranks on the " << args.backend << " backend, ";
   if (op_steps > 0) {
-    out << op_steps << " ops and " << report.steps.size() - op_steps << " explicit redistributes\n";
+    out << op_steps << " ops and " << executed - op_steps << " explicit redistributes\n";
   } else {
-    out << report.steps.size() << " redistributes\n";
+    out << executed << " redistributes\n";
   }
   for (const auto& s : report.steps) {
     if (!s.op.empty()) {
@@ -122,19 +133,18 @@ int RunRun(const RunArgs& args, std::ostream& out) {
         if (name.empty() || k >= s.op_outputs.size()) continue;
         outputs += (outputs.empty() ? "" : ", ") + name + ": " + engine::ConcatPlacements(s.op_outputs[k++]);
       }
-      out << "  step " << s.step << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  op "
-          << s.op << "(" << inputs << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs
-          << "\n      " << s.implicit_redistributes << " implicit redistribute"
+      out << "  step " << s.step << RepLabel(s, args.repeat) << "  op " << s.op << "(" << inputs
+          << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs << "\n      "
+          << s.implicit_redistributes << " implicit redistribute"
           << (s.implicit_redistributes == 1 ? "" : "s") << "; collectives: " << Collectives(s.collectives)
           << ", moved " << Bytes(s.bytes_moved) << ", " << std::fixed << std::setprecision(3)
           << s.seconds * 1e3 << " ms" << std::defaultfloat
           << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
       continue;
     }
-    out << "  step " << s.step << (s.backward ? " (backward)" : "")
-        << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  " << s.tensor << "  "
-        << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst) << "\n      "
-        << engine::PlannerName(s.plan.planner) << ": "
+    out << "  step " << s.step << (s.backward ? " (backward)" : "") << RepLabel(s, args.repeat) << "  "
+        << s.tensor << "  " << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst)
+        << "\n      " << engine::PlannerName(s.plan.planner) << ": "
         << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
         << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
         << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat

@@ -47,7 +47,11 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 struct RunContext {
   const Scenario& scenario;
   const RunOptions& options;
+  // The first repetition, then (with repeat > 1) the steady one that every later repetition
+  // runs again: [0, first_rep) and [first_rep, schedule.size()). Repeats are streamed, never
+  // expanded, so --repeat 100000 costs no memory and the trace grows from the first step.
   const std::vector<Planned>& schedule;
+  size_t first_rep;
   const std::vector<LocalTensor>& globals;
   PlanCache& cache;
 };
@@ -102,8 +106,9 @@ void TallyKinds(const std::vector<ExecutedCollective>& ran, std::map<std::string
 // One op step on one rank: runs it (implicit redistributes, halo, kernel), fills this rank's
 // figures for the step and, with verification, compares every output with the reference.
 void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
-               const Group& all, size_t k, const Planned& item, std::vector<LocalTensor>& locals,
-               int64_t& next_redistribute_id, int64_t* f, std::vector<StepReport>* report0) {
+               const Group& all, size_t k, const Planned& item, int64_t op_id_offset,
+               std::vector<LocalTensor>& locals, int64_t& next_redistribute_id, int64_t* f,
+               std::vector<StepReport>* report0) {
   const Scenario& scenario = ctx.scenario;
   std::vector<const TensorSpec*> specs;
   std::vector<const LocalTensor*> inputs;
@@ -115,7 +120,7 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
   std::vector<ExecutedCollective> ran;
   OpExecuteOptions exec;
   exec.trace = writer;
-  exec.op_id = item.op_id;
+  exec.op_id = item.op_id + op_id_offset;
   exec.step = static_cast<int64_t>(item.step);
   exec.next_redistribute_id = &next_redistribute_id;
   exec.cache = &ctx.cache;
@@ -161,6 +166,63 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
   }
 }
 
+// Runs schedule row `k` once on this rank and fills its figures `f` (see kStepFigures); rank 0
+// describes the row in `report0` when given. Op ids of later repetitions are shifted by
+// `op_id_offset` so every executed op has its own id in the trace.
+void RunScheduled(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
+                  const Group& all, size_t k, int64_t op_id_offset, std::vector<LocalTensor>& locals,
+                  int64_t& next_redistribute_id, int64_t* f, std::vector<StepReport>* report0) {
+  const Scenario& scenario = ctx.scenario;
+  const Planned& item = ctx.schedule[k];
+  if (item.op != nullptr) {
+    RunOpStep(comm, rank, ctx, writer, all, k, item, op_id_offset, locals, next_redistribute_id, f, report0);
+    return;
+  }
+  std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
+  std::vector<ExecutedCollective> ran;
+  ExecuteOptions exec;
+  exec.shapes = scenario.tensors[item.tensor].shapes;
+  exec.trace = writer;
+  exec.trace_id = next_redistribute_id++;
+  exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
+  exec.collectives = &ran;
+  exec.checksums = ctx.options.checksums;
+  int64_t t0 = trace::NowNs();
+  LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
+  f[0] = trace::NowNs() - t0;
+  f[1] = BytesReceived(ran);
+  if (rank == 0 && report0 != nullptr) {
+    StepReport& rep = (*report0)[k];
+    rep.step = item.step;
+    rep.repetition = k < ctx.first_rep ? 0 : 1;
+    rep.backward = item.backward;
+    rep.tensor = scenario.tensors[item.tensor].name;
+    rep.src = item.src.placements;
+    rep.dst = item.dst.placements;
+    rep.plan = *plan;
+    TallyKinds(ran, rep.collectives);
+  }
+  if (ctx.options.verify) {
+    // Non-Partial results are checked where they are (Distribute is the definition); Partial
+    // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
+    // A tensor an op produced holds values computed from partial sums, which equal the global
+    // reference only within the op tolerance; seeded inputs are compared bitwise.
+    const bool produced = scenario.tensors[item.tensor].produced_by >= 0;
+    const double op_tol = produced ? OpTolerance(item.dst.dtype) : 0.0;
+    if (!HasPartial(item.dst)) {
+      f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), op_tol);
+    } else {
+      std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
+      if (rank == 0) {
+        LocalTensor full = FullTensor(shards, item.dst);
+        f[3] = FirstDifference(full, ctx.globals[item.tensor],
+                               std::max(op_tol, PartitionTolerance(item.dst.dtype)));
+      }
+    }
+  }
+  if (!item.backward) locals[item.tensor] = std::move(out);
+}
+
 // One rank's whole run: distributes, executes every scheduled redistribute, verifies, and
 // returns this rank's figures (see kStepFigures) gathered from every rank, indexed [rank][k].
 // `report0` is filled on rank 0 only.
@@ -181,61 +243,35 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
   for (int64_t r = 0; r < world; ++r) all.ranks.push_back(r);
   for (int d = 0; d < mesh.ndim(); ++d) all.mesh_dims.push_back(d);
 
-  for (size_t k = 0; k < steps; ++k) {
-    const Planned& item = ctx.schedule[k];
-    if (item.op != nullptr) {
-      RunOpStep(comm, rank, ctx, writer, all, k, item, locals, next_redistribute_id,
-                &figures[k * kStepFigures], report0);
-      if (rank == 0 && ctx.options.progress)
-        ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
-      continue;
-    }
-    std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
-    std::vector<ExecutedCollective> ran;
-    ExecuteOptions exec;
-    exec.shapes = scenario.tensors[item.tensor].shapes;
-    exec.trace = writer;
-    exec.trace_id = next_redistribute_id++;
-    exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
-    exec.collectives = &ran;
-    exec.checksums = ctx.options.checksums;
-    int64_t t0 = trace::NowNs();
-    LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
-    int64_t* f = &figures[k * kStepFigures];
-    f[0] = trace::NowNs() - t0;
-    f[1] = BytesReceived(ran);
-    if (rank == 0 && report0 != nullptr) {
-      StepReport& rep = (*report0)[k];
-      rep.step = item.step;
-      rep.repetition = static_cast<int>(k / std::max<size_t>(1, steps / ctx.options.repeat));
-      rep.backward = item.backward;
-      rep.tensor = scenario.tensors[item.tensor].name;
-      rep.src = item.src.placements;
-      rep.dst = item.dst.placements;
-      rep.plan = *plan;
-      TallyKinds(ran, rep.collectives);
-    }
-    if (ctx.options.verify) {
-      // Non-Partial results are checked where they are (Distribute is the definition); Partial
-      // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
-      // A tensor an op produced holds values computed from partial sums, which equal the global
-      // reference only within the op tolerance; seeded inputs are compared bitwise.
-      const bool produced = scenario.tensors[item.tensor].produced_by >= 0;
-      const double op_tol = produced ? OpTolerance(item.dst.dtype) : 0.0;
-      if (!HasPartial(item.dst)) {
-        f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), op_tol);
-      } else {
-        std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
-        if (rank == 0) {
-          LocalTensor full = FullTensor(shards, item.dst);
-          f[3] = FirstDifference(full, ctx.globals[item.tensor],
-                                 std::max(op_tol, PartitionTolerance(item.dst.dtype)));
-        }
+  const int repeat = ctx.options.repeat;
+  const size_t steady = steps - ctx.first_rep;
+  const int64_t ops_per_rep = [&] {
+    int64_t n = 0;
+    for (size_t k = 0; k < ctx.first_rep; ++k) n += ctx.schedule[k].op != nullptr ? 1 : 0;
+    return n;
+  }();
+  const int64_t total =
+      static_cast<int64_t>(ctx.first_rep) + static_cast<int64_t>(repeat - 1) * static_cast<int64_t>(steady);
+  int64_t done = 0;
+  for (int r = 0; r < repeat; ++r) {
+    const size_t begin = r == 0 ? 0 : ctx.first_rep, end = r == 0 ? ctx.first_rep : steps;
+    for (size_t k = begin; k < end; ++k) {
+      int64_t step_figures[kStepFigures] = {-1, -1, -1, -1, -1};
+      // Rank 0 describes each schedule row once, at its first run.
+      std::vector<StepReport>* describe = r <= 1 ? report0 : nullptr;
+      RunScheduled(comm, rank, ctx, writer, all, k, r <= 1 ? 0 : (r - 1) * ops_per_rep, locals,
+                   next_redistribute_id, step_figures, describe);
+      int64_t* f = &figures[k * kStepFigures];
+      for (size_t w : {size_t{0}, size_t{1}})
+        f[w] = std::max<int64_t>(f[w], 0) + std::max<int64_t>(step_figures[w], 0);
+      if (f[2] < 0) f[2] = step_figures[2];
+      if (f[3] < 0) {
+        f[3] = step_figures[3];
+        f[4] = step_figures[4];
       }
+      ++done;
+      if (rank == 0 && ctx.options.progress) ctx.options.progress(done, total);
     }
-    if (!item.backward) locals[item.tensor] = std::move(out);
-    if (rank == 0 && ctx.options.progress)
-      ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
   }
   figures[steps * kStepFigures] = clock.offset_ns;
   figures[steps * kStepFigures + 1] = clock.rtt_ns;
@@ -456,9 +492,11 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
     }
   }
 
-  std::vector<Planned> schedule = BuildSchedule(scenario, options.repeat);
-  int64_t op_count = 0;
-  for (const Planned& item : schedule) op_count += item.op != nullptr ? 1 : 0;
+  // Two repetitions describe any number: from the second on, each repetition starts where the
+  // previous one ended, which is the same place every time.
+  std::vector<Planned> schedule = BuildSchedule(scenario, 1);
+  const size_t first_rep = schedule.size();
+  if (options.repeat > 1) schedule = BuildSchedule(scenario, 2);
 
   // Repeats start each tensor from its scenario spec again only if the step list returns it
   // there; otherwise the next repetition continues from where the last one ended (as a loop in a
@@ -471,8 +509,9 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
     const ScenarioTensor& st = scenario.tensors[t];
     if (st.produced_by < 0) globals[t] = SeededTensor(st.spec.shape, st.spec.dtype, st.seed);
   }
-  for (const Planned& item : schedule) {
-    if (item.op == nullptr || item.op_id >= op_count / options.repeat) continue;  // first repetition only
+  for (size_t k = 0; k < first_rep; ++k) {  // the first repetition computes every op output
+    const Planned& item = schedule[k];
+    if (item.op == nullptr) continue;
     std::vector<const LocalTensor*> in;
     for (size_t k : item.inputs) in.push_back(k == kNone ? nullptr : &globals[k]);
     std::vector<std::optional<LocalTensor>> out = ComputeOpGlobal(*item.op, in);
@@ -482,7 +521,7 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   }
 
   PlanCache cache;
-  RunContext ctx{scenario, options, schedule, globals, cache};
+  RunContext ctx{scenario, options, schedule, first_rep, globals, cache};
   std::vector<StepReport> reports(schedule.size());
   std::vector<int64_t> figures;
   RunReport report;
@@ -586,6 +625,8 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
       rep.bytes_moved += figure(r, k, 1);
     }
     rep.seconds = static_cast<double>(slowest) * 1e-9;
+    rep.repetition = k < first_rep ? 0 : 1;
+    rep.repetitions = k < first_rep ? 1 : options.repeat - 1;
     std::string error;
     if (options.verify) {
       for (int64_t r = 0; r < world && error.empty(); ++r) {

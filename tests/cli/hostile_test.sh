@@ -54,6 +54,17 @@ expect_rc 2
 expect_one_error_line "scenario file is 67108865 bytes, over the limit (limit 64 MiB)"
 rm -f "$TMP/huge.json"
 
+# Repeats are streamed: 20000 repetitions hold no more memory than a few (the old expansion of
+# every step up front grew with the count), and the output has one row per later step.
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f "%M" -o "$TMP/rss" "$BIN" run "$SMALL" --repeat 20000 >"$TMP/rep.out" 2>&1
+  CHECKS=$((CHECKS + 1))
+  rss_kb=$(tail -1 "$TMP/rss")
+  [ "$rss_kb" -lt 100000 ] || fail "run --repeat 20000 peaked at $rss_kb KiB"
+  CHECKS=$((CHECKS + 1))
+  grep -q "^  step 0 reps 1-19999  x  R -> R$" "$TMP/rep.out" || fail "no streamed row: $(head -5 "$TMP/rep.out")"
+fi
+
 # --- 5. layouts of a 2^20-rank mesh: only the ranks asked for are laid out ---
 # torch.chunk of 3000000 over 2^20: chunk ceil(3000000/1048576) = 3, rank r holds [3r, 3r+3)
 # while 3r < 3000000; rank 1048575 is empty at offset 3000000.

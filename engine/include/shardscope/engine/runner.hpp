@@ -31,10 +31,13 @@ struct RunOptions {
   std::function<void(int64_t done, int64_t total)> progress;
 };
 
-/// What one executed step did (rank 0's plan; figures over all ranks).
+/// What one step did (rank 0's plan; figures over all ranks). With repeat > 1 the steps of the
+/// first repetition have a row each, and each step of the later repetitions (which all start
+/// where the previous one ended, so they run the same plans) has one row summing them all.
 struct StepReport {
   size_t step = 0;        ///< index into scenario.steps
-  int repetition = 0;     ///< 0-based
+  int repetition = 0;     ///< 0-based: the first repetition this row stands for
+  int repetitions = 1;    ///< how many repetitions it stands for (bytes and seconds are their sum)
   bool backward = false;  ///< the gradient redistribute of the step
   std::string tensor;
   Placements src, dst;
