@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "shardscope/engine/runner.hpp"
 #include "shardscope/engine/scenario.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/check.hpp"
@@ -261,7 +262,7 @@ TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error
 TEST_CASE("fuzz: scenarios and programs with duplicate keys or huge sizes are refused cleanly",
           "[engine][scenario][fuzz]") {
   std::vector<std::string> seeds;
-  for (const fs::path dir : {kSource / "samples", kSource / "samples/programs"}) {
+  for (const fs::path& dir : {kSource / "samples", kSource / "samples/programs"}) {
     for (const auto& entry : fs::directory_iterator(dir))
       if (entry.path().extension() == ".json") seeds.push_back(ReadFile(entry.path()));
   }
