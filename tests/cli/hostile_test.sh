@@ -192,6 +192,11 @@ run show "$TMP/evil"
 expect_rc 0
 CHECKS=$((CHECKS + 1))
 case "$OUT" in *$'\e'*) fail "raw ESC on stdout" ;; esac
-expect_out_contains 'x\x1b[2J'
+expect_out_contains 'x\x1b[2J\x0aFAKE'
+CHECKS=$((CHECKS + 1))
+grep -q '^FAKE' <<<"$OUT" && fail "a newline in a tensor name forged an output line"
+run check "$TMP/evil"
+CHECKS=$((CHECKS + 1))
+case "$OUT$ERR" in *$'\e'*) fail "raw ESC in check output" ;; esac
 
 finish

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "shardscope/printable.hpp"
 
 namespace shardscope::trace {
 
@@ -381,8 +382,9 @@ class Checker {
   // ---- redistributes, compared across ranks ----
 
   static std::string Subject(const RedistributeBegin& b) {
-    return "redistribute #" + std::to_string(b.id) + " (" + (b.tensor.empty() ? "<anonymous>" : b.tensor) +
-           " " + detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
+    return "redistribute #" + std::to_string(b.id) + " (" +
+           (b.tensor.empty() ? "<anonymous>" : Printable(b.tensor)) + " " +
+           detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
            detail::JoinComma(b.dst_placements) + ")";
   }
 
