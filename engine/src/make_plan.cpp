@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
 
@@ -42,12 +43,7 @@ void ValidateSpec(const TensorSpec& spec, const char* what) {
     throw Unsupported(w + ": mixed Partial reduce ops '" + FormatPlacements(spec.placements) +
                       "' are not supported (only sum with avg, as in PyTorch)");
   }
-  if (spec.shard_order) {
-    if (spec.HasStridedShard()) {
-      throw InvalidInput(w + ": a shard order cannot be given together with _StridedShard placements");
-    }
-    ValidateShardOrder(*spec.shard_order, spec.placements, what);
-  }
+  if (spec.shard_order) ValidateShardOrder(*spec.shard_order, spec.placements, what);
 }
 
 // Transitions PyTorch's execution refuses (R-new redistribute_local_tensor; Partial).
@@ -71,6 +67,13 @@ void CheckTransitions(const TensorSpec& src, const TensorSpec& dst) {
       throw Unsupported(head + "Partial._partition_value has no rule for reduce op product)");
     }
   }
+}
+
+// Whether the graph planner can take both specs: R-new decodes a spec's _StridedShards into a
+// shard order (use_strided_shard_as_shard_order) unless the spec carries an explicit order.
+bool GraphDecodes(const TensorSpec& spec) {
+  return !spec.HasStridedShard() || spec.shard_order ||
+         StridedPlacementsToShardOrder(spec.placements, spec.mesh);
 }
 
 bool IsNotDecodable(const Error& e) {
@@ -126,6 +129,17 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
                                                                                 : src.EffectiveOrder()) +
                           "' is not the default (PyTorch always plans it with the graph planner)");
       }
+      // R-new _gen_transform_infos_non_cached: has_strided_shard selects the graph planner
+      // before the planner flag is read, so PyTorch never plans these greedily; it falls back
+      // to greedy only when the split factors are not decodable. Greedy's own reading of
+      // _StridedShard (is_shard() is false for it) gives plans that cannot run.
+      if (strided && GraphDecodes(src) && GraphDecodes(dst)) {
+        throw Unsupported(
+            "--planner greedy: PyTorch never plans _StridedShard placements with the greedy planner "
+            "(_gen_transform_infos_non_cached picks the graph planner for any _StridedShard, whatever the "
+            "planner flag; it falls back to greedy only when the split factors are not decodable); use "
+            "--planner auto or graph");
+      }
       plan.planner = PlannerKind::kGreedy;
       plan.planner_reason = std::string("forced by --planner greedy (PyTorch's rule picks ") +
                             std::string(PlannerName(rule_kind)) + ": " + rule_reason + ")";
@@ -156,6 +170,21 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
       }
     } else {
       plan.raw = PlanGreedy(src, dst, rank, options);
+    }
+  }
+
+  // A greedy plan over _StridedShards (R-new's fallback for undecodable split factors) follows
+  // no layout rule of its own: check it against the layouts before anyone prints or runs it.
+  if (plan.planner == PlannerKind::kGreedy && strided && !plan.raw.empty()) {
+    Plan probe;
+    probe.optimized = plan.raw;
+    probe.notation = Notation(plan.raw, src);
+    const std::string problem = CheckPlanExecutable(src, dst, probe);
+    if (!problem.empty()) {
+      throw Unsupported("the greedy plan (" + plan.planner_reason + ") " + probe.notation +
+                        " cannot run exactly: " + problem +
+                        " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
+                        "split factor or an explicit shard order)");
     }
   }
 

@@ -307,3 +307,59 @@ TEST_CASE("MakePlan error paths name the bad token", "[engine][make_plan]") {
     CHECK(PlanError(src, Spec(mesh, "R,R", {8, 8}), -1).code() == ErrorCode::kInvalidInput);
   }
 }
+
+// Issue 16 item 1. R-new _gen_transform_infos_non_cached tests has_strided_shard before the
+// planner flag, so PyTorch plans any decodable _StridedShard with the graph planner even when
+// greedy is forced; the issue's case (mesh [2,2,4], shape [5] i32) printed a greedy plan the
+// executor could not run.
+TEST_CASE("forcing greedy on a decodable _StridedShard is refused with PyTorch's reason",
+          "[engine][make_plan]") {
+  Mesh mesh({2, 2, 4});
+  PlanOptions greedy;
+  greedy.planner = PlannerChoice::kGreedy;
+  // dst decodes (SPEC §8.3: right to left, sf 1 -> [2], sf 4 = size(2) -> [2,1], sf 8 -> [2,1,0]).
+  auto e = PlanError(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
+                     Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, greedy);
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(), "PyTorch never plans _StridedShard placements with the greedy planner"));
+  // auto follows PyTorch's rule (graph) and plans it.
+  Plan plan = MakePlan(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
+                       Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, {});
+  CHECK(plan.planner == PlannerKind::kGraph);
+
+  // Not decodable (_S(0, 3) on a (4,2) mesh, T1 test_strided_shard_redistribution[2d]): PyTorch
+  // falls back to greedy, so forcing greedy plans the same fallback.
+  Mesh m42({4, 2});
+  Plan fallback = MakePlan(Spec(m42, "_S(0, 3),S(0)", {24, 4}), Spec(m42, "R,R", {24, 4}), 0, greedy);
+  CHECK(fallback.planner == PlannerKind::kGreedy);
+  CHECK(fallback.notation == "_S(0, 3)[0]S(0)[1]->_S(0, 3)R->RR");
+}
+
+// Issue 16 item 2: with an explicit shard order the _StridedShards are literal (R-new
+// _try_normalize_spec with use_strided_shard_as_shard_order False) and the graph planner moves
+// them with cases 8 (_S->R) and 11 (R->_S). Hand derivation for the issue's case, mesh 2x2x2,
+// 31x13x11 f32, S(0),S(0),_S(0,3) order 0:0,1,2 -> R,S(0),S(0) order 0:1,2:
+// - the newest mesh dim of tensor dim 0 is 2, a _StridedShard: only case 8 applies
+//   (cost 0: _compute_placement_transition_cost tests is_shard(), false for _S);
+// - S(0)[0]S(0)[1]R must lose mesh dim 0, which sits under mesh dim 1: all_gather dim 1
+//   (7.2 us + bytes), then dim 0, then chunk dims 1 and 2 in the target's order. The a2a
+//   detour (S(0)->S(1) on dim 1 and back) costs 2 x (7.2 + 1.0) + 7.2 us, more.
+TEST_CASE("literal _StridedShard with an explicit shard order plans like R-new", "[engine][make_plan]") {
+  Mesh mesh({2, 2, 2});
+  TensorSpec src = Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}, "0:0,1,2");
+  TensorSpec dst = Spec(mesh, "R,S(0),S(0)", {31, 13, 11}, "0:1,2");
+  REQUIRE(src.shard_order);  // kept although it is the default order: it makes the _S literal
+  Plan plan = MakePlan(src, dst, 0, {});
+  CHECK(plan.planner == PlannerKind::kGraph);
+  CHECK(plan.notation == "S(0)[0]S(0)[1]_S(0, 3)[2]->S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R->RS(0)[0]S(0)[1]");
+  REQUIRE(plan.raw.size() == 5);
+  CHECK(plan.raw[0].src == Placement::StridedShard(0, 3));
+  // get_logical_shape at rank 0: dims 0 and 1 of the order applied, 31 -> 16 -> 8.
+  CHECK(plan.raw[0].logical_shape == Shape{8, 13, 11});
+  CHECK(plan.raw[0].cost_us == 0.0);
+
+  // Without the order the same placements are an encoding (not decodable here: sf 3 is no
+  // product of mesh sizes), so PyTorch falls back to greedy.
+  Plan encoded = MakePlan(Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}), dst, 0, {});
+  CHECK(encoded.planner == PlannerKind::kGreedy);
+}
