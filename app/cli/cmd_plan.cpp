@@ -268,6 +268,8 @@ int RunPlan(const PlanArgs& args, std::ostream& out) {
   req.forward_dst = BuildSpec(mesh, args.tensor, args.to, "--to", args.dst_order, "--dst-order");
   req.options.planner = ParsePlannerChoice(args.planner);
   req.options.optimize = !args.no_optimize;
+  // Redistribute.backward runs PyTorch's internal redistribute, like --allow-partial-target.
+  req.options.internal_partial_target = args.allow_partial_target || args.backward;
   if (args.devices_per_host < 1) {
     throw InvalidInput("--devices-per-host: '" + std::to_string(args.devices_per_host) + "' must be >= 1");
   }

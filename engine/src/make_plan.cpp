@@ -46,6 +46,26 @@ void ValidateSpec(const TensorSpec& spec, const char* what) {
   if (spec.shard_order) ValidateShardOrder(*spec.shard_order, spec.placements, what);
 }
 
+// PyTorch's public DTensor.redistribute (API): for any mesh dim whose target is Partial and
+// differs from the source, "Can not redistribute from X to Y, redistributing to Partial is for
+// internal use only!". Returns whether the redistribute targets a new Partial at all.
+bool CheckPartialTargets(const TensorSpec& src, const TensorSpec& dst, bool internal) {
+  bool any = false;
+  for (size_t md = 0; md < src.placements.size(); ++md) {
+    const Placement& s = src.placements[md];
+    const Placement& d = dst.placements[md];
+    if (!d.IsPartial() || s == d) continue;
+    any = true;
+    if (internal) continue;
+    throw Unsupported("mesh dim " + std::to_string(md) + ": Can not redistribute from " + s.ToString() +
+                      " to " + d.ToString() +
+                      ", redistributing to Partial is for internal use only! (PyTorch's public "
+                      "DTensor.redistribute; ops and imported dumps take the internal path: "
+                      "--allow-partial-target, \"allow_partial_target\": true in a scenario step)");
+  }
+  return any;
+}
+
 // Transitions PyTorch's execution refuses (R-new redistribute_local_tensor; Partial).
 void CheckTransitions(const TensorSpec& src, const TensorSpec& dst) {
   for (size_t md = 0; md < src.placements.size(); ++md) {
@@ -104,7 +124,9 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
     throw InvalidInput("rank " + std::to_string(rank) + " is outside the mesh of " +
                        std::to_string(src.mesh.size()) + " ranks");
   }
+  // Transitions no path can run come first; then the public API's guard on what remains (R -> P).
   CheckTransitions(src, dst);
+  const bool partial_target = CheckPartialTargets(src, dst, options.internal_partial_target);
 
   // PyTorch _gen_transform_infos_non_cached: a non-default order or any _StridedShard forces
   // the graph planner; otherwise greedy is the default.
@@ -173,20 +195,29 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
     }
   }
 
-  // A greedy plan over _StridedShards (R-new's fallback for undecodable split factors) follows
-  // no layout rule of its own: check it against the layouts before anyone prints or runs it.
-  if (plan.planner == PlannerKind::kGreedy && strided && !plan.raw.empty()) {
+  // _StridedShard plans are checked against the layouts before anyone prints or runs them. A
+  // greedy plan over them (R-new's fallback for undecodable split factors) follows no layout
+  // rule of its own, and a graph plan ends on the decoded shard order, whose layout differs from
+  // the _StridedShard's own when the split is uneven (PyTorch #168134).
+  if (strided && !plan.raw.empty()) {
     Plan probe;
     probe.optimized = plan.raw;
     probe.notation = Notation(plan.raw, src);
     const std::string problem = CheckPlanExecutable(src, dst, probe);
     if (!problem.empty()) {
-      throw Unsupported("the greedy plan (" + plan.planner_reason + ") " + probe.notation +
-                        " cannot run exactly: " + problem +
-                        " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
-                        "split factor or an explicit shard order)");
+      throw Unsupported(
+          "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
+          " cannot run exactly: " + problem +
+          (plan.planner == PlannerKind::kGreedy
+               ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable split "
+                 "factor "
+                 "or an explicit shard order)"
+               : " (an uneven _StridedShard holds other elements than the shard order it decodes to, PyTorch "
+                 "#168134; give the shard order explicitly)"));
     }
   }
+
+  if (partial_target) plan.planner_reason += "; internal redistribute to Partial (public API refuses it)";
 
   OptimizeResult optimized = OptimizeTransforms(plan.raw, src, options);
   plan.optimized = std::move(optimized.transforms);

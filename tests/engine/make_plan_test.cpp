@@ -220,9 +220,11 @@ TEST_CASE("no-op plans are empty; equal placements with different orders are not
   CHECK(reorder.notation.substr(reorder.notation.size() - 14) == "S(0)[0]S(0)[1]");
 }
 
-TEST_CASE("R -> P and sum+avg mixes are allowed", "[engine][make_plan]") {
+TEST_CASE("R -> P (internal path) and sum+avg mixes are allowed", "[engine][make_plan]") {
   Mesh mesh({2, 2});
-  Plan rp = MakePlan(Spec(mesh, "R,R", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, {});
+  PlanOptions internal;
+  internal.internal_partial_target = true;
+  Plan rp = MakePlan(Spec(mesh, "R,R", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, internal);
   REQUIRE(rp.raw.size() == 1);
   CHECK(rp.raw[0].comm == CommKind::kLocal);
   CHECK(CountCollectives(rp.optimized, mesh) == 0);
@@ -362,4 +364,26 @@ TEST_CASE("literal _StridedShard with an explicit shard order plans like R-new",
   // product of mesh sizes), so PyTorch falls back to greedy.
   Plan encoded = MakePlan(Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}), dst, 0, {});
   CHECK(encoded.planner == PlannerKind::kGreedy);
+}
+
+// Issue 16 item 3. API DTensor.redistribute: for a mesh dim whose target is Partial and differs
+// from the source, "Can not redistribute from X to Y, redistributing to Partial is for internal
+// use only!" (T0 test_redistribute_to_partial: R -> P refused, P(sum) -> P(sum) allowed).
+TEST_CASE("a new Partial target is refused like PyTorch's public API unless internal",
+          "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  auto e = PlanError(Spec(mesh, "R,S(0)", {4, 4}), Spec(mesh, "P(sum),S(0)", {4, 4}));
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(),
+                 "mesh dim 0: Can not redistribute from R to P(sum), redistributing to Partial is for "
+                 "internal use only!"));
+  // Keeping a Partial is not redistributing to one.
+  Plan keep = MakePlan(Spec(mesh, "P(sum),S(0)", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, {});
+  CHECK(keep.planner_reason == "default");
+  // The internal path plans it and says so.
+  PlanOptions internal;
+  internal.internal_partial_target = true;
+  Plan rp = MakePlan(Spec(mesh, "R,S(0)", {4, 4}), Spec(mesh, "P(sum),S(0)", {4, 4}), 0, internal);
+  CHECK(rp.notation == "RS(0)->P(sum)S(0)");
+  CHECK(Contains(rp.planner_reason, "internal redistribute to Partial"));
 }
