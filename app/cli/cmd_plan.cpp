@@ -89,7 +89,7 @@ void PrintTransforms(const std::vector<engine::Transform>& transforms, const eng
     return;
   }
   TextTable table({"step", "mesh dims", "src -> dst", "comm", "group", "logical shape", "cost (us)"});
-  int step = 1;
+  int step = 0;  // steps are numbered from 0 everywhere (trace, show, run, GUI, JSON)
   for (const auto& t : transforms) {
     std::string comm(engine::CommKindName(t.comm));
     if (t.flattened) comm += " (flattened)";

@@ -105,7 +105,7 @@ class Executor {
   }
 
   LocalTensor Run(const LocalTensor& in) {
-    PlanState state = WithoutUnitDims({src_.placements, src_.EffectiveOrder()});
+    PlanState state = Start();
     RankLayout mine = LayoutAt(state, 0, rank_);
     if (in.shape() != mine.local_shape) {
       // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
@@ -155,7 +155,7 @@ class Executor {
   // each rank's target piece is held by its group (or by itself for local steps), and the last
   // state is dst's layout. Returns "" or the first problem, naming step and rank.
   std::string DryRun() const {
-    PlanState state = WithoutUnitDims({src_.placements, src_.EffectiveOrder()});
+    PlanState state = Start();
     const int64_t world = mesh_.size();
     std::vector<RankLayout> before;
     for (int64_t r = 0; r < world; ++r) before.push_back(LayoutAt(state, 0, r));
@@ -202,26 +202,13 @@ class Executor {
   }
 
  private:
-  // Size-1 mesh dims never split anything, so they are kept out of the shard order: planners
-  // emit steps on them in any order (PyTorch skips them at run time and tracks no order).
-  PlanState WithoutUnitDims(PlanState state) const {
-    auto lists = OrderToLists(state.order, static_cast<int>(src_.shape.size()));
-    for (auto& list : lists) {
-      list.erase(std::remove_if(list.begin(), list.end(), [&](int md) { return mesh_.size(md) == 1; }),
-                 list.end());
-    }
-    state.order = ListsToOrder(lists);
-    return state;
+  PlanState Start() const {
+    const ShardOrder order = src_.EffectiveOrder();
+    return ExecutionStartState(src_.placements, &order, mesh_, static_cast<int>(src_.shape.size()));
   }
 
   PlanState Advance(const PlanState& state, const Transform& t) const {
-    Transform split = t;
-    split.mesh_dims.erase(std::remove_if(split.mesh_dims.begin(), split.mesh_dims.end(),
-                                         [&](int md) { return mesh_.size(md) == 1; }),
-                          split.mesh_dims.end());
-    PlanState next = split.mesh_dims.empty() ? state : ApplyTransform(state, split);
-    for (int md : t.mesh_dims) next.placements[static_cast<size_t>(md)] = t.dst;
-    return next;
+    return ExecutionAdvance(state, t, mesh_);
   }
 
   // Layout of the state after `k` steps; see executor.hpp for which explicit sizes apply.
@@ -414,8 +401,9 @@ void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src,
   e.dtype = std::string(DTypeName(src.dtype));
   e.src_placements = PlacementStrings(src.placements);
   e.dst_placements = PlacementStrings(dst.placements);
-  e.src_order = src.shard_order ? FormatShardOrder(*src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrder(*dst.shard_order) : "";
+  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
+  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
+  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
   e.planner = std::string(PlannerName(plan.planner));
   e.planner_reason = plan.planner_reason;
   e.notation = plan.notation;

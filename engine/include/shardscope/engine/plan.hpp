@@ -79,6 +79,15 @@ struct PlanState {
 /// planners emit steps on them in any order (PyTorch skips them at run time).
 PlanState ApplyTransform(const PlanState& state, const Transform& transform, const Mesh* mesh = nullptr);
 
+/// The state the executor starts a plan from: `placements` in `order` (null: the default order),
+/// with size-1 mesh dims dropped from the order (they never split anything, and planners emit
+/// steps on them in any order; PyTorch skips them at run time). `tensor_ndim` sizes the order.
+PlanState ExecutionStartState(const Placements& placements, const ShardOrder* order, const Mesh& mesh,
+                              int tensor_ndim);
+/// The state after `t` as the executor tracks it (and the GUI draws it): ApplyTransform on t's
+/// mesh dims of size > 1, then t.dst on all of them. Throws ApplyTransform's errors.
+PlanState ExecutionAdvance(const PlanState& state, const Transform& t, const Mesh& mesh);
+
 /// Number of collectives that actually run: transforms over a size-1 group or local ones count 0
 /// (PyTorch CommDebugMode counts).
 int CountCollectives(const std::vector<Transform>& transforms, const Mesh& mesh);
