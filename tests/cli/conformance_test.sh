@@ -42,6 +42,17 @@ CHECKS=$((CHECKS + 1))
 grep -q '"src_order":"S(0)\[0\]S(0)\[1\]_S(0, 3)\[2\]"' "$TMP/literal/rank-0.jsonl" ||
   fail "trace src_order is not S(0)[0]S(0)[1]_S(0, 3)[2]: $(grep -o '"src_order":"[^"]*"' "$TMP/literal/rank-0.jsonl")"
 
+# Layout of literal _S with an order (§8.1-8.2): 31 rows, mesh dims 0 and 1 chunk 31 -> 16 -> 8 for
+# rank 0; _S(0, 3) on 2 ranks splits those 8 into pieces 3,3,2 and takes chunk 0 of each:
+# [0,2)+[3,5)+[6,7). With order 0:2,0,1 the _S splits all 31 first: pieces 11,11,9, chunk 0 of
+# each over 2 ranks is 6,6,5 rows, then S(0) twice: rank 0 keeps the first 17 -> 9 -> 5 of them.
+run layout --mesh 2x2x2 --shape 31 --placements 'S(0),S(0),_S(0,3)' --order '0:0,1,2' --json
+expect_rc 0
+expect_json 'j["ranks"][0]["indices"] == [[[0,2],[3,5],[6,7]]]'
+run layout --mesh 2x2x2 --shape 31 --placements 'S(0),S(0),_S(0,3)' --order '0:2,0,1' --json
+expect_rc 0
+expect_json 'j["ranks"][0]["indices"] == [[[0,5]]]'
+
 # --- 3. Partial targets (§7.3, API): the public DTensor.redistribute refuses R -> P.
 run plan --mesh 2x2 --shape 4x4 --from 'R,S(0)' --to 'P(sum),S(0)'
 expect_rc 2
