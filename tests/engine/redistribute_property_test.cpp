@@ -306,7 +306,7 @@ TEST_CASE("redistribute(distribute(X, src), dst) == distribute(X, dst) over rand
   const int64_t cases = CaseCount();
   Generator gen(20260814);
   int64_t ran = 0, skipped = 0, failures = 0, planner_errors = 0;
-  int64_t greedy_strided_ran = 0, greedy_strided_refused = 0;
+  int64_t greedy_strided_ran = 0, greedy_strided_refused = 0, ordered_strided_ran = 0;
   for (int64_t k = 0; k < cases; ++k) {
     Case c = gen.Next();
     std::string failure;
@@ -331,6 +331,10 @@ TEST_CASE("redistribute(distribute(X, src), dst) == distribute(X, dst) over rand
     if (c.plan_options.planner == PlannerChoice::kGreedy &&
         (c.src.HasStridedShard() || c.dst.HasStridedShard()))
       ++greedy_strided_ran;
+    auto ordered_strided = [](const TensorSpec& s) {
+      return s.HasStridedShard() && s.shard_order.has_value();
+    };
+    if (ordered_strided(c.src) || ordered_strided(c.dst)) ++ordered_strided_ran;
     if (!failure.empty()) {
       ++failures;
       if (failures <= 10) {
@@ -341,11 +345,13 @@ TEST_CASE("redistribute(distribute(X, src), dst) == distribute(X, dst) over rand
   }
   WARN("ran " << ran << ", skipped " << skipped << " (MakePlan unsupported), planner errors "
               << planner_errors << ", failed " << failures << "; forced greedy with _StridedShard: ran "
-              << greedy_strided_ran << ", refused " << greedy_strided_refused);
+              << greedy_strided_ran << ", refused " << greedy_strided_refused
+              << "; literal _StridedShard with an explicit order: ran " << ordered_strided_ran);
   // The forced-greedy strided class (issue 16) is reached by default, both ways.
   if (cases >= 1000) {
     CHECK(greedy_strided_refused > 0);
     CHECK(greedy_strided_ran > 0);
+    CHECK(ordered_strided_ran > 0);
   }
   CHECK(failures == 0);
   // MakePlan must never fail with an internal error on a spec it accepted.
