@@ -209,9 +209,8 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
           "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
           " cannot run exactly: " + problem +
           (plan.planner == PlannerKind::kGreedy
-               ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable split "
-                 "factor "
-                 "or an explicit shard order)"
+               ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
+                 "split factor or an explicit shard order)"
                : " (an uneven _StridedShard holds other elements than the shard order it decodes to, PyTorch "
                  "#168134; give the shard order explicitly)"));
     }

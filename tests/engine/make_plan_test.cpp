@@ -387,3 +387,22 @@ TEST_CASE("a new Partial target is refused like PyTorch's public API unless inte
   CHECK(rp.notation == "RS(0)->P(sum)S(0)");
   CHECK(Contains(rp.planner_reason, "internal redistribute to Partial"));
 }
+
+// Issue 16 item 1, the graph side: an uneven _StridedShard holds other elements than the shard
+// order it decodes to (PyTorch #168134), so the graph plan, which ends on the decoded order, would
+// leave ranks with the wrong rows. Mesh 4x2, 9 rows, R,R -> _S(0,2),S(0):
+// - literal: _S(0,2) over 4 splits 9 into pieces 5,4, chunk 3 of each is {} and [8,9); S(0)
+//   then gives rank (3,0) = rank 6 the row 8;
+// - decoded (S0S0, order 0:1,0): mesh dim 1 first, 9 -> [0,5) for rank 6, then 4-way 2,2,1,0
+//   leaves rank 6 empty.
+TEST_CASE("a graph plan that would end on other rows than an uneven _StridedShard is refused",
+          "[engine][make_plan]") {
+  Mesh mesh({4, 2});
+  auto e = PlanError(Spec(mesh, "R,R", {9}), Spec(mesh, "_S(0, 2),S(0)", {9}));
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(), "cannot run exactly: the plan ends with rank 6 holding other elements"));
+  CHECK(Contains(e.what(), "#168134"));
+  // 8 rows split evenly: the same layout both ways, so the plan is made.
+  CHECK(MakePlan(Spec(mesh, "R,R", {8}), Spec(mesh, "_S(0, 2),S(0)", {8}), 0, {}).planner ==
+        PlannerKind::kGraph);
+}
