@@ -217,6 +217,7 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
   }
 
   if (partial_target) plan.planner_reason += "; internal redistribute to Partial (public API refuses it)";
+  plan.internal_partial_target = partial_target;
 
   OptimizeResult optimized = OptimizeTransforms(plan.raw, src, options);
   plan.optimized = std::move(optimized.transforms);

@@ -71,6 +71,7 @@ JSON
 run run "$TMP/partial.json" --verify
 expect_rc 0
 expect_out_contains 'verified'
+expect_out_contains '(internal redistribute to Partial: the public API refuses it)'
 sed -e 's/, "allow_partial_target": true//' "$TMP/partial.json" >"$TMP/public.json"
 run run "$TMP/public.json" --verify
 expect_rc 2

@@ -63,6 +63,9 @@ struct Plan {
   std::string notation;              ///< PyTorch stringify_transform_infos of `optimized`
   std::string notation_unoptimized;  ///< ... of `raw`
   double cost_us = 0.0;              ///< sum of optimized transforms' cost_us
+  /// True when the plan makes a new Partial (R -> P), PyTorch's internal redistribute path
+  /// (PlanOptions::internal_partial_target); planner_reason says so too.
+  bool internal_partial_target = false;
 };
 
 /// A distribution state along a plan: placements plus shard order (PyTorch DistState).
