@@ -106,9 +106,7 @@ engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
                            std::to_string(shape.size()) + " dims");
       }
     }
-    bool strided = std::any_of(normalized.begin(), normalized.end(),
-                               [](const engine::Placement& p) { return p.IsStridedShard(); });
-    if (!strided) engine::ValidateShardOrder(*shard_order, normalized, order_flag);
+    engine::ValidateShardOrder(*shard_order, normalized, order_flag);
   }
   return engine::MakeSpec(mesh, std::move(parsed), std::move(shard_order), std::move(shape), dtype, chunking,
                           {}, what);

@@ -91,7 +91,7 @@ void PrintTransforms(const std::vector<engine::Transform>& transforms, const eng
     return;
   }
   TextTable table({"step", "mesh dims", "src -> dst", "comm", "group", "logical shape", "cost (us)"});
-  int step = 1;
+  int step = 0;  // steps are numbered from 0 everywhere (trace, show, run, GUI, JSON)
   for (const auto& t : transforms) {
     std::string comm(engine::CommKindName(t.comm));
     if (t.flattened) comm += " (flattened)";
@@ -270,6 +270,8 @@ int RunPlan(const PlanArgs& args, std::ostream& out) {
   req.forward_dst = BuildSpec(mesh, args.tensor, args.to, "--to", args.dst_order, "--dst-order");
   req.options.planner = ParsePlannerChoice(args.planner);
   req.options.optimize = !args.no_optimize;
+  // Redistribute.backward runs PyTorch's internal redistribute, like --allow-partial-target.
+  req.options.internal_partial_target = args.allow_partial_target || args.backward;
   if (args.devices_per_host < 1) {
     throw InvalidInput("--devices-per-host: '" + std::to_string(args.devices_per_host) + "' must be >= 1");
   }

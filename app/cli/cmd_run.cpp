@@ -146,6 +146,8 @@ int RunRun(const RunArgs& args, std::ostream& out) {
         << s.tensor << "  " << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst)
         << "\n      " << engine::PlannerName(s.plan.planner) << ": "
         << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
+        << (s.plan.internal_partial_target ? "  (internal redistribute to Partial: the public API refuses it)"
+                                           : "")
         << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
         << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
         << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";

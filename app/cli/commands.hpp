@@ -41,6 +41,7 @@ struct PlanArgs {
   int devices_per_host = 8;
   bool no_optimize = false;
   bool backward = false;
+  bool allow_partial_target = false;  ///< --allow-partial-target: PyTorch's internal R -> P path
   int64_t rank = 0;
   std::string ranks = "all";  ///< --ranks: whose layouts to print ("all" or "0-3,8")
   bool json = false;

@@ -77,6 +77,9 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
       ->check(AtLeast(1));
   cmd->add_flag("--no-optimize", args.no_optimize, "skip the flattening optimizer");
   cmd->add_flag("--backward", args.backward, "plan the gradient redistribute of this forward one");
+  cmd->add_flag("--allow-partial-target", args.allow_partial_target,
+                "allow a new Partial target (R -> P), PyTorch's internal redistribute used by ops and "
+                "imported dumps; the public DTensor.redistribute refuses it");
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
       ->capture_default_str();
   cmd->add_option("--ranks", args.ranks, "whose layouts to print: all, or ranks and ranges like 0-3,8")

@@ -23,7 +23,7 @@ trace::PlanStep ToTraceStep(const engine::Transform& t) {
 }
 
 std::string OrderText(const engine::TensorSpec& spec) {
-  if (!spec.shard_order || engine::IsDefaultOrder(*spec.shard_order)) return "";
+  if (!spec.shard_order) return "";
   return engine::FormatShardOrderStr(spec.placements, *spec.shard_order);
 }
 
@@ -90,13 +90,15 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       // Synthetic clock: ranks start a little apart and each step lasts its predicted cost.
       int64_t now = item_start + r * 150;
       b.t_ns = now;
-      engine::PlanState state{item.src.placements, item.src.EffectiveOrder()};
+      const engine::ShardOrder src_order = item.src.EffectiveOrder();
+      engine::PlanState state = engine::ExecutionStartState(item.src.placements, &src_order, mesh,
+                                                            static_cast<int>(item.src.shape.size()));
       int itemsize = engine::DTypeSize(item.src.dtype);
       for (size_t k = 0; k < plan.optimized.size(); ++k) {
         const engine::Transform& tr = plan.optimized[k];
         engine::LayoutInput in{&mesh, &state.placements, &state.order, &item.src.shape};
         engine::RankLayout before = engine::ComputeRankLayout(in, r);
-        engine::PlanState next = engine::ApplyTransform(state, tr);
+        engine::PlanState next = engine::ExecutionAdvance(state, tr, mesh);
         engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
         engine::RankLayout after = engine::ComputeRankLayout(in2, r);
         trace::StepRecord sr;

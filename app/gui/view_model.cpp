@@ -59,71 +59,6 @@ engine::Mesh MeshFromHeader(const trace::Header& header) {
   return engine::Mesh(shape, usable ? names : std::vector<std::string>{});
 }
 
-engine::ShardOrder ParseOrderNotation(const std::string& notation, const engine::Placements& placements) {
-  bool strided = std::any_of(placements.begin(), placements.end(),
-                             [](const engine::Placement& p) { return p.IsStridedShard(); });
-  if (notation.empty() || strided)
-    return strided ? engine::ShardOrder{} : engine::DefaultShardOrder(placements);
-  // Tokens are PyTorch placements each optionally followed by "[k]", the mesh dim's position in
-  // its tensor dim's shard order (format_shard_order_str).
-  std::vector<std::optional<int>> positions;
-  size_t i = 0;
-  while (i < notation.size()) {
-    char c = notation[i];
-    if (c == ' ' || c == ',') {
-      ++i;
-      continue;
-    }
-    size_t start = i;
-    if (c == 'R') {
-      ++i;
-    } else if (c == 'S' || c == 'P' || c == '_') {
-      size_t open = notation.find('(', i);
-      size_t close = notation.find(')', i);
-      if (open == std::string::npos || close == std::string::npos || close < open) {
-        if (c == 'P') {
-          ++i;
-        } else {
-          throw InvalidInput("order '" + notation + "': unterminated placement at column " +
-                             std::to_string(i + 1));
-        }
-      } else {
-        i = close + 1;
-      }
-    } else {
-      throw InvalidInput("order '" + notation + "': unexpected '" + std::string(1, c) + "' at column " +
-                         std::to_string(i + 1));
-    }
-    (void)start;
-    std::optional<int> pos;
-    if (i < notation.size() && notation[i] == '[') {
-      size_t close = notation.find(']', i);
-      if (close == std::string::npos) throw InvalidInput("order '" + notation + "': unterminated '['");
-      pos = std::stoi(notation.substr(i + 1, close - i - 1));
-      i = close + 1;
-    }
-    positions.push_back(pos);
-  }
-  if (positions.size() != placements.size()) {
-    throw InvalidInput("order '" + notation + "' has " + std::to_string(positions.size()) +
-                       " placements but the mesh has " + std::to_string(placements.size()) + " dims");
-  }
-  std::map<int, std::vector<std::pair<int, int>>> per_dim;  // tensor dim -> (position, mesh dim)
-  for (size_t m = 0; m < placements.size(); ++m) {
-    if (!placements[m].IsShard()) continue;
-    int key = positions[m].value_or(static_cast<int>(m));
-    per_dim[placements[m].dim].push_back({key, static_cast<int>(m)});
-  }
-  engine::ShardOrder order;
-  for (auto& [dim, list] : per_dim) {
-    std::sort(list.begin(), list.end());
-    engine::ShardOrderEntry entry{dim, {}};
-    for (auto& [key, mesh_dim] : list) entry.mesh_dims.push_back(mesh_dim);
-    order.push_back(entry);
-  }
-  return order;
-}
-
 engine::Transform TransformFromStep(const trace::PlanStep& step, const std::string& what) {
   engine::Transform t;
   for (int64_t d : step.mesh_dims) t.mesh_dims.push_back(static_cast<int>(d));
@@ -179,13 +114,18 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
           engine::ParsePlacement(begin.src_placements[m], "src_placements[" + std::to_string(m) + "]"));
     }
     engine::NormalizePlacements(placements, static_cast<int>(view.shape.size()), "src_placements");
-    engine::PlanState state{placements, ParseOrderNotation(begin.src_order, placements)};
+    // The engine's one parser of the trace's order text, and the executor's own walk of the
+    // plan, so the layouts drawn are the ones the run had (literal _StridedShards included).
+    const std::optional<engine::ShardOrder> order =
+        engine::ParseShardOrderStr(begin.src_order, placements, "src_order");
+    engine::PlanState state = engine::ExecutionStartState(placements, order ? &*order : nullptr, view.mesh,
+                                                          static_cast<int>(view.shape.size()));
     view.states.push_back(state);
     for (size_t k = 0; k < begin.optimized_plan.size(); ++k) {
       engine::Transform t = TransformFromStep(begin.optimized_plan[k], "step " + std::to_string(k));
       if (t.src.IsShardLike() && t.src.dim < 0) t.src.dim += static_cast<int>(view.shape.size());
       if (t.dst.IsShardLike() && t.dst.dim < 0) t.dst.dim += static_cast<int>(view.shape.size());
-      state = engine::ApplyTransform(state, t);
+      state = engine::ExecutionAdvance(state, t, view.mesh);
       view.states.push_back(state);
     }
   } catch (const std::exception& e) {
@@ -198,11 +138,7 @@ std::vector<engine::RankLayout> LayoutsFor(const RedistributeView& view, const e
   engine::LayoutInput input;
   input.mesh = &view.mesh;
   input.placements = &state.placements;
-  engine::ShardOrder order = state.order;
-  bool strided = std::any_of(state.placements.begin(), state.placements.end(),
-                             [](const engine::Placement& p) { return p.IsStridedShard(); });
-  if (!strided && order.empty()) order = engine::DefaultShardOrder(state.placements);
-  input.order = &order;
+  input.order = &state.order;  // complete: built by ExecutionStartState / ExecutionAdvance
   input.shape = &view.shape;
   return engine::ComputeLayouts(input);
 }

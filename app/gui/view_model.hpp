@@ -26,10 +26,6 @@ std::string FormatInts(const std::vector<int64_t>& values);
 /// Throws shardscope::Error(kInvalidInput) for an invalid shape.
 engine::Mesh MeshFromHeader(const trace::Header& header);
 
-/// Decodes a trace shard-order notation such as "S(0)[1]S(0)[0]R" into an engine ShardOrder for
-/// `placements`; "" gives the default order. Throws Error(kInvalidInput) naming the bad token.
-engine::ShardOrder ParseOrderNotation(const std::string& notation, const engine::Placements& placements);
-
 /// Converts one traced plan step to the engine's Transform (placements parsed, `what` in errors).
 engine::Transform TransformFromStep(const trace::PlanStep& step, const std::string& what);
 

@@ -90,7 +90,8 @@ std::vector<std::string> PlacementStrings(const Placements& placements) {
 
 class Executor {
  public:
-  Executor(Communicator& comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
+  // `comm` may be null for DryRun, which never communicates.
+  Executor(Communicator* comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
            const ExecuteOptions& options)
       : comm_(comm), rank_(rank), src_(src), dst_(dst), plan_(plan), options_(options), mesh_(src.mesh) {
     for (size_t k = 0; k < plan.optimized.size(); ++k) {
@@ -104,7 +105,7 @@ class Executor {
   }
 
   LocalTensor Run(const LocalTensor& in) {
-    PlanState state = WithoutUnitDims({src_.placements, src_.EffectiveOrder()});
+    PlanState state = Start();
     RankLayout mine = LayoutAt(state, 0, rank_);
     if (in.shape() != mine.local_shape) {
       // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
@@ -150,27 +151,64 @@ class Executor {
     return current == &in ? in : std::move(holder);
   }
 
- private:
-  // Size-1 mesh dims never split anything, so they are kept out of the shard order: planners
-  // emit steps on them in any order (PyTorch skips them at run time and tracks no order).
-  PlanState WithoutUnitDims(PlanState state) const {
-    auto lists = OrderToLists(state.order, static_cast<int>(src_.shape.size()));
-    for (auto& list : lists) {
-      list.erase(std::remove_if(list.begin(), list.end(), [&](int md) { return mesh_.size(md) == 1; }),
-                 list.end());
+  // Walks the plan over every rank's layouts without moving data and checks what Step needs:
+  // each rank's target piece is held by its group (or by itself for local steps), and the last
+  // state is dst's layout. Returns "" or the first problem, naming step and rank.
+  std::string DryRun() const {
+    PlanState state = Start();
+    const int64_t world = mesh_.size();
+    std::vector<RankLayout> before;
+    for (int64_t r = 0; r < world; ++r) before.push_back(LayoutAt(state, 0, r));
+    for (size_t k = 0; k < plan_.optimized.size(); ++k) {
+      const Transform& t = plan_.optimized[k];
+      PlanState next = Advance(state, t);
+      std::vector<RankLayout> after;
+      for (int64_t r = 0; r < world; ++r) after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+      if (!(t.src == t.dst) && mesh_.GroupSize(t.mesh_dims) > 1 &&
+          !(t.src.IsReplicate() && t.dst.IsPartial())) {
+        for (int64_t r = 0; r < world; ++r) {
+          const RankLayout& a = after[static_cast<size_t>(r)];
+          const int64_t want = NumElements(a.local_shape);
+          int64_t got = 0;
+          if (t.src.IsShardLike()) {
+            for (int64_t member : mesh_.Group(r, t.mesh_dims))
+              got += Pair(before[static_cast<size_t>(member)], a).count;
+          } else {
+            got = Pair(before[static_cast<size_t>(r)], a).count;
+            if (t.src.IsPartial() && t.dst.IsShardLike()) {
+              for (int64_t member : mesh_.Group(r, t.mesh_dims)) {
+                const RankLayout& am = after[static_cast<size_t>(member)];
+                if (Pair(before[static_cast<size_t>(r)], am).count != NumElements(am.local_shape)) got = -1;
+              }
+            }
+          }
+          if (got != want) {
+            return StepWhere(static_cast<int64_t>(k), t) + ": rank " + std::to_string(r) + " needs " +
+                   std::to_string(want) + " elements but its group holds " +
+                   std::to_string(std::max<int64_t>(got, 0)) + " of them";
+          }
+        }
+      }
+      state = std::move(next);
+      before = std::move(after);
     }
-    state.order = ListsToOrder(lists);
-    return state;
+    for (int64_t r = 0; r < world; ++r) {
+      if (before[static_cast<size_t>(r)].indices != ComputeRankLayout(dst_, r).indices) {
+        return "the plan ends with rank " + std::to_string(r) + " holding other elements than " +
+               FormatPlacements(dst_.placements) + " gives it";
+      }
+    }
+    return "";
+  }
+
+ private:
+  PlanState Start() const {
+    const ShardOrder order = src_.EffectiveOrder();
+    return ExecutionStartState(src_.placements, &order, mesh_, static_cast<int>(src_.shape.size()));
   }
 
   PlanState Advance(const PlanState& state, const Transform& t) const {
-    Transform split = t;
-    split.mesh_dims.erase(std::remove_if(split.mesh_dims.begin(), split.mesh_dims.end(),
-                                         [&](int md) { return mesh_.size(md) == 1; }),
-                          split.mesh_dims.end());
-    PlanState next = split.mesh_dims.empty() ? state : ApplyTransform(state, split);
-    for (int md : t.mesh_dims) next.placements[static_cast<size_t>(md)] = t.dst;
-    return next;
+    return ExecutionAdvance(state, t, mesh_);
   }
 
   // Layout of the state after `k` steps; see executor.hpp for which explicit sizes apply.
@@ -248,7 +286,7 @@ class Executor {
       Reduction reduction{t.src.op, std::max<int64_t>(1, t.avg_scale)};
       if (t.dst.IsReplicate()) {
         if (a_me.local_shape != b_me.local_shape) fail("all_reduce changes the local shape");
-        Record(k, group, comm_.AllReduce(group, reduction, ViewOf(cur), MutableViewOf(out)), false);
+        Record(k, group, comm_->AllReduce(group, reduction, ViewOf(cur), MutableViewOf(out)), false);
         return out;
       }
       std::vector<SendView> send;
@@ -260,7 +298,7 @@ class Executor {
       PairBoxes own = Pair(b_me, a_me);
       Record(
           k, group,
-          comm_.ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, std::move(own.other))),
+          comm_->ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, std::move(own.other))),
           false);
       return out;
     }
@@ -294,7 +332,7 @@ class Executor {
     if (t.dst.IsReplicate()) {
       for (size_t i = 0; i < n; ++i)
         require_full(recv[i].Count(), NumElements(before[i].local_shape), group.ranks[i]);
-      Record(k, group, comm_.AllGatherV(group, ViewOf(cur), std::move(recv)), false);
+      Record(k, group, comm_->AllGatherV(group, ViewOf(cur), std::move(recv)), false);
       return out;
     }
     std::vector<SendView> send;
@@ -305,7 +343,7 @@ class Executor {
       std::vector<std::vector<int64_t>> announce;
       for (const SendView& s : send) announce.push_back(DimSizes(s.boxes[0]));
       CollectiveStats stats;
-      std::vector<std::vector<int64_t>> got = comm_.ExchangeShapes(group, std::move(announce), &stats);
+      std::vector<std::vector<int64_t>> got = comm_->ExchangeShapes(group, std::move(announce), &stats);
       Record(k, group, stats, true);
       for (size_t i = 0; i < n; ++i) {
         if (got[i] != DimSizes(recv[i].boxes[0])) {
@@ -314,7 +352,7 @@ class Executor {
         }
       }
     }
-    Record(k, group, comm_.AllToAllV(group, std::move(send), std::move(recv)), false);
+    Record(k, group, comm_->AllToAllV(group, std::move(send), std::move(recv)), false);
     return out;
   }
 
@@ -343,7 +381,7 @@ class Executor {
     options_.trace->Emit(e);
   }
 
-  Communicator& comm_;
+  Communicator* comm_;
   int64_t rank_;
   const TensorSpec& src_;
   const TensorSpec& dst_;
@@ -363,8 +401,9 @@ void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src,
   e.dtype = std::string(DTypeName(src.dtype));
   e.src_placements = PlacementStrings(src.placements);
   e.dst_placements = PlacementStrings(dst.placements);
-  e.src_order = src.shard_order ? FormatShardOrder(*src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrder(*dst.shard_order) : "";
+  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
+  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
+  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
   e.planner = std::string(PlannerName(plan.planner));
   e.planner_reason = plan.planner_reason;
   e.notation = plan.notation;
@@ -460,15 +499,24 @@ LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in
     throw InvalidInput("redistribute: the mesh has " + std::to_string(src.mesh.size()) +
                        " ranks but the communicator only " + std::to_string(comm.world_size()));
   }
-  if (!options.trace) return Executor(comm, rank, src, dst, plan, options).Run(in);
+  if (!options.trace) return Executor(&comm, rank, src, dst, plan, options).Run(in);
   EmitRedistributeBegin(options, src, dst, plan);
   try {
-    LocalTensor out = Executor(comm, rank, src, dst, plan, options).Run(in);
+    LocalTensor out = Executor(&comm, rank, src, dst, plan, options).Run(in);
     EmitRedistributeEnd(options, true, "", in, &out);
     return out;
   } catch (const std::exception& e) {
     EmitRedistributeEnd(options, false, e.what(), in, nullptr);
     throw;
+  }
+}
+
+std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
+  ExecuteOptions options;
+  try {
+    return Executor(nullptr, 0, src, dst, plan, options).DryRun();
+  } catch (const Error& e) {
+    return e.what();
   }
 }
 

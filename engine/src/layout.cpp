@@ -109,20 +109,20 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
   for (size_t d = 0; d < shape.size(); ++d)
     out.indices[d] = shape[d] > 0 ? IndexSet{{0, shape[d]}} : IndexSet{};
 
-  bool strided = std::any_of(placements.begin(), placements.end(),
-                             [](const Placement& p) { return p.IsStridedShard(); });
-  ShardOrder order;
-  if (strided) {
-    std::vector<std::vector<int>> lists(shape.size());
+  // The given order, completed with any shard-like mesh dim it leaves out (appended left to
+  // right, the default rule; StridedShards without an order are applied that way).
+  ShardOrder order = in.order ? *in.order : ShardOrder{};
+  {
+    auto lists = OrderToLists(order, static_cast<int>(shape.size()));
     for (size_t md = 0; md < placements.size(); ++md) {
-      if (placements[md].IsShardLike())
-        lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
+      const Placement& p = placements[md];
+      if (!p.IsShardLike() || p.dim < 0 || static_cast<size_t>(p.dim) >= lists.size()) continue;
+      auto& list = lists[static_cast<size_t>(p.dim)];
+      if (std::find(list.begin(), list.end(), static_cast<int>(md)) == list.end())
+        list.push_back(static_cast<int>(md));
     }
     order = ListsToOrder(lists);
-  } else {
-    order = in.order ? *in.order : DefaultShardOrder(placements);
   }
-
   for (const ShardOrderEntry& e : order) {
     if (e.tensor_dim < 0 || static_cast<size_t>(e.tensor_dim) >= shape.size()) {
       throw InternalError("layout: shard order names tensor dim " + std::to_string(e.tensor_dim));

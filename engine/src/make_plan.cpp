@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/engine/executor.hpp"
 #include "shardscope/engine/planner.hpp"
 #include "shardscope/error.hpp"
 
@@ -42,12 +43,27 @@ void ValidateSpec(const TensorSpec& spec, const char* what) {
     throw Unsupported(w + ": mixed Partial reduce ops '" + FormatPlacements(spec.placements) +
                       "' are not supported (only sum with avg, as in PyTorch)");
   }
-  if (spec.shard_order) {
-    if (spec.HasStridedShard()) {
-      throw InvalidInput(w + ": a shard order cannot be given together with _StridedShard placements");
-    }
-    ValidateShardOrder(*spec.shard_order, spec.placements, what);
+  if (spec.shard_order) ValidateShardOrder(*spec.shard_order, spec.placements, what);
+}
+
+// PyTorch's public DTensor.redistribute (API): for any mesh dim whose target is Partial and
+// differs from the source, "Can not redistribute from X to Y, redistributing to Partial is for
+// internal use only!". Returns whether the redistribute targets a new Partial at all.
+bool CheckPartialTargets(const TensorSpec& src, const TensorSpec& dst, bool internal) {
+  bool any = false;
+  for (size_t md = 0; md < src.placements.size(); ++md) {
+    const Placement& s = src.placements[md];
+    const Placement& d = dst.placements[md];
+    if (!d.IsPartial() || s == d) continue;
+    any = true;
+    if (internal) continue;
+    throw Unsupported("mesh dim " + std::to_string(md) + ": Can not redistribute from " + s.ToString() +
+                      " to " + d.ToString() +
+                      ", redistributing to Partial is for internal use only! (PyTorch's public "
+                      "DTensor.redistribute; ops and imported dumps take the internal path: "
+                      "--allow-partial-target, \"allow_partial_target\": true in a scenario step)");
   }
+  return any;
 }
 
 // Transitions PyTorch's execution refuses (R-new redistribute_local_tensor; Partial).
@@ -71,6 +87,13 @@ void CheckTransitions(const TensorSpec& src, const TensorSpec& dst) {
       throw Unsupported(head + "Partial._partition_value has no rule for reduce op product)");
     }
   }
+}
+
+// Whether the graph planner can take both specs: R-new decodes a spec's _StridedShards into a
+// shard order (use_strided_shard_as_shard_order) unless the spec carries an explicit order.
+bool GraphDecodes(const TensorSpec& spec) {
+  return !spec.HasStridedShard() || spec.shard_order ||
+         StridedPlacementsToShardOrder(spec.placements, spec.mesh);
 }
 
 bool IsNotDecodable(const Error& e) {
@@ -101,7 +124,9 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
     throw InvalidInput("rank " + std::to_string(rank) + " is outside the mesh of " +
                        std::to_string(src.mesh.size()) + " ranks");
   }
+  // Transitions no path can run come first; then the public API's guard on what remains (R -> P).
   CheckTransitions(src, dst);
+  const bool partial_target = CheckPartialTargets(src, dst, options.internal_partial_target);
 
   // PyTorch _gen_transform_infos_non_cached: a non-default order or any _StridedShard forces
   // the graph planner; otherwise greedy is the default.
@@ -125,6 +150,17 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
                           FormatShardOrder(IsDefaultOrder(src.EffectiveOrder()) ? dst.EffectiveOrder()
                                                                                 : src.EffectiveOrder()) +
                           "' is not the default (PyTorch always plans it with the graph planner)");
+      }
+      // R-new _gen_transform_infos_non_cached: has_strided_shard selects the graph planner
+      // before the planner flag is read, so PyTorch never plans these greedily; it falls back
+      // to greedy only when the split factors are not decodable. Greedy's own reading of
+      // _StridedShard (is_shard() is false for it) gives plans that cannot run.
+      if (strided && GraphDecodes(src) && GraphDecodes(dst)) {
+        throw Unsupported(
+            "--planner greedy: PyTorch never plans _StridedShard placements with the greedy planner "
+            "(_gen_transform_infos_non_cached picks the graph planner for any _StridedShard, whatever the "
+            "planner flag; it falls back to greedy only when the split factors are not decodable); use "
+            "--planner auto or graph");
       }
       plan.planner = PlannerKind::kGreedy;
       plan.planner_reason = std::string("forced by --planner greedy (PyTorch's rule picks ") +
@@ -158,6 +194,30 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
       plan.raw = PlanGreedy(src, dst, rank, options);
     }
   }
+
+  // _StridedShard plans are checked against the layouts before anyone prints or runs them. A
+  // greedy plan over them (R-new's fallback for undecodable split factors) follows no layout
+  // rule of its own, and a graph plan ends on the decoded shard order, whose layout differs from
+  // the _StridedShard's own when the split is uneven (PyTorch #168134).
+  if (strided && !plan.raw.empty()) {
+    Plan probe;
+    probe.optimized = plan.raw;
+    probe.notation = Notation(plan.raw, src);
+    const std::string problem = CheckPlanExecutable(src, dst, probe);
+    if (!problem.empty()) {
+      throw Unsupported(
+          "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
+          " cannot run exactly: " + problem +
+          (plan.planner == PlannerKind::kGreedy
+               ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
+                 "split factor or an explicit shard order)"
+               : " (an uneven _StridedShard holds other elements than the shard order it decodes to, PyTorch "
+                 "#168134; give the shard order explicitly)"));
+    }
+  }
+
+  if (partial_target) plan.planner_reason += "; internal redistribute to Partial (public API refuses it)";
+  plan.internal_partial_target = partial_target;
 
   OptimizeResult optimized = OptimizeTransforms(plan.raw, src, options);
   plan.optimized = std::move(optimized.transforms);

@@ -32,7 +32,8 @@ std::string Notation(const std::vector<Transform>& transforms, const TensorSpec&
   // prints them literally ("_S(0, 3)" in T1 test_strided_shard_redistribution). So does a plan
   // that greedy made from the _S placements themselves (forced greedy), whose steps do not follow
   // the decoded order.
-  if (src.HasStridedShard()) {
+  // An explicit order makes the _S placements literal (use_strided_shard_as_shard_order=False).
+  if (src.HasStridedShard() && !src.shard_order) {
     if (auto decoded = StridedPlacementsToShardOrder(src.placements, src.mesh)) {
       try {
         return Render(transforms, PlanState{decoded->first, decoded->second}, src.mesh);

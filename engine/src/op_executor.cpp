@@ -179,9 +179,13 @@ std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t ra
       const TensorSpec& src = *input_specs[i];
       const TensorSpec& dst = *decision.inputs[i];
       if (src.placements == dst.placements) continue;
+      // An op's strategy may ask for a Partial input: PyTorch runs that through its internal
+      // redistribute, which the public API's Partial-target guard does not cover.
+      PlanOptions plan_options = options.plan_options;
+      plan_options.internal_partial_target = true;
       std::shared_ptr<const Plan> plan =
-          options.cache ? options.cache->Get(src, dst, rank, options.plan_options)
-                        : std::make_shared<const Plan>(MakePlan(src, dst, rank, options.plan_options));
+          options.cache ? options.cache->Get(src, dst, rank, plan_options)
+                        : std::make_shared<const Plan>(MakePlan(src, dst, rank, plan_options));
       ExecuteOptions exec;
       exec.shapes = options.shapes;
       exec.trace = options.trace;

@@ -83,6 +83,28 @@ PlanState ApplyTransform(const PlanState& state, const Transform& t, const Mesh*
   return next;
 }
 
+PlanState ExecutionStartState(const Placements& placements, const ShardOrder* order, const Mesh& mesh,
+                              int tensor_ndim) {
+  PlanState state{placements, order ? *order : DefaultShardOrder(placements)};
+  auto lists = OrderToLists(state.order, tensor_ndim);
+  for (auto& list : lists) {
+    list.erase(std::remove_if(list.begin(), list.end(), [&](int md) { return mesh.size(md) == 1; }),
+               list.end());
+  }
+  state.order = ListsToOrder(lists);
+  return state;
+}
+
+PlanState ExecutionAdvance(const PlanState& state, const Transform& t, const Mesh& mesh) {
+  Transform split = t;
+  split.mesh_dims.erase(std::remove_if(split.mesh_dims.begin(), split.mesh_dims.end(),
+                                       [&](int md) { return mesh.size(md) == 1; }),
+                        split.mesh_dims.end());
+  PlanState next = split.mesh_dims.empty() ? state : ApplyTransform(state, split);
+  for (int md : t.mesh_dims) next.placements[static_cast<size_t>(md)] = t.dst;
+  return next;
+}
+
 int CountCollectives(const std::vector<Transform>& transforms, const Mesh& mesh) {
   int n = 0;
   for (const auto& t : transforms) {

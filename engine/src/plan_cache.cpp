@@ -143,7 +143,8 @@ void EncodeKey(KeyWords& w, const TensorSpec& src, const TensorSpec& dst, int64_
   EncodeSpec(w, dst);
   w.Push(U(rank));
   w.Push(static_cast<uint64_t>(options.planner) | U(options.optimize ? 1 : 0) << 8 |
-         U(options.guard_uneven_all_gather ? 1 : 0) << 9 | U32(options.devices_per_host) << 32);
+         U(options.guard_uneven_all_gather ? 1 : 0) << 9 | U(options.internal_partial_target ? 1 : 0) << 10 |
+         U32(options.devices_per_host) << 32);
 }
 
 uint64_t Avalanche(uint64_t x) {

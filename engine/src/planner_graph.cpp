@@ -24,7 +24,8 @@ constexpr int kMaxTensorDims = 16;
 constexpr size_t kMaxPushedStates = size_t{1} << 22;
 
 // One byte per mesh dim: 0 = R, 1 + op = P(op), kShardBase + d = S(d), kStridedBase + k = the
-// k-th _StridedShard of the target (PyTorch's strided_shard_placements_in_target).
+// k-th literal _StridedShard: first the target's (PyTorch's strided_shard_placements_in_target,
+// the only ones case 11 creates), then any other the source holds.
 constexpr uint8_t kCodeReplicate = 0;
 constexpr uint8_t kPartialBase = 1;
 constexpr uint8_t kShardBase = 8;
@@ -116,14 +117,15 @@ struct OrderLists {
 
 class GraphSearch {
  public:
-  GraphSearch(const TensorSpec& spec, const PlanOptions& options, Placements strided_targets,
+  GraphSearch(const TensorSpec& spec, const PlanOptions& options, Placements strided, size_t strided_targets,
               std::vector<ReduceOp> partial_ops)
       : mesh_(spec.mesh),
         mesh_ndim_(spec.mesh.ndim()),
         tensor_ndim_(static_cast<int>(spec.shape.size())),
         topo_(BuildMeshTopo(spec.mesh, options.devices_per_host)),
         bytes_(static_cast<double>(DTypeSize(spec.dtype)) * static_cast<double>(NumElements(spec.shape))),
-        strided_targets_(std::move(strided_targets)),
+        strided_(std::move(strided)),
+        strided_targets_(strided_targets),
         partial_ops_(std::move(partial_ops)) {}
 
   State Encode(const Placements& placements, const ShardOrder& order, const char* side) const {
@@ -143,7 +145,7 @@ class GraphSearch {
     if (code == kCodeReplicate) return Placement::Replicate();
     if (IsPartialCode(code)) return Placement::Partial(static_cast<ReduceOp>(code - kPartialBase));
     if (IsShardCode(code)) return Placement::Shard(code - kShardBase);
-    return strided_targets_[static_cast<size_t>(code - kStridedBase)];
+    return strided_[static_cast<size_t>(code - kStridedBase)];
   }
 
   OrderLists ListsOf(const State& s) const {
@@ -272,12 +274,12 @@ class GraphSearch {
       if (!IsStridedCode(code_at(md))) continue;
       EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
-    if (strided_targets_.empty()) return;
+    if (strided_targets_ == 0) return;
     // Cases 9 and 10 are TODOs in R-new. Case 11: R->_S with a target's (dim, split_factor).
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (code_at(md) != kCodeReplicate) continue;
-      for (size_t k = 0; k < strided_targets_.size(); ++k) {
-        const int td = strided_targets_[k].dim;
+      for (size_t k = 0; k < strided_targets_; ++k) {
+        const int td = strided_[k].dim;
         EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(td)],
                 emit);
       }
@@ -300,7 +302,7 @@ class GraphSearch {
         const uint8_t c = state.code[static_cast<size_t>(mdim)];
         const int64_t index = coord[static_cast<size_t>(mdim)];
         if (IsStridedCode(c)) {
-          const Placement& p = strided_targets_[static_cast<size_t>(c - kStridedBase)];
+          const Placement& p = strided_[static_cast<size_t>(c - kStridedBase)];
           extent = IndexSetSize(
               StridedShardPositions(extent, mesh_.size(mdim), index, p.split_factor, src.chunking));
           continue;
@@ -327,7 +329,7 @@ class GraphSearch {
 
   int TensorDimOf(uint8_t code) const {
     if (IsShardCode(code)) return code - kShardBase;
-    return strided_targets_[static_cast<size_t>(code - kStridedBase)].dim;
+    return strided_[static_cast<size_t>(code - kStridedBase)].dim;
   }
 
   uint8_t CodeOf(const Placement& p, const char* side) const {
@@ -341,8 +343,8 @@ class GraphSearch {
       case PlacementKind::kStridedShard:
         break;
     }
-    for (size_t k = 0; k < strided_targets_.size(); ++k) {
-      if (strided_targets_[k] == p) return static_cast<uint8_t>(kStridedBase + k);
+    for (size_t k = 0; k < strided_.size(); ++k) {
+      if (strided_[k] == p) return static_cast<uint8_t>(kStridedBase + k);
     }
     throw InternalError(std::string("graph planner: ") + side + " placement " + p.ToString() +
                         " survived shard-order normalization");
@@ -366,14 +368,16 @@ class GraphSearch {
   int tensor_ndim_;
   MeshTopo topo_;
   double bytes_;
-  Placements strided_targets_;
+  Placements strided_;      // every literal _StridedShard of either spec, targets first
+  size_t strided_targets_;  // how many of strided_ come from the target
   std::vector<ReduceOp> partial_ops_;
 };
 
-// _try_normalize_spec: a spec holding _StridedShards is turned into plain Shards plus the
-// decoded order (use_strided_shard_as_shard_order); others keep their (effective) order.
+// _try_normalize_spec: a spec holding _StridedShards without an explicit order is turned into
+// plain Shards plus the decoded order (use_strided_shard_as_shard_order); others keep their
+// placements, literal _StridedShards included, and their (effective) order.
 std::pair<Placements, ShardOrder> NormalizeForGraph(const TensorSpec& spec, const char* side) {
-  if (!spec.HasStridedShard()) return {spec.placements, spec.EffectiveOrder()};
+  if (!spec.HasStridedShard() || spec.shard_order) return {spec.placements, spec.EffectiveOrder()};
   auto decoded = StridedPlacementsToShardOrder(spec.placements, spec.mesh);
   if (!decoded) {
     // MakePlan falls back to greedy on this, as R-new does on _StridedShardNotDecodableError.
@@ -419,8 +423,15 @@ std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, i
       strided_targets.push_back(p);
     }
   }
+  const size_t num_targets = strided_targets.size();
+  for (const Placement& p : src_placements) {
+    if (p.IsStridedShard() &&
+        std::find(strided_targets.begin(), strided_targets.end(), p) == strided_targets.end()) {
+      strided_targets.push_back(p);
+    }
+  }
   if (strided_targets.size() > static_cast<size_t>(0xFF - kStridedBase)) {
-    throw Unsupported("graph planner: too many distinct _StridedShard placements in the target");
+    throw Unsupported("graph planner: too many distinct _StridedShard placements");
   }
   std::vector<ReduceOp> partial_ops;
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
@@ -431,7 +442,7 @@ std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, i
     }
   }
 
-  GraphSearch search(src, options, std::move(strided_targets), std::move(partial_ops));
+  GraphSearch search(src, options, std::move(strided_targets), num_targets, std::move(partial_ops));
   const State start = search.Encode(src_placements, src_order, "source");
   const State goal = search.Encode(dst_placements, dst_order, "target");
 

@@ -329,7 +329,12 @@ std::vector<Planned> BuildSchedule(const Scenario& scenario, int repeat) {
       TensorSpec dst = MakeSpec(mesh, step.to, step.order, src.shape, src.dtype, src.chunking,
                                 step.explicit_sizes, "steps[" + std::to_string(i) + "].to");
       schedule.push_back({i, false, ti, src, dst, step.options});
-      if (step.backward) schedule.push_back({i, true, ti, dst, BackwardTargetSpec(src, dst), step.options});
+      if (step.backward) {
+        // Redistribute.backward calls redistribute_local_tensor directly: the internal path.
+        PlanOptions backward_options = step.options;
+        backward_options.internal_partial_target = true;
+        schedule.push_back({i, true, ti, dst, BackwardTargetSpec(src, dst), backward_options});
+      }
       current[ti] = dst;
     }
   }

@@ -416,8 +416,8 @@ class ScenarioParser {
     };
     if (!s.is_object()) Fail(where, "expected {\"redistribute\": name, \"to\": [...]}");
     for (auto it = s.begin(); it != s.end(); ++it) {
-      static const char* kKnown[] = {"redistribute", "to",       "order",   "sizes",
-                                     "planner",      "optimize", "backward"};
+      static const char* kKnown[] = {"redistribute", "to",       "order",    "sizes",
+                                     "planner",      "optimize", "backward", "allow_partial_target"};
       bool known = false;
       for (const char* k : kKnown) known = known || it.key() == k;
       if (!known) Fail(at(it.key().c_str()), "unknown field '" + it.key() + "'");
@@ -446,6 +446,10 @@ class ScenarioParser {
     if (s.contains("optimize")) {
       if (!s["optimize"].is_boolean()) Fail(at("optimize"), "expected true or false");
       step.options.optimize = s["optimize"].get<bool>();
+    }
+    if (s.contains("allow_partial_target")) {
+      if (!s["allow_partial_target"].is_boolean()) Fail(at("allow_partial_target"), "expected true or false");
+      step.options.internal_partial_target = s["allow_partial_target"].get<bool>();
     }
     if (s.contains("backward")) {
       if (!s["backward"].is_boolean()) Fail(at("backward"), "expected true or false");

@@ -132,6 +132,93 @@ std::string FormatShardOrderStr(const Placements& placements, const ShardOrder& 
   return s;
 }
 
+std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placements& placements,
+                                             std::string_view what) {
+  if (text.find_first_not_of(' ') == std::string_view::npos) return std::nullopt;
+  auto fail = [&](size_t column, const std::string& why) {
+    return InvalidInput(std::string(what) + ": shard order '" + std::string(text) + "' " + why +
+                        " at column " + std::to_string(column + 1) +
+                        " (expected PyTorch's notation, e.g. S(0)[1]S(0)[0]R)");
+  };
+  // Traces written before the notation stored "tensor_dim:mesh_dim,...": still readable.
+  if (text.find(':') != std::string_view::npos) {
+    ShardOrder legacy = ParseShardOrder(text, what);
+    ValidateShardOrder(legacy, placements, what);
+    return legacy;
+  }
+  // Tokens: R, P, P(op), S(d), _S(d, sf), each optionally followed by [k].
+  std::vector<std::optional<int>> positions;
+  Placements parsed;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t start = i;
+    const char c = text[i];
+    if (c == ' ' || c == ',') {
+      ++i;
+      continue;
+    }
+    if (c == 'R') {
+      ++i;
+    } else if (c == 'S' || c == 'P' || c == '_') {
+      const size_t open = text.find('(', i);
+      const size_t close = text.find(')', i);
+      const bool has_args = open != std::string_view::npos && close != std::string_view::npos &&
+                            open < close && open == i + (c == '_' ? 2 : 1);
+      if (has_args) {
+        i = close + 1;
+      } else if (c == 'P') {
+        ++i;
+      } else {
+        throw fail(i, "has an unterminated placement");
+      }
+    } else {
+      throw fail(i, "has an unexpected '" + std::string(1, c) + "'");
+    }
+    parsed.push_back(ParsePlacement(text.substr(start, i - start), what));
+    std::optional<int> pos;
+    if (i < text.size() && text[i] == '[') {
+      const size_t close = text.find(']', i);
+      int k = 0;
+      if (close == std::string_view::npos || !ParseNonNegative(text.substr(i + 1, close - i - 1), k)) {
+        throw fail(i, "has a bad position");
+      }
+      pos = k;
+      i = close + 1;
+    }
+    positions.push_back(pos);
+  }
+  if (parsed.size() != placements.size()) {
+    throw fail(text.size() - 1, "has " + std::to_string(parsed.size()) + " placements but " +
+                                    std::to_string(placements.size()) + " were expected");
+  }
+  std::vector<std::vector<int>> lists;
+  for (size_t md = 0; md < placements.size(); ++md) {
+    if (!(parsed[md] == placements[md])) {
+      throw fail(0, "names " + parsed[md].ToString() + " on mesh dim " + std::to_string(md) +
+                        " where the placements have " + placements[md].ToString());
+    }
+    if (!placements[md].IsShardLike()) continue;
+    const auto td = static_cast<size_t>(placements[md].dim);
+    if (td >= lists.size()) lists.resize(td + 1);
+    lists[td].push_back(static_cast<int>(md));
+  }
+  for (auto& list : lists) {
+    if (list.size() <= 1) continue;
+    std::vector<int> ordered(list.size(), -1);
+    for (int md : list) {
+      const auto& pos = positions[static_cast<size_t>(md)];
+      if (!pos || *pos >= static_cast<int>(list.size()) || ordered[static_cast<size_t>(*pos)] != -1) {
+        throw fail(0, "gives mesh dim " + std::to_string(md) + " no valid position among the " +
+                          std::to_string(list.size()) + " mesh dims sharding tensor dim " +
+                          std::to_string(placements[static_cast<size_t>(md)].dim));
+      }
+      ordered[static_cast<size_t>(*pos)] = md;
+    }
+    list = std::move(ordered);
+  }
+  return ListsToOrder(lists);
+}
+
 std::vector<std::vector<int>> OrderToLists(const ShardOrder& order, int tensor_ndim) {
   std::vector<std::vector<int>> lists(static_cast<size_t>(std::max(tensor_ndim, 0)));
   for (const auto& e : order) {

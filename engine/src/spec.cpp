@@ -116,14 +116,8 @@ int64_t NumElements(const Shape& shape) {
 }
 
 ShardOrder TensorSpec::EffectiveOrder() const {
-  if (HasStridedShard()) {
-    std::vector<std::vector<int>> lists(shape.size());
-    for (size_t md = 0; md < placements.size(); ++md) {
-      if (placements[md].IsShardLike())
-        lists[static_cast<size_t>(placements[md].dim)].push_back(static_cast<int>(md));
-    }
-    return ListsToOrder(lists);
-  }
+  // The default order lists shard-like mesh dims left to right, which is also how a spec whose
+  // _StridedShards encode the order (no explicit order) applies them.
   return shard_order ? *shard_order : DefaultShardOrder(placements);
 }
 
@@ -171,13 +165,11 @@ TensorSpec MakeSpec(Mesh mesh, Placements placements, std::optional<ShardOrder> 
   bool strided = false;
   for (const auto& p : placements) strided = strided || p.IsStridedShard();
   if (order) {
-    if (strided) {
-      throw InvalidInput(w +
-                         ": a shard order cannot be given together with _StridedShard placements "
-                         "(their order comes from the split factors)");
-    }
     ValidateShardOrder(*order, placements, what);
-    if (*order == DefaultShardOrder(placements)) order.reset();
+    // With _StridedShards an explicit order is kept even when it is the default one: it means
+    // PyTorch's use_strided_shard_as_shard_order=False (the _S placements are literal, applied in
+    // this order), while no order means their split factors encode the order.
+    if (!strided && *order == DefaultShardOrder(placements)) order.reset();
   }
   for (auto& [md, sizes] : explicit_sizes) {
     if (md < 0 || md >= mesh.ndim()) {

@@ -220,9 +220,11 @@ TEST_CASE("no-op plans are empty; equal placements with different orders are not
   CHECK(reorder.notation.substr(reorder.notation.size() - 14) == "S(0)[0]S(0)[1]");
 }
 
-TEST_CASE("R -> P and sum+avg mixes are allowed", "[engine][make_plan]") {
+TEST_CASE("R -> P (internal path) and sum+avg mixes are allowed", "[engine][make_plan]") {
   Mesh mesh({2, 2});
-  Plan rp = MakePlan(Spec(mesh, "R,R", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, {});
+  PlanOptions internal;
+  internal.internal_partial_target = true;
+  Plan rp = MakePlan(Spec(mesh, "R,R", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, internal);
   REQUIRE(rp.raw.size() == 1);
   CHECK(rp.raw[0].comm == CommKind::kLocal);
   CHECK(CountCollectives(rp.optimized, mesh) == 0);
@@ -306,4 +308,101 @@ TEST_CASE("MakePlan error paths name the bad token", "[engine][make_plan]") {
     CHECK(Contains(e.what(), "rank 4"));
     CHECK(PlanError(src, Spec(mesh, "R,R", {8, 8}), -1).code() == ErrorCode::kInvalidInput);
   }
+}
+
+// Issue 16 item 1. R-new _gen_transform_infos_non_cached tests has_strided_shard before the
+// planner flag, so PyTorch plans any decodable _StridedShard with the graph planner even when
+// greedy is forced; the issue's case (mesh [2,2,4], shape [5] i32) printed a greedy plan the
+// executor could not run.
+TEST_CASE("forcing greedy on a decodable _StridedShard is refused with PyTorch's reason",
+          "[engine][make_plan]") {
+  Mesh mesh({2, 2, 4});
+  PlanOptions greedy;
+  greedy.planner = PlannerChoice::kGreedy;
+  // dst decodes (SPEC §8.3: right to left, sf 1 -> [2], sf 4 = size(2) -> [2,1], sf 8 -> [2,1,0]).
+  auto e = PlanError(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
+                     Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, greedy);
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(), "PyTorch never plans _StridedShard placements with the greedy planner"));
+  // auto follows PyTorch's rule (graph) and plans it.
+  Plan plan = MakePlan(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
+                       Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, {});
+  CHECK(plan.planner == PlannerKind::kGraph);
+
+  // Not decodable (_S(0, 3) on a (4,2) mesh, T1 test_strided_shard_redistribution[2d]): PyTorch
+  // falls back to greedy, so forcing greedy plans the same fallback.
+  Mesh m42({4, 2});
+  Plan fallback = MakePlan(Spec(m42, "_S(0, 3),S(0)", {24, 4}), Spec(m42, "R,R", {24, 4}), 0, greedy);
+  CHECK(fallback.planner == PlannerKind::kGreedy);
+  CHECK(fallback.notation == "_S(0, 3)[0]S(0)[1]->_S(0, 3)R->RR");
+}
+
+// Issue 16 item 2: with an explicit shard order the _StridedShards are literal (R-new
+// _try_normalize_spec with use_strided_shard_as_shard_order False) and the graph planner moves
+// them with cases 8 (_S->R) and 11 (R->_S). Hand derivation for the issue's case, mesh 2x2x2,
+// 31x13x11 f32, S(0),S(0),_S(0,3) order 0:0,1,2 -> R,S(0),S(0) order 0:1,2:
+// - the newest mesh dim of tensor dim 0 is 2, a _StridedShard: only case 8 applies
+//   (cost 0: _compute_placement_transition_cost tests is_shard(), false for _S);
+// - S(0)[0]S(0)[1]R must lose mesh dim 0, which sits under mesh dim 1: all_gather dim 1
+//   (7.2 us + bytes), then dim 0, then chunk dims 1 and 2 in the target's order. The a2a
+//   detour (S(0)->S(1) on dim 1 and back) costs 2 x (7.2 + 1.0) + 7.2 us, more.
+TEST_CASE("literal _StridedShard with an explicit shard order plans like R-new", "[engine][make_plan]") {
+  Mesh mesh({2, 2, 2});
+  TensorSpec src = Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}, "0:0,1,2");
+  TensorSpec dst = Spec(mesh, "R,S(0),S(0)", {31, 13, 11}, "0:1,2");
+  REQUIRE(src.shard_order);  // kept although it is the default order: it makes the _S literal
+  Plan plan = MakePlan(src, dst, 0, {});
+  CHECK(plan.planner == PlannerKind::kGraph);
+  CHECK(plan.notation == "S(0)[0]S(0)[1]_S(0, 3)[2]->S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R->RS(0)[0]S(0)[1]");
+  REQUIRE(plan.raw.size() == 5);
+  CHECK(plan.raw[0].src == Placement::StridedShard(0, 3));
+  // get_logical_shape at rank 0: dims 0 and 1 of the order applied, 31 -> 16 -> 8.
+  CHECK(plan.raw[0].logical_shape == Shape{8, 13, 11});
+  CHECK(plan.raw[0].cost_us == 0.0);
+
+  // Without the order the same placements are an encoding (not decodable here: sf 3 is no
+  // product of mesh sizes), so PyTorch falls back to greedy.
+  Plan encoded = MakePlan(Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}), dst, 0, {});
+  CHECK(encoded.planner == PlannerKind::kGreedy);
+}
+
+// Issue 16 item 3. API DTensor.redistribute: for a mesh dim whose target is Partial and differs
+// from the source, "Can not redistribute from X to Y, redistributing to Partial is for internal
+// use only!" (T0 test_redistribute_to_partial: R -> P refused, P(sum) -> P(sum) allowed).
+TEST_CASE("a new Partial target is refused like PyTorch's public API unless internal",
+          "[engine][make_plan]") {
+  Mesh mesh({2, 2});
+  auto e = PlanError(Spec(mesh, "R,S(0)", {4, 4}), Spec(mesh, "P(sum),S(0)", {4, 4}));
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(),
+                 "mesh dim 0: Can not redistribute from R to P(sum), redistributing to Partial is for "
+                 "internal use only!"));
+  // Keeping a Partial is not redistributing to one.
+  Plan keep = MakePlan(Spec(mesh, "P(sum),S(0)", {4, 4}), Spec(mesh, "P(sum),R", {4, 4}), 0, {});
+  CHECK(keep.planner_reason == "default");
+  // The internal path plans it and says so.
+  PlanOptions internal;
+  internal.internal_partial_target = true;
+  Plan rp = MakePlan(Spec(mesh, "R,S(0)", {4, 4}), Spec(mesh, "P(sum),S(0)", {4, 4}), 0, internal);
+  CHECK(rp.notation == "RS(0)->P(sum)S(0)");
+  CHECK(Contains(rp.planner_reason, "internal redistribute to Partial"));
+}
+
+// Issue 16 item 1, the graph side: an uneven _StridedShard holds other elements than the shard
+// order it decodes to (PyTorch #168134), so the graph plan, which ends on the decoded order, would
+// leave ranks with the wrong rows. Mesh 4x2, 9 rows, R,R -> _S(0,2),S(0):
+// - literal: _S(0,2) over 4 splits 9 into pieces 5,4, chunk 3 of each is {} and [8,9); S(0)
+//   then gives rank (3,0) = rank 6 the row 8;
+// - decoded (S0S0, order 0:1,0): mesh dim 1 first, 9 -> [0,5) for rank 6, then 4-way 2,2,1,0
+//   leaves rank 6 empty.
+TEST_CASE("a graph plan that would end on other rows than an uneven _StridedShard is refused",
+          "[engine][make_plan]") {
+  Mesh mesh({4, 2});
+  auto e = PlanError(Spec(mesh, "R,R", {9}), Spec(mesh, "_S(0, 2),S(0)", {9}));
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(), "cannot run exactly: the plan ends with rank 6 holding other elements"));
+  CHECK(Contains(e.what(), "#168134"));
+  // 8 rows split evenly: the same layout both ways, so the plan is made.
+  CHECK(MakePlan(Spec(mesh, "R,R", {8}), Spec(mesh, "_S(0, 2),S(0)", {8}), 0, {}).planner ==
+        PlannerKind::kGraph);
 }

@@ -136,6 +136,8 @@ class Generator {
     c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
     c.plan_options.planner = Chance(0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
     c.plan_options.optimize = Chance(0.7);
+    // R -> P targets are PyTorch's internal path (ops, imported dumps).
+    c.plan_options.internal_partial_target = true;
     c.shapes = Chance(0.5) ? ShapeMode::kKnown : ShapeMode::kInfer;
     c.seed = static_cast<uint64_t>(Uniform(0, 1 << 30));
     return c;

@@ -6,6 +6,8 @@
 
 #include "gui_test_support.hpp"
 #include "sample_data.hpp"
+#include "shardscope/engine/runner.hpp"
+#include "shardscope/engine/scenario.hpp"
 #include "shardscope/trace/writer.hpp"
 
 using namespace shardscope_gui_test;
@@ -79,6 +81,65 @@ TEST_CASE("layout view of a 2x2 trace written by the trace writer: rank 3's regi
         int px = static_cast<int>(x0 + 4.5 / 6.0 * (x1 - x0)),
             py = static_cast<int>(y0 + 6.0 / 8.0 * (y1 - y0));
         CHECK(PatchIs(img, px, py, RankColor(3, 4)));
+      }
+    }
+  }
+}
+
+// Issue 16: traces of real runs with a non-default shard order or _StridedShard placements showed
+// "layout unavailable" in the Layout and Mesh panels. The expected layouts are the definition's
+// (MakeSpec + ComputeLayouts) for the states the plan's notation names.
+TEST_CASE("layout view of traced runs with a shard order and with strided shards", "[gui][layout][order]") {
+  struct Case {
+    const char* name;
+    const char* scenario;
+    engine::Shape mesh;
+    const char* before;
+    const char* before_order;
+    const char* after;  // the state after step 0
+    engine::Shape shape;
+  };
+  // S(0)[1]S(0)[0] -> RS(0) -> RR: the newest mesh dim of the order (0) is gathered first.
+  const char* order_json =
+      "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8, 6], \"placements\": \"S(0),S(0)\", \"order\": "
+      "\"0:1,0\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}";
+  // _S(0,2),S(0) on (4,2) decodes to S0S0 order 0:1,0 (T0), so mesh dim 0 is gathered first.
+  const char* strided_json =
+      "{\"mesh\": [4, 2], \"tensors\": {\"x\": {\"shape\": [15, 4], \"placements\": \"_S(0, 2),S(0)\"}}, "
+      "\"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}";
+  const Case cases[] = {
+      {"order", order_json, {2, 2}, "S(0),S(0)", "0:1,0", "R,S(0)", {8, 6}},
+      {"strided", strided_json, {4, 2}, "_S(0, 2),S(0)", nullptr, "R,S(0)", {15, 4}},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      fs::path dir = TempDir(std::string("traced_") + c.name);
+      engine::RunOptions options;
+      options.trace_dir = dir / "trace";
+      options.verify = true;
+      engine::RunReport report = engine::RunScenario(engine::ParseScenario(c.scenario, "test.json"), options);
+      REQUIRE(report.steps.size() == 1);
+      REQUIRE(report.steps[0].verified);
+      auto r = RunGui((dir / "trace").string() + " --screenshot " + (dir / "shot.png").string() +
+                          " --geometry " + (dir / "geo.json").string() + " --view layout --select 0 --step 0",
+                      dir / "log.txt");
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      Image img = LoadPng(dir / "shot.png");
+      auto geo = ReadJson(dir / "geo.json");
+      REQUIRE(geo["canvases"].size() == 2);  // "layout unavailable" draws no canvas
+      engine::Mesh mesh(c.mesh);
+      auto layouts = [&](const char* placements, const char* order) {
+        std::optional<engine::ShardOrder> o;
+        if (order) o = engine::ParseShardOrder(order, "t");
+        return engine::ComputeLayouts(engine::MakeSpec(mesh, engine::ParsePlacements(placements, "t"), o,
+                                                       c.shape, engine::DType::kF32,
+                                                       engine::ChunkRule::kTorch, {}, "t"));
+      };
+      for (const auto& canvas : geo["canvases"]) {
+        const bool before = canvas["which"] == "before";
+        CheckCanvas(img, canvas, before ? layouts(c.before, c.before_order) : layouts(c.after, nullptr),
+                    mesh.size(), 2);
       }
     }
   }

@@ -107,14 +107,22 @@ class Generator {
     return out;
   }
 
-  // Keeps a shuffled shard order as an order, or encodes it as _StridedShard placements.
+  // Keeps a shuffled shard order as an order, encodes it as _StridedShard placements, or (issue
+  // 16) turns a Shard into a literal _StridedShard with a random split factor and keeps the order
+  // explicit (PyTorch's use_strided_shard_as_shard_order False).
   void RandomOrder(const Mesh& mesh, Placements& placements, std::optional<ShardOrder>& order) {
-    if (!Chance(0.4)) return;
+    if (!Chance(0.5)) return;
     ShardOrder o = DefaultShardOrder(placements);
     for (ShardOrderEntry& e : o) std::shuffle(e.mesh_dims.begin(), e.mesh_dims.end(), rng_);
-    if (Chance(0.5)) {
+    const int64_t pick = Uniform(0, 2);
+    if (pick == 0) {
       placements = ShardOrderToStridedPlacements(placements, o, mesh);
     } else {
+      if (pick == 2) {
+        for (Placement& p : placements) {
+          if (p.IsShard() && Chance(0.5)) p = Placement::StridedShard(p.dim, Uniform(2, 3));
+        }
+      }
       order = o;
     }
   }
@@ -139,8 +147,14 @@ class Generator {
     Case c;
     c.src = MakeSpec(mesh, src, src_order, shape, dtype, rule, {}, "src");
     c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
-    c.plan_options.planner = Chance(0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
+    // Forced greedy with a _StridedShard (issue 16) is weighted up: MakePlan refuses it or plans
+    // PyTorch's fallback, and what it plans must run.
+    const bool strided = c.src.HasStridedShard() || c.dst.HasStridedShard();
+    c.plan_options.planner = Chance(strided ? 0.7 : 0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
     c.plan_options.optimize = Chance(0.7);
+    // R -> P targets are PyTorch's internal path (ops, imported dumps); the public guard is
+    // checked in make_plan_test.
+    c.plan_options.internal_partial_target = true;
     c.shapes = Chance(0.5) ? ShapeMode::kKnown : ShapeMode::kInfer;
     c.seed = static_cast<uint64_t>(Uniform(0, 1 << 30));
     return c;

@@ -98,8 +98,12 @@ void InspectorPanel::Draw(ViewContext& ctx) {
     if (sel.playing && sel.step + 1 >= steps) sel.step = 0;
   }
   ImGui::SameLine();
-  ImGui::Text("step %lld / %lld", static_cast<long long>(steps ? sel.step + 1 : 0),
-              static_cast<long long>(steps));
+  // Steps are numbered from 0 in every panel, as in the trace, `show` and `plan`.
+  if (steps > 0) {
+    ImGui::Text("step %lld of 0..%lld", static_cast<long long>(sel.step), static_cast<long long>(steps - 1));
+  } else {
+    ImGui::TextUnformatted("no steps");
+  }
   if (steps > 0) {
     const trace::PlanStep& s = b.optimized_plan[static_cast<size_t>(sel.step)];
     ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatInts(s.mesh_dims).c_str(), s.src.c_str(), s.dst.c_str(),

@@ -58,6 +58,7 @@ SandboxPanel::Request SandboxPanel::MakeRequest() const {
                         : planner_ == 2 ? engine::PlannerChoice::kGraph
                                         : engine::PlannerChoice::kAuto;
   req.options.optimize = optimize_;
+  req.options.internal_partial_target = internal_partial_;
   req.title = mesh.ToString() + " " + std::string(src_) + " -> " + std::string(dst_);
   return req;
 }
@@ -144,6 +145,8 @@ void SandboxPanel::Draw(ViewContext& /*ctx*/) {
   ImGui::Combo("planner", &planner_, planners, 3);
   ImGui::Checkbox("register every flattened sub-mesh (--flatten all)", &flatten_);
   ImGui::Checkbox("flattening optimizer", &optimize_);
+  ImGui::Checkbox("allow R -> P targets (PyTorch's internal path; the public API refuses them)",
+                  &internal_partial_);
   ImGui::PopItemWidth();
   ImGui::BeginDisabled(running_.valid());
   if (ImGui::Button("Run on local backend")) RunLocal();

@@ -49,6 +49,7 @@ class SandboxPanel {
   int planner_ = 0;  // auto, greedy, graph
   bool flatten_ = true;
   bool optimize_ = true;
+  bool internal_partial_ = false;  ///< PyTorch's internal path for R -> P targets
   std::string error_, title_, summary_;
   std::shared_ptr<const trace::Model> result_;
   std::future<std::shared_ptr<const trace::Model>> running_;  ///< local-backend run in flight

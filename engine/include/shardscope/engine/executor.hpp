@@ -70,6 +70,11 @@ struct ExecuteOptions {
 LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in, const TensorSpec& src,
                          const TensorSpec& dst, const Plan& plan, const ExecuteOptions& options = {});
 
+/// Walks `plan` over every rank's layouts without moving data: "" when Redistribute can run it
+/// on every rank, else the first step and rank whose target piece its group does not hold (or
+/// the plan's end state differs from `dst`). Costs O(mesh size x steps) layouts.
+std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, const Plan& plan);
+
 /// Rank `rank`'s local tensor of `global` under `spec`. Partial mesh dims get an exact
 /// decomposition (applied per Partial mesh dim, in mesh-dim order, to the value so far, with
 /// c = the rank's coordinate on that dim, n = its size and g = the element's global flat index):

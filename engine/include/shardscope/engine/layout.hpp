@@ -52,15 +52,16 @@ struct RankLayout {
 struct LayoutInput {
   const Mesh* mesh = nullptr;
   const Placements* placements = nullptr;
-  const ShardOrder* order = nullptr;  ///< required unless placements hold StridedShards
+  /// Shard order; mesh dims it leaves out are applied after it, left to right (null: default).
+  const ShardOrder* order = nullptr;
   const Shape* shape = nullptr;
   ChunkRule chunking = ChunkRule::kTorch;
   const std::map<int, std::vector<int64_t>>* explicit_sizes = nullptr;  ///< optional
 };
 
-/// Layout of one rank. Partial and Replicate mesh dims do not split. Shards apply per tensor
-/// dim in shard order (left to right when StridedShards are present). Throws Error(kInvalidInput)
-/// when explicit sizes do not add up to the extent they split.
+/// Layout of one rank. Partial and Replicate mesh dims do not split. Shard-like placements apply
+/// per tensor dim in shard order, each with its own rule (StridedShard splits by its factor). Throws
+/// Error(kInvalidInput) when explicit sizes do not add up to the extent they split.
 RankLayout ComputeRankLayout(const LayoutInput& input, int64_t rank);
 RankLayout ComputeRankLayout(const TensorSpec& spec, int64_t rank);
 /// Layouts of every rank of the mesh, ordered by rank.

@@ -63,6 +63,9 @@ struct Plan {
   std::string notation;              ///< PyTorch stringify_transform_infos of `optimized`
   std::string notation_unoptimized;  ///< ... of `raw`
   double cost_us = 0.0;              ///< sum of optimized transforms' cost_us
+  /// True when the plan makes a new Partial (R -> P), PyTorch's internal redistribute path
+  /// (PlanOptions::internal_partial_target); planner_reason says so too.
+  bool internal_partial_target = false;
 };
 
 /// A distribution state along a plan: placements plus shard order (PyTorch DistState).
@@ -78,6 +81,15 @@ struct PlanState {
 /// size-1 mesh dims are removed wherever they sit in the order: they never split anything, and
 /// planners emit steps on them in any order (PyTorch skips them at run time).
 PlanState ApplyTransform(const PlanState& state, const Transform& transform, const Mesh* mesh = nullptr);
+
+/// The state the executor starts a plan from: `placements` in `order` (null: the default order),
+/// with size-1 mesh dims dropped from the order (they never split anything, and planners emit
+/// steps on them in any order; PyTorch skips them at run time). `tensor_ndim` sizes the order.
+PlanState ExecutionStartState(const Placements& placements, const ShardOrder* order, const Mesh& mesh,
+                              int tensor_ndim);
+/// The state after `t` as the executor tracks it (and the GUI draws it): ApplyTransform on t's
+/// mesh dims of size > 1, then t.dst on all of them. Throws ApplyTransform's errors.
+PlanState ExecutionAdvance(const PlanState& state, const Transform& t, const Mesh& mesh);
 
 /// Number of collectives that actually run: transforms over a size-1 group or local ones count 0
 /// (PyTorch CommDebugMode counts).

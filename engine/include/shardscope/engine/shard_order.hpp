@@ -36,6 +36,15 @@ void ValidateShardOrder(const ShardOrder& order, const Placements& placements, s
 /// printed only when the tensor dim is sharded on more than one mesh dim).
 std::string FormatShardOrderStr(const Placements& placements, const ShardOrder& order);
 
+/// Inverse of FormatShardOrderStr: reads "S(0)[1]S(0)[0]R" (PyTorch's notation, the form traces
+/// store) as the order of `placements`; the text's placements must equal them. Each shard-like
+/// placement of a tensor dim sharded on several mesh dims carries its position [k] (one on a
+/// single mesh dim may omit it). "" gives nullopt (no explicit order). Also reads the
+/// "0:1,0" form written by traces before this notation. Throws Error(kInvalidInput) naming
+/// `what`, the token and its column.
+std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placements& placements,
+                                             std::string_view what);
+
 /// Mutable per-tensor-dim view of an order (PyTorch's _ShardOrder_to_dict), `ndim` entries.
 std::vector<std::vector<int>> OrderToLists(const ShardOrder& order, int tensor_ndim);
 /// Inverse of OrderToLists (drops empty lists).

@@ -50,8 +50,9 @@ inline constexpr int64_t kMaxExtent = int64_t{1} << 48;
 struct TensorSpec {
   Mesh mesh;
   Placements placements;
-  /// The shard order; empty optional for the default order, and always empty when a
-  /// StridedShard is present (PyTorch: the order is then decoded from the split factors).
+  /// The shard order; empty optional for the default order. With StridedShards, empty means
+  /// the split factors encode the order (PyTorch use_strided_shard_as_shard_order=True) and a
+  /// given order (even the default one) means the _S placements are literal, applied in it.
   std::optional<ShardOrder> shard_order;
   Shape shape;
   DType dtype = DType::kF32;
@@ -60,8 +61,8 @@ struct TensorSpec {
   /// of the sharded tensor dim at each coordinate of that mesh dim. Overrides `chunking` there.
   std::map<int, std::vector<int64_t>> explicit_sizes;
 
-  /// The order actually in effect: shard_order, or the default order. With StridedShards,
-  /// plain left-to-right mesh-dim order (their layout is defined by split factors).
+  /// The order actually in effect: shard_order, or the default order (shard-like mesh dims left
+  /// to right, which is also how StridedShards without an order are applied).
   ShardOrder EffectiveOrder() const;
   bool HasStridedShard() const;
   /// Product of mesh sizes over shard-like placements (PyTorch num_shards).
