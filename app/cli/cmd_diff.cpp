@@ -4,6 +4,7 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 
@@ -13,8 +14,7 @@ trace::Model LoadTrace(const std::string& path) {
   std::error_code ec;
   if (path.empty()) throw InvalidInput("missing trace path");
   if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
-  trace::Model model =
-      std::filesystem::is_directory(path, ec) ? trace::ReadTraceDir(path) : trace::ReadTraceFile(path);
+  trace::Model model = trace::ReadAnyTrace(path);
   for (const auto& d : model.diagnostics) {
     std::cerr << "shardscope: warning: " << path << ": " << d.file
               << (d.line > 0 ? ":" + std::to_string(d.line) : "") << ": " << d.message << "\n";
