@@ -13,6 +13,7 @@
 
 using namespace shardscope;
 using nlohmann::json;
+using namespace std::string_literals;
 
 namespace {
 
@@ -44,10 +45,10 @@ TEST_CASE("pickle: a dict of str, ints, float, bool, None, list and tuple, with 
           "[trace][pickle]") {
   // {"version": "2.4", "n": [5, 258, -1, 0.5, True, None, (1,)], "big": 1764000000000000000, "neg": -1, "z":
   // 0}
-  std::string p = kProto2 + "}q\x00(" + Str("version") + "q\x01" + Str("2.4") + "q\x02" + Str("n") +
+  std::string p = kProto2 + "}q\x00("s + Str("version") + "q\x01" + Str("2.4") + "q\x02" + Str("n") +
                   "]q\x03(" + "K\x05" + "M\x02\x01" + "J" + U32(0xffffffffu) + "G\x3f\xe0" +
                   std::string(6, '\0') + "\x88" + "N" + "K\x01\x85" + "e" + Str("big") + "\x8a\x08" +
-                  U32(0x67ca0000u) + U32(0x187afca7u) + Str("neg") + "\x8a\x01\xff" + Str("z") + "\x8a\x00" +
+                  U32(0x67ca0000u) + U32(0x187afca7u) + Str("neg") + "\x8a\x01\xff" + Str("z") + "\x8a\x00"s +
                   "u.";
   json j = trace::ReadPickle(p, "dump");
   CHECK(j["version"] == "2.4");
@@ -67,7 +68,7 @@ TEST_CASE("pickle: memo references share one value; int keys become strings", "[
 
 TEST_CASE("pickle: opcodes that import or call code are refused by name", "[trace][pickle]") {
   // pickle.dumps of an object whose __reduce__ is os.system("id"), protocol 2: GLOBAL then REDUCE.
-  std::string global = kProto2 + "cos\nsystem\nq\x00" + Str("id") + "\x85R.";
+  std::string global = kProto2 + "cos\nsystem\nq\x00"s + Str("id") + "\x85R.";
   std::string msg = ErrorOf(global);
   CHECK_THAT(msg, Catch::Contains("opcode GLOBAL") && Catch::Contains("byte 2") &&
                       Catch::Contains("could import or call code"));
@@ -94,9 +95,9 @@ TEST_CASE("pickle: huge lengths, deep nesting, cycles and memo bombs are refused
   std::string deep = kProto2 + std::string(100, ']') + std::string(99, 'a') + ".";
   CHECK_THAT(ErrorOf(deep), Catch::Contains("nested deeper than 64"));
   // A list that holds itself.
-  CHECK_THAT(ErrorOf(kProto2 + "]q\x00h\x00a."), Catch::Contains("nested deeper than 64"));
+  CHECK_THAT(ErrorOf(kProto2 + "]q\x00h\x00"s + "a."), Catch::Contains("nested deeper than 64"));
   // Each level holds the previous one twice through the memo: 2^40 values from 400 bytes.
-  std::string bomb = kProto2 + "]q\x00";
+  std::string bomb = kProto2 + "]q\x00"s;
   for (int i = 1; i <= 40; ++i) {
     bomb += "0]h" + std::string(1, static_cast<char>(i - 1)) + "ah" +
             std::string(1, static_cast<char>(i - 1)) + "aq" + std::string(1, static_cast<char>(i));
@@ -121,8 +122,8 @@ TEST_CASE("pickle: invalid UTF-8 in a string becomes U+FFFD", "[trace][pickle]")
 }
 
 TEST_CASE("fuzz: mutated pickles are read or rejected with shardscope::Error", "[trace][pickle][fuzz]") {
-  const std::string seed = kProto2 + "}q\x00(" + Str("version") + Str("2.10") + Str("entries") +
-                           "]q\x01(}q\x02(" + Str("record_id") + "K\x00" + Str("input_sizes") +
+  const std::string seed = kProto2 + "}q\x00("s + Str("version") + Str("2.10") + Str("entries") +
+                           "]q\x01(}q\x02(" + Str("record_id") + "K\x00"s + Str("input_sizes") +
                            "]]K\x08"
                            "aK\x04"
                            "aa" +

@@ -52,6 +52,15 @@ Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths);
 /// else a shardscope trace directory (ReadTraceDir) or rank file (ReadTraceFile). Throws like those.
 Model ReadAnyTrace(const std::filesystem::path& path);
 
+/// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
+/// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does
+/// not hold it as "absent"), then the sends/recvs per rank. Pure, deterministic.
+std::string FormatFlightText(const Model& model);
+
+/// The same as JSON: {"process_groups": [{name, desc, ranks, collectives: [{seq_id,
+/// profiling_name, input_sizes, output_sizes, input_dtypes, states: {rank: state}}], p2p: [...]}]}.
+nlohmann::json FlightJson(const Model& model);
+
 /// True when the model came from Flight Recorder dumps (every rank's backend is "flight_recorder").
 bool IsFlightRecorderModel(const Model& model);
 
