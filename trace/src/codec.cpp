@@ -486,8 +486,8 @@ Collective ParseCollective(const Fields& f) {
   if (e.redistribute_id < 0 && e.op_id < 0 && !e.flight) {
     f.Fail(
         "field 'redistribute_id' is -1 but 'op_id' is absent: only an op's own collective (a halo "
-        "exchange, with 'op_id' >= 0) or an imported Flight Recorder entry (with 'flight') has no "
-        "redistribute");
+        "exchange, with 'op_id' >= 0) has no redistribute (or an imported Flight Recorder entry, with "
+        "'flight')");
   }
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   e.kind = f.Str("kind");
