@@ -97,6 +97,20 @@ run export --format chrome "$TMP/missing" -o "$TMP/fr.json"
 expect_rc 0
 [ -s "$TMP/fr.json" ] || fail "export of dumps wrote nothing"
 
+# diff of two dump directories, per process group and seq id: the "dtype" scenario differs from
+# "clean" only in rank 1's seq 1 (BFloat16), "missing" in seq 5's states and rank 3's absence.
+run diff "$TMP/clean" "$TMP/dtype"
+expect_rc 1
+expect_out_contains "bytes        #1 process group 0 (default_pg) [0, 1, 2, 3] collective: rank 1 dtypes: Float -> BFloat16"
+expect_out_contains "1 difference, 1 failing (bytes)"
+run diff "$TMP/clean" "$TMP/missing"
+expect_rc 1
+expect_out_contains "#5 process group 0 (default_pg) [0, 1, 2, 3] collective: rank 3 state: completed -> absent"
+expect_out_contains "-#6 process group 0 (default_pg) [0, 1, 2, 3] collective: removed (baseline only: nccl:_allgather_base)"
+run diff "$TMP/missing" "$TMP/trace"
+expect_rc 0
+expect_out_contains "no differences"
+
 # Bad input: exit 2 with one line naming the problem; a malicious pickle never runs.
 mkdir -p "$TMP/evil"
 "$PYTHON" - "$TMP/evil/nccl_trace_rank_0" "$TMP/pwned" <<'EOF'

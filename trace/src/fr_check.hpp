@@ -1,7 +1,11 @@
 #pragma once
-// Private: the cross-rank check of a Model read from Flight Recorder dumps (CheckTrace calls it).
+// Private: the cross-rank check and the diff of Models read from Flight Recorder dumps (CheckTrace
+// and DiffTraces call them).
+
+#include <vector>
 
 #include "shardscope/trace/check.hpp"
+#include "shardscope/trace/diff.hpp"
 
 namespace shardscope::trace::detail {
 
@@ -10,5 +14,12 @@ namespace shardscope::trace::detail {
 /// totals; all_to_all otherwise undecided), sends and recvs matched in order per pair of ranks.
 /// Pure.
 CheckResult CheckFlightRecords(const Model& model);
+
+/// The Flight Recorder part of DiffTraces: per process group (name and rank set) and
+/// collective_seq_id, a collective only in one trace (added/removed, category collectives), a
+/// different profiling name or rank's state (collectives), different sizes or dtypes (bytes).
+/// Ids of the differences are the seq ids. Appends to `out`. Pure.
+void DiffFlightRecords(const Model& baseline, const Model& candidate, const DiffOptions& options,
+                       std::vector<Difference>& out);
 
 }  // namespace shardscope::trace::detail

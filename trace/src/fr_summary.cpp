@@ -1,9 +1,10 @@
-// The Flight Recorder part of `show`: per process group, every collective_seq_id with what each
-// rank's buffer says about it, and the sends/recvs per rank.
+// The Flight Recorder parts of `show` and `diff`: per process group, every collective_seq_id with
+// what each rank's buffer says about it, and the sends/recvs per rank.
 #include <map>
 #include <set>
 
 #include "collective_match.hpp"
+#include "fr_check.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
@@ -13,8 +14,8 @@ using nlohmann::json;
 namespace {
 
 struct Row {
-  const FlightRecord* first = nullptr;   // the lowest rank's entry
-  std::map<int64_t, std::string> state;  // rank -> state
+  std::map<int64_t, const FlightRecord*> by_rank;                         // rank -> its entry
+  const FlightRecord& first() const { return *by_rank.begin()->second; }  // the lowest rank's
 };
 
 struct Group {
@@ -40,9 +41,7 @@ std::map<std::pair<std::string, std::vector<int64_t>>, Group> Groups(const Model
         g.p2p.emplace_back(rt.header.rank, &*c->flight);
         continue;
       }
-      Row& row = g.rows[c->flight->seq_id];
-      if (row.first == nullptr) row.first = &*c->flight;
-      row.state.emplace(rt.header.rank, c->flight->state);
+      g.rows[c->flight->seq_id].by_rank.emplace(rt.header.rank, &*c->flight);
     }
   }
   return groups;
@@ -69,15 +68,15 @@ std::string FormatFlightText(const Model& model) {
            detail::FormatInts(g.ranks) + ": " + std::to_string(g.rows.size()) + " collective(s), " +
            std::to_string(g.p2p.size()) + " p2p entr" + (g.p2p.size() == 1 ? "y" : "ies") + "\n";
     for (const auto& [seq, row] : g.rows) {
-      const FlightRecord& f = *row.first;
+      const FlightRecord& f = row.first();
       std::map<std::string, std::vector<int64_t>> by_state;
       std::vector<int64_t> absent;
       for (int64_t r : g.ranks) {
-        auto it = row.state.find(r);
-        if (it == row.state.end())
+        auto it = row.by_rank.find(r);
+        if (it == row.by_rank.end())
           absent.push_back(r);
         else
-          by_state[it->second].push_back(r);
+          by_state[it->second->state].push_back(r);
       }
       out += "  seq " + std::to_string(seq) + "  " + f.profiling_name + "  " + ShapesText(f.input_sizes) +
              " -> " + ShapesText(f.output_sizes) + "  " +
@@ -101,12 +100,12 @@ json FlightJson(const Model& model) {
     json rows = json::array();
     for (const auto& [seq, row] : g.rows) {
       json states = json::object();
-      for (const auto& [r, s] : row.state) states[std::to_string(r)] = s;
+      for (const auto& [r, f] : row.by_rank) states[std::to_string(r)] = f->state;
       rows.push_back({{"seq_id", seq},
-                      {"profiling_name", row.first->profiling_name},
-                      {"input_sizes", row.first->input_sizes},
-                      {"output_sizes", row.first->output_sizes},
-                      {"input_dtypes", row.first->input_dtypes},
+                      {"profiling_name", row.first().profiling_name},
+                      {"input_sizes", row.first().input_sizes},
+                      {"output_sizes", row.first().output_sizes},
+                      {"input_dtypes", row.first().input_dtypes},
                       {"states", states}});
     }
     json p2p = json::array();
@@ -123,4 +122,83 @@ json FlightJson(const Model& model) {
   return {{"process_groups", groups}};
 }
 
+namespace detail {
+
+void DiffFlightRecords(const Model& baseline, const Model& candidate, const DiffOptions& options,
+                       std::vector<Difference>& out) {
+  auto gb = Groups(baseline), gc = Groups(candidate);
+  std::set<std::pair<std::string, std::vector<int64_t>>> keys;
+  for (const auto& [k, g] : gb) keys.insert(k);
+  for (const auto& [k, g] : gc) keys.insert(k);
+  const Group empty;
+  auto add = [&](DiffCategory cat, const Group& g, std::optional<int64_t> b_seq, std::optional<int64_t> c_seq,
+                 std::string what, std::string b, std::string c) {
+    Difference d;
+    d.category = cat;
+    d.baseline_id = b_seq;
+    d.candidate_id = c_seq;
+    d.subject = "process group " + g.name + (g.desc.empty() ? "" : " (" + g.desc + ")") + " " +
+                detail::FormatInts(g.ranks) + " collective";
+    d.what = std::move(what);
+    d.baseline = std::move(b);
+    d.candidate = std::move(c);
+    d.failing = options.fail_on.count(cat) > 0;
+    out.push_back(std::move(d));
+  };
+  for (const auto& key : keys) {
+    const Group& b = gb.count(key) ? gb.at(key) : empty;
+    const Group& c = gc.count(key) ? gc.at(key) : empty;
+    const Group& named = gb.count(key) ? b : c;
+    std::set<int64_t> seqs;
+    for (const auto& [s, row] : b.rows) seqs.insert(s);
+    for (const auto& [s, row] : c.rows) seqs.insert(s);
+    for (int64_t seq : seqs) {
+      auto ib = b.rows.find(seq), ic = c.rows.find(seq);
+      if (ic == c.rows.end()) {
+        add(DiffCategory::kCollectives, named, seq, std::nullopt, "removed",
+            ib->second.first().profiling_name, "");
+        continue;
+      }
+      if (ib == b.rows.end()) {
+        add(DiffCategory::kCollectives, named, std::nullopt, seq, "added", "",
+            ic->second.first().profiling_name);
+        continue;
+      }
+      // Rank by rank: what each rank's entry says in each trace ("absent" when its buffer lacks it).
+      std::set<int64_t> ranks;
+      for (const auto& [r, f] : ib->second.by_rank) ranks.insert(r);
+      for (const auto& [r, f] : ic->second.by_rank) ranks.insert(r);
+      auto sizes = [](const FlightRecord& f) {
+        return ShapesText(f.input_sizes) + " -> " + ShapesText(f.output_sizes);
+      };
+      auto dtypes = [](const FlightRecord& f) {
+        std::string text;
+        for (const auto& t : f.input_dtypes) text += (text.empty() ? "" : ",") + t;
+        return text;
+      };
+      for (int64_t r : ranks) {
+        auto eb = ib->second.by_rank.find(r), ec = ic->second.by_rank.find(r);
+        const FlightRecord* fb = eb == ib->second.by_rank.end() ? nullptr : eb->second;
+        const FlightRecord* fc = ec == ic->second.by_rank.end() ? nullptr : ec->second;
+        const std::string rank = "rank " + std::to_string(r) + " ";
+        if (fb == nullptr || fc == nullptr) {
+          add(DiffCategory::kCollectives, named, seq, seq, rank + "state", fb ? fb->state : "absent",
+              fc ? fc->state : "absent");
+          continue;
+        }
+        if (fb->profiling_name != fc->profiling_name)
+          add(DiffCategory::kCollectives, named, seq, seq, rank + "profiling name", fb->profiling_name,
+              fc->profiling_name);
+        if (sizes(*fb) != sizes(*fc))
+          add(DiffCategory::kBytes, named, seq, seq, rank + "sizes", sizes(*fb), sizes(*fc));
+        if (dtypes(*fb) != dtypes(*fc))
+          add(DiffCategory::kBytes, named, seq, seq, rank + "dtypes", dtypes(*fb), dtypes(*fc));
+        if (fb->state != fc->state)
+          add(DiffCategory::kCollectives, named, seq, seq, rank + "state", fb->state, fc->state);
+      }
+    }
+  }
+}
+
+}  // namespace detail
 }  // namespace shardscope::trace
