@@ -121,8 +121,13 @@ class FrChecker {
 
  private:
   static std::string GroupText(const Group& g) {
-    return "process group " + g.name + (g.desc.empty() ? "" : " (" + g.desc + ")") + " " +
-           FormatInts(g.ranks);
+    // A large group of consecutive ranks prints as a range: "[0..63]".
+    bool consecutive = g.ranks.size() > 8;
+    for (size_t i = 1; consecutive && i < g.ranks.size(); ++i) consecutive = g.ranks[i] == g.ranks[i - 1] + 1;
+    std::string ranks =
+        consecutive ? "[" + std::to_string(g.ranks.front()) + ".." + std::to_string(g.ranks.back()) + "]"
+                    : FormatInts(g.ranks);
+    return "process group " + g.name + (g.desc.empty() ? "" : " (" + g.desc + ")") + " " + ranks;
   }
 
   Mismatch Base(MismatchClass kind, std::vector<int64_t> culprits, const Group& g,
@@ -286,11 +291,25 @@ class FrChecker {
               [](const Collective& c) { return "'" + c.flight->profiling_name + "'"; }))
       return false;
     const auto group_size = static_cast<int64_t>(g.ranks.size());
+    std::vector<int64_t> broken_ranks;
+    std::string first_broken;
     for (const auto& [r, c] : at) {
       std::string broken = SizeRuleBroken(*c, group_size);
       if (broken.empty()) continue;
-      Report(MismatchClass::kSizeOrSyntax, {r}, g, seq,
-             where + ": rank " + std::to_string(r) + " has " + broken);
+      if (broken_ranks.empty()) first_broken = "rank " + std::to_string(r) + " has " + broken;
+      broken_ranks.push_back(r);
+    }
+    if (!broken_ranks.empty()) {
+      // Every rank that breaks its kind's rule is a culprit (all of them when the job itself is wrong).
+      std::string also;
+      if (broken_ranks.size() > 1) {
+        also = broken_ranks.size() == at.size()
+                   ? " (every rank of the group breaks the rule)"
+                   : " (also " +
+                         RanksPhrase(std::vector<int64_t>(broken_ranks.begin() + 1, broken_ranks.end())) +
+                         ")";
+      }
+      Report(MismatchClass::kSizeOrSyntax, broken_ranks, g, seq, where + ": " + first_broken + also);
       return false;
     }
     if (at.begin()->second->kind == "all_to_all") {
