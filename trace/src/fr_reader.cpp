@@ -317,6 +317,9 @@ RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
     if (const json* p = e.Find("is_p2p")) {
       if (!p->is_boolean()) e.Fail("is_p2p", "expected a bool");
       f.is_p2p = p->get<bool>();
+    } else {  // versions before is_p2p: a send or recv by its profiling name
+      const std::string kind = KindOf(f.profiling_name);
+      f.is_p2p = kind == "send" || kind == "recv";
     }
     // Unknown discovered times are null in pickle and 0 in JSON.
     const int64_t started = e.IntOr("time_discovered_started_ns", 0, 0, kMaxTimeNs);
