@@ -6,8 +6,10 @@ torch/csrc/distributed/c10d/FlightRecorder*.hpp as described in
 unknown discovered times are 0 instead of None and there are no stack frames.
 
 Usage: make_fr_dumps.py SCENARIO OUTDIR [--format pickle|json] [--protocol N] [--prefix P]
+                       [--ranks N --seqs M]
 Scenarios (4 ranks, process group "0" = default_pg over ranks 0..3, unless said):
   clean         all_reduce, _allgather_base, reduce_scatter_tensor, all_to_all, all matched
+                (--ranks N and --seqs M scale it: N ranks, M collectives each, for timing)
   missing       rank 3 never joins collective seq 5 (ranks 0-2 are stuck in it, "started")
   size          rank 2's _allgather_base has input [3, 4] where the others have [2, 4]
   dtype         rank 1's all_reduce is BFloat16, the others' Float
@@ -25,13 +27,14 @@ import json
 import os
 import pickle
 
-WORLD = 4
+WORLD = 4  # --ranks (clean only)
+SEQS = 6  # --seqs (clean only)
 T0 = 1_764_000_000_000_000_000  # wall-clock ns (late 2025)
 
 
 def pg_config():
     return {
-        "0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"},
+        "0": {"name": "0", "desc": "default_pg", "ranks": str(list(range(WORLD)))},
         "1": {"name": "1", "desc": "tp", "ranks": "[0, 1]"},
         "2": {"name": "2", "desc": "tp", "ranks": "[2, 3]"},
     }
@@ -105,8 +108,8 @@ def standard(r, seqs=6, skip_from=None, over=None):
     """Seq 1..seqs on process group 0: all_reduce, _allgather_base, reduce_scatter_tensor, all_to_all, ..."""
     kinds = [
         ("all_reduce", [[8, 4]], [[8, 4]]),
-        ("_allgather_base", [[2, 4]], [[8, 4]]),
-        ("reduce_scatter_tensor", [[8, 4]], [[2, 4]]),
+        ("_allgather_base", [[2, 4]], [[2 * WORLD, 4]]),
+        ("reduce_scatter_tensor", [[2 * WORLD, 4]], [[2, 4]]),
         ("all_to_all", [[8]], [[8]]),
     ]
     for s in range(1, seqs + 1):
@@ -122,7 +125,7 @@ def scenario(name):
     ranks = [Rank(i) for i in range(WORLD)]
     if name == "clean":
         for r in ranks:
-            standard(r)
+            standard(r, seqs=SEQS)
     elif name == "missing":
         for r in ranks:
             standard(r, seqs=5, skip_from=5 if r.rank == 3 else None, over={5: {"state": "started"}})
@@ -169,7 +172,12 @@ def main():
     ap.add_argument("--format", choices=["pickle", "json"], default="pickle")
     ap.add_argument("--protocol", type=int, default=2)
     ap.add_argument("--prefix", default="nccl_trace_rank_")
+    ap.add_argument("--ranks", type=int, default=4, help="world size (scenario clean only)")
+    ap.add_argument("--seqs", type=int, default=6, help="collectives per rank (scenario clean only)")
     a = ap.parse_args()
+    global WORLD, SEQS
+    if a.scenario == "clean":
+        WORLD, SEQS = a.ranks, a.seqs
     os.makedirs(a.outdir, exist_ok=True)
     for r in scenario(a.scenario):
         path = os.path.join(a.outdir, a.prefix + str(r.rank))
