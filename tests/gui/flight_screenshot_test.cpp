@@ -15,8 +15,8 @@ using shardscope::app::gui::kFlightLaneBackground;
 TEST_CASE("flight view: lanes per rank, incomplete collectives, the missing rank's slot, mismatches",
           "[gui][flight]") {
   fs::path dir = TempDir("flight_missing");
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/trace/make_fr_dumps.py missing " +
-                          (dir / "dumps").string(),
+  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
+                          "/tests/trace/make_fr_dumps.py missing " + (dir / "dumps").string(),
                       dir / "gen.txt");
   INFO(gen.output);
   REQUIRE(gen.exit_code == 0);
@@ -49,8 +49,9 @@ TEST_CASE("flight view: lanes per rank, incomplete collectives, the missing rank
       CHECK(item["seq"] == 5);
       // Empty inside (lane background right of its label), dashed outline in the incomplete colour.
       CHECK(PatchIs(img, static_cast<int>(rect[2].get<float>()) - 8, cy, kFlightLaneBackground));
-      CHECK(Near(img.At(static_cast<int>(rect[0].get<float>()) + 2, static_cast<int>(rect[1].get<float>()) + 1),
-                 kFlightIncomplete, 40));
+      CHECK(
+          Near(img.At(static_cast<int>(rect[0].get<float>()) + 2, static_cast<int>(rect[1].get<float>()) + 1),
+               kFlightIncomplete, 40));
     } else if (item["kind"] == "mismatch") {
       ++mismatches;
       CHECK(item["rank"] == 3);
