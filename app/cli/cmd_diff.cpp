@@ -4,6 +4,7 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 
@@ -17,7 +18,7 @@ trace::Model LoadTrace(const std::string& path, const std::string& role) {
     throw InvalidInput(who + path + ": no such trace file or directory");
   trace::Model model = [&] {
     try {
-      return std::filesystem::is_directory(path, ec) ? trace::ReadTraceDir(path) : trace::ReadTraceFile(path);
+      return trace::ReadAnyTrace(path);
     } catch (const Error& e) {
       if (role.empty()) throw;
       throw Error(e.code(), who + path + ": " + e.what());  // diff: say which side is broken

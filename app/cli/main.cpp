@@ -193,18 +193,33 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
   d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
   CLI::App* c =
       app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
-  c->add_option("trace", check.path, "trace directory (rank-*.jsonl)")->required();
+  c->add_option("trace", check.path, "trace directory (rank-*.jsonl) or Flight Recorder dump directory")
+      ->required();
   c->add_option("--max-reports", check.max_reports, "mismatches to print (all are counted)")
       ->capture_default_str()
       ->check(AtLeast(0));
   c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
-  c->footer("Example:\n  shardscope check /tmp/healda");
+  c->footer("Examples:\n  shardscope check /tmp/healda\n  shardscope check /tmp/fr_dumps");
   CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
   e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
   e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
       ->capture_default_str();
   e->add_option("-o,--output", exp.output, "output file, - for stdout")->required()->check(kNonEmpty);
   e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
+}
+
+// `import fr`: the `import` parent holds one subcommand per foreign record format.
+CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
+  CLI::App* fr = import_cmd->add_subcommand(
+      "fr", "Read NCCL Flight Recorder dumps (pickle or JSON, one file per rank) into a trace");
+  fr->add_option("paths", args.paths, "dump directories or files; a file name ends in its rank")->required();
+  fr->add_option("-o,--output", args.output, "write the trace (rank-<R>.jsonl files) into this directory");
+  fr->add_flag("--json", args.json, "print what was read as one JSON object");
+  fr->footer(
+      "Examples:\n"
+      "  shardscope import fr /tmp/fr_dumps -o /tmp/fr_trace\n"
+      "  shardscope check /tmp/fr_dumps");
+  return fr;
 }
 
 int Main(int argc, char** argv) {
@@ -237,6 +252,10 @@ int Main(int argc, char** argv) {
   BenchCommArgs comm_args;
   BenchCommArgs redist_args;
   redist_args.sizes = "64K,1M,16M,64M";
+  CLI::App* import_cmd = app.add_subcommand("import", "Import other tools' records as shardscope traces");
+  import_cmd->require_subcommand(1);
+  ImportFrArgs import_fr_args;
+  CLI::App* import_fr = AddImportFrCommand(import_cmd, import_fr_args);
   CLI::App* bench = app.get_subcommand("bench");
   CLI::App* bench_comm =
       bench->add_subcommand("comm", "Collectives on the local backend: algbw/busbw vs memcpy");
@@ -246,9 +265,9 @@ int Main(int argc, char** argv) {
   AddBenchCommOptions(bench_redist, redist_args);
 
   if (argc < 2) {
-    std::cerr
-        << app.help()
-        << "shardscope: missing command (expected plan, layout, run, show, diff, check, export or bench)\n";
+    std::cerr << app.help()
+              << "shardscope: missing command (expected plan, layout, run, show, diff, check, export, import "
+                 "or bench)\n";
     return kUsageExit;
   }
   std::string first = argv[1];
@@ -257,7 +276,7 @@ int Main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known) {
       std::cerr << app.help() << "shardscope: unknown command '" << Printable(first)
-                << "' (expected plan, layout, run, show, diff, check, export or bench)\n";
+                << "' (expected plan, layout, run, show, diff, check, export, import or bench)\n";
       return kUsageExit;
     }
   }
@@ -293,6 +312,7 @@ int Main(int argc, char** argv) {
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);
     if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
     if (app.got_subcommand("export")) return RunExport(export_args, std::cout);
+    if (import_fr->parsed()) return RunImportFr(import_fr_args, std::cout);
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "shardscope/trace/model.hpp"
 
@@ -33,15 +34,26 @@ struct ExportArgs {
   std::string output;             ///< -o file ("-" writes to `out`)
 };
 
-/// Reads a trace directory or one rank file; load diagnostics become "shardscope: warning:" lines
-/// on stderr. Throws Error(kInvalidInput) for a missing path or an unreadable trace; a non-empty
-/// `role` ("baseline", "candidate") starts every message, so diff says which input is broken.
+/// `shardscope import fr PATH... [-o DIR] [--json]`.
+struct ImportFrArgs {
+  std::vector<std::string> paths;  ///< dump directories and/or dump files (one per rank)
+  std::string output;              ///< -o: write the trace here (rank-<R>.jsonl); "" prints only
+  bool json = false;
+};
+
+/// Reads a trace directory or one rank file, or Flight Recorder dumps (trace::ReadAnyTrace); load
+/// diagnostics become "shardscope: warning:" lines on stderr. Throws Error(kInvalidInput) for a
+/// missing path or an unreadable trace; a non-empty `role` ("baseline", "candidate") starts every
+/// message, so diff says which input is broken.
 trace::Model LoadTrace(const std::string& path, const std::string& role = "");
 
 /// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
 int RunDiff(const DiffArgs& args, std::ostream& out);
 /// Prints the mismatches (at most max_reports) and a summary; returns 1 when any was found.
 int RunCheck(const CheckArgs& args, std::ostream& out);
+/// Reads Flight Recorder dumps, prints what was read (ranks, entries, process groups) and with -o
+/// writes them as a shardscope trace. Returns 0; bad dumps throw Error (exit 2).
+int RunImportFr(const ImportFrArgs& args, std::ostream& out);
 /// Writes Chrome Trace Event JSON; prints one summary line to `out` unless writing to stdout.
 int RunExport(const ExportArgs& args, std::ostream& out);
 

@@ -19,6 +19,7 @@
 #include "gl_renderer.hpp"
 #include "panels/diff_panel.hpp"
 #include "panels/error_panel.hpp"
+#include "panels/flight_panel.hpp"
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
 #include "panels/merge_panel.hpp"
@@ -100,6 +101,7 @@ class App {
   MeshPanel mesh_;
   MergePanel merge_;
   ProgramPanel program_;
+  FlightPanel flight_;
   const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
   SandboxPanel sandbox_;
   GalleryWindow gallery_;
@@ -445,6 +447,7 @@ void App::PrepareAll() {
   mesh_.Prepare(ctx_);
   merge_.Prepare(ctx_);
   program_.Prepare(ctx_);
+  flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
 }
 
@@ -545,6 +548,10 @@ void App::DrawLoading() {
 }
 
 void App::DrawMain() {
+  if (flight_.Active()) {  // Flight Recorder dumps: lanes per rank and the mismatch list
+    flight_.Draw(ctx_);
+    return;
+  }
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float right_w = avail.x - left_w_ - 6;
   Splitter("##left_split", true, 6, &left_w_, &right_w, 260, 400);
@@ -642,6 +649,8 @@ void App::DrawFocused() {
   } else if (v == "program") {
     SectionTitle("Program");
     program_.Draw(ctx_);
+  } else if (v == "flight") {
+    flight_.Draw(ctx_);
   }
   ImGui::EndChild();
 }
@@ -687,6 +696,14 @@ int App::Capture() {
                               {"redistribute_id", g.redistribute_id},
                               {"tensor", g.tensor},
                               {"rect", {g.x0, g.y0, g.x1, g.y1}}});
+    }
+    j["flight"] = nlohmann::json::array();
+    for (const FlightItemGeometry& g : flight_.geometry()) {
+      j["flight"].push_back({{"kind", g.kind},
+                             {"rank", g.rank},
+                             {"seq", g.seq},
+                             {"incomplete", g.incomplete},
+                             {"rect", {g.x0, g.y0, g.x1, g.y1}}});
     }
     j["selected_op"] = selection_.op_id;
     j["selected_redistribute"] = selection_.redistribute_id;

@@ -12,10 +12,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
-    "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff]\n"
+    "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight]\n"
     "         [--select ID] [--step K] [--select-op ID] [--size WxH] [--geometry OUT.json]\n"
     "         [--bench-frames N]\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
+    "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
     "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom and A/D pan the timeline\n";
 
 bool ParseInt(const char* text, long long& out) {
@@ -54,10 +55,11 @@ int main(int argc, char** argv) {
       const char* v = value("--view");
       std::string view = v ? v : "";
       if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
-          view != "merge" && view != "program" && view != "gallery" && view != "sandbox" && view != "diff") {
+          view != "merge" && view != "program" && view != "gallery" && view != "sandbox" && view != "diff" &&
+          view != "flight") {
         return Usage("--view: '" + view +
                      "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
-                     "sandbox, diff");
+                     "sandbox, diff, flight");
       }
       options.view = view;
       view_given = true;

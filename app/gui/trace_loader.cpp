@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::app::gui {
 
@@ -25,10 +25,8 @@ TraceLoader::TraceLoader(std::string path)
       std::error_code ec2;
       if (!std::filesystem::exists(path_, ec2)) {
         error = path_ + ": no such file or directory";
-      } else if (std::filesystem::is_directory(path_, ec2)) {
-        model = std::make_shared<trace::Model>(trace::ReadTraceDir(path_));
       } else {
-        model = std::make_shared<trace::Model>(trace::ReadTraceFile(path_));
+        model = std::make_shared<trace::Model>(trace::ReadAnyTrace(path_));  // traces and FR dumps
       }
     } catch (const std::exception& e) {
       error = e.what();

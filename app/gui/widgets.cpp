@@ -10,6 +10,15 @@ ImU32 RankImColor(int64_t rank, int64_t world, uint8_t alpha) {
   return PackAbgr(RankColor(rank, world), alpha);
 }
 
+Rgb CollectiveKindColor(const std::string& kind) {
+  if (kind == "all_gather") return {80, 150, 230};
+  if (kind == "reduce_scatter") return {240, 150, 60};
+  if (kind == "all_reduce") return {90, 190, 100};
+  if (kind == "all_to_all") return {175, 120, 220};
+  if (kind == "shape_exchange") return {150, 150, 150};
+  return {200, 200, 120};
+}
+
 ImU32 ContrastText(Rgb c) {
   double luma = 0.299 * c.r + 0.587 * c.g + 0.114 * c.b;
   return luma > 140 ? IM_COL32(10, 10, 10, 255) : IM_COL32(250, 250, 250, 255);

@@ -13,6 +13,8 @@ namespace shardscope::app::gui {
 
 /// ImGui colour of a rank (see RankColor).
 ImU32 RankImColor(int64_t rank, int64_t world, uint8_t alpha = 255);
+/// Colour of a collective kind on the timelines ("all_gather", "reduce_scatter", ...; others share one).
+Rgb CollectiveKindColor(const std::string& kind);
 /// Black or white, whichever reads better on `background`.
 ImU32 ContrastText(Rgb background);
 /// A small filled square in the rank's colour followed by "r<rank>" on the same line.

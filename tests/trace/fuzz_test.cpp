@@ -189,9 +189,10 @@ void Exercise(const trace::Model& model, const trace::Model& original) {
 
 TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error", "[trace][fuzz]") {
   const std::vector<fs::path> seeds = {
-      kSource / "tests/golden/trace/two_rank", kSource / "tests/golden/check/clean",
-      kSource / "tests/golden/check/missing_ranks", kSource / "samples/ci/golden",
-      kSource / "tests/golden/trace/program"};  // ops, implicit redistributes, a halo exchange
+      kSource / "tests/golden/trace/two_rank",       kSource / "tests/golden/check/clean",
+      kSource / "tests/golden/check/missing_ranks",  kSource / "samples/ci/golden",
+      kSource / "tests/golden/trace/program",           // ops, implicit redistributes, a halo exchange
+      kSource / "tests/golden/trace/flight_recorder"};  // imported Flight Recorder entries ("flight")
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
   Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)));
   std::vector<trace::Model> originals;

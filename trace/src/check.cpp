@@ -7,6 +7,8 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "fr_check.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/printable.hpp"
 
 namespace shardscope::trace {
@@ -659,7 +661,10 @@ std::string_view MismatchClassName(MismatchClass c) {
   return "?";
 }
 
-CheckResult CheckTrace(const Model& model) { return Checker(model).Run(); }
+CheckResult CheckTrace(const Model& model) {
+  if (IsFlightRecorderModel(model)) return detail::CheckFlightRecords(model);
+  return Checker(model).Run();
+}
 
 std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
   std::string out;
@@ -671,11 +676,19 @@ std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
     if (!m.culprits.empty()) out += " [culprit: " + RanksPhrase(m.culprits) + "]";
     out += "\n";
   }
+  for (const std::string& note : result.notes) out += "note: " + note + "\n";
   std::string counts = std::to_string(result.ranks) + " of " + std::to_string(result.world) +
                        " rank files, " + std::to_string(result.groups) + " groups, " +
                        std::to_string(result.collectives) + " collective calls paired, " +
                        std::to_string(result.redistributes) + " redistributes";
   if (result.ops > 0) counts += ", " + std::to_string(result.ops) + " ops";
+  if (result.undecided > 0) counts += ", " + std::to_string(result.undecided) + " all_to_all undecided";
+  if (total > 0 && !result.mismatches.front().process_group.empty()) {
+    const Mismatch& first = result.mismatches.front();
+    out += "first divergence: process group " + first.process_group +
+           (first.seq_id ? " seq " + std::to_string(*first.seq_id) : std::string()) +
+           (first.culprits.empty() ? std::string() : ", culprit " + RanksPhrase(first.culprits)) + "\n";
+  }
   if (total == 0) {
     out += "clean: " + counts + "\n";
   } else {
@@ -697,6 +710,8 @@ json CheckJson(const CheckResult& result, int64_t max_reports) {
   j["collectives"] = result.collectives;
   j["redistributes"] = result.redistributes;
   j["ops"] = result.ops;
+  j["undecided"] = result.undecided;
+  j["notes"] = result.notes;
   json list = json::array();
   for (size_t i = 0; i < result.mismatches.size() && static_cast<int64_t>(i) < max_reports; ++i) {
     const Mismatch& m = result.mismatches[i];
@@ -708,6 +723,8 @@ json CheckJson(const CheckResult& result, int64_t max_reports) {
     e["step"] = m.step ? json(*m.step) : json();
     e["group"] = m.group;
     e["call"] = m.call ? json(*m.call) : json();
+    e["process_group"] = m.process_group.empty() ? json() : json(m.process_group);
+    e["seq_id"] = m.seq_id ? json(*m.seq_id) : json();
     e["message"] = m.message;
     list.push_back(std::move(e));
   }

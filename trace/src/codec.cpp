@@ -120,6 +120,26 @@ OJson EncodeEvent(const Collective& e) {
                {"start_ns", e.start_ns},
                {"end_ns", e.end_ns}};
   if (e.op_id >= 0) out["op_id"] = e.op_id;
+  if (e.flight) {
+    const FlightRecord& f = *e.flight;
+    OJson flight = {{"pg_name", f.pg_name},
+                    {"pg_desc", f.pg_desc},
+                    {"seq_id", f.seq_id},
+                    {"p2p_seq_id", f.p2p_seq_id},
+                    {"record_id", f.record_id},
+                    {"op_id", f.op_id},
+                    {"profiling_name", f.profiling_name},
+                    {"state", f.state},
+                    {"input_sizes", f.input_sizes},
+                    {"output_sizes", f.output_sizes},
+                    {"input_dtypes", f.input_dtypes},
+                    {"output_dtypes", f.output_dtypes},
+                    {"created_ns", f.created_ns}};
+    if (f.duration_ms) flight["duration_ms"] = *f.duration_ms;
+    flight["timeout_ms"] = f.timeout_ms;
+    flight["is_p2p"] = f.is_p2p;
+    out["flight"] = std::move(flight);
+  }
   return out;
 }
 
@@ -413,14 +433,61 @@ StepEnd ParseStepEnd(const Fields& f) {
   return e;
 }
 
+// Shapes of the tensors of one Flight Recorder entry: at most kMaxOpOperands tensors of at most
+// kMaxTensorDims dims, checked before anything is built.
+std::vector<std::vector<int64_t>> ParseShapeList(const Fields& f, const char* name) {
+  const json& arr = f.Array(name, kMaxOpOperands, "shapes");
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string path = f.Path(name) + "[" + std::to_string(i) + "]";
+    if (!arr[i].is_array() || static_cast<int64_t>(arr[i].size()) > kMaxTensorDims)
+      f.Fail("field '" + path + "' must be an array of at most " + std::to_string(kMaxTensorDims) +
+             " integers");
+    std::vector<int64_t> shape;
+    for (const json& x : arr[i]) {
+      if (!(x.is_number_integer() || x.is_number_unsigned()) || x.get<int64_t>() < 0 ||
+          (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(kMaxExtent)) ||
+          x.get<int64_t>() > kMaxExtent)
+        f.Fail("field '" + path + "' must hold integers in [0, " + std::to_string(kMaxExtent) + "]");
+      shape.push_back(x.get<int64_t>());
+    }
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+FlightRecord ParseFlight(const Fields& f) {
+  FlightRecord r;
+  r.pg_name = f.Str("pg_name");
+  r.pg_desc = f.Str("pg_desc");
+  r.seq_id = f.Int("seq_id", 0, kI64Max);
+  r.p2p_seq_id = f.Int("p2p_seq_id", 0, kI64Max);
+  r.record_id = f.Int("record_id", 0, kI64Max);
+  r.op_id = f.Int("op_id", 0, kI64Max);
+  r.profiling_name = f.Str("profiling_name");
+  r.state = f.Str("state");
+  r.input_sizes = ParseShapeList(f, "input_sizes");
+  r.output_sizes = ParseShapeList(f, "output_sizes");
+  r.input_dtypes = f.Strs("input_dtypes", kMaxOpOperands);
+  r.output_dtypes = f.Strs("output_dtypes", kMaxOpOperands);
+  r.created_ns = f.Int("created_ns", -kMaxTimeNs, kMaxTimeNs);
+  if (f.Has("duration_ms")) r.duration_ms = f.Number("duration_ms");
+  r.timeout_ms = f.Int("timeout_ms", 0, kI64Max);
+  r.is_p2p = f.Bool("is_p2p");
+  return r;
+}
+
 Collective ParseCollective(const Fields& f) {
   Collective e;
   e.redistribute_id = f.Int("redistribute_id", -1, kI64Max);
   if (f.Has("op_id")) e.op_id = f.Int("op_id", 0, kI64Max);
-  if (e.redistribute_id < 0 && e.op_id < 0) {
+  if (f.Has("flight")) e.flight = ParseFlight(f.Object("flight"));
+  if (e.redistribute_id < 0 && e.op_id < 0 && !e.flight) {
     f.Fail(
         "field 'redistribute_id' is -1 but 'op_id' is absent: only an op's own collective (a halo "
-        "exchange, with 'op_id' >= 0) has no redistribute");
+        "exchange, with 'op_id' >= 0) has no redistribute (or an imported Flight Recorder entry, with "
+        "'flight')");
   }
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   e.kind = f.Str("kind");

@@ -7,8 +7,10 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "fr_check.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/printable.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
 
@@ -621,6 +623,8 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
 
   Differ differ(options, result.differences);
   differ.Run(baseline, candidate);
+  if (IsFlightRecorderModel(baseline) || IsFlightRecorderModel(candidate))
+    detail::DiffFlightRecords(baseline, candidate, options, result.differences);
 
   std::vector<LogicalOp> ob = LogicalOps(baseline), oc = LogicalOps(candidate);
   result.baseline_ops = static_cast<int64_t>(ob.size());

@@ -279,6 +279,7 @@ class Assembler {
       rec->collectives.push_back(e);
       return;
     }
+    if (e.op_id < 0) return;  // an imported Flight Recorder entry: neither a redistribute's nor an op's
     auto it = op_index_.find(e.op_id);
     if (it != op_index_.end()) {
       r_.ops[it->second].collectives.push_back(e);

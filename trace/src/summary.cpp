@@ -8,6 +8,7 @@
 
 #include "collective_match.hpp"
 #include "shardscope/printable.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
 
@@ -231,6 +232,7 @@ std::string FormatShowText(const Model& model) {
              (d.line > 0 ? ":" + std::to_string(d.line) : std::string()) + ": " + d.message + "\n";
     }
   }
+  if (IsFlightRecorderModel(model)) out += FormatFlightText(model);
   std::vector<OpSummary> ops = SummarizeOps(model);
   if (!ops.empty()) out += "\nprogram: " + std::to_string(ops.size()) + " op(s)\n";
   for (const OpSummary& s : ops) {
@@ -421,6 +423,7 @@ json ShowJson(const Model& model) {
          {"ranks_differing", differing}});
   }
   out["ops"] = ops;
+  if (IsFlightRecorderModel(model)) out["flight"] = FlightJson(model);
   return out;
 }
 

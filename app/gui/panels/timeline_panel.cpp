@@ -15,15 +15,6 @@ namespace {
 constexpr float kLabelWidth = 56.0f;
 constexpr float kAxisHeight = 20.0f;
 
-Rgb KindColor(const std::string& kind) {
-  if (kind == "all_gather") return {80, 150, 230};
-  if (kind == "reduce_scatter") return {240, 150, 60};
-  if (kind == "all_reduce") return {90, 190, 100};
-  if (kind == "all_to_all") return {175, 120, 220};
-  if (kind == "shape_exchange") return {150, 150, 150};
-  return {200, 200, 120};
-}
-
 Rgb BarColor(int64_t id, bool selected) {
   if (selected) return {235, 200, 90};
   static const Rgb kShades[] = {{70, 84, 110}, {84, 100, 90}, {100, 84, 104}, {96, 96, 80}};
@@ -208,7 +199,7 @@ void TimelinePanel::Draw(ViewContext& ctx) {
             color = BarColor(s.redistribute_id, s.redistribute_id == ctx.selection->redistribute_id);
           } else {
             const auto& rec = ctx.model->redistributes[static_cast<size_t>(s.record)];
-            color = KindColor(rec.collectives[static_cast<size_t>(s.collective)].kind);
+            color = CollectiveKindColor(rec.collectives[static_cast<size_t>(s.collective)].kind);
           }
           quads.push_back(MakeQuad(sx0, top, sx1, bottom, color));
           last_x1 = sx1;

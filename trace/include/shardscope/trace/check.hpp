@@ -46,6 +46,10 @@ struct Mismatch {
   std::optional<int64_t> step;
   std::vector<int64_t> group;   ///< sorted members, for collective mismatches
   std::optional<int64_t> call;  ///< 0-based position of the collective in the group's sequence
+  /// Flight Recorder dumps: the process group name and the first divergent collective_seq_id
+  /// (p2p_seq_id for a send/recv); empty for shardscope's own traces.
+  std::string process_group;
+  std::optional<int64_t> seq_id;
   std::string message;
   bool operator==(const Mismatch&) const = default;
 };
@@ -60,11 +64,19 @@ struct CheckResult {
   int64_t collectives = 0;    ///< collective calls paired across all members
   int64_t redistributes = 0;  ///< redistribute ids checked
   int64_t ops = 0;            ///< op ids checked
+  /// Flight Recorder dumps: all_to_all collectives whose per-peer split the dump does not record
+  /// (only their totals were checked: Flight Recorder's "undecided"), and notes that are not
+  /// mismatches (a rank's wrapped ring buffer no longer holds a collective).
+  int64_t undecided = 0;
+  std::vector<std::string> notes;
   bool Clean() const { return mismatches.empty(); }
 };
 
 /// Runs every check. Pairing within a group stops at its first mismatch (later calls would be
-/// misaligned); redistribute checks go on. Pure.
+/// misaligned); redistribute checks go on. A model read from Flight Recorder dumps
+/// (IsFlightRecorderModel) is checked by Flight Recorder's rules instead: per process group,
+/// collectives matched by collective_seq_id, sends and recvs by order per pair of ranks
+/// (docs/flight-recorder.md). Pure.
 CheckResult CheckTrace(const Model& model);
 
 /// The first `max_reports` mismatches, one line each, then a summary line. Pure, deterministic.

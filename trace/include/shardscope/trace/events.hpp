@@ -138,6 +138,30 @@ struct StepEnd {
   bool operator==(const StepEnd&) const = default;
 };
 
+/// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields
+/// (docs/trace-format.md, "flight"). Set only on collectives imported from Flight Recorder dumps
+/// (`shardscope import fr`); shardscope's own runs never set it. Sizes are per tensor, dtypes are
+/// PyTorch's names ("Float", "BFloat16").
+struct FlightRecord {
+  std::string pg_name;         ///< process group name, e.g. "0" (a key of the dump's pg_config)
+  std::string pg_desc;         ///< process group description, e.g. "default_pg"
+  int64_t seq_id = 0;          ///< collective_seq_id: matches one collective across the group's ranks
+  int64_t p2p_seq_id = 0;      ///< p2p_seq_id of a send/recv
+  int64_t record_id = 0;       ///< this rank's ring-buffer record id (one counter over all groups)
+  int64_t op_id = 0;           ///< op_id of the entry (coalesced ops share one)
+  std::string profiling_name;  ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
+  std::string state;           ///< "scheduled", "started" or "completed"
+  std::vector<std::vector<int64_t>> input_sizes;   ///< one shape per input tensor
+  std::vector<std::vector<int64_t>> output_sizes;  ///< one shape per output tensor
+  std::vector<std::string> input_dtypes;
+  std::vector<std::string> output_dtypes;
+  int64_t created_ns = 0;             ///< time_created_ns (the dumping rank's wall clock)
+  std::optional<double> duration_ms;  ///< duration_ms, present only when timing was enabled
+  int64_t timeout_ms = 0;             ///< timeout_ms of the collective
+  bool is_p2p = false;                ///< a send or recv (matched by p2p_seq_id, not seq_id)
+  bool operator==(const FlightRecord&) const = default;
+};
+
 /// One collective this rank took part in. bytes_sent[i] / bytes_recv[i] are to / from group[i]
 /// (the entry for this rank itself counts a local copy, usually 0).
 struct Collective {
@@ -156,6 +180,8 @@ struct Collective {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0
+  /// Flight Recorder fields of an imported collective (redistribute_id and op_id are then -1).
+  std::optional<FlightRecord> flight;
   bool operator==(const Collective&) const = default;
 };
 

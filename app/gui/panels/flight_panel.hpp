@@ -1,0 +1,65 @@
+#pragma once
+// Flight Recorder view: a trace read from NCCL Flight Recorder dumps (trace::ReadAnyTrace) drawn as
+// one lane per rank with its collectives on the time axis, the incomplete ones (scheduled or
+// started, never completed) filled red and run to the end of the axis, an empty dashed slot in a
+// missing rank's lane where the others entered the collective it never joined, and the mismatch
+// list of trace::CheckTrace (Flight Recorder's classes, culprits, first divergent seq) beside it.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+#include "rank_palette.hpp"
+#include "shardscope/trace/check.hpp"
+
+namespace shardscope::app::gui {
+
+/// Fill of an incomplete collective and outline of a missing rank's slot.
+inline constexpr Rgb kFlightIncomplete{225, 60, 60};
+/// Lane background of the flight view (what an empty slot shows inside its outline).
+inline constexpr Rgb kFlightLaneBackground{34, 36, 42};
+
+/// One collective of one rank on the time axis (ns relative to the view's t0).
+struct FlightSpan {
+  int64_t rank = 0, start = 0, end = 0, seq = 0;
+  bool incomplete = false;
+  std::string kind, pg, label;
+};
+
+/// A rank's empty slot at a collective it never joined (from a missing_ranks mismatch).
+struct FlightSlot {
+  int64_t rank = 0, start = 0, end = 0, seq = 0;
+  std::string pg;
+};
+
+/// What the last Draw put on screen ("span", "slot", "mismatch"), for --geometry and the tests.
+struct FlightItemGeometry {
+  std::string kind;
+  int64_t rank = -1, seq = -1;
+  bool incomplete = false;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+/// The flight panel. Main thread only.
+class FlightPanel {
+ public:
+  /// Rebuilds spans, slots and the check when the model changed. No ImGui calls.
+  void Prepare(const ViewContext& ctx);
+  /// Draws the lanes and the mismatch list into the remaining region of the current window.
+  void Draw(ViewContext& ctx);
+  /// True when the model came from Flight Recorder dumps.
+  bool Active() const { return active_; }
+  const std::vector<FlightItemGeometry>& geometry() const { return geometry_; }
+
+ private:
+  const void* key_model_ = nullptr;
+  bool active_ = false;
+  int64_t world_ = 0, t_end_ = 1;
+  std::vector<FlightSpan> spans_;
+  std::vector<FlightSlot> slots_;
+  trace::CheckResult check_;
+  std::vector<FlightItemGeometry> geometry_;
+};
+
+}  // namespace shardscope::app::gui

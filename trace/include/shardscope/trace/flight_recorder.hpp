@@ -1,0 +1,67 @@
+#pragma once
+// Reading PyTorch NCCL Flight Recorder dumps (one file per rank, JSON or pickle) into the one trace
+// Model, so that show, diff, check, export and the GUI work on them unchanged (docs/flight-recorder.md).
+// Every collective of the result carries a FlightRecord; headers say backend "flight_recorder".
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/trace/model.hpp"
+
+namespace shardscope::trace {
+
+/// Largest dump file (pickle or JSON) the importer reads; a larger one is refused before reading.
+inline constexpr int64_t kMaxPickleBytes = int64_t{256} << 20;
+/// Deepest nesting of lists, tuples and dicts accepted in a pickle or JSON dump.
+inline constexpr int kMaxPickleDepth = 64;
+
+/// Parses a Python pickle (protocol 2 to 5) that holds only plain data: dict, list, tuple, str,
+/// bytes, int (64-bit), float, bool, None, with memo references. Returns it as JSON (tuples become
+/// arrays, bytes strings, int dict keys decimal strings; invalid UTF-8 becomes U+FFFD). Never
+/// imports or calls anything: any other opcode (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ,
+/// NEWOBJ, PERSID, ...) throws Error(kInvalidInput) naming it and its byte offset, as do truncation,
+/// lengths past the end, more than kMaxPickleBytes of input, nesting deeper than kMaxPickleDepth
+/// (cycles included) and expansions past fixed value and byte budgets. `where` prefixes messages.
+nlohmann::json ReadPickle(std::string_view data, const std::string& where);
+
+/// The rank a dump file name ends in ("nccl_trace_rank_3", "host-a.nccl_trace_rank_12.json",
+/// "dump_7.pkl": a trailing run of digits, before an optional .json/.pkl/.pickle), or -1.
+int64_t FlightRecorderRankOfFileName(const std::string& file_name);
+
+/// True when `path` looks like Flight Recorder output rather than a shardscope trace: a file that
+/// starts like a pickle or a JSON object that is not a trace header, or a directory with no
+/// rank-<R>.jsonl but with at least one such file whose name ends in a rank. Reads at most a few
+/// bytes per file; never throws.
+bool IsFlightRecorderDump(const std::filesystem::path& path);
+
+/// Reads the dumps named by `paths` (directories of dumps and/or dump files, one per rank, the rank
+/// taken from the file name) into a Model: per rank, its entries in record_id order as Collective
+/// events with `flight` set, the group's global ranks from pg_config, start/end from the discovered
+/// times (time_created_ns and duration_ms when those are unknown). Diagnostics name wrapped ring
+/// buffers and ranks with no dump. Throws Error(kInvalidInput) naming the file and field for a
+/// malformed dump, two files of one rank or no dump at all, and Error(kUnsupported) for a dump
+/// whose version is not 2.x.
+Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths);
+
+/// Any trace the tools accept: a Flight Recorder dump directory or file (IsFlightRecorderDump),
+/// else a shardscope trace directory (ReadTraceDir) or rank file (ReadTraceFile). Throws like those.
+Model ReadAnyTrace(const std::filesystem::path& path);
+
+/// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
+/// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does
+/// not hold it as "absent"), then the sends/recvs per rank. Pure, deterministic.
+std::string FormatFlightText(const Model& model);
+
+/// The same as JSON: {"process_groups": [{name, desc, ranks, collectives: [{seq_id,
+/// profiling_name, input_sizes, output_sizes, input_dtypes, states: {rank: state}}], p2p: [...]}]}.
+nlohmann::json FlightJson(const Model& model);
+
+/// True when the model came from Flight Recorder dumps (every rank's backend is "flight_recorder").
+bool IsFlightRecorderModel(const Model& model);
+
+}  // namespace shardscope::trace
