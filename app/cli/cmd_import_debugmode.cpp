@@ -60,23 +60,23 @@ std::string CountsText(const std::map<std::string, int>& counts) {
   return s.empty() ? "-" : s;
 }
 
-nlohmann::json ToJson(const program::ImportResult& result, const engine::Mesh& mesh) {
-  nlohmann::json redistributes = nlohmann::json::array();
+nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine::Mesh& mesh) {
+  nlohmann::ordered_json redistributes = nlohmann::ordered_json::array();
   for (size_t i = 0; i < result.dump.redistributes.size(); ++i) {
     const auto& r = result.dump.redistributes[i];
     const auto& v = result.redistributes[i];
-    nlohmann::json collectives = nlohmann::json::array();
+    nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
     for (const auto& c : r.collectives) {
-      collectives.push_back(
-          {{"kind", c.kind},
-           {"group_size", c.group_size >= 0 ? nlohmann::json(c.group_size) : nlohmann::json()},
-           {"group_name", c.group_name}});
+      collectives.push_back({{"kind", c.kind},
+                             {"group_size", c.group_size >= 0 ? nlohmann::ordered_json(c.group_size)
+                                                              : nlohmann::ordered_json()},
+                             {"group_name", c.group_name}});
     }
     const program::DumpOp* op = r.op >= 0 ? &result.dump.ops[static_cast<size_t>(r.op)] : nullptr;
     redistributes.push_back({
         {"line", r.line},
-        {"op", op ? nlohmann::json(op->name) : nlohmann::json()},
-        {"arg_index", r.arg_index >= 0 ? nlohmann::json(r.arg_index) : nlohmann::json()},
+        {"op", op ? nlohmann::ordered_json(op->name) : nlohmann::ordered_json()},
+        {"arg_index", r.arg_index >= 0 ? nlohmann::ordered_json(r.arg_index) : nlohmann::ordered_json()},
         {"explicit", r.explicit_call},
         {"global_shape", r.global_shape},
         {"global_shape_inferred", r.global_shape_inferred},
@@ -85,7 +85,8 @@ nlohmann::json ToJson(const program::ImportResult& result, const engine::Mesh& m
         {"src_text", r.src_text},
         {"dst", Strings(r.dst)},
         {"dst_text", r.dst_text},
-        {"pytorch_trace", r.pytorch_trace ? nlohmann::json(*r.pytorch_trace) : nlohmann::json()},
+        {"pytorch_trace",
+         r.pytorch_trace ? nlohmann::ordered_json(*r.pytorch_trace) : nlohmann::ordered_json()},
         {"recorded_collectives", collectives},
         {"local_shape", r.local_shape},
         {"module", r.module},
@@ -94,10 +95,10 @@ nlohmann::json ToJson(const program::ImportResult& result, const engine::Mesh& m
         {"verdict", v.verdict},
         {"reason", v.reason},
         {"replayed", v.replayed},
-        {"trace_id", v.trace_id >= 0 ? nlohmann::json(v.trace_id) : nlohmann::json()},
+        {"trace_id", v.trace_id >= 0 ? nlohmann::ordered_json(v.trace_id) : nlohmann::ordered_json()},
     });
   }
-  nlohmann::json warnings = nlohmann::json::array();
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
   for (const auto& w : result.warnings) warnings.push_back({{"line", w.line}, {"message", w.message}});
   return {{"format", result.dump.format},  {"mesh", mesh.shape()},
           {"ops", result.dump.ops.size()}, {"redistributes", std::move(redistributes)},

@@ -262,9 +262,14 @@ class Reader {
         r->dst = plan.states.back().placements;
         r->dst_order = plan.states.back().order;
       }
-      // The notation's end states carry the orders even when the outer line printed none.
-      if (!r->src_order) r->src_order = plan.states.front().order;
-      if (!r->dst_order) r->dst_order = plan.states.back().order;
+      // The notation's end states carry the orders even when the outer line printed none (not
+      // for _StridedShard placements, whose order the split factors encode).
+      auto strided = [](const engine::Placements& ps) {
+        return std::any_of(ps.begin(), ps.end(),
+                           [](const engine::Placement& p) { return p.IsStridedShard(); });
+      };
+      if (!r->src_order && !strided(r->src)) r->src_order = plan.states.front().order;
+      if (!r->dst_order && !strided(r->dst)) r->dst_order = plan.states.back().order;
       r->pytorch_trace = NormalizeNotation(notation);
     } else if (args.size() == 2 && FindTopLevel(how, "->") != std::string_view::npos) {
       size_t arrow = FindTopLevel(how, "->");

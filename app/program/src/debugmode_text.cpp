@@ -101,6 +101,10 @@ std::optional<Call> SplitCall(std::string_view text) {
 }
 
 std::string ConcatText(const engine::Placements& placements, const std::optional<engine::ShardOrder>& order) {
+  // With a _StridedShard the order lives in the split factors; PyTorch prints no "[k]" then.
+  for (const auto& p : placements) {
+    if (p.IsStridedShard()) return engine::ConcatPlacements(placements);
+  }
   return engine::FormatShardOrderStr(placements, order ? *order : engine::DefaultShardOrder(placements));
 }
 
