@@ -35,9 +35,8 @@ std::string ReadDump(const std::string& path) {
   return text;
 }
 
-std::string Shape(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "?";
-  return engine::FormatShape(shape);
+std::string Shape(const program::DumpRedistribute& r) {
+  return r.has_global_shape ? engine::FormatShape(r.global_shape) : "?";
 }
 
 std::vector<std::string> Strings(const engine::Placements& placements) {
@@ -78,7 +77,8 @@ nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine:
         {"op", op ? nlohmann::ordered_json(op->name) : nlohmann::ordered_json()},
         {"arg_index", r.arg_index >= 0 ? nlohmann::ordered_json(r.arg_index) : nlohmann::ordered_json()},
         {"explicit", r.explicit_call},
-        {"global_shape", r.global_shape},
+        {"global_shape",
+         r.has_global_shape ? nlohmann::ordered_json(r.global_shape) : nlohmann::ordered_json()},
         {"global_shape_inferred", r.global_shape_inferred},
         {"dtype", r.dtype},
         {"src", Strings(r.src)},
@@ -88,7 +88,7 @@ nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine:
         {"pytorch_trace",
          r.pytorch_trace ? nlohmann::ordered_json(*r.pytorch_trace) : nlohmann::ordered_json()},
         {"recorded_collectives", collectives},
-        {"local_shape", r.local_shape},
+        {"local_shape", r.has_local_shape ? nlohmann::ordered_json(r.local_shape) : nlohmann::ordered_json()},
         {"module", r.module},
         {"shardscope_notation", v.shardscope_notation},
         {"shardscope_collectives", v.shardscope_collectives},
@@ -119,9 +119,8 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
       const auto& v = result.redistributes[i];
       std::string op = r.op >= 0 ? dump.ops[static_cast<size_t>(r.op)].name : "(explicit)";
       table.AddRow({std::to_string(r.line), op, r.arg_index >= 0 ? std::to_string(r.arg_index) : "-",
-                    Shape(r.global_shape) + " " + r.dtype, r.src_text + " -> " + r.dst_text,
-                    r.pytorch_trace.value_or("-"), RecordedText(r),
-                    v.shardscope_notation.empty() ? "-" : v.shardscope_notation,
+                    Shape(r) + " " + r.dtype, r.src_text + " -> " + r.dst_text, r.pytorch_trace.value_or("-"),
+                    RecordedText(r), v.shardscope_notation.empty() ? "-" : v.shardscope_notation,
                     CountsText(v.shardscope_collectives), v.verdict});
     }
     table.Print(out, "  ");

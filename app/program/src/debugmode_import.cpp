@@ -118,7 +118,7 @@ void CheckMesh(const DebugModeDump& dump, const engine::Mesh& mesh) {
 // PyTorch #194457: a flattened all_gather ("-->") of a tensor dim whose extent the merged group
 // does not divide silently corrupts data (R-new has no uneven guard). Returns the reason or "".
 std::string CorruptingMerge(const DumpRedistribute& r, const engine::Mesh& mesh) {
-  if (!r.pytorch_trace || r.global_shape.empty()) return "";
+  if (!r.pytorch_trace || !r.has_global_shape) return "";
   NotationPlan plan = ParseNotation(*r.pytorch_trace, "trace");
   for (size_t i = 0; i + 1 < plan.states.size(); ++i) {
     if (!plan.flattened[i]) continue;
@@ -189,7 +189,7 @@ std::string CountsText(const std::map<std::string, int>& counts) {
 // Fills the global shape of an explicit redistribute recorded without its DTensor: the local
 // shape times the number of shards of each dim (exact for even shards; a warning says so).
 void InferGlobalShape(DumpRedistribute& r, const engine::Mesh& mesh, std::vector<DumpWarning>& warnings) {
-  if (!r.global_shape.empty() || r.local_shape.empty() || r.src.empty()) return;
+  if (r.has_global_shape || !r.has_local_shape || r.src.empty()) return;
   std::vector<int64_t> shape = r.local_shape;
   for (size_t md = 0; md < r.src.size(); ++md) {
     const engine::Placement& p = r.src[md];
@@ -197,6 +197,7 @@ void InferGlobalShape(DumpRedistribute& r, const engine::Mesh& mesh, std::vector
     shape[static_cast<size_t>(p.dim)] *= mesh.size(static_cast<int>(md));
   }
   r.global_shape = shape;
+  r.has_global_shape = true;
   r.global_shape_inferred = true;
   warnings.push_back({r.line, "global shape " + engine::FormatShape(shape) +
                                   " inferred from the local shape " + engine::FormatShape(r.local_shape) +
@@ -210,7 +211,7 @@ void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::Pl
     out.reason = why;
   };
   if (r.src.empty() || r.dst.empty()) return not_replayable("the record has no source and target placements");
-  if (r.global_shape.empty()) return not_replayable("the record does not show the tensor's global shape");
+  if (!r.has_global_shape) return not_replayable("the record does not show the tensor's global shape");
   engine::DType dtype = engine::DType::kF32;
   try {
     dtype = engine::ParseDType(r.dtype, "dtype");

@@ -43,8 +43,9 @@ class Reader {
     while (indent < raw.size() && (raw[indent] == ' ' || raw[indent] == '\t')) ++indent;
     std::string_view body = Trim(raw);
     if (body.empty()) return;
-    Pop(indent);
-    if (body.front() == '#') return;  // stack-trace and hash comments
+    if (body.front() == '#') return;  // stack-trace and hash comments: no call, nothing closes
+    // "-> output:" follows its op's children at the op's own indentation or deeper.
+    Pop(body.substr(0, 9) == "-> output" ? indent + 1 : indent);
     size_t comment = FindTopLevel(body, "  # ");
     if (comment != std::string_view::npos) body = Trim(body.substr(0, comment));
     try {
@@ -239,7 +240,7 @@ class Reader {
     // Inner line: merge into the enclosing outer record, or start an explicit one.
     DumpRedistribute* r = nullptr;
     if (!outer_.empty() && outer_.back().index == static_cast<int64_t>(d_.redistributes.size()) - 1 &&
-        d_.redistributes.back().local_shape.empty() && !d_.redistributes.back().pytorch_trace) {
+        !d_.redistributes.back().has_local_shape && !d_.redistributes.back().pytorch_trace) {
       r = &d_.redistributes.back();
     }
     if (r == nullptr) {
@@ -249,6 +250,7 @@ class Reader {
       r->dtype = local->dtype;
     }
     r->local_shape = local->shape;
+    r->has_local_shape = true;
     if (r->dtype.empty()) r->dtype = local->dtype;
     std::string_view how = Trim(args[1]);
     if (how.substr(0, 6) == "trace:") {
@@ -335,6 +337,7 @@ class Reader {
         const DumpTensor& t = op.inputs[static_cast<size_t>(r.input)];
         if (t.IsDTensor()) {
           r.global_shape = t.shape;
+          r.has_global_shape = true;
           r.dtype = t.dtype;
           if (t.order && !r.src_order) {
             r.src_order = t.order;

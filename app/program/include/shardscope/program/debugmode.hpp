@@ -41,19 +41,21 @@ struct DumpCollective {
 /// One redistribute: an outer `redistribute_input(ARG, SRC -> DST)` merged with the inner
 /// per-tensor line(s) and the collectives nested under them.
 struct DumpRedistribute {
-  int64_t line = 0;                    ///< 1-based line of the first line of the record
-  int64_t op = -1;                     ///< index into DebugModeDump::ops of the op it serves, -1 when none
-  int64_t arg_index = -1;              ///< the op argument it placed (flattened args), -1 when not recorded
-  int64_t input = -1;                  ///< that argument as an index into DumpOp::inputs, -1 when unknown
-  bool explicit_call = false;          ///< a user's .redistribute() / .full_tensor() ("[explicit]")
-  std::vector<int64_t> global_shape;   ///< empty when unknown
+  int64_t line = 0;                   ///< 1-based line of the first line of the record
+  int64_t op = -1;                    ///< index into DebugModeDump::ops of the op it serves, -1 when none
+  int64_t arg_index = -1;             ///< the op argument it placed (flattened args), -1 when not recorded
+  int64_t input = -1;                 ///< that argument as an index into DumpOp::inputs, -1 when unknown
+  bool explicit_call = false;         ///< a user's .redistribute() / .full_tensor() ("[explicit]")
+  std::vector<int64_t> global_shape;  ///< meaningful when has_global_shape ([] is a 0-d tensor)
+  bool has_global_shape = false;
   bool global_shape_inferred = false;  ///< derived from the local shape assuming even shards
   std::string dtype;
   engine::Placements src, dst;
   std::optional<engine::ShardOrder> src_order, dst_order;
   std::string src_text, dst_text;            ///< PyTorch's concatenated forms ("S(0)[0]S(0)[1]")
   std::optional<std::string> pytorch_trace;  ///< the "trace:" notation, P normalized to P(sum)
-  std::vector<int64_t> local_shape;          ///< the inner line's local tensor, empty when absent
+  std::vector<int64_t> local_shape;          ///< the inner line's local tensor, when has_local_shape
+  bool has_local_shape = false;
   std::vector<DumpCollective> collectives;
   std::string module;  ///< innermost [nn.Mod] around it, "" when none
 };
