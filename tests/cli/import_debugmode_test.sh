@@ -41,6 +41,7 @@ run show "$TMP/mm"
 expect_rc 0
 expect_out_contains "program: 4 op(s)"
 expect_out_contains "rank 5: [1, 32] @ [5, 0] -> [8, 32] @ [0, 0]"
+expect_out_contains "debugmode (line 3): S(0)->R, same"
 run check "$TMP/mm"
 expect_rc 0
 run export --format chrome "$TMP/mm" -o "$TMP/mm.json"
