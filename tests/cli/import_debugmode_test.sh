@@ -93,8 +93,8 @@ expect_json '[r["verdict"] for r in j["redistributes"]] == ["same", "same"]'
 # P(sum)R -> S(0)R -> S(0)S(1) of [16,64]: rank 3 = (dp 1, tp 1) ends with rows 8..15, cols 32..63.
 got=$(json_lines "$TMP/tp/rank-3.jsonl" '[(r["local_shape_after"], r["global_offset_after"]) for r in rows if r["type"] == "step_end" and r["redistribute_id"] == 1][-1]')
 expect_eq "$got" '[[8, 32], [8, 32]]' "rank 3 after the reduce_scatter redistribute"
-got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["note"] for r in rows if r["type"] == "op"]')
-expect_eq "$got" '["module Block.attn", "", ""]' "module boundaries as op notes"
+got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"] for r in rows if r["type"] == "op"]')
+expect_eq "$got" '["recorded by PyTorch DebugMode (line 3, module Block.attn); opaque: nothing computed", "recorded by PyTorch DebugMode (line 14); opaque: nothing computed", "recorded by PyTorch DebugMode (line 20); opaque: nothing computed"]' "module boundaries in the ops' rules"
 
 # ---- non-default shard order S(0)[1]S(0)[0] (mesh dim 1 shards first) ----
 # 18 rows: mesh dim 1 splits 9/9, then mesh dim 0 splits each 9 into 5/4. Rank 1 = (0,1) holds

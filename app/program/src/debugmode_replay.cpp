@@ -361,8 +361,9 @@ class TraceBuilder {
     }
     e.candidates.push_back(std::move(recorded));
     e.chosen = 0;
-    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) + "); opaque: nothing computed";
-    e.note = op.module.empty() ? "" : "module " + op.module;
+    // Op::note is reserved for "shardscope differs from PyTorch here"; the module goes in the rule.
+    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+             (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed";
     e.t_ns = clock;
     e.end_ns = clock;
     writer.Emit(e);
