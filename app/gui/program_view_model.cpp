@@ -40,7 +40,7 @@ bool ImportedDiffers(const trace::RedistributeRecord* r) {
 }
 
 std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std::vector<std::string>& from,
-                       const std::vector<std::string>& to) {
+                       const std::vector<std::string>& to, bool with_imported = true) {
   std::string comms;
   if (r) {
     std::vector<std::string> kinds;
@@ -53,10 +53,10 @@ std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std
   }
   const auto& src = r ? r->begin.src_placements : from;
   const auto& dst = r ? r->begin.dst_placements : to;
-  // An imported redistribute's notations already say src -> dst: the badge shows both plans.
-  if (r && r->begin.imported) return "#" + std::to_string(id) + " " + ImportedText(r->begin);
-  return JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) + " #" +
-         std::to_string(id);
+  std::string text = JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) +
+                     " #" + std::to_string(id);
+  if (with_imported && r && r->begin.imported) text += " | " + ImportedText(r->begin);  // both plans
+  return text;
 }
 
 float TextW(const std::string& s, const ProgramMetrics& m) { return static_cast<float>(s.size()) * m.char_w; }
@@ -163,7 +163,8 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
       node.redistribute_id = b.id;
       node.tensor = b.tensor;
       node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
-      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}));
+      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}, /*with_imported=*/false));
+      if (b.imported) node.lines.push_back(ImportedText(b));  // a line of its own: headers are cut
       node.imported_differs = ImportedDiffers(s.redistribute);
       explicit_input.tensor = b.tensor;
       explicit_input.placements = b.src_placements;

@@ -59,8 +59,8 @@ struct ProgramEdge {
   std::vector<std::string> required;    ///< what the consumer's chosen strategy needs
   std::string label;                    ///< "h: S(1)" (placements as seen by the consumer)
   int64_t redistribute_id = -1;         ///< the implicit redistribute on this edge, -1 if none
-  /// "S(0)->R all_gather #3", "" without a redistribute. An imported one shows both plans instead:
-  /// "#3 shardscope S(0)->R | PyTorch S(0)->R", plus " | differs" (the verdict) when not the same.
+  /// "S(0)->R all_gather #3", "" without a redistribute. An imported one adds both plans:
+  /// "... | shardscope S(0)->R | PyTorch S(0)->R", plus " | differs" (the verdict) when not the same.
   std::string marker;
   bool imported_differs = false;  ///< imported, and the recorded plan is not shardscope's
   // Geometry: the edge runs from the producer's port along lane x, then to the consumer's port.
