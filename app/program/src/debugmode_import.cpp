@@ -198,6 +198,7 @@ void InferGlobalShape(DumpRedistribute& r, const engine::Mesh& mesh, std::vector
   }
   r.global_shape = shape;
   r.has_global_shape = true;
+  if (shape == r.local_shape) return;  // nothing sharded: the local shape is the global one
   r.global_shape_inferred = true;
   warnings.push_back({r.line, "global shape " + engine::FormatShape(shape) +
                                   " inferred from the local shape " + engine::FormatShape(r.local_shape) +
