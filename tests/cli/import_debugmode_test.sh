@@ -56,6 +56,15 @@ expect_eq "$got" '[[1, 1], -1, 0]' "aten::mm input 1 links to redistribute 0"
 run diff "$TMP/mm" "$TMP/mm"
 expect_rc 0
 
+# A tensor over --max-replay-elements (8x32 = 256 > 100) is judged but not replayed; its trace
+# record ends not ok.
+run import debugmode "$D/mm_1d.txt" --mesh 8 --max-replay-elements 100 -o "$TMP/small" --json
+expect_rc 0
+expect_json 'j["redistributes"][0]["verdict"] == "same" and not j["redistributes"][0]["replayed"] and j["replays"] == 0'
+expect_json '[w["line"] for w in j["warnings"]] == [3] and "not replayed" in j["warnings"][0]["message"]'
+got=$(json_lines "$TMP/small/rank-0.jsonl" '[(r["ok"], r["error"][:13]) for r in rows if r["type"] == "redistribute_end"]')
+expect_eq "$got" '[[false, "not replayed:"]]' "not replayed: redistribute_end not ok"
+
 # ---- newer form: ids and outputs ----
 run import debugmode "$D/mm_1d_ids.txt" --mesh 8 -o "$TMP/ids" --json
 expect_rc 0

@@ -407,6 +407,9 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
   std::map<std::string, size_t> unique_index;
   std::vector<const Replayable*> unique;
   std::vector<int64_t> unique_of(replays.size(), -1);
+  const int64_t total_budget =
+      options.max_replay_elements > (int64_t{1} << 60) ? int64_t{1} << 62 : 4 * options.max_replay_elements;
+  int64_t budget = total_budget;
   for (size_t i = 0; i < replays.size(); ++i) {
     if (!replays[i]) continue;
     int64_t elements = engine::NumElements(replays[i]->src.shape);
@@ -417,8 +420,20 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
                                                   std::to_string(options.max_replay_elements)});
       continue;
     }
-    auto [it, inserted] = unique_index.try_emplace(ReplayKey(*replays[i]), unique.size());
-    if (inserted) unique.push_back(&*replays[i]);
+    std::string key = ReplayKey(*replays[i]);
+    auto it = unique_index.find(key);
+    if (it == unique_index.end()) {
+      // Every distinct tensor's global data is held during the run: bound their sum too.
+      if (budget < elements) {
+        result.warnings.push_back({result.dump.redistributes[i].line,
+                                   "not replayed: the replay budget of " + std::to_string(total_budget) +
+                                       " elements (4x --max-replay-elements) is spent"});
+        continue;
+      }
+      budget -= elements;
+      it = unique_index.emplace(std::move(key), unique.size()).first;
+      unique.push_back(&*replays[i]);
+    }
     unique_of[i] = static_cast<int64_t>(it->second);
   }
   // One run for all; when it fails, each distinct redistribute alone so a failure is pinned on

@@ -22,7 +22,7 @@ struct ImportOptions {
   std::filesystem::path trace_dir;  ///< where to write the trace; empty: no trace, no replay
   engine::PlanOptions plan;         ///< planner knobs for shardscope's plans
   /// Redistributes of tensors with more elements than this are planned and judged but not
-  /// replayed (a warning says so).
+  /// replayed (a warning says so); the distinct replayed tensors hold at most 4x this in total.
   int64_t max_replay_elements = int64_t{1} << 24;
 };
 
