@@ -91,9 +91,17 @@ engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
   }
   engine::DType dtype = engine::ParseDType(tensor.dtype, "--dtype");
   engine::ChunkRule chunking = engine::ParseChunkRule(tensor.chunking, "--chunking");
-  engine::Placements parsed = engine::ParsePlacements(placements, what);
-  std::optional<engine::ShardOrder> shard_order;
-  if (!order.empty()) shard_order = engine::ParseShardOrder(order, order_flag);
+  // PyTorch's printed form carries its order ("S(0)[1]S(0)[0]R"); an order flag must agree with it.
+  engine::PlacementsWithOrder with_order = engine::ParsePlacementsWithOrder(placements, what);
+  engine::Placements parsed = with_order.placements;
+  std::optional<engine::ShardOrder> shard_order = with_order.order;
+  if (!order.empty()) {
+    shard_order = engine::ParseShardOrder(order, order_flag);
+    if (with_order.order && *with_order.order != *shard_order) {
+      throw InvalidInput(order_flag + ": '" + order + "' contradicts the order that " + what + " '" +
+                         placements + "' spells (" + engine::FormatShardOrder(*with_order.order) + ")");
+    }
+  }
   if (shard_order && static_cast<int>(parsed.size()) == mesh.ndim()) {
     // Validate the order against the placements here so the message names the order flag;
     // MakeSpec would name the placements flag.

@@ -9,6 +9,7 @@
 
 #include "bench.hpp"
 #include "commands.hpp"
+#include "import_commands.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
 #include "terminal_output.hpp"
@@ -222,6 +223,26 @@ CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
   return fr;
 }
 
+// `import debugmode` under the `import` parent (other importers add siblings).
+CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& args) {
+  CLI::App* cmd = import_cmd->add_subcommand(
+      "debugmode", "Import a PyTorch DebugMode dump: re-plan, judge and replay its redistributes");
+  cmd->add_option("dump", args.dump, "DebugMode.debug_string() text or DebugMode.save_logs JSON")->required();
+  AddMeshOptions(cmd, args.mesh);
+  cmd->add_option("-o,--output", args.trace_dir, "write the replayed trace into this directory");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/import.md)");
+  cmd->add_flag("--strict", args.strict, "exit 1 when any redistribute's verdict is not 'same'");
+  cmd->add_option("--max-replay-elements", args.max_replay_elements,
+                  "replay only tensors with at most this many elements (larger ones are judged only)")
+      ->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope import debugmode samples/pytorch/debugmode_tp.txt --mesh 4x2 --mesh-names dp,tp -o "
+      "/tmp/tp\n"
+      "  shardscope import debugmode dump.json --mesh 8 --json --strict");
+  return cmd;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -263,6 +284,8 @@ int Main(int argc, char** argv) {
   CLI::App* bench_redist = bench->add_subcommand(
       "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
   AddBenchCommOptions(bench_redist, redist_args);
+  ImportDebugModeArgs import_debugmode_args;
+  CLI::App* import_debugmode = AddImportDebugModeCommand(import_cmd, import_debugmode_args);
 
   if (argc < 2) {
     std::cerr << app.help()
@@ -313,6 +336,7 @@ int Main(int argc, char** argv) {
     if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
     if (app.got_subcommand("export")) return RunExport(export_args, std::cout);
     if (import_fr->parsed()) return RunImportFr(import_fr_args, std::cout);
+    if (import_debugmode->parsed()) return RunImportDebugMode(import_debugmode_args, std::cout);
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

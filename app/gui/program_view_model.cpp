@@ -25,8 +25,22 @@ std::string FormatCost(double cost_us) {
   return buf;
 }
 
+// Both plans of an imported redistribute, shardscope's first: "shardscope X | PyTorch Y", plus the
+// verdict when the two are not the same.
+std::string ImportedText(const trace::RedistributeBegin& b) {
+  const trace::ImportedPlan& p = *b.imported;
+  std::string theirs = p.notation.empty() ? "(collectives only)" : p.notation;
+  std::string text = "shardscope " + (b.notation.empty() ? "-" : b.notation) + " | PyTorch " + theirs;
+  if (p.verdict != "same") text += " | " + p.verdict;
+  return text;
+}
+
+bool ImportedDiffers(const trace::RedistributeRecord* r) {
+  return r && r->begin.imported && r->begin.imported->verdict != "same";
+}
+
 std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std::vector<std::string>& from,
-                       const std::vector<std::string>& to) {
+                       const std::vector<std::string>& to, bool with_imported = true) {
   std::string comms;
   if (r) {
     std::vector<std::string> kinds;
@@ -39,8 +53,10 @@ std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std
   }
   const auto& src = r ? r->begin.src_placements : from;
   const auto& dst = r ? r->begin.dst_placements : to;
-  return JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) + " #" +
-         std::to_string(id);
+  std::string text = JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) +
+                     " #" + std::to_string(id);
+  if (with_imported && r && r->begin.imported) text += " | " + ImportedText(r->begin);  // both plans
+  return text;
 }
 
 float TextW(const std::string& s, const ProgramMetrics& m) { return static_cast<float>(s.size()) * m.char_w; }
@@ -147,7 +163,9 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
       node.redistribute_id = b.id;
       node.tensor = b.tensor;
       node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
-      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}));
+      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}, /*with_imported=*/false));
+      if (b.imported) node.lines.push_back(ImportedText(b));  // a line of its own: headers are cut
+      node.imported_differs = ImportedDiffers(s.redistribute);
       explicit_input.tensor = b.tensor;
       explicit_input.placements = b.src_placements;
       explicit_input.required = b.src_placements;
@@ -174,8 +192,9 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
       e.label = in.tensor + ": " + JoinPlacements(in.placements);
       e.redistribute_id = in.redistribute_id;
       if (in.redistribute_id >= 0) {
-        e.marker = MarkerText(model.FindRedistribute(rank, in.redistribute_id), in.redistribute_id,
-                              in.placements, in.required);
+        const trace::RedistributeRecord* r = model.FindRedistribute(rank, in.redistribute_id);
+        e.marker = MarkerText(r, in.redistribute_id, in.placements, in.required);
+        e.imported_differs = ImportedDiffers(r);
       } else if (!in.required.empty() && in.required != in.placements) {
         e.label += " -> " + JoinPlacements(in.required);
       }

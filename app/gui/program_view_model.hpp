@@ -18,6 +18,9 @@ namespace shardscope::app::gui {
 inline constexpr Rgb kImplicitRedistributeColor{250, 204, 21};
 /// Badge of a halo exchange on a conv node (text "halo_exchange ...").
 inline constexpr Rgb kHaloColor{45, 212, 140};
+/// An imported redistribute (shardscope import debugmode) whose recorded plan is not the one
+/// shardscope makes (verdict differs, corrupting_merge or not_replayable) has its badge (or, for an
+/// explicit step, its box border) drawn in kDiffColor instead.
 /// Text colour of a note (shardscope differs from PyTorch here), after a "!" marker.
 inline constexpr Rgb kNoteColor{255, 150, 90};
 
@@ -35,6 +38,7 @@ struct ProgramNode {
   std::vector<std::string> lines;        ///< header lines (title, strategy and cost, ...)
   std::string note;                      ///< kOp: Op::note ("" when none)
   std::string halo;                      ///< kOp: "halo_exchange x2, 1.2 KiB over all ranks" or ""
+  bool imported_differs = false;         ///< kRedistribute: imported and not the same plan as PyTorch's
   int64_t halo_exchanges = 0;            ///< halo_exchange collectives of the lowest rank
   std::vector<std::string> input_rows;   ///< kOp/kRedistribute: one per input ("(none)" if absent)
   std::vector<std::string> output_rows;  ///< one per output ("-> h: S(1)  [16, 64]")
@@ -55,7 +59,10 @@ struct ProgramEdge {
   std::vector<std::string> required;    ///< what the consumer's chosen strategy needs
   std::string label;                    ///< "h: S(1)" (placements as seen by the consumer)
   int64_t redistribute_id = -1;         ///< the implicit redistribute on this edge, -1 if none
-  std::string marker;                   ///< "S(0)->R all_gather #3", "" without a redistribute
+  /// "S(0)->R all_gather #3", "" without a redistribute. An imported one adds both plans:
+  /// "... | shardscope S(0)->R | PyTorch S(0)->R", plus " | differs" (the verdict) when not the same.
+  std::string marker;
+  bool imported_differs = false;  ///< imported, and the recorded plan is not shardscope's
   // Geometry: the edge runs from the producer's port along lane x, then to the consumer's port.
   float lane_x = 0, y_from = 0, y_to = 0, x_to = 0;
   float label_x = 0;  ///< left of the label text (vertically centred on y_to)

@@ -1,8 +1,11 @@
 #include "shardscope/engine/placement.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 
+#include "shardscope/engine/shard_order.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::engine {
@@ -143,22 +146,149 @@ Placement ParsePlacement(std::string_view raw, std::string_view what) {
   throw InvalidInput(Quote(what, text) + " is not a placement (expected S(d), _S(d, k), R or P(op))");
 }
 
-Placements ParsePlacements(std::string_view text, std::string_view what) {
-  Placements out;
+namespace {
+
+// PyTorch's placement heads, longest first so "Shard(0)" is not read as "S" + "hard(0)" and the
+// concatenated form splits where one placement ends ("RS(1)" is R then S(1)).
+constexpr std::string_view kHeads[] = {
+    "_StridedShard", "StridedShard", "Replicate", "Partial", "Shard", "_S", "R", "S", "P"};
+
+struct PlacementToken {
+  Placement placement;
+  int position = -1;  ///< the "[k]" shard order suffix, -1 when absent
+};
+
+// One comma-free item: one placement or several concatenated ("S(0)[1]S(0)[0]R"), optionally
+// quoted ('R', as in PyTorch's tuple of strings).
+void ParseConcatenated(std::string_view item, std::string_view what, std::vector<PlacementToken>& out) {
+  item = Trim(item);
+  if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"') && item.back() == item.front()) {
+    item = Trim(item.substr(1, item.size() - 2));
+  }
+  if (item.empty()) out.push_back({ParsePlacement(item, what), -1});  // throws "empty placement"
+  size_t pos = 0;
+  while (pos < item.size()) {
+    std::string_view rest = item.substr(pos);
+    std::string_view head;
+    for (std::string_view h : kHeads) {
+      if (rest.substr(0, h.size()) == h) {
+        head = h;
+        break;
+      }
+    }
+    if (head.empty()) ParsePlacement(rest, what);  // throws, naming the unknown token
+    size_t end = pos + head.size();
+    while (end < item.size() && item[end] == ' ') ++end;
+    if (end < item.size() && item[end] == '(') {
+      int depth = 0;
+      for (; end < item.size(); ++end) {
+        if (item[end] == '(') ++depth;
+        if (item[end] == ')' && --depth == 0) break;
+      }
+      if (end == item.size()) ParsePlacement(rest, what);  // throws: missing ')'
+      ++end;
+    } else {
+      end = pos + head.size();
+    }
+    PlacementToken token{ParsePlacement(item.substr(pos, end - pos), what), -1};
+    while (end < item.size() && item[end] == ' ') ++end;
+    if (end < item.size() && item[end] == '[') {
+      size_t close = item.find(']', end);
+      int64_t k = 0;
+      if (close == std::string_view::npos || !ParseInt(item.substr(end + 1, close - end - 1), k) || k < 0 ||
+          k > 1024) {
+        throw InvalidInput(Quote(what, item) + ": a shard order position must be '[k]' with k >= 0");
+      }
+      if (!token.placement.IsShardLike()) {
+        throw InvalidInput(Quote(what, item) + ": only a shard carries a shard order position ('" +
+                           token.placement.ToString() + "[" + std::to_string(k) + "]')");
+      }
+      token.position = static_cast<int>(k);
+      end = close + 1;
+    }
+    out.push_back(token);
+    pos = end;
+    while (pos < item.size() && item[pos] == ' ') ++pos;
+  }
+}
+
+std::vector<PlacementToken> ParseTokens(std::string_view text, std::string_view what) {
+  std::string_view body = Trim(text);
+  // PyTorch's tuple repr "(Shard(dim=0), Replicate())" and the older bracket list "[S(0), R]".
+  if (body.size() >= 2 &&
+      ((body.front() == '(' && body.back() == ')') || (body.front() == '[' && body.back() == ']'))) {
+    int depth = 0;
+    bool wraps = true;
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (body[i] == '(' || body[i] == '[') ++depth;
+      if (body[i] == ')' || body[i] == ']') --depth;
+      if (depth == 0 && i + 1 < body.size()) wraps = false;
+    }
+    if (wraps) body = body.substr(1, body.size() - 2);
+  }
+  std::vector<PlacementToken> out;
   int depth = 0;
   size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    char c = i < text.size() ? text[i] : ',';
+  for (size_t i = 0; i <= body.size(); ++i) {
+    char c = i < body.size() ? body[i] : ',';
     if (c == '(') ++depth;
     if (c == ')') --depth;
     if (depth < 0) throw InvalidInput(Quote(what, text) + " has an unmatched ')'");
     if (c == ',' && depth == 0) {
-      out.push_back(ParsePlacement(text.substr(start, i - start), what));
+      ParseConcatenated(body.substr(start, i - start), what, out);
       start = i + 1;
     }
   }
   if (depth != 0) throw InvalidInput(Quote(what, text) + " has an unmatched '('");
   return out;
+}
+
+}  // namespace
+
+PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what) {
+  std::vector<PlacementToken> tokens = ParseTokens(text, what);
+  PlacementsWithOrder out;
+  bool any_position = false;
+  for (const auto& t : tokens) {
+    out.placements.push_back(t.placement);
+    any_position = any_position || t.position >= 0;
+  }
+  if (!any_position) return out;
+  // PyTorch format_shard_order_str: "[k]" is mesh dim md's position in its tensor dim's order,
+  // printed only for tensor dims sharded by more than one mesh dim.
+  std::map<int, std::vector<std::pair<int, int>>> by_dim;  // tensor dim -> (position, mesh dim)
+  for (size_t md = 0; md < tokens.size(); ++md) {
+    if (tokens[md].placement.IsShardLike())
+      by_dim[tokens[md].placement.dim].push_back({tokens[md].position, static_cast<int>(md)});
+  }
+  std::vector<std::vector<int>> lists;
+  for (auto& [dim, entries] : by_dim) {
+    if (dim < 0) throw InvalidInput(Quote(what, text) + ": shard order positions need non-negative dims");
+    std::sort(entries.begin(), entries.end());
+    for (size_t k = 0; k < entries.size(); ++k) {
+      bool positioned = entries[k].first >= 0;
+      if (entries.size() == 1 ? (positioned && entries[k].first != 0)
+                              : entries[k].first != static_cast<int>(k)) {
+        throw InvalidInput(Quote(what, text) + ": the shard order positions of tensor dim " +
+                           std::to_string(dim) + " must be [0].." + "[" + std::to_string(entries.size() - 1) +
+                           "], one per mesh dim that shards it");
+      }
+    }
+    if (static_cast<size_t>(dim) >= lists.size()) lists.resize(static_cast<size_t>(dim) + 1);
+    for (const auto& e : entries) lists[static_cast<size_t>(dim)].push_back(e.second);
+  }
+  out.order = ListsToOrder(lists);
+  return out;
+}
+
+Placements ParsePlacements(std::string_view text, std::string_view what) {
+  PlacementsWithOrder parsed = ParsePlacementsWithOrder(text, what);
+  if (parsed.order && !IsDefaultOrder(*parsed.order)) {
+    throw InvalidInput(Quote(what, text) +
+                       " spells a non-default shard order ([k] suffixes); give it where an "
+                       "order is accepted (e.g. --from, a scenario's placements)");
+  }
+  return parsed.placements;
 }
 
 std::string FormatPlacements(const Placements& placements) {

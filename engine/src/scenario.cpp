@@ -306,10 +306,21 @@ class ScenarioParser {
     return out;
   }
 
-  Placements ParsePlacementsValue(const json& v, const std::vector<std::string>& where) {
+  // A string may spell a shard order with PyTorch's "[k]" suffixes ("S(0)[1]S(0)[0]R"); it goes
+  // to `order` when the caller passes one (an explicit "order" field replaces it).
+  Placements ParsePlacementsValue(const json& v, const std::vector<std::string>& where,
+                                  std::optional<ShardOrder>* order = nullptr) {
     Placements out;
     if (v.is_string()) {
-      Guard(where, [&] { out = ParsePlacements(v.get<std::string>(), "placements"); });
+      Guard(where, [&] {
+        PlacementsWithOrder parsed = ParsePlacementsWithOrder(v.get<std::string>(), "placements");
+        out = parsed.placements;
+        if (parsed.order && order != nullptr) {
+          *order = parsed.order;
+        } else if (parsed.order && !IsDefaultOrder(*parsed.order)) {
+          out = ParsePlacements(v.get<std::string>(), "placements");  // throws: order not accepted here
+        }
+      });
       return out;
     }
     if (!v.is_array())
@@ -377,8 +388,8 @@ class ScenarioParser {
     DType dtype = DType::kF32;
     if (t.contains("dtype"))
       Guard(at("dtype"), [&] { dtype = ParseDType(String(t["dtype"], at("dtype")), "dtype"); });
-    Placements placements = ParsePlacementsValue(Require(t, where, "placements"), at("placements"));
     std::optional<ShardOrder> order;
+    Placements placements = ParsePlacementsValue(Require(t, where, "placements"), at("placements"), &order);
     if (t.contains("order"))
       Guard(at("order"), [&] { order = ParseShardOrder(String(t["order"], at("order")), "order"); });
     ChunkRule rule = chunking;
@@ -426,7 +437,7 @@ class ScenarioParser {
     step.tensor = String(Require(s, where, "redistribute"), at("redistribute"));
     size_t ti = 0;
     Guard(at("redistribute"), [&] { ti = sc.TensorIndex(step.tensor); });
-    step.to = ParsePlacementsValue(Require(s, where, "to"), at("to"));
+    step.to = ParsePlacementsValue(Require(s, where, "to"), at("to"), &step.order);
     if (s.contains("order"))
       Guard(at("order"), [&] { step.order = ParseShardOrder(String(s["order"], at("order")), "order"); });
     if (s.contains("sizes")) step.explicit_sizes = ExplicitSizes(s["sizes"], at("sizes"), sc.mesh);

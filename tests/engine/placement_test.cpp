@@ -140,3 +140,28 @@ TEST_CASE("mesh coordinates and groups are row-major", "[engine][mesh]") {
   CHECK_THROWS_AS(named.DimIndex("pp"), Error);
   CHECK_THROWS_AS(Mesh({2, 2}, {"dp", "dp"}), Error);
 }
+
+TEST_CASE("placements as PyTorch prints them, order included", "[engine][placement]") {
+  // DTensorSpec.format_shard_order_str: "[k]" is the mesh dim's position in its tensor dim's order.
+  PlacementsWithOrder a = ParsePlacementsWithOrder("S(0)[1]S(0)[0]R", "--from");
+  CHECK(a.placements == Placements{Placement::Shard(0), Placement::Shard(0), Placement::Replicate()});
+  REQUIRE(a.order);
+  CHECK(*a.order == ShardOrder{{0, {1, 0}}});
+  // Concatenated without separators; "P" is Partial(sum); longest head first ("Shard", not "S").
+  CHECK(ParsePlacements("RS(1)", "t") == Placements{Placement::Replicate(), Placement::Shard(1)});
+  CHECK(ParsePlacements("P(sum)R", "t") == Placements{Placement::Partial(), Placement::Replicate()});
+  CHECK(ParsePlacements("PR", "t") == Placements{Placement::Partial(), Placement::Replicate()});
+  CHECK(ParsePlacements("(Shard(dim=0), Replicate())", "t") ==
+        Placements{Placement::Shard(0), Placement::Replicate()});
+  CHECK(ParsePlacements("(_StridedShard(dim=0, sf=2), Shard(dim=0))", "t") ==
+        Placements{Placement::StridedShard(0, 2), Placement::Shard(0)});
+  CHECK(ParsePlacements("[S(0), R]", "t") == Placements{Placement::Shard(0), Placement::Replicate()});
+  CHECK(ParsePlacements("('R', 'R')", "t") == Placements{Placement::Replicate(), Placement::Replicate()});
+  // The default order spelled out is accepted where no order can be given; any other is refused.
+  CHECK(ParsePlacements("S(0)[0]S(0)[1]", "t") == Placements{Placement::Shard(0), Placement::Shard(0)});
+  CHECK_THROWS_WITH(ParsePlacements("S(0)[1]S(0)[0]", "t"), Catch::Contains("non-default shard order"));
+  CHECK_FALSE(ParsePlacementsWithOrder("S(0),R", "t").order);
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)[2]S(0)[0]", "--from"), Catch::Contains("[0]..[1]"));
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("R[0]S(0)", "--from"), Catch::Contains("only a shard"));
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)Q", "--from"), Catch::Contains("'Q' is not a placement"));
+}

@@ -15,6 +15,7 @@
 #include "shardscope/trace/reader.hpp"
 
 using namespace shardscope_gui_test;
+using shardscope::app::gui::kDiffColor;
 using shardscope::app::gui::kHaloColor;
 using shardscope::app::gui::kImplicitRedistributeColor;
 
@@ -138,4 +139,30 @@ TEST_CASE("program view: halo badge, --select-op and the main window's Program t
   CHECK_FALSE(main_geo["program"].empty());  // the Program tab is open
   REQUIRE_FALSE(main_geo["canvases"].empty());
   for (const auto& c : main_geo["canvases"]) CHECK(c["redistribute_id"] == 2);
+}
+
+TEST_CASE("program view: an imported redistribute whose plan differs has a diff-coloured badge",
+          "[gui][program][import]") {
+  fs::path dir = TempDir("program_imported");
+  WriteImportedProgramTrace(dir / "trace");
+  auto r = RunGui((dir / "trace").string() + " --view program --screenshot " + (dir / "shot.png").string() +
+                      " --geometry " + (dir / "geo.json").string() + " --size 1600x900",
+                  dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto geo = ReadJson(dir / "geo.json");
+  Image img = LoadPng(dir / "shot.png");
+  std::set<int64_t> seen;
+  for (const auto& item : geo["program"]) {
+    if (item["kind"] != "marker") continue;
+    int64_t id = item["redistribute_id"].get<int64_t>();
+    seen.insert(id);
+    // Redistribute 0: PyTorch's plan is shardscope's (badge colour); 1: it differs (diff colour).
+    Rgb want = id == 0 ? kImplicitRedistributeColor : kDiffColor;
+    Rgb other = id == 0 ? kDiffColor : kImplicitRedistributeColor;
+    INFO("redistribute " << id);
+    CHECK(ColourCount(img, item["rect"], want) * 10 >= Area(item["rect"]) * 4);
+    CHECK(ColourCount(img, item["rect"], other) == 0);
+  }
+  CHECK(seen == std::set<int64_t>{0, 1});
 }

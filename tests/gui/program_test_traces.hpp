@@ -122,6 +122,41 @@ inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
   }
 }
 
+/// An imported program (shardscope import debugmode, issue 14) on mesh [2]:
+///   op 0 mm(x S(0), w S(0) -> R by implicit redistribute 0, PyTorch recorded "S(0)->R": same)
+///   op 1 add(y R -> S(0) by implicit redistribute 1, PyTorch recorded "R->P(sum)->S(0)": differs)
+///   redistribute 2 (explicit): z S(0) -> R, PyTorch recorded "S(0)-->R": corrupting_merge
+inline void WriteImportedProgramTrace(const std::filesystem::path& dir) {
+  using namespace program_detail;
+  auto imported = [](trace::RedistributeBegin b, const char* notation, const char* verdict) {
+    trace::ImportedPlan p;
+    p.source = "debugmode", p.line = 3 + b.id, p.notation = notation, p.verdict = verdict;
+    p.collectives = {{"all_gather", 2, "0"}};
+    if (std::string(verdict) != "same") p.reason = "hand-made";
+    b.imported = p;
+    return b;
+  };
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    trace::Header h;
+    h.rank = rank, h.world = 2, h.mesh_shape = {2}, h.mesh_dim_names = {""}, h.backend = "local";
+    trace::Writer w(dir, h);
+    auto redistribute = [&](const trace::RedistributeBegin& b) {
+      w.Emit(b);
+      trace::RedistributeEnd e;
+      e.id = b.id, e.t_ns = b.t_ns + 40;
+      w.Emit(e);
+    };
+    redistribute(imported(Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110), "S(0)->R", "same"));
+    w.Emit(MakeOp(0, 0, "aten::mm", "", {In("x", "S(0)", "S(0)", -1), In("w", "S(0)", "R", 0)},
+                  {Out("y", "S(0)")}, 100));
+    redistribute(imported(Begin(1, "y", "R", "S(0)", "local", 1, 0, 210), "R->P(sum)->S(0)", "differs"));
+    w.Emit(MakeOp(1, 1, "aten::add.Tensor", "", {In("y", "R", "S(0)", 1)}, {Out("z", "S(0)")}, 200));
+    redistribute(
+        imported(Begin(2, "z", "S(0)", "R", "all_gather", -1, -1, 300), "S(0)-->R", "corrupting_merge"));
+    w.Close();
+  }
+}
+
 /// Runs samples/programs/<name>.json on the local backend, tracing into `dir`.
 inline void RunSampleProgram(const std::string& name, const std::filesystem::path& dir) {
   namespace engine = shardscope::engine;

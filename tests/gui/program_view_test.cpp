@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -178,6 +179,35 @@ TEST_CASE("program view: hand-made trace", "[gui][program]") {
   CHECK(add_y->marker == "R->S(0) local #2");
   CHECK(view.nodes[static_cast<size_t>(view.NodeOfOp(1))].halo_exchanges == 1);
   CHECK(view.nodes[static_cast<size_t>(view.NodeOfOp(3))].output_rows.back() == "-> (not requested)");
+}
+
+TEST_CASE("program view: imported redistributes show both notations and mark differences",
+          "[gui][program][import]") {
+  fs::path dir = Temp("imported");
+  shardscope_gui_test::WriteImportedProgramTrace(dir);
+  trace::Model model = trace::ReadTraceDir(dir);
+  ProgramView view = BuildProgramView(model);
+  CheckGraph(model, view);
+  std::map<int64_t, const ProgramEdge*> by_redistribute;
+  for (const ProgramEdge& e : view.edges)
+    if (e.redistribute_id >= 0) by_redistribute[e.redistribute_id] = &e;
+  REQUIRE(by_redistribute.size() == 2);
+  // The badge names shardscope's notation (the begin event's) and PyTorch's (the imported one).
+  CHECK(by_redistribute[0]->marker == "S(0)->R all_gather #0 | shardscope S(0)->R | PyTorch S(0)->R");
+  CHECK_FALSE(by_redistribute[0]->imported_differs);
+  CHECK(by_redistribute[1]->marker ==
+        "R->S(0) local #1 | shardscope R->S(0) | PyTorch R->P(sum)->S(0) | differs");
+  CHECK(by_redistribute[1]->imported_differs);
+  int explicit_nodes = 0;
+  for (const ProgramNode& n : view.nodes) {
+    if (n.kind != ProgramNode::Kind::kRedistribute) continue;
+    ++explicit_nodes;
+    CHECK(n.redistribute_id == 2);
+    CHECK(n.imported_differs);
+    CHECK(std::find(n.lines.begin(), n.lines.end(),
+                    "shardscope S(0)->R | PyTorch S(0)-->R | corrupting_merge") != n.lines.end());
+  }
+  CHECK(explicit_nodes == 1);
 }
 
 TEST_CASE("program view: a trace without ops gives an empty graph", "[gui][program]") {

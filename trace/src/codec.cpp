@@ -72,6 +72,15 @@ OJson EncodeEvent(const RedistributeBegin& e) {
     out["op_id"] = e.op_id;
     out["op_input"] = e.op_input;
   }
+  if (e.imported) {
+    OJson collectives = OJson::array();
+    for (const ImportedCollective& c : e.imported->collectives) {
+      collectives.push_back({{"kind", c.kind}, {"group_size", c.group_size}, {"group_name", c.group_name}});
+    }
+    out["imported"] = {{"source", e.imported->source},     {"line", e.imported->line},
+                       {"notation", e.imported->notation}, {"collectives", std::move(collectives)},
+                       {"verdict", e.imported->verdict},   {"reason", e.imported->reason}};
+  }
   return out;
 }
 
@@ -374,6 +383,28 @@ void ParseOpLink(const Fields& f, int64_t& op_id, int64_t& op_input) {
   op_input = f.Int("op_input", 0, kMaxOpOperands - 1);
 }
 
+// The optional "imported" object: a plan another tool recorded (shardscope import debugmode).
+ImportedPlan ParseImported(const Fields& f) {
+  Fields o = f.Object("imported");
+  ImportedPlan p;
+  p.source = o.Str("source");
+  p.line = o.Int("line", 0, kI64Max);
+  p.notation = o.Str("notation");
+  const json& arr = o.Array("collectives", kMaxPlanSteps, "collectives");
+  p.collectives.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Fields c(arr[i], f.at(), o.Path("collectives") + "[" + std::to_string(i) + "]");
+    ImportedCollective ic;
+    ic.kind = c.Str("kind");
+    ic.group_size = c.Int("group_size", -1, kMaxRanks);
+    ic.group_name = c.Str("group_name");
+    p.collectives.push_back(std::move(ic));
+  }
+  p.verdict = o.Str("verdict");
+  p.reason = o.Str("reason");
+  return p;
+}
+
 RedistributeBegin ParseRedistributeBegin(const Fields& f) {
   RedistributeBegin e;
   e.id = f.Int("id", 0, kI64Max);
@@ -394,6 +425,7 @@ RedistributeBegin ParseRedistributeBegin(const Fields& f) {
   e.cost_us = f.Number("cost_us");
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   ParseOpLink(f, e.op_id, e.op_input);
+  if (f.Has("imported")) e.imported = ParseImported(f);
   return e;
 }
 

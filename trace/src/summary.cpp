@@ -57,6 +57,7 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
   s.planner = b.planner;
   s.planner_reason = b.planner_reason;
   s.notation = b.notation;
+  s.imported = b.imported;
   s.global_shape = b.global_shape;
   s.src_placements = b.src_placements;
   s.dst_placements = b.dst_placements;
@@ -271,6 +272,11 @@ std::string FormatShowText(const Model& model) {
              std::to_string(s.op_input) + "\n";
     }
     out += "  notation: " + s.notation + "\n";
+    if (s.imported) {
+      out += "  " + s.imported->source + " (line " + std::to_string(s.imported->line) +
+             "): " + (s.imported->notation.empty() ? "no notation recorded" : s.imported->notation) + ", " +
+             s.imported->verdict + (s.imported->reason.empty() ? "" : ": " + s.imported->reason) + "\n";
+    }
     out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + s.planner_reason + ")") + ", " +
            std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
            std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
@@ -356,6 +362,12 @@ json ShowJson(const Model& model) {
                     {"planner", s.planner},
                     {"planner_reason", s.planner_reason},
                     {"notation", s.notation},
+                    {"imported", s.imported ? json{{"source", s.imported->source},
+                                                   {"line", s.imported->line},
+                                                   {"notation", s.imported->notation},
+                                                   {"verdict", s.imported->verdict},
+                                                   {"reason", s.imported->reason}}
+                                            : json(nullptr)},
                     {"op_id", s.op_id >= 0 ? json(s.op_id) : json(nullptr)},
                     {"op_input", s.op_id >= 0 ? json(s.op_input) : json(nullptr)},
                     {"predicted_cost_us", s.predicted_us},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include <imgui.h>
 
@@ -85,6 +86,24 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   NotationText(b.notation, sel.step);
   if (b.notation_unoptimized != b.notation)
     ImGui::TextDisabled("unoptimized: %s", b.notation_unoptimized.c_str());
+  if (b.imported) {
+    // An imported redistribute: the plan the other tool recorded, beside shardscope's above.
+    const trace::ImportedPlan& p = *b.imported;
+    std::string recorded;
+    for (const auto& c : p.collectives) {
+      recorded += (recorded.empty() ? "" : ", ") + c.kind +
+                  (c.group_size >= 0 ? " over " + std::to_string(c.group_size) : std::string()) + " (group " +
+                  c.group_name + ")";
+    }
+    ImGui::Text("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
+                p.notation.empty() ? "no notation recorded" : p.notation.c_str());
+    ImGui::TextDisabled("recorded: %s", recorded.empty() ? "no collectives" : recorded.c_str());
+    ImVec4 colour = p.verdict == "same"
+                        ? ImVec4(0.55f, 0.85f, 0.55f, 1.0f)
+                        : ImVec4(kDiffColor.r / 255.0f, kDiffColor.g / 255.0f, kDiffColor.b / 255.0f, 1.0f);
+    ImGui::TextColored(colour, "verdict: %s", p.verdict.c_str());
+    if (!p.reason.empty()) ImGui::TextWrapped("%s", p.reason.c_str());
+  }
   ImGui::Spacing();
 
   // Step controls: buttons, arrow keys (App), play.

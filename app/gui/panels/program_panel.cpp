@@ -155,7 +155,7 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
     ImVec2 a = P(e.marker_x0, e.marker_y0), b = P(e.marker_x1, e.marker_y1);
     bool selected = sel.redistribute_id == e.redistribute_id;
     bool over = hovered && Inside(mouse, a.x, a.y, b.x, b.y);
-    dl->AddRectFilled(a, b, Col(kImplicitRedistributeColor), 3.0f);
+    dl->AddRectFilled(a, b, Col(e.imported_differs ? kDiffColor : kImplicitRedistributeColor), 3.0f);
     if (selected || over)
       dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), kSelectedBorder, 3.0f, 0, 2.0f);
     dl->AddText(P(e.marker_x0 + 4, ty), IM_COL32(0, 0, 0, 255), e.marker.c_str());
@@ -166,9 +166,9 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
     }
     if (over) {
       ImGui::SetTooltip(
-          "implicit redistribute #%lld of %s: %s -> %s\nclick: open it in the inspector and layout",
+          "implicit redistribute #%lld of %s: %s -> %s\n%s\nclick: open it in the inspector and layout",
           static_cast<long long>(e.redistribute_id), e.tensor.c_str(), JoinPlacements(e.placements).c_str(),
-          JoinPlacements(e.required).c_str());
+          JoinPlacements(e.required).c_str(), e.marker.c_str());
       if (clicked && !click_taken) {
         SelectRedistribute(sel, e.redistribute_id);
         sel.op_id = view_.nodes[static_cast<size_t>(e.to_node)].op_id;
@@ -195,10 +195,11 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
     bool selected = is_op ? sel.op_id == n.op_id : sel.redistribute_id == n.redistribute_id;
     dl->AddRectFilled(a, b, is_op ? kNodeBg : kRedistributeNodeBg, 4.0f);
     dl->AddRect(a, b,
-                !n.ok      ? kFailedBorder
-                : selected ? kSelectedBorder
-                           : kNodeBorder,
-                4.0f, 0, selected || !n.ok ? 2.0f : 1.0f);
+                !n.ok                ? kFailedBorder
+                : selected           ? kSelectedBorder
+                : n.imported_differs ? Col(kDiffColor)
+                                     : kNodeBorder,
+                4.0f, 0, selected || !n.ok || n.imported_differs ? 2.0f : 1.0f);
     float y = n.y0 + 4;
     for (size_t k = 0; k < n.lines.size(); ++k, y += lh)
       dl->AddText(P(n.x0 + 8, y), k == 0 ? kLabelFg : kDimText, n.lines[k].c_str());

@@ -52,7 +52,11 @@ using Placements = std::vector<Placement>;
 /// long forms "Shard(0)", "Replicate()", "Partial(sum)"). `what` names the source in errors,
 /// e.g. "--from". Throws Error(kInvalidInput) naming the bad token.
 Placement ParsePlacement(std::string_view text, std::string_view what);
-/// Parses a comma-separated list; commas inside parentheses belong to the placement.
+/// Parses one placement per mesh dim: a comma-separated list (commas inside parentheses belong to
+/// the placement), PyTorch's concatenated form "S(0)RP(sum)", its tuple repr "(Shard(dim=0),
+/// Replicate())" or a bracket list "[S(0), R]". "[k]" shard order suffixes ("S(0)[1]S(0)[0]")
+/// are accepted when they spell the default order; ParsePlacementsWithOrder (shard_order.hpp)
+/// returns any order. Throws Error(kInvalidInput) naming the bad token.
 Placements ParsePlacements(std::string_view text, std::string_view what);
 /// Joins with "," e.g. "S(0),R,P(sum)".
 std::string FormatPlacements(const Placements& placements);

@@ -27,6 +27,15 @@ ShardOrder DefaultShardOrder(const Placements& placements);
 bool IsDefaultOrder(const ShardOrder& order);
 /// Parses "tensor_dim:mesh_dim,mesh_dim;..." e.g. "0:1,0;1:2". Throws Error(kInvalidInput).
 ShardOrder ParseShardOrder(std::string_view text, std::string_view what);
+/// Placements and the shard order their text spells.
+struct PlacementsWithOrder {
+  Placements placements;
+  std::optional<ShardOrder> order;  ///< empty when the text has no "[k]" suffixes
+};
+/// The one parser of placement text (ParsePlacements' forms) that also reads PyTorch's "[k]"
+/// shard order suffixes: "S(0)[1]S(0)[0]R" gives S(0),S(0),R with order 0:1,0. Positions must
+/// be [0]..[n-1] over the n mesh dims sharding a tensor dim. Throws Error(kInvalidInput).
+PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what);
 /// Formats as ParseShardOrder reads it; "" for an empty order.
 std::string FormatShardOrder(const ShardOrder& order);
 /// Checks `order` is consistent with `placements` (each Shard(d) mesh dim listed exactly once

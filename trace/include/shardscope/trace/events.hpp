@@ -75,6 +75,28 @@ struct SkippedMerge {
   bool operator==(const SkippedMerge&) const = default;
 };
 
+/// One collective another tool recorded for an imported redistribute (PyTorch DebugMode's
+/// functional collective lines).
+struct ImportedCollective {
+  std::string kind;         ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
+  int64_t group_size = -1;  ///< as recorded; -1 when the record does not say (all_reduce, all_to_all)
+  std::string group_name;   ///< the process group's name as recorded ("0", "3", ...), not a mesh dim
+  bool operator==(const ImportedCollective&) const = default;
+};
+
+/// The plan another tool recorded for a redistribute that shardscope re-planned and replayed
+/// (`shardscope import debugmode`), kept beside shardscope's own plan.
+struct ImportedPlan {
+  std::string source;    ///< "debugmode"
+  int64_t line = 0;      ///< 1-based line of the record in the imported file (save_logs: call number)
+  std::string notation;  ///< the tool's plan notation (PyTorch's "trace:" text), "" when not recorded
+  std::vector<ImportedCollective> collectives;  ///< in recorded order
+  /// "same", "differs", "corrupting_merge" or "not_replayable" (docs/trace-format.md).
+  std::string verdict;
+  std::string reason;  ///< why, one line ("" for same)
+  bool operator==(const ImportedPlan&) const = default;
+};
+
 /// A redistribute started on this rank; `id` is this rank's sequence number (0, 1, ...), and
 /// the same logical redistribute has the same id on every rank of the run.
 struct RedistributeBegin {
@@ -99,6 +121,9 @@ struct RedistributeBegin {
   /// redistribute step. Written only when >= 0.
   int64_t op_id = -1;
   int64_t op_input = -1;  ///< which input of that op (index into Op::inputs), -1 when op_id is -1
+  /// The plan an imported record says ran, when this redistribute was imported. Written only
+  /// when present, as one nested object "imported".
+  std::optional<ImportedPlan> imported;
   bool operator==(const RedistributeBegin&) const = default;
 };
 

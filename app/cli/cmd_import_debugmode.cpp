@@ -1,0 +1,189 @@
+// `shardscope import debugmode`: a PyTorch DebugMode dump in, a verdict per redistribute out
+// (and, with -o, a replayed shardscope trace). Schema of --json: docs/import.md.
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "import_commands.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/program/debugmode_import.hpp"
+
+namespace shardscope::app {
+namespace {
+
+// A dump larger than this is refused before it is read into memory.
+constexpr std::streamoff kMaxDumpBytes = std::streamoff{1} << 30;
+
+constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
+
+std::string ReadDump(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidInput("import debugmode: cannot read '" + path + "'");
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) throw InvalidInput("import debugmode: cannot read '" + path + "'");
+  if (size > kMaxDumpBytes) {
+    throw InvalidInput("import debugmode: '" + path + "' has " + std::to_string(size) +
+                       " bytes, more than the 1 GiB limit");
+  }
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), size);
+  if (!in) throw InvalidInput("import debugmode: cannot read '" + path + "'");
+  return text;
+}
+
+std::string Shape(const program::DumpRedistribute& r) {
+  return r.has_global_shape ? engine::FormatShape(r.global_shape) : "?";
+}
+
+std::vector<std::string> Strings(const engine::Placements& placements) {
+  std::vector<std::string> out;
+  for (const auto& p : placements) out.push_back(p.ToString());
+  return out;
+}
+
+std::string RecordedText(const program::DumpRedistribute& r) {
+  std::map<std::string, int> counts;
+  for (const auto& c : r.collectives) ++counts[c.kind];
+  std::string s;
+  for (const auto& [kind, n] : counts) s += (s.empty() ? "" : " ") + kind + "x" + std::to_string(n);
+  return s.empty() ? "-" : s;
+}
+
+std::string CountsText(const std::map<std::string, int>& counts) {
+  std::string s;
+  for (const auto& [kind, n] : counts) s += (s.empty() ? "" : " ") + kind + "x" + std::to_string(n);
+  return s.empty() ? "-" : s;
+}
+
+nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine::Mesh& mesh) {
+  nlohmann::ordered_json redistributes = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < result.dump.redistributes.size(); ++i) {
+    const auto& r = result.dump.redistributes[i];
+    const auto& v = result.redistributes[i];
+    nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+    for (const auto& c : r.collectives) {
+      collectives.push_back({{"kind", c.kind},
+                             {"group_size", c.group_size >= 0 ? nlohmann::ordered_json(c.group_size)
+                                                              : nlohmann::ordered_json()},
+                             {"group_name", c.group_name}});
+    }
+    const program::DumpOp* op = r.op >= 0 ? &result.dump.ops[static_cast<size_t>(r.op)] : nullptr;
+    redistributes.push_back({
+        {"line", r.line},
+        {"op", op ? nlohmann::ordered_json(op->name) : nlohmann::ordered_json()},
+        {"arg_index", r.arg_index >= 0 ? nlohmann::ordered_json(r.arg_index) : nlohmann::ordered_json()},
+        {"explicit", r.explicit_call},
+        {"global_shape",
+         r.has_global_shape ? nlohmann::ordered_json(r.global_shape) : nlohmann::ordered_json()},
+        {"global_shape_inferred", r.global_shape_inferred},
+        {"dtype", r.dtype},
+        {"src", Strings(r.src)},
+        {"src_text", r.src_text},
+        {"dst", Strings(r.dst)},
+        {"dst_text", r.dst_text},
+        {"pytorch_trace",
+         r.pytorch_trace ? nlohmann::ordered_json(*r.pytorch_trace) : nlohmann::ordered_json()},
+        {"recorded_collectives", collectives},
+        {"local_shape", r.has_local_shape ? nlohmann::ordered_json(r.local_shape) : nlohmann::ordered_json()},
+        {"module", r.module},
+        {"shardscope_notation", v.shardscope_notation},
+        {"shardscope_collectives", v.shardscope_collectives},
+        {"verdict", v.verdict},
+        {"reason", v.reason},
+        {"replayed", v.replayed},
+        {"trace_id", v.trace_id >= 0 ? nlohmann::ordered_json(v.trace_id) : nlohmann::ordered_json()},
+    });
+  }
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+  for (const auto& w : result.warnings) warnings.push_back({{"line", w.line}, {"message", w.message}});
+  return {{"format", result.dump.format},  {"mesh", mesh.shape()},
+          {"ops", result.dump.ops.size()}, {"redistributes", std::move(redistributes)},
+          {"replays", result.replays},     {"warnings", std::move(warnings)}};
+}
+
+void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& result, const engine::Mesh& mesh,
+               std::ostream& out) {
+  const auto& dump = result.dump;
+  out << "import debugmode: " << args.dump << " (" << dump.format << ", " << dump.lines
+      << (dump.format == "text" ? " lines" : " calls") << ") on mesh " << mesh.ToString() << "\n";
+  out << "ops on DTensors: " << dump.ops.size() << "; redistributes: " << dump.redistributes.size() << "\n";
+  if (!dump.redistributes.empty()) {
+    TextTable table({"line", "op", "arg", "global", "src -> dst", "PyTorch", "recorded", "shardscope",
+                     "planned", "verdict"});
+    for (size_t i = 0; i < dump.redistributes.size(); ++i) {
+      const auto& r = dump.redistributes[i];
+      const auto& v = result.redistributes[i];
+      std::string op = r.op >= 0 ? dump.ops[static_cast<size_t>(r.op)].name : "(explicit)";
+      table.AddRow({std::to_string(r.line), op, r.arg_index >= 0 ? std::to_string(r.arg_index) : "-",
+                    Shape(r) + " " + r.dtype, r.src_text + " -> " + r.dst_text, r.pytorch_trace.value_or("-"),
+                    RecordedText(r), v.shardscope_notation.empty() ? "-" : v.shardscope_notation,
+                    CountsText(v.shardscope_collectives), v.verdict});
+    }
+    table.Print(out, "  ");
+  }
+  bool any_reason = false;
+  for (size_t i = 0; i < dump.redistributes.size(); ++i) {
+    const auto& v = result.redistributes[i];
+    if (v.reason.empty()) continue;
+    if (!any_reason) out << "why:\n";
+    any_reason = true;
+    out << "  line " << dump.redistributes[i].line << " (" << v.verdict << "): " << v.reason << "\n";
+  }
+  if (!result.warnings.empty()) {
+    out << "warnings: " << result.warnings.size() << "\n";
+    for (const auto& w : result.warnings) out << "  line " << w.line << ": " << w.message << "\n";
+  }
+  if (!args.trace_dir.empty()) {
+    out << "replay: " << result.replays << " distinct redistributes on " << mesh.size()
+        << " local ranks, every result verified against the definition\n";
+    out << "trace: " << args.trace_dir << " (shardscope show " << args.trace_dir << "; shardscope-gui "
+        << args.trace_dir << ")\n";
+  } else {
+    out << "replay: none (no -o TRACE_DIR given)\n";
+  }
+  std::map<std::string, int> by_verdict;
+  for (const auto& v : result.redistributes) ++by_verdict[v.verdict];
+  out << "verdicts:\n";
+  TextTable verdicts({"verdict", "redistributes"});
+  for (const char* name : kVerdicts) verdicts.AddRow({name, std::to_string(by_verdict[name])});
+  verdicts.Print(out, "  ");
+}
+
+}  // namespace
+
+int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
+  engine::Mesh mesh = BuildMesh(args.mesh);
+  if (args.max_replay_elements < 0) {
+    throw InvalidInput("--max-replay-elements: must be >= 0, got " +
+                       std::to_string(args.max_replay_elements));
+  }
+  std::string text = ReadDump(args.dump);
+  program::ImportOptions options;
+  options.mesh = mesh;
+  options.trace_dir = args.trace_dir;
+  options.max_replay_elements = args.max_replay_elements;
+  program::ImportResult result = [&] {
+    try {
+      return program::ImportDebugMode(text, options);
+    } catch (const Error& e) {
+      throw Error(e.code(), args.dump + ": " + e.what());
+    }
+  }();
+  if (args.json) {
+    out << ToJson(result, mesh).dump(2) << "\n";
+  } else {
+    PrintText(args, result, mesh, out);
+  }
+  if (args.strict) {
+    for (const auto& v : result.redistributes) {
+      if (v.verdict != "same") return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,26 @@
+#pragma once
+// `shardscope import ...`: bringing other tools' records in as shardscope traces.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "commands.hpp"
+
+namespace shardscope::app {
+
+/// `shardscope import debugmode DUMP`.
+struct ImportDebugModeArgs {
+  std::string dump;       ///< DebugMode.debug_string() text or DebugMode.save_logs JSON
+  MeshArgs mesh;          ///< the job's mesh (the dump does not print it)
+  std::string trace_dir;  ///< -o; empty: judge only, no replay and no trace
+  bool json = false;
+  bool strict = false;  ///< exit 1 when any verdict is not "same"
+  int64_t max_replay_elements = int64_t{1} << 24;
+};
+
+/// Imports, prints the per-redistribute report (text or JSON) and returns 0, or 1 with --strict
+/// when a verdict is not "same". Throws shardscope::Error (bad input: exit 2).
+int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out);
+
+}  // namespace shardscope::app

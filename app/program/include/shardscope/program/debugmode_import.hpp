@@ -1,0 +1,56 @@
+#pragma once
+// `shardscope import debugmode`: re-plans every redistribute of a PyTorch DebugMode dump with
+// shardscope's planner, compares the plan with the one PyTorch recorded (a verdict per
+// redistribute), replays the redistributes on the local backend with verification, and writes an
+// ordinary shardscope trace (ops as opaque op events, PyTorch's plan beside shardscope's).
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/engine/mesh.hpp"
+#include "shardscope/engine/planner.hpp"
+#include "shardscope/program/debugmode.hpp"
+
+namespace shardscope::program {
+
+struct ImportOptions {
+  engine::Mesh mesh;                ///< the job's device mesh (the dump does not print it)
+  std::filesystem::path trace_dir;  ///< where to write the trace; empty: no trace, no replay
+  engine::PlanOptions plan;         ///< planner knobs for shardscope's plans
+  /// Redistributes of tensors with more elements than this are planned and judged but not
+  /// replayed (a warning says so); the distinct replayed tensors hold at most 4x this in total.
+  int64_t max_replay_elements = int64_t{1} << 24;
+};
+
+/// What shardscope made of one recorded redistribute (aligned with DebugModeDump::redistributes).
+struct ImportedRedistribute {
+  std::string shardscope_notation;  ///< shardscope's plan notation, "" when it could not plan
+  std::map<std::string, int> shardscope_collectives;  ///< kind -> collectives shardscope's plan runs
+  /// "same", "differs", "corrupting_merge" or "not_replayable".
+  std::string verdict;
+  std::string reason;     ///< one line; "" for same
+  bool replayed = false;  ///< ran on the local backend (and matched the definition)
+  double seconds = 0;     ///< the replay's wall time (slowest rank), 0 when not replayed
+  int64_t trace_id = -1;  ///< its redistribute id in the written trace, -1 when not written
+};
+
+struct ImportResult {
+  DebugModeDump dump;
+  std::vector<ImportedRedistribute> redistributes;
+  std::vector<DumpWarning> warnings;  ///< the reader's and the importer's, by line
+  int64_t replays = 0;                ///< distinct redistributes actually run
+  double replay_seconds = 0;          ///< wall time of the replay run(s)
+};
+
+/// Imports a dump's text. Throws Error(kInvalidInput) for a dump without DTensor content and for
+/// a mesh that cannot fit it (a placement count other than the mesh's dims, a recorded
+/// collective whose group size is not the size of the mesh dims its plan step acts on, a printed
+/// "DM(...)" mesh other than `mesh`); the message names the dump line and a mesh that would fit.
+/// Replay failures are verdicts (not_replayable), not errors.
+ImportResult ImportDebugMode(std::string_view text, const ImportOptions& options);
+
+}  // namespace shardscope::program
