@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "run_commands.hpp"
-#include "shardscope/engine/runner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/runner.hpp"
 #include "shardscope/trace/session.hpp"
 
 namespace shardscope::app {
@@ -37,14 +37,14 @@ std::string Bytes(int64_t b) {
 }  // namespace
 
 int RunRun(const RunArgs& args, std::ostream& out) {
-  engine::Scenario scenario = engine::LoadScenario(args.scenario);
+  program::Scenario scenario = program::LoadScenario(args.scenario);
   if (args.ranks != 0 && args.ranks != scenario.mesh.size()) {
     throw InvalidInput("--ranks: " + std::to_string(args.ranks) + " ranks given but the mesh " +
                        scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
   }
   if (args.repeat < 1) throw InvalidInput("--repeat: must be >= 1, got " + std::to_string(args.repeat));
   if (!(args.timeout_s > 0)) throw InvalidInput("--timeout: must be > 0 seconds");
-  engine::RunOptions options;
+  program::RunOptions options;
   options.backend = args.backend;
   options.trace_dir = args.trace_dir;
   if (options.trace_dir.empty()) {
@@ -63,7 +63,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
       if (done == total) std::fprintf(stderr, "\r%60s\r", "");
     };
   }
-  engine::RunReport report = engine::RunScenario(scenario, options);
+  program::RunReport report = program::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
   size_t op_steps = 0;

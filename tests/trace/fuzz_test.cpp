@@ -19,8 +19,8 @@
 
 #include <unistd.h>
 
-#include "shardscope/engine/scenario.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/chrome_export.hpp"
 #include "shardscope/trace/diff.hpp"
@@ -243,7 +243,7 @@ TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error
   while (budget.Next()) {
     std::string text = mutator.Mutate(seeds[mutator.Below(seeds.size())]);
     try {
-      engine::Scenario s = engine::ParseScenario(text, "fuzz.json");
+      program::Scenario s = program::ParseScenario(text, "fuzz.json");
       ++accepted;
     } catch (const Error&) {
       ++rejected;
