@@ -16,10 +16,10 @@ run() {
 run build/bin/shardscope plan --mesh 2x2x2 --mesh-names dp,tp,cp --flatten all --shape 8x8x8 \
   --from 'S(0),S(0),R' --to 'R,S(1),S(0)'
 rm -rf build/trace-fsdp_tp
-run build/bin/shardscope run samples/fsdp_tp.json --trace build/trace-fsdp_tp --verify
+run build/bin/shardscope run samples/fsdp_tp.json --trace build/trace-fsdp_tp --force --verify
 run build/bin/shardscope show build/trace-fsdp_tp
 rm -rf build/trace-tp_mlp
-run build/bin/shardscope run samples/programs/tp_mlp.json --trace build/trace-tp_mlp --verify
+run build/bin/shardscope run samples/programs/tp_mlp.json --trace build/trace-tp_mlp --force --verify
 # The GUI on the sample's trace: a window when a display is present, otherwise screenshots.
 if [ -x build/bin/shardscope-gui ]; then
   if [ -n "${DISPLAY:-}" ]; then

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <ostream>
 #include <set>
 #include <string_view>
@@ -111,6 +112,40 @@ engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
   }
   return engine::MakeSpec(mesh, std::move(parsed), std::move(shard_order), std::move(shape), dtype, chunking,
                           {}, what);
+}
+
+std::vector<int64_t> ParseRankList(const std::string& text, int64_t mesh_size, const std::string& flag) {
+  std::vector<int64_t> ranks;
+  if (text == "all") {
+    for (int64_t r = 0; r < mesh_size; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  const std::string expected =
+      " (expected all, or ranks and ranges like 0-3,8 within 0.." + std::to_string(mesh_size - 1) + ")";
+  if (text.empty()) throw InvalidInput(flag + ": empty list" + expected);
+  auto number = [&](std::string_view part, std::string_view token) {
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (token.empty() || ec != std::errc() || end != token.data() + token.size() || value < 0) {
+      throw InvalidInput(flag + ": '" + std::string(part) + "' is not a rank or range" + expected);
+    }
+    if (value >= mesh_size) {
+      throw InvalidInput(flag + ": rank " + std::to_string(value) + " is outside the mesh of " +
+                         std::to_string(mesh_size) + " ranks" + expected);
+    }
+    return value;
+  };
+  for (const std::string& part : SplitOn(text, ',')) {
+    const size_t dash = part.find('-');
+    const int64_t first = number(part, std::string_view(part).substr(0, dash));
+    const int64_t last =
+        dash == std::string::npos ? first : number(part, std::string_view(part).substr(dash + 1));
+    if (last < first || (!ranks.empty() && first <= ranks.back())) {
+      throw InvalidInput(flag + ": '" + part + "' is not ascending after the ranks before it" + expected);
+    }
+    for (int64_t r = first; r <= last; ++r) ranks.push_back(r);
+  }
+  return ranks;
 }
 
 std::string FormatMeshDims(const engine::Mesh& mesh, const std::vector<int>& mesh_dims) {

@@ -9,14 +9,22 @@
 
 namespace shardscope::app {
 
-trace::Model LoadTrace(const std::string& path) {
+trace::Model LoadTrace(const std::string& path, const std::string& role) {
+  const std::string who = role.empty() ? "" : role + " ";
   std::error_code ec;
-  if (path.empty()) throw InvalidInput("missing trace path");
-  if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
-  trace::Model model =
-      std::filesystem::is_directory(path, ec) ? trace::ReadTraceDir(path) : trace::ReadTraceFile(path);
+  if (path.empty()) throw InvalidInput(who + "missing trace path");
+  if (!std::filesystem::exists(path, ec))
+    throw InvalidInput(who + path + ": no such trace file or directory");
+  trace::Model model = [&] {
+    try {
+      return std::filesystem::is_directory(path, ec) ? trace::ReadTraceDir(path) : trace::ReadTraceFile(path);
+    } catch (const Error& e) {
+      if (role.empty()) throw;
+      throw Error(e.code(), who + path + ": " + e.what());  // diff: say which side is broken
+    }
+  }();
   for (const auto& d : model.diagnostics) {
-    std::cerr << "shardscope: warning: " << path << ": " << d.file
+    std::cerr << "shardscope: warning: " << who << path << ": " << d.file
               << (d.line > 0 ? ":" + std::to_string(d.line) : "") << ": " << d.message << "\n";
   }
   return model;
@@ -24,8 +32,8 @@ trace::Model LoadTrace(const std::string& path) {
 
 int RunDiff(const DiffArgs& args, std::ostream& out) {
   trace::DiffOptions options = args.fail_on.empty() ? trace::DiffOptions{} : trace::ParseFailOn(args.fail_on);
-  trace::Model baseline = LoadTrace(args.baseline);
-  trace::Model candidate = LoadTrace(args.candidate);
+  trace::Model baseline = LoadTrace(args.baseline, "baseline");
+  trace::Model candidate = LoadTrace(args.candidate, "candidate");
   trace::DiffResult result = trace::DiffTraces(baseline, candidate, options);
   if (args.json) {
     out << trace::DiffJson(result).dump(2) << "\n";

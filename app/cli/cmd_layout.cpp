@@ -51,7 +51,10 @@ int RunLayout(const LayoutArgs& args, std::ostream& out) {
   engine::Mesh mesh = BuildMesh(args.mesh);
   engine::TensorSpec spec =
       BuildSpec(mesh, args.tensor, args.placements, "--placements", args.order, "--order");
-  std::vector<engine::RankLayout> layouts = engine::ComputeLayouts(spec);
+  // Only the ranks asked for are laid out: one rank costs O(mesh dims x tensor dims).
+  std::vector<engine::RankLayout> layouts;
+  for (int64_t r : ParseRankList(args.ranks, mesh.size(), "--ranks"))
+    layouts.push_back(engine::ComputeRankLayout(spec, r));
   if (args.json) {
     PrintJson(spec, layouts, out);
   } else {

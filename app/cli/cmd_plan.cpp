@@ -28,6 +28,8 @@ struct PlanRequest {
   engine::PlanOptions options;
   int64_t rank = 0;
   bool backward = false;
+  std::vector<int64_t> layout_ranks;  ///< --ranks, parsed: whose layouts are printed
+  std::string ranks_text;             ///< --ranks as given
 };
 
 engine::PlannerChoice ParsePlannerChoice(const std::string& text) {
@@ -154,14 +156,15 @@ void PrintText(const PlanRequest& req, const engine::Plan& plan, std::ostream& o
                                  : "  none: optimizer off\n");
   }
 
-  out << "layouts (every rank; indices are global [begin,end) ranges per tensor dim):\n";
+  out << "layouts ("
+      << (req.layout_ranks.size() == static_cast<size_t>(mesh.size()) ? "every rank"
+                                                                      : "ranks " + req.ranks_text)
+      << "; indices are global [begin,end) ranges per tensor dim):\n";
   TextTable table({"rank", CoordHeader(mesh), "src local", "src offset", "src indices", "dst local",
                    "dst offset", "dst indices"});
-  std::vector<engine::RankLayout> src_layouts = engine::ComputeLayouts(req.src);
-  std::vector<engine::RankLayout> dst_layouts = engine::ComputeLayouts(req.dst);
-  for (size_t r = 0; r < src_layouts.size(); ++r) {
-    const auto& s = src_layouts[r];
-    const auto& d = dst_layouts[r];
+  for (int64_t r : req.layout_ranks) {
+    const engine::RankLayout s = engine::ComputeRankLayout(req.src, r);
+    const engine::RankLayout d = engine::ComputeRankLayout(req.dst, r);
     table.AddRow({std::to_string(s.rank), FormatCoord(s.coord), engine::FormatShape(s.local_shape),
                   FormatTuple(s.global_offset), FormatIndices(s.indices), engine::FormatShape(d.local_shape),
                   FormatTuple(d.global_offset), FormatIndices(d.indices)});
@@ -223,13 +226,12 @@ void PrintJson(const PlanRequest& req, const engine::Plan& plan, std::ostream& o
                        {"differs_from_pytorch", DivergesFromPyTorch(s, req.options)}});
   }
   nlohmann::json ranks = nlohmann::json::array();
-  std::vector<engine::RankLayout> src_layouts = engine::ComputeLayouts(req.src);
-  std::vector<engine::RankLayout> dst_layouts = engine::ComputeLayouts(req.dst);
-  for (size_t r = 0; r < src_layouts.size(); ++r) {
-    ranks.push_back({{"rank", src_layouts[r].rank},
-                     {"coord", src_layouts[r].coord},
-                     {"src", LayoutJson(src_layouts[r])},
-                     {"dst", LayoutJson(dst_layouts[r])}});
+  for (int64_t r : req.layout_ranks) {
+    const engine::RankLayout s = engine::ComputeRankLayout(req.src, r);
+    ranks.push_back({{"rank", s.rank},
+                     {"coord", s.coord},
+                     {"src", LayoutJson(s)},
+                     {"dst", LayoutJson(engine::ComputeRankLayout(req.dst, r))}});
   }
   nlohmann::json j = {
       {"mesh", MeshJson(mesh)},
@@ -277,6 +279,8 @@ int RunPlan(const PlanArgs& args, std::ostream& out) {
                        std::to_string(mesh.size()) + " ranks (0.." + std::to_string(mesh.size() - 1) + ")");
   }
   req.rank = args.rank;
+  req.layout_ranks = ParseRankList(args.ranks, mesh.size(), "--ranks");
+  req.ranks_text = args.ranks;
   req.backward = args.backward;
   if (args.backward) {
     req.src = req.forward_dst;

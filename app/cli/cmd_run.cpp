@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include "shardscope/error.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/trace/session.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -34,6 +36,13 @@ std::string Bytes(int64_t b) {
   return s.str();
 }
 
+// " rep 0" for the first repetition's rows, " reps 1-9999" for the row of every later one.
+std::string RepLabel(const program::StepReport& s, int repeat) {
+  if (repeat <= 1) return "";
+  if (s.repetitions <= 1) return " rep " + std::to_string(s.repetition);
+  return " reps " + std::to_string(s.repetition) + "-" + std::to_string(s.repetition + s.repetitions - 1);
+}
+
 }  // namespace
 
 int RunRun(const RunArgs& args, std::ostream& out) {
@@ -43,13 +52,45 @@ int RunRun(const RunArgs& args, std::ostream& out) {
                        scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
   }
   if (args.repeat < 1) throw InvalidInput("--repeat: must be >= 1, got " + std::to_string(args.repeat));
-  if (!(args.timeout_s > 0)) throw InvalidInput("--timeout: must be > 0 seconds");
+  // One week bounds the watchdog: beyond it (1e10 s, inf) the deadline overflows the clock.
+  constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+  if (!(args.timeout_s >= 0.001 && args.timeout_s <= kMaxTimeoutSeconds)) {
+    std::ostringstream value;
+    value << args.timeout_s;
+    throw InvalidInput("--timeout: '" + value.str() + "' must be between 0.001 and " +
+                       std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds (one week)");
+  }
   program::RunOptions options;
   options.backend = args.backend;
   options.trace_dir = args.trace_dir;
   if (options.trace_dir.empty()) {
     const char* env = std::getenv(trace::kTraceEnvVar);
     if (env != nullptr && *env != '\0') options.trace_dir = env;
+  }
+  if (!options.trace_dir.empty()) {
+    // A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would
+    // sit beside the new ones and make show/check/diff refuse the directory.
+    const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
+    std::vector<std::filesystem::path> old = [&] {
+      try {
+        return trace::RankFilesIn(options.trace_dir);
+      } catch (const Error& e) {
+        throw InvalidInput(flag + ": " + e.what());
+      }
+    }();
+    if (!old.empty() && !args.force) {
+      throw InvalidInput(
+          flag + ": '" + options.trace_dir.string() + "' already holds a trace (" +
+          std::to_string(old.size()) + " rank files, e.g. " + old.front().filename().string() +
+          "); writing into it would mix two runs (--force replaces it, or choose another directory)");
+    }
+    for (const auto& file : old) {
+      std::error_code ec;
+      std::filesystem::remove(file, ec);  // under MPI every process removes; a file already gone is fine
+      if (ec && std::filesystem::exists(file)) {
+        throw InvalidInput(flag + ": cannot remove the old '" + file.string() + "': " + ec.message());
+      }
+    }
   }
   options.verify = args.verify;
   options.repeat = args.repeat;
@@ -66,14 +107,18 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   program::RunReport report = program::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
-  size_t op_steps = 0;
-  for (const auto& s : report.steps) op_steps += s.op.empty() ? 0 : 1;
+  // Executed counts: a row of the later repetitions stands for all of them.
+  int64_t op_steps = 0, executed = 0;
+  for (const auto& s : report.steps) {
+    op_steps += s.op.empty() ? 0 : s.repetitions;
+    executed += s.repetitions;
+  }
   out << (op_steps > 0 ? "program " : "scenario ") << args.scenario << ": mesh " << scenario.mesh.ToString()
       << ", " << report.world << " ranks on the " << args.backend << " backend, ";
   if (op_steps > 0) {
-    out << op_steps << " ops and " << report.steps.size() - op_steps << " explicit redistributes\n";
+    out << op_steps << " ops and " << executed - op_steps << " explicit redistributes\n";
   } else {
-    out << report.steps.size() << " redistributes\n";
+    out << executed << " redistributes\n";
   }
   for (const auto& s : report.steps) {
     if (!s.op.empty()) {
@@ -88,19 +133,18 @@ int RunRun(const RunArgs& args, std::ostream& out) {
         if (name.empty() || k >= s.op_outputs.size()) continue;
         outputs += (outputs.empty() ? "" : ", ") + name + ": " + engine::ConcatPlacements(s.op_outputs[k++]);
       }
-      out << "  step " << s.step << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  op "
-          << s.op << "(" << inputs << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs
-          << "\n      " << s.implicit_redistributes << " implicit redistribute"
+      out << "  step " << s.step << RepLabel(s, args.repeat) << "  op " << s.op << "(" << inputs
+          << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs << "\n      "
+          << s.implicit_redistributes << " implicit redistribute"
           << (s.implicit_redistributes == 1 ? "" : "s") << "; collectives: " << Collectives(s.collectives)
           << ", moved " << Bytes(s.bytes_moved) << ", " << std::fixed << std::setprecision(3)
           << s.seconds * 1e3 << " ms" << std::defaultfloat
           << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
       continue;
     }
-    out << "  step " << s.step << (s.backward ? " (backward)" : "")
-        << (args.repeat > 1 ? " rep " + std::to_string(s.repetition) : "") << "  " << s.tensor << "  "
-        << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst) << "\n      "
-        << engine::PlannerName(s.plan.planner) << ": "
+    out << "  step " << s.step << (s.backward ? " (backward)" : "") << RepLabel(s, args.repeat) << "  "
+        << s.tensor << "  " << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst)
+        << "\n      " << engine::PlannerName(s.plan.planner) << ": "
         << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
         << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
         << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat

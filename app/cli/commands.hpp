@@ -42,6 +42,7 @@ struct PlanArgs {
   bool no_optimize = false;
   bool backward = false;
   int64_t rank = 0;
+  std::string ranks = "all";  ///< --ranks: whose layouts to print ("all" or "0-3,8")
   bool json = false;
 };
 
@@ -49,8 +50,9 @@ struct PlanArgs {
 struct LayoutArgs {
   MeshArgs mesh;
   TensorArgs tensor;
-  std::string placements;  ///< --placements
-  std::string order;       ///< --order; empty for the default order
+  std::string placements;     ///< --placements
+  std::string order;          ///< --order; empty for the default order
+  std::string ranks = "all";  ///< --ranks: whose layouts to print ("all" or "0-3,8")
   bool json = false;
 };
 
@@ -75,6 +77,11 @@ engine::Mesh BuildMesh(const MeshArgs& args);
 engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
                              const std::string& placements, const std::string& what, const std::string& order,
                              const std::string& order_flag);
+
+/// The ranks of a --ranks list: "all" (every rank of the mesh) or comma-separated ranks and
+/// inclusive ranges ("0-3,8"), ascending and without repeats; `flag` names the option in errors.
+/// Costs O(listed ranks), never O(mesh size) unless "all". Throws Error(kInvalidInput).
+std::vector<int64_t> ParseRankList(const std::string& text, int64_t mesh_size, const std::string& flag);
 
 /// "0,1" (or "dp,tp" when the mesh has names) for a list of mesh dims.
 std::string FormatMeshDims(const engine::Mesh& mesh, const std::vector<int>& mesh_dims);

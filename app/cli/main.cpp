@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
+#include "terminal_output.hpp"
 #include "trace_tools.hpp"
 
 namespace shardscope::app {
@@ -22,7 +23,23 @@ constexpr int kInternalExit = 3;
 std::string OneLine(std::string message) {
   std::replace(message.begin(), message.end(), '\n', ' ');
   while (!message.empty() && message.back() == ' ') message.pop_back();
-  return message;
+  return Printable(message);
+}
+
+// Option values are validated when parsed, so a bad number or an empty path is one usage error
+// naming the flag (exit 2) before anything runs.
+const CLI::Validator kNonEmpty(
+    [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
+    "NONEMPTY");
+CLI::Validator AtLeast(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& value) {
+        int64_t n = 0;
+        if (!CLI::detail::lexical_cast(value, n) || n < min)
+          return "'" + value + "' must be an integer >= " + std::to_string(min);
+        return std::string();
+      },
+      ">=" + std::to_string(min));
 }
 
 void AddMeshOptions(CLI::App* cmd, MeshArgs& mesh) {
@@ -56,10 +73,13 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   cmd->add_option("--dst-order", args.dst_order, "destination shard order");
   cmd->add_option("--planner", args.planner, "auto (PyTorch's rule), greedy or graph")->capture_default_str();
   cmd->add_option("--devices-per-host", args.devices_per_host, "devices per host for the cost model")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(1));
   cmd->add_flag("--no-optimize", args.no_optimize, "skip the flattening optimizer");
   cmd->add_flag("--backward", args.backward, "plan the gradient redistribute of this forward one");
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", args.ranks, "whose layouts to print: all, or ranks and ranges like 0-3,8")
       ->capture_default_str();
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
   cmd->footer(
@@ -80,6 +100,8 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
   cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
+  cmd->add_option("--ranks", args.ranks, "whose layouts to print: all, or ranks and ranges like 0-3,8")
+      ->capture_default_str();
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
   cmd->footer(
       "Examples:\n"
@@ -100,11 +122,15 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
                   "number of ranks; must equal the mesh size (default: the mesh size)");
   cmd->add_option("--trace", args.trace_dir,
                   "write a trace (one rank-<R>.jsonl per rank) into this directory "
-                  "(default: $SHARDSCOPE_TRACE when set)");
+                  "(default: $SHARDSCOPE_TRACE when set)")
+      ->check(kNonEmpty);
   cmd->add_flag("--verify", args.verify,
                 "check every result against Distribute(X, dst) (full tensor for Partial)");
-  cmd->add_option("--repeat", args.repeat, "run the steps this many times")->capture_default_str();
+  cmd->add_option("--repeat", args.repeat, "run the steps this many times")
+      ->capture_default_str()
+      ->check(AtLeast(1));
   cmd->add_flag("--checksums", args.checksums, "record shard checksums before/after in the trace");
+  cmd->add_flag("--force", args.force, "replace a trace already in the --trace directory (its rank files)");
   cmd->add_option("--timeout", args.timeout_s, "collective watchdog in seconds")->capture_default_str();
   cmd->footer(
       "Examples:\n"
@@ -129,15 +155,19 @@ void AddBenchCommand(CLI::App& app, BenchPlanArgs& args, CLI::App*& bench_plan) 
   bench_plan =
       bench->add_subcommand("plan", "Planning cost: greedy, graph (2-D..4-D meshes), plan cache hit");
   bench_plan->add_option("--repetitions", args.repetitions, "timed batches per case (median reported)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(1));
   bench_plan->footer("Example:\n  shardscope bench plan");
 }
 
 void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
-  cmd->add_option("--ranks", args.ranks, "ranks (threads of the local backend)")->capture_default_str();
+  cmd->add_option("--ranks", args.ranks, "ranks (threads of the local backend)")
+      ->capture_default_str()
+      ->check(AtLeast(1));
   cmd->add_option("--sizes", args.sizes, "per-rank sizes, e.g. 64K,1M,16M")->capture_default_str();
   cmd->add_option("--iterations", args.iterations, "timed iterations per size (0: by size)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(0));
   cmd->add_option(
          "--backend", args.backend,
          "backend: local, mpi under mpirun (local figures beside), cuda (virtual ranks on one GPU) or "
@@ -152,29 +182,32 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
       ->required();
   d->add_option("candidate", diff.candidate, "candidate trace directory or rank file")->required();
   d->add_option(
-      "--fail-on", diff.fail_on,
-      "what fails (exit 1): plan,collectives,bytes,shapes,cost,ops,time:N%,all (default: all = every "
-      "category but time)");
+       "--fail-on", diff.fail_on,
+       "what fails (exit 1): plan,collectives,bytes,shapes,cost,ops,time:N%,all (default: all = every "
+       "category but time)")
+      ->check(kNonEmpty);
   d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
   d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
   CLI::App* c =
       app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
   c->add_option("trace", check.path, "trace directory (rank-*.jsonl)")->required();
   c->add_option("--max-reports", check.max_reports, "mismatches to print (all are counted)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(0));
   c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
   c->footer("Example:\n  shardscope check /tmp/healda");
   CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
   e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
   e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
       ->capture_default_str();
-  e->add_option("-o,--output", exp.output, "output file, - for stdout")->required();
+  e->add_option("-o,--output", exp.output, "output file, - for stdout")->required()->check(kNonEmpty);
   e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
 }
 
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("shardscope ") + SHARDSCOPE_VERSION);
   app.footer(
       "Examples:\n"
       "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
@@ -220,8 +253,20 @@ int Main(int argc, char** argv) {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known) {
-      std::cerr << app.help() << "shardscope: unknown command '" << first
+      std::cerr << app.help() << "shardscope: unknown command '" << Printable(first)
                 << "' (expected plan, layout, run, show, diff, check, export or bench)\n";
+      return kUsageExit;
+    }
+  }
+  if (first == "bench") {  // CLI11 would only say "A subcommand is required"
+    const std::string second = argc > 2 ? argv[2] : "";
+    const bool help = second == "-h" || second == "--help";
+    bool known = false;
+    for (const CLI::App* sub : bench->get_subcommands({})) known = known || sub->get_name() == second;
+    if (!known && !help) {
+      std::cerr << "shardscope: bench: "
+                << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
+                << " (expected plan, comm or redistribute)\n";
       return kUsageExit;
     }
   }
@@ -248,6 +293,12 @@ int Main(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());
+  } catch (const std::bad_alloc&) {
+    // The run's memory estimate refuses what cannot fit; this is what slipped past it.
+    std::cerr << "shardscope: out of memory (an allocation failed; the estimate checked before running "
+                 "did not foresee it: use smaller tensors, or set SHARDSCOPE_MEMORY_LIMIT to the bytes "
+                 "this process may use)\n";
+    return kInternalExit;
   } catch (const std::exception& e) {
     std::cerr << "shardscope: internal error: " << OneLine(e.what()) << "\n";
     return kInternalExit;
@@ -259,4 +310,16 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace shardscope::app
 
-int main(int argc, char** argv) { return shardscope::app::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Every line the CLI prints may carry text from files: escape control characters on the way out.
+  shardscope::app::TerminalSafeBuf safe_out(std::cout.rdbuf());
+  shardscope::app::TerminalSafeBuf safe_err(std::cerr.rdbuf());
+  std::streambuf* out_buf = std::cout.rdbuf(&safe_out);
+  std::streambuf* err_buf = std::cerr.rdbuf(&safe_err);
+  const int rc = shardscope::app::Main(argc, argv);
+  std::cout.flush();
+  std::cerr.flush();
+  std::cout.rdbuf(out_buf);
+  std::cerr.rdbuf(err_buf);
+  return rc;
+}

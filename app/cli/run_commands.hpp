@@ -17,6 +17,7 @@ struct RunArgs {
   int repeat = 1;
   bool checksums = false;
   double timeout_s = 30.0;
+  bool force = false;  ///< --force: replace a trace already in the trace directory
 };
 
 /// `shardscope show TRACE`.

@@ -34,8 +34,9 @@ struct ExportArgs {
 };
 
 /// Reads a trace directory or one rank file; load diagnostics become "shardscope: warning:" lines
-/// on stderr. Throws Error(kInvalidInput) for a missing path or an unreadable trace.
-trace::Model LoadTrace(const std::string& path);
+/// on stderr. Throws Error(kInvalidInput) for a missing path or an unreadable trace; a non-empty
+/// `role` ("baseline", "candidate") starts every message, so diff says which input is broken.
+trace::Model LoadTrace(const std::string& path, const std::string& role = "");
 
 /// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
 int RunDiff(const DiffArgs& args, std::ostream& out);

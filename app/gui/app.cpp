@@ -110,6 +110,7 @@ class App {
   char compare_path_[512] = {};   // File > Compare with: a path to load as candidate
   bool show_gallery_ = false, show_sandbox_ = false;
   bool selection_applied_ = false;
+  bool bad_selection_ = false;    ///< --select/--select-op named an id the trace lacks: exit 2
   bool sandbox_pending_ = false;  // --sandbox-run started and its trace not yet opened
 
   float left_w_ = 430, left_top_h_ = 260, right_top_h_ = 250, right_mid_h_ = 380;
@@ -176,6 +177,10 @@ int App::Run() {
   while (!platform_->ShouldClose()) {
     auto t_start = std::chrono::steady_clock::now();
     Frame();
+    if (bad_selection_) {
+      exit_code = 2;
+      break;
+    }
     if (Ready()) ++ready_frames_;
     if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames) {
       exit_code = Capture();
@@ -358,6 +363,22 @@ void App::SyncSelection() {
     selection_.step = options_.step;
     if (options_.select_op >= 0) selection_.op_id = options_.select_op;
     selection_applied_ = true;
+    // The ids exist only once the trace is read: a selection it lacks is a usage error then.
+    auto range = [](const std::vector<int64_t>& v) {
+      return v.empty() ? std::string("none")
+                       : std::to_string(v.front()) + (v.size() > 1 ? ".." + std::to_string(v.back()) : "");
+    };
+    if (options_.select >= 0 && !std::binary_search(ids.begin(), ids.end(), options_.select)) {
+      std::fprintf(stderr, "shardscope-gui: --select: redistribute %lld is not in the trace (its ids: %s)\n",
+                   static_cast<long long>(options_.select), range(ids).c_str());
+      bad_selection_ = true;
+    }
+    const std::vector<int64_t> op_ids = model->OpIds();
+    if (options_.select_op >= 0 && !std::binary_search(op_ids.begin(), op_ids.end(), options_.select_op)) {
+      std::fprintf(stderr, "shardscope-gui: --select-op: op %lld is not in the trace (its ids: %s)\n",
+                   static_cast<long long>(options_.select_op), range(op_ids).c_str());
+      bad_selection_ = true;
+    }
   }
   if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
   if (view_model_ != model || view_id_ != selection_.redistribute_id) {

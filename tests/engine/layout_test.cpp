@@ -173,3 +173,110 @@ TEST_CASE("intersections and positions follow storage order", "[engine][layout]"
   CHECK(PositionsOf(holder, IndexSet{{3, 4}, {8, 10}}) == IndexSet{{1, 4}});
   CHECK_THROWS_AS(PositionsOf(holder, IndexSet{{4, 5}}), shardscope::Error);
 }
+
+TEST_CASE("closed-form shard size and offset equal the prefix sums of SplitSizes",
+          "[engine][layout][scale]") {
+  // The slow definition: entry i of SplitSizes and the sum of the entries before it.
+  for (ChunkRule rule : {ChunkRule::kTorch, ChunkRule::kPhysicsNemo}) {
+    for (int64_t n = 1; n <= 19; ++n) {
+      for (int64_t L = 0; L <= 80; ++L) {
+        std::vector<int64_t> sizes = SplitSizes(L, n, rule);
+        int64_t before = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          INFO("rule=" << ChunkRuleName(rule) << " L=" << L << " n=" << n << " i=" << i);
+          CHECK(LocalShardSizeAndOffset(L, n, i, rule) ==
+                std::pair<int64_t, int64_t>{sizes[static_cast<size_t>(i)], std::min(before, L)});
+          before += sizes[static_cast<size_t>(i)];
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// Every rank's interval per tensor dim computed the slow way: for each shard in shard order,
+// the whole SplitSizes vector of the current extent and the prefix sum up to this rank.
+std::vector<std::vector<Interval>> SlowLayouts(const TensorSpec& spec) {
+  const ShardOrder order = spec.EffectiveOrder();
+  std::vector<std::vector<Interval>> out;
+  for (int64_t r = 0; r < spec.mesh.size(); ++r) {
+    std::vector<int64_t> coord = spec.mesh.Coordinate(r);
+    std::vector<Interval> dims;
+    for (int64_t e : spec.shape) dims.push_back({0, e});
+    for (const ShardOrderEntry& entry : order) {
+      Interval& iv = dims[static_cast<size_t>(entry.tensor_dim)];
+      for (int md : entry.mesh_dims) {
+        std::vector<int64_t> sizes = SplitSizes(iv.size(), spec.mesh.size(md), spec.chunking);
+        int64_t prefix = 0;
+        for (int64_t k = 0; k < coord[static_cast<size_t>(md)]; ++k) prefix += sizes[static_cast<size_t>(k)];
+        const int64_t begin = iv.begin + prefix;
+        iv = {begin, begin + sizes[static_cast<size_t>(coord[static_cast<size_t>(md)])]};
+      }
+    }
+    out.push_back(dims);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("per-rank layouts equal the slow all-ranks reference on sweeps", "[engine][layout][scale]") {
+  const std::vector<Shape> meshes = {{5}, {3, 4}, {2, 3, 2}, {4, 1, 3}};
+  const std::vector<Shape> shapes = {{0, 3}, {7, 5}, {13, 1}, {24, 9}};
+  const char* two_d[] = {"S(0)", "S(1)", "R", "P(sum)"};
+  for (ChunkRule rule : {ChunkRule::kTorch, ChunkRule::kPhysicsNemo}) {
+    for (const Shape& mesh : meshes) {
+      // Every assignment of the four placements to the mesh dims.
+      size_t combos = 1;
+      for (size_t d = 0; d < mesh.size(); ++d) combos *= 4;
+      for (size_t c = 0; c < combos; ++c) {
+        std::string placements;
+        size_t code = c;
+        for (size_t d = 0; d < mesh.size(); ++d, code /= 4)
+          placements += (d ? "," : "") + std::string(two_d[code % 4]);
+        for (const Shape& shape : shapes) {
+          for (bool reversed : {false, true}) {
+            Placements parsed = ParsePlacements(placements, "test");
+            std::optional<ShardOrder> order;
+            if (reversed) {  // every sharded tensor dim sharded by its mesh dims right to left
+              std::vector<std::vector<int>> lists(shape.size());
+              for (size_t md = parsed.size(); md-- > 0;)
+                if (parsed[md].IsShard())
+                  lists[static_cast<size_t>(parsed[md].dim)].push_back(static_cast<int>(md));
+              order = ListsToOrder(lists);
+            }
+            TensorSpec spec = MakeSpec(Mesh(mesh), parsed, order, shape, DType::kF32, rule, {}, "test");
+            INFO(placements << " on " << FormatShape(mesh) << " shape " << FormatShape(shape)
+                            << (reversed ? " reversed order" : "") << " " << ChunkRuleName(rule));
+            std::vector<std::vector<Interval>> slow = SlowLayouts(spec);
+            std::vector<RankLayout> fast = ComputeLayouts(spec);
+            REQUIRE(fast.size() == slow.size());
+            for (size_t r = 0; r < fast.size(); ++r) {
+              for (size_t d = 0; d < shape.size(); ++d) {
+                const Interval want = slow[r][d];
+                CHECK(fast[r].local_shape[d] == want.size());
+                CHECK(fast[r].global_offset[d] == (want.size() > 0 ? want.begin : shape[d]));
+                CHECK(IndexSetSize(fast[r].indices[d]) == want.size());
+                if (want.size() > 0) CHECK(fast[r].indices[d] == IndexSet{want});
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("one rank of a 2^20-rank mesh is laid out without visiting the others", "[engine][layout][scale]") {
+  // Chunk c = ceil(3000000 / 2^20) = 3: rank r holds [3r, 3r+3) while 3r < 3000000, so the
+  // last non-empty rank is 999999 and every later rank is empty at offset 3000000.
+  TensorSpec spec = Spec({int64_t{1} << 20}, "S(0)", {3000000, 2});
+  for (int64_t r : {int64_t{0}, int64_t{999999}, int64_t{1000000}, (int64_t{1} << 20) - 1}) {
+    RankLayout l = ComputeRankLayout(spec, r);
+    const int64_t begin = std::min<int64_t>(3 * r, 3000000);
+    const int64_t end = std::min<int64_t>(3 * r + 3, 3000000);
+    CHECK(l.local_shape == Shape{end - begin, 2});
+    CHECK(l.global_offset[0] == (end > begin ? begin : 3000000));
+  }
+}

@@ -188,3 +188,20 @@ int main(int argc, char** argv) {
   fs::remove_all(fs::temp_directory_path() / ("shardscope_gui_test_" + std::to_string(::getpid())), ec);
   return rc;
 }
+
+TEST_CASE("a --select or --select-op the trace lacks is one line and exit 2", "[gui][options]") {
+  // two_rank holds redistribute ids 0 and 1 only (tests/golden/trace/two_rank).
+  fs::path dir = TempDir("bad_select");
+  auto r = RunGui(Golden("two_rank") + " --select 99 --screenshot " + (dir / "shot.png").string(),
+                  dir / "log.txt");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("shardscope-gui: --select: redistribute 99 is not in the trace") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "shot.png"));
+  auto op = RunGui(Golden("two_rank") + " --select-op 5 --screenshot " + (dir / "shot.png").string(),
+                   dir / "log2.txt");
+  INFO(op.output);
+  CHECK(op.exit_code == 2);
+  CHECK(op.output.find("shardscope-gui: --select-op: op 5 is not in the trace (its ids: none)") !=
+        std::string::npos);
+}

@@ -26,4 +26,17 @@ out=$("$tmp/prefix/bin/shardscope" show "$tmp/trace")
 # pass 2 chunks mesh dim 1 locally.
 grep -q "activation" <<<"$out"
 grep -q "notation: S(0)S(1)->S(0)R->RR->RS(0)" <<<"$out"
+# Capture never takes the job down (exit 0 under set -e): SHARDSCOPE_TRACE naming a regular file,
+# and a full disk for rank 2 (its file is a link to /dev/full): one warning line, the other ranks'
+# files kept.
+touch "$tmp/a_file"
+err=$(SHARDSCOPE_TRACE="$tmp/a_file" "$tmp/build/capture_example" 2>&1 >/dev/null)
+test "$(printf '%s\n' "$err" | grep -c '')" -eq 1
+grep -q "^shardscope: warning: trace: cannot create directory .*tracing is off, the job goes on$" <<<"$err"
+mkdir "$tmp/full"
+ln -s /dev/full "$tmp/full/rank-2.jsonl"
+err=$(SHARDSCOPE_TRACE="$tmp/full" "$tmp/build/capture_example" 2>&1 >/dev/null)
+test "$(printf '%s\n' "$err" | grep -c '')" -eq 1
+grep -q "No space left on device; tracing is off, the job goes on" <<<"$err"
+for r in 0 1 3; do test -s "$tmp/full/rank-$r.jsonl"; done
 echo "install test ok"

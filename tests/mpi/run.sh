@@ -6,6 +6,8 @@
 #                                               when less than 16 GiB of memory is available)
 #   run.sh samples  MPIEXEC SHARDSCOPE SRC_DIR  every sample and program: --backend mpi --verify --trace, then the
 #                                               trace must equal the local backend's apart from timing
+#   run.sh stuck    MPIEXEC SHARDSCOPE              a SIGSTOPped rank: the others name it after the
+#                                               watchdog (2 s), and check does not call the trace clean
 set -u
 mode=$1
 mpiexec=${2:-}
@@ -62,8 +64,44 @@ case "$mode" in
     done
     exit $status
     ;;
+  stuck)
+    shardscope=$3
+    work=$(mktemp -d)
+    stopped=""
+    trap '[ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null; rm -rf "$work"' EXIT
+    cat >"$work/loop.json" <<'JSON'
+{"mesh": [4], "tensors": {"x": {"shape": [64, 8], "placements": ["S(0)"]}},
+ "steps": [{"redistribute": "x", "to": ["R"]}, {"redistribute": "x", "to": ["S(0)"]}]}
+JSON
+    mpirun_np 4 "$shardscope" run "$work/loop.json" --backend mpi --timeout 2 --repeat 1000000 \
+      --trace "$work/t" >"$work/out" 2>&1 &
+    job=$!
+    # Wait until rank 2 has written some redistributes (its group communicators exist), then stop it.
+    for _ in $(seq 1 300); do
+      [ -f "$work/t/rank-2.jsonl" ] && [ "$(wc -l <"$work/t/rank-2.jsonl")" -gt 50 ] && break
+      sleep 0.1
+    done
+    stopped=$(head -1 "$work/t/rank-2.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+    kill -STOP "$stopped"
+    for _ in $(seq 1 600); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$job" 2>/dev/null; then
+      echo "FAIL: the job did not end within 60 s of rank 2 being stopped"; kill -KILL "$job"; exit 1
+    fi
+    wait "$job"
+    rc=$?
+    cat "$work/out"
+    status=0
+    [ "$rc" -ne 0 ] || { echo "FAIL: the job exited 0 with rank 2 stopped"; status=1; }
+    grep -q "rank(s) 2 did not answer a roll call" "$work/out" || { echo "FAIL: the stopped rank 2 is not named"; status=1; }
+    "$shardscope" check "$work/t" >"$work/check.out" 2>&1
+    crc=$?
+    cat "$work/check.out"
+    [ "$crc" -eq 1 ] || { echo "FAIL: check exited $crc on the trace of a failed job (expected 1)"; status=1; }
+    grep -q "^clean" "$work/check.out" && { echo "FAIL: check calls the failed job's trace clean"; status=1; }
+    exit $status
+    ;;
   *)
-    echo "usage: run.sh property|samples ..." >&2
+    echo "usage: run.sh property|samples|large|stuck ..." >&2
     exit 2
     ;;
 esac

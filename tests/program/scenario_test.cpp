@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "shardscope/error.hpp"
 #include "shardscope/program/scenario.hpp"
@@ -88,4 +89,92 @@ TEST_CASE("scenario errors name file, line, column and the value", "[engine][sce
   CHECK_THAT(ErrorOf("[1, 2]"), Catch::Contains("must be a JSON object"));
   CHECK_THAT(ErrorOf(""), Catch::StartsWith("s.json:1:1: invalid JSON"));
   CHECK_THROWS_WITH(LoadScenario("/nonexistent/x.json"), Catch::Contains("cannot open scenario file"));
+}
+
+TEST_CASE("duplicate JSON keys are refused with both positions", "[engine][scenario][json]") {
+  // A tensor defined twice: nlohmann would keep the second definition silently. The second "x"
+  // is on line 3 column 3, the first on line 2 column 3 (columns count from 1).
+  const std::string twice =
+      "{\"mesh\": [2], \"tensors\": {\n"
+      "  \"x\": {\"shape\": [4], \"placements\": [\"S(0)\"]},\n"
+      "  \"x\": {\"shape\": [8], \"placements\": [\"R\"]}},\n"
+      " \"steps\": []}";
+  CHECK(ErrorOf(twice) ==
+        "s.json:3:3: /tensors/x: duplicate key 'x' (first at 2:3); a JSON object's keys must be unique");
+  // A step with two "to" keys: the second "to" starts at byte 57 of line 1 -> column 58.
+  const std::string two_to =
+      "{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [4], \"placements\": [\"R\"]}}, \"steps\": "
+      "[{\"redistribute\": "
+      "\"x\", \"to\": [\"S(0)\"], \"to\": [\"R\"]}]}";
+  const size_t first_to = two_to.find("\"to\"");
+  const size_t second_to = two_to.find("\"to\"", first_to + 1);
+  CHECK(ErrorOf(two_to) == "s.json:1:" + std::to_string(second_to + 1) +
+                               ": /steps/0/to: duplicate key 'to' (first at 1:" +
+                               std::to_string(first_to + 1) + "); a JSON object's keys must be unique");
+  // Keys compare decoded: "\u0078" is "x".
+  CHECK_THAT(ErrorOf("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [4], \"placements\": [\"R\"]}, "
+                     "\"\\u0078\": {\"shape\": [4], \"placements\": [\"R\"]}}, \"steps\": []}"),
+             Catch::Contains("/tensors/x: duplicate key 'x'"));
+  // Equal keys in different objects are fine.
+  CHECK_NOTHROW(
+      ParseScenario("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [4], \"placements\": [\"R\"]}, "
+                    "\"y\": {\"shape\": [4], \"placements\": [\"R\"]}}, \"steps\": []}",
+                    "s.json"));
+  // Program files go through the same parser: an op step with two "inputs".
+  CHECK_THAT(ErrorOf("{\"mesh\": [2], \"tensors\": {\"a\": {\"shape\": [4, 4], \"placements\": [\"R\"]}}, "
+                     "\"steps\": [{\"op\": \"mm\", \"inputs\": [\"a\", \"a\"], \"inputs\": [\"a\", \"a\"], "
+                     "\"output\": \"y\"}]}"),
+             Catch::Contains("/steps/0/inputs: duplicate key 'inputs'"));
+}
+
+TEST_CASE("tensor names with control characters are refused", "[engine][scenario][json]") {
+  CHECK_THAT(
+      ErrorOf("{\"mesh\": [2], \"tensors\": {\"a\\u001b[2J\": {\"shape\": [4], \"placements\": [\"R\"]}}, "
+              "\"steps\": []}"),
+      Catch::Contains("/tensors/a\\x1b[2J: tensor name contains the control character \\x1b"));
+}
+
+TEST_CASE("scenario files must be regular files under the size limit", "[engine][scenario][json]") {
+  auto error_of_file = [](const std::string& path) {
+    try {
+      LoadScenario(path);
+    } catch (const shardscope::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(
+      error_of_file("/dev/zero") ==
+      "/dev/zero: is not a regular file (a device, FIFO or socket); a scenario file must be a regular file");
+  CHECK(error_of_file("/") == "/: is a directory, not a scenario file");
+  CHECK_THAT(error_of_file("/nonexistent/s.json"),
+             Catch::Contains("/nonexistent/s.json: cannot open scenario file"));
+  // A sparse file one byte over the 64 MiB limit is refused before it is read.
+  const auto big = std::filesystem::temp_directory_path() / "shardscope_scenario_big.json";
+  std::filesystem::remove(big);
+  { std::ofstream(big).put(' '); }
+  std::filesystem::resize_file(big, (uint64_t{64} << 20) + 1);
+  CHECK(error_of_file(big.string()) == big.string() + ": scenario file is " +
+                                           std::to_string((uint64_t{64} << 20) + 1) +
+                                           " bytes, over the limit (limit 64 MiB)");
+  std::filesystem::remove(big);
+}
+
+TEST_CASE("planning errors in scenario files carry file:line:column and the step's pointer",
+          "[engine][scenario][json]") {
+  // S(0) -> P(sum) is refused by PyTorch ("not supported yet"); the "to" value of step 0 is on
+  // line 2 at column 39 (counted by hand: "steps" 1-7, ": [{" 8-11, "redistribute" 12-25, ...).
+  CHECK_THAT(ErrorOf("{\"mesh\": [2], \"tensors\": {\"x\": {\"shape\": [4], \"placements\": [\"S(0)\"]}},\n"
+                     "\"steps\": [{\"redistribute\": \"x\", \"to\": [\"P(sum)\"]}]}"),
+             Catch::StartsWith("s.json:2:39: /steps/0/to: mesh dim 0: S(0) -> P(sum) is not supported"));
+  // Greedy with a non-default order: the step's planner field is to blame, not a CLI flag.
+  const std::string greedy = ErrorOf(
+      "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8], \"placements\": [\"S(0)\", \"S(0)\"], "
+      "\"order\": "
+      "\"0:1,0\"}},\n\"steps\": [{\"redistribute\": \"x\", \"to\": [\"R\", \"R\"], \"planner\": "
+      "\"greedy\"}]}");
+  CHECK_THAT(greedy,
+             Catch::StartsWith("s.json:2:62: /steps/0/planner: planner \"greedy\": the greedy planner "
+                               "ignores shard order"));
+  CHECK_THAT(greedy, !Catch::Contains("--planner"));
 }

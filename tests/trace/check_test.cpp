@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -207,4 +208,32 @@ TEST_CASE("check: op mismatches name the rank and its first divergent op", "[tra
         "call 1 of group [1, 3], halo_exchange on mesh dims [0] (op #1): rank 3 sends 12 B to rank 1, which "
         "receives 8 B from it");
   }
+}
+
+TEST_CASE("check: a redistribute that every rank failed is not clean", "[trace][check]") {
+  // The clean trace with redistribute #1 failed on all four ranks the same way (as when every rank's
+  // watchdog fires in the same collective): the ranks agree, but the trace is not clean.
+  const fs::path dir = fs::temp_directory_path() / "shardscope_check_all_failed";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(kCases / "clean")) {
+    std::ifstream in(entry.path());
+    std::ofstream out(dir / entry.path().filename());
+    std::string line;
+    const std::string end1 = "{\"type\":\"redistribute_end\",\"id\":1,", ok = "\"ok\":true";
+    while (std::getline(in, line)) {
+      const size_t at = line.find(ok);
+      if (line.rfind(end1, 0) == 0 && at != std::string::npos)
+        line.replace(at, ok.size(), "\"ok\":false,\"error\":\"timeout\"");
+      out << line << "\n";
+    }
+  }
+  CheckResult r = CheckTrace(ReadTraceDir(dir));
+  REQUIRE(r.mismatches.size() == 1);
+  CHECK(r.mismatches[0].kind == MismatchClass::kState);
+  CHECK(r.mismatches[0].redistribute_id == 1);
+  INFO(r.mismatches[0].message);
+  CHECK(Contains(r.mismatches[0].message, "every rank failed it (rank 0: timeout)"));
+  CHECK_FALSE(Contains(FormatCheckText(r, 20), "clean:"));
+  fs::remove_all(dir);
 }

@@ -19,6 +19,8 @@
 
 #include <unistd.h>
 
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"
@@ -256,4 +258,76 @@ TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error
   }
   WARN("scenario fuzz: " << accepted << " accepted, " << rejected << " rejected");
   CHECK(accepted + rejected > 0);
+}
+
+TEST_CASE("fuzz: scenarios and programs with duplicate keys or huge sizes are refused cleanly",
+          "[engine][scenario][fuzz]") {
+  std::vector<std::string> seeds;
+  for (const fs::path& dir : {kSource / "samples", kSource / "samples/programs"}) {
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".json") seeds.push_back(ReadFile(entry.path()));
+  }
+  REQUIRE(seeds.size() >= 8);
+  std::mt19937_64 rng(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 2);
+  auto below = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  Budget budget;
+  int64_t duplicates = 0, huge_refused = 0, huge_rejected = 0;
+  while (budget.Next()) {
+    std::string text = seeds[below(seeds.size())];
+    std::string expect;
+    if (rng() % 2 == 0) {
+      // Duplicate key: before a member `"k": ...` (after '{' or ','), insert `"k": null, ` in
+      // the same object.
+      std::vector<std::pair<size_t, std::string>> members;
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '"') continue;
+        size_t k = i;
+        while (k > 0 && std::isspace(static_cast<unsigned char>(text[k - 1]))) --k;
+        const size_t close = text.find('"', i + 1);
+        if (close == std::string::npos) break;
+        size_t colon = close + 1;
+        while (colon < text.size() && std::isspace(static_cast<unsigned char>(text[colon]))) ++colon;
+        if (k > 0 && (text[k - 1] == '{' || text[k - 1] == ',') && colon < text.size() && text[colon] == ':')
+          members.emplace_back(i, text.substr(i + 1, close - i - 1));
+        i = close;
+      }
+      REQUIRE_FALSE(members.empty());
+      const auto& [at, key] = members[below(members.size())];
+      text.insert(at, "\"" + key + "\": null, ");
+      expect = "duplicate key '" + key + "'";
+      ++duplicates;
+    } else {
+      // Huge size: one extent of a "shape" becomes 2^36..2^50 (past 2^48 the parser refuses it;
+      // below, the run's memory estimate must refuse it before allocating).
+      size_t shape = text.find("\"shape\"");
+      std::vector<size_t> shapes;
+      for (; shape != std::string::npos; shape = text.find("\"shape\"", shape + 1)) shapes.push_back(shape);
+      REQUIRE_FALSE(shapes.empty());
+      size_t digit = text.find_first_of("0123456789", text.find('[', shapes[below(shapes.size())]));
+      size_t end = text.find_first_not_of("0123456789", digit);
+      text.replace(digit, end - digit, std::to_string(int64_t{1} << (36 + below(15))));
+    }
+    try {
+      program::Scenario s = program::ParseScenario(text, "fuzz.json");
+      if (!expect.empty()) FAIL("a duplicate key was accepted: " << expect << "\n" << text);
+      program::RunOptions options;
+      options.verify = true;
+      CHECK_THROWS_WITH(program::RunScenario(s, options), Catch::Contains("needs up to"));
+      ++huge_refused;
+    } catch (const Error& e) {
+      if (!expect.empty()) {
+        CHECK_THAT(e.what(), Catch::Contains(expect));
+      } else {
+        ++huge_rejected;
+      }
+    } catch (const std::exception& e) {
+      const fs::path keep = fs::temp_directory_path() / "shardscope_fuzz_failure.json";
+      WriteFile(keep, text);
+      FAIL("non-shardscope exception '" << e.what() << "'; input saved to " << keep.string());
+    }
+  }
+  WARN("duplicate/huge fuzz: " << duplicates << " duplicates refused, " << huge_rejected
+                               << " huge sizes rejected by the parser, " << huge_refused
+                               << " refused by the memory estimate");
+  CHECK(duplicates > 0);
 }

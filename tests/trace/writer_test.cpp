@@ -1,6 +1,9 @@
 // Writer and TraceSession: round trip through files, flush points, environment capture.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -306,5 +309,107 @@ TEST_CASE("an op event flushes like a redistribute end", "[trace][writer]") {
   for (const Event& e : events) w.Emit(e);
   std::string text = Slurp(dir / "rank-0.jsonl");
   CHECK(std::count(text.begin(), text.end(), '\n') == 1 + 5 + 2);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Runs `body` with stderr redirected to a file and returns what it printed there.
+template <typename F>
+std::string CaptureStderr(F&& body) {
+  const fs::path file = fs::temp_directory_path() / ("shardscope_stderr_" + std::to_string(::getpid()));
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 2);
+  ::close(fd);
+  body();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(file);
+  return text;
+}
+
+size_t Lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("capture never takes the job down: a regular file as SHARDSCOPE_TRACE",
+          "[trace][session][capture]") {
+  fs::path dir = TempDir("capture_file");
+  fs::create_directories(dir);
+  const fs::path file = dir / "not_a_dir";
+  std::ofstream(file) << "x";
+  ::setenv(kTraceEnvVar, file.c_str(), 1);
+  std::string err = CaptureStderr([&] {
+    TraceSession session = TraceSession::FromEnv();
+    CHECK(session.enabled());
+    // Two ranks ask; neither throws, both get nullptr (tracing off), one warning line in all.
+    CHECK(session.WriterFor(0, TwoRankHeader(0)) == nullptr);
+    CHECK(session.WriterFor(1, TwoRankHeader(1)) == nullptr);
+    CHECK_NOTHROW(session.Close());
+  });
+  ::unsetenv(kTraceEnvVar);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::StartsWith("shardscope: warning: trace: cannot create directory '" + file.string()));
+  CHECK_THAT(err, Catch::Contains("tracing is off, the job goes on"));
+  // An explicit session (shardscope run --trace) still reports the error to its caller.
+  TraceSession strict(file);
+  CHECK_THROWS_AS(strict.WriterFor(0, TwoRankHeader(0)), shardscope::Error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("capture never takes the job down: an unwritable directory", "[trace][session][capture]") {
+  if (::geteuid() == 0) {
+    WARN("skipped: root can write into a mode-0500 directory");
+    return;
+  }
+  fs::path dir = TempDir("capture_ro");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+  ::setenv(kTraceEnvVar, dir.c_str(), 1);
+  std::string err = CaptureStderr([&] {
+    TraceSession session = TraceSession::FromEnv();
+    CHECK(session.WriterFor(0, TwoRankHeader(0)) == nullptr);
+  });
+  ::unsetenv(kTraceEnvVar);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::Contains("cannot open"));
+  fs::permissions(dir, fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("capture never takes the job down: a full disk keeps what was written",
+          "[trace][session][capture]") {
+  // rank-1.jsonl is a link to /dev/full: opening works, every write fails with ENOSPC.
+  fs::path dir = TempDir("capture_full");
+  fs::create_directories(dir);
+  fs::create_symlink("/dev/full", dir / RankFileName(1));
+  ::setenv(kTraceEnvVar, dir.c_str(), 1);
+  std::string err = CaptureStderr([&] {
+    TraceSession session = TraceSession::FromEnv();
+    Writer* w0 = session.WriterFor(0, TwoRankHeader(0));
+    Writer* w1 = session.WriterFor(1, TwoRankHeader(1));
+    REQUIRE(w0 != nullptr);
+    REQUIRE(w1 != nullptr);
+    CHECK_FALSE(w1->ok());  // the header line already failed
+    for (int64_t rank : {0, 1}) {
+      for (const Event& e : Redistribute(rank, 0)) CHECK_NOTHROW((rank == 0 ? w0 : w1)->Emit(e));
+    }
+    CHECK(w0->ok());
+    CHECK_NOTHROW(session.Close());
+  });
+  ::unsetenv(kTraceEnvVar);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::Contains("No space left on device"));
+  // Rank 0's file, which could be written, is complete.
+  Model rank0 = ReadTraceFile(dir / RankFileName(0));
+  CHECK(rank0.ranks.size() == 1);
+  CHECK(rank0.redistributes.size() == 1);
   fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "shardscope/printable.hpp"
 
 namespace shardscope::trace {
 
@@ -352,6 +353,14 @@ class Checker {
           if (!reported.count(rank)) values.emplace_back(rank, field(rec->op));
         if (values.empty()) break;
         Vote vote = Majority(values);
+        if (vote.deviants.empty() && noun == "outcome" && values.front().second != "ok") {
+          // Every rank failed this op the same way: consistent, but not clean.
+          std::vector<int64_t> all;
+          for (const auto& v : values) all.push_back(v.first);
+          ReportOp(all, id, subject + ": every rank " + values.front().second);
+          reported.insert(all.begin(), all.end());
+          break;
+        }
         if (vote.deviants.empty()) continue;
         ReportOp(vote.deviants, id,
                  subject + ": " + noun + " differs across ranks: " + VoteText(values, vote) +
@@ -373,8 +382,9 @@ class Checker {
   // ---- redistributes, compared across ranks ----
 
   static std::string Subject(const RedistributeBegin& b) {
-    return "redistribute #" + std::to_string(b.id) + " (" + (b.tensor.empty() ? "<anonymous>" : b.tensor) +
-           " " + detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
+    return "redistribute #" + std::to_string(b.id) + " (" +
+           (b.tensor.empty() ? "<anonymous>" : Printable(b.tensor)) + " " +
+           detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
            detail::JoinComma(b.dst_placements) + ")";
   }
 
@@ -449,6 +459,18 @@ class Checker {
       }
       ReportRedistribute(MismatchClass::kState, vote.deviants, id, std::nullopt,
                          subject + ": outcome differs: " + VoteText(outcomes, vote) + detail);
+    }
+    if (vote.deviants.empty() && !outcomes.empty() && outcomes.front().second != "ok") {
+      // Every rank agrees, but on a failure: consistent, yet not a clean trace (a job whose
+      // ranks all timed out, or all were killed inside this redistribute).
+      std::vector<int64_t> all;
+      for (const RedistributeRecord* r : recs) all.push_back(r->rank);
+      const RedistributeRecord* first = recs.front();
+      ReportRedistribute(MismatchClass::kState, all, id, std::nullopt,
+                         subject + ": " +
+                             (first->end ? "every rank failed it (rank " + std::to_string(first->rank) +
+                                               ": " + first->end->error + ")"
+                                         : std::string("no rank finished it (the job ended inside it)")));
     }
     bool all_ok = std::all_of(recs.begin(), recs.end(), [](auto* r) { return r->end && r->end->ok; });
     if (same_spec && all_ok) {

@@ -8,6 +8,7 @@
 
 #include "collective_match.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/printable.hpp"
 
 namespace shardscope::trace {
 
@@ -44,8 +45,9 @@ std::string Signature(const RedistributeBegin& b) {
 }
 
 std::string Subject(const RedistributeBegin& b) {
-  std::string s = (b.tensor.empty() ? "<anonymous>" : b.tensor) + " " + detail::FormatInts(b.global_shape) +
-                  " " + detail::JoinComma(b.src_placements) + " -> " + detail::JoinComma(b.dst_placements);
+  std::string s = (b.tensor.empty() ? "<anonymous>" : Printable(b.tensor)) + " " +
+                  detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
+                  detail::JoinComma(b.dst_placements);
   if (!b.src_order.empty() || !b.dst_order.empty())
     s += " (order '" + b.src_order + "' -> '" + b.dst_order + "')";
   return s;
@@ -215,7 +217,7 @@ std::string OutputsText(const Op& op) {
 std::string InputsText(const Op& op) {
   std::string out;
   for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + op.inputs[i].tensor + ": " + Concat(op.inputs[i].placements);
+    out += (i ? ", " : "") + Printable(op.inputs[i].tensor) + ": " + Concat(op.inputs[i].placements);
   return out.empty() ? "none" : out;
 }
 
@@ -224,7 +226,8 @@ std::string ImplicitText(const Op& op) {
   std::string out;
   for (const OpInput& in : op.inputs) {
     if (in.redistribute_id < 0) continue;
-    out += (out.empty() ? "" : ", ") + in.tensor + " " + Concat(in.placements) + "->" + Concat(in.required);
+    out += (out.empty() ? "" : ", ") + Printable(in.tensor) + " " + Concat(in.placements) + "->" +
+           Concat(in.required);
   }
   return out.empty() ? "none" : out;
 }

@@ -357,10 +357,15 @@ class Assembler {
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 
-FileResult ReadRankFile(const std::filesystem::path& path) {
+// `expected_rank` (>= 0): the rank the file name gives, checked against the header before any
+// event, so a renamed file is reported as such and not as a broken group on a later line.
+FileResult ReadRankFile(const std::filesystem::path& path, int64_t expected_rank = -1) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(path, dir_ec))
+    throw InvalidInput(name + ": is a directory, not a rank file");
   LineSource source(path, name);
   Assembler assembler(result);
 
@@ -386,6 +391,10 @@ FileResult ReadRankFile(const std::filesystem::path& path) {
     if (!have_header) {
       result.trace.header = detail::ParseHeader(line, at);
       have_header = true;
+      if (expected_rank >= 0 && result.trace.header.rank != expected_rank) {
+        ThrowAt(at, "header says rank " + std::to_string(result.trace.header.rank) +
+                        " but the file name says rank " + std::to_string(expected_rank));
+      }
       continue;
     }
     std::optional<Event> event = detail::ParseEvent(line, at);
@@ -479,7 +488,7 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
   model.source = dir;
   const RankTrace* first = nullptr;
   for (auto& [rank, path] : files) {
-    FileResult file = ReadRankFile(path);
+    FileResult file = ReadRankFile(path, rank);
     const Header& h = file.trace.header;
     if (h.rank != rank) {
       throw InvalidInput(file.trace.file + ":1: header says rank " + std::to_string(h.rank) +

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 
@@ -25,15 +27,29 @@ Header MakeHeader(int64_t rank, int64_t world, std::vector<int64_t> mesh_shape,
   return h;
 }
 
+struct TraceSession::Warning {
+  std::atomic<bool> printed{false};
+  // One line on stderr however many ranks fail (ranks are threads of one process here).
+  void Print(const std::string& message) {
+    if (printed.exchange(true)) return;
+    std::fprintf(stderr, "shardscope: warning: %s; tracing is off, the job goes on\n", message.c_str());
+    std::fflush(stderr);
+  }
+};
+
 TraceSession::TraceSession() : mutex_(std::make_unique<std::mutex>()) {}
 
-TraceSession::TraceSession(std::filesystem::path dir)
-    : enabled_(true), dir_(std::move(dir)), mutex_(std::make_unique<std::mutex>()) {}
+TraceSession::TraceSession(std::filesystem::path dir, TraceFailure on_failure)
+    : enabled_(true),
+      dir_(std::move(dir)),
+      on_failure_(on_failure),
+      warning_(std::make_shared<Warning>()),
+      mutex_(std::make_unique<std::mutex>()) {}
 
 TraceSession TraceSession::FromEnv() {
   const char* value = std::getenv(kTraceEnvVar);
   if (value == nullptr || *value == '\0') return TraceSession();
-  return TraceSession(std::filesystem::path(value));
+  return TraceSession(std::filesystem::path(value), TraceFailure::kWarnAndStop);
 }
 
 TraceSession::TraceSession(TraceSession&&) noexcept = default;
@@ -50,15 +66,29 @@ TraceSession::~TraceSession() {
 Writer* TraceSession::WriterFor(int64_t rank, const Header& header) {
   if (!enabled_) return nullptr;
   std::lock_guard<std::mutex> lock(*mutex_);
+  if (failed_) return nullptr;  // kWarnAndStop after a failure: tracing is off
   std::unique_ptr<Writer>& slot = writers_[rank];
   if (!slot) {
     Header h = header;
     h.rank = rank;
-    try {
-      slot = std::make_unique<Writer>(dir_, std::move(h));
-    } catch (...) {
-      writers_.erase(rank);
-      throw;
+    if (on_failure_ == TraceFailure::kThrow) {
+      try {
+        slot = std::make_unique<Writer>(dir_, std::move(h));
+      } catch (...) {
+        writers_.erase(rank);
+        throw;
+      }
+    } else {
+      try {
+        std::shared_ptr<Warning> warning = warning_;
+        slot = std::make_unique<Writer>(dir_, std::move(h),
+                                        [warning](const std::string& message) { warning->Print(message); });
+      } catch (const std::exception& e) {  // Error from the file system, bad_alloc: never the job's end
+        writers_.erase(rank);
+        warning_->Print(e.what());
+        failed_ = true;
+        return nullptr;
+      }
     }
   }
   return slot.get();

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "shardscope/printable.hpp"
 
 namespace shardscope::trace {
 
@@ -120,8 +121,8 @@ std::string OpSignatureText(const Op& op) {
   std::string out = OpCallText(op) + " chosen " + std::to_string(op.chosen);
   for (const OpOutput& o : op.outputs) {
     if (o.requested)
-      out +=
-          " " + (o.tensor.empty() ? std::string("-") : o.tensor) + " " + detail::FormatInts(o.global_shape);
+      out += " " + (o.tensor.empty() ? std::string("-") : Printable(o.tensor)) + " " +
+             detail::FormatInts(o.global_shape);
   }
   return out;
 }
@@ -167,7 +168,7 @@ std::string OpCallText(const Op& op) {
       out += (i ? ", -" : "-");
       continue;
     }
-    out += (i ? ", " : "") + in.tensor + ": " + PlacementsText(in.placements);
+    out += (i ? ", " : "") + Printable(in.tensor) + ": " + PlacementsText(in.placements);
     if (in.required != in.placements) out += "->" + PlacementsText(in.required);
   }
   if (!op.args.empty()) out += (op.inputs.empty() ? "" : ", ") + op.args;
@@ -175,8 +176,8 @@ std::string OpCallText(const Op& op) {
   std::string outs;
   for (size_t i = 0; i < op.outputs.size(); ++i) {
     const OpOutput& o = op.outputs[i];
-    outs +=
-        (i ? ", " : "") + (o.requested ? o.tensor + ": " + PlacementsText(o.placements) : std::string("-"));
+    outs += (i ? ", " : "") +
+            (o.requested ? Printable(o.tensor) + ": " + PlacementsText(o.placements) : std::string("-"));
   }
   return out + (op.outputs.size() == 1 ? outs : "(" + outs + ")");
 }
@@ -243,8 +244,9 @@ std::string FormatShowText(const Model& model) {
       const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
       if (rec == nullptr) continue;
       const RedistributeBegin& b = rec->begin;
-      out += "  redistribute " + std::to_string(rid) + ": " + (b.tensor.empty() ? "<unnamed>" : b.tensor) +
-             "  " + PlacementsText(b.src_placements) + " -> " + PlacementsText(b.dst_placements) + "  " +
+      out += "  redistribute " + std::to_string(rid) + ": " +
+             (b.tensor.empty() ? "<unnamed>" : Printable(b.tensor)) + "  " +
+             PlacementsText(b.src_placements) + " -> " + PlacementsText(b.dst_placements) + "  " +
              b.notation + "\n";
     }
     for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
@@ -256,9 +258,10 @@ std::string FormatShowText(const Model& model) {
     if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
   }
   for (const RedistributeSummary& s : Summarize(model)) {
-    out += "\nredistribute " + std::to_string(s.id) + ": " + (s.tensor.empty() ? "<unnamed>" : s.tensor) +
-           " " + s.dtype + " " + detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) +
-           " -> " + JoinStrs(s.dst_placements) + "\n";
+    out += "\nredistribute " + std::to_string(s.id) + ": " +
+           (s.tensor.empty() ? "<unnamed>" : Printable(s.tensor)) + " " + s.dtype + " " +
+           detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
+           JoinStrs(s.dst_placements) + "\n";
     if (s.op_id >= 0) {
       const OpRecord* op = nullptr;
       for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;

@@ -1,5 +1,6 @@
 #include "shardscope/trace/writer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -18,7 +19,31 @@ int64_t NowNs() noexcept {
 
 std::string RankFileName(int64_t rank) { return "rank-" + std::to_string(rank) + ".jsonl"; }
 
-Writer::Writer(const std::filesystem::path& dir, Header header) : header_(std::move(header)) {
+std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (ec || status.type() == std::filesystem::file_type::not_found) return out;
+  if (status.type() != std::filesystem::file_type::directory) {
+    throw InvalidInput("trace: '" + dir.string() + "' exists and is not a directory");
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "rank-", kSuffix = ".jsonl";
+    if (name.size() <= kPrefix.size() + kSuffix.size() || name.rfind(kPrefix, 0) != 0 ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+      continue;
+    const std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (digits.find_first_not_of("0123456789") == std::string::npos) out.push_back(entry.path());
+  }
+  if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Writer::Writer(const std::filesystem::path& dir, Header header,
+               std::function<void(const std::string&)> on_write_error)
+    : header_(std::move(header)), on_write_error_(std::move(on_write_error)) {
   header_.format = std::string(kFormatName);
   header_.version = kCurrentVersion;
   std::error_code ec;
@@ -52,7 +77,7 @@ void Writer::Emit(const Event& event) {
 }
 
 void Writer::Append(const std::string& line, bool flush) {
-  if (file_ == nullptr) return;
+  if (file_ == nullptr || !ok_) return;  // after a failed write nothing more is buffered
   buffer_ += line;
   buffer_ += '\n';
   if (flush || buffer_.size() >= kFlushBytes) Flush();
@@ -64,10 +89,13 @@ void Writer::Flush() {
   size_t written = buffer_.empty() ? 0 : std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
   bool failed = written != buffer_.size() || std::fflush(file_) != 0;
   buffer_.clear();
-  if (failed) {
-    ok_ = false;
-    throw InvalidInput("trace: write to '" + path_.string() + "' failed: " + std::strerror(errno));
-  }
+  if (failed) Fail("trace: write to '" + path_.string() + "' failed: " + std::strerror(errno));
+}
+
+void Writer::Fail(const std::string& message) {
+  ok_ = false;
+  if (!on_write_error_) throw InvalidInput(message);
+  on_write_error_(message);
 }
 
 void Writer::Close() {
@@ -81,10 +109,8 @@ void Writer::Close() {
     throw;
   }
   file_ = nullptr;
-  if (std::fclose(file) != 0 && ok_) {
-    ok_ = false;
-    throw InvalidInput("trace: closing '" + path_.string() + "' failed: " + std::strerror(errno));
-  }
+  if (std::fclose(file) != 0 && ok_)
+    Fail("trace: closing '" + path_.string() + "' failed: " + std::strerror(errno));
 }
 
 }  // namespace shardscope::trace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -9,6 +11,13 @@
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
 #include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/ops/op_executor.hpp"
+#include "shardscope/engine/plan/planner.hpp"
+#include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/comm/mpi_backend.hpp"
+#include "shardscope/engine/comm/nccl_backend.hpp"
 #include "shardscope/engine/ops/op_executor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
@@ -46,7 +55,11 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 struct RunContext {
   const Scenario& scenario;
   const RunOptions& options;
+  // The first repetition, then (with repeat > 1) the steady one that every later repetition
+  // runs again: [0, first_rep) and [first_rep, schedule.size()). Repeats are streamed, never
+  // expanded, so --repeat 100000 costs no memory and the trace grows from the first step.
   const std::vector<Planned>& schedule;
+  size_t first_rep;
   const std::vector<LocalTensor>& globals;
   PlanCache& cache;
 };
@@ -101,8 +114,9 @@ void TallyKinds(const std::vector<ExecutedCollective>& ran, std::map<std::string
 // One op step on one rank: runs it (implicit redistributes, halo, kernel), fills this rank's
 // figures for the step and, with verification, compares every output with the reference.
 void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
-               const Group& all, size_t k, const Planned& item, std::vector<LocalTensor>& locals,
-               int64_t& next_redistribute_id, int64_t* f, std::vector<StepReport>* report0) {
+               const Group& all, size_t k, const Planned& item, int64_t op_id_offset,
+               std::vector<LocalTensor>& locals, int64_t& next_redistribute_id, int64_t* f,
+               std::vector<StepReport>* report0) {
   const Scenario& scenario = ctx.scenario;
   std::vector<const TensorSpec*> specs;
   std::vector<const LocalTensor*> inputs;
@@ -114,7 +128,7 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
   std::vector<ExecutedCollective> ran;
   OpExecuteOptions exec;
   exec.trace = writer;
-  exec.op_id = item.op_id;
+  exec.op_id = item.op_id + op_id_offset;
   exec.step = static_cast<int64_t>(item.step);
   exec.next_redistribute_id = &next_redistribute_id;
   exec.cache = &ctx.cache;
@@ -160,6 +174,63 @@ void RunOpStep(Communicator& comm, int64_t rank, const RunContext& ctx, trace::W
   }
 }
 
+// Runs schedule row `k` once on this rank and fills its figures `f` (see kStepFigures); rank 0
+// describes the row in `report0` when given. Op ids of later repetitions are shifted by
+// `op_id_offset` so every executed op has its own id in the trace.
+void RunScheduled(Communicator& comm, int64_t rank, const RunContext& ctx, trace::Writer* writer,
+                  const Group& all, size_t k, int64_t op_id_offset, std::vector<LocalTensor>& locals,
+                  int64_t& next_redistribute_id, int64_t* f, std::vector<StepReport>* report0) {
+  const Scenario& scenario = ctx.scenario;
+  const Planned& item = ctx.schedule[k];
+  if (item.op != nullptr) {
+    RunOpStep(comm, rank, ctx, writer, all, k, item, op_id_offset, locals, next_redistribute_id, f, report0);
+    return;
+  }
+  std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
+  std::vector<ExecutedCollective> ran;
+  ExecuteOptions exec;
+  exec.shapes = scenario.tensors[item.tensor].shapes;
+  exec.trace = writer;
+  exec.trace_id = next_redistribute_id++;
+  exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
+  exec.collectives = &ran;
+  exec.checksums = ctx.options.checksums;
+  int64_t t0 = trace::NowNs();
+  LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
+  f[0] = trace::NowNs() - t0;
+  f[1] = BytesReceived(ran);
+  if (rank == 0 && report0 != nullptr) {
+    StepReport& rep = (*report0)[k];
+    rep.step = item.step;
+    rep.repetition = k < ctx.first_rep ? 0 : 1;
+    rep.backward = item.backward;
+    rep.tensor = scenario.tensors[item.tensor].name;
+    rep.src = item.src.placements;
+    rep.dst = item.dst.placements;
+    rep.plan = *plan;
+    TallyKinds(ran, rep.collectives);
+  }
+  if (ctx.options.verify) {
+    // Non-Partial results are checked where they are (Distribute is the definition); Partial
+    // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
+    // A tensor an op produced holds values computed from partial sums, which equal the global
+    // reference only within the op tolerance; seeded inputs are compared bitwise.
+    const bool produced = scenario.tensors[item.tensor].produced_by >= 0;
+    const double op_tol = produced ? OpTolerance(item.dst.dtype) : 0.0;
+    if (!HasPartial(item.dst)) {
+      f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), op_tol);
+    } else {
+      std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
+      if (rank == 0) {
+        LocalTensor full = FullTensor(shards, item.dst);
+        f[3] = FirstDifference(full, ctx.globals[item.tensor],
+                               std::max(op_tol, PartitionTolerance(item.dst.dtype)));
+      }
+    }
+  }
+  if (!item.backward) locals[item.tensor] = std::move(out);
+}
+
 // One rank's whole run: distributes, executes every scheduled redistribute, verifies, and
 // returns this rank's figures (see kStepFigures) gathered from every rank, indexed [rank][k].
 // `report0` is filled on rank 0 only.
@@ -180,61 +251,35 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
   for (int64_t r = 0; r < world; ++r) all.ranks.push_back(r);
   for (int d = 0; d < mesh.ndim(); ++d) all.mesh_dims.push_back(d);
 
-  for (size_t k = 0; k < steps; ++k) {
-    const Planned& item = ctx.schedule[k];
-    if (item.op != nullptr) {
-      RunOpStep(comm, rank, ctx, writer, all, k, item, locals, next_redistribute_id,
-                &figures[k * kStepFigures], report0);
-      if (rank == 0 && ctx.options.progress)
-        ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
-      continue;
-    }
-    std::shared_ptr<const Plan> plan = ctx.cache.Get(item.src, item.dst, rank, item.options);
-    std::vector<ExecutedCollective> ran;
-    ExecuteOptions exec;
-    exec.shapes = scenario.tensors[item.tensor].shapes;
-    exec.trace = writer;
-    exec.trace_id = next_redistribute_id++;
-    exec.tensor_name = scenario.tensors[item.tensor].name + (item.backward ? ".grad" : "");
-    exec.collectives = &ran;
-    exec.checksums = ctx.options.checksums;
-    int64_t t0 = trace::NowNs();
-    LocalTensor out = Redistribute(comm, rank, locals[item.tensor], item.src, item.dst, *plan, exec);
-    int64_t* f = &figures[k * kStepFigures];
-    f[0] = trace::NowNs() - t0;
-    f[1] = BytesReceived(ran);
-    if (rank == 0 && report0 != nullptr) {
-      StepReport& rep = (*report0)[k];
-      rep.step = item.step;
-      rep.repetition = static_cast<int>(k / std::max<size_t>(1, steps / ctx.options.repeat));
-      rep.backward = item.backward;
-      rep.tensor = scenario.tensors[item.tensor].name;
-      rep.src = item.src.placements;
-      rep.dst = item.dst.placements;
-      rep.plan = *plan;
-      TallyKinds(ran, rep.collectives);
-    }
-    if (ctx.options.verify) {
-      // Non-Partial results are checked where they are (Distribute is the definition); Partial
-      // ones are a different valid decomposition, so rank 0 rebuilds the full tensor.
-      // A tensor an op produced holds values computed from partial sums, which equal the global
-      // reference only within the op tolerance; seeded inputs are compared bitwise.
-      const bool produced = scenario.tensors[item.tensor].produced_by >= 0;
-      const double op_tol = produced ? OpTolerance(item.dst.dtype) : 0.0;
-      if (!HasPartial(item.dst)) {
-        f[2] = FirstDifference(out, Distribute(ctx.globals[item.tensor], item.dst, rank), op_tol);
-      } else {
-        std::vector<LocalTensor> shards = GatherToRank0(comm, all, out);
-        if (rank == 0) {
-          LocalTensor full = FullTensor(shards, item.dst);
-          f[3] = FirstDifference(full, ctx.globals[item.tensor],
-                                 std::max(op_tol, PartitionTolerance(item.dst.dtype)));
-        }
+  const int repeat = ctx.options.repeat;
+  const size_t steady = steps - ctx.first_rep;
+  const int64_t ops_per_rep = [&] {
+    int64_t n = 0;
+    for (size_t k = 0; k < ctx.first_rep; ++k) n += ctx.schedule[k].op != nullptr ? 1 : 0;
+    return n;
+  }();
+  const int64_t total =
+      static_cast<int64_t>(ctx.first_rep) + static_cast<int64_t>(repeat - 1) * static_cast<int64_t>(steady);
+  int64_t done = 0;
+  for (int r = 0; r < repeat; ++r) {
+    const size_t begin = r == 0 ? 0 : ctx.first_rep, end = r == 0 ? ctx.first_rep : steps;
+    for (size_t k = begin; k < end; ++k) {
+      int64_t step_figures[kStepFigures] = {-1, -1, -1, -1, -1};
+      // Rank 0 describes each schedule row once, at its first run.
+      std::vector<StepReport>* describe = r <= 1 ? report0 : nullptr;
+      RunScheduled(comm, rank, ctx, writer, all, k, r <= 1 ? 0 : (r - 1) * ops_per_rep, locals,
+                   next_redistribute_id, step_figures, describe);
+      int64_t* f = &figures[k * kStepFigures];
+      for (size_t w : {size_t{0}, size_t{1}})
+        f[w] = std::max<int64_t>(f[w], 0) + std::max<int64_t>(step_figures[w], 0);
+      if (f[2] < 0) f[2] = step_figures[2];
+      if (f[3] < 0) {
+        f[3] = step_figures[3];
+        f[4] = step_figures[4];
       }
+      ++done;
+      if (rank == 0 && ctx.options.progress) ctx.options.progress(done, total);
     }
-    if (!item.backward) locals[item.tensor] = std::move(out);
-    if (rank == 0 && ctx.options.progress)
-      ctx.options.progress(static_cast<int64_t>(k) + 1, static_cast<int64_t>(steps));
   }
   figures[steps * kStepFigures] = clock.offset_ns;
   figures[steps * kStepFigures + 1] = clock.rtt_ns;
@@ -255,30 +300,15 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
   return result;
 }
 
-}  // namespace
-
-RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
-  const std::string& backend = options.backend;
-  if (backend != "local" && backend != "mpi" && backend != "cuda" && backend != "nccl") {
-    throw InvalidInput("--backend: '" + backend + "' is not a backend (use local, mpi, cuda or nccl)");
-  }
-  // GPU backends fail here, before any thread or MPI process starts, when the build has no
-  // CUDA/NCCL or the machine no GPU (one message, exit 2).
-  if (backend == "cuda" || backend == "nccl") RequireGpuBackend(backend);
-  if ((backend == "mpi" || backend == "nccl") && !MpiBackendAvailable()) {
-    throw InvalidInput(
-        "--backend " + backend +
-        ": this build has no MPI backend (reconfigure with MPI installed; nccl bootstraps over MPI)");
-  }
-  if (options.repeat < 1) throw InvalidInput("--repeat: must be >= 1");
-  const Mesh& mesh = scenario.mesh;
-  const int64_t world = mesh.size();
-
+// Every spec along the run: `repeat` times the step list, each tensor continuing from where
+// the previous step left it.
+std::vector<Planned> BuildSchedule(const Scenario& scenario, int repeat) {
   std::vector<Planned> schedule;
+  const Mesh& mesh = scenario.mesh;
   std::vector<TensorSpec> current;
   for (const auto& t : scenario.tensors) current.push_back(t.spec);
   int64_t op_count = 0;
-  for (int rep = 0; rep < options.repeat; ++rep) {
+  for (int rep = 0; rep < repeat; ++rep) {
     for (size_t i = 0; i < scenario.steps.size(); ++i) {
       const ScenarioStep& step = scenario.steps[i];
       if (step.op) {
@@ -311,6 +341,171 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
       current[ti] = dst;
     }
   }
+  return schedule;
+}
+
+double Bytes(const Shape& shape, DType dtype) {
+  double n = DTypeSize(dtype);
+  for (int64_t e : shape) n *= static_cast<double>(e);  // double: a product past 2^63 must not wrap
+  return n;
+}
+
+double LocalBytes(const TensorSpec& spec, int64_t rank) {
+  return Bytes(ComputeRankLayout(spec, rank).local_shape, spec.dtype);
+}
+
+bool ReadNumber(const char* path, double& value) {
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[64] = {};
+  const bool ok = std::fgets(buf, sizeof(buf), f) != nullptr;
+  std::fclose(f);
+  char* end = nullptr;
+  value = ok ? std::strtod(buf, &end) : 0;
+  return ok && end != buf;
+}
+
+std::string HumanBytes(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB (%.0f bytes)", bytes / (1024.0 * 1024 * 1024), bytes);
+  return buf;
+}
+
+}  // namespace
+
+MemoryEstimate EstimateMemory(const Scenario& scenario, const RunOptions& options) {
+  // Two repetitions hold every spec of any number of them: from the second on, each step starts
+  // from the placement the previous repetition left, which is the same every time.
+  const std::vector<Planned> schedule = BuildSchedule(scenario, std::min(options.repeat, 2));
+  const Mesh& mesh = scenario.mesh;
+  const int64_t world = mesh.size();
+  const size_t n = scenario.tensors.size();
+  std::vector<std::vector<const TensorSpec*>> specs_of(n);
+  MemoryEstimate est;
+  double globals = 0, gather = 0;
+  for (size_t t = 0; t < n; ++t) {
+    const ScenarioTensor& st = scenario.tensors[t];
+    globals += Bytes(st.spec.shape, st.spec.dtype);
+    if (st.produced_by < 0) specs_of[t].push_back(&st.spec);
+  }
+  for (const Planned& item : schedule) {
+    if (item.op != nullptr) {
+      for (size_t o = 0; o < item.outputs.size(); ++o) {
+        if (item.outputs[o] == kNone) continue;
+        const TensorSpec& out = *item.decision.outputs[o];
+        specs_of[item.outputs[o]].push_back(&out);
+        if (options.verify) gather = std::max(gather, 2 * Bytes(out.shape, out.dtype));
+      }
+    } else if (!item.backward) {
+      specs_of[item.tensor].push_back(&item.dst);
+    }
+    if (item.op == nullptr && options.verify && HasPartial(item.dst))
+      gather = std::max(gather, 2 * Bytes(item.dst.shape, item.dst.dtype));
+  }
+  double ranks_total = 0, largest_rank = 0;
+  for (int64_t r = 0; r < world; ++r) {
+    double live = 0;
+    for (size_t t = 0; t < n; ++t) {
+      double most = 0;
+      for (const TensorSpec* spec : specs_of[t]) most = std::max(most, LocalBytes(*spec, r));
+      live += most;
+      if (most > est.largest_tensor_bytes_per_rank) {
+        est.largest_tensor_bytes_per_rank = most;
+        est.largest_tensor = scenario.tensors[t].name;
+        est.largest_tensor_where = scenario.tensors[t].where;
+        est.largest_tensor_global_bytes =
+            Bytes(scenario.tensors[t].spec.shape, scenario.tensors[t].spec.dtype);
+      }
+    }
+    double staging = 0;
+    for (const Planned& item : schedule) {
+      double step = 0;
+      if (item.op != nullptr) {
+        for (size_t i = 0; i < item.inputs.size(); ++i) {
+          if (item.inputs[i] == kNone) continue;
+          step += LocalBytes(item.input_specs[i], r);
+          if (item.decision.inputs[i]) step += LocalBytes(*item.decision.inputs[i], r);
+        }
+        for (size_t o = 0; o < item.outputs.size(); ++o)
+          if (item.decision.outputs[o]) step += LocalBytes(*item.decision.outputs[o], r);
+        step *= 2;
+      } else {
+        const double dst = LocalBytes(item.dst, r);
+        step = LocalBytes(item.src, r) + dst + (options.verify ? dst : 0);
+      }
+      staging = std::max(staging, step);
+    }
+    ranks_total += live + staging;
+    largest_rank = std::max(largest_rank, live + staging);
+  }
+  const bool one_rank_per_process = options.backend == "mpi" || options.backend == "nccl";
+  est.process_bytes = globals + (one_rank_per_process ? largest_rank : ranks_total) + gather;
+  return est;
+}
+
+double AvailableMemoryBytes() {
+  if (const char* env = std::getenv("SHARDSCOPE_MEMORY_LIMIT"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end != env && *end == '\0' && v > 0) return v;
+    throw InvalidInput(std::string("SHARDSCOPE_MEMORY_LIMIT: '") + env +
+                       "' is not a positive number of bytes");
+  }
+  double available = 0;
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      double kb = 0;
+      if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) available = kb * 1024;
+    }
+    std::fclose(f);
+  }
+  // A container's limit (cgroup v2, then v1) is what the kernel enforces; "max" reads as no number.
+  double limit = 0, used = 0;
+  if ((ReadNumber("/sys/fs/cgroup/memory.max", limit) && ReadNumber("/sys/fs/cgroup/memory.current", used)) ||
+      (ReadNumber("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) &&
+       ReadNumber("/sys/fs/cgroup/memory/memory.usage_in_bytes", used))) {
+    if (limit > used && limit < 1e18)
+      available = available > 0 ? std::min(available, limit - used) : limit - used;
+  }
+  return available;
+}
+
+RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
+  const std::string& backend = options.backend;
+  if (backend != "local" && backend != "mpi" && backend != "cuda" && backend != "nccl") {
+    throw InvalidInput("--backend: '" + backend + "' is not a backend (use local, mpi, cuda or nccl)");
+  }
+  // GPU backends fail here, before any thread or MPI process starts, when the build has no
+  // CUDA/NCCL or the machine no GPU (one message, exit 2).
+  if (backend == "cuda" || backend == "nccl") RequireGpuBackend(backend);
+  if ((backend == "mpi" || backend == "nccl") && !MpiBackendAvailable()) {
+    throw InvalidInput(
+        "--backend " + backend +
+        ": this build has no MPI backend (reconfigure with MPI installed; nccl bootstraps over MPI)");
+  }
+  if (options.repeat < 1) throw InvalidInput("--repeat: must be >= 1");
+  const Mesh& mesh = scenario.mesh;
+  const int64_t world = mesh.size();
+  // Sizes before allocation: a tensor that cannot fit is refused here, naming it, instead of
+  // running for a minute and dying in std::bad_alloc.
+  if (const double available = AvailableMemoryBytes(); available > 0) {
+    const MemoryEstimate est = EstimateMemory(scenario, options);
+    if (est.process_bytes > available) {
+      throw InvalidInput(est.largest_tensor_where + ": tensor '" + est.largest_tensor + "' needs up to " +
+                         HumanBytes(est.largest_tensor_bytes_per_rank) + " per rank (" +
+                         HumanBytes(est.largest_tensor_global_bytes) + " global); the run would need about " +
+                         HumanBytes(est.process_bytes) + " in this process but " + HumanBytes(available) +
+                         " is available: shrink the tensor or run more ranks under --backend mpi");
+    }
+  }
+
+  // Two repetitions describe any number: from the second on, each repetition starts where the
+  // previous one ended, which is the same place every time.
+  std::vector<Planned> schedule = BuildSchedule(scenario, 1);
+  const size_t first_rep = schedule.size();
+  if (options.repeat > 1) schedule = BuildSchedule(scenario, 2);
+
   // Repeats start each tensor from its scenario spec again only if the step list returns it
   // there; otherwise the next repetition continues from where the last one ended (as a loop in a
   // training job would).
@@ -322,8 +517,9 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
     const ScenarioTensor& st = scenario.tensors[t];
     if (st.produced_by < 0) globals[t] = SeededTensor(st.spec.shape, st.spec.dtype, st.seed);
   }
-  for (const Planned& item : schedule) {
-    if (item.op == nullptr || item.op_id >= op_count / options.repeat) continue;  // first repetition only
+  for (size_t k = 0; k < first_rep; ++k) {  // the first repetition computes every op output
+    const Planned& item = schedule[k];
+    if (item.op == nullptr) continue;
     std::vector<const LocalTensor*> in;
     for (size_t k : item.inputs) in.push_back(k == kNone ? nullptr : &globals[k]);
     std::vector<std::optional<LocalTensor>> out = ComputeOpGlobal(*item.op, in);
@@ -333,7 +529,7 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
   }
 
   PlanCache cache;
-  RunContext ctx{scenario, options, schedule, globals, cache};
+  RunContext ctx{scenario, options, schedule, first_rep, globals, cache};
   std::vector<StepReport> reports(schedule.size());
   std::vector<int64_t> figures;
   RunReport report;
@@ -437,6 +633,8 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
       rep.bytes_moved += figure(r, k, 1);
     }
     rep.seconds = static_cast<double>(slowest) * 1e-9;
+    rep.repetition = k < first_rep ? 0 : 1;
+    rep.repetitions = k < first_rep ? 1 : options.repeat - 1;
     std::string error;
     if (options.verify) {
       for (int64_t r = 0; r < world && error.empty(); ++r) {

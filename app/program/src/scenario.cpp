@@ -1,12 +1,15 @@
 #include "shardscope/program/scenario.hpp"
 
-#include <fstream>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "shardscope/engine/core/layout.hpp"
+#include "json_input.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/printable.hpp"
 
 namespace shardscope::program {
 // The program layer speaks the engine's vocabulary (specs, placements, plans) throughout.
@@ -117,40 +120,14 @@ class JsonLocator {
   size_t pos_ = 0;
 };
 
-std::string LineColumn(std::string_view text, size_t offset) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
+using detail::LineColumn;
 
 class ScenarioParser {
  public:
   ScenarioParser(std::string_view text, std::string path) : text_(text), path_(std::move(path)) {}
 
   Scenario Parse() {
-    json root;
-    try {
-      root = json::parse(text_.begin(), text_.end());
-    } catch (const json::parse_error& e) {
-      std::string what = e.what();
-      size_t cut = what.find("parse error at ");
-      size_t colon = what.find(": ", cut == std::string::npos ? 0 : cut);
-      std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-      size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-      throw InvalidInput(path_ + ":" + LineColumn(text_, byte) + ": invalid JSON: " + reason);
-    } catch (const json::exception& e) {  // out_of_range: a number beyond double, e.g. 1e999
-      std::string what = e.what();
-      size_t close = what.find("] ");
-      throw InvalidInput(path_ +
-                         ": invalid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
-    }
+    json root = detail::ParseJsonInput(text_, path_, /*check_duplicates=*/false);
     if (!root.is_object()) Fail({}, "a scenario must be a JSON object with mesh, tensors and steps");
     for (auto it = root.begin(); it != root.end(); ++it) {
       static const char* kKnown[] = {"mesh",     "mesh_dim_names",   "flatten",     "tensors", "steps",
@@ -159,6 +136,9 @@ class ScenarioParser {
       for (const char* k : kKnown) known = known || it.key() == k;
       if (!known) Fail({it.key()}, "unknown field '" + it.key() + "'");
     }
+    // nlohmann keeps the last of two equal keys: a tensor defined twice would silently run the
+    // second definition, so duplicates are refused with both positions.
+    detail::RefuseDuplicateKeys(text_, path_);
     Scenario sc;
     sc.path = path_;
     const json& mesh = Require(root, {}, "mesh");
@@ -221,23 +201,64 @@ class ScenarioParser {
       sc.steps.push_back(ParseStep(steps[i], i, sc, devices_per_host));
       const ScenarioStep& step = sc.steps.back();
       const size_t ti = sc.TensorIndex(step.tensor);
-      const TensorSpec& src = current[ti];
+      const TensorSpec src = current[ti];
       Guard({"steps", std::to_string(i), "to"}, [&] {
         current[ti] = MakeSpec(sc.mesh, step.to, step.order, src.shape, src.dtype, src.chunking,
                                step.explicit_sizes, "to");
       });
+      CheckPlannable(steps[i], i, src, current[ti], step);
     }
     return sc;
   }
 
  private:
+  // "path:line:column" of the value at `where`.
+  std::string Where(const std::vector<std::string>& where) {
+    JsonLocator locator(text_);
+    return path_ + ":" + LineColumn(text_, locator.Find(where));
+  }
+
   [[noreturn]] void Fail(const std::vector<std::string>& where, const std::string& message) {
     JsonLocator locator(text_);
     size_t offset = locator.Find(where);
     std::string pointer;
-    for (const auto& t : where) pointer += "/" + t;
+    for (const auto& t : where) pointer += "/" + Printable(t);
     throw InvalidInput(path_ + ":" + LineColumn(text_, offset) + ": " +
                        (pointer.empty() ? "" : pointer + ": ") + message);
+  }
+
+  // Plans the step as the run will (rank 0; PyTorch's rules do not depend on the rank), so an
+  // unsupported transition (P(min) -> P(max), S(0) -> P(sum)) or a planner that cannot serve
+  // the shard order is reported at the step, not at run time without a position.
+  void CheckPlannable(const json& s, size_t index, const TensorSpec& src, const TensorSpec& dst,
+                      const ScenarioStep& step) {
+    std::vector<std::string> where{"steps", std::to_string(index), "to"};
+    try {
+      MakePlan(src, dst, 0, step.options);
+      if (step.backward) MakePlan(dst, BackwardTargetSpec(src, dst), 0, step.options);
+    } catch (const Error& e) {
+      std::string message = e.what();
+      // The engine names the CLI flag; in a file the setting is the step's "planner" field.
+      constexpr std::string_view kFlag = "--planner greedy: ";
+      if (message.rfind(kFlag, 0) == 0) {
+        message = "planner \"greedy\": " + message.substr(kFlag.size());
+        if (s.contains("planner")) where.back() = "planner";
+      }
+      Fail(where, message);
+    }
+  }
+
+  // Names are printed in tables, traces and the GUI: control characters (a newline, an
+  // escape sequence) would forge lines or drive the terminal, so they are refused here.
+  void CheckName(const std::string& name, const std::vector<std::string>& where) {
+    for (unsigned char c : name) {
+      if (c < 0x20 || c == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof(code), "\\x%02x", c);
+        Fail(where,
+             "tensor name contains the control character " + std::string(code) + "; names must be printable");
+      }
+    }
   }
 
   template <typename F>
@@ -333,6 +354,7 @@ class ScenarioParser {
 
   ScenarioTensor ParseTensor(const std::string& name, const json& t, const Mesh& mesh, ChunkRule chunking) {
     std::vector<std::string> where{"tensors", name};
+    CheckName(name, where);
     if (!t.is_object()) Fail(where, "expected an object with shape, dtype and placements");
     for (auto it = t.begin(); it != t.end(); ++it) {
       static const char* kKnown[] = {"shape",  "dtype",    "placements", "order",
@@ -348,6 +370,7 @@ class ScenarioParser {
     }
     ScenarioTensor out;
     out.name = name;
+    out.where = Where(where);
     auto at = [&](const char* key) {
       auto w = where;
       w.push_back(key);
@@ -586,6 +609,7 @@ class ScenarioParser {
       if (call.outputs[o].empty()) continue;
       auto w = s.contains("output") ? at("output") : at("outputs");
       if (s.contains("outputs")) w.push_back(std::to_string(o));
+      CheckName(call.outputs[o], w);
       for (const auto& t : sc.tensors) {
         if (t.name == call.outputs[o]) {
           Fail(w, "tensor '" + call.outputs[o] + "' already exists; op outputs take new names");
@@ -619,6 +643,7 @@ class ScenarioParser {
       t.name = call.outputs[o];
       t.spec = *decision.outputs[o];
       t.produced_by = static_cast<int64_t>(index);
+      t.where = Where(where);
       sc.tensors.push_back(t);
       current.push_back(t.spec);
     }
@@ -646,11 +671,7 @@ Scenario ParseScenario(std::string_view text, const std::string& path) {
 }
 
 Scenario LoadScenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path + ": cannot open scenario file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return ParseScenario(buf.str(), path);
+  return ParseScenario(detail::ReadInputFile(path, "scenario file"), path);
 }
 
 }  // namespace shardscope::program

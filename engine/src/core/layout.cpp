@@ -63,10 +63,24 @@ std::vector<int64_t> SplitSizes(int64_t extent, int64_t n, ChunkRule rule) {
 
 std::pair<int64_t, int64_t> LocalShardSizeAndOffset(int64_t extent, int64_t n, int64_t index,
                                                     ChunkRule rule) {
-  std::vector<int64_t> sizes = SplitSizes(extent, n, rule);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < index; ++i) offset += sizes[static_cast<size_t>(i)];
-  return {sizes[static_cast<size_t>(index)], std::min(offset, extent)};
+  // Closed forms of SplitSizes' entry `index` and the sum of the entries before it, so one
+  // rank's layout costs O(mesh dims x tensor dims), not O(mesh size) (a 2^20-rank mesh).
+  if (n <= 0 || index < 0 || index >= n) {
+    throw InternalError("layout: shard index " + std::to_string(index) + " outside 0.." +
+                        std::to_string(n - 1));
+  }
+  const int64_t c = extent / n + (extent % n != 0 ? 1 : 0);  // ceil(L/n); c*n < L + n: no overflow
+  if (rule == ChunkRule::kTorch) {
+    // Chunk i covers [c*i, c*(i+1)) clipped to the extent (empty past it, offset L).
+    const int64_t begin = std::min(extent, c * index);
+    const int64_t end = std::min(extent, c * (index + 1));
+    return {end - begin, begin};
+  }
+  // physicsnemo: n-1 chunks of c and the remainder last, or floor(L/n) each when that
+  // remainder would be <= 0 (see SplitSizes).
+  const int64_t chunk = extent - c * (n - 1) <= 0 ? extent / n : c;
+  const int64_t size = index + 1 < n ? chunk : extent - chunk * (n - 1);
+  return {size, std::min(chunk * index, extent)};
 }
 
 IndexSet StridedShardPositions(int64_t extent, int64_t n, int64_t index, int64_t split_factor,
@@ -127,9 +141,8 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
         set = std::move(next);
         continue;
       }
-      std::vector<int64_t> sizes;
       if (in.explicit_sizes && in.explicit_sizes->count(md)) {
-        sizes = in.explicit_sizes->at(md);
+        const std::vector<int64_t>& sizes = in.explicit_sizes->at(md);
         int64_t total = 0;
         for (int64_t s : sizes) total += s;
         if (total != extent) {
@@ -137,12 +150,13 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
                              std::to_string(total) + " but the extent they split is " +
                              std::to_string(extent));
         }
-      } else {
-        sizes = SplitSizes(extent, n, in.chunking);
+        int64_t offset = 0;
+        for (int64_t k = 0; k < i; ++k) offset += sizes[static_cast<size_t>(k)];
+        set = Slice(set, offset, offset + sizes[static_cast<size_t>(i)]);
+        continue;
       }
-      int64_t offset = 0;
-      for (int64_t k = 0; k < i; ++k) offset += sizes[static_cast<size_t>(k)];
-      set = Slice(set, offset, offset + sizes[static_cast<size_t>(i)]);
+      auto [size, offset] = LocalShardSizeAndOffset(extent, n, i, in.chunking);
+      set = Slice(set, offset, offset + size);
     }
   }
   out.local_shape.resize(shape.size());

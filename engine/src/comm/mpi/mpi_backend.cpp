@@ -206,8 +206,71 @@ struct MpiCommunicator::Impl {
     return comm;
   }
 
+  // The group of the collective in progress (set by Exchange), for the roll call on a timeout.
+  const Group* current_group = nullptr;
+
+  // Every wait of a collective: on a timeout, names the members that never posted (RollCall).
   void Wait(MPI_Request& request, const char* mpi_call, const std::string& where) {
-    WaitFor(request, options.timeout, rank, mpi_call, where);
+    try {
+      WaitFor(request, options.timeout, rank, mpi_call, where);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kTimeout || current_group == nullptr) throw;
+      const std::vector<int64_t> missing = RollCall(*current_group);
+      std::string names;
+      for (int64_t r : missing) names += (names.empty() ? "" : ",") + std::to_string(r);
+      throw Error(ErrorCode::kTimeout,
+                  std::string(e.what()) +
+                      (missing.empty() ? "; every member answered a roll call afterwards (a diverged call?)"
+                                       : "; rank(s) " + names +
+                                             " did not answer a roll call (stopped, dead or in another "
+                                             "collective): they never posted their part"));
+    }
+  }
+
+  // After this rank's watchdog fired in a collective of `group`: every member that is waiting
+  // in it times out too (within about one timeout of each other) and sends its rank to the
+  // others. A member that sends nothing within one more timeout never reached the collective:
+  // stopped (SIGSTOP, a debugger), dead, or busy elsewhere. Point-to-point on the world
+  // communicator with a tag of its own, so no collective state is involved.
+  std::vector<int64_t> RollCall(const Group& group) {
+    constexpr int kTag = 7302;
+    const int me = static_cast<int>(rank);
+    std::vector<int> peers;
+    for (int64_t r : group.ranks)
+      if (r != rank) peers.push_back(static_cast<int>(r));
+    std::vector<int> heard(peers.size(), -1);
+    std::vector<MPI_Request> recvs(peers.size(), MPI_REQUEST_NULL), sends(peers.size(), MPI_REQUEST_NULL);
+    for (size_t i = 0; i < peers.size(); ++i) {
+      MPI_Irecv(&heard[i], 1, MPI_INT, peers[i], kTag, MPI_COMM_WORLD, &recvs[i]);
+      MPI_Isend(&me, 1, MPI_INT, peers[i], kTag, MPI_COMM_WORLD, &sends[i]);
+    }
+    std::vector<bool> answered(peers.size(), false);
+    const int64_t deadline = SteadyNowNs() + options.timeout.count() * 1000000;
+    size_t pending = peers.size();
+    while (pending > 0 && SteadyNowNs() < deadline) {
+      for (size_t i = 0; i < peers.size(); ++i) {
+        if (answered[i]) continue;
+        int done = 0;
+        MPI_Test(&recvs[i], &done, MPI_STATUS_IGNORE);
+        if (done) {
+          answered[i] = true;
+          --pending;
+        }
+      }
+      std::this_thread::yield();
+    }
+    std::vector<int64_t> missing;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      if (!answered[i]) {
+        missing.push_back(peers[i]);
+        MPI_Cancel(&recvs[i]);
+        MPI_Request_free(&recvs[i]);
+      }
+      int done = 0;
+      MPI_Test(&sends[i], &done, MPI_STATUS_IGNORE);
+      if (!done) MPI_Request_free(&sends[i]);  // a stopped peer never takes it; the job is ending
+    }
+    return missing;
   }
 
   void Exchange(CollectiveCall& call);
@@ -227,6 +290,11 @@ struct MpiCommunicator::Impl {
 void MpiCommunicator::Impl::Exchange(CollectiveCall& call) {
   const std::string where = std::string(CollectiveKindName(call.kind)) + " on group " + call.group.ToString();
   const size_t n = call.group.ranks.size();
+  current_group = &call.group;
+  struct Clear {
+    const Group*& group;
+    ~Clear() { group = nullptr; }
+  } clear{current_group};
   MPI_Comm comm = GroupComm(call.group, where);
 
   // Phase 1: every member learns every member's descriptor, so ValidateGroupCalls sees the same

@@ -22,6 +22,12 @@ inline constexpr const char* kTraceEnvVar = "SHARDSCOPE_TRACE";
 Header MakeHeader(int64_t rank, int64_t world, std::vector<int64_t> mesh_shape,
                   std::vector<std::string> mesh_dim_names, std::string backend);
 
+/// What a session does when its trace cannot be written.
+enum class TraceFailure {
+  kThrow,        ///< WriterFor and the writers throw Error(kInvalidInput) (`shardscope run --trace`)
+  kWarnAndStop,  ///< one warning line on stderr, tracing off, the job goes on (capture in a job)
+};
+
 /// Owns the per-rank Writers of one trace directory. Disabled sessions hand out nullptr, so
 /// tracing off costs one branch at the call site: `if (auto* w = session.WriterFor(r, h)) w->Emit(e);`.
 /// WriterFor and Close are thread-safe (ranks as threads); each returned Writer is not.
@@ -30,8 +36,10 @@ class TraceSession {
   /// A disabled session: WriterFor always returns nullptr.
   TraceSession();
   /// An enabled session writing into `dir` (created on the first WriterFor).
-  explicit TraceSession(std::filesystem::path dir);
-  /// Enabled iff SHARDSCOPE_TRACE is set and non-empty; its value is the directory.
+  explicit TraceSession(std::filesystem::path dir, TraceFailure on_failure = TraceFailure::kThrow);
+  /// Enabled iff SHARDSCOPE_TRACE is set and non-empty; its value is the directory. The capture
+  /// API: failures follow TraceFailure::kWarnAndStop, so an unwritable directory, a regular file
+  /// or a full disk never disturbs the job (the lines written before a failure are kept).
   static TraceSession FromEnv();
 
   TraceSession(TraceSession&&) noexcept;
@@ -43,7 +51,8 @@ class TraceSession {
 
   /// The writer of `rank`, opened with `header` (header.rank is set to `rank`) on the first call
   /// and returned as is afterwards; nullptr when disabled. The session keeps ownership; the pointer
-  /// stays valid until Close() or destruction. Throws Error(kInvalidInput) if the file cannot open.
+  /// stays valid until Close() or destruction. Throws Error(kInvalidInput) if the file cannot open
+  /// (kWarnAndStop: warns once, turns tracing off and returns nullptr from then on).
   Writer* WriterFor(int64_t rank, const Header& header);
 
   /// Flushes and closes all writers (later WriterFor calls reopen, truncating). Throws the first
@@ -51,8 +60,13 @@ class TraceSession {
   void Close();
 
  private:
+  struct Warning;  // shared with the writers' error callbacks: warn once per session
+
   bool enabled_ = false;
   std::filesystem::path dir_;
+  TraceFailure on_failure_ = TraceFailure::kThrow;
+  std::shared_ptr<Warning> warning_;
+  bool failed_ = false;  ///< kWarnAndStop: a writer could not open; guarded by mutex_
   std::unique_ptr<std::mutex> mutex_;
   std::map<int64_t, std::unique_ptr<Writer>> writers_;
 };

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "shardscope/trace/events.hpp"
 
@@ -16,6 +18,12 @@ int64_t NowNs() noexcept;
 
 /// The file name of rank R's trace inside a trace directory: "rank-<R>.jsonl".
 std::string RankFileName(int64_t rank);
+
+/// The rank files ("rank-<R>.jsonl", R decimal) directly inside `dir`, sorted by name; empty when
+/// `dir` does not exist. Writers truncate only their own rank's file, so a run writing into a
+/// directory that holds these would leave another run's ranks beside its own: callers refuse or
+/// remove them first. Throws Error(kInvalidInput) when `dir` exists but is not a directory.
+std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir);
 
 /// Writes one rank's trace. Events are buffered in memory and written (fwrite + fflush) at every
 /// RedistributeEnd and Op, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
@@ -29,7 +37,13 @@ class Writer {
   /// Creates `dir` (and parents) if needed, truncates dir/rank-<header.rank>.jsonl and writes and
   /// flushes the header line; format and version are set to this library's. Throws
   /// Error(kInvalidInput) naming the path when the directory or file cannot be created.
-  Writer(const std::filesystem::path& dir, Header header);
+  ///
+  /// With `on_write_error` set, a failed write or close (disk full, ...) does not throw: it is
+  /// called once with the message, the writer stops writing (ok() turns false) and the lines
+  /// written so far stay readable. Capture inside a job uses this: tracing must never take the
+  /// job down. Opening still throws.
+  Writer(const std::filesystem::path& dir, Header header,
+         std::function<void(const std::string&)> on_write_error = {});
   ~Writer();  ///< Close()s, swallowing errors (check ok() or call Close() to see them).
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -56,12 +70,14 @@ class Writer {
 
  private:
   void Append(const std::string& line, bool flush);
+  void Fail(const std::string& message);
 
   Header header_;
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
   std::string buffer_;
   bool ok_ = true;
+  std::function<void(const std::string&)> on_write_error_;  ///< empty: throw
 };
 
 }  // namespace shardscope::trace

@@ -31,10 +31,13 @@ struct RunOptions {
   std::function<void(int64_t done, int64_t total)> progress;
 };
 
-/// What one executed step did (rank 0's plan; figures over all ranks).
+/// What one step did (rank 0's plan; figures over all ranks). With repeat > 1 the steps of the
+/// first repetition have a row each, and each step of the later repetitions (which all start
+/// where the previous one ended, so they run the same plans) has one row summing them all.
 struct StepReport {
   size_t step = 0;        ///< index into scenario.steps
-  int repetition = 0;     ///< 0-based
+  int repetition = 0;     ///< 0-based: the first repetition this row stands for
+  int repetitions = 1;    ///< how many repetitions it stands for (bytes and seconds are their sum)
   bool backward = false;  ///< the gradient redistribute of the step
   std::string tensor;
   engine::Placements src, dst;
@@ -64,7 +67,35 @@ struct RunReport {
   std::vector<int64_t> clock_rtt_ns;
 };
 
-/// Executes `scenario`. Throws Error(kInvalidInput) for a bad backend or options (an MPI job
+/// What a run will hold in memory at its peak, estimated before anything is allocated.
+struct MemoryEstimate {
+  /// Bytes this process needs: the global reference data of every tensor (each process keeps
+  /// it), plus for every rank this process runs (all of them for local/cuda, one for mpi/nccl:
+  /// the largest) its live shards (each tensor at its largest placement along the run) and the
+  /// staging of its largest step (input + output shard, plus a verification copy of the output;
+  /// an op: 2 x its inputs, redistributed inputs and outputs); with verify, a Partial result or
+  /// an op output is gathered on rank 0: 2 x the global tensor.
+  double process_bytes = 0;
+  /// The tensor with the largest shard on any rank, its largest shard's bytes and its location.
+  std::string largest_tensor;
+  double largest_tensor_bytes_per_rank = 0;
+  double largest_tensor_global_bytes = 0;
+  std::string largest_tensor_where;
+};
+
+/// The estimate for `scenario` run with `options` (backend, verify, repeat). Pure arithmetic over
+/// layouts: O(ranks x placements along the run), no tensor allocated. Throws like RunScenario
+/// for a bad step.
+MemoryEstimate EstimateMemory(const Scenario& scenario, const RunOptions& options);
+
+/// Memory this process can still allocate: MemAvailable of /proc/meminfo, lowered to the cgroup
+/// limit minus usage when one is set; SHARDSCOPE_MEMORY_LIMIT (bytes) overrides it (tests,
+/// shared nodes). 0 when unknown (then nothing is refused).
+double AvailableMemoryBytes();
+
+/// Executes `scenario`. Before allocating it compares EstimateMemory with AvailableMemoryBytes and
+/// refuses with Error(kInvalidInput) naming the largest tensor, its bytes per rank and its
+/// file:line:column. Throws Error(kInvalidInput) for a bad backend or options (an MPI job
 /// whose size is not the mesh size, mpi in a build without MPI, cuda/nccl in a build without
 /// CUDA/NCCL or on a machine without a GPU), the engine's errors (a failed
 /// verification is Error(kInternal) naming the step, rank and first differing element, thrown

@@ -25,6 +25,8 @@ struct ScenarioTensor {
   /// For a tensor an op step produces: that step's index (its spec is the op's output spec at
   /// that point and it has no seeded data); -1 for an input tensor.
   int64_t produced_by = -1;
+  /// Where it is defined, "path:line:column" (an op output: its step's position); for messages.
+  std::string where;
 };
 
 /// One step: a redistribute (tensor `tensor` goes to `to` and `order`, planned with `options`),

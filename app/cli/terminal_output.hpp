@@ -1,0 +1,53 @@
+#pragma once
+// Everything the CLI prints passes through TerminalSafeBuf: text from files (tensor names,
+// hosts, op arguments) may hold control characters that would drive the user's terminal.
+
+#include <streambuf>
+#include <string>
+
+#include "shardscope/printable.hpp"
+
+namespace shardscope::app {
+
+/// A streambuf that forwards to `target`, escaping control characters (shardscope::Printable,
+/// newlines kept). Installed on std::cout and std::cerr by main; not thread-safe (like the
+/// streams). A UTF-8 C1 control split across two writes is escaped too (one byte is held back).
+class TerminalSafeBuf : public std::streambuf {
+ public:
+  explicit TerminalSafeBuf(std::streambuf* target) : target_(target) {}
+  ~TerminalSafeBuf() override { sync(); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::string text = pending_;
+    text.append(s, static_cast<size_t>(n));
+    pending_.clear();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) == 0xc2) {  // maybe the start of a C1
+      pending_ = text.back();
+      text.pop_back();
+    }
+    const std::string safe = Printable(text, /*keep_newlines=*/true);
+    if (target_->sputn(safe.data(), static_cast<std::streamsize>(safe.size())) !=
+        static_cast<std::streamsize>(safe.size()))
+      return 0;
+    return n;
+  }
+  int sync() override {
+    if (!pending_.empty()) {
+      target_->sputn(pending_.data(), static_cast<std::streamsize>(pending_.size()));
+      pending_.clear();
+    }
+    return target_->pubsync();
+  }
+
+ private:
+  std::streambuf* target_;
+  std::string pending_;
+};
+
+}  // namespace shardscope::app
