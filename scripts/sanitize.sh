@@ -41,7 +41,7 @@ report_pattern='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |WARNING:
 # libraries and a shardscope_tests binary from the test sources tagged [local] or [executor].
 local_tests_project() {
   local dir=$1 sources
-  sources=$(grep -lE '"[^"]*\[(local|executor)\]' "$root"/tests/engine/*_test.cpp "$root"/tests/trace/*_test.cpp)
+  sources=$(grep -lE '"[^"]*\[(local|executor)\]' "$root"/tests/engine/*_test.cpp "$root"/tests/program/*_test.cpp "$root"/tests/trace/*_test.cpp)
   mkdir -p "$dir/src"
   cat >"$dir/src/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.25)
@@ -52,7 +52,7 @@ set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \${PROJECT_BINARY_DIR}/bin)
 add_subdirectory("$root" shardscope)
 find_package(Catch2 2 REQUIRED)
 add_executable(shardscope_tests $(echo "$sources" | tr '\n' ' '))
-target_link_libraries(shardscope_tests PRIVATE shardscope::engine shardscope::trace Catch2::Catch2WithMain)
+target_link_libraries(shardscope_tests PRIVATE shardscope::program shardscope::engine shardscope::trace Catch2::Catch2WithMain)
 target_compile_definitions(shardscope_tests PRIVATE SHARDSCOPE_SOURCE_DIR="$root"
   SHARDSCOPE_BIN_DIR="\${PROJECT_BINARY_DIR}/bin")
 EOF

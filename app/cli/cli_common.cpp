@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "commands.hpp"
-#include "shardscope/engine/placement.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/placement.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app {

@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/mesh.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/mesh.hpp"
 
 namespace shardscope::app {
 

@@ -11,7 +11,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 
 namespace shardscope::app {
 namespace {

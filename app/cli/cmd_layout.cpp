@@ -5,8 +5,8 @@
 
 #include "cli_json.hpp"
 #include "commands.hpp"
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
 
 namespace shardscope::app {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "cli_json.hpp"
 #include "commands.hpp"
-#include "shardscope/engine/planner.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app {

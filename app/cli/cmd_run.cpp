@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "run_commands.hpp"
-#include "shardscope/engine/runner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/runner.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -37,7 +37,7 @@ std::string Bytes(int64_t b) {
 }
 
 // " rep 0" for the first repetition's rows, " reps 1-9999" for the row of every later one.
-std::string RepLabel(const engine::StepReport& s, int repeat) {
+std::string RepLabel(const program::StepReport& s, int repeat) {
   if (repeat <= 1) return "";
   if (s.repetitions <= 1) return " rep " + std::to_string(s.repetition);
   return " reps " + std::to_string(s.repetition) + "-" + std::to_string(s.repetition + s.repetitions - 1);
@@ -46,7 +46,7 @@ std::string RepLabel(const engine::StepReport& s, int repeat) {
 }  // namespace
 
 int RunRun(const RunArgs& args, std::ostream& out) {
-  engine::Scenario scenario = engine::LoadScenario(args.scenario);
+  program::Scenario scenario = program::LoadScenario(args.scenario);
   if (args.ranks != 0 && args.ranks != scenario.mesh.size()) {
     throw InvalidInput("--ranks: " + std::to_string(args.ranks) + " ranks given but the mesh " +
                        scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
@@ -60,7 +60,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
     throw InvalidInput("--timeout: '" + value.str() + "' must be between 0.001 and " +
                        std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds (one week)");
   }
-  engine::RunOptions options;
+  program::RunOptions options;
   options.backend = args.backend;
   options.trace_dir = args.trace_dir;
   if (options.trace_dir.empty()) {
@@ -104,7 +104,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
       if (done == total) std::fprintf(stderr, "\r%60s\r", "");
     };
   }
-  engine::RunReport report = engine::RunScenario(scenario, options);
+  program::RunReport report = program::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
   // Executed counts: a row of the later repetitions stands for all of them.

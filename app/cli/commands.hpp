@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/mesh.hpp"
-#include "shardscope/engine/plan.hpp"
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/mesh.hpp"
+#include "shardscope/engine/core/spec.hpp"
+#include "shardscope/engine/plan/plan.hpp"
 
 namespace shardscope::app {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app::gui {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/planner.hpp"
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/spec.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::app::gui {

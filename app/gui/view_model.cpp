@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app::gui {

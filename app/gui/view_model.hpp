@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/mesh.hpp"
-#include "shardscope/engine/plan.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/mesh.hpp"
+#include "shardscope/engine/plan/plan.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::app::gui {

@@ -1,8 +1,8 @@
 // Capture a shardscope trace from a C++ job: run with SHARDSCOPE_TRACE=<dir> to write one
 // rank-<R>.jsonl per rank, then `shardscope show <dir>` or open it in shardscope-gui.
-#include <shardscope/engine/executor.hpp>
-#include <shardscope/engine/local_backend.hpp>
-#include <shardscope/engine/planner.hpp>
+#include <shardscope/engine/comm/local_backend.hpp>
+#include <shardscope/engine/exec/executor.hpp>
+#include <shardscope/engine/plan/planner.hpp>
 #include <shardscope/trace/session.hpp>
 using namespace shardscope;
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/executor.hpp"
-#include "shardscope/engine/local_backend.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/exec/executor.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"

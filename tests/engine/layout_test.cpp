@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "shardscope/engine/layout.hpp"
+#include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "shardscope/engine/communicator.hpp"
-#include "shardscope/engine/local_backend.hpp"
+#include "shardscope/engine/comm/communicator.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope;

@@ -5,7 +5,7 @@
 
 #include <numeric>
 
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

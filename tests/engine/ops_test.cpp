@@ -6,10 +6,10 @@
 #include <cmath>
 #include <limits>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/op_executor.hpp"
-#include "shardscope/engine/ops.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/ops/op_executor.hpp"
+#include "shardscope/engine/ops/ops.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope;

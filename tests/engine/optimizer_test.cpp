@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

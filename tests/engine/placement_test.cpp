@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "shardscope/engine/placement.hpp"
-#include "shardscope/engine/shard_order.hpp"
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/placement.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/core/spec.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

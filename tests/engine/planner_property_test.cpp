@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

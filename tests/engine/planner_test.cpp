@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope::engine;

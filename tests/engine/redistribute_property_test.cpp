@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/executor.hpp"
-#include "shardscope/engine/local_backend.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope;

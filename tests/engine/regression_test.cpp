@@ -1,11 +1,12 @@
 // Regressions found by the property tests, each with its expected value derived by hand.
 #include <catch2/catch.hpp>
 
-#include "shardscope/engine/planner.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
+#include "shardscope/engine/plan/planner.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 
 using namespace shardscope::engine;
+using namespace shardscope::program;
 
 namespace {
 TensorSpec Spec(const Mesh& mesh, const char* placements, Shape shape, DType dtype = DType::kF32) {

@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/executor.hpp"
-#include "shardscope/engine/local_backend.hpp"
-#include "shardscope/engine/mpi_backend.hpp"
-#include "shardscope/engine/nccl_backend.hpp"
-#include "shardscope/engine/planner.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/comm/mpi_backend.hpp"
+#include "shardscope/engine/comm/nccl_backend.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sample_data.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace shardscope_gui_test {

@@ -20,9 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "rank_palette.hpp"
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/plan.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/plan/plan.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 
 namespace shardscope_gui_test {
 

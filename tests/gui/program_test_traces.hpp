@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace shardscope_gui_test {
@@ -159,12 +159,12 @@ inline void WriteImportedProgramTrace(const std::filesystem::path& dir) {
 
 /// Runs samples/programs/<name>.json on the local backend, tracing into `dir`.
 inline void RunSampleProgram(const std::string& name, const std::filesystem::path& dir) {
-  namespace engine = shardscope::engine;
-  engine::Scenario scenario =
-      engine::LoadScenario(std::string(SHARDSCOPE_SOURCE_DIR) + "/samples/programs/" + name + ".json");
-  engine::RunOptions options;
+  namespace program = shardscope::program;
+  program::Scenario scenario =
+      program::LoadScenario(std::string(SHARDSCOPE_SOURCE_DIR) + "/samples/programs/" + name + ".json");
+  program::RunOptions options;
   options.trace_dir = dir;
-  engine::RunScenario(scenario, options);
+  program::RunScenario(scenario, options);
 }
 
 }  // namespace shardscope_gui_test

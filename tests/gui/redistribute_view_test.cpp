@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <string>
 
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "view_model.hpp"
 
@@ -35,11 +35,11 @@ fs::path Temp(const std::string& name) {
 
 // Runs `scenario_json` on the local backend with a trace, verified, and loads the trace.
 trace::Model RunTraced(const std::string& scenario_json, const fs::path& dir) {
-  engine::Scenario scenario = engine::ParseScenario(scenario_json, "test.json");
-  engine::RunOptions options;
+  program::Scenario scenario = program::ParseScenario(scenario_json, "test.json");
+  program::RunOptions options;
   options.trace_dir = dir;
   options.verify = true;
-  engine::RunReport report = engine::RunScenario(scenario, options);
+  program::RunReport report = program::RunScenario(scenario, options);
   REQUIRE(report.steps.size() == 1);
   CHECK(report.steps[0].verified);
   return trace::ReadTraceDir(dir);

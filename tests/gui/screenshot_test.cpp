@@ -6,8 +6,8 @@
 
 #include "gui_test_support.hpp"
 #include "sample_data.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/writer.hpp"
 
 using namespace shardscope_gui_test;
@@ -114,10 +114,11 @@ TEST_CASE("layout view of traced runs with a shard order and with strided shards
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {
       fs::path dir = TempDir(std::string("traced_") + c.name);
-      engine::RunOptions options;
+      program::RunOptions options;
       options.trace_dir = dir / "trace";
       options.verify = true;
-      engine::RunReport report = engine::RunScenario(engine::ParseScenario(c.scenario, "test.json"), options);
+      program::RunReport report =
+          program::RunScenario(program::ParseScenario(c.scenario, "test.json"), options);
       REQUIRE(report.steps.size() == 1);
       REQUIRE(report.steps[0].verified);
       auto r = RunGui((dir / "trace").string() + " --screenshot " + (dir / "shot.png").string() +

@@ -9,8 +9,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/lib/cmake/shardscope/shardscopeConfig.cmake"
-test -f "$tmp/prefix/include/shardscope/engine/executor.hpp"
+test -f "$tmp/prefix/include/shardscope/engine/exec/executor.hpp"
 test -f "$tmp/prefix/include/shardscope/trace/session.hpp"
+test -f "$tmp/prefix/include/shardscope/program/runner.hpp"
 test -x "$tmp/prefix/bin/shardscope"
 cmake -S "$src/samples/capture" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$tmp/build" -j2 >/dev/null

@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "shardscope/engine/mpi_backend.hpp"
+#include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/error.hpp"
 
 using namespace shardscope;

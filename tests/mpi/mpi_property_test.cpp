@@ -21,17 +21,18 @@
 #include <vector>
 
 #include "../common/random_program.hpp"
-#include "shardscope/engine/executor.hpp"
-#include "shardscope/engine/local_backend.hpp"
-#include "shardscope/engine/mpi_backend.hpp"
-#include "shardscope/engine/planner.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/comm/mpi_backend.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 
 using namespace shardscope;
 using namespace shardscope::engine;
+using namespace shardscope::program;
 
 namespace {
 

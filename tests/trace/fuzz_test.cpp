@@ -19,9 +19,9 @@
 
 #include <unistd.h>
 
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/chrome_export.hpp"
 #include "shardscope/trace/diff.hpp"
@@ -245,7 +245,7 @@ TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error
   while (budget.Next()) {
     std::string text = mutator.Mutate(seeds[mutator.Below(seeds.size())]);
     try {
-      engine::Scenario s = engine::ParseScenario(text, "fuzz.json");
+      program::Scenario s = program::ParseScenario(text, "fuzz.json");
       ++accepted;
     } catch (const Error&) {
       ++rejected;
@@ -308,11 +308,11 @@ TEST_CASE("fuzz: scenarios and programs with duplicate keys or huge sizes are re
       text.replace(digit, end - digit, std::to_string(int64_t{1} << (36 + below(15))));
     }
     try {
-      engine::Scenario s = engine::ParseScenario(text, "fuzz.json");
+      program::Scenario s = program::ParseScenario(text, "fuzz.json");
       if (!expect.empty()) FAIL("a duplicate key was accepted: " << expect << "\n" << text);
-      engine::RunOptions options;
+      program::RunOptions options;
       options.verify = true;
-      CHECK_THROWS_WITH(engine::RunScenario(s, options), Catch::Contains("needs up to"));
+      CHECK_THROWS_WITH(program::RunScenario(s, options), Catch::Contains("needs up to"));
       ++huge_refused;
     } catch (const Error& e) {
       if (!expect.empty()) {

@@ -6,7 +6,7 @@
 #include <imgui.h>
 
 #include "gl_renderer.hpp"
-#include "shardscope/engine/placement.hpp"
+#include "shardscope/engine/core/placement.hpp"
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {

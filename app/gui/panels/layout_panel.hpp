@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app_state.hpp"
-#include "shardscope/engine/layout.hpp"
+#include "shardscope/engine/core/layout.hpp"
 #include "view_model.hpp"
 
 namespace shardscope::app::gui {

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "sample_data.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/program/runner.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "widgets.hpp"
 
@@ -84,11 +84,11 @@ void SandboxPanel::RunLocal() {
   if (running_.valid()) return;
   try {
     Request req = MakeRequest();
-    engine::Scenario scenario;
+    program::Scenario scenario;
     scenario.path = "<sandbox>";
     scenario.mesh = req.src.mesh;
     scenario.tensors.push_back({"sandbox", req.src, engine::ShapeMode::kKnown, 1});
-    engine::ScenarioStep step;
+    program::ScenarioStep step;
     step.tensor = "sandbox";
     step.to = req.dst.placements;
     step.order = req.dst.shard_order;
@@ -103,12 +103,12 @@ void SandboxPanel::RunLocal() {
     // The run and the trace read happen off the UI thread; ranks are threads of this process.
     running_ =
         std::async(std::launch::async, [scenario, dir, progress]() -> std::shared_ptr<const trace::Model> {
-          engine::RunOptions options;
+          program::RunOptions options;
           options.backend = "local";
           options.trace_dir = dir;
           options.verify = true;
           options.progress = [progress](int64_t done, int64_t) { progress->store(done); };
-          engine::RunScenario(scenario, options);
+          program::RunScenario(scenario, options);
           return std::make_shared<trace::Model>(trace::ReadTraceDir(dir));
         });
   } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 #pragma once
 // Sandbox: build a redistribute (mesh, shape, dtype, src, dst, orders, planner, flatten) and either
-// run it on the `local` backend (engine::RunScenario, ranks as threads, traced and verified) or
+// run it on the `local` backend (program::RunScenario, ranks as threads, traced and verified) or
 // only plan it (engine::MakePlan, synthetic timings); the resulting trace opens in the same session.
 
 #include <atomic>

@@ -6,7 +6,7 @@
 
 #include "debugmode_internal.hpp"
 #include "debugmode_replay.hpp"
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/spec.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::program {

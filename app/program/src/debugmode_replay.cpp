@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "debugmode_internal.hpp"
-#include "shardscope/engine/layout.hpp"
-#include "shardscope/engine/runner.hpp"
-#include "shardscope/engine/scenario.hpp"
+#include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -48,16 +48,16 @@ struct ReplayRun {
 // Runs `items` as one scenario (one tensor and one redistribute step each).
 ReplayRun Run(const std::vector<const Replayable*>& items, const engine::Mesh& mesh,
               const engine::PlanOptions& plan_options) {
-  engine::Scenario scenario;
+  program::Scenario scenario;
   scenario.path = "<debugmode import>";
   scenario.mesh = mesh;
   for (size_t k = 0; k < items.size(); ++k) {
-    engine::ScenarioTensor t;
+    program::ScenarioTensor t;
     t.name = "r" + std::to_string(k);
     t.spec = items[k]->src;
     t.seed = k + 1;
     scenario.tensors.push_back(std::move(t));
-    engine::ScenarioStep s;
+    program::ScenarioStep s;
     s.tensor = scenario.tensors.back().name;
     s.to = items[k]->dst.placements;
     s.order = items[k]->dst.shard_order;
@@ -66,11 +66,11 @@ ReplayRun Run(const std::vector<const Replayable*>& items, const engine::Mesh& m
   }
   ReplayRun run;
   run.dir = TempDir();
-  engine::RunOptions options;
+  program::RunOptions options;
   options.trace_dir = run.dir;
   options.verify = true;
   try {
-    engine::RunReport report = engine::RunScenario(scenario, options);
+    program::RunReport report = program::RunScenario(scenario, options);
     run.seconds.assign(items.size(), 0.0);
     for (const auto& s : report.steps) {
       if (s.step < run.seconds.size()) run.seconds[s.step] = s.seconds;

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "shardscope/engine/plan.hpp"
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/spec.hpp"
+#include "shardscope/engine/plan/plan.hpp"
 #include "shardscope/program/debugmode_import.hpp"
 
 namespace shardscope::program {

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "shardscope/engine/spec.hpp"
+#include "shardscope/engine/core/spec.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::program {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "shardscope/engine/placement.hpp"
-#include "shardscope/engine/shard_order.hpp"
+#include "shardscope/engine/core/placement.hpp"
+#include "shardscope/engine/core/shard_order.hpp"
 
 namespace shardscope::program {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "shardscope/engine/mesh.hpp"
-#include "shardscope/engine/planner.hpp"
+#include "shardscope/engine/core/mesh.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/program/debugmode.hpp"
 
 namespace shardscope::program {

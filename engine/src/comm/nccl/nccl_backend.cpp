@@ -1,0 +1,513 @@
+// The `nccl` backend: one rank per GPU under mpirun, bootstrapped over the MPI backend.
+// Per collective: the members all-gather small call descriptors over MPI (under the MPI
+// backend's watchdog) and run ValidateGroupCalls on the same data, so a mismatch throws the
+// local backend's message on every member before any GPU work; then the views are staged and
+// packed on the device, moved with NCCL on the group's communicator, unpacked and downloaded.
+//
+// Group communicators are created with ncclCommInitRank over the group's members only (the
+// group's first member makes the unique id and broadcasts it over MPI). ncclCommSplit would be
+// the shorter call, but like MPI_Comm_split it is collective over every rank of the parent
+// communicator, and a group that only some ranks use (a sub-mesh, a verification gather) would
+// then hang: the MPI backend avoids MPI_Comm_split for the same reason.
+
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "device_staging.hpp"
+#include "shardscope/engine/comm/mpi_backend.hpp"
+#include "shardscope/engine/comm/nccl_backend.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+using detail::gpu::CudaCheck;
+using detail::gpu::Staging;
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void NcclCheck(ncclResult_t rc, const char* call, const std::string& where, const std::string& who,
+               ncclComm_t comm = nullptr) {
+  if (rc == ncclSuccess) return;
+  std::string detail = ncclGetErrorString(rc);
+  if (comm != nullptr) {
+    const char* last = ncclGetLastError(comm);
+    if (last != nullptr && *last != '\0') detail += ": " + std::string(last);
+  }
+  throw Error(ErrorCode::kBackend, who + ": " + call + " in " + where + " failed: " + detail +
+                                       " (NCCL error " + std::to_string(static_cast<int>(rc)) + ")");
+}
+
+ncclDataType_t NcclType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return ncclFloat32;
+    case DType::kF64:
+      return ncclFloat64;
+    case DType::kF16:
+      return ncclFloat16;
+    case DType::kBF16:
+      return ncclBfloat16;
+    case DType::kI32:
+      return ncclInt32;
+    case DType::kI64:
+      return ncclInt64;
+  }
+  return ncclFloat32;
+}
+
+// avg is a sum here: the scale kernel then divides by n * divisor, as the local backend does
+// (ncclAvg would divide each contribution first for floats and cannot truncate integers alike).
+ncclRedOp_t NcclOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return ncclSum;
+    case ReduceOp::kProduct:
+      return ncclProd;
+    case ReduceOp::kMin:
+      return ncclMin;
+    case ReduceOp::kMax:
+      return ncclMax;
+  }
+  return ncclSum;
+}
+
+// The call descriptor every member all-gathers (the MPI backend's layout): [kind, dtype, op,
+// divisor, root, nsend, nrecv, send counts (n), recv counts (n)].
+constexpr size_t kHeaderWords = 7;
+
+std::vector<int64_t> EncodeDescriptor(const CollectiveCall& call, size_t n) {
+  std::vector<int64_t> d(kHeaderWords + 2 * n, 0);
+  d[0] = static_cast<int64_t>(call.kind);
+  d[1] = static_cast<int64_t>(call.dtype);
+  d[2] = static_cast<int64_t>(call.reduction.op);
+  d[3] = call.reduction.divisor;
+  d[4] = call.root;
+  if (call.kind == CollectiveKind::kShapeExchange) {
+    d[5] = static_cast<int64_t>(n);
+    for (size_t j = 0; j < n; ++j) d[kHeaderWords + j] = static_cast<int64_t>(call.shapes_send[j].size());
+  } else {
+    d[5] = static_cast<int64_t>(call.send.size());
+    d[6] = static_cast<int64_t>(call.recv.size());
+    for (size_t j = 0; j < call.send.size() && j < n; ++j) d[kHeaderWords + j] = call.send[j].Count();
+    for (size_t j = 0; j < call.recv.size() && j < n; ++j) d[kHeaderWords + n + j] = call.recv[j].Count();
+  }
+  return d;
+}
+
+template <class View>
+View CountView(DType dtype, int64_t count) {
+  View v;
+  v.shape = {count};
+  v.dtype = dtype;
+  v.boxes = {Box{{IndexSet{{0, count}}}}};
+  return v;
+}
+
+CollectiveCall DecodeDescriptor(const int64_t* d, const CollectiveCall& mine, size_t index) {
+  const size_t n = mine.group.ranks.size();
+  CollectiveCall c;
+  c.kind = static_cast<CollectiveKind>(d[0]);
+  c.dtype = static_cast<DType>(d[1]);
+  c.reduction = Reduction{static_cast<ReduceOp>(d[2]), d[3]};
+  c.root = d[4];
+  c.group = mine.group;
+  c.index = static_cast<int64_t>(index);
+  c.rank = mine.group.ranks[index];
+  if (c.kind != CollectiveKind::kShapeExchange) {
+    for (int64_t j = 0; j < d[5] && static_cast<size_t>(j) < n; ++j)
+      c.send.push_back(CountView<SendView>(c.dtype, d[kHeaderWords + static_cast<size_t>(j)]));
+    for (int64_t j = 0; j < d[6] && static_cast<size_t>(j) < n; ++j)
+      c.recv.push_back(CountView<RecvView>(c.dtype, d[kHeaderWords + n + static_cast<size_t>(j)]));
+  }
+  return c;
+}
+
+// Elements member i sends to member j, from the validated descriptors.
+int64_t PairCount(const std::vector<CollectiveCall>& calls, size_t i, size_t j) {
+  const CollectiveCall& s = calls[i];
+  switch (s.kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllReduce:
+      return s.send[0].Count();
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kReduceScatter:
+      return s.send[j].Count();
+    case CollectiveKind::kBroadcast:
+      return static_cast<int64_t>(i) == s.root && !s.send.empty() ? s.send[0].Count() : 0;
+    default:
+      return 0;
+  }
+}
+
+// The node-local rank from the launcher's environment (Open MPI, MPICH/Hydra, MVAPICH, SLURM).
+int64_t LocalRank(int64_t world_rank) {
+  for (const char* var :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return std::atoll(v);
+  }
+  return world_rank;
+}
+
+// Shares `id` from group member 0 with the others over MPI (collective over the group).
+void ShareUniqueId(Communicator& mpi, const Group& group, bool root, ncclUniqueId& id) {
+  static_assert(sizeof(ncclUniqueId) % sizeof(int64_t) == 0, "ncclUniqueId is a whole number of words");
+  LocalTensor buffer(Shape{static_cast<int64_t>(sizeof(ncclUniqueId) / sizeof(int64_t))}, DType::kI64);
+  if (root) std::memcpy(buffer.data(), &id, sizeof id);
+  LocalTensor received(buffer.shape(), DType::kI64);
+  mpi.Broadcast(group, 0, ViewOf(buffer), MutableViewOf(received));
+  std::memcpy(&id, received.data(), sizeof id);
+}
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(MpiWorld& mpi, ncclComm_t world_comm, cudaStream_t stream, const NcclOptions& options)
+      : Communicator(mpi.rank(), mpi.size()),
+        mpi_(mpi),
+        options_(options),
+        who_("nccl backend, rank " + std::to_string(mpi.rank())),
+        world_comm_(world_comm),
+        staging_(who_, stream) {}
+
+  ~NcclCommunicator() override {
+    // Creation order is the same on every member of a group (collective order), so destroying
+    // in that order never crosses another member's teardown.
+    for (auto& [ranks, comm] : created_) {
+      if (comm == nullptr) continue;
+      if (broken_) {
+        ncclCommAbort(comm);
+      } else {
+        ncclCommDestroy(comm);
+      }
+    }
+  }
+
+  std::string_view backend_name() const override { return "nccl"; }
+  bool broken() const { return broken_; }
+
+ protected:
+  void Execute(CollectiveCall& call) override {
+    try {
+      Run(call);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kInvalidInput) broken_ = true;
+      throw;
+    }
+  }
+
+ private:
+  ncclComm_t GroupComm(const Group& group, const std::string& where) {
+    bool world = static_cast<int64_t>(group.ranks.size()) == world_size();
+    for (size_t i = 0; world && i < group.ranks.size(); ++i)
+      world = group.ranks[i] == static_cast<int64_t>(i);
+    if (world) {
+      if (world_comm_ == nullptr)
+        throw Error(ErrorCode::kBackend,
+                    who_ + ": " + where + ": the world communicator was aborted after an earlier failure");
+      return world_comm_;
+    }
+    auto it = comms_.find(group.ranks);
+    if (it != comms_.end()) return it->second;
+    const bool root = group.ranks[0] == rank();
+    ncclUniqueId id;
+    std::memset(&id, 0, sizeof id);
+    if (root) NcclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId", where, who_);
+    ShareUniqueId(mpi_.comm(), group, root, id);
+    const int64_t index = std::find(group.ranks.begin(), group.ranks.end(), rank()) - group.ranks.begin();
+    ncclComm_t comm = nullptr;
+    NcclCheck(ncclCommInitRank(&comm, static_cast<int>(group.ranks.size()), id, static_cast<int>(index)),
+              "ncclCommInitRank (group communicator)", where, who_);
+    comms_.emplace(group.ranks, comm);
+    created_.push_back({group.ranks, comm});
+    return comm;
+  }
+
+  void Run(CollectiveCall& call) {
+    const size_t n = call.group.ranks.size();
+    const size_t me = static_cast<size_t>(call.index);
+    const std::string where =
+        std::string(CollectiveKindName(call.kind)) + " on group " + call.group.ToString();
+
+    // Phase 1: descriptors over MPI, validated identically on every member.
+    std::vector<int64_t> mine = EncodeDescriptor(call, n);
+    const int64_t words = static_cast<int64_t>(mine.size());
+    LocalTensor own(Shape{words}, DType::kI64);
+    std::memcpy(own.data(), mine.data(), mine.size() * sizeof(int64_t));
+    LocalTensor all(Shape{static_cast<int64_t>(n), words}, DType::kI64);
+    std::vector<RecvView> rows;
+    for (size_t i = 0; i < n; ++i) {
+      Box row = FullBox(all.shape());
+      row.dims[0] = {{static_cast<int64_t>(i), static_cast<int64_t>(i) + 1}};
+      rows.push_back(MutableViewOf(all, std::move(row)));
+    }
+    mpi_.comm().AllGatherV(call.group, ViewOf(own), std::move(rows));
+    std::vector<CollectiveCall> calls;
+    calls.reserve(n);
+    const auto* words_of = reinterpret_cast<const int64_t*>(all.data());
+    for (size_t i = 0; i < n; ++i) calls.push_back(DecodeDescriptor(words_of + i * mine.size(), call, i));
+    std::vector<const CollectiveCall*> posted;
+    for (const CollectiveCall& c : calls) posted.push_back(&c);
+    ValidateGroupCalls(posted);
+
+    if (call.kind == CollectiveKind::kBarrier) return;  // the exchange synchronized the group
+    if (call.kind == CollectiveKind::kShapeExchange) {
+      *call.shapes_recv = mpi_.comm().ExchangeShapes(call.group, call.shapes_send);
+      return;
+    }
+
+    ncclComm_t comm = GroupComm(call.group, where);
+    const int64_t es = DTypeSize(call.dtype);
+    const bool reduce =
+        call.kind == CollectiveKind::kReduceScatter || call.kind == CollectiveKind::kAllReduce;
+    const bool exact = reduce && options_.exact_reductions && n > 1;
+    const int64_t result = reduce ? call.recv[0].Count() : 0;
+    const int64_t contributions = exact ? static_cast<int64_t>(n) * result * es : 0;
+    const int64_t scratch = exact ? contributions + static_cast<int64_t>(n * sizeof(void*)) + 256 : 0;
+    staging_.Prepare(call, scratch, where);
+    staging_.UploadAndPack(where);
+    cudaStream_t stream = staging_.stream();
+
+    std::vector<int64_t> out_count(n), in_count(n);
+    for (size_t i = 0; i < n; ++i) {
+      out_count[i] = PairCount(calls, me, i);
+      in_count[i] = PairCount(calls, i, me);
+    }
+    auto bytes = [&](int64_t count) { return static_cast<size_t>(count * es); };
+    auto self_copy = [&](std::byte* dst, const std::byte* src, int64_t count) {
+      if (count > 0)
+        CudaCheck(cudaMemcpyAsync(dst, src, bytes(count), cudaMemcpyDeviceToDevice, stream),
+                  "cudaMemcpyAsync (own slot)", where, who_);
+    };
+    // Grouped point-to-point: every peer's send and receive in one ncclGroupStart/End.
+    auto exchange = [&](const std::function<const std::byte*(size_t)>& send_of,
+                        const std::function<std::byte*(size_t)>& recv_of) {
+      self_copy(recv_of(me), send_of(me), in_count[me]);
+      NcclCheck(ncclGroupStart(), "ncclGroupStart", where, who_, comm);
+      for (size_t peer = 0; peer < n; ++peer) {
+        if (peer == me) continue;
+        if (out_count[peer] > 0)
+          NcclCheck(ncclSend(send_of(peer), bytes(out_count[peer]), ncclUint8, static_cast<int>(peer), comm,
+                             stream),
+                    "ncclSend", where, who_, comm);
+        if (in_count[peer] > 0)
+          NcclCheck(
+              ncclRecv(recv_of(peer), bytes(in_count[peer]), ncclUint8, static_cast<int>(peer), comm, stream),
+              "ncclRecv", where, who_, comm);
+      }
+      NcclCheck(ncclGroupEnd(), "ncclGroupEnd", where, who_, comm);
+    };
+    auto equal_counts = [&](const std::vector<int64_t>& counts) {
+      return std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
+    };
+
+    std::vector<const std::byte*> sources(call.recv.size(), nullptr);
+    for (size_t i = 0; i < call.recv.size(); ++i) sources[i] = staging_.recv_slot(i);
+    switch (call.kind) {
+      case CollectiveKind::kAllGather:
+        if (equal_counts(in_count)) {
+          // Equal shards: the receive slots are consecutive blocks of in_count[0] elements.
+          if (in_count[0] > 0)
+            NcclCheck(ncclAllGather(staging_.send_slot(0), staging_.recv_slot(0), bytes(in_count[0]),
+                                    ncclUint8, comm, stream),
+                      "ncclAllGather", where, who_, comm);
+        } else {
+          exchange([&](size_t) { return staging_.send_slot(0); },
+                   [&](size_t i) { return staging_.recv_slot(i); });
+        }
+        break;
+      case CollectiveKind::kAllToAll:
+        exchange([&](size_t j) { return staging_.send_slot(j); },
+                 [&](size_t i) { return staging_.recv_slot(i); });
+        break;
+      case CollectiveKind::kBroadcast: {
+        const size_t root = static_cast<size_t>(call.root);
+        // Every member knows the root's count from its descriptor.
+        const int64_t count = calls[root].send.empty() ? 0 : calls[root].send[0].Count();
+        if (count > 0) {
+          const void* src =
+              me == root ? static_cast<const void*>(staging_.send_slot(0)) : staging_.recv_slot(0);
+          NcclCheck(ncclBroadcast(src, staging_.recv_slot(0), bytes(count), ncclUint8, static_cast<int>(root),
+                                  comm, stream),
+                    "ncclBroadcast", where, who_, comm);
+        }
+        break;
+      }
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kAllReduce: {
+        const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
+        if (exact) {
+          // Every contribution lands in scratch slot i; the group-order kernel combines them.
+          std::byte* parts = staging_.scratch();
+          exchange(
+              [&](size_t j) { return staging_.send_slot(call.kind == CollectiveKind::kAllReduce ? 0 : j); },
+              [&](size_t i) { return parts + static_cast<int64_t>(i) * result * es; });
+          std::vector<const void*> inputs(n);
+          for (size_t i = 0; i < n; ++i) inputs[i] = parts + static_cast<int64_t>(i) * result * es;
+          auto* table = reinterpret_cast<const void**>(parts + ((contributions + 255) / 256) * 256);
+          CudaCheck(cudaMemcpyAsync(table, inputs.data(), n * sizeof(void*), cudaMemcpyHostToDevice, stream),
+                    "cudaMemcpyAsync (reduce inputs)", where, who_);
+          CudaCheck(detail::gpu::LaunchReduce(
+                        detail::gpu::KernelTypeOf(call.dtype), detail::gpu::KernelOpOf(call.reduction.op),
+                        table, static_cast<int64_t>(n), staging_.recv_slot(0), result, divisor, stream),
+                    "reduce kernel launch", where, who_);
+          break;
+        }
+        const ncclDataType_t type = NcclType(call.dtype);
+        const ncclRedOp_t op = NcclOp(call.reduction.op);
+        if (call.kind == CollectiveKind::kAllReduce) {
+          if (result > 0)
+            NcclCheck(ncclAllReduce(staging_.send_slot(0), staging_.recv_slot(0), static_cast<size_t>(result),
+                                    type, op, comm, stream),
+                      "ncclAllReduce", where, who_, comm);
+        } else {
+          // Member j's share is what every member sends to j.
+          std::vector<int64_t> share(n);
+          for (size_t j = 0; j < n; ++j) share[j] = PairCount(calls, 0, j);
+          if (equal_counts(share)) {
+            if (share[0] > 0)
+              NcclCheck(ncclReduceScatter(staging_.send_slot(0), staging_.recv_slot(0),
+                                          static_cast<size_t>(share[0]), type, op, comm, stream),
+                        "ncclReduceScatter", where, who_, comm);
+          } else {
+            // Uneven shares: one ncclReduce per member, rooted there, in one group.
+            NcclCheck(ncclGroupStart(), "ncclGroupStart", where, who_, comm);
+            for (size_t j = 0; j < n; ++j) {
+              if (share[j] == 0) continue;
+              NcclCheck(
+                  ncclReduce(staging_.send_slot(j), staging_.recv_slot(0), static_cast<size_t>(share[j]),
+                             type, op, static_cast<int>(j), comm, stream),
+                  "ncclReduce", where, who_, comm);
+            }
+            NcclCheck(ncclGroupEnd(), "ncclGroupEnd", where, who_, comm);
+          }
+        }
+        CudaCheck(detail::gpu::LaunchScale(detail::gpu::KernelTypeOf(call.dtype), staging_.recv_slot(0),
+                                           result, divisor, stream),
+                  "scale kernel launch", where, who_);
+        break;
+      }
+      default:
+        break;
+    }
+    staging_.Unpack(sources, where);
+
+    // Watchdog: NCCL waits for peers on the device; a peer that never comes would hang the
+    // stream, so poll for completion, asynchronous NCCL errors and the deadline.
+    const int64_t deadline = SteadyNowNs() + options_.timeout.count() * 1000000;
+    auto poll = [&] {
+      ncclResult_t async = ncclSuccess;
+      NcclCheck(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", where, who_, comm);
+      if (async != ncclSuccess && async != ncclInProgress)
+        NcclCheck(async, "asynchronous NCCL error", where, who_, comm);
+      if (SteadyNowNs() > deadline) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(options_.timeout.count()) / 1000.0);
+        ncclCommAbort(comm);
+        ForgetComm(comm);
+        throw Error(ErrorCode::kTimeout, who_ + ": " + where + ": the GPU work did not complete after " +
+                                             seconds +
+                                             " s: a peer died, diverged or is stuck (communicator aborted)");
+      }
+    };
+    auto [start_ns, end_ns] = staging_.Finish(where, poll);
+    call.timed_start_ns = start_ns;
+    call.timed_end_ns = end_ns;
+  }
+
+  void ForgetComm(ncclComm_t comm) {
+    if (comm == world_comm_) world_comm_ = nullptr;
+    for (auto it = comms_.begin(); it != comms_.end();)
+      it = it->second == comm ? comms_.erase(it) : std::next(it);
+    for (auto& entry : created_) {
+      if (entry.second == comm) entry.second = nullptr;
+    }
+    aborted_world_ = aborted_world_ || world_comm_ == nullptr;
+  }
+
+ public:
+  bool world_aborted() const { return aborted_world_; }
+
+ private:
+  MpiWorld& mpi_;
+  NcclOptions options_;
+  std::string who_;
+  ncclComm_t world_comm_;
+  Staging staging_;
+  std::map<std::vector<int64_t>, ncclComm_t> comms_;
+  std::vector<std::pair<std::vector<int64_t>, ncclComm_t>> created_;
+  bool broken_ = false;
+  bool aborted_world_ = false;
+};
+
+}  // namespace
+
+bool NcclBackendAvailable() { return true; }
+
+NcclOptions NcclOptions::FromEnv() {
+  NcclOptions options;
+  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
+  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
+  return options;
+}
+
+struct NcclWorld::Impl {
+  MpiWorld* mpi = nullptr;
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  ncclComm_t world = nullptr;
+  std::unique_ptr<NcclCommunicator> comm;
+
+  ~Impl() {
+    const bool broken = comm && comm->broken();
+    const bool world_gone = comm && comm->world_aborted();
+    comm.reset();
+    if (world != nullptr && !world_gone) {
+      if (broken) {
+        ncclCommAbort(world);
+      } else {
+        ncclCommDestroy(world);
+      }
+    }
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
+
+NcclWorld::NcclWorld(MpiWorld& mpi, const NcclOptions& options) : impl_(std::make_unique<Impl>()) {
+  const int devices = RequireGpuBackend("nccl");
+  impl_->mpi = &mpi;
+  const std::string who = "nccl backend, rank " + std::to_string(mpi.rank());
+  // One GPU per process: the node-local rank picks the device.
+  impl_->device = static_cast<int>(LocalRank(mpi.rank()) % devices);
+  CudaCheck(cudaSetDevice(impl_->device), "cudaSetDevice", "NCCL bootstrap", who);
+  CudaCheck(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
+            "NCCL bootstrap", who);
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (mpi.rank() == 0) NcclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId", "NCCL bootstrap", who);
+  Group world;
+  for (int64_t r = 0; r < mpi.size(); ++r) world.ranks.push_back(r);
+  ShareUniqueId(mpi.comm(), world, mpi.rank() == 0, id);
+  NcclCheck(ncclCommInitRank(&impl_->world, static_cast<int>(mpi.size()), id, static_cast<int>(mpi.rank())),
+            "ncclCommInitRank (world)", "NCCL bootstrap", who);
+  impl_->comm = std::make_unique<NcclCommunicator>(mpi, impl_->world, impl_->stream, options);
+}
+
+NcclWorld::~NcclWorld() = default;
+int64_t NcclWorld::rank() const { return impl_->mpi->rank(); }
+int64_t NcclWorld::size() const { return impl_->mpi->size(); }
+int NcclWorld::device() const { return impl_->device; }
+Communicator& NcclWorld::comm() { return *impl_->comm; }
+
+}  // namespace shardscope::engine

@@ -1,0 +1,28 @@
+// Built instead of nccl_backend.cpp when CUDA was found but NCCL was not: the `cuda` backend
+// works, and NcclWorld says clearly that this build lacks NCCL.
+#include <cstdlib>
+#include <string>
+
+#include "shardscope/engine/comm/nccl_backend.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::engine {
+
+bool NcclBackendAvailable() { return false; }
+
+NcclOptions NcclOptions::FromEnv() {
+  NcclOptions options;
+  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
+  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
+  return options;
+}
+
+struct NcclWorld::Impl {};
+NcclWorld::NcclWorld(MpiWorld&, const NcclOptions&) { RequireGpuBackend("nccl"); }
+NcclWorld::~NcclWorld() = default;
+int64_t NcclWorld::rank() const { return 0; }
+int64_t NcclWorld::size() const { return 1; }
+int NcclWorld::device() const { return 0; }
+Communicator& NcclWorld::comm() { throw InternalError("nccl backend: not in this build"); }
+
+}  // namespace shardscope::engine

@@ -1,0 +1,629 @@
+#include "shardscope/engine/exec/executor.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+
+#include "comm/view_ops.hpp"
+#include "shardscope/engine/core/layout.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/events.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+std::vector<int64_t> ToInt64(const std::vector<int>& dims) { return {dims.begin(), dims.end()}; }
+
+std::string DimsText(const std::vector<int>& dims) {
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+  return out;
+}
+
+// The data two layouts share, as positions in each one's storage. Per dim the common indices are
+// enumerated in the holder's storage order on both sides, so the two boxes list the same elements
+// in the same (row-major) order.
+struct PairBoxes {
+  Box holder;
+  Box other;
+  int64_t count = 0;
+};
+
+PairBoxes Pair(const RankLayout& holder, const RankLayout& other) {
+  PairBoxes out;
+  out.count = 1;
+  for (size_t d = 0; d < holder.indices.size(); ++d) {
+    IndexSet common = Intersect(holder.indices[d], other.indices[d]);
+    out.count *= IndexSetSize(common);
+    out.holder.dims.push_back(PositionsOf(holder.indices[d], common));
+    out.other.dims.push_back(PositionsOf(other.indices[d], common));
+  }
+  return out;
+}
+
+std::vector<int64_t> DimSizes(const Box& box) {
+  std::vector<int64_t> out;
+  for (const IndexSet& set : box.dims) out.push_back(IndexSetSize(set));
+  return out;
+}
+
+// R -> P(op) without communication (PyTorch Partial._partition_value; see executor.hpp for the
+// integer and product rules, which PyTorch does not define).
+void PartitionValue(LocalTensor& t, ReduceOp op, int64_t index, int64_t n) {
+  DispatchDType(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using A = typename ArithOf<T>::type;
+    T* data = reinterpret_cast<T*>(t.data());
+    if (op == ReduceOp::kSum) {
+      if constexpr (std::is_integral_v<A>) {
+        if (index != 0) std::fill(data, data + t.numel(), T{0});
+      } else {
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          data[i] = ArithOf<T>::Store(ArithOf<T>::Load(data[i]) / static_cast<A>(n));
+        }
+      }
+    } else if (op == ReduceOp::kProduct && index != 0) {
+      std::fill(data, data + t.numel(), ArithOf<T>::Store(A{1}));
+    }
+  });
+}
+
+trace::PlanStep ToTraceStep(const Transform& t) {
+  trace::PlanStep s;
+  s.mesh_dims = ToInt64(t.mesh_dims);
+  s.src = t.src.ToString();
+  s.dst = t.dst.ToString();
+  s.comm = std::string(CommKindName(t.comm));
+  s.logical_shape = t.logical_shape;
+  s.flattened = t.flattened;
+  s.avg_scale = static_cast<double>(t.avg_scale);
+  s.cost_us = t.cost_us;
+  return s;
+}
+
+std::vector<std::string> PlacementStrings(const Placements& placements) {
+  std::vector<std::string> out;
+  for (const Placement& p : placements) out.push_back(p.ToString());
+  return out;
+}
+
+class Executor {
+ public:
+  // `comm` may be null for DryRun, which never communicates.
+  Executor(Communicator* comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
+           const ExecuteOptions& options)
+      : comm_(comm), rank_(rank), src_(src), dst_(dst), plan_(plan), options_(options), mesh_(src.mesh) {
+    for (size_t k = 0; k < plan.optimized.size(); ++k) {
+      const Transform& t = plan.optimized[k];
+      if (t.src == t.dst) continue;
+      for (int md : t.mesh_dims) {
+        if (!first_touch_.count(md)) first_touch_[md] = static_cast<int64_t>(k);
+        last_touch_[md] = static_cast<int64_t>(k);
+      }
+    }
+  }
+
+  LocalTensor Run(const LocalTensor& in) {
+    PlanState state = Start();
+    RankLayout mine = LayoutAt(state, 0, rank_);
+    if (in.shape() != mine.local_shape) {
+      // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
+      throw InvalidInput("redistribute: rank " + std::to_string(rank_) + "'s local tensor has shape " +
+                         FormatShape(in.shape()) + " but " + FormatPlacements(src_.placements) + " of " +
+                         FormatShape(src_.shape) + " gives it " + FormatShape(mine.local_shape));
+    }
+    const LocalTensor* current = &in;
+    LocalTensor holder;
+    // Rank-uniform staleness flag (PhysicsNeMo PR #1779): depends only on the hop sequence.
+    bool shapes_current = options_.shapes == ShapeMode::kKnown;
+    for (size_t k = 0; k < plan_.optimized.size(); ++k) {
+      const Transform& t = plan_.optimized[k];
+      PlanState next = Advance(state, t);
+      bool skip = t.src == t.dst || mesh_.GroupSize(t.mesh_dims) <= 1;
+      if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
+      if (!skip) {
+        Group group{mesh_.Group(rank_, t.mesh_dims), t.mesh_dims};
+        std::vector<RankLayout> before, after;
+        for (int64_t r : group.ranks) {
+          before.push_back(LayoutAt(state, static_cast<int64_t>(k), r));
+          after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+        }
+        LocalTensor out = Step(static_cast<int64_t>(k), t, group, before, after, *current, shapes_current);
+        holder = std::move(out);
+        current = &holder;
+        shapes_current = false;
+        size_t me = static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) -
+                                        group.ranks.begin());
+        mine = after[me];
+      }
+      if (options_.trace) EmitStepEnd(static_cast<int64_t>(k), mine);
+      state = std::move(next);
+    }
+    RankLayout want = ComputeRankLayout(dst_, rank_);
+    RankLayout got = LayoutAt(state, static_cast<int64_t>(plan_.optimized.size()), rank_);
+    if (got.indices != want.indices || current->shape() != want.local_shape) {
+      throw InternalError("redistribute: the plan '" + plan_.notation + "' ends with rank " +
+                          std::to_string(rank_) + " holding shape " + FormatShape(current->shape()) +
+                          " but " + FormatPlacements(dst_.placements) + " gives it " +
+                          FormatShape(want.local_shape));
+    }
+    return current == &in ? in : std::move(holder);
+  }
+
+  // Walks the plan over every rank's layouts without moving data and checks what Step needs:
+  // each rank's target piece is held by its group (or by itself for local steps), and the last
+  // state is dst's layout. Returns "" or the first problem, naming step and rank.
+  std::string DryRun() const {
+    PlanState state = Start();
+    const int64_t world = mesh_.size();
+    std::vector<RankLayout> before;
+    for (int64_t r = 0; r < world; ++r) before.push_back(LayoutAt(state, 0, r));
+    for (size_t k = 0; k < plan_.optimized.size(); ++k) {
+      const Transform& t = plan_.optimized[k];
+      PlanState next = Advance(state, t);
+      std::vector<RankLayout> after;
+      for (int64_t r = 0; r < world; ++r) after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+      if (!(t.src == t.dst) && mesh_.GroupSize(t.mesh_dims) > 1 &&
+          !(t.src.IsReplicate() && t.dst.IsPartial())) {
+        for (int64_t r = 0; r < world; ++r) {
+          const RankLayout& a = after[static_cast<size_t>(r)];
+          const int64_t want = NumElements(a.local_shape);
+          int64_t got = 0;
+          if (t.src.IsShardLike()) {
+            for (int64_t member : mesh_.Group(r, t.mesh_dims))
+              got += Pair(before[static_cast<size_t>(member)], a).count;
+          } else {
+            got = Pair(before[static_cast<size_t>(r)], a).count;
+            if (t.src.IsPartial() && t.dst.IsShardLike()) {
+              for (int64_t member : mesh_.Group(r, t.mesh_dims)) {
+                const RankLayout& am = after[static_cast<size_t>(member)];
+                if (Pair(before[static_cast<size_t>(r)], am).count != NumElements(am.local_shape)) got = -1;
+              }
+            }
+          }
+          if (got != want) {
+            return StepWhere(static_cast<int64_t>(k), t) + ": rank " + std::to_string(r) + " needs " +
+                   std::to_string(want) + " elements but its group holds " +
+                   std::to_string(std::max<int64_t>(got, 0)) + " of them";
+          }
+        }
+      }
+      state = std::move(next);
+      before = std::move(after);
+    }
+    for (int64_t r = 0; r < world; ++r) {
+      if (before[static_cast<size_t>(r)].indices != ComputeRankLayout(dst_, r).indices) {
+        return "the plan ends with rank " + std::to_string(r) + " holding other elements than " +
+               FormatPlacements(dst_.placements) + " gives it";
+      }
+    }
+    return "";
+  }
+
+ private:
+  PlanState Start() const {
+    const ShardOrder order = src_.EffectiveOrder();
+    return ExecutionStartState(src_.placements, &order, mesh_, static_cast<int>(src_.shape.size()));
+  }
+
+  PlanState Advance(const PlanState& state, const Transform& t) const {
+    return ExecutionAdvance(state, t, mesh_);
+  }
+
+  // Layout of the state after `k` steps; see executor.hpp for which explicit sizes apply.
+  RankLayout LayoutAt(const PlanState& state, int64_t k, int64_t rank) const {
+    std::map<int, std::vector<int64_t>> sizes;
+    for (const auto& [md, v] : src_.explicit_sizes) {
+      auto it = first_touch_.find(md);
+      if (it == first_touch_.end() || k <= it->second) sizes[md] = v;
+    }
+    for (const auto& [md, v] : dst_.explicit_sizes) {
+      auto it = last_touch_.find(md);
+      if (it != last_touch_.end() && k > it->second) sizes[md] = v;
+    }
+    LayoutInput input;
+    input.mesh = &mesh_;
+    input.placements = &state.placements;
+    input.order = &state.order;
+    input.shape = &src_.shape;
+    input.chunking = src_.chunking;
+    input.explicit_sizes = &sizes;
+    try {
+      return ComputeRankLayout(input, rank);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kInvalidInput) throw;
+      throw Unsupported("redistribute: explicit shard sizes do not fit the layout after step " +
+                        std::to_string(k) + " (" + FormatPlacements(state.placements) + "): " + e.what());
+    }
+  }
+
+  std::string StepWhere(int64_t k, const Transform& t) const {
+    return "redistribute step " + std::to_string(k) + " (mesh dims " + DimsText(t.mesh_dims) + ", " +
+           t.src.ToString() + "->" + t.dst.ToString() + ")";
+  }
+
+  void Record(int64_t k, const Group& group, const CollectiveStats& stats, bool negotiated) {
+    if (options_.collectives) options_.collectives->push_back({k, group, stats, negotiated});
+    if (!options_.trace) return;
+    trace::Collective e;
+    e.redistribute_id = options_.trace_id;
+    e.step = k;
+    e.kind = std::string(CollectiveKindName(stats.kind));
+    e.mesh_dims = ToInt64(group.mesh_dims);
+    e.group = group.ranks;
+    e.dtype = std::string(DTypeName(negotiated ? DType::kI64 : src_.dtype));
+    e.bytes_sent = stats.bytes_sent;
+    e.bytes_recv = stats.bytes_recv;
+    e.negotiated = negotiated;
+    e.start_ns = stats.start_ns;
+    e.end_ns = stats.end_ns;
+    options_.trace->Emit(e);
+  }
+
+  LocalTensor Step(int64_t k, const Transform& t, const Group& group, const std::vector<RankLayout>& before,
+                   const std::vector<RankLayout>& after, const LocalTensor& cur, bool shapes_current) {
+    const size_t n = group.ranks.size();
+    const size_t me =
+        static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) - group.ranks.begin());
+    const RankLayout& b_me = before[me];
+    const RankLayout& a_me = after[me];
+    // Every path below writes all of `out` (require_full checks it), so no zero fill.
+    LocalTensor out = LocalTensor::Uninitialized(a_me.local_shape, cur.dtype());
+    auto fail = [&](const std::string& what) { throw InternalError(StepWhere(k, t) + ": " + what); };
+    auto require_full = [&](int64_t got, int64_t want, int64_t who) {
+      if (got != want) {
+        fail("rank " + std::to_string(who) + " needs " + std::to_string(want) +
+             " elements but the group holds " + std::to_string(got) + " of them");
+      }
+    };
+
+    if (t.src.IsPartial()) {
+      if (t.dst.IsPartial()) {
+        throw Unsupported(StepWhere(k, t) +
+                          ": redistributing from one partial type to another is unsupported");
+      }
+      Reduction reduction{t.src.op, std::max<int64_t>(1, t.avg_scale)};
+      if (t.dst.IsReplicate()) {
+        if (a_me.local_shape != b_me.local_shape) fail("all_reduce changes the local shape");
+        Record(k, group, comm_->AllReduce(group, reduction, ViewOf(cur), MutableViewOf(out)), false);
+        return out;
+      }
+      std::vector<SendView> send;
+      for (size_t j = 0; j < n; ++j) {
+        PairBoxes p = Pair(b_me, after[j]);
+        require_full(p.count, NumElements(after[j].local_shape), group.ranks[j]);
+        send.push_back(ViewOf(cur, std::move(p.holder)));
+      }
+      PairBoxes own = Pair(b_me, a_me);
+      Record(
+          k, group,
+          comm_->ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, std::move(own.other))),
+          false);
+      return out;
+    }
+
+    if (t.src.IsReplicate()) {
+      if (t.dst.IsPartial()) {
+        out = cur;
+        PartitionValue(out, t.dst.op, static_cast<int64_t>(me), static_cast<int64_t>(n));
+        return out;
+      }
+      PairBoxes p = Pair(b_me, a_me);
+      require_full(p.count, out.numel(), rank_);
+      detail::CopyView(ViewOf(cur, std::move(p.holder)), MutableViewOf(out, std::move(p.other)));
+      return out;
+    }
+
+    // Shard-like source: group members hold disjoint pieces; each receiver takes from every member
+    // exactly the intersection of that member's piece with its own target piece.
+    if (t.dst.IsPartial()) {
+      throw Unsupported(StepWhere(k, t) + ": redistribute from " + t.src.ToString() + " to " +
+                        t.dst.ToString() + " not supported yet");
+    }
+    std::vector<RecvView> recv;
+    int64_t received = 0;
+    for (size_t i = 0; i < n; ++i) {
+      PairBoxes p = Pair(before[i], a_me);
+      received += p.count;
+      recv.push_back(MutableViewOf(out, std::move(p.other)));
+    }
+    require_full(received, out.numel(), rank_);
+    if (t.dst.IsReplicate()) {
+      for (size_t i = 0; i < n; ++i)
+        require_full(recv[i].Count(), NumElements(before[i].local_shape), group.ranks[i]);
+      Record(k, group, comm_->AllGatherV(group, ViewOf(cur), std::move(recv)), false);
+      return out;
+    }
+    std::vector<SendView> send;
+    for (size_t j = 0; j < n; ++j) send.push_back(ViewOf(cur, Pair(b_me, after[j]).holder));
+    if (!shapes_current) {
+      // Negotiated receive shapes (ShardTensor's fallback): one small all_to_all of per-dim
+      // extents before the data. The layouts must agree with what peers announce.
+      std::vector<std::vector<int64_t>> announce;
+      for (const SendView& s : send) announce.push_back(DimSizes(s.boxes[0]));
+      CollectiveStats stats;
+      std::vector<std::vector<int64_t>> got = comm_->ExchangeShapes(group, std::move(announce), &stats);
+      Record(k, group, stats, true);
+      for (size_t i = 0; i < n; ++i) {
+        if (got[i] != DimSizes(recv[i].boxes[0])) {
+          fail("rank " + std::to_string(group.ranks[i]) + " announces a chunk of " + FormatShape(got[i]) +
+               " but the layout expects " + FormatShape(DimSizes(recv[i].boxes[0])));
+        }
+      }
+    }
+    Record(k, group, comm_->AllToAllV(group, std::move(send), std::move(recv)), false);
+    return out;
+  }
+
+  void EmitStepBegin(int64_t k, const Transform& t, const RankLayout& mine) {
+    trace::StepBegin e;
+    e.redistribute_id = options_.trace_id;
+    e.step = k;
+    e.mesh_dims = ToInt64(t.mesh_dims);
+    e.src = t.src.ToString();
+    e.dst = t.dst.ToString();
+    e.comm = std::string(CommKindName(t.comm));
+    e.logical_shape = t.logical_shape;
+    e.local_shape_before = mine.local_shape;
+    e.global_offset_before = mine.global_offset;
+    e.t_ns = trace::NowNs();
+    options_.trace->Emit(e);
+  }
+
+  void EmitStepEnd(int64_t k, const RankLayout& mine) {
+    trace::StepEnd e;
+    e.redistribute_id = options_.trace_id;
+    e.step = k;
+    e.local_shape_after = mine.local_shape;
+    e.global_offset_after = mine.global_offset;
+    e.t_ns = trace::NowNs();
+    options_.trace->Emit(e);
+  }
+
+  Communicator* comm_;
+  int64_t rank_;
+  const TensorSpec& src_;
+  const TensorSpec& dst_;
+  const Plan& plan_;
+  const ExecuteOptions& options_;
+  const Mesh& mesh_;
+  std::map<int, int64_t> first_touch_;
+  std::map<int, int64_t> last_touch_;
+};
+
+void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src, const TensorSpec& dst,
+                           const Plan& plan) {
+  trace::RedistributeBegin e;
+  e.id = options.trace_id;
+  e.tensor = options.tensor_name;
+  e.global_shape = src.shape;
+  e.dtype = std::string(DTypeName(src.dtype));
+  e.src_placements = PlacementStrings(src.placements);
+  e.dst_placements = PlacementStrings(dst.placements);
+  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
+  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
+  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
+  e.planner = std::string(PlannerName(plan.planner));
+  e.planner_reason = plan.planner_reason;
+  e.notation = plan.notation;
+  e.notation_unoptimized = plan.notation_unoptimized;
+  for (const Transform& t : plan.raw) e.raw_plan.push_back(ToTraceStep(t));
+  for (const Transform& t : plan.optimized) e.optimized_plan.push_back(ToTraceStep(t));
+  for (const SkippedMerge& s : plan.skipped_merges) {
+    e.skipped_merges.push_back({ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
+  }
+  e.cost_us = plan.cost_us;
+  e.t_ns = trace::NowNs();
+  e.op_id = options.op_id;
+  e.op_input = options.op_id >= 0 ? options.op_input : -1;
+  options.trace->Emit(e);
+}
+
+void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
+                         const LocalTensor& in, const LocalTensor* out) {
+  trace::RedistributeEnd e;
+  e.id = options.trace_id;
+  e.t_ns = trace::NowNs();
+  e.ok = ok;
+  e.error = error;
+  if (options.checksums) {
+    e.checksum_before = Checksum(in);
+    if (out != nullptr) e.checksum_after = Checksum(*out);
+  }
+  options.trace->Emit(e);
+}
+
+// The global flat index of every element of a layout, in local storage order.
+template <class Fn>
+void ForEachGlobalIndex(const RankLayout& layout, const Shape& global_shape, Fn&& fn) {
+  const size_t nd = layout.indices.size();
+  Shape strides = RowMajorStrides(global_shape);
+  std::vector<std::vector<int64_t>> positions(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    for (const Interval& iv : layout.indices[d]) {
+      for (int64_t x = iv.begin; x < iv.end; ++x) positions[d].push_back(x * strides[d]);
+    }
+    if (positions[d].empty()) return;
+  }
+  std::vector<size_t> at(nd, 0);
+  int64_t local = 0;
+  while (true) {
+    int64_t g = 0;
+    for (size_t d = 0; d < nd; ++d) g += positions[d][at[d]];
+    fn(local++, g);
+    size_t d = nd;
+    while (d > 0) {
+      --d;
+      if (++at[d] < positions[d].size()) break;
+      at[d] = 0;
+      if (d == 0) return;
+    }
+    if (nd == 0) return;
+  }
+}
+
+void CheckSpec(const TensorSpec& spec, const Shape& shape, DType dtype, const std::string& what) {
+  if (shape != spec.shape || dtype != spec.dtype) {
+    throw InvalidInput(what + ": tensor is " + FormatShape(shape) + " " + std::string(DTypeName(dtype)) +
+                       " but the spec says " + FormatShape(spec.shape) + " " +
+                       std::string(DTypeName(spec.dtype)));
+  }
+}
+
+}  // namespace
+
+std::string_view ShapeModeName(ShapeMode mode) { return mode == ShapeMode::kKnown ? "known" : "infer"; }
+
+LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in, const TensorSpec& src,
+                         const TensorSpec& dst, const Plan& plan, const ExecuteOptions& options) {
+  if (rank != comm.rank()) {
+    throw InvalidInput("redistribute: rank " + std::to_string(rank) + " runs on the communicator of rank " +
+                       std::to_string(comm.rank()));
+  }
+  if (!(src.mesh == dst.mesh)) throw InvalidInput("redistribute: src and dst live on different meshes");
+  if (src.shape != dst.shape || src.dtype != dst.dtype) {
+    throw InvalidInput("redistribute: src is " + FormatShape(src.shape) + " " +
+                       std::string(DTypeName(src.dtype)) + " but dst is " + FormatShape(dst.shape) + " " +
+                       std::string(DTypeName(dst.dtype)));
+  }
+  if (src.chunking != dst.chunking) {
+    throw Unsupported("redistribute: src chunks with " + std::string(ChunkRuleName(src.chunking)) +
+                      " but dst with " + std::string(ChunkRuleName(dst.chunking)));
+  }
+  if (in.dtype() != src.dtype) {
+    throw InvalidInput("redistribute: local tensor is " + std::string(DTypeName(in.dtype())) +
+                       " but the spec says " + std::string(DTypeName(src.dtype)));
+  }
+  if (src.mesh.size() > comm.world_size()) {
+    throw InvalidInput("redistribute: the mesh has " + std::to_string(src.mesh.size()) +
+                       " ranks but the communicator only " + std::to_string(comm.world_size()));
+  }
+  if (!options.trace) return Executor(&comm, rank, src, dst, plan, options).Run(in);
+  EmitRedistributeBegin(options, src, dst, plan);
+  try {
+    LocalTensor out = Executor(&comm, rank, src, dst, plan, options).Run(in);
+    EmitRedistributeEnd(options, true, "", in, &out);
+    return out;
+  } catch (const std::exception& e) {
+    EmitRedistributeEnd(options, false, e.what(), in, nullptr);
+    throw;
+  }
+}
+
+std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
+  ExecuteOptions options;
+  try {
+    return Executor(nullptr, 0, src, dst, plan, options).DryRun();
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+LocalTensor Distribute(const LocalTensor& global, const TensorSpec& spec, int64_t rank) {
+  CheckSpec(spec, global.shape(), global.dtype(), "distribute");
+  RankLayout layout = ComputeRankLayout(spec, rank);
+  LocalTensor out(layout.local_shape, global.dtype());
+  if (out.numel() == 0) return out;
+  detail::CopyView(ViewOf(global, Box{layout.indices}), MutableViewOf(out));
+  for (int md = 0; md < spec.mesh.ndim(); ++md) {
+    const Placement& p = spec.placements[static_cast<size_t>(md)];
+    if (!p.IsPartial()) continue;
+    const int64_t c = layout.coord[static_cast<size_t>(md)];
+    const int64_t n = spec.mesh.size(md);
+    DispatchDType(out.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using A = typename ArithOf<T>::type;
+      T* data = reinterpret_cast<T*>(out.data());
+      ForEachGlobalIndex(layout, spec.shape, [&](int64_t i, int64_t g) {
+        A x = ArithOf<T>::Load(data[i]);
+        // (g + k*k) mod 3 rather than (g + k): with 4 ranks the latter's pieces cancel out
+        // (residues 0,1,2 each once), leaving coordinate 0 holding x and hiding a missed sum.
+        auto piece = [&](int64_t k) { return static_cast<A>((g + k * k) % 3 - 1); };
+        A v = x;
+        switch (p.op) {
+          case ReduceOp::kSum:
+            if (c > 0) {
+              v = piece(c);
+            } else {
+              for (int64_t k = 1; k < n; ++k) v = static_cast<A>(v - piece(k));
+            }
+            break;
+          case ReduceOp::kAvg:
+            break;
+          case ReduceOp::kMin:
+            v = static_cast<A>(x + static_cast<A>(c));
+            break;
+          case ReduceOp::kMax:
+            v = static_cast<A>(x - static_cast<A>(c));
+            break;
+          case ReduceOp::kProduct:
+            v = c == 0 ? x : A{1};
+            break;
+        }
+        data[i] = ArithOf<T>::Store(v);
+      });
+    });
+  }
+  return out;
+}
+
+LocalTensor FullTensor(const std::vector<LocalTensor>& shards, const TensorSpec& spec) {
+  const Mesh& mesh = spec.mesh;
+  if (static_cast<int64_t>(shards.size()) != mesh.size()) {
+    throw InvalidInput("full_tensor: got " + std::to_string(shards.size()) + " shards for a mesh of " +
+                       std::to_string(mesh.size()) + " ranks");
+  }
+  std::vector<RankLayout> layouts = ComputeLayouts(spec);
+  for (int64_t r = 0; r < mesh.size(); ++r) {
+    const LocalTensor& s = shards[static_cast<size_t>(r)];
+    if (s.shape() != layouts[static_cast<size_t>(r)].local_shape || s.dtype() != spec.dtype) {
+      throw InvalidInput("full_tensor: rank " + std::to_string(r) + "'s shard is " + FormatShape(s.shape()) +
+                         " " + std::string(DTypeName(s.dtype())) + " but the spec gives it " +
+                         FormatShape(layouts[static_cast<size_t>(r)].local_shape) + " " +
+                         std::string(DTypeName(spec.dtype)));
+    }
+  }
+  std::vector<int> partial_dims;
+  ReduceOp op = ReduceOp::kSum;
+  int64_t divisor = 1;
+  bool any_sum = false;
+  for (int md = 0; md < mesh.ndim(); ++md) {
+    const Placement& p = spec.placements[static_cast<size_t>(md)];
+    if (!p.IsPartial()) continue;
+    partial_dims.push_back(md);
+    if (p.op == ReduceOp::kAvg) {
+      divisor *= mesh.size(md);
+    } else {
+      op = p.op;
+      any_sum = any_sum || p.op == ReduceOp::kSum;
+    }
+  }
+  // Mixed sum+avg (the only mix MakeSpec allows) and pure avg both reduce as a sum over the whole
+  // Partial group divided by the avg dims' sizes; sum and avg are linear, so nesting order is moot.
+  if (divisor > 1 && op != ReduceOp::kSum)
+    throw InternalError("full_tensor: avg mixed with " + std::string(ReduceOpName(op)));
+  LocalTensor out(spec.shape, spec.dtype);
+  for (int64_t r = 0; r < mesh.size(); ++r) {
+    const RankLayout& layout = layouts[static_cast<size_t>(r)];
+    bool representative = true;
+    for (int md = 0; md < mesh.ndim(); ++md) {
+      if (!spec.placements[static_cast<size_t>(md)].IsShardLike() &&
+          layout.coord[static_cast<size_t>(md)] != 0) {
+        representative = false;
+      }
+    }
+    if (!representative || NumElements(layout.local_shape) == 0) continue;
+    RecvView target = MutableViewOf(out, Box{layout.indices});
+    if (partial_dims.empty()) {
+      detail::CopyView(ViewOf(shards[static_cast<size_t>(r)]), target);
+      continue;
+    }
+    detail::Accumulator acc(spec.dtype, op, NumElements(layout.local_shape));
+    for (int64_t member : mesh.Group(r, partial_dims)) acc.Add(ViewOf(shards[static_cast<size_t>(member)]));
+    acc.Store(target, divisor);
+  }
+  return out;
+}
+
+}  // namespace shardscope::engine
