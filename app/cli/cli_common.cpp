@@ -120,14 +120,26 @@ engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
                           {}, what);
 }
 
+std::string AutoRanksNote(const std::string& text, size_t shown, int64_t mesh_size) {
+  if (text != "auto" || static_cast<int64_t>(shown) == mesh_size) return "";
+  return "(" + std::to_string(shown) + " of " + std::to_string(mesh_size) + " ranks shown: ranks 0-" +
+         std::to_string(kAutoRankHead - 1) + " and " + std::to_string(mesh_size - 1) +
+         "; --ranks all prints every rank, --ranks 0-3,8 chooses)\n";
+}
+
 std::vector<int64_t> ParseRankList(const std::string& text, int64_t mesh_size, const std::string& flag) {
   std::vector<int64_t> ranks;
-  if (text == "all") {
+  if (text == "auto" && mesh_size > kAutoRankLimit) {
+    for (int64_t r = 0; r < kAutoRankHead; ++r) ranks.push_back(r);
+    ranks.push_back(mesh_size - 1);
+    return ranks;
+  }
+  if (text == "all" || text == "auto") {
     for (int64_t r = 0; r < mesh_size; ++r) ranks.push_back(r);
     return ranks;
   }
   const std::string expected =
-      " (expected all, or ranks and ranges like 0-3,8 within 0.." + std::to_string(mesh_size - 1) + ")";
+      " (expected auto, all, or ranks and ranges like 0-3,8 within 0.." + std::to_string(mesh_size - 1) + ")";
   if (text.empty()) throw InvalidInput(flag + ": empty list" + expected);
   auto number = [&](std::string_view part, std::string_view token) {
     int64_t value = -1;

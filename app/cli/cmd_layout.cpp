@@ -59,6 +59,7 @@ int RunLayout(const LayoutArgs& args, std::ostream& out) {
     PrintJson(spec, layouts, out);
   } else {
     PrintText(spec, layouts, out);
+    out << AutoRanksNote(args.ranks, layouts.size(), mesh.size());
   }
   return 0;
 }

@@ -158,7 +158,8 @@ void PrintText(const PlanRequest& req, const engine::Plan& plan, std::ostream& o
 
   out << "layouts ("
       << (req.layout_ranks.size() == static_cast<size_t>(mesh.size()) ? "every rank"
-                                                                      : "ranks " + req.ranks_text)
+          : req.ranks_text == "auto" ? "ranks 0-" + std::to_string(kAutoRankHead - 1) + " and the last"
+                                     : "ranks " + req.ranks_text)
       << "; indices are global [begin,end) ranges per tensor dim):\n";
   TextTable table({"rank", CoordHeader(mesh), "src local", "src offset", "src indices", "dst local",
                    "dst offset", "dst indices"});
@@ -304,6 +305,7 @@ int RunPlan(const PlanArgs& args, std::ostream& out) {
     PrintJson(req, plan, out);
   } else {
     PrintText(req, plan, out);
+    out << AutoRanksNote(req.ranks_text, req.layout_ranks.size(), mesh.size());
   }
   return 0;
 }

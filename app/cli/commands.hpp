@@ -43,7 +43,7 @@ struct PlanArgs {
   bool backward = false;
   bool allow_partial_target = false;  ///< --allow-partial-target: PyTorch's internal R -> P path
   int64_t rank = 0;
-  std::string ranks = "all";  ///< --ranks: whose layouts to print ("all" or "0-3,8")
+  std::string ranks = "auto";  ///< --ranks: whose layouts to print ("auto", "all" or "0-3,8")
   bool json = false;
 };
 
@@ -51,9 +51,9 @@ struct PlanArgs {
 struct LayoutArgs {
   MeshArgs mesh;
   TensorArgs tensor;
-  std::string placements;     ///< --placements
-  std::string order;          ///< --order; empty for the default order
-  std::string ranks = "all";  ///< --ranks: whose layouts to print ("all" or "0-3,8")
+  std::string placements;      ///< --placements
+  std::string order;           ///< --order; empty for the default order
+  std::string ranks = "auto";  ///< --ranks: whose layouts to print ("auto", "all" or "0-3,8")
   bool json = false;
 };
 
@@ -79,10 +79,18 @@ engine::TensorSpec BuildSpec(const engine::Mesh& mesh, const TensorArgs& tensor,
                              const std::string& placements, const std::string& what, const std::string& order,
                              const std::string& order_flag);
 
-/// The ranks of a --ranks list: "all" (every rank of the mesh) or comma-separated ranks and
+/// Meshes up to this many ranks print every rank's layout by default (--ranks auto); larger ones
+/// print the first kAutoRankHead ranks and the last one, and say so.
+inline constexpr int64_t kAutoRankLimit = 1024;
+inline constexpr int64_t kAutoRankHead = 8;
+
+/// The ranks of a --ranks list: "auto" (every rank up to kAutoRankLimit, else ranks
+/// 0..kAutoRankHead-1 and the last), "all" (every rank of the mesh) or comma-separated ranks and
 /// inclusive ranges ("0-3,8"), ascending and without repeats; `flag` names the option in errors.
 /// Costs O(listed ranks), never O(mesh size) unless "all". Throws Error(kInvalidInput).
 std::vector<int64_t> ParseRankList(const std::string& text, int64_t mesh_size, const std::string& flag);
+/// The line text output ends with when --ranks auto left ranks out ("" when it did not).
+std::string AutoRanksNote(const std::string& text, size_t shown, int64_t mesh_size);
 
 /// "0,1" (or "dp,tp" when the mesh has names) for a list of mesh dims.
 std::string FormatMeshDims(const engine::Mesh& mesh, const std::vector<int>& mesh_dims);

@@ -83,7 +83,9 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
                 "imported dumps; the public DTensor.redistribute refuses it");
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
       ->capture_default_str();
-  cmd->add_option("--ranks", args.ranks, "whose layouts to print: all, or ranks and ranges like 0-3,8")
+  cmd->add_option("--ranks", args.ranks,
+                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
+                  "ranks and ranges like 0-3,8")
       ->capture_default_str();
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
   cmd->footer(
@@ -104,7 +106,9 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
   cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
-  cmd->add_option("--ranks", args.ranks, "whose layouts to print: all, or ranks and ranges like 0-3,8")
+  cmd->add_option("--ranks", args.ranks,
+                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
+                  "ranks and ranges like 0-3,8")
       ->capture_default_str();
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
   cmd->footer(

@@ -76,6 +76,21 @@ expect_json '[r["local_shape"] for r in j["ranks"]] == [[4,3],[4,3],[4,3],[4,3]]
 expect_json '[r["global_offset"] for r in j["ranks"]] == [[0,0],[0,0],[0,3],[0,3]]*2'
 expect_json 'j["mesh"]["dim_names"] == ["dp","tp","cp"]'
 
+# --ranks auto (the default): a mesh above 1024 ranks prints ranks 0-7 and the last, and says so.
+# 2^20 ranks, S(0) over 2^21 rows: torch.chunk gives every rank 2 rows, rank r at offset 2r.
+run layout --mesh 1048576 --shape 2097152 --placements 'S(0)'
+expect_rc 0
+expect_out_contains '9 of 1048576 ranks shown'
+expect_out_contains '1048575  (1048575)  2            (2097150)      [2097150,2097152)'
+run layout --mesh 1048576 --shape 2097152 --placements 'S(0)' --json
+expect_rc 0
+expect_json '[r["rank"] for r in j["ranks"]] == [0,1,2,3,4,5,6,7,1048575]'
+expect_json '[r["global_offset"] for r in j["ranks"]] == [[2*r] for r in [0,1,2,3,4,5,6,7,1048575]]'
+# Up to 1024 ranks auto prints every rank, with no note.
+run layout --mesh 1024 --shape 2048 --placements 'S(0)' --json
+expect_rc 0
+expect_json 'len(j["ranks"]) == 1024'
+
 # --help has examples.
 run layout --help
 expect_rc 0
