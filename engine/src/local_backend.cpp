@@ -10,10 +10,6 @@
 #include <optional>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include "shardscope/error.hpp"
 #include "view_ops.hpp"
 
@@ -22,26 +18,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wake-up strategy of a waiting member (docs/local-backend.md): spin on the phase counter with
-// a pause instruction for kSpinFor (skipped when there are more ranks than hardware threads:
-// spinning would only hold the core the awaited peer needs), then sched_yield until kYieldFor has
-// passed since the wait began, then sleep on the world's condition variable. A member that
-// completes a phase, fails a slot or exits notifies only when someone sleeps (Dekker-style: the
-// sleeper counts itself, then re-checks; the waker changes state, then reads the count).
-constexpr auto kSpinFor = std::chrono::microseconds(20);
+// Wake-up strategy of a waiting member (docs/local-backend.md): sched_yield in a loop, checking
+// the phase counter between yields, until kYieldFor has passed since the wait began; then sleep
+// on the world's condition variable. A member that completes a phase, fails a slot or exits
+// notifies only when someone sleeps (Dekker-style: the sleeper counts itself, then re-checks; the
+// waker changes state, then reads the count). No pause-instruction spin: on the 2-core VMs this
+// was measured on, a peer often shares the waiter's core (other processes hold the other one),
+// and every microsecond of spinning added two to a 2-rank barrier's median (3 us without, 23 us
+// with a 10 us spin), while a yield hands the core over at once and costs about a system call
+// when the core is otherwise idle.
 constexpr auto kYieldFor = std::chrono::microseconds(500);
-// All-reduces of at least this many bytes per rank run in two phases (each member reduces 1/n of
-// the elements, then copies the other members' parts): (3n-1)/n bytes of traffic per element
-// instead of n+1, for one more rendezvous.
-constexpr int64_t kTwoPhaseAllReduceBytes = int64_t{256} << 10;
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
+// Collectives whose receive views hold at most this many bytes over the whole group are carried
+// out entirely by the member that arrives last, while the others wait for one release: one
+// rendezvous instead of two (arrive, then pull and wait for every pull), which is what small
+// messages pay for, above all with more ranks than cores.
+constexpr int64_t kLeaderBytes = int64_t{32} << 10;
 
 // The compiled runs of one member's views, published beside its post for the peers that read it.
 struct PostedRuns {
@@ -53,12 +44,25 @@ struct PostedRuns {
 // counters only grow, so round r of a phase is complete at (r + 1) * n. Two slots suffice: a
 // member reaches s + 2 only after every member pulled s + 1, hence after every member left s.
 struct Slot {
-  explicit Slot(size_t n) : posted(n, nullptr), runs(n, nullptr), stamp(new std::atomic<uint64_t>[n]) {
+  explicit Slot(size_t n)
+      : posted(n, nullptr),
+        calls(n, nullptr),
+        runs(n, nullptr),
+        recv_bytes(n, 0),
+        stamp(new std::atomic<uint64_t>[n]) {
     for (size_t i = 0; i < n; ++i) stamp[i].store(0, std::memory_order_relaxed);
   }
   std::vector<const CollectiveCall*>
-      posted;  // written by member i before its arrival, read after all arrived
+      posted;                          // written by member i before its arrival, read after all arrived
+  std::vector<CollectiveCall*> calls;  // the same posts, for a leader that fills every member's views
   std::vector<const PostedRuns*> runs;
+  // Per member: the bytes of its receive views. Kept in the slot, not in the post, because a
+  // slow member reads them after the posts may be gone (a leader released the others).
+  std::vector<int64_t> recv_bytes;
+  // A leader's failure (kLeaderBytes), read by the members after the release.
+  bool failed = false;
+  ErrorCode code = ErrorCode::kInternal;
+  std::string error;
   std::unique_ptr<std::atomic<uint64_t>[]> stamp;  // per member: 1 + the sequence number it last posted here
   std::atomic<uint64_t> arrived{0};
   std::atomic<uint64_t> reduced{0};
@@ -97,7 +101,6 @@ struct Channel {
 struct World {
   int64_t size = 1;
   std::chrono::milliseconds timeout{30000};
-  bool oversubscribed = false;
   std::mutex mutex;
   std::condition_variable changed;
   std::atomic<int> sleepers{0};
@@ -114,7 +117,7 @@ struct World {
   }
 };
 
-// Spin, then yield, then sleep (see kSpinFor): call Pause() while the awaited state is not there.
+// Yield, then sleep (see kYieldFor): call Pause() while the awaited state is not there.
 class Backoff {
  public:
   explicit Backoff(World& world) : world_(world), start_(Clock::now()) {}
@@ -122,12 +125,7 @@ class Backoff {
   // after this member counted itself as a sleeper); no deadline: sleep until notified.
   template <class Wake>
   void Pause(const Wake& wake, std::optional<Clock::time_point> deadline) {
-    const Clock::duration waited = Clock::now() - start_;
-    if (!world_.oversubscribed && waited < kSpinFor) {
-      for (int i = 0; i < 32; ++i) CpuRelax();
-      return;
-    }
-    if (waited < kYieldFor) {
+    if (Clock::now() - start_ < kYieldFor) {
       std::this_thread::yield();
       return;
     }
@@ -190,17 +188,37 @@ class LocalCommunicator final : public Communicator {
     runs.recv.reserve(call.recv.size());
     for (const RecvView& v : call.recv) runs.recv.emplace_back(v);
     slot.posted[me] = &call;
+    slot.calls[me] = &call;
     slot.runs[me] = &runs;
+    slot.recv_bytes[me] = 0;
+    for (const RecvView& v : call.recv) slot.recv_bytes[me] += v.Count() * DTypeSize(v.dtype);
     slot.stamp[me].store(seq + 1, std::memory_order_release);
-    if (slot.arrived.fetch_add(1) + 1 == target) {
+    const bool last = slot.arrived.fetch_add(1) + 1 == target;
+    if (last) {
       world_.WakeSleepers();
     } else {
       AwaitArrivals(call, channel, slot, seq, target);
     }
 
+    if (GroupRecvBytes(slot) <= kLeaderBytes) {
+      if (last) {
+        LeadSmall(slot);
+        slot.pulled.fetch_add(n);
+        world_.WakeSleepers();
+      } else {
+        Backoff backoff(world_);
+        auto released = [&] { return slot.pulled.load() >= target; };
+        while (!released()) backoff.Pause(released, std::nullopt);
+      }
+      if (slot.failed) throw Error(slot.code, slot.error);
+      return;
+    }
+
     // Every post stays valid until every member has pulled: the last phase below.
+    // Decided from slot data every member reads alike (member 0's bytes), so that members whose
+    // posts disagree (the validation fails on all of them) still take the same phases.
     const bool two_phase = call.kind == CollectiveKind::kAllReduce && n > 1 &&
-                           call.recv[0].Count() * DTypeSize(call.dtype) >= kTwoPhaseAllReduceBytes;
+                           slot.recv_bytes[0] >= kLocalTwoPhaseAllReduceBytes;
     std::exception_ptr error;
     try {
       ValidateGroupCalls(slot.posted);
@@ -316,6 +334,30 @@ class LocalCommunicator final : public Communicator {
     }
   }
 
+  static int64_t GroupRecvBytes(const Slot& slot) {
+    int64_t bytes = 0;
+    for (int64_t b : slot.recv_bytes) bytes += b;
+    return bytes;
+  }
+
+  // Small collectives: the last member to arrive validates the posts and fills every member's
+  // receive views; a failure is kept for every member to throw after the release.
+  void LeadSmall(Slot& slot) {
+    slot.failed = false;
+    try {
+      ValidateGroupCalls(slot.posted);
+      for (size_t m = 0; m < slot.calls.size(); ++m) Pull(*slot.calls[m], slot, *slot.runs[m]);
+    } catch (const Error& e) {
+      slot.failed = true;
+      slot.code = e.code();
+      slot.error = e.what();
+    } catch (const std::exception& e) {
+      slot.failed = true;
+      slot.code = ErrorCode::kBackend;
+      slot.error = std::string("local backend: ") + e.what();
+    }
+  }
+
   // The one-phase kinds: each member fills its own receive views from its peers' posts.
   void Pull(CollectiveCall& call, const Slot& slot, const PostedRuns& mine) {
     const auto& posted = slot.posted;
@@ -384,8 +426,6 @@ void LocalWorld::Run(int64_t world_size, const RankFn& fn, const LocalWorldOptio
   World world;
   world.size = world_size;
   world.timeout = options.timeout;
-  const unsigned hardware = std::thread::hardware_concurrency();
-  world.oversubscribed = hardware == 0 || static_cast<uint64_t>(world_size) > hardware;
   world.exited.reset(new std::atomic<bool>[static_cast<size_t>(world_size)]);
   for (int64_t r = 0; r < world_size; ++r) world.exited[static_cast<size_t>(r)].store(false);
 
