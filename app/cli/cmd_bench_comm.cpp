@@ -47,6 +47,20 @@ std::string HumanBytes(int64_t bytes) {
   return s.str();
 }
 
+// The q-quantile (nearest rank) of per-iteration times, and "[p10, p90]" of them in us.
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+std::string Spread(const std::vector<double>& v) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << "[" << Quantile(v, 0.1) * 1e6 << ", " << Quantile(v, 0.9) * 1e6
+       << "]";
+  return text.str();
+}
+
 int IterationsFor(int64_t bytes, int requested) {
   if (requested > 0) return requested;
   if (bytes <= (int64_t{1} << 20)) return 200;
@@ -421,6 +435,30 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
           << std::defaultfloat;
     }
   }
+  // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
+  const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
+  out << "\nsmall messages (" << (mpi ? "mpi" : "local") << "): rank 0's time per call, median and [p10, p90] over "
+      << latency_iters << " calls\n"
+      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank" << std::setw(12)
+      << "median us" << std::setw(20) << "[p10, p90]"
+      << "\n";
+  for (const char* kind : {"barrier", "all_gather", "all_to_all", "all_reduce"}) {
+    const std::string k = kind;
+    const int64_t count = 64;  // f32: 256 B per rank
+    if (progress) std::fprintf(stderr, "\r  %s 256 B ...        ", kind);
+    std::vector<double> samples;
+    TimePerIteration(
+        mpi.get(), n, latency_iters,
+        [&](Communicator& comm, int64_t, const Group& world) -> std::function<engine::CollectiveStats()> {
+          if (k == "barrier") return [&comm, &world] { return comm.Barrier(world); };
+          return MakeCollective(k, comm, world, count / n * n, n);
+        },
+        &samples);
+    out << std::left << std::setw(16) << kind << std::right << std::setw(12)
+        << (k == "barrier" ? std::string("-") : HumanBytes(count / n * n * 4)) << std::fixed << std::setprecision(1)
+        << std::setw(12) << Quantile(samples, 0.5) * 1e6 << std::setw(20) << Spread(samples) << "\n"
+        << std::defaultfloat;
+  }
   if (progress) std::fprintf(stderr, "\r%40s\r", "");
   return 0;
 }
@@ -556,16 +594,6 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
       << "known us" << std::setw(20) << "[p10, p90]" << std::setw(12) << "infer us" << std::setw(20)
       << "[p10, p90]" << std::setw(10) << "speedup"
       << "\n";
-  auto quantile = [](std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-  };
-  auto spread = [&](const std::vector<double>& v) {
-    std::ostringstream text;
-    text << std::fixed << std::setprecision(1) << "[" << quantile(v, 0.1) * 1e6 << ", "
-         << quantile(v, 0.9) * 1e6 << "]";
-    return text.str();
-  };
   std::vector<int64_t> known_sizes = {0};  // 0: the 256 B latency case
   known_sizes.insert(known_sizes.end(), sizes.begin(), sizes.end());
   for (int64_t bytes : known_sizes) {
@@ -583,10 +611,10 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
     std::vector<double> known, infer;
     TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "", &known);
     TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "", &infer);
-    const double known_median = quantile(known, 0.5), infer_median = quantile(infer, 0.5);
+    const double known_median = Quantile(known, 0.5), infer_median = Quantile(infer, 0.5);
     out << std::left << std::setw(12) << HumanBytes(out_bytes) << std::right << std::setw(8) << iters
         << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(20)
-        << spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(20) << spread(infer)
+        << Spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(20) << Spread(infer)
         << std::setprecision(2) << std::setw(9) << infer_median / known_median << "x\n"
         << std::defaultfloat;
   }

@@ -65,7 +65,7 @@ struct Slot {
   std::string error;
   std::unique_ptr<std::atomic<uint64_t>[]> stamp;  // per member: 1 + the sequence number it last posted here
   std::atomic<uint64_t> arrived{0};
-  std::atomic<uint64_t> reduced{0};
+  std::atomic<uint64_t> reduced{0};  // counts two-phase all_reduce rounds only (Link::two_phase_rounds)
   std::atomic<uint64_t> pulled{0};
 };
 
@@ -231,7 +231,7 @@ class LocalCommunicator final : public Communicator {
       error = std::current_exception();
     }
     if (two_phase) {
-      Arrive(slot.reduced, target);
+      Arrive(slot.reduced, ++link.two_phase_rounds[seq & 1] * n);
       if (!error) {
         try {
           const int64_t count = call.recv[0].Count();
@@ -255,6 +255,9 @@ class LocalCommunicator final : public Communicator {
   struct Link {
     Channel* channel = nullptr;
     uint64_t next = 0;
+    // Two-phase all_reduces run so far per slot: `reduced` only counts those rounds, and every
+    // member takes the same phases in the same order, so each one derives the same target.
+    uint64_t two_phase_rounds[2] = {0, 0};
   };
 
   Link& LinkFor(const std::vector<int64_t>& ranks) {

@@ -429,3 +429,24 @@ TEST_CASE("after a member gave up on a collective, later ones on that group fail
   CHECK(second[1] == timeout);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
 }
+
+TEST_CASE("large all_reduces between other collectives on one group", "[engine][local]") {
+  // The two-phase path has a rendezvous of its own; it must line up whatever ran on the group
+  // before (here barriers and small all_reduces in between). Integer sums: exact by formula,
+  // sum over ranks r of (r + 1) * (i % 7 + 1) = 10 * (i % 7 + 1) on 4 ranks.
+  const int64_t n = 4;
+  std::vector<int> failures(n, 0);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    for (int64_t round = 0; round < 7; ++round) {
+      for (int64_t b = 0; b < round; ++b) comm.Barrier(WorldGroup(n));
+      const int64_t count = round % 2 == 0 ? 70000 : 8;  // 280 KiB (two phases) or 32 B per rank
+      LocalTensor in({count}, DType::kI32), out({count}, DType::kI32);
+      for (int64_t i = 0; i < count; ++i) in.SetDouble(i, static_cast<double>((rank + 1) * (i % 7 + 1)));
+      comm.AllReduce(WorldGroup(n), Reduction{}, ViewOf(in), MutableViewOf(out));
+      for (int64_t i = 0; i < count; ++i) {
+        if (out.GetDouble(i) != static_cast<double>(10 * (i % 7 + 1))) ++failures[static_cast<size_t>(rank)];
+      }
+    }
+  });
+  CHECK(failures == std::vector<int>(n, 0));
+}
