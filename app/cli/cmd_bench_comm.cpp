@@ -56,8 +56,8 @@ double Quantile(std::vector<double> v, double q) {
 
 std::string Spread(const std::vector<double>& v) {
   std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << "[" << Quantile(v, 0.1) * 1e6 << ", " << Quantile(v, 0.9) * 1e6
-       << "]";
+  text << std::fixed << std::setprecision(1) << "[" << Quantile(v, 0.1) * 1e6 << ", "
+       << Quantile(v, 0.9) * 1e6 << "]";
   return text.str();
 }
 
@@ -437,10 +437,10 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
   }
   // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
   const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
-  out << "\nsmall messages (" << (mpi ? "mpi" : "local") << "): rank 0's time per call, median and [p10, p90] over "
-      << latency_iters << " calls\n"
-      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank" << std::setw(12)
-      << "median us" << std::setw(20) << "[p10, p90]"
+  out << "\nsmall messages (" << (mpi ? "mpi" : "local")
+      << "): rank 0's time per call, median and [p10, p90] over " << latency_iters << " calls\n"
+      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+      << std::setw(12) << "median us" << std::setw(22) << "[p10, p90]"
       << "\n";
   for (const char* kind : {"barrier", "all_gather", "all_to_all", "all_reduce"}) {
     const std::string k = kind;
@@ -455,8 +455,9 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
         },
         &samples);
     out << std::left << std::setw(16) << kind << std::right << std::setw(12)
-        << (k == "barrier" ? std::string("-") : HumanBytes(count / n * n * 4)) << std::fixed << std::setprecision(1)
-        << std::setw(12) << Quantile(samples, 0.5) * 1e6 << std::setw(20) << Spread(samples) << "\n"
+        << (k == "barrier" ? std::string("-") : HumanBytes(count / n * n * 4)) << std::fixed
+        << std::setprecision(1) << std::setw(12) << Quantile(samples, 0.5) * 1e6 << std::setw(22)
+        << Spread(samples) << "\n"
         << std::defaultfloat;
   }
   if (progress) std::fprintf(stderr, "\r%40s\r", "");
@@ -591,7 +592,7 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
   out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2)" << (mpi ? " (mpi)" : "")
       << "; rank 0's time per redistribute: median and [p10, p90] over the iterations\n"
       << std::left << std::setw(12) << "size/rank" << std::right << std::setw(8) << "iters" << std::setw(12)
-      << "known us" << std::setw(20) << "[p10, p90]" << std::setw(12) << "infer us" << std::setw(20)
+      << "known us" << std::setw(22) << "[p10, p90]" << std::setw(12) << "infer us" << std::setw(22)
       << "[p10, p90]" << std::setw(10) << "speedup"
       << "\n";
   std::vector<int64_t> known_sizes = {0};  // 0: the 256 B latency case
@@ -613,8 +614,8 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
     TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "", &infer);
     const double known_median = Quantile(known, 0.5), infer_median = Quantile(infer, 0.5);
     out << std::left << std::setw(12) << HumanBytes(out_bytes) << std::right << std::setw(8) << iters
-        << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(20)
-        << Spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(20) << Spread(infer)
+        << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(22)
+        << Spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(22) << Spread(infer)
         << std::setprecision(2) << std::setw(9) << infer_median / known_median << "x\n"
         << std::defaultfloat;
   }
