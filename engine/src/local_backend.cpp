@@ -358,6 +358,10 @@ class LocalCommunicator final : public Communicator {
       slot.failed = true;
       slot.code = ErrorCode::kBackend;
       slot.error = std::string("local backend: ") + e.what();
+    } catch (...) {
+      slot.failed = true;
+      slot.code = ErrorCode::kBackend;
+      slot.error = "local backend: a small collective failed with a non-standard exception";
     }
   }
 
