@@ -47,6 +47,20 @@ std::string HumanBytes(int64_t bytes) {
   return s.str();
 }
 
+// The q-quantile (nearest rank) of per-iteration times, and "[p10, p90]" of them in us.
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+std::string Spread(const std::vector<double>& v) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << "[" << Quantile(v, 0.1) * 1e6 << ", "
+       << Quantile(v, 0.9) * 1e6 << "]";
+  return text.str();
+}
+
 int IterationsFor(int64_t bytes, int requested) {
   if (requested > 0) return requested;
   if (bytes <= (int64_t{1} << 20)) return 200;
@@ -58,8 +72,10 @@ int IterationsFor(int64_t bytes, int requested) {
 // iteration seen by rank 0 (collectives synchronize the ranks, so rank 0's time is the group's).
 // Ranks are threads of this process (mpi == nullptr) or, under mpirun, this process is one rank
 // of the MPI job (then every process returns its own time and rank 0's is the one printed).
+// With `samples`, rank 0's time of every iteration is appended to it (seconds).
 template <class Setup>
-double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&& setup) {
+double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&& setup,
+                        std::vector<double>* samples = nullptr) {
   if (mpi != nullptr) {
     Communicator& comm = mpi->comm();
     Group world;
@@ -69,7 +85,11 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
     body();
     comm.Barrier(world);
     int64_t t0 = trace::NowNs();
-    for (int i = 0; i < iters; ++i) body();
+    for (int i = 0; i < iters; ++i) {
+      const int64_t start = samples ? trace::NowNs() : 0;
+      body();
+      if (samples) samples->push_back(static_cast<double>(trace::NowNs() - start) * 1e-9);
+    }
     comm.Barrier(world);
     return static_cast<double>(trace::NowNs() - t0) * 1e-9 / iters;
   }
@@ -82,7 +102,11 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
     body();
     comm.Barrier(world);
     int64_t t0 = trace::NowNs();
-    for (int i = 0; i < iters; ++i) body();
+    for (int i = 0; i < iters; ++i) {
+      const int64_t start = samples && rank == 0 ? trace::NowNs() : 0;
+      body();
+      if (samples && rank == 0) samples->push_back(static_cast<double>(trace::NowNs() - start) * 1e-9);
+    }
     comm.Barrier(world);
     if (rank == 0) elapsed = trace::NowNs() - t0;
   });
@@ -174,6 +198,22 @@ std::function<engine::CollectiveStats()> MakeCollective(const std::string& k, Co
     };
   }
   return body;
+}
+
+// The best a collective on the local backend can do against the bench's memcpy baseline (a
+// memcpy of the algbw bytes by each thread), counting every byte read or written once: the same
+// traffic for all_gather and all_to_all (1.0); a reduction over n inputs reads n bytes and writes
+// 1 per output byte where the memcpy reads 1 and writes 1, and reduce_scatter's baseline copies
+// the n x count bytes each rank sends, so 2n/(n+1); all_reduce's baseline copies count bytes:
+// one phase (below kLocalTwoPhaseAllReduceBytes) reads n x count and writes count, 2/(n+1); two
+// phases read count and write count/n (reduce 1/n), then copy (n-1)/n x count, 2n/(3n-1).
+double TrafficBound(const std::string& kind, int64_t n, int64_t bytes_per_rank) {
+  const double dn = static_cast<double>(n);
+  if (kind == "reduce_scatter") return 2 * dn / (dn + 1);
+  if (kind == "all_reduce") {
+    return bytes_per_rank >= engine::kLocalTwoPhaseAllReduceBytes ? 2 * dn / (3 * dn - 1) : 2 / (dn + 1);
+  }
+  return 1.0;
 }
 
 // Discards everything (output of ranks other than 0).
@@ -343,10 +383,20 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
     out << "shardscope bench comm: local backend, " << n << " ranks (threads), f32\n"
         << "algbw/busbw in GB/s (1e9 B/s) with nccl-tests' definitions; 'vs memcpy' = time of " << n
         << " threads each memcpy-ing the algbw bytes, divided by the collective's time (1.0 = as fast as "
-           "memcpy)\n\n"
-        << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
-        << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw" << std::setw(12)
-        << "vs memcpy"
+           "memcpy)\n"
+        << "'bound' = the best 'vs memcpy' for the bytes the collective must read and write (each once): "
+           "1 for all_gather and all_to_all; a reduce over n inputs moves n+1 bytes per output byte against "
+           "memcpy's 2, so reduce_scatter (baseline: the n x count bytes sent) 2n/(n+1) = "
+        << std::setprecision(3) << TrafficBound("reduce_scatter", n, 0)
+        << ", all_reduce (baseline: count bytes) 2/(n+1) = " << TrafficBound("all_reduce", n, 0)
+        << " in one phase, 2n/(3n-1) = "
+        << TrafficBound("all_reduce", n, engine::kLocalTwoPhaseAllReduceBytes)
+        << " in two (reduce 1/n, then copy the rest; from "
+        << HumanBytes(engine::kLocalTwoPhaseAllReduceBytes)
+        << " per rank); 'of bound' = vs memcpy / bound\n\n"
+        << std::defaultfloat << std::left << std::setw(16) << "collective" << std::right << std::setw(12)
+        << "size/rank" << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw"
+        << std::setw(12) << "vs memcpy" << std::setw(8) << "bound" << std::setw(10) << "of bound"
         << "\n";
   }
   const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
@@ -377,12 +427,38 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
         continue;
       }
       double memcpy_s = MemcpySeconds(n, algbytes, iters);
+      const double bound = TrafficBound(k, n, count * 4);
       out << std::left << std::setw(16) << kind << std::right << std::setw(12) << HumanBytes(count * 4)
           << std::fixed << std::setprecision(1) << std::setw(12) << seconds * 1e6 << std::setprecision(2)
           << std::setw(10) << algbw << std::setw(10) << algbw * factor << std::setw(12) << memcpy_s / seconds
-          << "\n"
+          << std::setw(8) << bound << std::setw(10) << memcpy_s / seconds / bound << "\n"
           << std::defaultfloat;
     }
+  }
+  // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
+  const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
+  out << "\nsmall messages (" << (mpi ? "mpi" : "local")
+      << "): rank 0's time per call, median and [p10, p90] over " << latency_iters << " calls\n"
+      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
+      << std::setw(12) << "median us" << std::setw(22) << "[p10, p90]"
+      << "\n";
+  for (const char* kind : {"barrier", "all_gather", "all_to_all", "all_reduce"}) {
+    const std::string k = kind;
+    const int64_t count = 64;  // f32: 256 B per rank
+    if (progress) std::fprintf(stderr, "\r  %s 256 B ...        ", kind);
+    std::vector<double> samples;
+    TimePerIteration(
+        mpi.get(), n, latency_iters,
+        [&](Communicator& comm, int64_t, const Group& world) -> std::function<engine::CollectiveStats()> {
+          if (k == "barrier") return [&comm, &world] { return comm.Barrier(world); };
+          return MakeCollective(k, comm, world, count / n * n, n);
+        },
+        &samples);
+    out << std::left << std::setw(16) << kind << std::right << std::setw(12)
+        << (k == "barrier" ? std::string("-") : HumanBytes(count / n * n * 4)) << std::fixed
+        << std::setprecision(1) << std::setw(12) << Quantile(samples, 0.5) * 1e6 << std::setw(22)
+        << Spread(samples) << "\n"
+        << std::defaultfloat;
   }
   if (progress) std::fprintf(stderr, "\r%40s\r", "");
   return 0;
@@ -397,25 +473,29 @@ struct RedistCase {
 
 // Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
 double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
-                        const std::string& trace_dir) {
+                        const std::string& trace_dir, std::vector<double>* samples = nullptr) {
   const int64_t n = c.src.mesh.size();
   trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
-  double seconds = TimePerIteration(mpi, n, iters, [&](Communicator& comm, int64_t rank, const Group&) {
-    auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
-    auto in = std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
-    engine::ExecuteOptions options;
-    options.shapes = shapes;
-    if (session.enabled()) {
-      options.trace = session.WriterFor(
-          rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, std::string(comm.backend_name())));
-    }
-    options.tensor_name = c.name;
-    auto id = std::make_shared<int64_t>(0);
-    return [&comm, rank, plan, in, options, id, &c]() mutable {
-      options.trace_id = (*id)++;
-      engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
-    };
-  });
+  double seconds = TimePerIteration(
+      mpi, n, iters,
+      [&](Communicator& comm, int64_t rank, const Group&) {
+        auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
+        auto in =
+            std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
+        engine::ExecuteOptions options;
+        options.shapes = shapes;
+        if (session.enabled()) {
+          options.trace = session.WriterFor(
+              rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, std::string(comm.backend_name())));
+        }
+        options.tensor_name = c.name;
+        auto id = std::make_shared<int64_t>(0);
+        return [&comm, rank, plan, in, options, id, &c]() mutable {
+          options.trace_id = (*id)++;
+          engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
+        };
+      },
+      samples);
   session.Close();
   return seconds;
 }
@@ -507,23 +587,36 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
     }
   }
   std::filesystem::remove_all(trace_dir);
+  // Known shapes (PhysicsNeMo PR #1779's fast path) vs one negotiation all_to_all before the
+  // data: a 256 B shard per rank (latency) and the table's HealDA-like S(1)->S(2) at its sizes.
   out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2)" << (mpi ? " (mpi)" : "")
-      << ":\n"
-      << std::left << std::setw(12) << "size/rank" << std::right << std::setw(14) << "known us"
-      << std::setw(14) << "infer us" << std::setw(10) << "speedup"
+      << "; rank 0's time per redistribute: median and [p10, p90] over the iterations\n"
+      << std::left << std::setw(12) << "size/rank" << std::right << std::setw(8) << "iters" << std::setw(12)
+      << "known us" << std::setw(22) << "[p10, p90]" << std::setw(12) << "infer us" << std::setw(22)
+      << "[p10, p90]" << std::setw(10) << "speedup"
       << "\n";
-  for (int64_t bytes : {int64_t{1} << 10, int64_t{4} << 10, int64_t{64} << 10, int64_t{1} << 20}) {
-    const int64_t elems = std::max<int64_t>(n * n, bytes / 4);
-    const int64_t c_dim = 2 * n, t_dim = 2;
-    const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
-    RedistCase c{"S(1)->S(2)", OneD(n, "S(1)", {t_dim, x_dim, c_dim}),
-                 OneD(n, "S(2)", {t_dim, x_dim, c_dim})};
-    const int iters = IterationsFor(bytes, args.iterations) * 5;
-    double known = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "");
-    double infer = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "");
-    out << std::left << std::setw(12) << HumanBytes(elems * 4 / n) << std::right << std::fixed
-        << std::setprecision(1) << std::setw(14) << known * 1e6 << std::setw(14) << infer * 1e6
-        << std::setprecision(2) << std::setw(9) << infer / known << "x\n"
+  std::vector<int64_t> known_sizes = {0};  // 0: the 256 B latency case
+  known_sizes.insert(known_sizes.end(), sizes.begin(), sizes.end());
+  for (int64_t bytes : known_sizes) {
+    RedistCase c{"S(1)->S(2)", OneD(n, "S(1)", {2, 16, 2 * n}), OneD(n, "S(2)", {2, 16, 2 * n})};
+    int iters = args.iterations > 0 ? std::max(args.iterations, 100) : 1000;
+    if (bytes > 0) {
+      const int64_t elems = std::max<int64_t>(n * n, bytes / 4);
+      const int64_t t_dim = 16, c_dim = 96 * n;
+      const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
+      c = {"S(1)->S(2)", OneD(n, "S(1)", {t_dim, x_dim, c_dim}), OneD(n, "S(2)", {t_dim, x_dim, c_dim})};
+      iters = IterationsFor(bytes, args.iterations);
+    }
+    if (progress) std::fprintf(stderr, "\r  known vs negotiated %s ...        ", HumanBytes(bytes).c_str());
+    const int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
+    std::vector<double> known, infer;
+    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "", &known);
+    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "", &infer);
+    const double known_median = Quantile(known, 0.5), infer_median = Quantile(infer, 0.5);
+    out << std::left << std::setw(12) << HumanBytes(out_bytes) << std::right << std::setw(8) << iters
+        << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(22)
+        << Spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(22) << Spread(infer)
+        << std::setprecision(2) << std::setw(9) << infer_median / known_median << "x\n"
         << std::defaultfloat;
   }
   if (progress) std::fprintf(stderr, "\r%50s\r", "");

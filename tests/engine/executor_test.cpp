@@ -312,3 +312,26 @@ TEST_CASE("the executor traces redistribute, steps and collectives, negotiation 
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("repeated redistributes on the same rank threads never reuse another spec's layouts",
+          "[engine][executor]") {
+  // One plan (S(0)->R on mesh dim 0) over tensors of 10 and 8 elements, alternating on the same
+  // threads: torch.chunk gives 3,3,3,1 and 2,2,2,2; each result is the whole arange.
+  const TensorSpec src10 = Spec({4}, "S(0)", {10}), dst10 = Spec({4}, "R", {10});
+  const TensorSpec src8 = Spec({4}, "S(0)", {8}), dst8 = Spec({4}, "R", {8});
+  const Plan plan = HandPlan({Step({0}, "S(0)", "R")});
+  std::vector<std::vector<double>> got(4);
+  LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+    for (int round = 0; round < 6; ++round) {
+      const bool ten = round % 2 == 0;
+      const int64_t extent = ten ? (rank < 3 ? 3 : 1) : 2;
+      const int64_t begin = ten ? rank * 3 : rank * 2;
+      LocalTensor in = Make({extent}, DType::kF32, Arange(begin + extent, begin));
+      LocalTensor out = ten ? Redistribute(comm, rank, in, src10, dst10, plan, {})
+                            : Redistribute(comm, rank, in, src8, dst8, plan, {});
+      const std::vector<double> values = Values(out);
+      if (values != Arange(ten ? 10 : 8)) got[static_cast<size_t>(rank)] = values;
+    }
+  });
+  for (const auto& g : got) CHECK(g.empty());
+}

@@ -340,3 +340,113 @@ TEST_CASE("freed large blocks are reused by the same size class, never handed ou
   for (std::thread& th : threads) th.join();
   CHECK(bad == std::vector<int>(4, 0));
 }
+
+TEST_CASE("a large all_reduce (two phases) gives every rank the group-order result bitwise",
+          "[engine][local]") {
+  // 70001 f32 per rank (273 KiB): above kLocalTwoPhaseAllReduceBytes, parts of unequal size. Float
+  // sums depend on the order: the expected value folds rank 0, 1, 2 in that order, in f32.
+  const int64_t n = 3, count = 70001;
+  REQUIRE(count * 4 >= kLocalTwoPhaseAllReduceBytes);
+  auto input = [](int64_t rank, int64_t i) {
+    return static_cast<float>(rank + 1) * 0.1f + static_cast<float>(i % 1000) * 1.0e-3f;
+  };
+  std::vector<std::vector<uint32_t>> bits(n);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    LocalTensor in({count}, DType::kF32), out({count}, DType::kF32);
+    float* x = reinterpret_cast<float*>(in.data());
+    for (int64_t i = 0; i < count; ++i) x[i] = input(rank, i);
+    comm.AllReduce(WorldGroup(n), Reduction{ReduceOp::kAvg, 1}, ViewOf(in), MutableViewOf(out));
+    bits[static_cast<size_t>(rank)].resize(static_cast<size_t>(count));
+    std::memcpy(bits[static_cast<size_t>(rank)].data(), out.data(), static_cast<size_t>(count) * 4);
+  });
+  for (int64_t i = 0; i < count; i += 997) {
+    const float want = ((input(0, i) + input(1, i)) + input(2, i)) / 3.0f;
+    uint32_t want_bits;
+    std::memcpy(&want_bits, &want, 4);
+    INFO("element " << i);
+    CHECK(bits[0][static_cast<size_t>(i)] == want_bits);
+  }
+  CHECK(bits[1] == bits[0]);
+  CHECK(bits[2] == bits[0]);
+}
+
+TEST_CASE("small and large collectives alternate on one group without mixing up rounds", "[engine][local]") {
+  // Small ones are carried out by the last member to arrive, large ones by every member; both
+  // kinds share the group's two slots. all_gather of rank-tagged values, expected by formula.
+  const int64_t n = 4;
+  std::vector<int> failures(n, 0);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    for (int64_t round = 0; round < 40; ++round) {
+      const int64_t per = round % 2 == 0 ? 4 : 4096;  // 64 B vs 64 KiB per rank
+      LocalTensor in({per}, DType::kI32), out({per * n}, DType::kI32);
+      for (int64_t i = 0; i < per; ++i)
+        in.SetDouble(i, static_cast<double>(round * 1000 + rank * 100 + i % 100));
+      std::vector<RecvView> recv;
+      for (int64_t i = 0; i < n; ++i)
+        recv.push_back(MutableViewOf(out, Box{{IndexSet{{i * per, (i + 1) * per}}}}));
+      comm.AllGatherV(WorldGroup(n), ViewOf(in), std::move(recv));
+      for (int64_t j = 0; j < per * n; ++j) {
+        const double want = static_cast<double>(round * 1000 + (j / per) * 100 + (j % per) % 100);
+        if (out.GetDouble(j) != want) ++failures[static_cast<size_t>(rank)];
+      }
+    }
+  });
+  CHECK(failures == std::vector<int>(n, 0));
+}
+
+TEST_CASE("after a member gave up on a collective, later ones on that group fail at once",
+          "[engine][local]") {
+  std::vector<std::string> second(2);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    LocalWorld::Run(
+        2,
+        [&](Communicator& comm, int64_t rank) {
+          if (rank == 1) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            try {
+              comm.Barrier(WorldGroup(2));
+            } catch (const Error& e) {
+              second[1] = e.what();
+            }
+            return;
+          }
+          try {
+            comm.Barrier(WorldGroup(2));
+          } catch (const Error&) {
+          }
+          try {
+            comm.Barrier(WorldGroup(2));
+          } catch (const Error& e) {
+            second[0] = e.what();
+          }
+        },
+        LocalWorldOptions{std::chrono::milliseconds(100)});
+  } catch (const Error&) {
+  }
+  const std::string timeout = "barrier on group [0,1] (mesh dim 0): ranks 1 never joined within 0.1 s";
+  CHECK(second[0] == timeout);
+  CHECK(second[1] == timeout);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
+}
+
+TEST_CASE("large all_reduces between other collectives on one group", "[engine][local]") {
+  // The two-phase path has a rendezvous of its own; it must line up whatever ran on the group
+  // before (here barriers and small all_reduces in between). Integer sums: exact by formula,
+  // sum over ranks r of (r + 1) * (i % 7 + 1) = 10 * (i % 7 + 1) on 4 ranks.
+  const int64_t n = 4;
+  std::vector<int> failures(n, 0);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    for (int64_t round = 0; round < 7; ++round) {
+      for (int64_t b = 0; b < round; ++b) comm.Barrier(WorldGroup(n));
+      const int64_t count = round % 2 == 0 ? 70000 : 8;  // 280 KiB (two phases) or 32 B per rank
+      LocalTensor in({count}, DType::kI32), out({count}, DType::kI32);
+      for (int64_t i = 0; i < count; ++i) in.SetDouble(i, static_cast<double>((rank + 1) * (i % 7 + 1)));
+      comm.AllReduce(WorldGroup(n), Reduction{}, ViewOf(in), MutableViewOf(out));
+      for (int64_t i = 0; i < count; ++i) {
+        if (out.GetDouble(i) != static_cast<double>(10 * (i % 7 + 1))) ++failures[static_cast<size_t>(rank)];
+      }
+    }
+  });
+  CHECK(failures == std::vector<int>(n, 0));
+}

@@ -128,22 +128,266 @@ bool RunCursor::Next(int64_t& offset, int64_t& length) {
   }
 }
 
-void CopyView(const SendView& src, const RecvView& dst) {
-  const size_t es = static_cast<size_t>(DTypeSize(src.dtype));
-  RunCursor in(src.shape, src.boxes);
-  RunCursor out(dst.shape, dst.boxes);
-  int64_t in_off = 0, in_len = 0, out_off = 0, out_len = 0;
-  while (true) {
-    if (in_len == 0 && !in.Next(in_off, in_len)) return;
-    if (out_len == 0 && !out.Next(out_off, out_len)) return;
-    int64_t n = std::min(in_len, out_len);
-    std::memcpy(dst.data + static_cast<size_t>(out_off) * es, src.data + static_cast<size_t>(in_off) * es,
-                static_cast<size_t>(n) * es);
-    in_off += n;
-    in_len -= n;
-    out_off += n;
-    out_len -= n;
+ViewRuns::ViewRuns(const Shape& shape, const std::vector<Box>& boxes) {
+  const Shape strides = RowMajorStrides(shape);
+  for (const Box& box : boxes) {
+    if (box.Count() > 0) AddBox(shape, strides, box);
   }
+}
+
+void ViewRuns::AddBox(const Shape& shape, const Shape& strides, const Box& box) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<Interval> single(static_cast<size_t>(nd));
+  for (int d = 0; d < nd; ++d) {
+    const IndexSet& set = box.dims[static_cast<size_t>(d)];
+    size_t first = FirstNonEmpty(set, 0);
+    if (FirstNonEmpty(set, first + 1) < set.size()) {
+      // Several intervals in one dim (strided shards, shard orders): walk the runs once.
+      const std::vector<Box> one{box};
+      RunCursor cursor(shape, one);
+      int64_t offset = 0, length = 0;
+      while (cursor.Next(offset, length)) Append(offset, length, 1, 0);
+      return;
+    }
+    single[static_cast<size_t>(d)] = set[first];
+  }
+  auto full = [&](int d) {
+    const Interval& iv = single[static_cast<size_t>(d)];
+    return iv.begin == 0 && iv.end == shape[static_cast<size_t>(d)];
+  };
+  int inner = nd - 1;
+  while (inner >= 0 && full(inner)) --inner;
+  if (inner < 0) {
+    Append(0, NumElements(shape), 1, 0);
+    return;
+  }
+  const size_t in = static_cast<size_t>(inner);
+  const int64_t length = single[in].size() * strides[in];
+  int64_t base = single[in].begin * strides[in];
+  if (inner == 0) {
+    Append(base, length, 1, 0);
+    return;
+  }
+  // Dims [lo, inner) form one strided group: every dim after lo in it is fully covered, so the
+  // flattened position over them advances by strides[inner - 1] per run.
+  int lo = inner - 1;
+  while (lo > 0 && full(lo)) --lo;
+  int64_t count = 1;
+  for (int d = lo; d < inner; ++d) count *= single[static_cast<size_t>(d)].size();
+  const int64_t stride = strides[in - 1];
+  base += single[static_cast<size_t>(lo)].begin * strides[static_cast<size_t>(lo)];
+  // The dims before lo: one group per position (odometer).
+  std::vector<int64_t> position(static_cast<size_t>(lo));
+  for (int d = 0; d < lo; ++d) position[static_cast<size_t>(d)] = single[static_cast<size_t>(d)].begin;
+  while (true) {
+    int64_t offset = base;
+    for (int d = 0; d < lo; ++d) offset += position[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
+    Append(offset, length, count, stride);
+    int d = lo - 1;
+    for (; d >= 0; --d) {
+      const size_t du = static_cast<size_t>(d);
+      if (++position[du] < single[du].end) break;
+      position[du] = single[du].begin;
+    }
+    if (d < 0) return;
+  }
+}
+
+void ViewRuns::Append(int64_t offset, int64_t length, int64_t count, int64_t stride) {
+  if (!groups_.empty()) {
+    RunGroup& last = groups_.back();
+    if (last.count == 1 && count == 1 && offset == last.offset + last.length) {
+      last.length += length;
+      elements_ += length;
+      return;
+    }
+    if (last.length == length) {
+      const int64_t step = last.count >= 2 ? last.stride : count >= 2 ? stride : offset - last.offset;
+      if ((count == 1 || stride == step) && offset == last.offset + last.count * step) {
+        last.stride = step;
+        last.count += count;
+        elements_ += length * count;
+        return;
+      }
+    }
+  }
+  groups_.push_back({offset, length, count, count >= 2 ? stride : 0});
+  starts_.push_back(elements_);
+  elements_ += length * count;
+}
+
+namespace {
+
+// A position in a ViewRuns: group, run within it, elements of that run already consumed.
+class RunWalker {
+ public:
+  RunWalker(const ViewRuns& runs, int64_t position) : group_(runs.groups().data()) {
+    const auto& groups = runs.groups();
+    if (position >= runs.elements()) {
+      group_ += groups.size();
+      return;
+    }
+    size_t lo = 0, hi = groups.size();
+    while (hi - lo > 1) {
+      size_t mid = (lo + hi) / 2;
+      (runs.GroupStart(mid) <= position ? lo : hi) = mid;
+    }
+    group_ += lo;
+    const int64_t within = position - runs.GroupStart(lo);
+    run_ = within / group_->length;
+    used_ = within % group_->length;
+  }
+  const RunGroup& group() const { return *group_; }
+  int64_t run() const { return run_; }
+  bool at_run_start() const { return used_ == 0; }
+  int64_t offset() const { return group_->offset + run_ * group_->stride + used_; }
+  int64_t available() const { return group_->length - used_; }
+  int64_t runs_left() const { return group_->count - run_; }
+  void Advance(int64_t m) {
+    used_ += m;
+    if (used_ == group_->length) {
+      used_ = 0;
+      NextRuns(1);
+    }
+  }
+  // Skips `r` whole runs from a run start (r <= runs_left()).
+  void NextRuns(int64_t r) {
+    run_ += r;
+    if (run_ == group_->count) {
+      run_ = 0;
+      ++group_;
+    }
+  }
+
+ private:
+  const RunGroup* group_;
+  int64_t run_ = 0;
+  int64_t used_ = 0;
+};
+
+// `count` copies of `bytes` bytes with the given byte strides; small fixed sizes get inlined
+// copies instead of a memcpy call per run.
+template <int64_t kBytes>
+void CopyFixed(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t src_stride, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) std::memcpy(dst + k * dst_stride, src + k * src_stride, kBytes);
+}
+
+void CopyStrided(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t src_stride, int64_t bytes,
+                 int64_t count) {
+  switch (bytes) {
+    case 2:
+      return CopyFixed<2>(dst, dst_stride, src, src_stride, count);
+    case 4:
+      return CopyFixed<4>(dst, dst_stride, src, src_stride, count);
+    case 8:
+      return CopyFixed<8>(dst, dst_stride, src, src_stride, count);
+    case 16:
+      return CopyFixed<16>(dst, dst_stride, src, src_stride, count);
+    case 32:
+      return CopyFixed<32>(dst, dst_stride, src, src_stride, count);
+    default:
+      for (int64_t k = 0; k < count; ++k) {
+        std::memcpy(dst + k * dst_stride, src + k * src_stride, static_cast<size_t>(bytes));
+      }
+  }
+}
+
+template <class T>
+void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs, std::byte* dst,
+                 const ViewRuns& dst_runs, int64_t begin, int64_t end) {
+  using A = typename ArithOf<T>::type;
+  // A block of accumulators stays in L1 while every input adds into it, so each input is read
+  // once and the output written once (the old Accumulator streamed a whole-count buffer).
+  constexpr int64_t kBlock = 2048;
+  A acc[kBlock];
+  std::vector<RunWalker> walkers;
+  walkers.reserve(inputs.size());
+  for (const RunsInput& in : inputs) walkers.emplace_back(*in.runs, begin);
+  RunWalker out(dst_runs, begin);
+  T* out_base = reinterpret_cast<T*>(dst);
+  for (int64_t p = begin; p < end; p += kBlock) {
+    const int64_t m = std::min(kBlock, end - p);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const T* base = reinterpret_cast<const T*>(inputs[i].data);
+      RunWalker& w = walkers[i];
+      for (int64_t pos = 0; pos < m;) {
+        const int64_t len = std::min(w.available(), m - pos);
+        CombineRun<T, A>(op, i == 0, acc + pos, base + w.offset(), len);
+        w.Advance(len);
+        pos += len;
+      }
+    }
+    if (divisor > 1) {
+      for (int64_t k = 0; k < m; ++k) acc[k] = scalar::Divide<A>(acc[k], divisor);
+    }
+    for (int64_t pos = 0; pos < m;) {
+      const int64_t len = std::min(out.available(), m - pos);
+      T* o = out_base + out.offset();
+      for (int64_t k = 0; k < len; ++k) o[k] = ArithOf<T>::Store(acc[pos + k]);
+      out.Advance(len);
+      pos += len;
+    }
+  }
+}
+
+}  // namespace
+
+void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
+              int64_t element_size, int64_t begin, int64_t end) {
+  if (end <= begin) return;
+  const int64_t es = element_size;
+  RunWalker s(src_runs, begin), d(dst_runs, begin);
+  int64_t remaining = end - begin;
+  while (remaining > 0) {
+    const RunGroup& gs = s.group();
+    const RunGroup& gd = d.group();
+    std::byte* to = dst + d.offset() * es;
+    const std::byte* from = src + s.offset() * es;
+    // Whole runs of equal length on both sides: one strided loop.
+    if (s.at_run_start() && d.at_run_start() && gs.length == gd.length && gs.length <= remaining) {
+      const int64_t r = std::min({s.runs_left(), d.runs_left(), remaining / gs.length});
+      CopyStrided(to, gd.stride * es, from, gs.stride * es, gs.length * es, r);
+      s.NextRuns(r);
+      d.NextRuns(r);
+      remaining -= r * gs.length;
+      continue;
+    }
+    // Whole source runs laid end to end into one destination run (e.g. all_to_all receives).
+    if (s.at_run_start() && gs.length <= d.available() && gs.length <= remaining) {
+      const int64_t r = std::min({s.runs_left(), d.available() / gs.length, remaining / gs.length});
+      CopyStrided(to, gs.length * es, from, gs.stride * es, gs.length * es, r);
+      s.NextRuns(r);
+      d.Advance(r * gs.length);
+      remaining -= r * gs.length;
+      continue;
+    }
+    // Pieces of one source run into whole destination runs (e.g. all_to_all sends).
+    if (d.at_run_start() && gd.length <= s.available() && gd.length <= remaining) {
+      const int64_t r = std::min({d.runs_left(), s.available() / gd.length, remaining / gd.length});
+      CopyStrided(to, gd.stride * es, from, gd.length * es, gd.length * es, r);
+      d.NextRuns(r);
+      s.Advance(r * gd.length);
+      remaining -= r * gd.length;
+      continue;
+    }
+    const int64_t m = std::min({s.available(), d.available(), remaining});
+    std::memcpy(to, from, static_cast<size_t>(m * es));
+    s.Advance(m);
+    d.Advance(m);
+    remaining -= m;
+  }
+}
+
+void ReduceRuns(DType dtype, ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
+                std::byte* dst, const ViewRuns& dst_runs, int64_t begin, int64_t end) {
+  if (end <= begin || inputs.empty()) return;
+  DispatchDType(
+      dtype, [&](auto tag) { ReduceTyped<decltype(tag)>(op, divisor, inputs, dst, dst_runs, begin, end); });
+}
+
+void CopyView(const SendView& src, const RecvView& dst) {
+  const ViewRuns in(src), out(dst);
+  CopyRuns(src.data, in, dst.data, out, DTypeSize(src.dtype), 0, std::min(in.elements(), out.elements()));
 }
 
 Accumulator::Accumulator(DType dtype, ReduceOp op, int64_t count) : dtype_(dtype), op_(op), count_(count) {

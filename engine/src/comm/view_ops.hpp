@@ -30,8 +30,61 @@ class RunCursor {
   size_t inner_interval_ = 0;
 };
 
-/// Copies `src` into `dst` element by element in view order with one memcpy per overlapping run
-/// pair. Counts and dtypes must match (checked by the caller).
+/// `count` runs of `length` elements each; run k starts at element offset `offset + k * stride`
+/// of the tensor (a run of the view's element order).
+struct RunGroup {
+  int64_t offset = 0;
+  int64_t length = 0;
+  int64_t count = 0;
+  int64_t stride = 0;
+};
+
+/// A view's contiguous runs in element order, compiled once so that copies and reductions do no
+/// per-run cursor work. A box whose dims are single intervals compiles in O(dims + groups) with
+/// no walk over its runs (the outer dims that are fully covered fold into one strided group);
+/// other boxes are walked once with RunCursor and consecutive runs of equal length and constant
+/// step are folded together. Holds no pointer to the view.
+class ViewRuns {
+ public:
+  ViewRuns() = default;
+  ViewRuns(const Shape& shape, const std::vector<Box>& boxes);
+  template <class Ptr>
+  explicit ViewRuns(const BasicView<Ptr>& view) : ViewRuns(view.shape, view.boxes) {}
+
+  int64_t elements() const { return elements_; }
+  const std::vector<RunGroup>& groups() const { return groups_; }
+  /// Position (in view order) of the first element of group `g`.
+  int64_t GroupStart(size_t g) const { return starts_[g]; }
+
+ private:
+  void AddBox(const Shape& shape, const Shape& strides, const Box& box);
+  void Append(int64_t offset, int64_t length, int64_t count, int64_t stride);
+
+  std::vector<RunGroup> groups_;
+  std::vector<int64_t> starts_;
+  int64_t elements_ = 0;
+};
+
+/// Copies the elements at view positions [begin, end) of `src` to the same positions of `dst`
+/// (byte pointers to the tensors' storage, `element_size` bytes per element). Callers check
+/// that both views hold at least `end` elements.
+void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
+              int64_t element_size, int64_t begin, int64_t end);
+
+/// One input of ReduceRuns: a tensor's storage and the runs of the view read from it.
+struct RunsInput {
+  const std::byte* data = nullptr;
+  const ViewRuns* runs = nullptr;
+};
+
+/// Positions [begin, end) of `dst` become `op` over `inputs` in their order (the group order),
+/// accumulated as ArithOf<T> and divided by `divisor` when > 1, then stored once: bitwise what
+/// Accumulator gives, computed in cache-sized blocks (each input read once, `dst` written once).
+void ReduceRuns(DType dtype, ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
+                std::byte* dst, const ViewRuns& dst_runs, int64_t begin, int64_t end);
+
+/// Copies `src` into `dst` element by element in view order (compiles both views' runs, then
+/// CopyRuns). Counts and dtypes must match (checked by the caller).
 void CopyView(const SendView& src, const RecvView& dst);
 
 /// Elementwise reduction of several same-count views into an accumulator (f32 for half types),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <memory>
 
 #include "comm/view_ops.hpp"
 #include "shardscope/engine/core/layout.hpp"
@@ -88,6 +89,58 @@ std::vector<std::string> PlacementStrings(const Placements& placements) {
   return out;
 }
 
+// What Executor::Run derives from (src, dst, plan, rank) alone: the layouts of every group member
+// before and after each step, the first local layout, and whether the plan ends in dst's layout.
+struct StepGeometry {
+  bool skip = true;
+  Group group;
+  std::vector<RankLayout> before;
+  std::vector<RankLayout> after;
+};
+
+struct Geometry {
+  RankLayout first;
+  std::vector<StepGeometry> steps;
+  bool ends_as_dst = false;
+  Shape dst_shape;
+};
+
+// A few recent geometries per thread (each rank of the local backend is a thread; a repeated
+// redistribute asks for the same one each time). Keyed by value: the specs, the transforms and
+// the rank are compared, never addresses, so a spec or plan reassigned in place cannot hit a stale
+// entry (STYLE.md). Small and bounded: the oldest entry goes when it is full.
+class StepGeometryCache {
+ public:
+  std::shared_ptr<const Geometry> Find(const TensorSpec& src, const TensorSpec& dst,
+                                       const std::vector<Transform>& plan, int64_t rank) const {
+    for (const Entry& e : entries_) {
+      if (e.rank == rank && e.plan == plan && e.src == src && e.dst == dst) return e.geometry;
+    }
+    return nullptr;
+  }
+  void Add(const TensorSpec& src, const TensorSpec& dst, const std::vector<Transform>& plan, int64_t rank,
+           std::shared_ptr<const Geometry> geometry) {
+    if (entries_.size() >= kEntries) entries_.erase(entries_.begin());
+    entries_.push_back({src, dst, plan, rank, std::move(geometry)});
+  }
+
+ private:
+  static constexpr size_t kEntries = 8;
+  struct Entry {
+    TensorSpec src;
+    TensorSpec dst;
+    std::vector<Transform> plan;
+    int64_t rank = 0;
+    std::shared_ptr<const Geometry> geometry;
+  };
+  std::vector<Entry> entries_;
+};
+
+StepGeometryCache& Cache() {
+  thread_local StepGeometryCache cache;
+  return cache;
+}
+
 class Executor {
  public:
   // `comm` may be null for DryRun, which never communicates.
@@ -105,49 +158,71 @@ class Executor {
   }
 
   LocalTensor Run(const LocalTensor& in) {
+    // The layouts along the plan depend only on (src, dst, plan, rank): a repeat of the same
+    // redistribute on this thread takes them from the cache (see StepGeometryCache) instead of
+    // recomputing every group member's layout at every step. A first run computes them in
+    // plan order, so its errors arise where they always did.
+    std::shared_ptr<const Geometry> cached = Cache().Find(src_, dst_, plan_.optimized, rank_);
+    auto geometry = cached ? nullptr : std::make_shared<Geometry>();
     PlanState state = Start();
-    RankLayout mine = LayoutAt(state, 0, rank_);
+    RankLayout mine = cached ? cached->first : LayoutAt(state, 0, rank_);
     if (in.shape() != mine.local_shape) {
       // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
       throw InvalidInput("redistribute: rank " + std::to_string(rank_) + "'s local tensor has shape " +
                          FormatShape(in.shape()) + " but " + FormatPlacements(src_.placements) + " of " +
                          FormatShape(src_.shape) + " gives it " + FormatShape(mine.local_shape));
     }
+    if (geometry) geometry->first = mine;
     const LocalTensor* current = &in;
     LocalTensor holder;
     // Rank-uniform staleness flag (PhysicsNeMo PR #1779): depends only on the hop sequence.
     bool shapes_current = options_.shapes == ShapeMode::kKnown;
     for (size_t k = 0; k < plan_.optimized.size(); ++k) {
       const Transform& t = plan_.optimized[k];
-      PlanState next = Advance(state, t);
-      bool skip = t.src == t.dst || mesh_.GroupSize(t.mesh_dims) <= 1;
-      if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
-      if (!skip) {
-        Group group{mesh_.Group(rank_, t.mesh_dims), t.mesh_dims};
-        std::vector<RankLayout> before, after;
-        for (int64_t r : group.ranks) {
-          before.push_back(LayoutAt(state, static_cast<int64_t>(k), r));
-          after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+      const StepGeometry* step = cached ? &cached->steps[k] : nullptr;
+      if (!step) {
+        StepGeometry computed;
+        PlanState next = Advance(state, t);
+        computed.skip = t.src == t.dst || mesh_.GroupSize(t.mesh_dims) <= 1;
+        if (!computed.skip) {
+          computed.group = Group{mesh_.Group(rank_, t.mesh_dims), t.mesh_dims};
+          for (int64_t r : computed.group.ranks) {
+            computed.before.push_back(LayoutAt(state, static_cast<int64_t>(k), r));
+            computed.after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+          }
         }
-        LocalTensor out = Step(static_cast<int64_t>(k), t, group, before, after, *current, shapes_current);
+        state = std::move(next);
+        geometry->steps.push_back(std::move(computed));
+        step = &geometry->steps.back();
+      }
+      if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
+      if (!step->skip) {
+        const Group& group = step->group;
+        LocalTensor out =
+            Step(static_cast<int64_t>(k), t, group, step->before, step->after, *current, shapes_current);
         holder = std::move(out);
         current = &holder;
         shapes_current = false;
         size_t me = static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) -
                                         group.ranks.begin());
-        mine = after[me];
+        mine = step->after[me];
       }
       if (options_.trace) EmitStepEnd(static_cast<int64_t>(k), mine);
-      state = std::move(next);
     }
-    RankLayout want = ComputeRankLayout(dst_, rank_);
-    RankLayout got = LayoutAt(state, static_cast<int64_t>(plan_.optimized.size()), rank_);
-    if (got.indices != want.indices || current->shape() != want.local_shape) {
+    if (geometry) {
+      RankLayout want = ComputeRankLayout(dst_, rank_);
+      RankLayout got = LayoutAt(state, static_cast<int64_t>(plan_.optimized.size()), rank_);
+      geometry->ends_as_dst = got.indices == want.indices;
+      geometry->dst_shape = want.local_shape;
+    }
+    const Geometry& done = cached ? *cached : *geometry;
+    if (!done.ends_as_dst || current->shape() != done.dst_shape) {
       throw InternalError("redistribute: the plan '" + plan_.notation + "' ends with rank " +
                           std::to_string(rank_) + " holding shape " + FormatShape(current->shape()) +
                           " but " + FormatPlacements(dst_.placements) + " gives it " +
-                          FormatShape(want.local_shape));
+                          FormatShape(done.dst_shape));
     }
+    if (geometry) Cache().Add(src_, dst_, plan_.optimized, rank_, std::move(geometry));
     return current == &in ? in : std::move(holder);
   }
 

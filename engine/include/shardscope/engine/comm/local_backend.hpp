@@ -11,6 +11,11 @@
 
 namespace shardscope::engine {
 
+/// All-reduces of at least this many bytes per rank run in two phases on the local backend: each
+/// member reduces 1/n of the elements (in group order), then copies the other members' parts,
+/// moving (3n-1)/n bytes per element instead of n+1 (one rendezvous more; results bitwise equal).
+inline constexpr int64_t kLocalTwoPhaseAllReduceBytes = int64_t{256} << 10;
+
 struct LocalWorldOptions {
   /// A collective that not every member of its group joins within this time fails on every
   /// waiting member with Error(kTimeout) naming the missing ranks.

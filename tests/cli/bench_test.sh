@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `shardscope bench comm|redistribute` on the local backend: the columns and tables each prints.
+# Figures are timings and never checked; the traffic bounds are, from their definition
+# (docs/local-backend.md): 1 for all_gather and all_to_all, 2n/(n+1) for reduce_scatter against
+# a memcpy of the n x count bytes each rank sends, 2/(n+1) for a one-phase all_reduce and
+# 2n/(3n-1) for a two-phase one (from 256 KiB per rank). n = 2: 1.33, 0.67, 0.80.
+source "$(dirname "$0")/lib.sh" "$@"
+
+run bench comm --ranks 2 --sizes 64K,1M --iterations 2
+expect_rc 0
+expect_out_contains 'vs memcpy   bound  of bound'
+row() { grep -E "^$1 +$2 " <<<"$OUT" | awk '{print $(NF-1)}'; }
+check_bound() {
+  CHECKS=$((CHECKS + 1))
+  [ "$(row "$1" "$2")" = "$3" ] || fail "$CMD: bound of $1 at $2 is '$(row "$1" "$2")', expected $3"
+}
+check_bound all_gather '64 KiB' 1.00
+check_bound all_to_all '1 MiB' 1.00
+check_bound reduce_scatter '64 KiB' 1.33
+check_bound all_reduce '64 KiB' 0.67
+check_bound all_reduce '1 MiB' 0.80
+expect_out_contains 'small messages (local): rank 0'"'"'s time per call, median and [p10, p90] over 100 calls'
+for kind in barrier all_gather all_to_all all_reduce; do
+  CHECKS=$((CHECKS + 1))
+  grep -qE "^$kind +(-|256 B) +[0-9.]+ +\[[0-9.]+, [0-9.]+\]$" <<<"$OUT" || fail "$CMD: no latency row for $kind"
+done
+
+# The known-vs-negotiated table: a 256 B shard per rank (S(1)->S(2) of [2, 16, 2n]: 2 x 16 x 2
+# f32 on each rank after the split of the last dim), then one row per --sizes value.
+run bench redistribute --ranks 2 --sizes 64K --iterations 2
+expect_rc 0
+expect_out_contains 'known us'
+CHECKS=$((CHECKS + 1))
+grep -qE '^256 B +100 +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+x$' <<<"$OUT" ||
+  fail "$CMD: no 256 B known-vs-negotiated row"$'\n'"$OUT"
+
+finish
