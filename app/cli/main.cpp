@@ -114,11 +114,18 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
       "  shardscope run samples/fsdp_tp.json --backend cuda --verify");
 }
 
+// --jobs of the commands that read traces: rank files parsed concurrently.
+void AddJobsOption(CLI::App* cmd, int& jobs) {
+  cmd->add_option("--jobs", jobs, "threads reading rank files (default 0: every core)")
+      ->check(CLI::Range(0, 1024));
+}
+
 void AddShowCommand(CLI::App& app, ShowArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("show", "Summarize a trace: notation, collectives, bytes, time, layouts");
   cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or one rank file")->required();
   cmd->add_flag("--json", args.json, "print one JSON object");
+  AddJobsOption(cmd, args.jobs);
   cmd->footer("Example:\n  shardscope show /tmp/healda");
 }
 
@@ -156,6 +163,7 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
       "what fails (exit 1): plan,collectives,bytes,shapes,cost,ops,time:N%,all (default: all = every "
       "category but time)");
   d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
+  AddJobsOption(d, diff.jobs);
   d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
   CLI::App* c =
       app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
@@ -163,12 +171,14 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
   c->add_option("--max-reports", check.max_reports, "mismatches to print (all are counted)")
       ->capture_default_str();
   c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
+  AddJobsOption(c, check.jobs);
   c->footer("Example:\n  shardscope check /tmp/healda");
   CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
   e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
   e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
       ->capture_default_str();
   e->add_option("-o,--output", exp.output, "output file, - for stdout")->required();
+  AddJobsOption(e, exp.jobs);
   e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
 }
 

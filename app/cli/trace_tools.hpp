@@ -17,6 +17,7 @@ struct DiffArgs {
   std::string candidate;  ///< trace directory or rank file
   std::string fail_on;    ///< --fail-on list; empty: every category but time
   bool json = false;
+  int jobs = 0;  ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// `shardscope check DIR`.
@@ -24,6 +25,7 @@ struct CheckArgs {
   std::string path;          ///< trace directory or rank file
   int64_t max_reports = 20;  ///< --max-reports: mismatches printed (all are counted)
   bool json = false;
+  int jobs = 0;  ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// `shardscope export --format chrome DIR -o OUT`.
@@ -31,11 +33,13 @@ struct ExportArgs {
   std::string path;               ///< trace directory or rank file
   std::string format = "chrome";  ///< only "chrome" for now
   std::string output;             ///< -o file ("-" writes to `out`)
+  int jobs = 0;                   ///< --jobs: threads reading rank files, 0 = every core
 };
 
-/// Reads a trace directory or one rank file; load diagnostics become "shardscope: warning:" lines
-/// on stderr. Throws Error(kInvalidInput) for a missing path or an unreadable trace.
-trace::Model LoadTrace(const std::string& path);
+/// Reads a trace directory or one rank file with `jobs` threads (0 = every core); load diagnostics
+/// become "shardscope: warning:" lines on stderr. Throws Error(kInvalidInput) for a missing path or
+/// an unreadable trace.
+trace::Model LoadTrace(const std::string& path, int jobs = 0);
 
 /// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
 int RunDiff(const DiffArgs& args, std::ostream& out);

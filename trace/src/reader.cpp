@@ -1,14 +1,19 @@
 #include "shardscope/trace/reader.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <memory>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "codec.hpp"
+#include "fast_decode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -21,64 +26,88 @@ namespace {
 using detail::LineRef;
 using detail::ThrowAt;
 
-// Reads a file line by line through a fixed buffer; a line longer than kMaxLineBytes is refused
-// before it is accumulated, so a corrupt file cannot make the reader allocate without bound.
-class LineSource {
+// Reads a file line by line into one growing buffer that keeps simdjson's padding after its
+// bytes, so a line can be parsed where it lies. A line longer than kMaxLineBytes is refused before
+// more of it is read, so a corrupt file cannot make the reader allocate without bound.
+class LineReader {
  public:
-  LineSource(const std::filesystem::path& path, std::string name) : name_(std::move(name)) {
+  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress)
+      : name_(std::move(name)), progress_(progress) {
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr)
       throw InvalidInput("trace: cannot open '" + path.string() + "': " + std::strerror(errno));
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    // Small files are read in one go; big ones through a few MiB that grow only for a long line.
+    capacity_ = std::clamp<size_t>(ec ? 0 : static_cast<size_t>(size) + 1, size_t{1} << 16, size_t{4} << 20);
+    buffer_.reset(new char[capacity_ + simdjson::SIMDJSON_PADDING]);
   }
-  ~LineSource() { std::fclose(file_); }
-  LineSource(const LineSource&) = delete;
-  LineSource& operator=(const LineSource&) = delete;
+  ~LineReader() { std::fclose(file_); }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
 
-  // Next line into `line` without its '\n'; `terminated` says whether a '\n' ended it.
-  bool Next(std::string& line, bool& terminated) {
-    line.clear();
+  // Next line without its '\n' (valid until the next call, padded); false at the end of the file.
+  bool Next(std::string_view& line) {
     ++number_;
+    size_t scan = begin_;
     for (;;) {
-      if (pos_ == end_) {
-        end_ = std::fread(buffer_, 1, sizeof(buffer_), file_);
-        pos_ = 0;
-        if (end_ == 0) {
-          terminated = false;
-          return !line.empty();
-        }
-      }
-      const char* start = buffer_ + pos_;
-      const void* nl = std::memchr(start, '\n', end_ - pos_);
-      size_t take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - pos_;
-      if (static_cast<int64_t>(line.size() + take) > kMaxLineBytes) {
-        ThrowAt({name_, number_}, "line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
-      }
-      line.append(start, take);
-      pos_ += take;
-      if (nl) {
-        ++pos_;
-        terminated = true;
+      const void* nl = std::memchr(buffer_.get() + scan, '\n', end_ - scan);
+      if (nl != nullptr || eof_) {
+        size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - buffer_.get()) : end_;
+        if (stop == begin_ && !nl) return false;
+        CheckLength(stop - begin_);
+        line = std::string_view(buffer_.get() + begin_, stop - begin_);
+        begin_ = nl ? stop + 1 : stop;
         return true;
       }
+      CheckLength(end_ - begin_);
+      if (begin_ > 0) {  // keep only the unfinished line
+        std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+      }
+      scan = end_;
+      if (end_ == capacity_) Grow();
+      size_t got = std::fread(buffer_.get() + end_, 1, capacity_ - end_, file_);
+      if (progress_ != nullptr) progress_->bytes_done.fetch_add(static_cast<int64_t>(got));
+      eof_ = got == 0;
+      end_ += got;
     }
   }
 
   int64_t number() const { return number_; }
 
  private:
+  void CheckLength(size_t length) const {
+    if (static_cast<int64_t>(length) > kMaxLineBytes) {
+      ThrowAt({name_, number_}, "line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
+    }
+  }
+
+  void Grow() {
+    size_t capacity = capacity_ * 2;
+    std::unique_ptr<char[]> bigger(new char[capacity + simdjson::SIMDJSON_PADDING]);
+    std::memcpy(bigger.get(), buffer_.get(), end_);
+    buffer_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+
   std::string name_;
+  ReadProgress* progress_;
   std::FILE* file_ = nullptr;
-  char buffer_[1 << 16];
-  size_t pos_ = 0;
-  size_t end_ = 0;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;
+  size_t begin_ = 0;  // start of the next line
+  size_t end_ = 0;    // bytes read into the buffer
+  bool eof_ = false;
   int64_t number_ = 0;
 };
 
-bool IsBlank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // Nesting depth of a JSON text, ignoring brackets inside strings; checked before parsing so a
 // hostile line cannot exhaust the stack or memory with deep nesting.
-int JsonDepth(const std::string& text) {
+int JsonDepth(std::string_view text) {
   int depth = 0, max_depth = 0;
   bool in_string = false, escaped = false;
   for (char c : text) {
@@ -101,13 +130,13 @@ int JsonDepth(const std::string& text) {
 }
 
 // Parses one line; on failure returns false and a message saying what was expected.
-bool ParseJsonLine(const std::string& text, json& out, std::string& why) {
+bool ParseJsonLine(std::string_view text, json& out, std::string& why) {
   if (JsonDepth(text) > kMaxJsonDepth) {
     why = "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return false;
   }
   try {
-    out = json::parse(text);
+    out = json::parse(text.data(), text.data() + text.size());
     return true;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     std::string what = e.what();
@@ -357,25 +386,42 @@ class Assembler {
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 
-FileResult ReadRankFile(const std::filesystem::path& path) {
+FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
-  LineSource source(path, name);
+  LineReader source(path, name, progress);
   Assembler assembler(result);
+  // One DOM parser per thread: it keeps its buffers from line to line and file to file.
+  thread_local simdjson::dom::parser parser;
 
-  std::string text;
-  bool terminated = false;
+  std::string_view text;
   bool have_header = false;
   // A line that failed to parse is only an error if another line follows it: the last line of
   // a file whose writer was killed may be torn.
   std::optional<std::pair<int64_t, std::string>> pending_torn;
   std::map<std::string, std::pair<int64_t, int64_t>> unknown;  // type -> (count, first line)
+  LineRef at{name, 0};
+  Event event;
+  int64_t lines_fast = 0, lines_reference = 0;
 
-  while (source.Next(text, terminated)) {
-    LineRef at{name, source.number()};
+  while (source.Next(text)) {
+    at.line = source.number();
     if (IsBlank(text)) continue;
     if (pending_torn) ThrowAt({name, pending_torn->first}, pending_torn->second);
+    if (fast && have_header) {
+      // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
+      simdjson::dom::element element;
+      if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
+          detail::FastDecodeEvent(element, text, event)) {
+        assembler.Add(event, at);
+        result.trace.events.push_back(std::move(event));
+        ++lines_fast;
+        continue;
+      }
+    }
+    // The reference path: every line the fast path declined, and every line when !fast.
+    ++lines_reference;
     json line;
     std::string why;
     if (!ParseJsonLine(text, line, why)) {
@@ -388,14 +434,18 @@ FileResult ReadRankFile(const std::filesystem::path& path) {
       have_header = true;
       continue;
     }
-    std::optional<Event> event = detail::ParseEvent(line, at);
-    if (!event) {
+    std::optional<Event> parsed = detail::ParseEvent(line, at);
+    if (!parsed) {
       auto [it, inserted] = unknown.try_emplace(detail::LineType(line, at), 0, at.line);
       ++it->second.first;
       continue;
     }
-    assembler.Add(*event, at);
-    result.trace.events.push_back(std::move(*event));
+    assembler.Add(*parsed, at);
+    result.trace.events.push_back(std::move(*parsed));
+  }
+  if (progress != nullptr) {
+    progress->lines_fast += lines_fast;
+    progress->lines_reference += lines_reference;
   }
   if (!have_header) ThrowAt({name, 1}, "missing header line (the file is empty)");
   if (pending_torn) {
@@ -443,17 +493,51 @@ int64_t RankOfFileName(const std::string& name) {
   return std::stoll(digits);
 }
 
+// Runs work(0) .. work(count - 1) on `jobs` threads (the caller's among them), each index once.
+template <typename Work>
+void ParallelFor(size_t count, int jobs, Work work) {
+  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, count);
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (std::thread& t : pool) t.join();
+}
+
+// "rank-3.jsonl:12: what" -> line 12 and "what", for a diagnostic that names the file apart.
+std::pair<int64_t, std::string> SplitLocation(const std::string& file, const std::string& message) {
+  if (message.compare(0, file.size() + 1, file + ":") == 0) {
+    size_t colon = message.find(": ", file.size() + 1);
+    std::string digits = message.substr(file.size() + 1, colon - file.size() - 1);
+    if (colon != std::string::npos && !digits.empty() && digits.size() < 12 &&
+        digits.find_first_not_of("0123456789") == std::string::npos) {
+      return {std::stoll(digits), message.substr(colon + 2)};
+    }
+  }
+  return {0, message};
+}
+
 }  // namespace
 
-Model ReadTraceFile(const std::filesystem::path& path) {
+Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& options) {
+  if (options.progress != nullptr) {
+    std::error_code ec;
+    options.progress->files_total = 1;
+    options.progress->bytes_total = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  }
   Model model;
   model.source = path;
-  AddFile(model, ReadRankFile(path));
+  AddFile(model, ReadRankFile(path, options.fast, options.progress));
+  if (options.progress != nullptr) ++options.progress->files_done;
   SortRedistributes(model);
   return model;
 }
 
-Model ReadTraceDir(const std::filesystem::path& dir) {
+Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     throw InvalidInput("trace: '" + dir.string() + "' is not a directory");
@@ -475,11 +559,47 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
   if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
   if (files.empty()) throw InvalidInput("trace: no rank-<R>.jsonl files in '" + dir.string() + "'");
 
+  std::vector<std::pair<int64_t, std::filesystem::path>> list(files.begin(), files.end());
+  if (options.progress != nullptr) {
+    int64_t bytes = 0;
+    for (const auto& [rank, path] : list) bytes += static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    options.progress->bytes_total = bytes;
+    options.progress->files_total = static_cast<int64_t>(list.size());
+  }
+  // Each file is parsed and assembled on its own; only the merge below is sequential.
+  std::vector<std::optional<FileResult>> results(list.size());
+  std::vector<std::optional<Error>> errors(list.size());
+  std::vector<std::exception_ptr> crashes(list.size());
+  ParallelFor(list.size(), options.jobs, [&](size_t i) {
+    try {
+      results[i] = ReadRankFile(list[i].second, options.fast, options.progress);
+    } catch (const Error& e) {
+      errors[i] = e;
+    } catch (...) {
+      crashes[i] = std::current_exception();
+    }
+    if (options.progress != nullptr) ++options.progress->files_done;
+  });
+  for (const std::exception_ptr& crash : crashes)
+    if (crash) std::rethrow_exception(crash);
+
   Model model;
   model.source = dir;
   const RankTrace* first = nullptr;
-  for (auto& [rank, path] : files) {
-    FileResult file = ReadRankFile(path);
+  std::vector<Diagnostic> skipped;
+  std::string skipped_names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const int64_t rank = list[i].first;
+    if (!results[i]) {
+      // A bad rank file costs that rank, not the trace (Perfetto's way); the error stays as precise
+      // as ReadTraceFile's, only moved into a diagnostic.
+      std::string name = list[i].second.filename().string();
+      auto [line, what] = SplitLocation(name, errors[i]->what());
+      skipped.push_back({name, line, "skipped rank " + std::to_string(rank) + ": " + what});
+      if (skipped.size() <= 8) skipped_names += (skipped.size() > 1 ? ", " : "") + name;
+      continue;
+    }
+    FileResult& file = *results[i];
     const Header& h = file.trace.header;
     if (h.rank != rank) {
       throw InvalidInput(file.trace.file + ":1: header says rank " + std::to_string(h.rank) +
@@ -497,7 +617,21 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
       }
     }
     AddFile(model, std::move(file));
+    results[i].reset();
     first = &model.ranks.front();
+  }
+  if (first == nullptr) {
+    // No rank file was readable: the first one's error is the answer, exactly as for one file.
+    for (const std::optional<Error>& e : errors)
+      if (e) throw *e;
+  }
+  if (!skipped.empty()) {
+    model.diagnostics.push_back({"", 0,
+                                 "warning: " + std::to_string(skipped.size()) + " of " +
+                                     std::to_string(list.size()) +
+                                     " rank files could not be read and were skipped (" + skipped_names +
+                                     (skipped.size() > 8 ? ", ..." : "") + ")"});
+    for (Diagnostic& d : skipped) model.diagnostics.push_back(std::move(d));
   }
   if (static_cast<int64_t>(files.size()) < model.world) {
     std::string missing;
