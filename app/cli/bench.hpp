@@ -18,6 +18,18 @@ struct BenchCommArgs {
   std::string backend = "local";         ///< local, mpi, cuda or nccl (comm only for the GPU ones)
 };
 
+/// `shardscope bench load PATH`.
+struct BenchLoadArgs {
+  std::string path;     ///< trace directory or rank file
+  int jobs = 0;         ///< threads of the parallel reader, 0 = every core
+  int repetitions = 3;  ///< loads per configuration (median reported)
+};
+
+/// Loads PATH with the reference reader (one thread) and the fast reader (1 and `jobs` threads),
+/// each in a forked child; prints time, MB/s, events/s, peak RSS and model bytes per event.
+/// Throws Error(kInvalidInput) for a missing or unreadable trace.
+int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out);
+
 /// Parses "64K,1M,16M" into bytes; throws Error(kInvalidInput) naming --sizes.
 std::vector<int64_t> ParseByteSizes(const std::string& text);
 /// Collectives: algbw/busbw (nccl-tests definitions) beside a memcpy of the same bytes.

@@ -218,6 +218,14 @@ int Main(int argc, char** argv) {
   CLI::App* bench_redist = bench->add_subcommand(
       "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
   AddBenchCommOptions(bench_redist, redist_args);
+  BenchLoadArgs load_args;
+  CLI::App* bench_load = bench->add_subcommand(
+      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
+  bench_load->add_option("trace", load_args.path, "trace directory (rank-*.jsonl) or rank file")->required();
+  AddJobsOption(bench_load, load_args.jobs);
+  bench_load->add_option("--repetitions", load_args.repetitions, "loads per reader (median reported)")
+      ->capture_default_str();
+  bench_load->footer("Example:\n  shardscope bench load samples/ci/golden");
 
   if (argc < 2) {
     std::cerr
@@ -250,6 +258,7 @@ int Main(int argc, char** argv) {
     if (bench_plan != nullptr && bench_plan->parsed()) return RunBenchPlan(bench_args, std::cout);
     if (bench_comm->parsed()) return RunBenchComm(comm_args, std::cout);
     if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
+    if (bench_load->parsed()) return RunBenchLoad(load_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);

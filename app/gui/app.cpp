@@ -513,13 +513,20 @@ void App::StartDiff(int baseline, int candidate) {
 
 void App::DrawLoading() {
   for (const auto& loader : loaders_) {
-    // ReadTraceDir reports no progress, so the bar sweeps while the reader runs; size and elapsed
-    // time tell how far along a big trace is likely to be.
+    // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
+    const trace::ReadProgress& p = loader->progress();
+    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
+    const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
     float t = static_cast<float>(loader->elapsed_s());
-    char overlay[160];
-    std::snprintf(overlay, sizeof overlay, "loading %s (%s) %.1f s", loader->path().c_str(),
-                  FormatBytes(static_cast<double>(loader->total_bytes())).c_str(), t);
-    ImGui::ProgressBar(std::fmod(t * 0.5f, 1.0f), ImVec2(-1, 0), overlay);
+    char overlay[240];
+    std::snprintf(overlay, sizeof overlay, "loading %s: %lld/%lld ranks, %s of %s, %.1f s",
+                  loader->path().c_str(), static_cast<long long>(p.files_done.load()),
+                  static_cast<long long>(p.files_total.load()),
+                  FormatBytes(static_cast<double>(bytes_done)).c_str(),
+                  FormatBytes(static_cast<double>(bytes_total)).c_str(), t);
+    ImGui::ProgressBar(
+        bytes_total > 0 ? static_cast<float>(bytes_done) / static_cast<float>(bytes_total) : 0.0f,
+        ImVec2(-1, 0), overlay);
   }
 }
 

@@ -26,9 +26,9 @@ TraceLoader::TraceLoader(std::string path)
       if (!std::filesystem::exists(path_, ec2)) {
         error = path_ + ": no such file or directory";
       } else if (std::filesystem::is_directory(path_, ec2)) {
-        model = std::make_shared<trace::Model>(trace::ReadTraceDir(path_));
+        model = std::make_shared<trace::Model>(trace::ReadTraceDir(path_, {.progress = &progress_}));
       } else {
-        model = std::make_shared<trace::Model>(trace::ReadTraceFile(path_));
+        model = std::make_shared<trace::Model>(trace::ReadTraceFile(path_, {.progress = &progress_}));
       }
     } catch (const std::exception& e) {
       error = e.what();

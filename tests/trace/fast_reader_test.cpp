@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -205,4 +206,44 @@ TEST_CASE("progress counts every file and byte of a directory", "[trace][reader]
   CHECK(progress.files_done == files);
   CHECK(progress.bytes_total == bytes);
   CHECK(progress.bytes_done == bytes);
+}
+
+TEST_CASE("the id index answers like a scan of the records", "[trace][reader][index]") {
+  // Definition: RedistributesWithId(id) = the records with begin.id == id in rank order;
+  // RedistributeIds() = the distinct ids ascending; likewise for ops.
+  for (const char* dir :
+       {"samples/ci/golden", "tests/golden/trace/program", "tests/golden/check/missing_ranks"}) {
+    CAPTURE(dir);
+    Model model = ReadTraceDir(kSource / dir);
+    REQUIRE(model.index.built);
+    std::set<int64_t> ids;
+    for (const RedistributeRecord& r : model.redistributes) ids.insert(r.begin.id);
+    CHECK(model.RedistributeIds() == std::vector<int64_t>(ids.begin(), ids.end()));
+    for (int64_t id : ids) {
+      std::vector<const RedistributeRecord*> scan;
+      for (const RedistributeRecord& r : model.redistributes)
+        if (r.begin.id == id) scan.push_back(&r);
+      std::stable_sort(scan.begin(), scan.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+      CHECK(model.RedistributesWithId(id) == scan);
+    }
+    std::set<int64_t> op_ids;
+    for (const OpRecord& r : model.ops) op_ids.insert(r.op.id);
+    CHECK(model.OpIds() == std::vector<int64_t>(op_ids.begin(), op_ids.end()));
+    for (int64_t id : op_ids) {
+      std::vector<const OpRecord*> scan;
+      for (const OpRecord& r : model.ops)
+        if (r.op.id == id) scan.push_back(&r);
+      CHECK(model.OpsWithId(id) == scan);
+    }
+    CHECK(model.RedistributesWithId(-5).empty());
+    // A record added by hand makes the index stale: lookups scan instead of answering wrongly.
+    RedistributeRecord extra = model.redistributes.front();
+    extra.rank = 99;
+    extra.begin.id = 12345;
+    model.redistributes.push_back(extra);
+    REQUIRE(model.RedistributesWithId(12345).size() == 1);
+    CHECK(model.RedistributesWithId(12345)[0]->rank == 99);
+    model.Reindex();
+    CHECK(model.RedistributeIds().back() == 12345);
+  }
 }

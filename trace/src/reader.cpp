@@ -479,6 +479,7 @@ void SortRedistributes(Model& model) {
   std::stable_sort(model.ops.begin(), model.ops.end(), [](const OpRecord& a, const OpRecord& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.op.id < b.op.id;
   });
+  model.Reindex();
 }
 
 // The rank number of a "rank-<R>.jsonl" name, or -1 when the name has another form.
@@ -650,7 +651,47 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
   return model;
 }
 
+namespace {
+
+// The (id, position) pairs of `records` sorted by id; positions ascend within an id, and records
+// are sorted by (rank, id), so each id's entries come in rank order.
+template <typename Records, typename IdOf>
+void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int64_t, size_t>>& pairs,
+                  std::vector<int64_t>& ids) {
+  pairs.clear();
+  pairs.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) pairs.emplace_back(id_of(records[i]), i);
+  std::sort(pairs.begin(), pairs.end());
+  ids.clear();
+  for (const auto& [id, pos] : pairs)
+    if (ids.empty() || ids.back() != id) ids.push_back(id);
+}
+
+template <typename Record>
+std::vector<const Record*> WithId(const std::vector<Record>& records,
+                                  const std::vector<std::pair<int64_t, size_t>>& pairs, int64_t id) {
+  auto lo = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(id, size_t{0}));
+  std::vector<const Record*> out;
+  for (auto it = lo; it != pairs.end() && it->first == id; ++it) out.push_back(&records[it->second]);
+  return out;
+}
+
+}  // namespace
+
+void Model::Reindex() {
+  BuildIdIndex(
+      redistributes, [](const RedistributeRecord& r) { return r.begin.id; }, index.redistributes,
+      index.redistribute_ids);
+  BuildIdIndex(
+      ops, [](const OpRecord& r) { return r.op.id; }, index.ops, index.op_ids);
+  index.indexed_redistributes = redistributes.size();
+  index.indexed_ops = ops.size();
+  index.built = true;
+}
+
 std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) const {
+  if (index.built && index.indexed_redistributes == redistributes.size())
+    return WithId(redistributes, index.redistributes, id);
   std::vector<const RedistributeRecord*> out;
   for (const RedistributeRecord& rec : redistributes) {
     if (rec.begin.id == id) out.push_back(&rec);
@@ -659,12 +700,14 @@ std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) co
 }
 
 std::vector<int64_t> Model::RedistributeIds() const {
+  if (index.built && index.indexed_redistributes == redistributes.size()) return index.redistribute_ids;
   std::set<int64_t> ids;
   for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin.id);
   return {ids.begin(), ids.end()};
 }
 
 std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
+  if (index.built && index.indexed_ops == ops.size()) return WithId(ops, index.ops, id);
   std::vector<const OpRecord*> out;
   for (const OpRecord& rec : ops) {
     if (rec.op.id == id) out.push_back(&rec);
@@ -673,6 +716,7 @@ std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
 }
 
 std::vector<int64_t> Model::OpIds() const {
+  if (index.built && index.indexed_ops == ops.size()) return index.op_ids;
   std::set<int64_t> ids;
   for (const OpRecord& rec : ops) ids.insert(rec.op.id);
   return {ids.begin(), ids.end()};
