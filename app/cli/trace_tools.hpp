@@ -36,10 +36,14 @@ struct ExportArgs {
   int jobs = 0;                   ///< --jobs: threads reading rank files, 0 = every core
 };
 
-/// Reads a trace directory or one rank file with `jobs` threads (0 = every core); load diagnostics
-/// become "shardscope: warning:" lines on stderr. Throws Error(kInvalidInput) for a missing path or
-/// an unreadable trace.
-trace::Model LoadTrace(const std::string& path, int jobs = 0);
+/// Reads a trace directory or one rank file with `jobs` threads (0 = every core). When stderr is a
+/// terminal and `progress` is true, a load that lasts over half a second shows one self-erasing
+/// line of rank files and bytes done. Throws Error(kInvalidInput) for a missing path or an
+/// unreadable trace.
+trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress);
+
+/// ReadTraceWithProgress, then load diagnostics become "shardscope: warning:" lines on stderr.
+trace::Model LoadTrace(const std::string& path, int jobs = 0, bool progress = true);
 
 /// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
 int RunDiff(const DiffArgs& args, std::ostream& out);
