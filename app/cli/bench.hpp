@@ -30,6 +30,16 @@ struct BenchLoadArgs {
 /// Throws Error(kInvalidInput) for a missing or unreadable trace.
 int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out);
 
+/// `shardscope bench trace`.
+struct BenchTraceArgs {
+  int repetitions = 31;      ///< interleaved on/off batches
+  int redistributes = 2000;  ///< redistributes (5 events each) per batch
+};
+
+/// The trace writer's cost per event: batches with tracing on and off, interleaved; prints the
+/// median and the 10th-90th percentile of each and the bytes per event on disk.
+int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out);
+
 /// Parses "64K,1M,16M" into bytes; throws Error(kInvalidInput) naming --sizes.
 std::vector<int64_t> ParseByteSizes(const std::string& text);
 /// Collectives: algbw/busbw (nccl-tests definitions) beside a memcpy of the same bytes.

@@ -226,6 +226,14 @@ int Main(int argc, char** argv) {
   bench_load->add_option("--repetitions", load_args.repetitions, "loads per reader (median reported)")
       ->capture_default_str();
   bench_load->footer("Example:\n  shardscope bench load samples/ci/golden");
+  BenchTraceArgs trace_args;
+  CLI::App* bench_trace =
+      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
+  bench_trace->add_option("--repetitions", trace_args.repetitions, "batches of each (median, p10, p90)")
+      ->capture_default_str();
+  bench_trace->add_option("--redistributes", trace_args.redistributes, "redistributes (5 events) per batch")
+      ->capture_default_str();
+  bench_trace->footer("Example:\n  shardscope bench trace");
 
   if (argc < 2) {
     std::cerr
@@ -259,6 +267,7 @@ int Main(int argc, char** argv) {
     if (bench_comm->parsed()) return RunBenchComm(comm_args, std::cout);
     if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
     if (bench_load->parsed()) return RunBenchLoad(load_args, std::cout);
+    if (bench_trace->parsed()) return RunBenchTrace(trace_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);

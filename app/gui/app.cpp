@@ -116,6 +116,10 @@ class App {
   double play_accum_ = 0;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
   int ready_frames_ = 0;
+  // When the app started and when the first frame with every trace loaded was drawn (--bench-frames).
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double first_ready_s_ = -1;
+  double first_frame_s_ = -1;
   int fb_w_ = 0, fb_h_ = 0;
   double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
 };
@@ -176,6 +180,10 @@ int App::Run() {
   while (!platform_->ShouldClose()) {
     auto t_start = std::chrono::steady_clock::now();
     Frame();
+    const double since_start =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (first_frame_s_ < 0) first_frame_s_ = since_start;
+    if (Ready() && first_ready_s_ < 0) first_ready_s_ = since_start;
     if (Ready()) ++ready_frames_;
     if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames) {
       exit_code = Capture();
@@ -216,6 +224,8 @@ int App::Run() {
     double n = static_cast<double>(std::max<size_t>(1, sorted.size()));
     std::printf("  of which: prepare %.2f ms  ImGui/panel draw calls %.2f ms  GL render + glFinish %.2f ms\n",
                 sum_prepare / n, sum_build / n, sum_render / n);
+    std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
+                first_frame_s_, first_ready_s_);
   }
   loaders_.clear();
   renderer_.reset();

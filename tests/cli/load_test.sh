@@ -60,4 +60,12 @@ expect_out_contains "fast, 2 threads"
 run bench load "$TMP/nope"
 expect_rc 2
 
+# bench trace: on and off rows and the on-disk size per event.
+run bench trace --repetitions 3 --redistributes 10
+expect_rc 0
+expect_out_contains "3 interleaved on/off batches of 10 redistributes (5 events each)"
+expect_out_contains "bytes per event on disk"
+run bench trace --repetitions 2
+expect_rc 2
+
 finish
