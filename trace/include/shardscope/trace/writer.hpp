@@ -56,6 +56,8 @@ class Writer {
 
  private:
   void Append(const std::string& line, bool flush);
+  template <typename E>
+  void EmitFast(const E& event, bool flush);
 
   Header header_;
   std::filesystem::path path_;
