@@ -10,8 +10,8 @@
 namespace shardscope::trace::detail {
 
 // A field added to one of these structs must be written here too, or this path must decline
-// events that carry it (as for the optional payloads of later issues): the sizes below make the
-// build fail until this file has been looked at.
+// events that carry it (`if (e.flight) l.Decline();` for a rare optional payload): the sizes below
+// make the build fail until this file has been looked at.
 static_assert(sizeof(Collective) == 208, "Collective changed: update fast_encode.cpp");
 static_assert(sizeof(RedistributeBegin) == 440, "RedistributeBegin changed: update fast_encode.cpp");
 static_assert(sizeof(RedistributeEnd) == 88, "RedistributeEnd changed: update fast_encode.cpp");
@@ -39,7 +39,7 @@ void AppendDouble(double value, std::string& out) {
   int exp10 = 0;
   std::from_chars(p + 2, end, exp10);
   if (negative_exp) exp10 = -exp10;
-  const int n = exp10 + 1;             // position of the decimal point after the first digit
+  const int n = exp10 + 1;  // position of the decimal point after the first digit
   if (k <= n && n <= 15) {
     out.append(digits, k);
     out.append(static_cast<size_t>(n - k), '0');
@@ -138,6 +138,9 @@ class Line {
     out_ += ']';
     first_ = false;
   }
+
+  // Makes the line go through codec.cpp instead (e.g. for a rare optional payload).
+  void Decline() { ok_ = false; }
 
   // Closes the line; on a declined field, restores `out` and returns false.
   bool Finish() {
