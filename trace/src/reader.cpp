@@ -386,14 +386,13 @@ class Assembler {
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 
-FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress) {
+FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress,
+                        simdjson::dom::parser& parser) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
   LineReader source(path, name, progress);
   Assembler assembler(result);
-  // One DOM parser per thread: it keeps its buffers from line to line and file to file.
-  thread_local simdjson::dom::parser parser;
 
   std::string_view text;
   bool have_header = false;
@@ -499,14 +498,16 @@ int64_t RankOfFileName(const std::string& name) {
   return std::stoll(digits);
 }
 
-// Runs work(0) .. work(count - 1) on `jobs` threads (the caller's among them), each index once.
+// Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
+// them), each index once; every thread owns one DOM parser, which keeps its buffers from file to file.
 template <typename Work>
-void ParallelFor(size_t count, int jobs, Work work) {
+void ParallelFor(size_t count, int jobs, int64_t max_threads, Work work) {
   size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, count);
+  threads = std::min({threads, count, static_cast<size_t>(max_threads)});
   std::atomic<size_t> next{0};
   auto run = [&] {
-    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i);
+    simdjson::dom::parser parser;
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i, parser);
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
@@ -537,7 +538,8 @@ Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& option
   }
   Model model;
   model.source = path;
-  AddFile(model, ReadRankFile(path, options.fast, options.progress));
+  simdjson::dom::parser parser;
+  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser));
   if (options.progress != nullptr) ++options.progress->files_done;
   SortRedistributes(model);
   return model;
@@ -566,19 +568,25 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
   if (files.empty()) throw InvalidInput("trace: no rank-<R>.jsonl files in '" + dir.string() + "'");
 
   std::vector<std::pair<int64_t, std::filesystem::path>> list(files.begin(), files.end());
+  int64_t bytes = 0;
+  for (const auto& [rank, path] : list) {
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
   if (options.progress != nullptr) {
-    int64_t bytes = 0;
-    for (const auto& [rank, path] : list) bytes += static_cast<int64_t>(std::filesystem::file_size(path, ec));
     options.progress->bytes_total = bytes;
     options.progress->files_total = static_cast<int64_t>(list.size());
   }
+  // By default a thread is started per 4 MiB of input at most (a small trace reads on the calling
+  // thread alone); an explicit --jobs is taken as asked.
+  const int64_t worth = options.jobs > 0 ? options.jobs : bytes / (int64_t{4} << 20) + 1;
   // Each file is parsed and assembled on its own; only the merge below is sequential.
   std::vector<std::optional<FileResult>> results(list.size());
   std::vector<std::optional<Error>> errors(list.size());
   std::vector<std::exception_ptr> crashes(list.size());
-  ParallelFor(list.size(), options.jobs, [&](size_t i) {
+  ParallelFor(list.size(), options.jobs, worth, [&](size_t i, simdjson::dom::parser& parser) {
     try {
-      results[i] = ReadRankFile(list[i].second, options.fast, options.progress);
+      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser);
     } catch (const Error& e) {
       errors[i] = e;
     } catch (...) {

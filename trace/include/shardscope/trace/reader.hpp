@@ -21,7 +21,8 @@ struct ReadProgress {
 
 /// Knobs of one load. The defaults are what every tool uses.
 struct ReadOptions {
-  /// Threads that parse rank files concurrently; 0 = every core (std::thread::hardware_concurrency).
+  /// Threads that parse rank files concurrently; 0 = every core (std::thread::hardware_concurrency),
+  /// but no more than one per 4 MiB of input.
   int jobs = 0;
   /// false: parse every line with the reference (nlohmann) path only, the reader before the
   /// simdjson fast path; kept for `shardscope bench load` and the equivalence tests. Same results.
