@@ -18,6 +18,28 @@ struct BenchCommArgs {
   std::string backend = "local";         ///< local, mpi, cuda or nccl (comm only for the GPU ones)
 };
 
+/// `shardscope bench load PATH`.
+struct BenchLoadArgs {
+  std::string path;     ///< trace directory or rank file
+  int jobs = 0;         ///< threads of the parallel reader, 0 = every core
+  int repetitions = 3;  ///< loads per configuration (median reported)
+};
+
+/// Loads PATH with the reference reader (one thread) and the fast reader (1 and `jobs` threads),
+/// each in a forked child; prints time, MB/s, events/s, peak RSS and model bytes per event.
+/// Throws Error(kInvalidInput) for a missing or unreadable trace.
+int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out);
+
+/// `shardscope bench trace`.
+struct BenchTraceArgs {
+  int repetitions = 31;      ///< interleaved on/off batches
+  int redistributes = 2000;  ///< redistributes (5 events each) per batch
+};
+
+/// The trace writer's cost per event: batches with tracing on and off, interleaved; prints the
+/// median and the 10th-90th percentile of each and the bytes per event on disk.
+int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out);
+
 /// Parses "64K,1M,16M" into bytes; throws Error(kInvalidInput) naming --sizes.
 std::vector<int64_t> ParseByteSizes(const std::string& text);
 /// Collectives: algbw/busbw (nccl-tests definitions) beside a memcpy of the same bytes.

@@ -9,7 +9,7 @@ namespace shardscope::app {
 int RunCheck(const CheckArgs& args, std::ostream& out) {
   if (args.max_reports < 0)
     throw InvalidInput("--max-reports: " + std::to_string(args.max_reports) + " is negative");
-  trace::Model model = LoadTrace(args.path);
+  trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
   trace::CheckResult result = trace::CheckTrace(model);
   if (args.json) {
     out << trace::CheckJson(result, args.max_reports).dump(2) << "\n";

@@ -1,6 +1,13 @@
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <ostream>
+#include <thread>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
@@ -10,18 +17,57 @@
 
 namespace shardscope::app {
 
-trace::Model LoadTrace(const std::string& path, const std::string& role) {
-  const std::string who = role.empty() ? "" : role + " ";
+trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress) {
   std::error_code ec;
+  if (path.empty()) throw InvalidInput("missing trace path");
+  if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
+  trace::ReadProgress counters;
+  trace::ReadOptions options{.jobs = jobs, .progress = &counters};
+  auto read = [&] { return trace::ReadAnyTrace(path, options); };
+  if (!progress || isatty(STDERR_FILENO) == 0) return read();
+  // The reader runs on its own thread while this one redraws the line; nothing is printed for a
+  // load that ends within half a second.
+  std::atomic<bool> done{false};
+  std::exception_ptr failure;
+  trace::Model model;
+  std::thread reader([&] {
+    try {
+      model = read();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  bool shown = false;
+  while (!done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500)) continue;
+    std::fprintf(stderr, "\rshardscope: loading %s: %lld/%lld rank files, %.0f/%.0f MB\x1b[K", path.c_str(),
+                 static_cast<long long>(counters.files_done.load()),
+                 static_cast<long long>(counters.files_total.load()),
+                 static_cast<double>(counters.bytes_done.load()) / 1e6,
+                 static_cast<double>(counters.bytes_total.load()) / 1e6);
+    std::fflush(stderr);
+    shown = true;
+  }
+  reader.join();
+  if (shown) std::fprintf(stderr, "\r\x1b[K");
+  if (failure) std::rethrow_exception(failure);
+  return model;
+}
+
+trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const std::string& role) {
+  const std::string who = role.empty() ? "" : role + " ";
   if (path.empty()) throw InvalidInput(who + "missing trace path");
-  if (!std::filesystem::exists(path, ec))
-    throw InvalidInput(who + path + ": no such trace file or directory");
   trace::Model model = [&] {
     try {
-      return trace::ReadAnyTrace(path);
+      return ReadTraceWithProgress(path, jobs, progress);
     } catch (const Error& e) {
       if (role.empty()) throw;
-      throw Error(e.code(), who + path + ": " + e.what());  // diff: say which side is broken
+      std::string message = e.what();  // diff: say which side is broken
+      if (message.rfind(path, 0) != 0) message = path + ": " + message;
+      throw Error(e.code(), who + message);
     }
   }();
   for (const auto& d : model.diagnostics) {
@@ -33,8 +79,8 @@ trace::Model LoadTrace(const std::string& path, const std::string& role) {
 
 int RunDiff(const DiffArgs& args, std::ostream& out) {
   trace::DiffOptions options = args.fail_on.empty() ? trace::DiffOptions{} : trace::ParseFailOn(args.fail_on);
-  trace::Model baseline = LoadTrace(args.baseline, "baseline");
-  trace::Model candidate = LoadTrace(args.candidate, "candidate");
+  trace::Model baseline = LoadTrace(args.baseline, args.jobs, !args.json, "baseline");
+  trace::Model candidate = LoadTrace(args.candidate, args.jobs, !args.json, "candidate");
   trace::DiffResult result = trace::DiffTraces(baseline, candidate, options);
   if (args.json) {
     out << trace::DiffJson(result).dump(2) << "\n";

@@ -40,7 +40,7 @@ int RunExport(const ExportArgs& args, std::ostream& out) {
     throw InvalidInput("--format: '" + args.format + "' is not supported (expected chrome)");
   if (args.output.empty()) throw InvalidInput("-o: missing output file (use - for stdout)");
   if (args.output != "-") RefuseOutputOverInput(args.path, args.output);
-  trace::Model model = LoadTrace(args.path);
+  trace::Model model = LoadTrace(args.path, args.jobs);
   nlohmann::ordered_json doc = trace::ChromeTraceJson(model);
   // Strings are ASCII already (the exporter replaces anything else), so dump cannot throw on UTF-8.
   std::string text = doc.dump(-1, ' ', true);

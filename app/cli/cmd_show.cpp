@@ -6,14 +6,12 @@
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/summary.hpp"
+#include "trace_tools.hpp"
 
 namespace shardscope::app {
 
 int RunShow(const ShowArgs& args, std::ostream& out) {
-  std::error_code ec;
-  if (!std::filesystem::exists(args.path, ec))
-    throw InvalidInput(args.path + ": no such trace file or directory");
-  trace::Model model = trace::ReadAnyTrace(args.path);
+  trace::Model model = ReadTraceWithProgress(args.path, args.jobs, !args.json);
   for (const auto& d : model.diagnostics) {
     std::cerr << "shardscope: warning: " << d.file << (d.line > 0 ? ":" + std::to_string(d.line) : "") << ": "
               << d.message << "\n";

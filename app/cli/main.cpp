@@ -148,11 +148,18 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
       "  shardscope run samples/fsdp_tp.json --backend cuda --verify");
 }
 
+// --jobs of the commands that read traces: rank files parsed concurrently.
+void AddJobsOption(CLI::App* cmd, int& jobs) {
+  cmd->add_option("--jobs", jobs, "threads reading rank files (default 0: every core)")
+      ->check(CLI::Range(0, 1024));
+}
+
 void AddShowCommand(CLI::App& app, ShowArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("show", "Summarize a trace: notation, collectives, bytes, time, layouts");
   cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or one rank file")->required();
   cmd->add_flag("--json", args.json, "print one JSON object");
+  AddJobsOption(cmd, args.jobs);
   cmd->footer("Example:\n  shardscope show /tmp/healda");
 }
 
@@ -195,6 +202,7 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
        "category but time)")
       ->check(kNonEmpty);
   d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
+  AddJobsOption(d, diff.jobs);
   d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
   CLI::App* c =
       app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
@@ -204,12 +212,14 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
       ->capture_default_str()
       ->check(AtLeast(0));
   c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
+  AddJobsOption(c, check.jobs);
   c->footer("Examples:\n  shardscope check /tmp/healda\n  shardscope check /tmp/fr_dumps");
   CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
   e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
   e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
       ->capture_default_str();
   e->add_option("-o,--output", exp.output, "output file, - for stdout")->required()->check(kNonEmpty);
+  AddJobsOption(e, exp.jobs);
   e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
 }
 
@@ -290,6 +300,22 @@ int Main(int argc, char** argv) {
   AddBenchCommOptions(bench_redist, redist_args);
   ImportDebugModeArgs import_debugmode_args;
   CLI::App* import_debugmode = AddImportDebugModeCommand(import_cmd, import_debugmode_args);
+  BenchLoadArgs load_args;
+  CLI::App* bench_load = bench->add_subcommand(
+      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
+  bench_load->add_option("trace", load_args.path, "trace directory (rank-*.jsonl) or rank file")->required();
+  AddJobsOption(bench_load, load_args.jobs);
+  bench_load->add_option("--repetitions", load_args.repetitions, "loads per reader (median reported)")
+      ->capture_default_str();
+  bench_load->footer("Example:\n  shardscope bench load samples/ci/golden");
+  BenchTraceArgs trace_args;
+  CLI::App* bench_trace =
+      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
+  bench_trace->add_option("--repetitions", trace_args.repetitions, "batches of each (median, p10, p90)")
+      ->capture_default_str();
+  bench_trace->add_option("--redistributes", trace_args.redistributes, "redistributes (5 events) per batch")
+      ->capture_default_str();
+  bench_trace->footer("Example:\n  shardscope bench trace");
 
   if (argc < 2) {
     std::cerr << app.help()
@@ -315,7 +341,7 @@ int Main(int argc, char** argv) {
     if (!known && !help) {
       std::cerr << "shardscope: bench: "
                 << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
-                << " (expected plan, comm or redistribute)\n";
+                << " (expected plan, comm, redistribute, load or trace)\n";
       return kUsageExit;
     }
   }
@@ -334,6 +360,8 @@ int Main(int argc, char** argv) {
     if (bench_plan != nullptr && bench_plan->parsed()) return RunBenchPlan(bench_args, std::cout);
     if (bench_comm->parsed()) return RunBenchComm(comm_args, std::cout);
     if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
+    if (bench_load->parsed()) return RunBenchLoad(load_args, std::cout);
+    if (bench_trace->parsed()) return RunBenchTrace(trace_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);

@@ -24,6 +24,7 @@ struct RunArgs {
 struct ShowArgs {
   std::string path;  ///< a trace directory or one rank file
   bool json = false;
+  int jobs = 0;  ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// Runs the scenario and prints one line per executed step. Throws shardscope::Error.

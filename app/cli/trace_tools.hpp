@@ -18,6 +18,7 @@ struct DiffArgs {
   std::string candidate;  ///< trace directory or rank file
   std::string fail_on;    ///< --fail-on list; empty: every category but time
   bool json = false;
+  int jobs = 0;  ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// `shardscope check DIR`.
@@ -25,6 +26,7 @@ struct CheckArgs {
   std::string path;          ///< trace directory or rank file
   int64_t max_reports = 20;  ///< --max-reports: mismatches printed (all are counted)
   bool json = false;
+  int jobs = 0;  ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// `shardscope export --format chrome DIR -o OUT`.
@@ -32,6 +34,7 @@ struct ExportArgs {
   std::string path;               ///< trace directory or rank file
   std::string format = "chrome";  ///< only "chrome" for now
   std::string output;             ///< -o file ("-" writes to `out`)
+  int jobs = 0;                   ///< --jobs: threads reading rank files, 0 = every core
 };
 
 /// `shardscope import fr PATH... [-o DIR] [--json]`.
@@ -41,11 +44,17 @@ struct ImportFrArgs {
   bool json = false;
 };
 
-/// Reads a trace directory or one rank file, or Flight Recorder dumps (trace::ReadAnyTrace); load
-/// diagnostics become "shardscope: warning:" lines on stderr. Throws Error(kInvalidInput) for a
-/// missing path or an unreadable trace; a non-empty `role` ("baseline", "candidate") starts every
-/// message, so diff says which input is broken.
-trace::Model LoadTrace(const std::string& path, const std::string& role = "");
+/// Reads a trace directory, one rank file or Flight Recorder dumps (trace::ReadAnyTrace) with
+/// `jobs` threads (0 = every core). When stderr is a terminal and `progress` is true, a load that
+/// lasts over half a second shows one self-erasing line of rank files and bytes done. Throws
+/// Error(kInvalidInput) for a missing path or an unreadable trace.
+trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress);
+
+/// ReadTraceWithProgress, then load diagnostics become "shardscope: warning:" lines on stderr. A
+/// non-empty `role` ("baseline", "candidate") starts every message, so diff says which input is
+/// broken.
+trace::Model LoadTrace(const std::string& path, int jobs = 0, bool progress = true,
+                       const std::string& role = "");
 
 /// Prints one line per difference and a summary; returns 1 when a --fail-on category differs.
 int RunDiff(const DiffArgs& args, std::ostream& out);

@@ -119,6 +119,10 @@ class App {
   double play_accum_ = 0;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
   int ready_frames_ = 0;
+  // When the app started and when the first frame with every trace loaded was drawn (--bench-frames).
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double first_ready_s_ = -1;
+  double first_frame_s_ = -1;
   int fb_w_ = 0, fb_h_ = 0;
   double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
 };
@@ -179,6 +183,10 @@ int App::Run() {
   while (!platform_->ShouldClose()) {
     auto t_start = std::chrono::steady_clock::now();
     Frame();
+    const double since_start =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (first_frame_s_ < 0) first_frame_s_ = since_start;
+    if (Ready() && first_ready_s_ < 0) first_ready_s_ = since_start;
     if (bad_selection_) {
       exit_code = 2;
       break;
@@ -223,6 +231,8 @@ int App::Run() {
     double n = static_cast<double>(std::max<size_t>(1, sorted.size()));
     std::printf("  of which: prepare %.2f ms  ImGui/panel draw calls %.2f ms  GL render + glFinish %.2f ms\n",
                 sum_prepare / n, sum_build / n, sum_render / n);
+    std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
+                first_frame_s_, first_ready_s_);
   }
   loaders_.clear();
   renderer_.reset();
@@ -537,13 +547,20 @@ void App::StartDiff(int baseline, int candidate) {
 
 void App::DrawLoading() {
   for (const auto& loader : loaders_) {
-    // ReadTraceDir reports no progress, so the bar sweeps while the reader runs; size and elapsed
-    // time tell how far along a big trace is likely to be.
+    // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
+    const trace::ReadProgress& p = loader->progress();
+    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
+    const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
     float t = static_cast<float>(loader->elapsed_s());
-    char overlay[160];
-    std::snprintf(overlay, sizeof overlay, "loading %s (%s) %.1f s", loader->path().c_str(),
-                  FormatBytes(static_cast<double>(loader->total_bytes())).c_str(), t);
-    ImGui::ProgressBar(std::fmod(t * 0.5f, 1.0f), ImVec2(-1, 0), overlay);
+    char overlay[240];
+    std::snprintf(overlay, sizeof overlay, "loading %s: %lld/%lld ranks, %s of %s, %.1f s",
+                  loader->path().c_str(), static_cast<long long>(p.files_done.load()),
+                  static_cast<long long>(p.files_total.load()),
+                  FormatBytes(static_cast<double>(bytes_done)).c_str(),
+                  FormatBytes(static_cast<double>(bytes_total)).c_str(), t);
+    ImGui::ProgressBar(
+        bytes_total > 0 ? static_cast<float>(bytes_done) / static_cast<float>(bytes_total) : 0.0f,
+        ImVec2(-1, 0), overlay);
   }
 }
 

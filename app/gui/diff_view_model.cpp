@@ -14,13 +14,14 @@ std::string Join(const std::vector<std::string>& parts) {
   return s;
 }
 
-// Lowest rank's record of every id, in id order (one pass; Model::RedistributesWithId scans the
-// whole model per call).
+// Lowest rank's record of every id, in id order (from the model's id index).
 std::map<int64_t, const trace::RedistributeRecord*> FirstRecords(const trace::Model& model) {
   std::map<int64_t, const trace::RedistributeRecord*> out;
-  for (const trace::RedistributeRecord& rec : model.redistributes) {
-    auto [it, inserted] = out.emplace(rec.begin.id, &rec);
-    if (!inserted && rec.rank < it->second->rank) it->second = &rec;
+  for (int64_t id : model.RedistributeIds()) {
+    for (const trace::RedistributeRecord* rec : model.RedistributesWithId(id)) {
+      auto [it, inserted] = out.emplace(id, rec);
+      if (!inserted && rec->rank < it->second->rank) it->second = rec;
+    }
   }
   return out;
 }

@@ -26,7 +26,8 @@ TraceLoader::TraceLoader(std::string path)
       if (!std::filesystem::exists(path_, ec2)) {
         error = path_ + ": no such file or directory";
       } else {
-        model = std::make_shared<trace::Model>(trace::ReadAnyTrace(path_));  // traces and FR dumps
+        // Traces (a directory or one rank file) and Flight Recorder dump directories.
+        model = std::make_shared<trace::Model>(trace::ReadAnyTrace(path_, {.progress = &progress_}));
       }
     } catch (const std::exception& e) {
       error = e.what();

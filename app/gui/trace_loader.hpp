@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "shardscope/trace/model.hpp"
+#include "shardscope/trace/reader.hpp"
 
 namespace shardscope::app::gui {
 
@@ -29,6 +30,8 @@ class TraceLoader {
   /// Bytes of trace files to read (known before loading starts) and seconds since the start.
   int64_t total_bytes() const { return total_bytes_; }
   double elapsed_s() const;
+  /// The reader's live counters (rank files and bytes done of total). Thread-safe.
+  const trace::ReadProgress& progress() const { return progress_; }
   /// After done(): the model, or null when loading failed.
   std::shared_ptr<const trace::Model> model() const;
   /// After done(): the reader's one-line error ("rank-0.jsonl:3: ..."), "" on success.
@@ -39,6 +42,7 @@ class TraceLoader {
   int64_t total_bytes_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::atomic<bool> done_{false};
+  trace::ReadProgress progress_;
   mutable std::mutex mutex_;
   std::shared_ptr<const trace::Model> model_;
   std::string error_;

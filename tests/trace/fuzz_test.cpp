@@ -24,6 +24,7 @@
 #include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/chrome_export.hpp"
+#include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/diff.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
@@ -231,6 +232,52 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
   fs::remove_all(work);
   WARN("trace fuzz: " << accepted << " accepted, " << rejected << " rejected");
   CHECK(accepted + rejected > 0);
+}
+
+// The reader's simdjson fast path declines what it does not fully understand and leaves it to the
+// reference path, so both must agree on every mutated file: the same events and diagnostics, or
+// the same error.
+TEST_CASE("fuzz: the fast and the reference reader agree on mutated rank files", "[trace][fuzz][fast]") {
+  std::vector<fs::path> files;
+  for (const char* dir : {"tests/golden/trace/two_rank", "tests/golden/check/clean", "samples/ci/golden",
+                          "tests/golden/trace/program", "tests/golden/trace/torn"})
+    for (const auto& entry : fs::directory_iterator(kSource / dir)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_fast_" + std::to_string(::getpid()));
+  fs::create_directories(work);
+  const fs::path file = work / "rank-0.jsonl";
+  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 2);
+  auto outcome = [&](bool fast) {
+    std::string out;
+    try {
+      trace::Model m = trace::ReadTraceFile(file, {.jobs = 1, .fast = fast});
+      out = "ok " + std::to_string(m.ranks[0].events.size()) + " " +
+            trace::ToLine(trace::ToJson(m.ranks[0].header));
+      for (const trace::Event& e : m.ranks[0].events) out += "\n" + trace::ToLine(trace::ToJson(e));
+      for (const trace::Diagnostic& d : m.diagnostics)
+        out += "\n" + d.file + ":" + std::to_string(d.line) + d.message;
+    } catch (const Error& e) {
+      out = "error " + std::to_string(static_cast<int>(e.code())) + " " + e.what();
+    }
+    return out;
+  };
+  Budget budget;
+  int64_t same = 0;
+  while (budget.Next()) {
+    std::string mutated = mutator.Mutate(ReadFile(files[mutator.Below(files.size())]));
+    WriteFile(file, mutated);
+    std::string fast = outcome(true), reference = outcome(false);
+    if (fast != reference) {
+      const fs::path keep = fs::temp_directory_path() / "shardscope_fuzz_fast_failure.jsonl";
+      WriteFile(keep, mutated);
+      FAIL("iteration " << budget.Done() << ": fast path gave\n"
+                        << fast << "\nreference path gave\n"
+                        << reference << "\ninput saved to " << keep.string());
+    }
+    ++same;
+  }
+  fs::remove_all(work);
+  CHECK(same > 0);
 }
 
 TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error",

@@ -5,14 +5,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
+#include "../../trace/src/fast_encode.hpp"  // the writer's private fast path, tested against codec
 #include "shardscope/error.hpp"
+#include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -412,4 +418,89 @@ TEST_CASE("capture never takes the job down: a full disk keeps what was written"
   CHECK(rank0.ranks.size() == 1);
   CHECK(rank0.redistributes.size() == 1);
   fs::remove_all(dir);
+}
+
+TEST_CASE("the writer's fast path writes what the JSON encoder writes", "[trace][writer][fast]") {
+  // Every event of every trace in the repository, plus escapes and non-finite numbers that the
+  // fast path must decline: each line it writes must parse to the same JSON as ToJson's.
+  namespace fs = std::filesystem;
+  std::vector<Event> events;
+  for (const char* dir : {"samples/ci/golden", "tests/golden/trace/program", "tests/golden/check/checksum",
+                          "tests/golden/trace/two_rank"}) {
+    Model m = ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / dir);
+    for (const RankTrace& r : m.ranks) events.insert(events.end(), r.events.begin(), r.events.end());
+  }
+  RedistributeBegin quoted = std::get<RedistributeBegin>(events.front());
+  quoted.tensor = "a \"quoted\" name\n";
+  events.push_back(quoted);
+  RedistributeBegin infinite = std::get<RedistributeBegin>(events.front());
+  infinite.cost_us = std::numeric_limits<double>::infinity();
+  events.push_back(infinite);
+  RedistributeEnd failed;
+  failed.ok = false;
+  failed.error = "caf\xc3\xa9";  // UTF-8: declined (the encoder checks and keeps it)
+  failed.checksum_before = 18446744073709551615ull;
+  events.push_back(failed);
+  int64_t fast = 0, declined = 0;
+  for (const Event& e : events) {
+    std::string line;
+    bool ok = std::visit(
+        [&](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Op>) {
+            return false;
+          } else {
+            return detail::FastEncode(x, line);
+          }
+        },
+        e);
+    if (!ok) {
+      CHECK(line.empty());
+      ++declined;
+      continue;
+    }
+    ++fast;
+    CAPTURE(line);
+    CHECK(nlohmann::json::parse(line) == nlohmann::json::parse(ToLine(ToJson(e))));
+    CHECK(line == ToLine(ToJson(e)));  // same text too, for every double these traces hold
+  }
+  CHECK(fast > 100);
+  CHECK(declined >= 3);
+}
+
+TEST_CASE("floats are written in shortest round-trip form in nlohmann's layout", "[trace][writer][fast]") {
+  // Layout rules of nlohmann's dump (fixed for decimal exponents -4..15 with ".0" on whole
+  // numbers, else d.ddde+XX); digits: the shortest that read back to the same double.
+  auto text = [](double v) {
+    std::string s;
+    detail::AppendDouble(v, s);
+    return s;
+  };
+  CHECK(text(1.0) == "1.0");
+  CHECK(text(100.0) == "100.0");
+  CHECK(text(12.5) == "12.5");
+  CHECK(text(0.001) == "0.001");
+  CHECK(text(0.0001) == "0.0001");
+  CHECK(text(1e-05) == "1e-05");
+  CHECK(text(1.5e-05) == "1.5e-05");
+  CHECK(text(1e20) == "1e+20");
+  CHECK(text(1e15) == "1e+15");
+  CHECK(text(123456789012345.0) == "123456789012345.0");
+  CHECK(text(1234567890123456.0) == "1.234567890123456e+15");
+  CHECK(text(-0.0) == "-0.0");
+  CHECK(text(-2.5) == "-2.5");
+  CHECK(text(0.1) == "0.1");
+  CHECK(text(5e-324) == "5e-324");
+  CHECK(text(1.7976931348623157e308) == "1.7976931348623157e+308");
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (!std::isfinite(v)) continue;
+    std::string s = text(v);
+    CAPTURE(s);
+    double back = std::strtod(s.c_str(), nullptr);
+    REQUIRE(std::memcmp(&back, &v, sizeof v) == 0);
+    REQUIRE(s.size() <= 24);
+  }
 }

@@ -332,12 +332,6 @@ class Fields {
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
-// Times (*_ns, clock offsets) within +-2^61 ns (73 years) and byte counts up to 2^42 (4 TiB per
-// peer and collective): differences of two times, a time plus an offset, and a group's bytes
-// (at most kMaxRanks = 2^20 entries) all fit an int64, so the tools' arithmetic cannot overflow
-// on any trace the reader accepts.
-constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
-constexpr int64_t kMaxBytes = int64_t{1} << 42;
 
 std::vector<PlanStep> ParsePlan(const Fields& f, const char* name) {
   const json& arr = f.Array(name, kMaxPlanSteps, "plan steps");

@@ -11,6 +11,13 @@
 
 namespace shardscope::trace::detail {
 
+// Times (*_ns, clock offsets) within +-2^61 ns (73 years) and byte counts up to 2^42 (4 TiB per
+// peer and collective): differences of two times, a time plus an offset, and a group's bytes
+// (at most kMaxRanks = 2^20 entries) all fit an int64, so the tools' arithmetic cannot overflow
+// on any trace the reader accepts.
+inline constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
+inline constexpr int64_t kMaxBytes = int64_t{1} << 42;
+
 /// Where a line came from, for messages "file:line: what".
 struct LineRef {
   std::string file;

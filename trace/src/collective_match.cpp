@@ -8,9 +8,11 @@ namespace shardscope::trace::detail {
 
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model) {
   std::map<int64_t, std::vector<const RedistributeRecord*>> out;
-  for (const RedistributeRecord& rec : model.redistributes) out[rec.begin.id].push_back(&rec);
-  for (auto& [id, recs] : out) {
+  for (int64_t id : model.RedistributeIds()) {
+    std::vector<const RedistributeRecord*> recs = model.RedistributesWithId(id);
+    // Already in rank order for a model the reader built; a hand-made one may not be sorted.
     std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+    out.emplace(id, std::move(recs));
   }
   return out;
 }

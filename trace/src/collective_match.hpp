@@ -87,8 +87,7 @@ struct GroupCalls {
   std::map<int64_t, std::vector<const Collective*>> calls;
 };
 
-/// The records of every redistribute id, each in rank order (one pass; Model::RedistributesWithId
-/// scans the whole model per call).
+/// The records of every redistribute id, each in rank order (from the model's id index).
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model);
 
 /// Every group that some rank recorded a collective on, ordered by its sorted rank list.

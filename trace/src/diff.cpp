@@ -195,10 +195,8 @@ struct LogicalOp {
 };
 
 std::vector<LogicalOp> LogicalOps(const Model& model) {
-  std::map<int64_t, std::vector<const OpRecord*>> by_id;
-  for (const OpRecord& rec : model.ops) by_id[rec.op.id].push_back(&rec);  // ops are sorted by rank
   std::vector<LogicalOp> out;
-  for (auto& [id, recs] : by_id) out.push_back({id, std::move(recs)});
+  for (int64_t id : model.OpIds()) out.push_back({id, model.OpsWithId(id)});
   return out;
 }
 

@@ -553,11 +553,11 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
   return model;
 }
 
-Model ReadAnyTrace(const fs::path& path) {
+Model ReadAnyTrace(const fs::path& path, const ReadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InvalidInput(path.string() + ": no such trace file or directory");
   if (IsFlightRecorderDump(path)) return ReadFlightRecorder({path});
-  return fs::is_directory(path, ec) ? ReadTraceDir(path) : ReadTraceFile(path);
+  return fs::is_directory(path, ec) ? ReadTraceDir(path, options) : ReadTraceFile(path, options);
 }
 
 bool IsFlightRecorderModel(const Model& model) {

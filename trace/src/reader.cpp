@@ -1,14 +1,19 @@
 #include "shardscope/trace/reader.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <memory>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "codec.hpp"
+#include "fast_decode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -21,64 +26,88 @@ namespace {
 using detail::LineRef;
 using detail::ThrowAt;
 
-// Reads a file line by line through a fixed buffer; a line longer than kMaxLineBytes is refused
-// before it is accumulated, so a corrupt file cannot make the reader allocate without bound.
-class LineSource {
+// Reads a file line by line into one growing buffer that keeps simdjson's padding after its
+// bytes, so a line can be parsed where it lies. A line longer than kMaxLineBytes is refused before
+// more of it is read, so a corrupt file cannot make the reader allocate without bound.
+class LineReader {
  public:
-  LineSource(const std::filesystem::path& path, std::string name) : name_(std::move(name)) {
+  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress)
+      : name_(std::move(name)), progress_(progress) {
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr)
       throw InvalidInput("trace: cannot open '" + path.string() + "': " + std::strerror(errno));
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    // Small files are read in one go; big ones through a few MiB that grow only for a long line.
+    capacity_ = std::clamp<size_t>(ec ? 0 : static_cast<size_t>(size) + 1, size_t{1} << 16, size_t{4} << 20);
+    buffer_.reset(new char[capacity_ + simdjson::SIMDJSON_PADDING]);
   }
-  ~LineSource() { std::fclose(file_); }
-  LineSource(const LineSource&) = delete;
-  LineSource& operator=(const LineSource&) = delete;
+  ~LineReader() { std::fclose(file_); }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
 
-  // Next line into `line` without its '\n'; `terminated` says whether a '\n' ended it.
-  bool Next(std::string& line, bool& terminated) {
-    line.clear();
+  // Next line without its '\n' (valid until the next call, padded); false at the end of the file.
+  bool Next(std::string_view& line) {
     ++number_;
+    size_t scan = begin_;
     for (;;) {
-      if (pos_ == end_) {
-        end_ = std::fread(buffer_, 1, sizeof(buffer_), file_);
-        pos_ = 0;
-        if (end_ == 0) {
-          terminated = false;
-          return !line.empty();
-        }
-      }
-      const char* start = buffer_ + pos_;
-      const void* nl = std::memchr(start, '\n', end_ - pos_);
-      size_t take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - pos_;
-      if (static_cast<int64_t>(line.size() + take) > kMaxLineBytes) {
-        ThrowAt({name_, number_}, "line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
-      }
-      line.append(start, take);
-      pos_ += take;
-      if (nl) {
-        ++pos_;
-        terminated = true;
+      const void* nl = std::memchr(buffer_.get() + scan, '\n', end_ - scan);
+      if (nl != nullptr || eof_) {
+        size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - buffer_.get()) : end_;
+        if (stop == begin_ && !nl) return false;
+        CheckLength(stop - begin_);
+        line = std::string_view(buffer_.get() + begin_, stop - begin_);
+        begin_ = nl ? stop + 1 : stop;
         return true;
       }
+      CheckLength(end_ - begin_);
+      if (begin_ > 0) {  // keep only the unfinished line
+        std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+      }
+      scan = end_;
+      if (end_ == capacity_) Grow();
+      size_t got = std::fread(buffer_.get() + end_, 1, capacity_ - end_, file_);
+      if (progress_ != nullptr) progress_->bytes_done.fetch_add(static_cast<int64_t>(got));
+      eof_ = got == 0;
+      end_ += got;
     }
   }
 
   int64_t number() const { return number_; }
 
  private:
+  void CheckLength(size_t length) const {
+    if (static_cast<int64_t>(length) > kMaxLineBytes) {
+      ThrowAt({name_, number_}, "line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
+    }
+  }
+
+  void Grow() {
+    size_t capacity = capacity_ * 2;
+    std::unique_ptr<char[]> bigger(new char[capacity + simdjson::SIMDJSON_PADDING]);
+    std::memcpy(bigger.get(), buffer_.get(), end_);
+    buffer_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+
   std::string name_;
+  ReadProgress* progress_;
   std::FILE* file_ = nullptr;
-  char buffer_[1 << 16];
-  size_t pos_ = 0;
-  size_t end_ = 0;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;
+  size_t begin_ = 0;  // start of the next line
+  size_t end_ = 0;    // bytes read into the buffer
+  bool eof_ = false;
   int64_t number_ = 0;
 };
 
-bool IsBlank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // Nesting depth of a JSON text, ignoring brackets inside strings; checked before parsing so a
 // hostile line cannot exhaust the stack or memory with deep nesting.
-int JsonDepth(const std::string& text) {
+int JsonDepth(std::string_view text) {
   int depth = 0, max_depth = 0;
   bool in_string = false, escaped = false;
   for (char c : text) {
@@ -101,13 +130,13 @@ int JsonDepth(const std::string& text) {
 }
 
 // Parses one line; on failure returns false and a message saying what was expected.
-bool ParseJsonLine(const std::string& text, json& out, std::string& why) {
+bool ParseJsonLine(std::string_view text, json& out, std::string& why) {
   if (JsonDepth(text) > kMaxJsonDepth) {
     why = "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return false;
   }
   try {
-    out = json::parse(text);
+    out = json::parse(text.data(), text.data() + text.size());
     return true;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     std::string what = e.what();
@@ -358,30 +387,46 @@ class Assembler {
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 
-// `expected_rank` (>= 0): the rank the file name gives, checked against the header before any
-// event, so a renamed file is reported as such and not as a broken group on a later line.
-FileResult ReadRankFile(const std::filesystem::path& path, int64_t expected_rank = -1) {
+// A renamed file (header rank != the rank in its name) is reported by ReadTraceDir's merge, which
+// checks every header against its file name before it looks at any event.
+FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress,
+                        simdjson::dom::parser& parser) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
   std::error_code dir_ec;
   if (std::filesystem::is_directory(path, dir_ec))
     throw InvalidInput(name + ": is a directory, not a rank file");
-  LineSource source(path, name);
+  LineReader source(path, name, progress);
   Assembler assembler(result);
 
-  std::string text;
-  bool terminated = false;
+  std::string_view text;
   bool have_header = false;
   // A line that failed to parse is only an error if another line follows it: the last line of
   // a file whose writer was killed may be torn.
   std::optional<std::pair<int64_t, std::string>> pending_torn;
   std::map<std::string, std::pair<int64_t, int64_t>> unknown;  // type -> (count, first line)
+  LineRef at{name, 0};
+  Event event;
+  int64_t lines_fast = 0, lines_reference = 0;
 
-  while (source.Next(text, terminated)) {
-    LineRef at{name, source.number()};
+  while (source.Next(text)) {
+    at.line = source.number();
     if (IsBlank(text)) continue;
     if (pending_torn) ThrowAt({name, pending_torn->first}, pending_torn->second);
+    if (fast && have_header) {
+      // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
+      simdjson::dom::element element;
+      if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
+          detail::FastDecodeEvent(element, text, event)) {
+        assembler.Add(event, at);
+        result.trace.events.push_back(std::move(event));
+        ++lines_fast;
+        continue;
+      }
+    }
+    // The reference path: every line the fast path declined, and every line when !fast.
+    ++lines_reference;
     json line;
     std::string why;
     if (!ParseJsonLine(text, line, why)) {
@@ -392,20 +437,20 @@ FileResult ReadRankFile(const std::filesystem::path& path, int64_t expected_rank
     if (!have_header) {
       result.trace.header = detail::ParseHeader(line, at);
       have_header = true;
-      if (expected_rank >= 0 && result.trace.header.rank != expected_rank) {
-        ThrowAt(at, "header says rank " + std::to_string(result.trace.header.rank) +
-                        " but the file name says rank " + std::to_string(expected_rank));
-      }
       continue;
     }
-    std::optional<Event> event = detail::ParseEvent(line, at);
-    if (!event) {
+    std::optional<Event> parsed = detail::ParseEvent(line, at);
+    if (!parsed) {
       auto [it, inserted] = unknown.try_emplace(detail::LineType(line, at), 0, at.line);
       ++it->second.first;
       continue;
     }
-    assembler.Add(*event, at);
-    result.trace.events.push_back(std::move(*event));
+    assembler.Add(*parsed, at);
+    result.trace.events.push_back(std::move(*parsed));
+  }
+  if (progress != nullptr) {
+    progress->lines_fast += lines_fast;
+    progress->lines_reference += lines_reference;
   }
   if (!have_header) ThrowAt({name, 1}, "missing header line (the file is empty)");
   if (pending_torn) {
@@ -432,13 +477,19 @@ void AddFile(Model& model, FileResult&& file) {
 }
 
 void SortRedistributes(Model& model) {
-  std::stable_sort(model.redistributes.begin(), model.redistributes.end(),
-                   [](const RedistributeRecord& a, const RedistributeRecord& b) {
-                     return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
-                   });
-  std::stable_sort(model.ops.begin(), model.ops.end(), [](const OpRecord& a, const OpRecord& b) {
+  // Files are merged in rank order and writers number redistributes and ops in file order, so the
+  // records are usually sorted already; moving a million records around costs more than checking.
+  auto by_rank_id = [](const RedistributeRecord& a, const RedistributeRecord& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
+  };
+  if (!std::is_sorted(model.redistributes.begin(), model.redistributes.end(), by_rank_id))
+    std::stable_sort(model.redistributes.begin(), model.redistributes.end(), by_rank_id);
+  auto op_by_rank_id = [](const OpRecord& a, const OpRecord& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.op.id < b.op.id;
-  });
+  };
+  if (!std::is_sorted(model.ops.begin(), model.ops.end(), op_by_rank_id))
+    std::stable_sort(model.ops.begin(), model.ops.end(), op_by_rank_id);
+  model.Reindex();
 }
 
 // The rank number of a "rank-<R>.jsonl" name, or -1 when the name has another form.
@@ -453,17 +504,58 @@ int64_t RankOfFileName(const std::string& name) {
   return std::stoll(digits);
 }
 
+// Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
+// them), each index once; every thread owns one DOM parser, which keeps its buffers from file to file.
+template <typename Work>
+void ParallelFor(size_t count, int jobs, int64_t max_threads, Work work) {
+  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min({threads, count, static_cast<size_t>(max_threads)});
+  std::atomic<size_t> next{0};
+  // simdjson picks its kernel (haswell, westmere, fallback) on first use through a process-wide
+  // pointer; make that first use here, on one thread, before the workers parse concurrently.
+  static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
+  (void)kSimdjsonReady;
+  auto run = [&] {
+    simdjson::dom::parser parser;
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i, parser);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (std::thread& t : pool) t.join();
+}
+
+// "rank-3.jsonl:12: what" -> line 12 and "what", for a diagnostic that names the file apart.
+std::pair<int64_t, std::string> SplitLocation(const std::string& file, const std::string& message) {
+  if (message.compare(0, file.size() + 1, file + ":") == 0) {
+    size_t colon = message.find(": ", file.size() + 1);
+    std::string digits = message.substr(file.size() + 1, colon - file.size() - 1);
+    if (colon != std::string::npos && !digits.empty() && digits.size() < 12 &&
+        digits.find_first_not_of("0123456789") == std::string::npos) {
+      return {std::stoll(digits), message.substr(colon + 2)};
+    }
+  }
+  return {0, message};
+}
+
 }  // namespace
 
-Model ReadTraceFile(const std::filesystem::path& path) {
+Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& options) {
+  if (options.progress != nullptr) {
+    std::error_code ec;
+    options.progress->files_total = 1;
+    options.progress->bytes_total = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  }
   Model model;
   model.source = path;
-  AddFile(model, ReadRankFile(path));
+  simdjson::dom::parser parser;
+  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser));
+  if (options.progress != nullptr) ++options.progress->files_done;
   SortRedistributes(model);
   return model;
 }
 
-Model ReadTraceDir(const std::filesystem::path& dir) {
+Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     throw InvalidInput("trace: '" + dir.string() + "' is not a directory");
@@ -485,11 +577,63 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
   if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
   if (files.empty()) throw InvalidInput("trace: no rank-<R>.jsonl files in '" + dir.string() + "'");
 
+  std::vector<std::pair<int64_t, std::filesystem::path>> list(files.begin(), files.end());
+  int64_t bytes = 0;
+  for (const auto& [rank, path] : list) {
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
+  if (options.progress != nullptr) {
+    options.progress->bytes_total = bytes;
+    options.progress->files_total = static_cast<int64_t>(list.size());
+  }
+  // By default a thread is started per 4 MiB of input at most (a small trace reads on the calling
+  // thread alone); an explicit --jobs is taken as asked.
+  const int64_t worth = options.jobs > 0 ? options.jobs : bytes / (int64_t{4} << 20) + 1;
+  // Each file is parsed and assembled on its own; only the merge below is sequential.
+  std::vector<std::optional<FileResult>> results(list.size());
+  std::vector<std::optional<Error>> errors(list.size());
+  std::vector<std::exception_ptr> crashes(list.size());
+  ParallelFor(list.size(), options.jobs, worth, [&](size_t i, simdjson::dom::parser& parser) {
+    try {
+      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser);
+    } catch (const Error& e) {
+      errors[i] = e;
+    } catch (...) {
+      crashes[i] = std::current_exception();
+    }
+    if (options.progress != nullptr) ++options.progress->files_done;
+  });
+  for (const std::exception_ptr& crash : crashes)
+    if (crash) std::rethrow_exception(crash);
+
   Model model;
   model.source = dir;
+  size_t ranks = 0, records = 0, ops = 0;
+  for (const std::optional<FileResult>& r : results) {
+    if (!r) continue;
+    ++ranks;
+    records += r->records.size();
+    ops += r->ops.size();
+  }
+  model.ranks.reserve(ranks);
+  model.redistributes.reserve(records);
+  model.ops.reserve(ops);
   const RankTrace* first = nullptr;
-  for (auto& [rank, path] : files) {
-    FileResult file = ReadRankFile(path, rank);
+  std::vector<Diagnostic> skipped;
+  std::string skipped_names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const int64_t rank = list[i].first;
+    if (!results[i]) {
+      // A bad rank file costs that rank, not the trace (Perfetto's way); the error stays as precise
+      // as ReadTraceFile's, only moved into a diagnostic.
+      std::string name = list[i].second.filename().string();
+      auto [line, what] = SplitLocation(name, errors[i]->what());
+      skipped.push_back({name, line, "skipped rank " + std::to_string(rank) + ": " + what});
+      if (skipped.size() <= 8) skipped_names += (skipped.size() > 1 ? ", " : "") + name;
+      continue;
+    }
+    FileResult& file = *results[i];
     const Header& h = file.trace.header;
     if (h.rank != rank) {
       throw InvalidInput(file.trace.file + ":1: header says rank " + std::to_string(h.rank) +
@@ -507,7 +651,21 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
       }
     }
     AddFile(model, std::move(file));
+    results[i].reset();
     first = &model.ranks.front();
+  }
+  if (first == nullptr) {
+    // No rank file was readable: the first one's error is the answer, exactly as for one file.
+    for (const std::optional<Error>& e : errors)
+      if (e) throw *e;
+  }
+  if (!skipped.empty()) {
+    model.diagnostics.push_back({"", 0,
+                                 "warning: " + std::to_string(skipped.size()) + " of " +
+                                     std::to_string(list.size()) +
+                                     " rank files could not be read and were skipped (" + skipped_names +
+                                     (skipped.size() > 8 ? ", ..." : "") + ")"});
+    for (Diagnostic& d : skipped) model.diagnostics.push_back(std::move(d));
   }
   if (static_cast<int64_t>(files.size()) < model.world) {
     std::string missing;
@@ -526,7 +684,47 @@ Model ReadTraceDir(const std::filesystem::path& dir) {
   return model;
 }
 
+namespace {
+
+// The (id, position) pairs of `records` sorted by id; positions ascend within an id, and records
+// are sorted by (rank, id), so each id's entries come in rank order.
+template <typename Records, typename IdOf>
+void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int64_t, size_t>>& pairs,
+                  std::vector<int64_t>& ids) {
+  pairs.clear();
+  pairs.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) pairs.emplace_back(id_of(records[i]), i);
+  std::sort(pairs.begin(), pairs.end());
+  ids.clear();
+  for (const auto& [id, pos] : pairs)
+    if (ids.empty() || ids.back() != id) ids.push_back(id);
+}
+
+template <typename Record>
+std::vector<const Record*> WithId(const std::vector<Record>& records,
+                                  const std::vector<std::pair<int64_t, size_t>>& pairs, int64_t id) {
+  auto lo = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(id, size_t{0}));
+  std::vector<const Record*> out;
+  for (auto it = lo; it != pairs.end() && it->first == id; ++it) out.push_back(&records[it->second]);
+  return out;
+}
+
+}  // namespace
+
+void Model::Reindex() {
+  BuildIdIndex(
+      redistributes, [](const RedistributeRecord& r) { return r.begin.id; }, index.redistributes,
+      index.redistribute_ids);
+  BuildIdIndex(
+      ops, [](const OpRecord& r) { return r.op.id; }, index.ops, index.op_ids);
+  index.indexed_redistributes = redistributes.size();
+  index.indexed_ops = ops.size();
+  index.built = true;
+}
+
 std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) const {
+  if (index.built && index.indexed_redistributes == redistributes.size())
+    return WithId(redistributes, index.redistributes, id);
   std::vector<const RedistributeRecord*> out;
   for (const RedistributeRecord& rec : redistributes) {
     if (rec.begin.id == id) out.push_back(&rec);
@@ -535,12 +733,14 @@ std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) co
 }
 
 std::vector<int64_t> Model::RedistributeIds() const {
+  if (index.built && index.indexed_redistributes == redistributes.size()) return index.redistribute_ids;
   std::set<int64_t> ids;
   for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin.id);
   return {ids.begin(), ids.end()};
 }
 
 std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
+  if (index.built && index.indexed_ops == ops.size()) return WithId(ops, index.ops, id);
   std::vector<const OpRecord*> out;
   for (const OpRecord& rec : ops) {
     if (rec.op.id == id) out.push_back(&rec);
@@ -549,6 +749,7 @@ std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
 }
 
 std::vector<int64_t> Model::OpIds() const {
+  if (index.built && index.indexed_ops == ops.size()) return index.op_ids;
   std::set<int64_t> ids;
   for (const OpRecord& rec : ops) ids.insert(rec.op.id);
   return {ids.begin(), ids.end()};

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "fast_encode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
 
@@ -65,15 +66,24 @@ Writer::~Writer() {
   }
 }
 
-void Writer::Emit(const RedistributeBegin& event) { Append(ToLine(ToJson(Event(event))), false); }
-void Writer::Emit(const RedistributeEnd& event) { Append(ToLine(ToJson(Event(event))), true); }
-void Writer::Emit(const StepBegin& event) { Append(ToLine(ToJson(Event(event))), false); }
-void Writer::Emit(const StepEnd& event) { Append(ToLine(ToJson(Event(event))), false); }
-void Writer::Emit(const Collective& event) { Append(ToLine(ToJson(Event(event))), false); }
+// The common events are written straight into the buffer (fast_encode.cpp); one the fast path
+// declines (a string to escape, a non-finite number) goes through the JSON tree of codec.cpp.
+template <typename E>
+void Writer::EmitFast(const E& event, bool flush) {
+  if (file_ == nullptr) return;
+  if (!detail::FastEncode(event, buffer_)) buffer_ += ToLine(ToJson(Event(event)));
+  buffer_ += '\n';
+  if (flush || buffer_.size() >= kFlushBytes) Flush();
+}
+
+void Writer::Emit(const RedistributeBegin& event) { EmitFast(event, false); }
+void Writer::Emit(const RedistributeEnd& event) { EmitFast(event, true); }
+void Writer::Emit(const StepBegin& event) { EmitFast(event, false); }
+void Writer::Emit(const StepEnd& event) { EmitFast(event, false); }
+void Writer::Emit(const Collective& event) { EmitFast(event, false); }
 void Writer::Emit(const Op& event) { Append(ToLine(ToJson(Event(event))), true); }
 void Writer::Emit(const Event& event) {
-  Append(ToLine(ToJson(event)),
-         std::holds_alternative<RedistributeEnd>(event) || std::holds_alternative<Op>(event));
+  std::visit([this](const auto& e) { Emit(e); }, event);
 }
 
 void Writer::Append(const std::string& line, bool flush) {

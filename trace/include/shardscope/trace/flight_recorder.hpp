@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/trace/model.hpp"
+#include "shardscope/trace/reader.hpp"
 
 namespace shardscope::trace {
 
@@ -50,7 +51,7 @@ Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths);
 
 /// Any trace the tools accept: a Flight Recorder dump directory or file (IsFlightRecorderDump),
 /// else a shardscope trace directory (ReadTraceDir) or rank file (ReadTraceFile). Throws like those.
-Model ReadAnyTrace(const std::filesystem::path& path);
+Model ReadAnyTrace(const std::filesystem::path& path, const ReadOptions& options = {});
 
 /// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
 /// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does

@@ -53,6 +53,18 @@ struct OpRecord {
   std::vector<Collective> collectives;
 };
 
+/// Id indexes of a Model, built once where it is loaded (Model::Reindex) so that no consumer
+/// scans every record to find an id. Positions index Model::redistributes / Model::ops.
+struct ModelIndex {
+  std::vector<std::pair<int64_t, size_t>> redistributes;  ///< (id, position), sorted by id then rank
+  std::vector<int64_t> redistribute_ids;                  ///< distinct ids, ascending
+  std::vector<std::pair<int64_t, size_t>> ops;            ///< (op id, position), sorted by id then rank
+  std::vector<int64_t> op_ids;                            ///< distinct op ids, ascending
+  size_t indexed_redistributes = 0;  ///< redistributes.size() when built (stale index -> scans)
+  size_t indexed_ops = 0;            ///< ops.size() when built
+  bool built = false;
+};
+
 /// A whole run: per-rank headers and events, redistributes grouped by (rank, id), sorted by rank
 /// then id, ops sorted by (rank, id), and the diagnostics of loading.
 struct Model {
@@ -62,6 +74,12 @@ struct Model {
   std::vector<RedistributeRecord> redistributes;  ///< sorted by (rank, begin.id)
   std::vector<OpRecord> ops;                      ///< sorted by (rank, op.id); empty without ops
   std::vector<Diagnostic> diagnostics;
+  /// Built by the reader; a model assembled or edited by hand calls Reindex() (the lookups below
+  /// fall back to scanning when the index does not match the record counts).
+  ModelIndex index;
+
+  /// (Re)builds `index` from redistributes and ops, which must be sorted by (rank, id). O(n log n).
+  void Reindex();
 
   /// The redistributes with the given id on every rank that ran it, in rank order.
   std::vector<const RedistributeRecord*> RedistributesWithId(int64_t id) const;

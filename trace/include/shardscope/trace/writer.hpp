@@ -71,6 +71,8 @@ class Writer {
  private:
   void Append(const std::string& line, bool flush);
   void Fail(const std::string& message);
+  template <typename E>
+  void EmitFast(const E& event, bool flush);
 
   Header header_;
   std::filesystem::path path_;

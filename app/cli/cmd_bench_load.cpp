@@ -1,0 +1,141 @@
+// `shardscope bench load DIR`: trace loading as figures (STYLE.md rule 17). Every configuration
+// runs in a forked child so that its peak RSS is its own; the reference reader (nlohmann on one
+// thread, the reader before the fast path) is measured in the same run on the same files.
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/reader.hpp"
+
+namespace shardscope::app {
+namespace {
+
+struct LoadFigure {
+  double seconds = 0;
+  int64_t events = 0;
+  int64_t peak_rss = 0;     // bytes, the child's ru_maxrss
+  int64_t model_bytes = 0;  // resident bytes the loaded model added
+  int64_t skipped = 0;      // diagnostics
+};
+
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Loads `path` in a forked child and returns its figures; throws when the child fails.
+LoadFigure MeasureInChild(const std::filesystem::path& path, const trace::ReadOptions& options) {
+  int fds[2];
+  if (pipe(fds) != 0) throw InternalError("bench load: pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) throw InternalError("bench load: fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    LoadFigure f;
+    int64_t before = ResidentBytes();
+    auto start = std::chrono::steady_clock::now();
+    try {
+      trace::Model model = std::filesystem::is_directory(path) ? trace::ReadTraceDir(path, options)
+                                                               : trace::ReadTraceFile(path, options);
+      f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (const trace::RankTrace& r : model.ranks) f.events += static_cast<int64_t>(r.events.size());
+      f.model_bytes = ResidentBytes() - before;
+      f.skipped = static_cast<int64_t>(model.diagnostics.size());
+      rusage usage{};
+      getrusage(RUSAGE_SELF, &usage);
+      f.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+      ssize_t wrote = write(fds[1], &f, sizeof f);
+      _exit(wrote == static_cast<ssize_t>(sizeof f) ? 0 : 3);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "shardscope: bench load: %s\n", e.what());
+      _exit(2);
+    }
+  }
+  close(fds[1]);
+  LoadFigure f;
+  ssize_t got = read(fds[0], &f, sizeof f);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != static_cast<ssize_t>(sizeof f) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw InvalidInput("bench load: loading '" + path.string() + "' failed");
+  return f;
+}
+
+int64_t TraceBytes(const std::filesystem::path& path) {
+  if (!std::filesystem::is_directory(path)) return static_cast<int64_t>(std::filesystem::file_size(path));
+  int64_t bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path))
+    if (entry.path().extension() == ".jsonl") bytes += static_cast<int64_t>(entry.file_size());
+  return bytes;
+}
+
+}  // namespace
+
+int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(args.path, ec))
+    throw InvalidInput(args.path + ": no such trace file or directory");
+  if (args.repetitions < 1 || args.repetitions > 100)
+    throw InvalidInput("--repetitions: " + std::to_string(args.repetitions) + " is outside [1, 100]");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = args.jobs > 0 ? args.jobs : cores;
+  const int64_t bytes = TraceBytes(args.path);
+  struct Config {
+    std::string name;
+    trace::ReadOptions options;
+  };
+  std::vector<Config> configs = {{"reference, 1 thread", {.jobs = 1, .fast = false}},
+                                 {"fast, 1 thread", {.jobs = 1, .fast = true}}};
+  if (jobs > 1)
+    configs.push_back({"fast, " + std::to_string(jobs) + " threads", {.jobs = jobs, .fast = true}});
+
+  char line[256];
+  std::vector<LoadFigure> medians;
+  for (const Config& c : configs) {
+    std::vector<LoadFigure> runs;
+    for (int r = 0; r < args.repetitions; ++r) runs.push_back(MeasureInChild(args.path, c.options));
+    std::sort(runs.begin(), runs.end(),
+              [](const LoadFigure& a, const LoadFigure& b) { return a.seconds < b.seconds; });
+    medians.push_back(runs[runs.size() / 2]);
+  }
+  const LoadFigure& ref = medians.front();
+  std::snprintf(line, sizeof line, "bench load %s: %.1f MB, %lld events, %d cores, median of %d\n",
+                args.path.c_str(), static_cast<double>(bytes) / 1e6, static_cast<long long>(ref.events),
+                cores, args.repetitions);
+  out << line;
+  std::snprintf(line, sizeof line, "%-22s %9s %9s %12s %10s %9s %10s %8s\n", "reader", "time s", "MB/s",
+                "events/s", "peak MB", "peak/file", "model B/ev", "speedup");
+  out << line;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const LoadFigure& f = medians[i];
+    std::snprintf(line, sizeof line, "%-22s %9.2f %9.1f %12.0f %10.0f %9.2f %10.0f %7.1fx\n",
+                  configs[i].name.c_str(), f.seconds, static_cast<double>(bytes) / 1e6 / f.seconds,
+                  static_cast<double>(f.events) / f.seconds, static_cast<double>(f.peak_rss) / 1e6,
+                  static_cast<double>(f.peak_rss) / static_cast<double>(std::max<int64_t>(1, bytes)),
+                  static_cast<double>(f.model_bytes) / static_cast<double>(std::max<int64_t>(1, f.events)),
+                  ref.seconds / f.seconds);
+    out << line;
+  }
+  if (ref.skipped > 0) out << "note: " << ref.skipped << " load diagnostics (see shardscope show)\n";
+  out << "peak/file: peak resident bytes over the trace's bytes; model B/ev: resident bytes the loaded model "
+         "adds, per event\n";
+  return 0;
+}
+
+}  // namespace shardscope::app

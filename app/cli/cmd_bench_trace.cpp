@@ -1,0 +1,145 @@
+// `shardscope bench trace`: the trace writer's cost per event (STYLE.md rule 17). Batches with
+// tracing on (trace::Writer::Emit into a file, flushes included) and off (the same loop taking the
+// tracing-off branch) alternate, so drifts of a shared machine hit both alike; the median and the
+// 10th-90th percentile spread of each are printed.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace shardscope::app {
+namespace {
+
+// One redistribute as the engine records it on rank 0 of an 8-rank 2x4 mesh: begin, one step
+// (begin, all_gather over mesh dim 1, end) and end, i.e. five events.
+struct Redistribute {
+  trace::RedistributeBegin begin;
+  trace::StepBegin step_begin;
+  trace::Collective collective;
+  trace::StepEnd step_end;
+  trace::RedistributeEnd end;
+};
+
+Redistribute Sample() {
+  Redistribute r;
+  trace::PlanStep step{{1}, "S(1)", "R", "all_gather", {1024, 4096}, false, 1.0, 28.190755059863168};
+  trace::RedistributeBegin& b = r.begin;
+  b.tensor = "act";
+  b.global_shape = {1024, 4096};
+  b.dtype = "f32";
+  b.src_placements = {"S(0)", "S(1)"};
+  b.dst_placements = {"S(0)", "R"};
+  b.planner = "greedy";
+  b.planner_reason = "default";
+  b.notation = b.notation_unoptimized = "S(0)S(1)->S(0)R";
+  b.raw_plan = b.optimized_plan = {step};
+  b.cost_us = step.cost_us;
+  trace::StepBegin& sb = r.step_begin;
+  sb.mesh_dims = {1};
+  sb.src = "S(1)";
+  sb.dst = "R";
+  sb.comm = "all_gather";
+  sb.logical_shape = {512, 4096};
+  sb.local_shape_before = {512, 1024};
+  sb.global_offset_before = {0, 0};
+  trace::Collective& c = r.collective;
+  c.kind = "all_gather";
+  c.mesh_dims = {1};
+  c.group = {0, 1, 2, 3};
+  c.dtype = "f32";
+  c.bytes_sent = c.bytes_recv = {0, 2097152, 2097152, 2097152};
+  r.step_end.local_shape_after = {512, 4096};
+  r.step_end.global_offset_after = {0, 0};
+  return r;
+}
+
+// Emits `count` redistributes (5 events each) through `writer`, or takes the off branch when it is
+// null; returns the elapsed nanoseconds.
+double Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int count) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) {
+    const int64_t id = first_id + i;
+    if (writer != nullptr) {
+      const int64_t t = trace::NowNs();
+      r.begin.id = id, r.begin.t_ns = t;
+      writer->Emit(r.begin);
+      r.step_begin.redistribute_id = id, r.step_begin.t_ns = t;
+      writer->Emit(r.step_begin);
+      r.collective.redistribute_id = id, r.collective.start_ns = t, r.collective.end_ns = t;
+      writer->Emit(r.collective);
+      r.step_end.redistribute_id = id, r.step_end.t_ns = t;
+      writer->Emit(r.step_end);
+      r.end.id = id, r.end.t_ns = t;
+      writer->Emit(r.end);
+    }
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
+  if (args.repetitions < 3 || args.repetitions > 1001)
+    throw InvalidInput("--repetitions: " + std::to_string(args.repetitions) + " is outside [3, 1001]");
+  if (args.redistributes < 1 || args.redistributes > 1000000)
+    throw InvalidInput("--redistributes: " + std::to_string(args.redistributes) + " is outside [1, 1000000]");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("shardscope_bench_trace_" + std::to_string(::getpid()));
+  Redistribute r = Sample();
+  std::vector<double> on_ns, off_ns;  // per event
+  const double events = 5.0 * args.redistributes;
+  {
+    trace::Header header;
+    header.world = 8;
+    header.mesh_shape = {2, 4};
+    header.mesh_dim_names = {"dp", "tp"};
+    header.backend = "local";
+    trace::Writer writer(dir, header);
+    Batch(&writer, r, 0, args.redistributes);  // warm-up: buffers, page cache
+    int64_t next_id = args.redistributes;
+    for (int rep = 0; rep < args.repetitions; ++rep) {
+      on_ns.push_back(Batch(&writer, r, next_id, args.redistributes) / events);
+      next_id += args.redistributes;
+      off_ns.push_back(Batch(nullptr, r, 0, args.redistributes) / events);
+    }
+    writer.Close();
+  }
+  const auto file_bytes = static_cast<double>(std::filesystem::file_size(dir / trace::RankFileName(0)));
+  std::filesystem::remove_all(dir);
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "bench trace: %d interleaved on/off batches of %d redistributes (5 events each), ns per event\n",
+      args.repetitions, args.redistributes);
+  out << line;
+  std::snprintf(line, sizeof line, "%-12s %10s %10s %10s\n", "tracing", "median", "p10", "p90");
+  out << line;
+  for (auto [name, v] : {std::pair<const char*, std::vector<double>*>{"on", &on_ns}, {"off", &off_ns}}) {
+    std::snprintf(line, sizeof line, "%-12s %10.0f %10.0f %10.0f\n", name, Percentile(*v, 0.5),
+                  Percentile(*v, 0.1), Percentile(*v, 0.9));
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "on - off: %.0f ns per event; %.0f bytes per event on disk\n",
+                Percentile(on_ns, 0.5) - Percentile(off_ns, 0.5),
+                file_bytes / (events * (args.repetitions + 1)));
+  out << line;
+  return 0;
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,407 @@
+// The fast path mirrors codec.cpp's Parse* functions rule for rule, but never builds a message:
+// where codec.cpp would fail, this returns false and the reader re-reads the line there. A rule
+// forgotten here would accept a line the reference path rejects, so tests/trace/reader_test.cpp
+// reads every fixture and fuzzed mutations through both paths and requires equal results.
+#include "fast_decode.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "codec.hpp"
+
+namespace shardscope::trace::detail {
+
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+
+bool Int(element v, int64_t min, int64_t max, int64_t& out) {
+  // simdjson types a non-negative integer as INT64 whenever it fits, so UINT64 here is > 2^63-1,
+  // which the reference path refuses as out of range.
+  if (v.type() != element_type::INT64) return false;
+  int64_t x = 0;
+  if (v.get_int64().get(x) != simdjson::SUCCESS || x < min || x > max) return false;
+  out = x;
+  return true;
+}
+
+bool Uint(element v, uint64_t& out) {
+  if (v.type() == element_type::INT64) {
+    int64_t x = 0;
+    if (v.get_int64().get(x) != simdjson::SUCCESS || x < 0) return false;
+    out = static_cast<uint64_t>(x);
+    return true;
+  }
+  return v.type() == element_type::UINT64 && v.get_uint64().get(out) == simdjson::SUCCESS;
+}
+
+bool Number(element v, double& out) {
+  switch (v.type()) {
+    case element_type::INT64: {
+      int64_t x = 0;
+      if (v.get_int64().get(x) != simdjson::SUCCESS) return false;
+      out = static_cast<double>(x);
+      return true;
+    }
+    case element_type::UINT64: {
+      uint64_t x = 0;
+      if (v.get_uint64().get(x) != simdjson::SUCCESS) return false;
+      out = static_cast<double>(x);
+      return true;
+    }
+    case element_type::DOUBLE:
+      // A number the reference parser cannot hold (1e999) is its error, not ours to decide.
+      return v.get_double().get(out) == simdjson::SUCCESS && std::isfinite(out);
+    default:
+      return false;
+  }
+}
+
+bool Bool(element v, bool& out) {
+  return v.type() == element_type::BOOL && v.get_bool().get(out) == simdjson::SUCCESS;
+}
+
+bool Str(element v, std::string& out) {
+  std::string_view s;
+  if (v.type() != element_type::STRING || v.get_string().get(s) != simdjson::SUCCESS) return false;
+  out.assign(s.data(), s.size());
+  return true;
+}
+
+bool Arr(element v, int64_t max_len, array& out) {
+  // DOM array sizes saturate at 0xFFFFFF, which is above every kMax* length limit.
+  return v.type() == element_type::ARRAY && v.get_array().get(out) == simdjson::SUCCESS &&
+         static_cast<int64_t>(out.size()) <= max_len;
+}
+
+bool Ints(element v, int64_t max_len, int64_t min, int64_t max, std::vector<int64_t>& out) {
+  array arr;
+  if (!Arr(v, max_len, arr)) return false;
+  out.clear();
+  out.reserve(arr.size());
+  for (element x : arr) {
+    int64_t i = 0;
+    if (!Int(x, min, max, i)) return false;
+    out.push_back(i);
+  }
+  return true;
+}
+
+bool Strs(element v, int64_t max_len, std::vector<std::string>& out) {
+  array arr;
+  if (!Arr(v, max_len, arr)) return false;
+  out.clear();
+  out.reserve(arr.size());
+  for (element x : arr) {
+    if (!Str(x, out.emplace_back())) return false;
+  }
+  return true;
+}
+
+// Walks the members of one object once, in any order: each key must be one of `names` and appear
+// once; `take(index, value)` decodes it. `required` is a bit mask over `names` that must be seen.
+template <size_t N, typename Take>
+bool Members(element v, const std::string_view (&names)[N], uint64_t required, Take take) {
+  static_assert(N <= 64);
+  object obj;
+  if (v.type() != element_type::OBJECT || v.get_object().get(obj) != simdjson::SUCCESS) return false;
+  uint64_t seen = 0;
+  for (simdjson::dom::key_value_pair kv : obj) {
+    size_t i = 0;
+    while (i < N && names[i] != kv.key) ++i;
+    if (i == N) return false;  // unknown field: the reference path decides what it means
+    const uint64_t bit = uint64_t{1} << i;
+    if (seen & bit) return false;  // duplicated field
+    seen |= bit;
+    if (!take(i, kv.value)) return false;
+  }
+  return (seen & required) == required;
+}
+
+constexpr uint64_t All(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+
+bool Plan(element v, std::vector<PlanStep>& plan) {
+  static constexpr std::string_view kNames[] = {"mesh_dims",     "src",       "dst",       "comm",
+                                                "logical_shape", "flattened", "avg_scale", "cost_us"};
+  array arr;
+  if (!Arr(v, kMaxPlanSteps, arr)) return false;
+  plan.clear();
+  plan.reserve(arr.size());
+  for (element s : arr) {
+    PlanStep& p = plan.emplace_back();
+    bool ok = Members(s, kNames, All(8), [&](size_t i, element x) {
+      switch (i) {
+        case 0:
+          return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, p.mesh_dims);
+        case 1:
+          return Str(x, p.src);
+        case 2:
+          return Str(x, p.dst);
+        case 3:
+          return Str(x, p.comm);
+        case 4:
+          return Ints(x, kMaxTensorDims, 0, kMaxExtent, p.logical_shape);
+        case 5:
+          return Bool(x, p.flattened);
+        case 6:
+          return Number(x, p.avg_scale);
+        default:
+          return Number(x, p.cost_us);
+      }
+    });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool Skipped(element v, std::vector<SkippedMerge>& out) {
+  static constexpr std::string_view kNames[] = {"mesh_dims", "comm", "reason", "hint"};
+  array arr;
+  if (!Arr(v, kMaxPlanSteps, arr)) return false;
+  out.clear();
+  out.reserve(arr.size());
+  for (element s : arr) {
+    SkippedMerge& m = out.emplace_back();
+    bool ok = Members(s, kNames, All(4), [&](size_t i, element x) {
+      switch (i) {
+        case 0:
+          return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, m.mesh_dims);
+        case 1:
+          return Str(x, m.comm);
+        case 2:
+          return Str(x, m.reason);
+        default:
+          return Str(x, m.hint);
+      }
+    });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Index 0 of every table is "type", already checked by the caller.
+bool DecodeRedistributeBegin(element v, RedistributeBegin& e) {
+  static constexpr std::string_view kNames[] = {"type",
+                                                "id",
+                                                "tensor",
+                                                "global_shape",
+                                                "dtype",
+                                                "src_placements",
+                                                "dst_placements",
+                                                "src_order",
+                                                "dst_order",
+                                                "planner",
+                                                "planner_reason",
+                                                "notation",
+                                                "notation_unoptimized",
+                                                "raw_plan",
+                                                "optimized_plan",
+                                                "skipped_merges",
+                                                "cost_us",
+                                                "t_ns",
+                                                "op_id",
+                                                "op_input"};
+  uint64_t seen_link = 0;
+  bool ok = Members(v, kNames, All(18), [&](size_t i, element x) {
+    switch (i) {
+      case 0:
+        return true;
+      case 1:
+        return Int(x, 0, kI64Max, e.id);
+      case 2:
+        return Str(x, e.tensor);
+      case 3:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_shape);
+      case 4:
+        return Str(x, e.dtype);
+      case 5:
+        return Strs(x, kMaxMeshDims, e.src_placements);
+      case 6:
+        return Strs(x, kMaxMeshDims, e.dst_placements);
+      case 7:
+        return Str(x, e.src_order);
+      case 8:
+        return Str(x, e.dst_order);
+      case 9:
+        return Str(x, e.planner);
+      case 10:
+        return Str(x, e.planner_reason);
+      case 11:
+        return Str(x, e.notation);
+      case 12:
+        return Str(x, e.notation_unoptimized);
+      case 13:
+        return Plan(x, e.raw_plan);
+      case 14:
+        return Plan(x, e.optimized_plan);
+      case 15:
+        return Skipped(x, e.skipped_merges);
+      case 16:
+        return Number(x, e.cost_us);
+      case 17:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
+      case 18:
+        ++seen_link;
+        return Int(x, 0, kI64Max, e.op_id);
+      default:
+        ++seen_link;
+        return Int(x, 0, kMaxOpOperands - 1, e.op_input);
+    }
+  });
+  return ok && seen_link != 1;  // op_id and op_input appear together or not at all
+}
+
+bool DecodeRedistributeEnd(element v, RedistributeEnd& e) {
+  static constexpr std::string_view kNames[] = {
+      "type", "id", "t_ns", "ok", "error", "checksum_before", "checksum_after"};
+  return Members(v, kNames, All(4), [&](size_t i, element x) {
+    switch (i) {
+      case 0:
+        return true;
+      case 1:
+        return Int(x, 0, kI64Max, e.id);
+      case 2:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
+      case 3:
+        return Bool(x, e.ok);
+      case 4:
+        return Str(x, e.error);
+      case 5:
+        return Uint(x, e.checksum_before.emplace());
+      default:
+        return Uint(x, e.checksum_after.emplace());
+    }
+  });
+}
+
+bool DecodeStepBegin(element v, StepBegin& e) {
+  static constexpr std::string_view kNames[] = {"type",
+                                                "redistribute_id",
+                                                "step",
+                                                "mesh_dims",
+                                                "src",
+                                                "dst",
+                                                "comm",
+                                                "logical_shape",
+                                                "local_shape_before",
+                                                "global_offset_before",
+                                                "t_ns"};
+  return Members(v, kNames, All(11), [&](size_t i, element x) {
+    switch (i) {
+      case 0:
+        return true;
+      case 1:
+        return Int(x, 0, kI64Max, e.redistribute_id);
+      case 2:
+        return Int(x, 0, kMaxPlanSteps - 1, e.step);
+      case 3:
+        return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.mesh_dims);
+      case 4:
+        return Str(x, e.src);
+      case 5:
+        return Str(x, e.dst);
+      case 6:
+        return Str(x, e.comm);
+      case 7:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.logical_shape);
+      case 8:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.local_shape_before);
+      case 9:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_offset_before);
+      default:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
+    }
+  });
+}
+
+bool DecodeStepEnd(element v, StepEnd& e) {
+  static constexpr std::string_view kNames[] = {
+      "type", "redistribute_id", "step", "local_shape_after", "global_offset_after", "t_ns"};
+  return Members(v, kNames, All(6), [&](size_t i, element x) {
+    switch (i) {
+      case 0:
+        return true;
+      case 1:
+        return Int(x, 0, kI64Max, e.redistribute_id);
+      case 2:
+        return Int(x, 0, kMaxPlanSteps - 1, e.step);
+      case 3:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.local_shape_after);
+      case 4:
+        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_offset_after);
+      default:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
+    }
+  });
+}
+
+bool DecodeCollective(element v, Collective& e) {
+  static constexpr std::string_view kNames[] = {
+      "type",       "redistribute_id", "step",       "kind",     "mesh_dims", "group", "dtype",
+      "bytes_sent", "bytes_recv",      "negotiated", "start_ns", "end_ns",    "op_id"};
+  bool ok = Members(v, kNames, All(12), [&](size_t i, element x) {
+    switch (i) {
+      case 0:
+        return true;
+      case 1:
+        return Int(x, -1, kI64Max, e.redistribute_id);
+      case 2:
+        return Int(x, 0, kMaxPlanSteps - 1, e.step);
+      case 3:
+        return Str(x, e.kind);
+      case 4:
+        return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.mesh_dims);
+      case 5:
+        return Ints(x, kMaxRanks, 0, kMaxRanks - 1, e.group);
+      case 6:
+        return Str(x, e.dtype);
+      case 7:
+        return Ints(x, kMaxRanks, 0, kMaxBytes, e.bytes_sent);
+      case 8:
+        return Ints(x, kMaxRanks, 0, kMaxBytes, e.bytes_recv);
+      case 9:
+        return Bool(x, e.negotiated);
+      case 10:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.start_ns);
+      case 11:
+        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.end_ns);
+      default:
+        return Int(x, 0, kI64Max, e.op_id);
+    }
+  });
+  return ok && !(e.redistribute_id < 0 && e.op_id < 0) && !e.kind.empty() &&
+         e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
+}
+
+}  // namespace
+
+bool FastDecodeEvent(element element, std::string_view line, Event& out) {
+  // A \u escape may spell a lone surrogate, which parsers judge differently; leave such rare lines
+  // to the reference path.
+  for (size_t at = line.find('\\'); at != std::string_view::npos; at = line.find('\\', at + 2)) {
+    if (at + 1 < line.size() && line[at + 1] == 'u') return false;
+  }
+  object obj;
+  if (element.type() != element_type::OBJECT || element.get_object().get(obj) != simdjson::SUCCESS)
+    return false;
+  auto first = obj.begin();
+  if (first == obj.end() || first.key() != "type") return false;  // the writer puts "type" first
+  std::string_view type;
+  if (first.value().type() != element_type::STRING ||
+      first.value().get_string().get(type) != simdjson::SUCCESS)
+    return false;
+  if (type == "collective") return DecodeCollective(element, out.emplace<Collective>());
+  if (type == "step_begin") return DecodeStepBegin(element, out.emplace<StepBegin>());
+  if (type == "step_end") return DecodeStepEnd(element, out.emplace<StepEnd>());
+  if (type == "redistribute_begin") return DecodeRedistributeBegin(element, out.emplace<RedistributeBegin>());
+  if (type == "redistribute_end") return DecodeRedistributeEnd(element, out.emplace<RedistributeEnd>());
+  return false;  // ops (rare, intricate), headers and unknown types take the reference path
+}
+
+}  // namespace shardscope::trace::detail

@@ -1,0 +1,297 @@
+// Field names and order here must stay those of codec.cpp's EncodeEvent (the one home of the
+// format); tests/trace/writer_test.cpp compares both encodings of every event kind, field by field.
+#include "fast_encode.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+namespace shardscope::trace::detail {
+
+// A field added to one of these structs must be written here too, or this path must decline
+// events that carry it (`if (e.flight) l.Decline();` for a rare optional payload): the sizes below
+// make the build fail until this file has been looked at.
+static_assert(sizeof(Collective) == 512, "Collective changed: update fast_encode.cpp");
+static_assert(sizeof(RedistributeBegin) == 608, "RedistributeBegin changed: update fast_encode.cpp");
+static_assert(sizeof(RedistributeEnd) == 88, "RedistributeEnd changed: update fast_encode.cpp");
+static_assert(sizeof(StepBegin) == 216, "StepBegin changed: update fast_encode.cpp");
+static_assert(sizeof(StepEnd) == 72, "StepEnd changed: update fast_encode.cpp");
+
+void AppendDouble(double value, std::string& out) {
+  if (value == 0) {
+    out += std::signbit(value) ? "-0.0" : "0.0";
+    return;
+  }
+  // Shortest round-trip digits, then nlohmann's layout (its format_buffer with min_exp -4 and
+  // max_exp 15): fixed notation with ".0" for whole numbers, exponent with a sign and two digits.
+  char sci[40];
+  auto [end, ec] = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific);
+  (void)ec;
+  const char* p = sci;
+  if (*p == '-') out += *p++;
+  char digits[24];
+  int k = 0;
+  for (; p != end && *p != 'e'; ++p)
+    if (*p != '.') digits[k++] = *p;
+  // "e+20" / "e-05" (to_chars writes no terminating NUL)
+  const bool negative_exp = p + 1 != end && p[1] == '-';
+  int exp10 = 0;
+  std::from_chars(p + 2, end, exp10);
+  if (negative_exp) exp10 = -exp10;
+  const int n = exp10 + 1;  // position of the decimal point after the first digit
+  if (k <= n && n <= 15) {
+    out.append(digits, k);
+    out.append(static_cast<size_t>(n - k), '0');
+    out += ".0";
+  } else if (0 < n && n <= 15) {
+    out.append(digits, n);
+    out += '.';
+    out.append(digits + n, k - n);
+  } else if (-4 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<size_t>(-n), '0');
+    out.append(digits, k);
+  } else {
+    out += digits[0];
+    if (k > 1) {
+      out += '.';
+      out.append(digits + 1, k - 1);
+    }
+    const int e = n - 1;
+    out += e < 0 ? "e-" : "e+";
+    const int a = e < 0 ? -e : e;
+    if (a < 10) out += '0';
+    out += std::to_string(a);
+  }
+}
+
+namespace {
+
+// Builds one line; any field that the fast path cannot write makes the whole line decline.
+class Line {
+ public:
+  explicit Line(std::string& out) : out_(out), start_(out.size()) { out_ += '{'; }
+
+  void Key(std::string_view name) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    out_ += '"';
+    out_ += name;
+    out_ += "\":";
+  }
+  void Str(std::string_view name, std::string_view s) {
+    Key(name);
+    Quoted(s);
+  }
+  void Int(std::string_view name, int64_t v) {
+    Key(name);
+    Integer(v);
+  }
+  void Uint(std::string_view name, uint64_t v) {
+    Key(name);
+    char buf[24];
+    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  }
+  void Bool(std::string_view name, bool v) {
+    Key(name);
+    out_ += v ? "true" : "false";
+  }
+  void Num(std::string_view name, double v) {
+    Key(name);
+    Double(v);
+  }
+  void Ints(std::string_view name, const std::vector<int64_t>& v) {
+    Key(name);
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      Integer(v[i]);
+    }
+    out_ += ']';
+  }
+  void Strs(std::string_view name, const std::vector<std::string>& v) {
+    Key(name);
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      Quoted(v[i]);
+    }
+    out_ += ']';
+  }
+  // Starts an array of objects / one object inside it; End* close them.
+  void BeginArray(std::string_view name) {
+    Key(name);
+    out_ += '[';
+    first_ = true;
+  }
+  void BeginObject() {
+    if (!first_) out_ += ',';
+    out_ += '{';
+    first_ = true;
+  }
+  void EndObject() {
+    out_ += '}';
+    first_ = false;
+  }
+  void EndArray() {
+    out_ += ']';
+    first_ = false;
+  }
+
+  // Makes the line go through codec.cpp instead (e.g. for a rare optional payload).
+  void Decline() { ok_ = false; }
+
+  // Closes the line; on a declined field, restores `out` and returns false.
+  bool Finish() {
+    if (!ok_) {
+      out_.resize(start_);
+      return false;
+    }
+    out_ += '}';
+    return true;
+  }
+
+ private:
+  void Integer(int64_t v) {
+    char buf[24];
+    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  }
+  void Double(double v) {
+    if (!std::isfinite(v)) {
+      ok_ = false;
+      return;
+    }
+    AppendDouble(v, out_);
+  }
+  void Quoted(std::string_view s) {
+    for (char c : s) {
+      auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') ok_ = false;
+    }
+    out_ += '"';
+    out_ += s;
+    out_ += '"';
+  }
+
+  std::string& out_;
+  size_t start_;
+  bool first_ = true;
+  bool ok_ = true;
+};
+
+void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
+  l.BeginArray(name);
+  for (const PlanStep& s : plan) {
+    l.BeginObject();
+    l.Ints("mesh_dims", s.mesh_dims);
+    l.Str("src", s.src);
+    l.Str("dst", s.dst);
+    l.Str("comm", s.comm);
+    l.Ints("logical_shape", s.logical_shape);
+    l.Bool("flattened", s.flattened);
+    l.Num("avg_scale", s.avg_scale);
+    l.Num("cost_us", s.cost_us);
+    l.EndObject();
+  }
+  l.EndArray();
+}
+
+}  // namespace
+
+bool FastEncode(const RedistributeBegin& e, std::string& out) {
+  Line l(out);
+  if (e.imported) l.Decline();  // an imported plan (DebugMode) is rare: the JSON encoder writes it
+  l.Str("type", "redistribute_begin");
+  l.Int("id", e.id);
+  l.Str("tensor", e.tensor);
+  l.Ints("global_shape", e.global_shape);
+  l.Str("dtype", e.dtype);
+  l.Strs("src_placements", e.src_placements);
+  l.Strs("dst_placements", e.dst_placements);
+  l.Str("src_order", e.src_order);
+  l.Str("dst_order", e.dst_order);
+  l.Str("planner", e.planner);
+  l.Str("planner_reason", e.planner_reason);
+  l.Str("notation", e.notation);
+  l.Str("notation_unoptimized", e.notation_unoptimized);
+  Plan(l, "raw_plan", e.raw_plan);
+  Plan(l, "optimized_plan", e.optimized_plan);
+  l.BeginArray("skipped_merges");
+  for (const SkippedMerge& m : e.skipped_merges) {
+    l.BeginObject();
+    l.Ints("mesh_dims", m.mesh_dims);
+    l.Str("comm", m.comm);
+    l.Str("reason", m.reason);
+    l.Str("hint", m.hint);
+    l.EndObject();
+  }
+  l.EndArray();
+  l.Num("cost_us", e.cost_us);
+  l.Int("t_ns", e.t_ns);
+  if (e.op_id >= 0) {
+    l.Int("op_id", e.op_id);
+    l.Int("op_input", e.op_input);
+  }
+  return l.Finish();
+}
+
+bool FastEncode(const RedistributeEnd& e, std::string& out) {
+  Line l(out);
+  l.Str("type", "redistribute_end");
+  l.Int("id", e.id);
+  l.Int("t_ns", e.t_ns);
+  l.Bool("ok", e.ok);
+  if (!e.error.empty()) l.Str("error", e.error);
+  if (e.checksum_before) l.Uint("checksum_before", *e.checksum_before);
+  if (e.checksum_after) l.Uint("checksum_after", *e.checksum_after);
+  return l.Finish();
+}
+
+bool FastEncode(const StepBegin& e, std::string& out) {
+  Line l(out);
+  l.Str("type", "step_begin");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  l.Ints("mesh_dims", e.mesh_dims);
+  l.Str("src", e.src);
+  l.Str("dst", e.dst);
+  l.Str("comm", e.comm);
+  l.Ints("logical_shape", e.logical_shape);
+  l.Ints("local_shape_before", e.local_shape_before);
+  l.Ints("global_offset_before", e.global_offset_before);
+  l.Int("t_ns", e.t_ns);
+  return l.Finish();
+}
+
+bool FastEncode(const StepEnd& e, std::string& out) {
+  Line l(out);
+  l.Str("type", "step_end");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  l.Ints("local_shape_after", e.local_shape_after);
+  l.Ints("global_offset_after", e.global_offset_after);
+  l.Int("t_ns", e.t_ns);
+  return l.Finish();
+}
+
+bool FastEncode(const Collective& e, std::string& out) {
+  Line l(out);
+  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
+  l.Str("type", "collective");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  l.Str("kind", e.kind);
+  l.Ints("mesh_dims", e.mesh_dims);
+  l.Ints("group", e.group);
+  l.Str("dtype", e.dtype);
+  l.Ints("bytes_sent", e.bytes_sent);
+  l.Ints("bytes_recv", e.bytes_recv);
+  l.Bool("negotiated", e.negotiated);
+  l.Int("start_ns", e.start_ns);
+  l.Int("end_ns", e.end_ns);
+  if (e.op_id >= 0) l.Int("op_id", e.op_id);
+  return l.Finish();
+}
+
+}  // namespace shardscope::trace::detail
