@@ -147,4 +147,23 @@ run import fr "$TMP/does-not-exist"
 expect_rc 2
 expect_one_error_line "does-not-exist: no such file or directory"
 
+# Strings from a dump are untrusted: a process group description carrying ESC and a newline is
+# shown escaped (\x1b, \x0a), so it cannot forge an output line or drive the terminal.
+"$PYTHON" "$GEN" missing "$TMP/evil_src" --format json >/dev/null
+mkdir -p "$TMP/evil_fr"
+for f in "$TMP"/evil_src/*; do
+  sed 's/"default_pg"/"default_pg\\u001b[2J\\nFAKE"/g' "$f" >"$TMP/evil_fr/$(basename "$f")"
+done
+run show "$TMP/evil_fr"
+expect_rc 0
+expect_out_contains 'default_pg\x1b[2J\x0aFAKE'
+CHECKS=$((CHECKS + 1))
+case "$OUT" in *$'\e'*) fail "raw ESC on stdout" ;; esac
+CHECKS=$((CHECKS + 1))
+grep -q '^FAKE' <<<"$OUT" && fail "a newline in a process group description forged an output line"
+run check "$TMP/evil_fr"
+expect_rc 1
+CHECKS=$((CHECKS + 1))
+grep -q '^FAKE' <<<"$OUT" && fail "check: a newline in a process group description forged an output line"
+
 finish

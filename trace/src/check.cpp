@@ -8,8 +8,8 @@
 
 #include "collective_match.hpp"
 #include "fr_check.hpp"
-#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/printable.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
 
@@ -676,7 +676,7 @@ std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
     if (!m.culprits.empty()) out += " [culprit: " + RanksPhrase(m.culprits) + "]";
     out += "\n";
   }
-  for (const std::string& note : result.notes) out += "note: " + note + "\n";
+  for (const std::string& note : result.notes) out += "note: " + Printable(note) + "\n";
   std::string counts = std::to_string(result.ranks) + " of " + std::to_string(result.world) +
                        " rank files, " + std::to_string(result.groups) + " groups, " +
                        std::to_string(result.collectives) + " collective calls paired, " +

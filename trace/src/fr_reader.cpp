@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "shardscope/error.hpp"
+#include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/reader.hpp"
 
@@ -91,13 +92,13 @@ class Obj {
   std::string Str(const char* name) const {
     const json& v = Get(name);
     if (!v.is_string()) Fail(name, "expected a string");
-    return v.get<std::string>();
+    return Printable(v.get<std::string>());
   }
   std::string StrOr(const char* name, const std::string& fallback) const {
     const json* v = Find(name);
     if (v == nullptr) return fallback;
     if (!v->is_string()) Fail(name, "expected a string");
-    return v->get<std::string>();
+    return Printable(v->get<std::string>());
   }
   std::vector<std::vector<int64_t>> Shapes(const char* name) const {
     const json& v = Get(name);
@@ -121,7 +122,7 @@ class Obj {
     std::vector<std::string> out;
     for (const json& x : v) {
       if (!x.is_string()) Fail(name, "expected a list of strings");
-      out.push_back(x.get<std::string>());
+      out.push_back(Printable(x.get<std::string>()));
     }
     return out;
   }
@@ -291,8 +292,8 @@ RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
     if (const json* pg = e.Find("process_group")) {
       if (!pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
         e.Fail("process_group", "expected [name, desc]");
-      pg_name = (*pg)[0].get<std::string>();
-      pg_desc = (*pg)[1].get<std::string>();
+      pg_name = Printable((*pg)[0].get<std::string>());
+      pg_desc = Printable((*pg)[1].get<std::string>());
     } else {
       pg_name = std::to_string(e.Int("pg_id", 0, INT64_MAX));
     }

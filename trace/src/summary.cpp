@@ -173,7 +173,7 @@ std::string OpCallText(const Op& op) {
     out += (i ? ", " : "") + Printable(in.tensor) + ": " + PlacementsText(in.placements);
     if (in.required != in.placements) out += "->" + PlacementsText(in.required);
   }
-  if (!op.args.empty()) out += (op.inputs.empty() ? "" : ", ") + op.args;
+  if (!op.args.empty()) out += (op.inputs.empty() ? "" : ", ") + Printable(op.args);
   out += ") -> ";
   std::string outs;
   for (size_t i = 0; i < op.outputs.size(); ++i) {
@@ -242,7 +242,7 @@ std::string FormatShowText(const Model& model) {
            "/" + std::to_string(op.candidates.size());
     if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
       out += ", cost " + CostText(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
-    out += (op.rule.empty() ? "" : ", rule " + op.rule) + "]\n";
+    out += (op.rule.empty() ? "" : ", rule " + Printable(op.rule)) + "]\n";
     for (int64_t rid : s.reference->redistribute_ids) {
       const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
       if (rec == nullptr) continue;
@@ -253,9 +253,9 @@ std::string FormatShowText(const Model& model) {
              b.notation + "\n";
     }
     for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
-    if (!op.note.empty()) out += "  note: " + op.note + "\n";
+    if (!op.note.empty()) out += "  note: " + Printable(op.note) + "\n";
     for (const auto& [rank, error] : s.ranks_failed)
-      out += "  FAILED on rank " + std::to_string(rank) + ": " + error + "\n";
+      out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
     for (const auto& [rank, text] : s.ranks_differing)
       out += "  differs on rank " + std::to_string(rank) + ": " + text + "\n";
     if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
@@ -277,7 +277,8 @@ std::string FormatShowText(const Model& model) {
              "): " + (s.imported->notation.empty() ? "no notation recorded" : s.imported->notation) + ", " +
              s.imported->verdict + (s.imported->reason.empty() ? "" : ": " + s.imported->reason) + "\n";
     }
-    out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + s.planner_reason + ")") + ", " +
+    out += "  plan: " + s.planner +
+           (s.planner_reason.empty() ? "" : " (" + Printable(s.planner_reason) + ")") + ", " +
            std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
            std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
            " us\n";
@@ -291,7 +292,7 @@ std::string FormatShowText(const Model& model) {
     size_t total = s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size();
     out += "; ok on " + std::to_string(s.ranks_ok.size()) + " of " + std::to_string(total) + " rank(s)\n";
     for (const auto& [rank, error] : s.ranks_failed) {
-      out += "  FAILED on rank " + std::to_string(rank) + ": " + error + "\n";
+      out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
     }
     if (!s.ranks_incomplete.empty()) out += "  incomplete on rank(s) " + Ranks(s.ranks_incomplete) + "\n";
     if (s.collectives.empty()) {
