@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "../../engine/src/scalar_math.hpp"
-#include "../../engine/src/view_ops.hpp"
+#include "../../engine/src/comm/view_ops.hpp"
+#include "../../engine/src/exec/scalar_math.hpp"
 #include "shardscope/engine/comm/communicator.hpp"
 #include "shardscope/engine/core/spec.hpp"
 

@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace engine = shardscope::engine;
+namespace program = shardscope::program;
 namespace trace = shardscope::trace;
 using shardscope::app::gui::BuildRedistributeView;
 using shardscope::app::gui::LayoutsFor;
