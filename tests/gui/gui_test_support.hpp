@@ -24,12 +24,15 @@
 #include "shardscope/engine/plan/plan.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 
+namespace shardscope::program {}  // namespace shardscope::program
+
 namespace shardscope_gui_test {
 
 namespace fs = std::filesystem;
 using shardscope::app::gui::RankColor;
 using shardscope::app::gui::Rgb;
 namespace engine = shardscope::engine;
+namespace program = shardscope::program;
 
 struct RunResult {
   int exit_code = -1;
