@@ -57,6 +57,13 @@ trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progr
   return model;
 }
 
+std::string DiagnosticText(const trace::Diagnostic& d) {
+  std::string message = d.message;
+  if (message.rfind("warning: ", 0) == 0) message.erase(0, 9);  // the caller's prefix says it
+  if (d.file.empty()) return message;
+  return d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "") + ": " + message;
+}
+
 trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const std::string& role) {
   const std::string who = role.empty() ? "" : role + " ";
   if (path.empty()) throw InvalidInput(who + "missing trace path");
@@ -71,8 +78,7 @@ trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const s
     }
   }();
   for (const auto& d : model.diagnostics) {
-    std::cerr << "shardscope: warning: " << who << path << ": " << d.file
-              << (d.line > 0 ? ":" + std::to_string(d.line) : "") << ": " << d.message << "\n";
+    std::cerr << "shardscope: warning: " << who << path << ": " << DiagnosticText(d) << "\n";
   }
   return model;
 }

@@ -13,8 +13,7 @@ namespace shardscope::app {
 int RunShow(const ShowArgs& args, std::ostream& out) {
   trace::Model model = ReadTraceWithProgress(args.path, args.jobs, !args.json);
   for (const auto& d : model.diagnostics) {
-    std::cerr << "shardscope: warning: " << d.file << (d.line > 0 ? ":" + std::to_string(d.line) : "") << ": "
-              << d.message << "\n";
+    std::cerr << "shardscope: warning: " << DiagnosticText(d) << "\n";
   }
   if (args.json) {
     out << trace::ShowJson(model).dump(2) << "\n";

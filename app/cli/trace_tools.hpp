@@ -50,6 +50,10 @@ struct ImportFrArgs {
 /// Error(kInvalidInput) for a missing path or an unreadable trace.
 trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress);
 
+/// "FILE:LINE: message" for a load diagnostic (no file part for one about the whole trace), without
+/// a leading "warning: " (callers print "shardscope: warning: " before it).
+std::string DiagnosticText(const trace::Diagnostic& d);
+
 /// ReadTraceWithProgress, then load diagnostics become "shardscope: warning:" lines on stderr. A
 /// non-empty `role` ("baseline", "candidate") starts every message, so diff says which input is
 /// broken.

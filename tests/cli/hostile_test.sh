@@ -112,7 +112,7 @@ expect_rc 0
 expect_out_contains "shardscope 0."
 run bench plann
 expect_rc 2
-expect_one_error_line "bench: unknown benchmark 'plann' (expected plan, comm or redistribute)"
+expect_one_error_line "bench: unknown benchmark 'plann' (expected plan, comm, redistribute, load or trace)"
 
 # --- 7. a trace directory holds one run ---
 cat >"$TMP/eight.json" <<'JSON'
@@ -173,9 +173,15 @@ expect_rc 2
 expect_one_error_line "baseline $TMP/renamed: rank-1.jsonl:1"
 mkdir -p "$TMP/dirrank/rank-1.jsonl"
 cp "$TMP/t/rank-0.jsonl" "$TMP/dirrank/"
+# A bad rank file costs that rank, not the trace (issue 13): the rest loads and the warning names it.
 run show "$TMP/dirrank"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+case "$ERR" in *"rank-1.jsonl: skipped rank 1: is a directory, not a rank file"*) ;; *) fail "$CMD: stderr lacks the skipped directory: $ERR" ;; esac
+# The directory itself is read as a trace directory, which holds no rank files.
+run show "$TMP/dirrank/rank-1.jsonl"
 expect_rc 2
-expect_one_error_line "rank-1.jsonl: is a directory, not a rank file"
+expect_one_error_line "no rank-<R>.jsonl files in"
 
 # --- 10. control characters from files never reach the terminal raw ---
 printf '{"mesh": [2], "tensors": {"x\\u001b[31m": {"shape": [4], "placements": ["R"]}}, "steps": []}' >"$TMP/esc.json"

@@ -535,6 +535,7 @@ std::pair<int64_t, std::string> SplitLocation(const std::string& file, const std
       return {std::stoll(digits), message.substr(colon + 2)};
     }
   }
+  if (message.compare(0, file.size() + 2, file + ": ") == 0) return {0, message.substr(file.size() + 2)};
   return {0, message};
 }
 
