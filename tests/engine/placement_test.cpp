@@ -165,3 +165,18 @@ TEST_CASE("placements as PyTorch prints them, order included", "[engine][placeme
   CHECK_THROWS_WITH(ParsePlacementsWithOrder("R[0]S(0)", "--from"), Catch::Contains("only a shard"));
   CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)Q", "--from"), Catch::Contains("'Q' is not a placement"));
 }
+
+TEST_CASE("the default shard order groups shard dims by sorting, whatever the dims say",
+          "[engine][placement]") {
+  // PyTorch compute_default_shard_order: per tensor dim, its mesh dims in mesh-dim order; entries
+  // sorted by tensor dim. [S(1), R, S(0), S(1)] -> 0:[2], 1:[0,3].
+  ShardOrder order = DefaultShardOrder(
+      {Placement::Shard(1), Placement::Replicate(), Placement::Shard(0), Placement::Shard(1)});
+  REQUIRE(order.size() == 2);
+  CHECK(order[0] == ShardOrderEntry{0, {2}});
+  CHECK(order[1] == ShardOrderEntry{1, {0, 3}});
+  // Not yet normalized (an imported dump's S(-1)): no allocation sized by the dim, no throw.
+  ShardOrder raw = DefaultShardOrder({Placement::Shard(-1), Placement::Shard(-1)});
+  REQUIRE(raw.size() == 1);
+  CHECK(raw[0] == ShardOrderEntry{-1, {0, 1}});
+}

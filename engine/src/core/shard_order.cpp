@@ -19,14 +19,21 @@ bool ParseNonNegative(std::string_view s, int& out) {
 }  // namespace
 
 ShardOrder DefaultShardOrder(const Placements& placements) {
-  std::vector<std::vector<int>> lists;
+  // Grouped by sorting (dim, mesh dim) pairs, not by indexing a list with the dim: callers may pass
+  // placements not yet checked against a tensor (an imported dump's S(2147483647) or S(-1)), and
+  // memory must stay O(placements) whatever the dims say.
+  std::vector<std::pair<int, int>> shards;  // (tensor dim, mesh dim)
   for (size_t md = 0; md < placements.size(); ++md) {
-    const Placement& p = placements[md];
-    if (!p.IsShardLike()) continue;
-    if (static_cast<size_t>(p.dim) >= lists.size()) lists.resize(static_cast<size_t>(p.dim) + 1);
-    lists[static_cast<size_t>(p.dim)].push_back(static_cast<int>(md));
+    if (placements[md].IsShardLike()) shards.emplace_back(placements[md].dim, static_cast<int>(md));
   }
-  return ListsToOrder(lists);
+  std::stable_sort(shards.begin(), shards.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  ShardOrder order;
+  for (const auto& [dim, md] : shards) {
+    if (order.empty() || order.back().tensor_dim != dim) order.push_back({dim, {}});
+    order.back().mesh_dims.push_back(md);
+  }
+  return order;
 }
 
 bool IsDefaultOrder(const ShardOrder& order) {
@@ -198,6 +205,7 @@ std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placem
                         " where the placements have " + placements[md].ToString());
     }
     if (!placements[md].IsShardLike()) continue;
+    if (placements[md].dim < 0) throw fail(0, "needs non-negative shard dims (normalize them first)");
     const auto td = static_cast<size_t>(placements[md].dim);
     if (td >= lists.size()) lists.resize(td + 1);
     lists[td].push_back(static_cast<int>(md));
