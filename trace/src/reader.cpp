@@ -492,18 +492,6 @@ void SortRedistributes(Model& model) {
   model.Reindex();
 }
 
-// The rank number of a "rank-<R>.jsonl" name, or -1 when the name has another form.
-int64_t RankOfFileName(const std::string& name) {
-  constexpr std::string_view kPrefix = "rank-", kSuffix = ".jsonl";
-  if (name.size() <= kPrefix.size() + kSuffix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0 ||
-      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
-    return -1;
-  }
-  std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stoll(digits);
-}
-
 // Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
 // them), each index once; every thread owns one DOM parser, which keeps its buffers from file to file.
 template <typename Work>

@@ -20,6 +20,17 @@ int64_t NowNs() noexcept {
 
 std::string RankFileName(int64_t rank) { return "rank-" + std::to_string(rank) + ".jsonl"; }
 
+int64_t RankOfFileName(const std::string& name) {
+  constexpr std::string_view kPrefix = "rank-", kSuffix = ".jsonl";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0 ||
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+    return -1;
+  }
+  std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(digits);
+}
+
 std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> out;
   std::error_code ec;
@@ -29,13 +40,7 @@ std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir)
     throw InvalidInput("trace: '" + dir.string() + "' exists and is not a directory");
   }
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    constexpr std::string_view kPrefix = "rank-", kSuffix = ".jsonl";
-    if (name.size() <= kPrefix.size() + kSuffix.size() || name.rfind(kPrefix, 0) != 0 ||
-        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
-      continue;
-    const std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-    if (digits.find_first_not_of("0123456789") == std::string::npos) out.push_back(entry.path());
+    if (RankOfFileName(entry.path().filename().string()) >= 0) out.push_back(entry.path());
   }
   if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
   std::sort(out.begin(), out.end());

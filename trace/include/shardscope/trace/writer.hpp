@@ -18,6 +18,8 @@ int64_t NowNs() noexcept;
 
 /// The file name of rank R's trace inside a trace directory: "rank-<R>.jsonl".
 std::string RankFileName(int64_t rank);
+/// The inverse of RankFileName: R for "rank-<R>.jsonl" (at most 9 digits), -1 for any other name.
+int64_t RankOfFileName(const std::string& name);
 
 /// The rank files ("rank-<R>.jsonl", R decimal) directly inside `dir`, sorted by name; empty when
 /// `dir` does not exist. Writers truncate only their own rank's file, so a run writing into a
