@@ -5,6 +5,7 @@
 // as int64 arrays.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,39 @@ struct Header {
   int64_t pid = 0;                          ///< process id of the writing process
   Clock clock;                              ///< timestamp source of this file
   bool operator==(const Header&) const = default;
+};
+
+/// An optional payload that almost every event lacks (an imported plan, Flight Recorder fields),
+/// held on the heap so that events without it cost one pointer instead of the payload's bytes.
+/// Value semantics: copies are deep, == compares payloads; used like std::optional.
+template <typename T>
+class Rare {
+ public:
+  Rare() = default;
+  Rare(std::nullopt_t) {}                                       // NOLINT(google-explicit-constructor)
+  Rare(T value) : p_(std::make_unique<T>(std::move(value))) {}  // NOLINT(google-explicit-constructor)
+  Rare(const Rare& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Rare(Rare&&) noexcept = default;
+  Rare& operator=(const Rare& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Rare& operator=(Rare&&) noexcept = default;
+  ~Rare() = default;
+  explicit operator bool() const { return p_ != nullptr; }
+  bool has_value() const { return p_ != nullptr; }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  T& emplace() { return *(p_ = std::make_unique<T>()); }
+  void reset() { p_.reset(); }
+  friend bool operator==(const Rare& a, const Rare& b) {
+    return a.p_ == nullptr || b.p_ == nullptr ? a.p_ == b.p_ : *a.p_ == *b.p_;
+  }
+
+ private:
+  std::unique_ptr<T> p_;
 };
 
 /// One transform of a plan (PyTorch's _TransformInfo plus comm kind and predicted cost).
@@ -123,7 +157,7 @@ struct RedistributeBegin {
   int64_t op_input = -1;  ///< which input of that op (index into Op::inputs), -1 when op_id is -1
   /// The plan an imported record says ran, when this redistribute was imported. Written only
   /// when present, as one nested object "imported".
-  std::optional<ImportedPlan> imported;
+  Rare<ImportedPlan> imported;
   bool operator==(const RedistributeBegin&) const = default;
 };
 
@@ -206,7 +240,7 @@ struct Collective {
   int64_t end_ns = 0;
   int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0
   /// Flight Recorder fields of an imported collective (redistribute_id and op_id are then -1).
-  std::optional<FlightRecord> flight;
+  Rare<FlightRecord> flight;
   bool operator==(const Collective&) const = default;
 };
 

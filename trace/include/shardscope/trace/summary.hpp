@@ -38,8 +38,8 @@ struct RedistributeSummary {
   std::vector<std::string> src_placements, dst_placements;
   double predicted_us = 0.0;
   int64_t plan_steps = 0, raw_plan_steps = 0, skipped_merges = 0;
-  int64_t op_id = -1, op_input = -1;     ///< the op this implicit redistribute serves, -1 when explicit
-  std::optional<ImportedPlan> imported;  ///< the recorded plan of an imported redistribute
+  int64_t op_id = -1, op_input = -1;  ///< the op this implicit redistribute serves, -1 when explicit
+  Rare<ImportedPlan> imported;        ///< the recorded plan of an imported redistribute
   std::vector<int64_t> ranks_ok, ranks_incomplete;
   std::vector<std::pair<int64_t, std::string>> ranks_failed;  ///< (rank, error message)
   std::optional<int64_t> min_ns, max_ns;                      ///< end - begin over ranks that finished
