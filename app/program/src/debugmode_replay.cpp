@@ -26,11 +26,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Identical redistributes (a training loop repeats them) replay once.
+std::string SpecKey(const engine::TensorSpec& s) {
+  return engine::FormatShardOrderStr(s.placements, s.EffectiveOrder()) + "|" + engine::FormatShape(s.shape) +
+         "|" + std::string(engine::DTypeName(s.dtype));
+}
+
+// Identical redistributes (a training loop repeats them) replay once, and so do identical ops.
 std::string ReplayKey(const Replayable& r) {
-  return engine::FormatShardOrderStr(r.src.placements, r.src.EffectiveOrder()) + "|" +
-         engine::FormatShardOrderStr(r.dst.placements, r.dst.EffectiveOrder()) + "|" +
-         engine::FormatShape(r.src.shape) + "|" + std::string(engine::DTypeName(r.src.dtype));
+  return SpecKey(r.src) + "|" + engine::FormatShardOrderStr(r.dst.placements, r.dst.EffectiveOrder()) +
+         (r.options.internal_partial_target ? "|internal" : "");
+}
+
+std::string OpKey(const ComputableOp& op) {
+  std::string key = std::string(engine::OpKindName(op.call.kind)) + "(" + op.call.ArgsText() + ")";
+  char eps[40];
+  std::snprintf(eps, sizeof eps, "eps=%.17g", op.call.eps);
+  key += eps;
+  for (const auto& in : op.inputs) key += ";" + (in ? SpecKey(*in) : std::string("-"));
+  for (const auto& out : op.call.outputs) key += out.empty() ? ";-" : ";o";
+  return key;
+}
+
+int64_t OpElements(const ComputableOp& op) {
+  int64_t n = 0;
+  for (const auto& in : op.inputs) n += in ? engine::NumElements(in->shape) : 0;
+  for (const auto& out : op.outputs) n += engine::NumElements(out.shape);
+  return n;
 }
 
 fs::path TempDir() {
@@ -45,9 +66,41 @@ struct ReplayRun {
   std::vector<double> seconds;  ///< per step
 };
 
-// Runs `items` as one scenario (one tensor and one redistribute step each).
-ReplayRun Run(const std::vector<const Replayable*>& items, const engine::Mesh& mesh,
-              const engine::PlanOptions& plan_options) {
+// Adds `op` as one op step on freshly seeded inputs (names prefixed so ops stay apart).
+void AddOp(program::Scenario& scenario, const ComputableOp& op, size_t k, uint64_t& seed,
+           const engine::PlanOptions& plan_options) {
+  const std::string prefix = "op" + std::to_string(k) + ".";
+  engine::OpCall call = op.call;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (call.inputs[i].empty()) continue;
+    call.inputs[i] = prefix + call.inputs[i];
+    program::ScenarioTensor t;
+    t.name = call.inputs[i];
+    t.spec = *op.inputs[i];
+    t.seed = seed++;
+    scenario.tensors.push_back(std::move(t));
+  }
+  size_t o = 0;
+  for (std::string& out : call.outputs) {
+    if (out.empty()) continue;
+    out = prefix + out;
+    program::ScenarioTensor t;
+    t.name = out;
+    t.spec = op.outputs[o++];
+    t.produced_by = static_cast<int64_t>(scenario.steps.size());
+    scenario.tensors.push_back(std::move(t));
+  }
+  program::ScenarioStep s;
+  s.op = std::move(call);
+  s.options = plan_options;
+  scenario.steps.push_back(std::move(s));
+}
+
+// Runs `items` (one tensor and one redistribute step each), then `ops` (one op step each on
+// fresh inputs: no op needs an implicit redistribute, so redistribute ids stay the items'
+// indexes and op ids the ops' indexes) as one scenario.
+ReplayRun Run(const std::vector<const Replayable*>& items, const std::vector<const ComputableOp*>& ops,
+              const engine::Mesh& mesh, const engine::PlanOptions& plan_options) {
   program::Scenario scenario;
   scenario.path = "<debugmode import>";
   scenario.mesh = mesh;
@@ -61,9 +114,11 @@ ReplayRun Run(const std::vector<const Replayable*>& items, const engine::Mesh& m
     s.tensor = scenario.tensors.back().name;
     s.to = items[k]->dst.placements;
     s.order = items[k]->dst.shard_order;
-    s.options = plan_options;
+    s.options = items[k]->options;
     scenario.steps.push_back(std::move(s));
   }
+  uint64_t seed = items.size() + 1;
+  for (size_t k = 0; k < ops.size(); ++k) AddOp(scenario, *ops[k], k, seed, plan_options);
   ReplayRun run;
   run.dir = TempDir();
   program::RunOptions options;
@@ -71,7 +126,7 @@ ReplayRun Run(const std::vector<const Replayable*>& items, const engine::Mesh& m
   options.verify = true;
   try {
     program::RunReport report = program::RunScenario(scenario, options);
-    run.seconds.assign(items.size(), 0.0);
+    run.seconds.assign(scenario.steps.size(), 0.0);
     for (const auto& s : report.steps) {
       if (s.step < run.seconds.size()) run.seconds[s.step] = s.seconds;
     }
@@ -156,6 +211,94 @@ void SetRedistributeId(trace::Event& event, int64_t id) {
       event);
 }
 
+using Where = std::pair<int, int64_t>;  // (run, id in that run); run -1 when not run
+
+// One replay run's events per rank: redistribute id -> its events, op id -> its op event.
+struct RunEvents {
+  std::vector<std::map<int64_t, std::vector<trace::Event>>> redistributes;
+  std::vector<std::map<int64_t, trace::Op>> ops;
+};
+
+RunEvents SplitEvents(trace::Model& model, int64_t ranks) {
+  RunEvents out;
+  out.redistributes.resize(static_cast<size_t>(ranks));
+  out.ops.resize(static_cast<size_t>(ranks));
+  for (auto& rank : model.ranks) {
+    if (rank.header.rank < 0 || rank.header.rank >= ranks) continue;
+    auto r = static_cast<size_t>(rank.header.rank);
+    for (auto& e : rank.events) {
+      if (auto* op = std::get_if<trace::Op>(&e)) {
+        out.ops[r][op->id] = std::move(*op);
+        continue;
+      }
+      int64_t id = RedistributeIdOf(e);
+      if (id >= 0) out.redistributes[r][id].push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> Indexes(size_t n) {
+  std::vector<size_t> all(n);
+  for (size_t k = 0; k < n; ++k) all[k] = k;
+  return all;
+}
+
+// The replay's element budget: per record, and over the distinct records run (every distinct
+// tensor's global data is held during the run).
+struct ReplayBudget {
+  explicit ReplayBudget(int64_t per_record)
+      : per_record(per_record),
+        total(per_record > (int64_t{1} << 60) ? int64_t{1} << 62 : 4 * per_record),
+        left(total) {}
+  int64_t per_record, total, left;
+};
+
+// The distinct records of one kind (redistributes or ops), which record each stands for, and
+// where each ran.
+template <typename T>
+struct Distinct {
+  std::map<std::string, size_t> index;
+  std::vector<const T*> unique;
+  std::vector<int64_t> of;  ///< record -> unique index, -1 when not run
+  std::vector<Where> where;
+  std::vector<double> seconds;
+  std::vector<std::string> failure;
+
+  void Add(size_t record, const T& item, std::string key, int64_t elements, int64_t line,
+           ReplayBudget& budget, std::vector<DumpWarning>& warnings) {
+    if (elements > budget.per_record) {
+      warnings.push_back({line, "not replayed: " + std::to_string(elements) +
+                                    " elements exceed the replay limit of " +
+                                    std::to_string(budget.per_record)});
+      return;
+    }
+    auto it = index.find(key);
+    if (it == index.end()) {
+      if (budget.left < elements) {
+        warnings.push_back({line, "not replayed: the replay budget of " + std::to_string(budget.total) +
+                                      " elements (4x --max-replay-elements) is spent"});
+        return;
+      }
+      budget.left -= elements;
+      it = index.emplace(std::move(key), unique.size()).first;
+      unique.push_back(&item);
+      where.emplace_back(-1, -1);
+      seconds.push_back(0.0);
+      failure.emplace_back();
+    }
+    if (of.size() <= record) of.resize(record + 1, -1);
+    of[record] = static_cast<int64_t>(it->second);
+  }
+  void Ran(size_t u, int run, int64_t id, const std::vector<double>& step_seconds, size_t step) {
+    where[u] = {run, id};
+    seconds[u] = step < step_seconds.size() ? step_seconds[step] : 0.0;
+  }
+  int64_t Runs() const {
+    return std::count_if(where.begin(), where.end(), [](const Where& w) { return w.first >= 0; });
+  }
+};
+
 trace::ImportedPlan ImportedOf(const DumpRedistribute& r, const ImportedRedistribute& v) {
   trace::ImportedPlan p;
   p.source = "debugmode";
@@ -180,9 +323,9 @@ std::string TensorName(const DumpRedistribute& r, const DebugModeDump& dump) {
 class TraceBuilder {
  public:
   TraceBuilder(ImportResult& result, const ImportOptions& options,
-               const std::vector<std::vector<std::map<int64_t, std::vector<trace::Event>>>>& runs,
-               const std::vector<std::pair<int, int64_t>>& replay_of)
-      : result_(result), options_(options), runs_(runs), replay_of_(replay_of) {}
+               const std::vector<std::optional<ComputableOp>>& ops, const std::vector<RunEvents>& runs,
+               const std::vector<Where>& replay_of, const std::vector<Where>& op_of)
+      : result_(result), options_(options), ops_(ops), runs_(runs), replay_of_(replay_of), op_of_(op_of) {}
 
   void Write() {
     const engine::Mesh& mesh = options_.mesh;
@@ -213,6 +356,7 @@ class TraceBuilder {
     }
     for (size_t i = 0; i < dump.redistributes.size(); ++i)
       result_.redistributes[i].trace_id = redistribute_id[i];
+    for (size_t j = 0; j < dump.ops.size(); ++j) result_.ops[j].trace_id = op_id[j];
     std::vector<std::string> names = mesh.dim_names();
     if (names.empty()) names.assign(static_cast<size_t>(mesh.ndim()), "");
     // Ranks are independent files: encoding them is most of the import's time, so they are written
@@ -261,8 +405,17 @@ class TraceBuilder {
     return r.src.size() == n && r.dst.size() == n;
   }
 
-  // The Op input index of a dump input: only DTensor inputs with placements are op inputs.
-  static int64_t TraceInput(const DumpOp& op, int64_t dump_input) {
+  bool Computed(size_t j) const { return result_.ops[j].computed && op_of_[j].first >= 0; }
+
+  // The Op input index of a dump input: a computed op's are its call's inputs; an opaque op's
+  // only its DTensor inputs with placements.
+  int64_t TraceInput(size_t j, int64_t dump_input) const {
+    if (Computed(j)) {
+      const auto& map = ops_[j]->dump_inputs;
+      auto it = std::find(map.begin(), map.end(), dump_input);
+      return it == map.end() ? -1 : static_cast<int64_t>(it - map.begin());
+    }
+    const DumpOp& op = result_.dump.ops[j];
     int64_t k = 0;
     for (int64_t i = 0; i < static_cast<int64_t>(op.inputs.size()); ++i) {
       bool kept =
@@ -278,11 +431,11 @@ class TraceBuilder {
     const DumpRedistribute& r = result_.dump.redistributes[i];
     const ImportedRedistribute& v = result_.redistributes[i];
     int64_t op_input = -1;
-    if (linked_op >= 0) op_input = TraceInput(result_.dump.ops[static_cast<size_t>(r.op)], r.input);
+    if (linked_op >= 0) op_input = TraceInput(static_cast<size_t>(r.op), r.input);
     if (op_input < 0) linked_op = -1;
     const auto& [run, step] = replay_of_[i];
     if (run >= 0 && v.replayed) {
-      const auto& events = runs_[static_cast<size_t>(run)][static_cast<size_t>(rank)].at(step);
+      const auto& events = runs_[static_cast<size_t>(run)].redistributes[static_cast<size_t>(rank)].at(step);
       int64_t delta = events.empty() ? 0 : clock - LastTime(events.front());
       for (trace::Event e : events) {
         SetRedistributeId(e, id);
@@ -324,8 +477,60 @@ class TraceBuilder {
     clock += 1000;
   }
 
+  // The replayed op event of a computed op, renamed to the dump's tensors and linked to the
+  // recorded redistributes that placed its inputs.
+  void WriteComputedOp(trace::Writer& writer, int64_t rank, size_t j, int64_t id,
+                       const std::vector<int64_t>& redistribute_id, int64_t& clock) {
+    const DumpOp& op = result_.dump.ops[j];
+    const ComputableOp& c = *ops_[j];
+    const auto& [run, step] = op_of_[j];
+    trace::Op e = runs_[static_cast<size_t>(run)].ops[static_cast<size_t>(rank)].at(step);
+    const int64_t delta = clock - e.t_ns;
+    e.t_ns += delta;
+    e.end_ns += delta;
+    e.id = id;
+    e.step = id;
+    for (size_t k = 0; k < e.inputs.size() && k < c.dump_inputs.size(); ++k) {
+      const int64_t i = c.dump_inputs[k];
+      if (i < 0) continue;
+      const DumpTensor& t = op.inputs[static_cast<size_t>(i)];
+      trace::OpInput& in = e.inputs[k];
+      in.tensor = t.id.empty() ? "arg " + std::to_string(i) : t.prefix + t.id;
+      in.placements = Strings(t.placements);
+      for (int64_t ri : op.redistributes) {
+        const DumpRedistribute& r = result_.dump.redistributes[static_cast<size_t>(ri)];
+        if (r.input == i && redistribute_id[static_cast<size_t>(ri)] >= 0 && in.redistribute_id < 0)
+          in.redistribute_id = redistribute_id[static_cast<size_t>(ri)];
+      }
+    }
+    std::vector<const DumpTensor*> named;
+    for (const DumpTensor& t : op.outputs) {
+      if (t.IsDTensor()) named.push_back(&t);
+    }
+    for (size_t o = 0; o < e.outputs.size(); ++o) {
+      trace::OpOutput& out = e.outputs[o];
+      if (o >= c.call.outputs.size() || c.call.outputs[o].empty()) {
+        out = trace::OpOutput{};  // computed but not an output of the aten op (layer_norm's mean, rstd)
+        out.requested = false;
+        continue;
+      }
+      if (!out.requested) continue;
+      out.tensor = o < named.size() && !named[o]->id.empty() ? named[o]->prefix + named[o]->id
+                                                             : "out " + std::to_string(o);
+    }
+    const ImportedOp& v = result_.ops[j];
+    e.rule = op.name + " recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+             (op.module.empty() ? "" : ", module " + op.module) + "), computed as " + v.shardscope_op + ": " +
+             e.rule;
+    if (v.verdict == "differs") e.note = v.reason + (e.note.empty() ? "" : "; " + e.note);
+    clock = std::max(clock, e.end_ns);
+    writer.Emit(e);
+    clock += 1000;
+  }
+
   void WriteOp(trace::Writer& writer, int64_t rank, size_t j, const std::vector<int64_t>& op_id,
                const std::vector<int64_t>& redistribute_id, int64_t& clock) {
+    if (Computed(j)) return WriteComputedOp(writer, rank, j, op_id[j], redistribute_id, clock);
     const DumpOp& op = result_.dump.ops[j];
     const engine::Mesh& mesh = options_.mesh;
     trace::Op e;
@@ -385,8 +590,12 @@ class TraceBuilder {
     e.candidates.push_back(std::move(recorded));
     e.chosen = 0;
     // Op::note is reserved for "shardscope differs from PyTorch here"; the module goes in the rule.
-    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
-             (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed";
+    const ImportedOp& v = result_.ops[j];
+    e.rule =
+        "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+        (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed" +
+        (v.verdict == "opaque" || v.verdict == "differs" || v.reason.empty() ? "" : " (" + v.reason + ")");
+    if (v.verdict == "differs") e.note = v.reason;
     e.t_ns = clock;
     e.end_ns = clock;
     writer.Emit(e);
@@ -395,106 +604,100 @@ class TraceBuilder {
 
   ImportResult& result_;
   const ImportOptions& options_;
-  const std::vector<std::vector<std::map<int64_t, std::vector<trace::Event>>>>& runs_;
-  const std::vector<std::pair<int, int64_t>>& replay_of_;
+  const std::vector<std::optional<ComputableOp>>& ops_;
+  const std::vector<RunEvents>& runs_;
+  const std::vector<Where>& replay_of_;
+  const std::vector<Where>& op_of_;
 };
 
 }  // namespace
 
 void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
-                         const ImportOptions& options) {
-  // Distinct replays, skipping tensors over the size limit.
-  std::map<std::string, size_t> unique_index;
-  std::vector<const Replayable*> unique;
-  std::vector<int64_t> unique_of(replays.size(), -1);
-  const int64_t total_budget =
-      options.max_replay_elements > (int64_t{1} << 60) ? int64_t{1} << 62 : 4 * options.max_replay_elements;
-  int64_t budget = total_budget;
+                         const std::vector<std::optional<ComputableOp>>& ops, const ImportOptions& options) {
+  // Distinct units (redistributes, then ops), skipping tensors over the size limit.
+  ReplayBudget budget(options.max_replay_elements);
+  Distinct<Replayable> redistributes;
+  Distinct<ComputableOp> computed;
   for (size_t i = 0; i < replays.size(); ++i) {
     if (!replays[i]) continue;
-    int64_t elements = engine::NumElements(replays[i]->src.shape);
-    if (elements > options.max_replay_elements) {
-      result.warnings.push_back(
-          {result.dump.redistributes[i].line, "not replayed: " + std::to_string(elements) +
-                                                  " elements exceed the replay limit of " +
-                                                  std::to_string(options.max_replay_elements)});
-      continue;
-    }
-    std::string key = ReplayKey(*replays[i]);
-    auto it = unique_index.find(key);
-    if (it == unique_index.end()) {
-      // Every distinct tensor's global data is held during the run: bound their sum too.
-      if (budget < elements) {
-        result.warnings.push_back({result.dump.redistributes[i].line,
-                                   "not replayed: the replay budget of " + std::to_string(total_budget) +
-                                       " elements (4x --max-replay-elements) is spent"});
-        continue;
-      }
-      budget -= elements;
-      it = unique_index.emplace(std::move(key), unique.size()).first;
-      unique.push_back(&*replays[i]);
-    }
-    unique_of[i] = static_cast<int64_t>(it->second);
+    const int64_t line = result.dump.redistributes[i].line;
+    redistributes.Add(i, *replays[i], ReplayKey(*replays[i]), engine::NumElements(replays[i]->src.shape),
+                      line, budget, result.warnings);
   }
-  // One run for all; when it fails, each distinct redistribute alone so a failure is pinned on
-  // the record that caused it.
-  std::vector<std::vector<std::map<int64_t, std::vector<trace::Event>>>> runs;  // run -> rank -> id -> events
-  std::vector<std::pair<int, int64_t>> where(unique.size(), {-1, -1});          // unique -> (run, id)
-  std::vector<double> seconds(unique.size(), 0.0);
-  std::vector<std::string> failure(unique.size());
-  auto collect = [&](ReplayRun& run, const std::vector<size_t>& members) {
-    std::vector<std::map<int64_t, std::vector<trace::Event>>> per_rank(
-        static_cast<size_t>(options.mesh.size()));
-    for (auto& rank : run.model.ranks) {
-      if (rank.header.rank < 0 || rank.header.rank >= options.mesh.size()) continue;
-      auto& by_id = per_rank[static_cast<size_t>(rank.header.rank)];
-      for (auto& e : rank.events) {
-        int64_t id = RedistributeIdOf(e);
-        if (id >= 0) by_id[id].push_back(std::move(e));
-      }
-    }
-    for (size_t k = 0; k < members.size(); ++k) {
-      where[members[k]] = {static_cast<int>(runs.size()), static_cast<int64_t>(k)};
-      seconds[members[k]] = k < run.seconds.size() ? run.seconds[k] : 0.0;
-    }
-    runs.push_back(std::move(per_rank));
+  for (size_t j = 0; j < ops.size(); ++j) {
+    if (!ops[j]) continue;
+    computed.Add(j, *ops[j], OpKey(*ops[j]), OpElements(*ops[j]), result.dump.ops[j].line, budget,
+                 result.warnings);
+  }
+  redistributes.of.resize(replays.size(), -1);
+  computed.of.resize(ops.size(), -1);
+  // One run for all; when it fails, each distinct unit alone so a failure is pinned on the
+  // record that caused it.
+  std::vector<RunEvents> runs;
+  auto collect = [&](ReplayRun& run, const std::vector<size_t>& items, const std::vector<size_t>& op_items) {
+    RunEvents events = SplitEvents(run.model, options.mesh.size());
+    for (size_t k = 0; k < items.size(); ++k)
+      redistributes.Ran(items[k], static_cast<int>(runs.size()), static_cast<int64_t>(k), run.seconds, k);
+    for (size_t k = 0; k < op_items.size(); ++k)
+      computed.Ran(op_items[k], static_cast<int>(runs.size()), static_cast<int64_t>(k), run.seconds,
+                   items.size() + k);
+    runs.push_back(std::move(events));
   };
   auto start = std::chrono::steady_clock::now();
-  if (!unique.empty()) {
-    std::vector<size_t> all(unique.size());
-    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+  if (!redistributes.unique.empty() || !computed.unique.empty()) {
     try {
-      ReplayRun run = Run(unique, options.mesh, options.plan);
-      collect(run, all);
+      ReplayRun run = Run(redistributes.unique, computed.unique, options.mesh, options.plan);
+      collect(run, Indexes(redistributes.unique.size()), Indexes(computed.unique.size()));
     } catch (const Error&) {
-      for (size_t k = 0; k < unique.size(); ++k) {
+      for (size_t k = 0; k < redistributes.unique.size(); ++k) {
         try {
-          ReplayRun run = Run({unique[k]}, options.mesh, options.plan);
-          collect(run, {k});
+          ReplayRun run = Run({redistributes.unique[k]}, {}, options.mesh, options.plan);
+          collect(run, {k}, {});
         } catch (const Error& e) {
-          failure[k] = e.what();
+          redistributes.failure[k] = e.what();
+        }
+      }
+      for (size_t k = 0; k < computed.unique.size(); ++k) {
+        try {
+          ReplayRun run = Run({}, {computed.unique[k]}, options.mesh, options.plan);
+          collect(run, {}, {k});
+        } catch (const Error& e) {
+          computed.failure[k] = e.what();
         }
       }
     }
   }
   result.replay_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.replays = 0;
-  for (const auto& w : where) result.replays += w.first >= 0 ? 1 : 0;
-  std::vector<std::pair<int, int64_t>> replay_of(replays.size(), {-1, -1});
+  result.replays = redistributes.Runs();
+  result.op_runs = computed.Runs();
+  std::vector<Where> replay_of(replays.size(), {-1, -1});
   for (size_t i = 0; i < replays.size(); ++i) {
-    if (unique_of[i] < 0) continue;
-    auto u = static_cast<size_t>(unique_of[i]);
+    if (redistributes.of[i] < 0) continue;
+    auto u = static_cast<size_t>(redistributes.of[i]);
     ImportedRedistribute& v = result.redistributes[i];
-    if (!failure[u].empty()) {
+    if (!redistributes.failure[u].empty()) {
       v.verdict = "not_replayable";
-      v.reason = "the replay failed: " + failure[u];
+      v.reason = "the replay failed: " + redistributes.failure[u];
       continue;
     }
-    replay_of[i] = where[u];
-    v.replayed = where[u].first >= 0;
-    v.seconds = seconds[u];
+    replay_of[i] = redistributes.where[u];
+    v.replayed = replay_of[i].first >= 0;
+    v.seconds = redistributes.seconds[u];
   }
-  TraceBuilder(result, options, runs, replay_of).Write();
+  std::vector<Where> op_of(ops.size(), {-1, -1});
+  for (size_t j = 0; j < ops.size(); ++j) {
+    if (computed.of[j] < 0) continue;
+    auto u = static_cast<size_t>(computed.of[j]);
+    ImportedOp& v = result.ops[j];
+    if (!computed.failure[u].empty()) {
+      v.verdict = "not_computed";
+      v.reason = "the run failed: " + computed.failure[u];
+      continue;
+    }
+    op_of[j] = computed.where[u];
+    v.computed = op_of[j].first >= 0;
+  }
+  TraceBuilder(result, options, ops, runs, replay_of, op_of).Write();
 }
 
 }  // namespace shardscope::program
