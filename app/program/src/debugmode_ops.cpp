@@ -381,16 +381,15 @@ void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
     mapped->outputs.push_back(*decision.outputs[o]);
   }
   for (const auto& r : RecordedOutputs(op)) out.recorded_outputs.push_back(Text(r.placements, r.order));
-  std::string needs, had;
+  std::string needs;
   for (size_t k = 0; k < specs.size(); ++k) {
     if (!specs[k] || !decision.inputs[k] || SamePlacement(*specs[k], *decision.inputs[k])) continue;
-    needs += (needs.empty() ? "" : ", ") + Text(*decision.inputs[k]);
-    had += (had.empty() ? "" : ", ") + Text(*specs[k]);
+    needs += (needs.empty() ? "" : ", ") + std::string("input ") + std::to_string(mapped->dump_inputs[k]) +
+             " " + Text(*decision.inputs[k]) + " where PyTorch ran it on " + Text(*specs[k]);
   }
   if (!needs.empty()) {
     out.verdict = "differs";
-    out.reason = "shardscope's strategy (" + decision.rule + ") needs inputs " + needs +
-                 " where PyTorch ran it on " + had + "; not computed";
+    out.reason = "shardscope's strategy (" + decision.rule + ") needs " + needs + "; not computed";
     return;
   }
   // Compare the outputs the dump shows with shardscope's for the same inputs (the first output

@@ -47,11 +47,18 @@ std::string OpKey(const ComputableOp& op) {
   return key;
 }
 
-int64_t OpElements(const ComputableOp& op) {
-  int64_t n = 0;
-  for (const auto& in : op.inputs) n += in ? engine::NumElements(in->shape) : 0;
-  for (const auto& out : op.outputs) n += engine::NumElements(out.shape);
-  return n;
+// The op's largest tensor and all its tensors, in elements.
+std::pair<int64_t, int64_t> OpElements(const ComputableOp& op) {
+  int64_t largest = 0, total = 0;
+  auto add = [&](const engine::TensorSpec& s) {
+    largest = std::max(largest, engine::NumElements(s.shape));
+    total += engine::NumElements(s.shape);
+  };
+  for (const auto& in : op.inputs) {
+    if (in) add(*in);
+  }
+  for (const auto& out : op.outputs) add(out);
+  return {largest, total};
 }
 
 fs::path TempDir() {
@@ -265,20 +272,19 @@ struct Distinct {
   std::vector<double> seconds;
   std::vector<std::string> failure;
 
-  void Add(size_t record, const T& item, std::string key, int64_t elements, int64_t line,
-           ReplayBudget& budget, std::vector<DumpWarning>& warnings) {
-    if (elements > budget.per_record) {
-      warnings.push_back({line, "not replayed: " + std::to_string(elements) +
-                                    " elements exceed the replay limit of " +
-                                    std::to_string(budget.per_record)});
-      return;
+  // Adds a record whose largest tensor has `largest` elements and all its tensors `elements`;
+  // returns why it is not run ("" when it is).
+  std::string Add(size_t record, const T& item, std::string key, int64_t largest, int64_t elements,
+                  ReplayBudget& budget) {
+    if (largest > budget.per_record) {
+      return std::to_string(largest) + " elements exceed the replay limit of " +
+             std::to_string(budget.per_record);
     }
     auto it = index.find(key);
     if (it == index.end()) {
       if (budget.left < elements) {
-        warnings.push_back({line, "not replayed: the replay budget of " + std::to_string(budget.total) +
-                                      " elements (4x --max-replay-elements) is spent"});
-        return;
+        return "the replay budget of " + std::to_string(budget.total) +
+               " elements (4x --max-replay-elements) is spent";
       }
       budget.left -= elements;
       it = index.emplace(std::move(key), unique.size()).first;
@@ -289,6 +295,7 @@ struct Distinct {
     }
     if (of.size() <= record) of.resize(record + 1, -1);
     of[record] = static_cast<int64_t>(it->second);
+    return "";
   }
   void Ran(size_t u, int run, int64_t id, const std::vector<double>& step_seconds, size_t step) {
     where[u] = {run, id};
@@ -519,8 +526,12 @@ class TraceBuilder {
                                                              : "out " + std::to_string(o);
     }
     const ImportedOp& v = result_.ops[j];
-    e.rule = op.name + " recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
-             (op.module.empty() ? "" : ", module " + op.module) + "), computed as " + v.shardscope_op + ": " +
+    // The dump's name and arguments, as for an opaque op; the rule says what computed it.
+    const std::string computed_as = e.name + (e.args.empty() ? "" : "(" + e.args + ")");
+    e.name = op.name;
+    e.args = op.args;
+    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+             (op.module.empty() ? "" : ", module " + op.module) + "); computed as " + computed_as + ": " +
              e.rule;
     if (v.verdict == "differs") e.note = v.reason + (e.note.empty() ? "" : "; " + e.note);
     clock = std::max(clock, e.end_ns);
@@ -620,14 +631,19 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
   Distinct<ComputableOp> computed;
   for (size_t i = 0; i < replays.size(); ++i) {
     if (!replays[i]) continue;
-    const int64_t line = result.dump.redistributes[i].line;
-    redistributes.Add(i, *replays[i], ReplayKey(*replays[i]), engine::NumElements(replays[i]->src.shape),
-                      line, budget, result.warnings);
+    const int64_t elements = engine::NumElements(replays[i]->src.shape);
+    std::string why = redistributes.Add(i, *replays[i], ReplayKey(*replays[i]), elements, elements, budget);
+    if (!why.empty()) result.warnings.push_back({result.dump.redistributes[i].line, "not replayed: " + why});
   }
+  // An op left out says so in its reason (and its trace rule), not as a warning: it was judged.
   for (size_t j = 0; j < ops.size(); ++j) {
     if (!ops[j]) continue;
-    computed.Add(j, *ops[j], OpKey(*ops[j]), OpElements(*ops[j]), result.dump.ops[j].line, budget,
-                 result.warnings);
+    const auto [largest, elements] = OpElements(*ops[j]);
+    std::string why = computed.Add(j, *ops[j], OpKey(*ops[j]), largest, elements, budget);
+    if (!why.empty()) {
+      std::string& reason = result.ops[j].reason;
+      reason += (reason.empty() ? "" : "; ") + std::string("not computed: ") + why;
+    }
   }
   redistributes.of.resize(replays.size(), -1);
   computed.of.resize(ops.size(), -1);

@@ -50,7 +50,9 @@ struct ImportedOp {
   /// placements or gives other outputs (the reason shows both); "not_computed": shardscope could
   /// not propagate or run it (the reason says why); "opaque": not one of shardscope's ops.
   std::string verdict = "opaque";
-  std::string reason;                           ///< one line; "" for same (opaque: why, when mapped by name)
+  /// One line: why not same; for an opaque op with a known name, why it is not shardscope's; for
+  /// one left out of the replay (--max-replay-elements), "not computed: ..."; else "".
+  std::string reason;
   std::vector<std::string> inputs;              ///< the inputs' placements as it ran, PyTorch's text form
   std::vector<std::string> recorded_outputs;    ///< PyTorch's output placements, where shown
   std::vector<std::string> shardscope_outputs;  ///< shardscope's output placements (requested ones)
