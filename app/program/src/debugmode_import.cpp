@@ -3,6 +3,7 @@
 #include "shardscope/program/debugmode_import.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "debugmode_internal.hpp"
 #include "debugmode_ops.hpp"
@@ -282,10 +283,9 @@ ImportResult ImportDebugMode(std::string_view text, const ImportOptions& options
     InferGlobalShape(r, options.mesh, result.warnings);
     Judge(r, options.mesh, options.plan, result.redistributes[i], replays[i]);
   }
-  std::vector<std::optional<ComputableOp>> op_runs(result.dump.ops.size());
-  result.ops.resize(result.dump.ops.size());
-  for (size_t j = 0; j < result.dump.ops.size(); ++j)
-    JudgeOp(result.dump, j, options.mesh, options.plan, result.ops[j], op_runs[j]);
+  std::deque<ComputableOp> op_storage;
+  std::vector<const ComputableOp*> op_runs =
+      JudgeOps(result.dump, options.mesh, options.plan, result.ops, op_storage);
   if (!options.trace_dir.empty()) ReplayAndWriteTrace(result, replays, op_runs, options);
   std::stable_sort(result.warnings.begin(), result.warnings.end(),
                    [](const DumpWarning& a, const DumpWarning& b) { return a.line < b.line; });

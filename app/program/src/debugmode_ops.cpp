@@ -406,4 +406,58 @@ void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
   run = std::move(mapped);
 }
 
+namespace {
+
+// What makes two op records the same call: the name, the arguments as printed without tensor ids,
+// the placements each input was redistributed to, and the recorded outputs.
+std::string CallKey(const DebugModeDump& dump, const DumpOp& op) {
+  std::string key = op.name + "(";
+  auto add_without_ids = [&key](const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '$') {
+        while (i + 1 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '9') ++i;
+        continue;
+      }
+      key += text[i];
+    }
+    key += ',';
+  };
+  for (const std::string& a : op.positional_args) add_without_ids(a);
+  for (const std::string& a : op.keyword_args) add_without_ids(a);
+  key += ")";
+  for (int64_t ri : op.redistributes) {
+    const DumpRedistribute& r = dump.redistributes[static_cast<size_t>(ri)];
+    key += ";" + std::to_string(r.input) + ">" + r.dst_text;
+  }
+  key += "->";
+  for (const DumpTensor& t : op.outputs) key += t.placements_text + ",";
+  for (const std::string& t : op.output_placements) key += t + ",";
+  return key;
+}
+
+}  // namespace
+
+std::vector<const ComputableOp*> JudgeOps(const DebugModeDump& dump, const engine::Mesh& mesh,
+                                          const engine::PlanOptions& options, std::vector<ImportedOp>& out,
+                                          std::deque<ComputableOp>& storage) {
+  std::map<std::string, size_t> first;  // call key -> the first op with it
+  std::vector<const ComputableOp*> runs(dump.ops.size(), nullptr);
+  out.assign(dump.ops.size(), ImportedOp{});
+  for (size_t j = 0; j < dump.ops.size(); ++j) {
+    auto [it, inserted] = first.emplace(CallKey(dump, dump.ops[j]), j);
+    if (!inserted) {
+      out[j] = out[it->second];
+      runs[j] = runs[it->second];
+      continue;
+    }
+    std::optional<ComputableOp> run;
+    JudgeOp(dump, j, mesh, options, out[j], run);
+    if (run) {
+      storage.push_back(std::move(*run));
+      runs[j] = &storage.back();
+    }
+  }
+  return runs;
+}
+
 }  // namespace shardscope::program

@@ -3,6 +3,7 @@
 // op mapping (the table in docs/import.md) and the judgement of one op against shardscope's
 // sharding propagation.
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,5 +33,12 @@ std::optional<ComputableOp> MapDumpOp(const DumpOp& op, std::string& why);
 /// strategy keeps the inputs as PyTorch placed them, `run` (what the replay computes).
 void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
              const engine::PlanOptions& options, ImportedOp& out, std::optional<ComputableOp>& run);
+
+/// Judges every op of `dump`, once per distinct call (a training loop repeats the same calls):
+/// fills `out` (aligned with dump.ops) and returns per op what the replay computes, nullptr for
+/// nothing; the ComputableOps live in `storage`.
+std::vector<const ComputableOp*> JudgeOps(const DebugModeDump& dump, const engine::Mesh& mesh,
+                                          const engine::PlanOptions& options, std::vector<ImportedOp>& out,
+                                          std::deque<ComputableOp>& storage);
 
 }  // namespace shardscope::program

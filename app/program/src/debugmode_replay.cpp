@@ -330,7 +330,7 @@ std::string TensorName(const DumpRedistribute& r, const DebugModeDump& dump) {
 class TraceBuilder {
  public:
   TraceBuilder(ImportResult& result, const ImportOptions& options,
-               const std::vector<std::optional<ComputableOp>>& ops, const std::vector<RunEvents>& runs,
+               const std::vector<const ComputableOp*>& ops, const std::vector<RunEvents>& runs,
                const std::vector<Where>& replay_of, const std::vector<Where>& op_of)
       : result_(result), options_(options), ops_(ops), runs_(runs), replay_of_(replay_of), op_of_(op_of) {}
 
@@ -615,7 +615,7 @@ class TraceBuilder {
 
   ImportResult& result_;
   const ImportOptions& options_;
-  const std::vector<std::optional<ComputableOp>>& ops_;
+  const std::vector<const ComputableOp*>& ops_;
   const std::vector<RunEvents>& runs_;
   const std::vector<Where>& replay_of_;
   const std::vector<Where>& op_of_;
@@ -624,7 +624,7 @@ class TraceBuilder {
 }  // namespace
 
 void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
-                         const std::vector<std::optional<ComputableOp>>& ops, const ImportOptions& options) {
+                         const std::vector<const ComputableOp*>& ops, const ImportOptions& options) {
   // Distinct units (redistributes, then ops), skipping tensors over the size limit.
   ReplayBudget budget(options.max_replay_elements);
   Distinct<Replayable> redistributes;
@@ -636,10 +636,13 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
     if (!why.empty()) result.warnings.push_back({result.dump.redistributes[i].line, "not replayed: " + why});
   }
   // An op left out says so in its reason (and its trace rule), not as a warning: it was judged.
+  std::map<const ComputableOp*, std::string> op_keys;  // repeated calls share one ComputableOp
   for (size_t j = 0; j < ops.size(); ++j) {
     if (!ops[j]) continue;
+    std::string& key = op_keys[ops[j]];
+    if (key.empty()) key = OpKey(*ops[j]);
     const auto [largest, elements] = OpElements(*ops[j]);
-    std::string why = computed.Add(j, *ops[j], OpKey(*ops[j]), largest, elements, budget);
+    std::string why = computed.Add(j, *ops[j], key, largest, elements, budget);
     if (!why.empty()) {
       std::string& reason = result.ops[j].reason;
       reason += (reason.empty() ? "" : "; ") + std::string("not computed: ") + why;

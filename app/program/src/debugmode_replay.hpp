@@ -23,6 +23,6 @@ struct Replayable {
 /// seconds / trace_id and turns replay failures into not_replayable (redistributes) and
 /// not_computed (ops) verdicts. Throws Error(kInvalidInput) when the trace cannot be written.
 void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
-                         const std::vector<std::optional<ComputableOp>>& ops, const ImportOptions& options);
+                         const std::vector<const ComputableOp*>& ops, const ImportOptions& options);
 
 }  // namespace shardscope::program
