@@ -150,6 +150,21 @@ expect_rc 1
 expect_out_contains "line 1 (op differs): output 0: PyTorch R, shardscope P(sum)"
 expect_out_contains "line 3 (op not_computed)"
 
+# ---- the README's tour: the sample imports and opens ----
+# Its embedding gather merges 50 rows over 8 ranks (pytorch#194457); the add's RR -> RP(sum) is an
+# op input's redistribute (PyTorch's internal path, no collective); every op but embedding and
+# view is shardscope's and keeps the placements PyTorch recorded.
+run import debugmode "$ROOT/samples/pytorch/debugmode_tp.txt" --mesh 4x2 --mesh-names dp,tp --flatten all -o "$TMP/tour" --json
+expect_rc 0
+expect_json '[r["verdict"] for r in j["redistributes"]] == ["corrupting_merge", "same", "same", "same", "same"] and j["replays"] == 5'
+expect_json '[o["shardscope_op"] for o in j["op_results"]] == [None, None, "mm", "gelu", "mm", "add", "layer_norm", "sum"]'
+expect_json '[o["verdict"] for o in j["op_results"]] == ["opaque"] * 2 + ["same"] * 6 and j["op_runs"] == 6'
+run show "$TMP/tour"
+expect_rc 0
+expect_out_contains "computed as mm"
+run check "$TMP/tour"
+expect_rc 0
+
 # ---- corrupting merge: [6,4] S(0)S(0) merged all_gather over 4 ranks, 6 % 4 != 0 ----
 run import debugmode "$D/corrupting_merge.txt" --mesh 2x2 --flatten all --json
 expect_rc 0
