@@ -221,6 +221,8 @@ TEST_CASE("fuzz: mutated dumps import or fail with shardscope::Error", "[program
                                                           {"strided.txt", {2, 2}},
                                                           {"corrupting_merge.txt", {2, 2}},
                                                           {"differs.txt", {2, 2}},
+                                                          {"ops.txt", {2}},
+                                                          {"ops_differs.txt", {2}},
                                                           {"save_logs.json", {8}}}) {
     seeds.emplace_back(ReadFile(kDumps / name), mesh);
   }

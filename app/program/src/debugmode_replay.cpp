@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "debugmode_trace.hpp"
@@ -47,8 +48,9 @@ std::string OpKey(const ComputableOp& op) {
 std::pair<int64_t, int64_t> OpElements(const ComputableOp& op) {
   int64_t largest = 0, total = 0;
   auto add = [&](const engine::TensorSpec& s) {
-    largest = std::max(largest, engine::NumElements(s.shape));
-    total += engine::NumElements(s.shape);
+    const int64_t n = engine::NumElements(s.shape);
+    largest = std::max(largest, n);
+    total = total > std::numeric_limits<int64_t>::max() - n ? std::numeric_limits<int64_t>::max() : total + n;
   };
   for (const auto& in : op.inputs) {
     if (in) add(*in);
