@@ -18,6 +18,34 @@ constexpr std::streamoff kMaxDumpBytes = std::streamoff{1} << 30;
 
 constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
 
+std::string Joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s.empty() ? "-" : s;
+}
+
+nlohmann::ordered_json OpsJson(const program::ImportResult& result) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (size_t j = 0; j < result.dump.ops.size(); ++j) {
+    const auto& op = result.dump.ops[j];
+    const auto& v = result.ops[j];
+    ops.push_back({
+        {"line", op.line},
+        {"op", op.name},
+        {"shardscope_op",
+         v.shardscope_op.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(v.shardscope_op)},
+        {"inputs", v.inputs},
+        {"recorded_outputs", v.recorded_outputs},
+        {"shardscope_outputs", v.shardscope_outputs},
+        {"verdict", v.verdict},
+        {"reason", v.reason},
+        {"computed", v.computed},
+        {"trace_id", v.trace_id >= 0 ? nlohmann::ordered_json(v.trace_id) : nlohmann::ordered_json()},
+    });
+  }
+  return ops;
+}
+
 std::string ReadDump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput("import debugmode: cannot read '" + path + "'");
@@ -102,7 +130,26 @@ nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine:
   for (const auto& w : result.warnings) warnings.push_back({{"line", w.line}, {"message", w.message}});
   return {{"format", result.dump.format},  {"mesh", mesh.shape()},
           {"ops", result.dump.ops.size()}, {"redistributes", std::move(redistributes)},
-          {"replays", result.replays},     {"warnings", std::move(warnings)}};
+          {"replays", result.replays},     {"op_results", OpsJson(result)},
+          {"op_runs", result.op_runs},     {"warnings", std::move(warnings)}};
+}
+
+// The ops shardscope implements: its placements beside PyTorch's (opaque ops are only counted).
+void PrintOps(const program::ImportResult& result, std::ostream& out) {
+  TextTable table(
+      {"line", "op", "shardscope", "inputs", "PyTorch out", "shardscope out", "computed", "verdict"});
+  int rows = 0;
+  for (size_t j = 0; j < result.dump.ops.size(); ++j) {
+    const auto& v = result.ops[j];
+    if (v.shardscope_op.empty()) continue;
+    table.AddRow({std::to_string(result.dump.ops[j].line), result.dump.ops[j].name, v.shardscope_op,
+                  Joined(v.inputs), Joined(v.recorded_outputs), Joined(v.shardscope_outputs),
+                  v.computed ? "yes" : "no", v.verdict});
+    ++rows;
+  }
+  if (rows == 0) return;
+  out << "ops shardscope implements (propagated from the inputs as PyTorch placed them):\n";
+  table.Print(out, "  ");
 }
 
 void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& result, const engine::Mesh& mesh,
@@ -125,31 +172,44 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
     }
     table.Print(out, "  ");
   }
+  PrintOps(result, out);
   bool any_reason = false;
-  for (size_t i = 0; i < dump.redistributes.size(); ++i) {
-    const auto& v = result.redistributes[i];
-    if (v.reason.empty()) continue;
+  auto why = [&](int64_t line, const std::string& verdict, const std::string& reason) {
+    if (reason.empty()) return;
     if (!any_reason) out << "why:\n";
     any_reason = true;
-    out << "  line " << dump.redistributes[i].line << " (" << v.verdict << "): " << v.reason << "\n";
+    out << "  line " << line << " (" << verdict << "): " << reason << "\n";
+  };
+  for (size_t i = 0; i < dump.redistributes.size(); ++i)
+    why(dump.redistributes[i].line, result.redistributes[i].verdict, result.redistributes[i].reason);
+  for (size_t j = 0; j < dump.ops.size(); ++j) {
+    const auto& v = result.ops[j];
+    if (v.verdict != "opaque") why(dump.ops[j].line, "op " + v.verdict, v.reason);
   }
   if (!result.warnings.empty()) {
     out << "warnings: " << result.warnings.size() << "\n";
     for (const auto& w : result.warnings) out << "  line " << w.line << ": " << w.message << "\n";
   }
   if (!args.trace_dir.empty()) {
-    out << "replay: " << result.replays << " distinct redistributes on " << mesh.size()
+    out << "replay: " << result.replays << " distinct redistributes and " << result.op_runs
+        << " distinct ops on " << mesh.size()
         << " local ranks, every result verified against the definition\n";
     out << "trace: " << args.trace_dir << " (shardscope show " << args.trace_dir << "; shardscope-gui "
         << args.trace_dir << ")\n";
   } else {
     out << "replay: none (no -o TRACE_DIR given)\n";
   }
-  std::map<std::string, int> by_verdict;
+  std::map<std::string, int> by_verdict, by_op_verdict;
   for (const auto& v : result.redistributes) ++by_verdict[v.verdict];
+  for (const auto& v : result.ops) ++by_op_verdict[v.verdict];
   out << "verdicts:\n";
-  TextTable verdicts({"verdict", "redistributes"});
-  for (const char* name : kVerdicts) verdicts.AddRow({name, std::to_string(by_verdict[name])});
+  TextTable verdicts({"verdict", "redistributes", "ops"});
+  for (const std::string name : kVerdicts) {  // ops share same and differs
+    bool op = name == "same" || name == "differs";
+    verdicts.AddRow({name, std::to_string(by_verdict[name]), op ? std::to_string(by_op_verdict[name]) : "-"});
+  }
+  for (const char* name : {"not_computed", "opaque"})
+    verdicts.AddRow({name, "-", std::to_string(by_op_verdict[name])});
   verdicts.Print(out, "  ");
 }
 
@@ -178,9 +238,12 @@ int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
   } else {
     PrintText(args, result, mesh, out);
   }
-  if (args.strict) {
+  if (args.strict) {  // every verdict: redistributes, and ops shardscope implements
     for (const auto& v : result.redistributes) {
       if (v.verdict != "same") return 1;
+    }
+    for (const auto& v : result.ops) {
+      if (v.verdict != "same" && v.verdict != "opaque") return 1;
     }
   }
   return 0;

@@ -239,13 +239,16 @@ CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
 
 // `import debugmode` under the `import` parent (other importers add siblings).
 CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& args) {
-  CLI::App* cmd = import_cmd->add_subcommand(
-      "debugmode", "Import a PyTorch DebugMode dump: re-plan, judge and replay its redistributes");
+  CLI::App* cmd = import_cmd->add_subcommand("debugmode",
+                                             "Import a PyTorch DebugMode dump: re-plan, judge and replay its "
+                                             "redistributes, judge and compute its ops");
   cmd->add_option("dump", args.dump, "DebugMode.debug_string() text or DebugMode.save_logs JSON")->required();
   AddMeshOptions(cmd, args.mesh);
   cmd->add_option("-o,--output", args.trace_dir, "write the replayed trace into this directory");
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/import.md)");
-  cmd->add_flag("--strict", args.strict, "exit 1 when any redistribute's verdict is not 'same'");
+  cmd->add_flag(
+      "--strict", args.strict,
+      "exit 1 when any redistribute's verdict is not 'same' or any op's is differs or not_computed");
   cmd->add_option("--max-replay-elements", args.max_replay_elements,
                   "replay only tensors with at most this many elements (larger ones are judged only)")
       ->capture_default_str();

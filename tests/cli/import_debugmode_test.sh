@@ -69,7 +69,7 @@ expect_eq "$got" '[[false, "not replayed:"]]' "not replayed: redistribute_end no
 run import debugmode "$D/mm_1d_ids.txt" --mesh 8 -o "$TMP/ids" --json
 expect_rc 0
 expect_json 'j["ops"] == 2 and j["redistributes"][0]["verdict"] == "same" and j["redistributes"][0]["trace_id"] == 0'
-got=$(json_lines "$TMP/ids/rank-3.jsonl" '[(o["tensor"], o["placements"], o["global_shape"], o["local_shape"]) for r in rows if r["type"] == "op" for o in r["outputs"]]')
+got=$(json_lines "$TMP/ids/rank-3.jsonl" '[(o["tensor"], o["placements"], o["global_shape"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] == "torch.mm" for o in r["outputs"]]')
 expect_eq "$got" '[["dt$6", ["S(0)"], [8, 32], [1, 32]]]' "torch.mm output on rank 3"
 got=$(json_lines "$TMP/ids/rank-3.jsonl" '[r["tensor"] for r in rows if r["type"] == "redistribute_begin"]')
 expect_eq "$got" '["dt$1"]' "redistribute named after the DTensor id"
@@ -102,8 +102,11 @@ expect_json '[r["verdict"] for r in j["redistributes"]] == ["same", "same"]'
 # P(sum)R -> S(0)R -> S(0)S(1) of [16,64]: rank 3 = (dp 1, tp 1) ends with rows 8..15, cols 32..63.
 got=$(json_lines "$TMP/tp/rank-3.jsonl" '[(r["local_shape_after"], r["global_offset_after"]) for r in rows if r["type"] == "step_end" and r["redistribute_id"] == 1][-1]')
 expect_eq "$got" '[[8, 32], [8, 32]]' "rank 3 after the reduce_scatter redistribute"
-got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"] for r in rows if r["type"] == "op"]')
-expect_eq "$got" '["recorded by PyTorch DebugMode (line 3, module Block.attn); opaque: nothing computed", "recorded by PyTorch DebugMode (line 14); opaque: nothing computed", "recorded by PyTorch DebugMode (line 20); opaque: nothing computed"]' "module boundaries in the ops' rules"
+got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[0] for r in rows if r["type"] == "op"]')
+expect_eq "$got" '["recorded by PyTorch DebugMode (line 3, module Block.attn)", "recorded by PyTorch DebugMode (line 14)", "recorded by PyTorch DebugMode (line 20)"]' "module boundaries in the ops' rules"
+# mm and add are shardscope's ops; aten::sum with a positional dim list is not aten::sum's schema.
+got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[1].split(":")[0] for r in rows if r["type"] == "op"]')
+expect_eq "$got" '["computed as mm", "computed as add", "opaque"]' "computed and opaque ops"
 
 # ---- non-default shard order S(0)[1]S(0)[0] (mesh dim 1 shards first) ----
 # 18 rows: mesh dim 1 splits 9/9, then mesh dim 0 splits each 9 into 5/4. Rank 1 = (0,1) holds
@@ -127,6 +130,40 @@ expect_json '"S(0)S(1)->RS(1)->RR" in j["redistributes"][0]["reason"] and "S(0)S
 run import debugmode "$D/differs.txt" --mesh 2x2 --strict
 expect_rc 1
 expect_out_contains "differs           1"
+
+# ---- ops shardscope implements (the mapping table of docs/import.md), 1-D mesh of 2 ----
+# Recorded outputs follow PyTorch's propagation rules (see tests/golden/import/debugmode/README).
+run import debugmode "$D/ops.txt" --mesh 2 -o "$TMP/ops" --json --strict
+expect_rc 0
+expect_json '[o["shardscope_op"] for o in j["op_results"]] == ["transpose", "transpose", "permute", "sum", "sum", "mean", "softmax", "select", "cat", "stack", "mul", "sub", "bmm", None, None, None, "layer_norm"]'
+expect_json '[o["verdict"] for o in j["op_results"]] == ["same"] * 13 + ["opaque"] * 3 + ["same"]'
+expect_json 'j["op_runs"] == 14 and all(o["computed"] == (o["verdict"] == "same") for o in j["op_results"])'
+expect_json 'j["op_results"][3] == {"line": 4, "op": "aten::sum.dim_IntList", "shardscope_op": "sum", "inputs": ["S(0)"], "recorded_outputs": ["P(sum)"], "shardscope_outputs": ["P(sum)"], "verdict": "same", "reason": "", "computed": True, "trace_id": 3}'
+# aten::t of [8,4] S(0) is [4,8] S(1): each rank holds 4 of the 8 columns; stack's [2,4,4] S(2)
+# holds 2 of the 4 last-dim entries.
+got=$(json_lines "$TMP/ops/rank-1.jsonl" '[(r["name"], o["placements"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] in ("aten::t", "aten::stack") for o in r["outputs"]]')
+expect_eq "$got" '[["aten::t", ["S(1)"], [4, 4]], ["aten::stack", ["S(2)"], [2, 4, 2]]]' "computed op outputs on rank 1"
+run check "$TMP/ops"
+expect_rc 0
+run import debugmode "$D/ops_differs.txt" --mesh 2 --strict
+expect_rc 1
+expect_out_contains "line 1 (op differs): output 0: PyTorch R, shardscope P(sum)"
+expect_out_contains "line 3 (op not_computed)"
+
+# ---- the README's tour: the sample imports and opens ----
+# Its embedding gather merges 50 rows over 8 ranks (pytorch#194457); the add's RR -> RP(sum) is an
+# op input's redistribute (PyTorch's internal path, no collective); every op but embedding and
+# view is shardscope's and keeps the placements PyTorch recorded.
+run import debugmode "$ROOT/samples/pytorch/debugmode_tp.txt" --mesh 4x2 --mesh-names dp,tp --flatten all -o "$TMP/tour" --json
+expect_rc 0
+expect_json '[r["verdict"] for r in j["redistributes"]] == ["corrupting_merge", "same", "same", "same", "same"] and j["replays"] == 5'
+expect_json '[o["shardscope_op"] for o in j["op_results"]] == [None, None, "mm", "gelu", "mm", "add", "layer_norm", "sum"]'
+expect_json '[o["verdict"] for o in j["op_results"]] == ["opaque"] * 2 + ["same"] * 6 and j["op_runs"] == 6'
+run show "$TMP/tour"
+expect_rc 0
+expect_out_contains "computed as mm"
+run check "$TMP/tour"
+expect_rc 0
 
 # ---- corrupting merge: [6,4] S(0)S(0) merged all_gather over 4 ranks, 6 % 4 != 0 ----
 run import debugmode "$D/corrupting_merge.txt" --mesh 2x2 --flatten all --json

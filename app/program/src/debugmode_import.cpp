@@ -3,8 +3,10 @@
 #include "shardscope/program/debugmode_import.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "debugmode_internal.hpp"
+#include "debugmode_ops.hpp"
 #include "debugmode_replay.hpp"
 #include "shardscope/engine/core/spec.hpp"
 #include "shardscope/error.hpp"
@@ -228,7 +230,11 @@ void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::Pl
                               where + "source");
     rp.dst = engine::MakeSpec(mesh, r.dst, r.dst_order, r.global_shape, dtype, engine::ChunkRule::kTorch, {},
                               where + "target");
-    plan = engine::MakePlan(rp.src, rp.dst, 0, options);
+    // An op's input is redistributed by redistribute_local_tensor directly, which may target a
+    // Partial (e.g. RR -> RP(sum) for an add with a partial operand); a user's .redistribute() may not.
+    rp.options = options;
+    rp.options.internal_partial_target = !r.explicit_call;
+    plan = engine::MakePlan(rp.src, rp.dst, 0, rp.options);
     rp.plan = plan;
     replay = std::move(rp);
   } catch (const Error& e) {
@@ -277,7 +283,10 @@ ImportResult ImportDebugMode(std::string_view text, const ImportOptions& options
     InferGlobalShape(r, options.mesh, result.warnings);
     Judge(r, options.mesh, options.plan, result.redistributes[i], replays[i]);
   }
-  if (!options.trace_dir.empty()) ReplayAndWriteTrace(result, replays, options);
+  std::deque<ComputableOp> op_storage;
+  std::vector<const ComputableOp*> op_runs =
+      JudgeOps(result.dump, options.mesh, options.plan, result.ops, op_storage);
+  if (!options.trace_dir.empty()) ReplayAndWriteTrace(result, replays, op_runs, options);
   std::stable_sort(result.warnings.begin(), result.warnings.end(),
                    [](const DumpWarning& a, const DumpWarning& b) { return a.line < b.line; });
   return result;

@@ -116,6 +116,12 @@ class Reader {
     Op(line, indent, name, call->args, outputs);
   }
 
+  // "name=value" outside brackets, before any ':' (a tensor "dt: f32[..]{a=x}" is not one).
+  static bool IsKeyword(std::string_view a) {
+    size_t eq = FindTopLevel(a, "=");
+    return eq != std::string_view::npos && eq > 0 && a.find(':') > eq;
+  }
+
   // Flattens an op's arguments the way PyTorch flattens args_schema (lists expand in place);
   // keyword arguments are not part of it.
   static void FlattenArgs(std::string_view args, std::vector<std::string_view>& flat,
@@ -125,9 +131,7 @@ class Reader {
         for (std::string_view item : SplitTopLevel(a.substr(1, a.size() - 2), ',')) flat.push_back(item);
         continue;
       }
-      size_t eq = FindTopLevel(a, "=");
-      bool keyword = eq != std::string_view::npos && eq > 0 && a.find(':') > eq;
-      (keyword ? kwargs : flat).push_back(a);
+      (IsKeyword(a) ? kwargs : flat).push_back(a);
     }
   }
 
@@ -157,6 +161,9 @@ class Reader {
     for (std::string_view k : kwargs) others += (others.empty() ? "" : ", ") + std::string(k);
     if (!any_dtensor) return;  // a local op (aten::mm on shards, aten::chunk ...): nothing to import
     op.args = others;
+    for (std::string_view a : SplitTopLevel(args, ',')) {
+      (IsKeyword(a) ? op.keyword_args : op.positional_args).emplace_back(a);
+    }
     if (!outputs.empty()) {
       std::string_view list = outputs;
       if (list.front() == '(' && list.back() == ')') list = list.substr(1, list.size() - 2);

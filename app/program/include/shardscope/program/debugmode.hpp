@@ -63,9 +63,12 @@ struct DumpRedistribute {
 /// One op on DTensors (a line whose arguments include a "dt" tensor).
 struct DumpOp {
   int64_t line = 0;
-  int depth = 0;                               ///< call depth (indentation)
-  std::string name;                            ///< "aten::mm", "torch.mm", "<method 'sum' of ...>"
-  std::string args;                            ///< the non-tensor arguments as printed, joined by ", "
+  int depth = 0;     ///< call depth (indentation)
+  std::string name;  ///< "aten::mm", "torch.mm", "<method 'sum' of ...>"
+  std::string args;  ///< the non-tensor arguments as printed, joined by ", "
+  /// The top-level arguments as printed, unflattened (tensors and lists included): positional
+  /// ones in order, keyword ones ("alpha=2") apart. Used to map an op onto shardscope's.
+  std::vector<std::string> positional_args, keyword_args;
   std::vector<DumpTensor> inputs;              ///< every tensor argument (flattened lists), in order
   std::vector<DumpTensor> outputs;             ///< the "  ->  " outputs, when shown
   std::vector<std::string> output_placements;  ///< "-> output:" placements, when shown

@@ -38,11 +38,35 @@ struct ImportedRedistribute {
   int64_t trace_id = -1;  ///< its redistribute id in the written trace, -1 when not written
 };
 
+/// What shardscope made of one recorded op (aligned with DebugModeDump::ops). An op whose aten
+/// name and arguments map exactly onto one of shardscope's (docs/import.md) is propagated with
+/// the placements its inputs had when PyTorch ran it (after the recorded redistributes) and,
+/// with a trace, computed on the local backend and verified against the definition; any other
+/// op is opaque (recorded placements in and out, nothing computed).
+struct ImportedOp {
+  std::string shardscope_op;  ///< "mm", "add", ...; "" when opaque
+  /// "same": shardscope's strategy keeps the inputs as PyTorch placed them and gives the
+  /// recorded outputs' placements (where the dump shows them); "differs": it needs other input
+  /// placements or gives other outputs (the reason shows both); "not_computed": shardscope could
+  /// not propagate or run it (the reason says why); "opaque": not one of shardscope's ops.
+  std::string verdict = "opaque";
+  /// One line: why not same; for an opaque op with a known name, why it is not shardscope's; for
+  /// one left out of the replay (--max-replay-elements), "not computed: ..."; else "".
+  std::string reason;
+  std::vector<std::string> inputs;              ///< the inputs' placements as it ran, PyTorch's text form
+  std::vector<std::string> recorded_outputs;    ///< PyTorch's output placements, where shown
+  std::vector<std::string> shardscope_outputs;  ///< shardscope's output placements (requested ones)
+  bool computed = false;                        ///< ran on the local backend (and matched the definition)
+  int64_t trace_id = -1;                        ///< its op id in the written trace, -1 when not written
+};
+
 struct ImportResult {
   DebugModeDump dump;
   std::vector<ImportedRedistribute> redistributes;
+  std::vector<ImportedOp> ops;        ///< aligned with dump.ops
   std::vector<DumpWarning> warnings;  ///< the reader's and the importer's, by line
   int64_t replays = 0;                ///< distinct redistributes actually run
+  int64_t op_runs = 0;                ///< distinct ops actually computed
   double replay_seconds = 0;          ///< wall time of the replay run(s)
 };
 
