@@ -10,6 +10,7 @@
 
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -64,8 +65,7 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   options.backend = args.backend;
   options.trace_dir = args.trace_dir;
   if (options.trace_dir.empty()) {
-    const char* env = std::getenv(trace::kTraceEnvVar);
-    if (env != nullptr && *env != '\0') options.trace_dir = env;
+    options.trace_dir = KnobValue(knobs::TraceDir()).value_or("");
   }
   if (!options.trace_dir.empty()) {
     // A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would

@@ -118,6 +118,16 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
       "  shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json");
 }
 
+void AddEnvCommand(CLI::App& app, EnvArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "env", "List the SHARDSCOPE_* environment knobs: what each does, accepts, defaults to, is now");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope env\n"
+      "  SHARDSCOPE_BLOCK_CACHE_MIB=0 shardscope env --json");
+}
+
 void AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("run", "Execute a scenario for real, optionally writing a trace and verifying");
@@ -280,6 +290,8 @@ int Main(int argc, char** argv) {
   ShowArgs show_args;
   AddRunCommand(app, run_args);
   AddShowCommand(app, show_args);
+  EnvArgs env_args;
+  AddEnvCommand(app, env_args);
   DiffArgs diff_args;
   CheckArgs check_args;
   ExportArgs export_args;
@@ -364,6 +376,7 @@ int Main(int argc, char** argv) {
     if (bench_trace->parsed()) return RunBenchTrace(trace_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
+    if (app.got_subcommand("env")) return RunEnv(env_args, std::cout);
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);
     if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
     if (app.got_subcommand("export")) return RunExport(export_args, std::cout);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/random_program.hpp"
+#include "../common/random_redistribute.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
@@ -32,143 +33,14 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
+using shardscope::testing::Case;
+using shardscope::testing::Generator;
+using shardscope::testing::HasPartial;
 using namespace shardscope::program;
 
 namespace {
 
 constexpr int64_t kRanks = 4;
-
-struct Case {
-  TensorSpec src, dst;
-  PlanOptions plan_options;
-  ShapeMode shapes = ShapeMode::kKnown;
-  uint64_t seed = 0;
-
-  std::string Describe() const {
-    std::ostringstream out;
-    out << "mesh " << src.mesh.ToString() << " shape " << FormatShape(src.shape) << " "
-        << DTypeName(src.dtype) << " " << FormatPlacements(src.placements);
-    if (src.shard_order) out << " order " << FormatShardOrder(*src.shard_order);
-    out << " -> " << FormatPlacements(dst.placements);
-    if (dst.shard_order) out << " order " << FormatShardOrder(*dst.shard_order);
-    out << " planner " << (plan_options.planner == PlannerChoice::kGreedy ? "greedy" : "graph")
-        << " optimize " << plan_options.optimize << " shapes " << ShapeModeName(shapes) << " seed " << seed;
-    return out.str();
-  }
-};
-
-// Draws the same cases on every rank (same seed, no rank-dependent state).
-class Generator {
- public:
-  explicit Generator(uint64_t seed) : rng_(seed) {}
-  int64_t Uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-
-  ReduceOp RandomOp() {
-    static const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax,
-                                   ReduceOp::kProduct};
-    return ops[Uniform(0, 4)];
-  }
-
-  Placements RandomSrc(const Mesh& mesh, int tnd, ReduceOp op) {
-    Placements out;
-    for (int md = 0; md < mesh.ndim(); ++md) {
-      int64_t pick = Uniform(0, 9);
-      if (tnd == 0 || pick < 2) {
-        out.push_back(pick < 1 || (tnd == 0 && Chance(0.5)) ? Placement::Partial(op)
-                                                            : Placement::Replicate());
-      } else if (pick < 4) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  // Partial only where PyTorch allows it: kept from src, or R -> P(sum/avg/min/max).
-  Placements RandomDst(const Placements& src, int tnd, ReduceOp op) {
-    const bool src_partial =
-        std::any_of(src.begin(), src.end(), [](const Placement& p) { return p.IsPartial(); });
-    ReduceOp dst_op = src_partial ? op : RandomOp();
-    if (dst_op == ReduceOp::kProduct) dst_op = ReduceOp::kSum;
-    Placements out;
-    for (const Placement& s : src) {
-      int64_t pick = Uniform(0, 9);
-      if (s.IsPartial() && pick < 3) {
-        out.push_back(s);
-      } else if (s.IsReplicate() && pick < 2 && (!src_partial || op != ReduceOp::kProduct)) {
-        out.push_back(Placement::Partial(dst_op));
-      } else if (pick < 5 || tnd == 0) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  // Keeps a shuffled shard order as an order, encodes it as _StridedShard placements, or (issue
-  // 16) turns a Shard into a literal _StridedShard with a random split factor and keeps the order
-  // explicit (PyTorch's use_strided_shard_as_shard_order False).
-  void RandomOrder(const Mesh& mesh, Placements& placements, std::optional<ShardOrder>& order) {
-    if (!Chance(0.5)) return;
-    ShardOrder o = DefaultShardOrder(placements);
-    for (ShardOrderEntry& e : o) std::shuffle(e.mesh_dims.begin(), e.mesh_dims.end(), rng_);
-    const int64_t pick = Uniform(0, 2);
-    if (pick == 0) {
-      placements = ShardOrderToStridedPlacements(placements, o, mesh);
-    } else {
-      if (pick == 2) {
-        for (Placement& p : placements) {
-          if (p.IsShard() && Chance(0.5)) p = Placement::StridedShard(p.dim, Uniform(2, 3));
-        }
-      }
-      order = o;
-    }
-  }
-
-  Case Next() {
-    static const Shape meshes[] = {{4}, {2, 2}, {4, 1}, {1, 4}};
-    Mesh mesh(meshes[Uniform(0, 3)]);
-    if (mesh.ndim() == 2 && Chance(0.5)) mesh.RegisterAllFlattened();
-    Shape shape;
-    const int tnd = static_cast<int>(Uniform(0, 3));
-    for (int i = 0; i < tnd; ++i) shape.push_back(Chance(0.12) ? 0 : Uniform(1, 9));
-    static const DType dtypes[] = {DType::kF32,  DType::kF64, DType::kF16,
-                                   DType::kBF16, DType::kI32, DType::kI64};
-    const DType dtype = dtypes[Uniform(0, 5)];
-    const ReduceOp op = RandomOp();
-    Placements src = RandomSrc(mesh, tnd, op);
-    Placements dst = RandomDst(src, tnd, op);
-    std::optional<ShardOrder> src_order, dst_order;
-    RandomOrder(mesh, src, src_order);
-    RandomOrder(mesh, dst, dst_order);
-    const ChunkRule rule = Chance(0.2) ? ChunkRule::kPhysicsNemo : ChunkRule::kTorch;
-    Case c;
-    c.src = MakeSpec(mesh, src, src_order, shape, dtype, rule, {}, "src");
-    c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
-    // Forced greedy with a _StridedShard (issue 16) is weighted up: MakePlan refuses it or plans
-    // PyTorch's fallback, and what it plans must run.
-    const bool strided = c.src.HasStridedShard() || c.dst.HasStridedShard();
-    c.plan_options.planner = Chance(strided ? 0.7 : 0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
-    c.plan_options.optimize = Chance(0.7);
-    // R -> P targets are PyTorch's internal path (ops, imported dumps); the public guard is
-    // checked in make_plan_test.
-    c.plan_options.internal_partial_target = true;
-    c.shapes = Chance(0.5) ? ShapeMode::kKnown : ShapeMode::kInfer;
-    c.seed = static_cast<uint64_t>(Uniform(0, 1 << 30));
-    return c;
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
-bool HasPartial(const TensorSpec& spec) {
-  return std::any_of(spec.placements.begin(), spec.placements.end(),
-                     [](const Placement& p) { return p.IsPartial(); });
-}
 
 struct Tally {
   int64_t run = 0, skipped = 0, failed = 0;
@@ -183,7 +55,7 @@ void Fail(Tally& tally, int64_t rank, const std::string& what) {
 // Runs `count` generated cases through `comm` on this rank and checks them.
 void RunCases(Communicator& comm, int64_t count, uint64_t seed, Tally& tally) {
   const int64_t rank = comm.rank();
-  Generator gen(seed);
+  Generator gen(seed, {{4}, {2, 2}, {4, 1}, {1, 4}});
   for (int64_t k = 0; k < count; ++k) {
     Case c;
     Plan plan;

@@ -15,6 +15,7 @@
 #include "shardscope/engine/ops/op_executor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/program/knobs.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -443,13 +444,7 @@ MemoryEstimate EstimateMemory(const Scenario& scenario, const RunOptions& option
 }
 
 double AvailableMemoryBytes() {
-  if (const char* env = std::getenv("SHARDSCOPE_MEMORY_LIMIT"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (end != env && *end == '\0' && v > 0) return v;
-    throw InvalidInput(std::string("SHARDSCOPE_MEMORY_LIMIT: '") + env +
-                       "' is not a positive number of bytes");
-  }
+  if (const std::optional<double> limit = KnobNumber(knobs::MemoryLimit())) return *limit;
   double available = 0;
   if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
     char line[256];

@@ -5,15 +5,10 @@
 #include <set>
 
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string Where(const CollectiveCall& call) {
   return std::string(CollectiveKindName(call.kind)) + " on group " + call.group.ToString();
@@ -313,9 +308,9 @@ CollectiveStats Communicator::Submit(CollectiveCall& call) {
         break;
     }
   }
-  stats.start_ns = SteadyNowNs();
+  stats.start_ns = trace::NowNs();
   Execute(call);
-  stats.end_ns = SteadyNowNs();
+  stats.end_ns = trace::NowNs();
   if (call.timed_end_ns > 0) {
     stats.start_ns = call.timed_start_ns;
     stats.end_ns = call.timed_end_ns;

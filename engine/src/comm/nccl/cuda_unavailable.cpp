@@ -1,6 +1,5 @@
 // Built instead of the GPU backends when SHARDSCOPE_WITH_CUDA found no CUDA toolkit: the API
 // exists so callers compile alike, and using it says clearly that this build lacks it.
-#include <cstdlib>
 #include <string>
 
 #include "shardscope/engine/comm/nccl_backend.hpp"
@@ -24,13 +23,6 @@ int RequireGpuBackend(std::string_view backend) {
   std::string why;
   CudaDeviceCount(&why);
   throw InvalidInput("--backend " + std::string(backend) + ": " + why);
-}
-
-NcclOptions NcclOptions::FromEnv() {
-  NcclOptions options;
-  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
-  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
-  return options;
 }
 
 void CudaLocalWorld::Run(int64_t, const RankFn&, const CudaWorldOptions&) { RequireGpuBackend("cuda"); }

@@ -19,22 +19,21 @@
 #include <functional>
 #include <map>
 
+#include "comm/call_descriptor.hpp"
 #include "device_staging.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace {
 
+using detail::DecodeAndValidate;
+using detail::EncodeDescriptor;
+using detail::PairCount;
 using detail::gpu::CudaCheck;
 using detail::gpu::Staging;
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void NcclCheck(ncclResult_t rc, const char* call, const std::string& where, const std::string& who,
                ncclComm_t comm = nullptr) {
@@ -81,74 +80,6 @@ ncclRedOp_t NcclOp(ReduceOp op) {
       return ncclMax;
   }
   return ncclSum;
-}
-
-// The call descriptor every member all-gathers (the MPI backend's layout): [kind, dtype, op,
-// divisor, root, nsend, nrecv, send counts (n), recv counts (n)].
-constexpr size_t kHeaderWords = 7;
-
-std::vector<int64_t> EncodeDescriptor(const CollectiveCall& call, size_t n) {
-  std::vector<int64_t> d(kHeaderWords + 2 * n, 0);
-  d[0] = static_cast<int64_t>(call.kind);
-  d[1] = static_cast<int64_t>(call.dtype);
-  d[2] = static_cast<int64_t>(call.reduction.op);
-  d[3] = call.reduction.divisor;
-  d[4] = call.root;
-  if (call.kind == CollectiveKind::kShapeExchange) {
-    d[5] = static_cast<int64_t>(n);
-    for (size_t j = 0; j < n; ++j) d[kHeaderWords + j] = static_cast<int64_t>(call.shapes_send[j].size());
-  } else {
-    d[5] = static_cast<int64_t>(call.send.size());
-    d[6] = static_cast<int64_t>(call.recv.size());
-    for (size_t j = 0; j < call.send.size() && j < n; ++j) d[kHeaderWords + j] = call.send[j].Count();
-    for (size_t j = 0; j < call.recv.size() && j < n; ++j) d[kHeaderWords + n + j] = call.recv[j].Count();
-  }
-  return d;
-}
-
-template <class View>
-View CountView(DType dtype, int64_t count) {
-  View v;
-  v.shape = {count};
-  v.dtype = dtype;
-  v.boxes = {Box{{IndexSet{{0, count}}}}};
-  return v;
-}
-
-CollectiveCall DecodeDescriptor(const int64_t* d, const CollectiveCall& mine, size_t index) {
-  const size_t n = mine.group.ranks.size();
-  CollectiveCall c;
-  c.kind = static_cast<CollectiveKind>(d[0]);
-  c.dtype = static_cast<DType>(d[1]);
-  c.reduction = Reduction{static_cast<ReduceOp>(d[2]), d[3]};
-  c.root = d[4];
-  c.group = mine.group;
-  c.index = static_cast<int64_t>(index);
-  c.rank = mine.group.ranks[index];
-  if (c.kind != CollectiveKind::kShapeExchange) {
-    for (int64_t j = 0; j < d[5] && static_cast<size_t>(j) < n; ++j)
-      c.send.push_back(CountView<SendView>(c.dtype, d[kHeaderWords + static_cast<size_t>(j)]));
-    for (int64_t j = 0; j < d[6] && static_cast<size_t>(j) < n; ++j)
-      c.recv.push_back(CountView<RecvView>(c.dtype, d[kHeaderWords + n + static_cast<size_t>(j)]));
-  }
-  return c;
-}
-
-// Elements member i sends to member j, from the validated descriptors.
-int64_t PairCount(const std::vector<CollectiveCall>& calls, size_t i, size_t j) {
-  const CollectiveCall& s = calls[i];
-  switch (s.kind) {
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllReduce:
-      return s.send[0].Count();
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kReduceScatter:
-      return s.send[j].Count();
-    case CollectiveKind::kBroadcast:
-      return static_cast<int64_t>(i) == s.root && !s.send.empty() ? s.send[0].Count() : 0;
-    default:
-      return 0;
-  }
 }
 
 // The node-local rank from the launcher's environment (Open MPI, MPICH/Hydra, MVAPICH, SLURM).
@@ -253,13 +184,8 @@ class NcclCommunicator final : public Communicator {
       rows.push_back(MutableViewOf(all, std::move(row)));
     }
     mpi_.comm().AllGatherV(call.group, ViewOf(own), std::move(rows));
-    std::vector<CollectiveCall> calls;
-    calls.reserve(n);
-    const auto* words_of = reinterpret_cast<const int64_t*>(all.data());
-    for (size_t i = 0; i < n; ++i) calls.push_back(DecodeDescriptor(words_of + i * mine.size(), call, i));
-    std::vector<const CollectiveCall*> posted;
-    for (const CollectiveCall& c : calls) posted.push_back(&c);
-    ValidateGroupCalls(posted);
+    const std::vector<CollectiveCall> calls =
+        DecodeAndValidate(reinterpret_cast<const int64_t*>(all.data()), mine.size(), call);
 
     if (call.kind == CollectiveKind::kBarrier) return;  // the exchange synchronized the group
     if (call.kind == CollectiveKind::kShapeExchange) {
@@ -405,13 +331,13 @@ class NcclCommunicator final : public Communicator {
 
     // Watchdog: NCCL waits for peers on the device; a peer that never comes would hang the
     // stream, so poll for completion, asynchronous NCCL errors and the deadline.
-    const int64_t deadline = SteadyNowNs() + options_.timeout.count() * 1000000;
+    const int64_t deadline = trace::NowNs() + options_.timeout.count() * 1000000;
     auto poll = [&] {
       ncclResult_t async = ncclSuccess;
       NcclCheck(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", where, who_, comm);
       if (async != ncclSuccess && async != ncclInProgress)
         NcclCheck(async, "asynchronous NCCL error", where, who_, comm);
-      if (SteadyNowNs() > deadline) {
+      if (trace::NowNs() > deadline) {
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(options_.timeout.count()) / 1000.0);
         ncclCommAbort(comm);
@@ -454,13 +380,6 @@ class NcclCommunicator final : public Communicator {
 }  // namespace
 
 bool NcclBackendAvailable() { return true; }
-
-NcclOptions NcclOptions::FromEnv() {
-  NcclOptions options;
-  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
-  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
-  return options;
-}
 
 struct NcclWorld::Impl {
   MpiWorld* mpi = nullptr;
