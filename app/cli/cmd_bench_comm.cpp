@@ -221,6 +221,26 @@ struct NullBuffer : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
+// What bench comm and bench redistribute on the CPU backends start with: the MPI world under
+// mpirun (else `--ranks` local threads), where rank 0 prints (other ranks print nothing), the
+// sizes and whether to show progress.
+struct CpuBench {
+  CpuBench(const BenchCommArgs& args, std::ostream& out_rank0) : mpi(StartBackend(args)) {
+    if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
+    n = mpi ? mpi->size() : args.ranks;
+    out = mpi && mpi->rank() != 0 ? &null_out : &out_rank0;
+    sizes = ParseByteSizes(args.sizes);
+    progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  }
+  std::unique_ptr<engine::MpiWorld> mpi;
+  int64_t n = 0;
+  NullBuffer null_buffer;
+  std::ostream null_out{&null_buffer};
+  std::ostream* out = nullptr;
+  std::vector<int64_t> sizes;
+  bool progress = false;
+};
+
 // H200/H100 SXM NVLink 4: 18 links x 50 GB/s = 900 GB/s bidirectional, 450 GB/s per direction.
 // nccl-tests' busbw is comparable with the per-direction rate.
 constexpr double kNvlinkPerDirectionGBs = 450.0;
@@ -362,14 +382,12 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
 
 int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
   if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
-  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
-  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = mpi ? mpi->size() : args.ranks;
-  NullBuffer null_buffer;
-  std::ostream null_out(&null_buffer);
-  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
-  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  CpuBench bench(args, out_rank0);
+  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
+  const int64_t n = bench.n;
+  std::ostream& out = *bench.out;
+  const std::vector<int64_t>& sizes = bench.sizes;
+  const bool progress = bench.progress;
   if (mpi) {
     out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
         << "local backend (" << n
@@ -513,14 +531,12 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
                        " is not supported; time GPU redistributes with shardscope run SCENARIO --backend " +
                        args.backend + " --repeat N, or bench comm --backend " + args.backend);
   }
-  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
-  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = mpi ? mpi->size() : args.ranks;
-  NullBuffer null_buffer;
-  std::ostream null_out(&null_buffer);
-  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
-  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  CpuBench bench(args, out_rank0);
+  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
+  const int64_t n = bench.n;
+  std::ostream& out = *bench.out;
+  const std::vector<int64_t>& sizes = bench.sizes;
+  const bool progress = bench.progress;
   std::filesystem::path trace_dir =
       std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
   if (mpi) {

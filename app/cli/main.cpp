@@ -61,6 +61,15 @@ void AddTensorOptions(CLI::App* cmd, TensorArgs& tensor) {
       ->capture_default_str();
 }
 
+// --ranks (whose layouts to print) and --json of plan and layout.
+void AddRankListOptions(CLI::App* cmd, std::string& ranks, bool& json) {
+  cmd->add_option("--ranks", ranks,
+                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
+                  "ranks and ranges like 0-3,8")
+      ->capture_default_str();
+  cmd->add_flag("--json", json, "print one JSON object (schema: docs/cli.md)");
+}
+
 void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("plan", "Plan a redistribute: planner, notation, collectives, costs, layouts");
@@ -83,11 +92,7 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
                 "imported dumps; the public DTensor.redistribute refuses it");
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
       ->capture_default_str();
-  cmd->add_option("--ranks", args.ranks,
-                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
-                  "ranks and ranges like 0-3,8")
-      ->capture_default_str();
-  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  AddRankListOptions(cmd, args.ranks, args.json);
   cmd->footer(
       "Examples:\n"
       "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
@@ -106,11 +111,7 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
   cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
-  cmd->add_option("--ranks", args.ranks,
-                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
-                  "ranks and ranges like 0-3,8")
-      ->capture_default_str();
-  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  AddRankListOptions(cmd, args.ranks, args.json);
   cmd->footer(
       "Examples:\n"
       "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"

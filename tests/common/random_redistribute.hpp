@@ -11,6 +11,7 @@
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/engine/exec/executor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
+#include "shardscope/error.hpp"
 #include "shardscope/knobs.hpp"
 
 namespace shardscope::testing {
@@ -228,6 +229,32 @@ class Generator {
   Shape shape_;
   ChunkRule rule_ = ChunkRule::kTorch;
 };
+
+/// How one case went on one rank of a backend (RedistributeCase).
+enum class CaseRun { kRan, kSkipped, kFailed };
+
+/// Plans case `c` for `rank` and redistributes this rank's shard of `global` on `comm` into `got`:
+/// kSkipped when MakePlan refuses the case or the executor finds it unsupported (refused alike on
+/// every rank), kFailed with `error` set for any other Error.
+inline CaseRun RedistributeCase(Communicator& comm, int64_t rank, const Case& c, const LocalTensor& global,
+                                LocalTensor& got, std::string& error) {
+  Plan plan;
+  try {
+    plan = MakePlan(c.src, c.dst, rank, c.plan_options);
+  } catch (const Error&) {
+    return CaseRun::kSkipped;
+  }
+  ExecuteOptions exec;
+  exec.shapes = c.shapes;
+  try {
+    got = Redistribute(comm, rank, Distribute(global, c.src, rank), c.src, c.dst, plan, exec);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsupported) return CaseRun::kSkipped;
+    error = e.what();
+    return CaseRun::kFailed;
+  }
+  return CaseRun::kRan;
+}
 
 inline bool HasPartial(const TensorSpec& spec) {
   return std::any_of(spec.placements.begin(), spec.placements.end(),

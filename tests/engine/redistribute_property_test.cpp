@@ -22,9 +22,7 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
-using shardscope::testing::Case;
-using shardscope::testing::Generator;
-using shardscope::testing::HasPartial;
+using namespace shardscope::testing;  // the shared random redistribute cases
 
 namespace {
 

@@ -32,9 +32,7 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
-using shardscope::testing::Case;
-using shardscope::testing::Generator;
-using shardscope::testing::HasPartial;
+using namespace shardscope::testing;  // the shared random redistribute cases
 
 namespace {
 
@@ -329,29 +327,17 @@ int RunNccl(int64_t cases) {
   int64_t run = 0, skipped = 0, failed = 0;
   for (int64_t k = 0; k < cases; ++k) {
     Case c = gen.Next();
-    Plan plan;
-    try {
-      plan = MakePlan(c.src, c.dst, rank, c.plan_options);
-    } catch (const Error&) {
-      ++skipped;
-      continue;
-    }
     const LocalTensor global = SeededTensor(c.src.shape, c.src.dtype, c.seed);
-    ExecuteOptions exec;
-    exec.shapes = c.shapes;
     LocalTensor got;
-    try {
-      got = Redistribute(comm, rank, Distribute(global, c.src, rank), c.src, c.dst, plan, exec);
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kUnsupported) {
-        ++skipped;
-        continue;
-      }
+    std::string error;
+    const CaseRun outcome = RedistributeCase(comm, rank, c, global, got, error);
+    if (outcome == CaseRun::kSkipped) ++skipped;
+    if (outcome == CaseRun::kFailed) {
       ++failed;
       std::fprintf(stderr, "rank %lld: FAIL case %lld threw %s: %s\n", static_cast<long long>(rank),
-                   static_cast<long long>(k), e.what(), c.Describe().c_str());
-      continue;
+                   static_cast<long long>(k), error.c_str(), c.Describe().c_str());
     }
+    if (outcome != CaseRun::kRan) continue;
     ++run;
     std::vector<LocalTensor> reference = RedistributeAll("local", c, global);
     const LocalTensor& want = reference[static_cast<size_t>(rank)];

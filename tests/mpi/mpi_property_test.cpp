@@ -33,9 +33,7 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
-using shardscope::testing::Case;
-using shardscope::testing::Generator;
-using shardscope::testing::HasPartial;
+using namespace shardscope::testing;  // the shared random redistribute cases
 using namespace shardscope::program;
 
 namespace {
@@ -58,31 +56,25 @@ void RunCases(Communicator& comm, int64_t count, uint64_t seed, Tally& tally) {
   Generator gen(seed, {{4}, {2, 2}, {4, 1}, {1, 4}});
   for (int64_t k = 0; k < count; ++k) {
     Case c;
-    Plan plan;
     try {
       c = gen.Next();
-      plan = MakePlan(c.src, c.dst, rank, c.plan_options);
     } catch (const Error&) {
       ++tally.skipped;  // an unsupported combination: refused the same way on every rank
       continue;
     }
     const LocalTensor global = SeededTensor(c.src.shape, c.src.dtype, c.seed);
-    ExecuteOptions exec;
-    exec.shapes = c.shapes;
     LocalTensor got;
-    try {
-      got = Redistribute(comm, rank, Distribute(global, c.src, rank), c.src, c.dst, plan, exec);
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kUnsupported) {
-        ++tally.skipped;
-        continue;
-      }
-      Fail(tally, rank, "case " + std::to_string(k) + " threw " + e.what() + ": " + c.Describe());
-      continue;
-    }
+    std::string error;
+    const CaseRun outcome = RedistributeCase(comm, rank, c, global, got, error);
+    if (outcome == CaseRun::kSkipped) ++tally.skipped;
+    if (outcome == CaseRun::kFailed)
+      Fail(tally, rank, "case " + std::to_string(k) + " threw " + error + ": " + c.Describe());
+    if (outcome != CaseRun::kRan) continue;
     ++tally.run;
     // The reference: the same inputs on the local backend (threads of this process).
     LocalTensor reference;
+    ExecuteOptions exec;
+    exec.shapes = c.shapes;
     LocalWorld::Run(kRanks, [&](Communicator& local, int64_t r) {
       Plan p = MakePlan(c.src, c.dst, r, c.plan_options);
       LocalTensor out = Redistribute(local, r, Distribute(global, c.src, r), c.src, c.dst, p, exec);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 
+#include "ops/op_dims.hpp"
 #include "shardscope/engine/ops/ops.hpp"
 #include "shardscope/error.hpp"
 
@@ -196,19 +197,6 @@ Dense Softmax(const Dense& x, int64_t dim) {
     }
   }
   return y;
-}
-
-// transpose swaps two dims, permute takes the call's order.
-std::vector<int64_t> Permutation(const OpCall& call, int64_t nd) {
-  std::vector<int64_t> perm(static_cast<size_t>(nd));
-  std::iota(perm.begin(), perm.end(), 0);
-  if (call.kind == OpKind::kTranspose) {
-    std::swap(perm[static_cast<size_t>(Wrap(call.dims[0], nd))],
-              perm[static_cast<size_t>(Wrap(call.dims[1], nd))]);
-  } else {
-    for (size_t d = 0; d < perm.size(); ++d) perm[d] = Wrap(call.dims[d], nd);
-  }
-  return perm;
 }
 
 Dense Select(const Dense& x, int64_t dim, int64_t index, const Shape& out_shape) {
@@ -408,7 +396,7 @@ std::vector<std::optional<LocalTensor>> ComputeOp(const OpCall& call,
       break;
     case OpKind::kTranspose:
     case OpKind::kPermute:
-      put(0, Permute(x, Permutation(call, nd)));
+      put(0, Permute(x, detail::Permutation(call, nd)));
       break;
     case OpKind::kSelect:
       put(0, Select(x, Wrap(call.dim, nd), call.index, *out_shapes[0]));

@@ -1,5 +1,5 @@
-// Built instead of nccl_backend.cpp when CUDA was found but NCCL was not: the `cuda` backend
-// works, and NcclWorld says clearly that this build lacks NCCL.
+// Built instead of nccl_backend.cpp when NCCL was not found (with or without CUDA: without it,
+// cuda_unavailable.cpp comes too): NcclWorld says clearly that this build lacks NCCL.
 #include <string>
 
 #include "shardscope/engine/comm/nccl_backend.hpp"
