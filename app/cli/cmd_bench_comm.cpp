@@ -34,6 +34,14 @@ using engine::DType;
 using engine::Group;
 using engine::LocalTensor;
 
+// The group of ranks 0..n-1 over mesh dim 0: every benchmark's collective group.
+Group AllRanks(int64_t n) {
+  Group world;
+  for (int64_t r = 0; r < n; ++r) world.ranks.push_back(r);
+  world.mesh_dims = {0};
+  return world;
+}
+
 std::string HumanBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
   double v = static_cast<double>(bytes);
@@ -78,9 +86,7 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
                         std::vector<double>* samples = nullptr) {
   if (mpi != nullptr) {
     Communicator& comm = mpi->comm();
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, mpi->rank(), world);
     body();
     comm.Barrier(world);
@@ -95,9 +101,7 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
   }
   std::atomic<int64_t> elapsed{0};
   engine::LocalWorld::Run(ranks, [&](Communicator& comm, int64_t rank) {
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, rank, world);
     body();
     comm.Barrier(world);
@@ -225,18 +229,18 @@ struct NullBuffer : std::streambuf {
 // mpirun (else `--ranks` local threads), where rank 0 prints (other ranks print nothing), the
 // sizes and whether to show progress.
 struct CpuBench {
-  CpuBench(const BenchCommArgs& args, std::ostream& out_rank0) : mpi(StartBackend(args)) {
+  CpuBench(const BenchCommArgs& args, std::ostream& out_rank0)
+      : mpi(StartBackend(args)), out(mpi && mpi->rank() != 0 ? null_out : out_rank0) {
     if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
     n = mpi ? mpi->size() : args.ranks;
-    out = mpi && mpi->rank() != 0 ? &null_out : &out_rank0;
     sizes = ParseByteSizes(args.sizes);
     progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
   }
   std::unique_ptr<engine::MpiWorld> mpi;
-  int64_t n = 0;
   NullBuffer null_buffer;
   std::ostream null_out{&null_buffer};
-  std::ostream* out = nullptr;
+  std::ostream& out;  ///< rank 0's stream; a null one on the other ranks
+  int64_t n = 0;
   std::vector<int64_t> sizes;
   bool progress = false;
 };
@@ -256,9 +260,7 @@ template <class Setup>
 GpuTiming TimeOnGpu(engine::NcclWorld* nccl, int64_t ranks, int iters, Setup&& setup) {
   GpuTiming rank0;
   auto run = [&](Communicator& comm, int64_t rank) {
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, rank, world);
     body();
     comm.Barrier(world);
@@ -383,11 +385,7 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
 int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
   if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
   CpuBench bench(args, out_rank0);
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  const int64_t n = bench.n;
-  std::ostream& out = *bench.out;
-  const std::vector<int64_t>& sizes = bench.sizes;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   if (mpi) {
     out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
         << "local backend (" << n
@@ -532,11 +530,7 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
                        args.backend + " --repeat N, or bench comm --backend " + args.backend);
   }
   CpuBench bench(args, out_rank0);
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  const int64_t n = bench.n;
-  std::ostream& out = *bench.out;
-  const std::vector<int64_t>& sizes = bench.sizes;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   std::filesystem::path trace_dir =
       std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
   if (mpi) {

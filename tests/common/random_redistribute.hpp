@@ -256,6 +256,20 @@ inline CaseRun RedistributeCase(Communicator& comm, int64_t rank, const Case& c,
   return CaseRun::kRan;
 }
 
+/// Rank r's post of an all_gather over the 4 members of `world` whose counts disagree: rank 2
+/// expects 3 elements from member 1, which sends 2. Every member must throw the same error (the
+/// local backend's message) on every backend.
+inline void PostMismatchedAllGather(Communicator& c, int64_t r, const Group& world) {
+  LocalTensor in(Shape{2}, DType::kF32), out(Shape{8}, DType::kF32);
+  std::vector<RecvView> recv;
+  for (int64_t i = 0; i < 4; ++i) {
+    Box b = FullBox(out.shape());
+    b.dims[0] = {{2 * i, r == 2 && i == 1 ? 2 * i + 3 : 2 * i + 2}};
+    recv.push_back(MutableViewOf(out, b));
+  }
+  c.AllGatherV(world, ViewOf(in), std::move(recv));
+}
+
 inline bool HasPartial(const TensorSpec& spec) {
   return std::any_of(spec.placements.begin(), spec.placements.end(),
                      [](const Placement& p) { return p.IsPartial(); });

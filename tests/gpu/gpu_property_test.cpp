@@ -113,7 +113,7 @@ TEST_CASE("cuda backend: random redistributes equal Distribute and the local bac
           "[gpu][property]") {
   const int64_t cases = shardscope::KnobInteger(shardscope::knobs::GpuCases()).value_or(300);
   Generator gen(20240611, {{4}, {2, 2}, {4, 1}, {1, 4}, {2, 2, 2}, {8}, {1}});
-  int64_t run = 0, skipped = 0;
+  int64_t run = 0, skipped = 0, strided = 0;
   for (int64_t k = 0; k < cases; ++k) {
     Case c = gen.Next();
     try {
@@ -134,6 +134,7 @@ TEST_CASE("cuda backend: random redistributes equal Distribute and the local bac
     }
     std::vector<LocalTensor> gpu = RedistributeAll("cuda", c, global);
     ++run;
+    if (c.src.HasStridedShard() || c.dst.HasStridedShard()) ++strided;
     for (int64_t r = 0; r < c.src.mesh.size(); ++r) {
       INFO("case " << k << " rank " << r << ": " << c.Describe());
       const LocalTensor& got = gpu[static_cast<size_t>(r)];
@@ -142,9 +143,11 @@ TEST_CASE("cuda backend: random redistributes equal Distribute and the local bac
       if (!HasPartial(c.dst)) REQUIRE(got.BitwiseEqual(Distribute(global, c.dst, r)));
     }
   }
-  std::printf("cuda property: %lld cases checked, %lld skipped as unsupported\n", static_cast<long long>(run),
-              static_cast<long long>(skipped));
+  std::printf("cuda property: %lld cases checked (%lld with _StridedShard), %lld skipped as unsupported\n",
+              static_cast<long long>(run), static_cast<long long>(strided), static_cast<long long>(skipped));
   if (cases >= 20) REQUIRE(run > 0);
+  // The shared generator draws literal and encoded _StridedShard cases.
+  if (cases >= 100) REQUIRE(strided > 0);
 }
 
 TEST_CASE("cuda backend: v-collectives on uneven, empty and partly covered views", "[gpu]") {
@@ -276,16 +279,7 @@ TEST_CASE("cuda backend: shapes, barriers, timing and errors as the local backen
   REQUIRE(timed.bytes_recv == std::vector<int64_t>{0, (1 << 16) * 4});
   // Mismatched counts: the same message as the local backend on every member.
   Group world{{0, 1, 2, 3}, {0}};
-  RankFn mismatch = [&](Communicator& c, int64_t r) {
-    LocalTensor in(Shape{2}, DType::kF32), out(Shape{8}, DType::kF32);
-    std::vector<RecvView> recv;
-    for (int64_t i = 0; i < 4; ++i) {
-      Box b = FullBox(out.shape());
-      b.dims[0] = {{2 * i, r == 2 && i == 1 ? 2 * i + 3 : 2 * i + 2}};
-      recv.push_back(MutableViewOf(out, b));
-    }
-    c.AllGatherV(world, ViewOf(in), std::move(recv));
-  };
+  RankFn mismatch = [&](Communicator& c, int64_t r) { PostMismatchedAllGather(c, r, world); };
   for (int64_t r = 0; r < 4; ++r) {
     const std::string local = MessageOn("local", 4, r, mismatch);
     REQUIRE(!local.empty());

@@ -23,10 +23,6 @@
 namespace shardscope::program {
 // The program layer speaks the engine's vocabulary (specs, placements, plans) throughout.
 using namespace shardscope::engine;  // NOLINT(google-build-using-namespace)
-using detail::BuildSchedule;
-using detail::HasPartial;
-using detail::kNone;
-using detail::Planned;
 
 namespace {
 

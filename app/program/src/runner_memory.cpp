@@ -14,10 +14,6 @@
 namespace shardscope::program {
 
 using namespace shardscope::engine;  // NOLINT(google-build-using-namespace)
-using detail::BuildSchedule;
-using detail::HasPartial;
-using detail::kNone;
-using detail::Planned;
 
 namespace {
 

@@ -47,3 +47,10 @@ std::vector<Planned> BuildSchedule(const Scenario& scenario, int repeat);
 void RefuseWhatCannotFit(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace shardscope::program::detail
+
+namespace shardscope::program {
+using detail::BuildSchedule;
+using detail::HasPartial;
+using detail::kNone;
+using detail::Planned;
+}  // namespace shardscope::program
