@@ -268,6 +268,56 @@ CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& a
   return cmd;
 }
 
+CLI::App* AddBenchLoadCommand(CLI::App* bench, BenchLoadArgs& args) {
+  CLI::App* cmd = bench->add_subcommand(
+      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
+  cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or rank file")->required();
+  AddJobsOption(cmd, args.jobs);
+  cmd->add_option("--repetitions", args.repetitions, "loads per reader (median reported)")
+      ->capture_default_str();
+  cmd->footer("Example:\n  shardscope bench load samples/ci/golden");
+  return cmd;
+}
+
+CLI::App* AddBenchTraceCommand(CLI::App* bench, BenchTraceArgs& args) {
+  CLI::App* cmd =
+      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
+  cmd->add_option("--repetitions", args.repetitions, "batches of each (median, p10, p90)")
+      ->capture_default_str();
+  cmd->add_option("--redistributes", args.redistributes, "redistributes (5 events) per batch")
+      ->capture_default_str();
+  cmd->footer("Example:\n  shardscope bench trace");
+  return cmd;
+}
+
+// A missing or unknown command, or bench benchmark, is the usage and one line naming it (CLI11
+// would only say "A subcommand is required"); false then.
+bool KnownCommand(const CLI::App& app, const CLI::App& bench, int argc, char** argv) {
+  constexpr const char* kCommands = "plan, layout, run, show, diff, check, export, import, env or bench";
+  if (argc < 2) {
+    std::cerr << app.help() << "shardscope: missing command (expected " << kCommands << ")\n";
+    return false;
+  }
+  const std::string first = argv[1];
+  auto has = [](const CLI::App& parent, const std::string& name) {
+    bool known = false;
+    for (const CLI::App* sub : parent.get_subcommands({})) known = known || sub->get_name() == name;
+    return known;
+  };
+  if ((first.empty() || first[0] != '-') && !has(app, first)) {
+    std::cerr << app.help() << "shardscope: unknown command '" << Printable(first) << "' (expected "
+              << kCommands << ")\n";
+    return false;
+  }
+  if (first != "bench") return true;
+  const std::string second = argc > 2 ? argv[2] : "";
+  if (second == "-h" || second == "--help" || has(bench, second)) return true;
+  std::cerr << "shardscope: bench: "
+            << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
+            << " (expected plan, comm, redistribute, load or trace)\n";
+  return false;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -314,50 +364,10 @@ int Main(int argc, char** argv) {
   ImportDebugModeArgs import_debugmode_args;
   CLI::App* import_debugmode = AddImportDebugModeCommand(import_cmd, import_debugmode_args);
   BenchLoadArgs load_args;
-  CLI::App* bench_load = bench->add_subcommand(
-      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
-  bench_load->add_option("trace", load_args.path, "trace directory (rank-*.jsonl) or rank file")->required();
-  AddJobsOption(bench_load, load_args.jobs);
-  bench_load->add_option("--repetitions", load_args.repetitions, "loads per reader (median reported)")
-      ->capture_default_str();
-  bench_load->footer("Example:\n  shardscope bench load samples/ci/golden");
+  CLI::App* bench_load = AddBenchLoadCommand(bench, load_args);
   BenchTraceArgs trace_args;
-  CLI::App* bench_trace =
-      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
-  bench_trace->add_option("--repetitions", trace_args.repetitions, "batches of each (median, p10, p90)")
-      ->capture_default_str();
-  bench_trace->add_option("--redistributes", trace_args.redistributes, "redistributes (5 events) per batch")
-      ->capture_default_str();
-  bench_trace->footer("Example:\n  shardscope bench trace");
-
-  if (argc < 2) {
-    std::cerr << app.help()
-              << "shardscope: missing command (expected plan, layout, run, show, diff, check, export, import "
-                 "or bench)\n";
-    return kUsageExit;
-  }
-  std::string first = argv[1];
-  if (first.empty() || first[0] != '-') {
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
-    if (!known) {
-      std::cerr << app.help() << "shardscope: unknown command '" << Printable(first)
-                << "' (expected plan, layout, run, show, diff, check, export, import or bench)\n";
-      return kUsageExit;
-    }
-  }
-  if (first == "bench") {  // CLI11 would only say "A subcommand is required"
-    const std::string second = argc > 2 ? argv[2] : "";
-    const bool help = second == "-h" || second == "--help";
-    bool known = false;
-    for (const CLI::App* sub : bench->get_subcommands({})) known = known || sub->get_name() == second;
-    if (!known && !help) {
-      std::cerr << "shardscope: bench: "
-                << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
-                << " (expected plan, comm, redistribute, load or trace)\n";
-      return kUsageExit;
-    }
-  }
+  CLI::App* bench_trace = AddBenchTraceCommand(bench, trace_args);
+  if (!KnownCommand(app, *bench, argc, argv)) return kUsageExit;
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "shardscope/error.hpp"
+#include "shardscope/text.hpp"
 #include "shardscope/trace/session.hpp"
 
 namespace shardscope {
@@ -94,15 +95,14 @@ std::optional<std::string> KnobValue(const Knob& knob) {
 std::string KnobExpectation(const Knob& knob) {
   switch (knob.kind) {
     case KnobKind::kInteger:
+      if (knob.max == std::numeric_limits<int64_t>::max())
+        return "a whole number " + Of(knob) + "(" + std::to_string(knob.min) + " or more)";
       return "a whole number " + Of(knob) + "from " + std::to_string(knob.min) + " to " +
              std::to_string(knob.max);
     case KnobKind::kNumber:
       return "a positive number" + (knob.unit.empty() ? "" : " of " + knob.unit);
-    case KnobKind::kChoice: {
-      std::string list;
-      for (const std::string& c : knob.choices) list += (list.empty() ? "" : ", ") + c;
-      return "one of " + list;
-    }
+    case KnobKind::kChoice:
+      return "one of " + Join(knob.choices, ", ");
     case KnobKind::kText:
       break;
   }
