@@ -4,10 +4,10 @@ namespace shardscope::engine::knobs {
 
 // Each accessor registers its knob on first use (a function-local static: thread-safe).
 const Knob& BlockCacheMib() {
-  static const Knob& knob = RegisterKnob(
-      IntegerKnob("SHARDSCOPE_BLOCK_CACHE_MIB", "engine", "1024",
-                  "freed large tensor blocks (2 MiB and up) kept for reuse; 0 turns the cache off", "MiB", 0,
-                  int64_t{1} << 24));
+  static const Knob& knob =
+      RegisterKnob(IntegerKnob("SHARDSCOPE_BLOCK_CACHE_MIB", "engine", "1024",
+                               "freed tensor buffers (128 KiB and up) kept for reuse; 0 turns the cache off",
+                               "MiB", 0, int64_t{1} << 24));
   return knob;
 }
 
