@@ -8,6 +8,7 @@
 #include "shardscope/engine/core/placement.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/text.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -178,16 +179,10 @@ std::string FormatMeshDims(const engine::Mesh& mesh, const std::vector<int>& mes
 
 std::string CoordHeader(const engine::Mesh& mesh) {
   if (!mesh.has_dim_names()) return "coord";
-  std::string names;
-  for (const auto& n : mesh.dim_names()) names += (names.empty() ? "" : ",") + n;
-  return "coord (" + names + ")";
+  return "coord (" + Join(mesh.dim_names(), ",") + ")";
 }
 
-std::string FormatTuple(const std::vector<int64_t>& values) {
-  std::string s = "(";
-  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + std::to_string(values[i]);
-  return s + ")";
-}
+std::string FormatTuple(const std::vector<int64_t>& values) { return "(" + JoinInts(values, ",") + ")"; }
 
 std::string FormatCoord(const std::vector<int64_t>& coord) { return FormatTuple(coord); }
 

@@ -34,6 +34,14 @@ using engine::DType;
 using engine::Group;
 using engine::LocalTensor;
 
+// The group of ranks 0..n-1 over mesh dim 0: every benchmark's collective group.
+Group AllRanks(int64_t n) {
+  Group world;
+  for (int64_t r = 0; r < n; ++r) world.ranks.push_back(r);
+  world.mesh_dims = {0};
+  return world;
+}
+
 std::string HumanBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
   double v = static_cast<double>(bytes);
@@ -78,9 +86,7 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
                         std::vector<double>* samples = nullptr) {
   if (mpi != nullptr) {
     Communicator& comm = mpi->comm();
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, mpi->rank(), world);
     body();
     comm.Barrier(world);
@@ -95,9 +101,7 @@ double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&&
   }
   std::atomic<int64_t> elapsed{0};
   engine::LocalWorld::Run(ranks, [&](Communicator& comm, int64_t rank) {
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, rank, world);
     body();
     comm.Barrier(world);
@@ -221,6 +225,26 @@ struct NullBuffer : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
+// What bench comm and bench redistribute on the CPU backends start with: the MPI world under
+// mpirun (else `--ranks` local threads), where rank 0 prints (other ranks print nothing), the
+// sizes and whether to show progress.
+struct CpuBench {
+  CpuBench(const BenchCommArgs& args, std::ostream& out_rank0)
+      : mpi(StartBackend(args)), out(mpi && mpi->rank() != 0 ? null_out : out_rank0) {
+    if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
+    n = mpi ? mpi->size() : args.ranks;
+    sizes = ParseByteSizes(args.sizes);
+    progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  }
+  std::unique_ptr<engine::MpiWorld> mpi;
+  NullBuffer null_buffer;
+  std::ostream null_out{&null_buffer};
+  std::ostream& out;  ///< rank 0's stream; a null one on the other ranks
+  int64_t n = 0;
+  std::vector<int64_t> sizes;
+  bool progress = false;
+};
+
 // H200/H100 SXM NVLink 4: 18 links x 50 GB/s = 900 GB/s bidirectional, 450 GB/s per direction.
 // nccl-tests' busbw is comparable with the per-direction rate.
 constexpr double kNvlinkPerDirectionGBs = 450.0;
@@ -236,9 +260,7 @@ template <class Setup>
 GpuTiming TimeOnGpu(engine::NcclWorld* nccl, int64_t ranks, int iters, Setup&& setup) {
   GpuTiming rank0;
   auto run = [&](Communicator& comm, int64_t rank) {
-    Group world;
-    for (int64_t r = 0; r < ranks; ++r) world.ranks.push_back(r);
-    world.mesh_dims = {0};
+    const Group world = AllRanks(ranks);
     auto body = setup(comm, rank, world);
     body();
     comm.Barrier(world);
@@ -362,14 +384,8 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
 
 int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
   if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
-  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
-  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = mpi ? mpi->size() : args.ranks;
-  NullBuffer null_buffer;
-  std::ostream null_out(&null_buffer);
-  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
-  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  CpuBench bench(args, out_rank0);
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   if (mpi) {
     out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
         << "local backend (" << n
@@ -513,14 +529,8 @@ int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
                        " is not supported; time GPU redistributes with shardscope run SCENARIO --backend " +
                        args.backend + " --repeat N, or bench comm --backend " + args.backend);
   }
-  std::unique_ptr<engine::MpiWorld> mpi = StartBackend(args);
-  if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
-  const int64_t n = mpi ? mpi->size() : args.ranks;
-  NullBuffer null_buffer;
-  std::ostream null_out(&null_buffer);
-  std::ostream& out = mpi && mpi->rank() != 0 ? null_out : out_rank0;
-  const std::vector<int64_t> sizes = ParseByteSizes(args.sizes);
-  const bool progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
+  CpuBench bench(args, out_rank0);
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   std::filesystem::path trace_dir =
       std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
   if (mpi) {

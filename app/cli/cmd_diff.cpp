@@ -1,13 +1,4 @@
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <exception>
-#include <filesystem>
-#include <iostream>
 #include <ostream>
-#include <thread>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
@@ -16,72 +7,6 @@
 #include "trace_tools.hpp"
 
 namespace shardscope::app {
-
-trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress) {
-  std::error_code ec;
-  if (path.empty()) throw InvalidInput("missing trace path");
-  if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
-  trace::ReadProgress counters;
-  trace::ReadOptions options{.jobs = jobs, .progress = &counters};
-  auto read = [&] { return trace::ReadAnyTrace(path, options); };
-  if (!progress || isatty(STDERR_FILENO) == 0) return read();
-  // The reader runs on its own thread while this one redraws the line; nothing is printed for a
-  // load that ends within half a second.
-  std::atomic<bool> done{false};
-  std::exception_ptr failure;
-  trace::Model model;
-  std::thread reader([&] {
-    try {
-      model = read();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    done = true;
-  });
-  const auto start = std::chrono::steady_clock::now();
-  bool shown = false;
-  while (!done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (done || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500)) continue;
-    std::fprintf(stderr, "\rshardscope: loading %s: %lld/%lld rank files, %.0f/%.0f MB\x1b[K", path.c_str(),
-                 static_cast<long long>(counters.files_done.load()),
-                 static_cast<long long>(counters.files_total.load()),
-                 static_cast<double>(counters.bytes_done.load()) / 1e6,
-                 static_cast<double>(counters.bytes_total.load()) / 1e6);
-    std::fflush(stderr);
-    shown = true;
-  }
-  reader.join();
-  if (shown) std::fprintf(stderr, "\r\x1b[K");
-  if (failure) std::rethrow_exception(failure);
-  return model;
-}
-
-std::string DiagnosticText(const trace::Diagnostic& d) {
-  std::string message = d.message;
-  if (message.rfind("warning: ", 0) == 0) message.erase(0, 9);  // the caller's prefix says it
-  if (d.file.empty()) return message;
-  return d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "") + ": " + message;
-}
-
-trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const std::string& role) {
-  const std::string who = role.empty() ? "" : role + " ";
-  if (path.empty()) throw InvalidInput(who + "missing trace path");
-  trace::Model model = [&] {
-    try {
-      return ReadTraceWithProgress(path, jobs, progress);
-    } catch (const Error& e) {
-      if (role.empty()) throw;
-      std::string message = e.what();  // diff: say which side is broken
-      if (message.rfind(path, 0) != 0) message = path + ": " + message;
-      throw Error(e.code(), who + message);
-    }
-  }();
-  for (const auto& d : model.diagnostics) {
-    std::cerr << "shardscope: warning: " << who << path << ": " << DiagnosticText(d) << "\n";
-  }
-  return model;
-}
 
 int RunDiff(const DiffArgs& args, std::ostream& out) {
   trace::DiffOptions options = args.fail_on.empty() ? trace::DiffOptions{} : trace::ParseFailOn(args.fail_on);

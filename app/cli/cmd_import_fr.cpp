@@ -16,8 +16,7 @@ namespace shardscope::app {
 int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
   std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
   trace::Model model = trace::ReadFlightRecorder(paths);
-  for (const auto& d : model.diagnostics)
-    std::cerr << "shardscope: warning: " << (d.file.empty() ? "" : d.file + ": ") << d.message << "\n";
+  PrintLoadWarnings(model, "");
   if (!args.output.empty()) {
     for (const trace::RankTrace& rt : model.ranks) {
       trace::Writer writer(args.output, rt.header);

@@ -10,6 +10,7 @@
 
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -43,10 +44,36 @@ std::string RepLabel(const program::StepReport& s, int repeat) {
   return " reps " + std::to_string(s.repetition) + "-" + std::to_string(s.repetition + s.repetitions - 1);
 }
 
-}  // namespace
+// A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would sit
+// beside the new ones and make show/check/diff refuse the directory. Refuses them unless --force,
+// which removes them.
+void ClearTraceDir(const std::filesystem::path& dir, const RunArgs& args) {
+  const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
+  std::vector<std::filesystem::path> old = [&] {
+    try {
+      return trace::RankFilesIn(dir);
+    } catch (const Error& e) {
+      throw InvalidInput(flag + ": " + e.what());
+    }
+  }();
+  if (!old.empty() && !args.force) {
+    throw InvalidInput(
+        flag + ": '" + dir.string() + "' already holds a trace (" + std::to_string(old.size()) +
+        " rank files, e.g. " + old.front().filename().string() +
+        "); writing into it would mix two runs (--force replaces it, or choose another directory)");
+  }
+  for (const auto& file : old) {
+    std::error_code ec;
+    std::filesystem::remove(file, ec);  // under MPI every process removes; a file already gone is fine
+    if (ec && std::filesystem::exists(file)) {
+      throw InvalidInput(flag + ": cannot remove the old '" + file.string() + "': " + ec.message());
+    }
+  }
+}
 
-int RunRun(const RunArgs& args, std::ostream& out) {
-  program::Scenario scenario = program::LoadScenario(args.scenario);
+// The run's options from the flags, checked: ranks, repeat, timeout and the trace directory
+// (--trace, else $SHARDSCOPE_TRACE) with the old run's rank files removed when --force allows it.
+program::RunOptions RunOptionsOf(const RunArgs& args, const program::Scenario& scenario) {
   if (args.ranks != 0 && args.ranks != scenario.mesh.size()) {
     throw InvalidInput("--ranks: " + std::to_string(args.ranks) + " ranks given but the mesh " +
                        scenario.mesh.ToString() + " has " + std::to_string(scenario.mesh.size()));
@@ -62,48 +89,61 @@ int RunRun(const RunArgs& args, std::ostream& out) {
   }
   program::RunOptions options;
   options.backend = args.backend;
-  options.trace_dir = args.trace_dir;
-  if (options.trace_dir.empty()) {
-    const char* env = std::getenv(trace::kTraceEnvVar);
-    if (env != nullptr && *env != '\0') options.trace_dir = env;
-  }
-  if (!options.trace_dir.empty()) {
-    // A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would
-    // sit beside the new ones and make show/check/diff refuse the directory.
-    const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
-    std::vector<std::filesystem::path> old = [&] {
-      try {
-        return trace::RankFilesIn(options.trace_dir);
-      } catch (const Error& e) {
-        throw InvalidInput(flag + ": " + e.what());
-      }
-    }();
-    if (!old.empty() && !args.force) {
-      throw InvalidInput(
-          flag + ": '" + options.trace_dir.string() + "' already holds a trace (" +
-          std::to_string(old.size()) + " rank files, e.g. " + old.front().filename().string() +
-          "); writing into it would mix two runs (--force replaces it, or choose another directory)");
-    }
-    for (const auto& file : old) {
-      std::error_code ec;
-      std::filesystem::remove(file, ec);  // under MPI every process removes; a file already gone is fine
-      if (ec && std::filesystem::exists(file)) {
-        throw InvalidInput(flag + ": cannot remove the old '" + file.string() + "': " + ec.message());
-      }
-    }
-  }
+  options.trace_dir = args.trace_dir.empty() ? KnobValue(knobs::TraceDir()).value_or("") : args.trace_dir;
+  if (!options.trace_dir.empty()) ClearTraceDir(options.trace_dir, args);
   options.verify = args.verify;
   options.repeat = args.repeat;
   options.checksums = args.checksums;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
-  const bool progress = isatty(STDERR_FILENO) != 0;
-  if (progress) {
+  if (isatty(STDERR_FILENO) != 0) {
     options.progress = [](int64_t done, int64_t total) {
       std::fprintf(stderr, "\r  running: %lld/%lld steps", static_cast<long long>(done),
                    static_cast<long long>(total));
       if (done == total) std::fprintf(stderr, "\r%60s\r", "");
     };
   }
+  return options;
+}
+
+// "  step 2  op linear(a, w2) -> y: P(sum)" and its collectives line.
+void PrintOpStep(const program::StepReport& s, const program::Scenario& scenario, const RunArgs& args,
+                 std::ostream& out) {
+  const engine::OpCall& call = *scenario.steps[s.step].op;
+  std::string inputs;
+  for (const auto& name : call.inputs)
+    inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? "None" : name);
+  std::string outputs;
+  size_t k = 0;
+  for (const auto& name : call.outputs) {
+    if (name.empty() || k >= s.op_outputs.size()) continue;
+    outputs += (outputs.empty() ? "" : ", ") + name + ": " + engine::ConcatPlacements(s.op_outputs[k++]);
+  }
+  out << "  step " << s.step << RepLabel(s, args.repeat) << "  op " << s.op << "(" << inputs
+      << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs << "\n      "
+      << s.implicit_redistributes << " implicit redistribute" << (s.implicit_redistributes == 1 ? "" : "s")
+      << "; collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
+      << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
+      << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
+}
+
+// "  step 0  x  S(0) -> R" with its plan and collectives lines.
+void PrintRedistributeStep(const program::StepReport& s, const RunArgs& args, std::ostream& out) {
+  out << "  step " << s.step << (s.backward ? " (backward)" : "") << RepLabel(s, args.repeat) << "  "
+      << s.tensor << "  " << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst)
+      << "\n      " << engine::PlannerName(s.plan.planner) << ": "
+      << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
+      << (s.plan.internal_partial_target ? "  (internal redistribute to Partial: the public API refuses it)"
+                                         : "")
+      << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
+      << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
+      << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
+}
+
+}  // namespace
+
+int RunRun(const RunArgs& args, std::ostream& out) {
+  program::Scenario scenario = program::LoadScenario(args.scenario);
+  const program::RunOptions options = RunOptionsOf(args, scenario);
   program::RunReport report = program::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 
@@ -121,36 +161,11 @@ int RunRun(const RunArgs& args, std::ostream& out) {
     out << executed << " redistributes\n";
   }
   for (const auto& s : report.steps) {
-    if (!s.op.empty()) {
-      // "step 2  op linear(a, w2) -> y: P(sum)"
-      const engine::OpCall& call = *scenario.steps[s.step].op;
-      std::string inputs;
-      for (const auto& name : call.inputs)
-        inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? "None" : name);
-      std::string outputs;
-      size_t k = 0;
-      for (const auto& name : call.outputs) {
-        if (name.empty() || k >= s.op_outputs.size()) continue;
-        outputs += (outputs.empty() ? "" : ", ") + name + ": " + engine::ConcatPlacements(s.op_outputs[k++]);
-      }
-      out << "  step " << s.step << RepLabel(s, args.repeat) << "  op " << s.op << "(" << inputs
-          << (s.op_args.empty() ? "" : ", " + s.op_args) << ") -> " << outputs << "\n      "
-          << s.implicit_redistributes << " implicit redistribute"
-          << (s.implicit_redistributes == 1 ? "" : "s") << "; collectives: " << Collectives(s.collectives)
-          << ", moved " << Bytes(s.bytes_moved) << ", " << std::fixed << std::setprecision(3)
-          << s.seconds * 1e3 << " ms" << std::defaultfloat
-          << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
-      continue;
+    if (s.op.empty()) {
+      PrintRedistributeStep(s, args, out);
+    } else {
+      PrintOpStep(s, scenario, args, out);
     }
-    out << "  step " << s.step << (s.backward ? " (backward)" : "") << RepLabel(s, args.repeat) << "  "
-        << s.tensor << "  " << engine::FormatPlacements(s.src) << " -> " << engine::FormatPlacements(s.dst)
-        << "\n      " << engine::PlannerName(s.plan.planner) << ": "
-        << (s.plan.notation.empty() ? "(no-op)" : s.plan.notation)
-        << (s.plan.internal_partial_target ? "  (internal redistribute to Partial: the public API refuses it)"
-                                           : "")
-        << "\n      collectives: " << Collectives(s.collectives) << ", moved " << Bytes(s.bytes_moved) << ", "
-        << std::fixed << std::setprecision(3) << s.seconds * 1e3 << " ms" << std::defaultfloat
-        << (args.verify ? (s.verified ? ", verified" : ", NOT verified") : "") << "\n";
   }
   if ((args.backend == "mpi" || args.backend == "nccl") && report.world > 1) {
     // On one host every process reads the same CLOCK_MONOTONIC, so each offset is the estimate's

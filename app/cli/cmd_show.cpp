@@ -1,5 +1,4 @@
 #include <filesystem>
-#include <iostream>
 #include <ostream>
 
 #include "run_commands.hpp"
@@ -11,10 +10,7 @@
 namespace shardscope::app {
 
 int RunShow(const ShowArgs& args, std::ostream& out) {
-  trace::Model model = ReadTraceWithProgress(args.path, args.jobs, !args.json);
-  for (const auto& d : model.diagnostics) {
-    std::cerr << "shardscope: warning: " << DiagnosticText(d) << "\n";
-  }
+  trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
   if (args.json) {
     out << trace::ShowJson(model).dump(2) << "\n";
   } else {

@@ -62,12 +62,20 @@ struct BenchPlanArgs {
   int repetitions = 31;  ///< timed batches per case; the median batch is reported
 };
 
+/// `shardscope env`.
+struct EnvArgs {
+  bool json = false;
+};
+
 /// Each Run* writes its report to `out` and returns the exit code (0). Bad input throws
 /// shardscope::Error naming the flag and token; main maps it to one stderr line and exit 2/3.
 int RunPlan(const PlanArgs& args, std::ostream& out);
 int RunLayout(const LayoutArgs& args, std::ostream& out);
 /// Progress goes to stderr only when stderr is a terminal.
 int RunBenchPlan(const BenchPlanArgs& args, std::ostream& out);
+/// Lists every environment knob; throws Error(kInvalidInput) after the list when one is set to a
+/// bad value.
+int RunEnv(const EnvArgs& args, std::ostream& out);
 
 // ---- helpers shared by the commands (cli_common.cpp) ----
 

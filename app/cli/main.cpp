@@ -61,6 +61,15 @@ void AddTensorOptions(CLI::App* cmd, TensorArgs& tensor) {
       ->capture_default_str();
 }
 
+// --ranks (whose layouts to print) and --json of plan and layout.
+void AddRankListOptions(CLI::App* cmd, std::string& ranks, bool& json) {
+  cmd->add_option("--ranks", ranks,
+                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
+                  "ranks and ranges like 0-3,8")
+      ->capture_default_str();
+  cmd->add_flag("--json", json, "print one JSON object (schema: docs/cli.md)");
+}
+
 void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("plan", "Plan a redistribute: planner, notation, collectives, costs, layouts");
@@ -83,11 +92,7 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
                 "imported dumps; the public DTensor.redistribute refuses it");
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
       ->capture_default_str();
-  cmd->add_option("--ranks", args.ranks,
-                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
-                  "ranks and ranges like 0-3,8")
-      ->capture_default_str();
-  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  AddRankListOptions(cmd, args.ranks, args.json);
   cmd->footer(
       "Examples:\n"
       "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
@@ -106,16 +111,22 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
   cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
-  cmd->add_option("--ranks", args.ranks,
-                  "whose layouts to print: auto (every rank up to 1024, else 0-7 and the last), all, or "
-                  "ranks and ranges like 0-3,8")
-      ->capture_default_str();
-  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  AddRankListOptions(cmd, args.ranks, args.json);
   cmd->footer(
       "Examples:\n"
       "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"
       "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)' --order '0:1,0'\n"
       "  shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json");
+}
+
+void AddEnvCommand(CLI::App& app, EnvArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "env", "List the SHARDSCOPE_* environment knobs: what each does, accepts, defaults to, is now");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
+  cmd->footer(
+      "Examples:\n"
+      "  shardscope env\n"
+      "  SHARDSCOPE_BLOCK_CACHE_MIB=0 shardscope env --json");
 }
 
 void AddRunCommand(CLI::App& app, RunArgs& args) {
@@ -260,6 +271,56 @@ CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& a
   return cmd;
 }
 
+CLI::App* AddBenchLoadCommand(CLI::App* bench, BenchLoadArgs& args) {
+  CLI::App* cmd = bench->add_subcommand(
+      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
+  cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or rank file")->required();
+  AddJobsOption(cmd, args.jobs);
+  cmd->add_option("--repetitions", args.repetitions, "loads per reader (median reported)")
+      ->capture_default_str();
+  cmd->footer("Example:\n  shardscope bench load samples/ci/golden");
+  return cmd;
+}
+
+CLI::App* AddBenchTraceCommand(CLI::App* bench, BenchTraceArgs& args) {
+  CLI::App* cmd =
+      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
+  cmd->add_option("--repetitions", args.repetitions, "batches of each (median, p10, p90)")
+      ->capture_default_str();
+  cmd->add_option("--redistributes", args.redistributes, "redistributes (5 events) per batch")
+      ->capture_default_str();
+  cmd->footer("Example:\n  shardscope bench trace");
+  return cmd;
+}
+
+// A missing or unknown command, or bench benchmark, is the usage and one line naming it (CLI11
+// would only say "A subcommand is required"); false then.
+bool KnownCommand(const CLI::App& app, const CLI::App& bench, int argc, char** argv) {
+  constexpr const char* kCommands = "plan, layout, run, show, diff, check, export, import, env or bench";
+  if (argc < 2) {
+    std::cerr << app.help() << "shardscope: missing command (expected " << kCommands << ")\n";
+    return false;
+  }
+  const std::string first = argv[1];
+  auto has = [](const CLI::App& parent, const std::string& name) {
+    bool known = false;
+    for (const CLI::App* sub : parent.get_subcommands({})) known = known || sub->get_name() == name;
+    return known;
+  };
+  if ((first.empty() || first[0] != '-') && !has(app, first)) {
+    std::cerr << app.help() << "shardscope: unknown command '" << Printable(first) << "' (expected "
+              << kCommands << ")\n";
+    return false;
+  }
+  if (first != "bench") return true;
+  const std::string second = argc > 2 ? argv[2] : "";
+  if (second == "-h" || second == "--help" || has(bench, second)) return true;
+  std::cerr << "shardscope: bench: "
+            << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
+            << " (expected plan, comm, redistribute, load or trace)\n";
+  return false;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -283,6 +344,8 @@ int Main(int argc, char** argv) {
   ShowArgs show_args;
   AddRunCommand(app, run_args);
   AddShowCommand(app, show_args);
+  EnvArgs env_args;
+  AddEnvCommand(app, env_args);
   DiffArgs diff_args;
   CheckArgs check_args;
   ExportArgs export_args;
@@ -304,50 +367,10 @@ int Main(int argc, char** argv) {
   ImportDebugModeArgs import_debugmode_args;
   CLI::App* import_debugmode = AddImportDebugModeCommand(import_cmd, import_debugmode_args);
   BenchLoadArgs load_args;
-  CLI::App* bench_load = bench->add_subcommand(
-      "load", "Trace loading: MB/s, events/s, peak RSS, bytes/event; fast vs reference reader");
-  bench_load->add_option("trace", load_args.path, "trace directory (rank-*.jsonl) or rank file")->required();
-  AddJobsOption(bench_load, load_args.jobs);
-  bench_load->add_option("--repetitions", load_args.repetitions, "loads per reader (median reported)")
-      ->capture_default_str();
-  bench_load->footer("Example:\n  shardscope bench load samples/ci/golden");
+  CLI::App* bench_load = AddBenchLoadCommand(bench, load_args);
   BenchTraceArgs trace_args;
-  CLI::App* bench_trace =
-      bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
-  bench_trace->add_option("--repetitions", trace_args.repetitions, "batches of each (median, p10, p90)")
-      ->capture_default_str();
-  bench_trace->add_option("--redistributes", trace_args.redistributes, "redistributes (5 events) per batch")
-      ->capture_default_str();
-  bench_trace->footer("Example:\n  shardscope bench trace");
-
-  if (argc < 2) {
-    std::cerr << app.help()
-              << "shardscope: missing command (expected plan, layout, run, show, diff, check, export, import "
-                 "or bench)\n";
-    return kUsageExit;
-  }
-  std::string first = argv[1];
-  if (first.empty() || first[0] != '-') {
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
-    if (!known) {
-      std::cerr << app.help() << "shardscope: unknown command '" << Printable(first)
-                << "' (expected plan, layout, run, show, diff, check, export, import or bench)\n";
-      return kUsageExit;
-    }
-  }
-  if (first == "bench") {  // CLI11 would only say "A subcommand is required"
-    const std::string second = argc > 2 ? argv[2] : "";
-    const bool help = second == "-h" || second == "--help";
-    bool known = false;
-    for (const CLI::App* sub : bench->get_subcommands({})) known = known || sub->get_name() == second;
-    if (!known && !help) {
-      std::cerr << "shardscope: bench: "
-                << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
-                << " (expected plan, comm, redistribute, load or trace)\n";
-      return kUsageExit;
-    }
-  }
+  CLI::App* bench_trace = AddBenchTraceCommand(bench, trace_args);
+  if (!KnownCommand(app, *bench, argc, argv)) return kUsageExit;
 
   try {
     app.parse(argc, argv);
@@ -367,6 +390,7 @@ int Main(int argc, char** argv) {
     if (bench_trace->parsed()) return RunBenchTrace(trace_args, std::cout);
     if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
     if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
+    if (app.got_subcommand("env")) return RunEnv(env_args, std::cout);
     if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);
     if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
     if (app.got_subcommand("export")) return RunExport(export_args, std::cout);

@@ -54,9 +54,14 @@ trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progr
 /// a leading "warning: " (callers print "shardscope: warning: " before it).
 std::string DiagnosticText(const trace::Diagnostic& d);
 
-/// ReadTraceWithProgress, then load diagnostics become "shardscope: warning:" lines on stderr. A
-/// non-empty `role` ("baseline", "candidate") starts every message, so diff says which input is
-/// broken.
+/// One "shardscope: warning: SOURCE: FILE:LINE: message" line on stderr per load diagnostic of
+/// `model` (no "SOURCE: " when `source` is empty).
+void PrintLoadWarnings(const trace::Model& model, const std::string& source);
+
+/// How every command reads a trace (show, check, export, diff): ReadTraceWithProgress, then load
+/// diagnostics become "shardscope: warning: FILE:LINE: message" lines on stderr. A non-empty
+/// `role` ("baseline", "candidate") starts every message with "ROLE PATH: ", so diff says which
+/// input is broken.
 trace::Model LoadTrace(const std::string& path, int jobs = 0, bool progress = true,
                        const std::string& role = "");
 

@@ -6,8 +6,7 @@
 # 2n/(3n-1) for a two-phase one (from 256 KiB per rank). n = 2: 1.33, 0.67, 0.80.
 source "$(dirname "$0")/lib.sh" "$@"
 
-run bench comm --ranks 2 --sizes 64K,1M --iterations 2
-expect_rc 0
+run_ok bench comm --ranks 2 --sizes 64K,1M --iterations 2
 expect_out_contains 'vs memcpy   bound  of bound'
 row() { grep -E "^$1 +$2 " <<<"$OUT" | awk '{print $(NF-1)}'; }
 check_bound() {
@@ -27,8 +26,7 @@ done
 
 # The known-vs-negotiated table: a 256 B shard per rank (S(1)->S(2) of [2, 16, 2n]: 2 x 16 x 2
 # f32 on each rank after the split of the last dim), then one row per --sizes value.
-run bench redistribute --ranks 2 --sizes 64K --iterations 2
-expect_rc 0
+run_ok bench redistribute --ranks 2 --sizes 64K --iterations 2
 expect_out_contains 'known us'
 CHECKS=$((CHECKS + 1))
 grep -qE '^256 B +100 +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+x$' <<<"$OUT" ||

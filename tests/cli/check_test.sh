@@ -14,8 +14,7 @@ for scen in "$ROOT"/samples/*.json; do
   expect_out_contains "clean: "
 done
 
-run check "$CASES/clean"
-expect_rc 0
+run_ok check "$CASES/clean"
 expect_out_contains "clean: 4 of 4 rank files, 3 groups, 9 collective calls paired, 5 redistributes"
 
 # class culprit-phrase for each single-edit case
@@ -42,8 +41,7 @@ halo_size size_or_syntax ranks 1, 3
 LIST
 
 # Programs: the hand-made op trace is clean; a rank that skipped an op (and its halo) is named at it.
-run check "$ROOT/tests/golden/trace/program"
-expect_rc 0
+run_ok check "$ROOT/tests/golden/trace/program"
 expect_out_contains "clean: 4 of 4 rank files, 4 groups, 8 collective calls paired, 3 redistributes, 3 ops"
 run check "$CASES/op_missing" --json
 expect_rc 1
@@ -64,9 +62,7 @@ expect_rc 1
 expect_out_lacks "shown"
 
 # Bad input.
-run check "$TMP/nowhere"
-expect_rc 2
-expect_one_error_line "no such trace"
+expect_refused "no such trace" -- check "$TMP/nowhere"
 run check "$CASES/clean" --max-reports -1
 expect_rc 2
 run check "$ROOT/tests/golden/trace/dirs/duplicate_rank"

@@ -12,16 +12,13 @@ mkdir -p "$TMP/s"
 "$BIN" run "$SCEN" --trace "$TMP/b" >/dev/null || fail "run $SCEN (b)"
 
 # The unchanged re-run: nothing differs, exit 0.
-run diff "$TMP/a" "$TMP/b"
-expect_rc 0
+run_ok diff "$TMP/a" "$TMP/b"
 expect_out_contains "no differences; aligned 2 of 2 baseline / 2 candidate redistributes"
-run diff "$TMP/a" "$TMP/b" --json
-expect_rc 0
+run_ok diff "$TMP/a" "$TMP/b" --json
 expect_json 'j["failed"] is False and j["differences"] == [] and j["aligned"] == 2'
 
 # The checked-in golden trace of the CI sample matches this build, and the CI script says so.
-run diff "$ROOT/samples/ci/golden" "$TMP/b"
-expect_rc 0
+run_ok diff "$ROOT/samples/ci/golden" "$TMP/b"
 CHECKS=$((CHECKS + 1))
 bash "$ROOT/samples/ci/check_plans.sh" "$BIN" >"$TMP/ci.out" 2>&1 || fail "samples/ci/check_plans.sh: exit $?: $(cat "$TMP/ci.out")"
 
@@ -43,8 +40,7 @@ expect_out_contains "collectives all_gather on mesh dims [2]: 0 rank-side calls 
 expect_out_lacks "#1 loss"
 # Bytes are unchanged: a rank sends its [2,8] f32 shard (64 B) to 3 peers = 192 B merged, and
 # 64 B then 128 B to one peer each = 192 B unmerged. So failing on bytes only passes.
-run diff "$TMP/a" "$TMP/noopt" --fail-on bytes
-expect_rc 0
+run_ok diff "$TMP/a" "$TMP/noopt" --fail-on bytes
 expect_out_lacks "bytes "
 expect_out_contains "none failing"
 run diff "$TMP/a" "$TMP/noopt" --fail-on plan --json
@@ -80,23 +76,16 @@ expect_rc 1
 expect_out_contains "-#2 w [8, 8] R,R,R -> R,S(0),R: removed (baseline only: "
 
 # Bad input: exit 2, one line.
-run diff "$TMP/a" "$TMP/nowhere"
-expect_rc 2
-expect_one_error_line "nowhere" "no such trace"
-run diff "$TMP/a" "$TMP/b" --fail-on plan,bogus
-expect_rc 2
-expect_one_error_line "--fail-on" "'bogus'"
-run diff "$TMP/a" "$TMP/b" --fail-on time:fast
-expect_rc 2
-expect_one_error_line "--fail-on" "time:fast"
+expect_refused "nowhere" "no such trace" -- diff "$TMP/a" "$TMP/nowhere"
+expect_refused "--fail-on" "'bogus'" -- diff "$TMP/a" "$TMP/b" --fail-on plan,bogus
+expect_refused "--fail-on" "time:fast" -- diff "$TMP/a" "$TMP/b" --fail-on time:fast
 run diff "$TMP/a" "$ROOT/tests/golden/trace/corrupt/missing_field.jsonl"
 expect_rc 2
 run diff "$TMP/a"
 expect_rc 2
 
 # Program traces: ops are aligned and counted in the summary; op differences fail by default.
-run diff "$ROOT/tests/golden/trace/program" "$ROOT/tests/golden/trace/program"
-expect_rc 0
+run_ok diff "$ROOT/tests/golden/trace/program" "$ROOT/tests/golden/trace/program"
 expect_out_contains "no differences; aligned 3 of 3 baseline / 3 candidate redistributes, 3 of 3 baseline / 3 candidate ops (fail on: plan,collectives,bytes,shapes,cost,ops)"
 run diff "$ROOT/tests/golden/trace/program" "$ROOT/tests/golden/trace/two_rank"
 expect_rc 1

@@ -69,8 +69,7 @@ PY
 
 # The hand-written two-rank fixture: 2 redistributes x 2 ranks, 1 step each, 3 collectives per
 # rank (an all_gather, a shape_exchange and an all_to_all), one flow per collective call.
-run export --format chrome "$ROOT/tests/golden/trace/two_rank" -o "$TMP/two.json"
-expect_rc 0
+run_ok export --format chrome "$ROOT/tests/golden/trace/two_rank" -o "$TMP/two.json"
 expect_out_contains "wrote "
 validate "$TMP/two.json" 2
 CHECKS=$((CHECKS + 1))
@@ -78,8 +77,7 @@ CHECKS=$((CHECKS + 1))
   fail "two_rank export counts: $COUNTS"
 # Details travel in args; ts is (t_ns - earliest t_ns) / 1000: rank 1's redistribute #0 began at
 # 1050 ns, the earliest event is at 1000 ns, so ts = 0.05 us; its all_gather lasted 12000 ns = 12 us.
-run export --format chrome "$ROOT/tests/golden/trace/two_rank" -o -
-expect_rc 0
+run_ok export --format chrome "$ROOT/tests/golden/trace/two_rank" -o -
 expect_json '[e["ts"] for e in j["traceEvents"] if e["ph"] == "X" and e["pid"] == 1 and e["cat"] == "redistribute"][0] == 0.05'
 expect_json '[e["dur"] for e in j["traceEvents"] if e["ph"] == "X" and e["pid"] == 1 and e["name"] == "all_gather"] == [12.0]'
 expect_json '[e["args"]["bytes_sent"] for e in j["traceEvents"] if e["ph"] == "X" and e["pid"] == 0 and e["name"] == "all_gather"] == [[0, 36]]'
@@ -89,8 +87,7 @@ expect_json 'j["metadata"]["world"] == 2'
 # A real run: fsdp_tp on a 2x4 mesh (8 ranks). Every collective call of a group of n ranks has
 # n - 1 flows from its lowest rank.
 "$BIN" run "$ROOT/samples/fsdp_tp.json" --trace "$TMP/fsdp" >/dev/null || fail "run fsdp_tp"
-run export --format chrome "$TMP/fsdp" -o "$TMP/fsdp.json"
-expect_rc 0
+run_ok export --format chrome "$TMP/fsdp" -o "$TMP/fsdp.json"
 validate "$TMP/fsdp.json" 8
 run show "$TMP/fsdp" --json
 CALLS=$("$PYTHON" -c 'import json,sys; print(sum(c["calls"] for r in json.load(sys.stdin)["redistributes"] for c in r["collectives"]))' <<<"$OUT" 2>/dev/null || echo "?")
@@ -101,12 +98,8 @@ case "$COUNTS" in
 esac
 
 # Bad input.
-run export --format chrome "$TMP/nowhere" -o "$TMP/x.json"
-expect_rc 2
-expect_one_error_line "no such trace"
-run export --format svg "$TMP/fsdp" -o "$TMP/x.json"
-expect_rc 2
-expect_one_error_line "--format" "'svg'"
+expect_refused "no such trace" -- export --format chrome "$TMP/nowhere" -o "$TMP/x.json"
+expect_refused "--format" "'svg'" -- export --format svg "$TMP/fsdp" -o "$TMP/x.json"
 run export --format chrome "$TMP/fsdp"
 expect_rc 2
 run export --format chrome "$TMP/fsdp" -o "$TMP"

@@ -13,8 +13,7 @@ for s in clean missing size dtype state coalesced p2p p2p_missing wrapped wrappe
 done
 
 # clean: seq 1..6 on default_pg, every rank alike; seq 4 is an all_to_all (undecided).
-run check "$TMP/clean"
-expect_rc 0
+run_ok check "$TMP/clean"
 expect_out_contains "clean: 4 of 4 rank files, 1 groups, 6 collective calls paired, 0 redistributes, 1 all_to_all undecided"
 
 # class, culprit, where: one line per mismatching scenario.
@@ -38,17 +37,14 @@ expect_json 'j["mismatches"][0]["class"] == "missing_ranks" and j["mismatches"][
 expect_json 'j["mismatches"][0]["process_group"] == "0" and j["mismatches"][0]["seq_id"] == 5'
 
 # coalesced entries (2 tensors each, the rule per tensor pair) and matched sends/recvs are clean.
-run check "$TMP/coalesced"
-expect_rc 0
+run_ok check "$TMP/coalesced"
 expect_out_contains "clean: 4 of 4 rank files, 1 groups, 2 collective calls paired"
-run check "$TMP/p2p"
-expect_rc 0
+run_ok check "$TMP/p2p"
 expect_out_contains "clean: 4 of 4 rank files, 1 groups, 3 collective calls paired"
 
 # Wrapped buffers of 8: ranks 0,1 issued 3 + 12 entries (record ids 7..14 = seqs 5..12 of
 # default_pg), ranks 2,3 1 + 12 (5..12 = seqs 5..12): all matched.
-run check "$TMP/wrapped"
-expect_rc 0
+run_ok check "$TMP/wrapped"
 expect_out_contains "clean: 4 of 4 rank files"
 case "$ERR" in *"nccl_trace_rank_0: the ring buffer wrapped: the oldest entry is record_id 7"*) ;;
   *) fail "check wrapped: stderr lacks rank 0's wrapped buffer: $ERR" ;; esac
@@ -74,8 +70,7 @@ for d in json p4 p5; do
 done
 
 # import fr: a summary, and with -o a trace that the tools read like the dumps themselves.
-run import fr "$TMP/missing" -o "$TMP/trace"
-expect_rc 0
+run_ok import fr "$TMP/missing" -o "$TMP/trace"
 expect_out_contains "flight recorder: 4 dump(s), world 4"
 expect_out_contains "rank 3  nccl_trace_rank_3  4 entries, record_id 0..3; 4 completed"
 expect_out_contains "0 (default_pg)  ranks [0, 1, 2, 3]  19 entries"
@@ -83,18 +78,14 @@ expect_out_contains "0 (default_pg)  ranks [0, 1, 2, 3]  19 entries"
 run check "$TMP/trace"
 expect_rc 1
 expect_out_contains "first divergence: process group 0 seq 5, culprit rank 3"
-run show "$TMP/trace"
-expect_rc 0
+run_ok show "$TMP/trace"
 expect_out_contains "backend flight_recorder"
 expect_out_contains "  seq 5  nccl:all_reduce  [8, 4] -> [8, 4]  Float  started: 0,1,2  absent: 3"
-run import fr "$TMP/json/node-a.cluster_nccl_trace_rank_0" "$TMP/json/node-a.cluster_nccl_trace_rank_3" --json
-expect_rc 0
+run_ok import fr "$TMP/json/node-a.cluster_nccl_trace_rank_0" "$TMP/json/node-a.cluster_nccl_trace_rank_3" --json
 expect_json 'j["dumps"] == 2 and [r["rank"] for r in j["ranks"]] == [0, 3] and j["ranks"][1]["entries"] == 4'
-run show "$TMP/missing" --json
-expect_rc 0
+run_ok show "$TMP/missing" --json
 expect_json 'j["flight"]["process_groups"][0]["collectives"][4]["states"] == {"0": "started", "1": "started", "2": "started"}'
-run export --format chrome "$TMP/missing" -o "$TMP/fr.json"
-expect_rc 0
+run_ok export --format chrome "$TMP/missing" -o "$TMP/fr.json"
 [ -s "$TMP/fr.json" ] || fail "export of dumps wrote nothing"
 
 # diff of two dump directories, per process group and seq id: the "dtype" scenario differs from
@@ -107,8 +98,7 @@ run diff "$TMP/clean" "$TMP/missing"
 expect_rc 1
 expect_out_contains "#5 process group 0 (default_pg) [0, 1, 2, 3] collective: rank 3 state: completed -> absent"
 expect_out_contains "-#6 process group 0 (default_pg) [0, 1, 2, 3] collective: removed (baseline only: nccl:_allgather_base)"
-run diff "$TMP/missing" "$TMP/trace"
-expect_rc 0
+run_ok diff "$TMP/missing" "$TMP/trace"
 expect_out_contains "no differences"
 
 # Bad input: exit 2 with one line naming the problem; a malicious pickle never runs.
@@ -121,31 +111,19 @@ class Evil:
 with open(sys.argv[1], "wb") as f:
     pickle.dump({"version": "2.10", "entries": [Evil()]}, f, protocol=2)
 EOF
-run check "$TMP/evil"
-expect_rc 2
-expect_one_error_line "nccl_trace_rank_0: pickle byte" "opcode GLOBAL" "could import or call code"
+expect_refused "nccl_trace_rank_0: pickle byte" "opcode GLOBAL" "could import or call code" -- check "$TMP/evil"
 [ ! -e "$TMP/pwned" ] || fail "the malicious pickle ran code"
-run import fr "$TMP/evil"
-expect_rc 2
-expect_one_error_line "opcode GLOBAL"
+expect_refused "opcode GLOBAL" -- import fr "$TMP/evil"
 
 mkdir -p "$TMP/v3"
 printf '{"version": "3.0", "entries": []}' >"$TMP/v3/nccl_trace_rank_0.json"
-run check "$TMP/v3"
-expect_rc 2
-expect_one_error_line "nccl_trace_rank_0.json: Flight Recorder dump version '3.0' is not supported (this shardscope reads versions 2.x)"
+expect_refused "nccl_trace_rank_0.json: Flight Recorder dump version '3.0' is not supported (this shardscope reads versions 2.x)" -- check "$TMP/v3"
 
 cp "$TMP/json/node-a.cluster_nccl_trace_rank_1" "$TMP/json/other_rank_1"
-run import fr "$TMP/json"
-expect_rc 2
-expect_one_error_line "two dumps for rank 1"
+expect_refused "two dumps for rank 1" -- import fr "$TMP/json"
 
-run import fr "$TMP/missing/nccl_trace_rank_0" "$GEN"
-expect_rc 2
-expect_one_error_line "cannot tell the rank of" "make_fr_dumps.py"
-run import fr "$TMP/does-not-exist"
-expect_rc 2
-expect_one_error_line "does-not-exist: no such file or directory"
+expect_refused "cannot tell the rank of" "make_fr_dumps.py" -- import fr "$TMP/missing/nccl_trace_rank_0" "$GEN"
+expect_refused "does-not-exist: no such file or directory" -- import fr "$TMP/does-not-exist"
 
 # Strings from a dump are untrusted: a process group description carrying ESC and a newline is
 # shown escaped (\x1b, \x0a), so it cannot forge an output line or drive the terminal.
@@ -154,8 +132,7 @@ mkdir -p "$TMP/evil_fr"
 for f in "$TMP"/evil_src/*; do
   sed 's/"default_pg"/"default_pg\\u001b[2J\\nFAKE"/g' "$f" >"$TMP/evil_fr/$(basename "$f")"
 done
-run show "$TMP/evil_fr"
-expect_rc 0
+run_ok show "$TMP/evil_fr"
 expect_out_contains 'default_pg\x1b[2J\x0aFAKE'
 CHECKS=$((CHECKS + 1))
 case "$OUT" in *$'\e'*) fail "raw ESC on stdout" ;; esac

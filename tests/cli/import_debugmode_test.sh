@@ -21,8 +21,7 @@ expect_eq() {
 }
 
 # ---- the reference's example (1-D mesh of 8, mm of [8,8] S(0) by [8,32] S(0)) ----
-run import debugmode "$D/mm_1d.txt" --mesh 8 --json
-expect_rc 0
+run_ok import debugmode "$D/mm_1d.txt" --mesh 8 --json
 expect_json 'j["format"] == "text" and j["mesh"] == [8] and j["ops"] == 4'
 expect_json 'len(j["redistributes"]) == 1'
 expect_json '(lambda r: (r["line"], r["op"], r["arg_index"], r["explicit"], r["global_shape"], r["dtype"]))(j["redistributes"][0]) == (3, "aten::mm", 1, False, [8, 32], "f32")'
@@ -33,19 +32,15 @@ expect_json 'j["redistributes"][0]["local_shape"] == [1, 32] and j["warnings"] =
 
 # With -o: a trace that show and check read; every rank's layout is torch.chunk's: rank r holds
 # row r of 8 before, all 8 rows after.
-run import debugmode "$D/mm_1d.txt" --mesh 8 -o "$TMP/mm"
-expect_rc 0
+run_ok import debugmode "$D/mm_1d.txt" --mesh 8 -o "$TMP/mm"
 expect_out_contains "same              1"
 expect_out_contains "corrupting_merge  0"
-run show "$TMP/mm"
-expect_rc 0
+run_ok show "$TMP/mm"
 expect_out_contains "program: 4 op(s)"
 expect_out_contains "rank 5: [1, 32] @ [5, 0] -> [8, 32] @ [0, 0]"
 expect_out_contains "debugmode (line 3): S(0)->R, same"
-run check "$TMP/mm"
-expect_rc 0
-run export --format chrome "$TMP/mm" -o "$TMP/mm.json"
-expect_rc 0
+run_ok check "$TMP/mm"
+run_ok export --format chrome "$TMP/mm" -o "$TMP/mm.json"
 got=$(json_lines "$TMP/mm/rank-5.jsonl" '[r["imported"] for r in rows if r["type"] == "redistribute_begin"]')
 expect_eq "$got" '[{"source": "debugmode", "line": 3, "notation": "S(0)->R", "collectives": [{"kind": "all_gather", "group_size": 8, "group_name": "0"}], "verdict": "same", "reason": ""}]' "imported plan on rank 5"
 got=$(json_lines "$TMP/mm/rank-5.jsonl" '[(r["name"], [i["placements"] for i in r["inputs"]]) for r in rows if r["type"] == "op"]')
@@ -53,21 +48,18 @@ expect_eq "$got" '[["torch.mm", [["S(0)"], ["S(0)"]]], ["aten::mm", [["S(0)"], [
 got=$(json_lines "$TMP/mm/rank-5.jsonl" '[(r["op_id"], r["op_input"]) for r in rows if r["type"] == "redistribute_begin"] + [i["redistribute_id"] for r in rows if r["type"] == "op" and r["name"] == "aten::mm" for i in r["inputs"]]')
 expect_eq "$got" '[[1, 1], -1, 0]' "aten::mm input 1 links to redistribute 0"
 # A diff of the import against itself finds nothing.
-run diff "$TMP/mm" "$TMP/mm"
-expect_rc 0
+run_ok diff "$TMP/mm" "$TMP/mm"
 
 # A tensor over --max-replay-elements (8x32 = 256 > 100) is judged but not replayed; its trace
 # record ends not ok.
-run import debugmode "$D/mm_1d.txt" --mesh 8 --max-replay-elements 100 -o "$TMP/small" --json
-expect_rc 0
+run_ok import debugmode "$D/mm_1d.txt" --mesh 8 --max-replay-elements 100 -o "$TMP/small" --json
 expect_json 'j["redistributes"][0]["verdict"] == "same" and not j["redistributes"][0]["replayed"] and j["replays"] == 0'
 expect_json '[w["line"] for w in j["warnings"]] == [3] and "not replayed" in j["warnings"][0]["message"]'
 got=$(json_lines "$TMP/small/rank-0.jsonl" '[(r["ok"], r["error"][:13]) for r in rows if r["type"] == "redistribute_end"]')
 expect_eq "$got" '[[false, "not replayed:"]]' "not replayed: redistribute_end not ok"
 
 # ---- newer form: ids and outputs ----
-run import debugmode "$D/mm_1d_ids.txt" --mesh 8 -o "$TMP/ids" --json
-expect_rc 0
+run_ok import debugmode "$D/mm_1d_ids.txt" --mesh 8 -o "$TMP/ids" --json
 expect_json 'j["ops"] == 2 and j["redistributes"][0]["verdict"] == "same" and j["redistributes"][0]["trace_id"] == 0'
 got=$(json_lines "$TMP/ids/rank-3.jsonl" '[(o["tensor"], o["placements"], o["global_shape"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] == "torch.mm" for o in r["outputs"]]')
 expect_eq "$got" '[["dt$6", ["S(0)"], [8, 32], [1, 32]]]' "torch.mm output on rank 3"
@@ -76,24 +68,19 @@ expect_eq "$got" '["dt$1"]' "redistribute named after the DTensor id"
 
 # ---- explicit redistribute (newest form, no outer line, _wrap_tensor_autograd) ----
 # The global shape is not printed: 1 row per rank on 8 ranks gives 8 rows (even shards).
-run import debugmode "$D/explicit.txt" --mesh 8 --json
-expect_rc 0
+run_ok import debugmode "$D/explicit.txt" --mesh 8 --json
 expect_json '(lambda r: (r["op"], r["arg_index"], r["explicit"], r["global_shape"], r["global_shape_inferred"], r["module"]))(j["redistributes"][0]) == (None, None, True, [8, 8], True, "Model")'
 expect_json 'j["redistributes"][0]["verdict"] == "same" and [w["line"] for w in j["warnings"]] == [3]'
 
 # ---- old form: DM(8)[...] placements, outer-only and inner "[P] -> [R]" lines, plain P ----
-run import debugmode "$D/old_dm.txt" --mesh 8 --json
-expect_rc 0
+run_ok import debugmode "$D/old_dm.txt" --mesh 8 --json
 expect_json '[(r["line"], r["src"], r["dst"], r["pytorch_trace"]) for r in j["redistributes"]] == [(2, ["S(0)"], ["R"], None), (7, ["P(sum)"], ["R"], None)]'
 expect_json 'j["redistributes"][1]["recorded_collectives"] == [{"kind": "all_reduce", "group_size": None, "group_name": "0"}]'
 expect_json '[r["verdict"] for r in j["redistributes"]] == ["same", "same"]'
-run import debugmode "$D/old_dm.txt" --mesh 2x4
-expect_rc 2
-expect_one_error_line "line 1" "DM(8)" "--mesh 8 would fit"
+expect_refused "line 1" "DM(8)" "--mesh 8 would fit" -- import debugmode "$D/old_dm.txt" --mesh 2x4
 
 # ---- 2-D mesh, bf16, [implicit], markers, comments, tensor lists, -> output ----
-run import debugmode "$D/tp_2d.txt" --mesh 2x2 --mesh-names dp,tp -o "$TMP/tp" --json
-expect_rc 0
+run_ok import debugmode "$D/tp_2d.txt" --mesh 2x2 --mesh-names dp,tp -o "$TMP/tp" --json
 expect_json 'j["ops"] == 3 and [w["line"] for w in j["warnings"]] == [22]'
 expect_json '[(r["line"], r["op"], r["arg_index"], r["src"], r["dst"], r["dtype"]) for r in j["redistributes"]] == [(5, "aten::mm", 0, ["S(0)", "S(1)"], ["S(0)", "R"], "bf16"), (15, "aten::add.Tensor", 1, ["P(sum)", "R"], ["S(0)", "S(1)"], "bf16")]'
 expect_json 'j["redistributes"][0]["module"] == "Block.attn" and j["redistributes"][1]["module"] == ""'
@@ -111,20 +98,17 @@ expect_eq "$got" '["computed as mm", "computed as add", "opaque"]' "computed and
 # ---- non-default shard order S(0)[1]S(0)[0] (mesh dim 1 shards first) ----
 # 18 rows: mesh dim 1 splits 9/9, then mesh dim 0 splits each 9 into 5/4. Rank 1 = (0,1) holds
 # rows 9..13. PyTorch pops the last-applied mesh dim (0) first: ->RS(0)->RR.
-run import debugmode "$D/nested_order.txt" --mesh 2x2 -o "$TMP/order" --json
-expect_rc 0
+run_ok import debugmode "$D/nested_order.txt" --mesh 2x2 -o "$TMP/order" --json
 expect_json 'j["redistributes"][0]["src_text"] == "S(0)[1]S(0)[0]" and j["redistributes"][0]["verdict"] == "same"'
 got=$(json_lines "$TMP/order/rank-1.jsonl" '[(r["local_shape_before"], r["global_offset_before"]) for r in rows if r["type"] == "step_begin"][0]')
 expect_eq "$got" '[[5, 4], [9, 0]]' "rank 1 before, S(0)[1]S(0)[0] of 18 rows"
 
 # ---- tuple repr with _StridedShard ----
-run import debugmode "$D/strided.txt" --mesh 2x2 --json
-expect_rc 0
+run_ok import debugmode "$D/strided.txt" --mesh 2x2 --json
 expect_json 'j["redistributes"][0]["src"] == ["_S(0, 2)", "S(0)"] and j["redistributes"][0]["verdict"] == "same"'
 
 # ---- differs: PyTorch gathered mesh dim 0 first; the greedy rule gathers the inner dim first ----
-run import debugmode "$D/differs.txt" --mesh 2x2 --json
-expect_rc 0
+run_ok import debugmode "$D/differs.txt" --mesh 2x2 --json
 expect_json '[r["verdict"] for r in j["redistributes"]] == ["differs", "same"]'
 expect_json '"S(0)S(1)->RS(1)->RR" in j["redistributes"][0]["reason"] and "S(0)S(1)->S(0)R->RR" in j["redistributes"][0]["reason"]'
 run import debugmode "$D/differs.txt" --mesh 2x2 --strict
@@ -166,8 +150,7 @@ run check "$TMP/tour"
 expect_rc 0
 
 # ---- corrupting merge: [6,4] S(0)S(0) merged all_gather over 4 ranks, 6 % 4 != 0 ----
-run import debugmode "$D/corrupting_merge.txt" --mesh 2x2 --flatten all --json
-expect_rc 0
+run_ok import debugmode "$D/corrupting_merge.txt" --mesh 2x2 --flatten all --json
 expect_json '[r["verdict"] for r in j["redistributes"]] == ["corrupting_merge", "same"]'
 expect_json '"pytorch#194457" in j["redistributes"][0]["reason"] and "extent 6" in j["redistributes"][0]["reason"]'
 # Without a flattened mesh shardscope runs two all_gathers where PyTorch merged them.
@@ -175,61 +158,42 @@ run import debugmode "$D/corrupting_merge.txt" --mesh 2x2 --json
 expect_json '[r["verdict"] for r in j["redistributes"]] == ["corrupting_merge", "differs"]'
 
 # ---- save_logs JSON ----
-run import debugmode "$D/save_logs.json" --mesh 8 --json
-expect_rc 0
+run_ok import debugmode "$D/save_logs.json" --mesh 8 --json
 expect_json 'j["format"] == "save_logs" and j["ops"] == 1'
 expect_json '(lambda r: (r["line"], r["arg_index"], r["global_shape"], r["pytorch_trace"], r["verdict"]))(j["redistributes"][0]) == (2, 1, [8, 32], "S(0)->R", "same")'
 expect_json 'j["redistributes"][0]["recorded_collectives"] == [{"kind": "all_gather", "group_size": 8, "group_name": "0"}]'
 expect_json '[w["line"] for w in j["warnings"]] == [10]'
 
 # ---- a mesh that cannot fit ----
-run import debugmode "$D/mm_1d.txt" --mesh 4
-expect_rc 2
-expect_one_error_line "mm_1d.txt: line 5: all_gather over a group of 8 ranks" "--mesh 8 would fit"
-run import debugmode "$D/mm_1d.txt" --mesh 2x4
-expect_rc 2
-expect_one_error_line "line 1" "has 1 placements" "a 1-d mesh would fit"
-run import debugmode "$D/tp_2d.txt" --mesh 2x4
-expect_rc 2
-expect_one_error_line "line 7" "group of 2 ranks" "--mesh 2x2 would fit"
+expect_refused "mm_1d.txt: line 5: all_gather over a group of 8 ranks" "--mesh 8 would fit" -- import debugmode "$D/mm_1d.txt" --mesh 4
+expect_refused "line 1" "has 1 placements" "a 1-d mesh would fit" -- import debugmode "$D/mm_1d.txt" --mesh 2x4
+expect_refused "line 7" "group of 2 ranks" "--mesh 2x2 would fit" -- import debugmode "$D/tp_2d.txt" --mesh 2x4
 
 # ---- truncated and garbage input ----
 # Cut inside line 4 (the inner redistribute_input): that line is a warning; the outer record of
 # line 3 stands, with no collectives recorded, so it differs from shardscope's one all_gather.
 head -c 200 "$D/mm_1d.txt" >"$TMP/truncated.txt"
-run import debugmode "$TMP/truncated.txt" --mesh 8 --json
-expect_rc 0
+run_ok import debugmode "$TMP/truncated.txt" --mesh 8 --json
 expect_json 'j["ops"] == 2 and len(j["redistributes"]) == 1 and [w["line"] for w in j["warnings"]] == [4]'
 expect_json 'j["redistributes"][0]["verdict"] == "differs"'
 printf 'hello\nthis is not a dump\n\x01\x02\n' >"$TMP/garbage.txt"
-run import debugmode "$TMP/garbage.txt" --mesh 8
-expect_rc 2
-expect_one_error_line "no DTensor content"
+expect_refused "no DTensor content" -- import debugmode "$TMP/garbage.txt" --mesh 8
 head -c 300 "$D/save_logs.json" >"$TMP/truncated.json"
-run import debugmode "$TMP/truncated.json" --mesh 8
-expect_rc 2
-expect_one_error_line "not valid JSON"
-run import debugmode "$TMP/missing.txt" --mesh 8
-expect_rc 2
-expect_one_error_line "cannot read"
+expect_refused "not valid JSON" -- import debugmode "$TMP/truncated.json" --mesh 8
+expect_refused "cannot read" -- import debugmode "$TMP/missing.txt" --mesh 8
 
 # ---- plan and scenarios accept placements as PyTorch prints them, order included ----
-run plan --mesh 2x2 --shape 18x4 --from 'S(0)[1]S(0)[0]' --to RR --json
-expect_rc 0
+run_ok plan --mesh 2x2 --shape 18x4 --from 'S(0)[1]S(0)[0]' --to RR --json
 expect_json 'j["notation"] == "S(0)[1]S(0)[0]->RS(0)->RR"'
 run plan --mesh 2x2 --shape 18x4 --from 'S(0),S(0)' --src-order '0:1,0' --to RR --json
 expect_json 'j["notation"] == "S(0)[1]S(0)[0]->RS(0)->RR"'
-run plan --mesh 2x2 --shape 8x8 --from 'P(sum)R' --to 'S(0)S(1)' --json
-expect_rc 0
+run_ok plan --mesh 2x2 --shape 8x8 --from 'P(sum)R' --to 'S(0)S(1)' --json
 expect_json 'j["notation"] == "P(sum)R->S(0)R->S(0)S(1)"'
-run plan --mesh 2x2 --shape 18x4 --from 'S(0)[1]S(0)[0]' --src-order '0:0,1' --to RR
-expect_rc 2
-expect_one_error_line "--src-order" "contradicts"
+expect_refused "--src-order" "contradicts" -- plan --mesh 2x2 --shape 18x4 --from 'S(0)[1]S(0)[0]' --src-order '0:0,1' --to RR
 cat >"$TMP/order.json" <<'EOF'
 {"mesh": [2, 2], "tensors": {"x": {"shape": [18, 4], "placements": "S(0)[1]S(0)[0]"}},
  "steps": [{"redistribute": "x", "to": "RS(0)"}]}
 EOF
-run run "$TMP/order.json" --verify
-expect_rc 0
+run_ok run "$TMP/order.json" --verify
 
 finish

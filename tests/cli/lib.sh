@@ -29,6 +29,12 @@ run() {
   ERR=$(cat "$TMP/err")
 }
 
+# run_ok ARGS...: run, expecting exit 0.
+run_ok() {
+  run "$@"
+  expect_rc 0
+}
+
 expect_rc() {
   CHECKS=$((CHECKS + 1))
   [ "$RC" -eq "$1" ] || fail "$CMD: exit $RC, expected $1; stderr: $ERR"
@@ -70,6 +76,20 @@ expect_one_error_line() {
       *) fail "$CMD: stderr lacks '$needle': $ERR" ;;
     esac
   done
+}
+
+# expect_refused NEEDLE... -- ARGS...: runs ARGS; exit 2 (bad input) and exactly one stderr line
+# "shardscope: ..." containing every NEEDLE, nothing on stdout.
+expect_refused() {
+  local needles=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    needles+=("$1")
+    shift
+  done
+  shift
+  run "$@"
+  expect_rc 2
+  expect_one_error_line "${needles[@]}"
 }
 
 # expect_json PYTHON_EXPR: evaluates EXPR with j = the parsed stdout; must be true. Checks are

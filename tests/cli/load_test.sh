@@ -7,11 +7,9 @@ TRACES="$ROOT/tests/golden/trace"
 CLEAN="$ROOT/tests/golden/check/clean"
 
 # The same summary whatever the thread count.
-run show "$TRACES/program" --jobs 1
-expect_rc 0
+run_ok show "$TRACES/program" --jobs 1
 ONE="$OUT"
-run show "$TRACES/program" --jobs 3
-expect_rc 0
+run_ok show "$TRACES/program" --jobs 3
 CHECKS=$((CHECKS + 1))
 [ "$OUT" == "$ONE" ] || fail "show --jobs 3 differs from --jobs 1"
 CHECKS=$((CHECKS + 1))
@@ -24,8 +22,7 @@ expect_rc 2
 mkdir -p "$TMP/one_bad"
 cp "$CLEAN"/rank-*.jsonl "$TMP/one_bad/"
 sed -i '2s/.*/{"type": oops/' "$TMP/one_bad/rank-1.jsonl"
-run show "$TMP/one_bad"
-expect_rc 0
+run_ok show "$TMP/one_bad"
 expect_out_contains "trace: world 4, 3 rank file(s)"
 CHECKS=$((CHECKS + 1))
 case "$ERR" in
@@ -45,14 +42,11 @@ case "$ERR" in
 esac
 
 # The same file alone is still an error naming file and line.
-run show "$TMP/one_bad/rank-1.jsonl"
-expect_rc 2
-expect_one_error_line "rank-1.jsonl:2: expected one JSON object"
+expect_refused "rank-1.jsonl:2: expected one JSON object" -- show "$TMP/one_bad/rank-1.jsonl"
 
 # bench load: one row per reader, events counted from the files (8 ranks x 13 event lines).
 EVENTS=$(cat "$ROOT"/samples/ci/golden/rank-*.jsonl | grep -vc '"type":"header"')
-run bench load "$ROOT/samples/ci/golden" --jobs 2 --repetitions 1
-expect_rc 0
+run_ok bench load "$ROOT/samples/ci/golden" --jobs 2 --repetitions 1
 expect_out_contains "$EVENTS events"
 expect_out_contains "reference, 1 thread"
 expect_out_contains "fast, 1 thread"
@@ -61,8 +55,7 @@ run bench load "$TMP/nope"
 expect_rc 2
 
 # bench trace: on and off rows and the on-disk size per event.
-run bench trace --repetitions 3 --redistributes 10
-expect_rc 0
+run_ok bench trace --repetitions 3 --redistributes 10
 expect_out_contains "3 interleaved on/off batches of 10 redistributes (5 events each)"
 expect_out_contains "bytes per event on disk"
 run bench trace --repetitions 2

@@ -23,8 +23,7 @@ done
 # linear(a S(1), w2 S(1)): both shard k, the contracting strategy: P(sum).
 # add(P(sum), bias R): follows the partial, the bias becomes P(sum) locally (no collective).
 # gelu(P(sum)): not linear, so its input is all_reduced to R first.
-run run "$ROOT/samples/programs/tp_mlp.json"
-expect_rc 0
+run_ok run "$ROOT/samples/programs/tp_mlp.json"
 expect_out_contains "op linear(x, w1) -> h: S(1)"
 expect_out_contains "op linear(a, w2) -> y_partial: P(sum)"
 expect_out_contains "op add(y_partial, bias) -> y: P(sum)"
@@ -45,53 +44,39 @@ cat >"$TMP/bad_op.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4, 4], "placements": ["R"]}},
  "steps": [{"op": "matmul", "inputs": ["x", "x"], "output": "y"}]}
 JSON
-run run "$TMP/bad_op.json"
-expect_rc 2
-expect_one_error_line "bad_op.json:2:" "'matmul' is not an op"
+expect_refused "bad_op.json:2:" "'matmul' is not an op" -- run "$TMP/bad_op.json"
 cat >"$TMP/bad_shape.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4, 3], "placements": ["R"]}},
  "steps": [{"op": "mm", "inputs": ["x", "x"], "output": "y"}]}
 JSON
-run run "$TMP/bad_shape.json"
-expect_rc 2
-expect_one_error_line "bad_shape.json:2:" "mm: inner dims differ"
+expect_refused "bad_shape.json:2:" "mm: inner dims differ" -- run "$TMP/bad_shape.json"
 cat >"$TMP/bad_field.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4, 3], "placements": ["R"]}},
  "steps": [{"op": "gelu", "inputs": ["x"], "output": "y", "dim": 0}]}
 JSON
-run run "$TMP/bad_field.json"
-expect_rc 2
-expect_one_error_line "bad_field.json:2:" "field 'dim' does not apply to gelu"
+expect_refused "bad_field.json:2:" "field 'dim' does not apply to gelu" -- run "$TMP/bad_field.json"
 cat >"$TMP/reuse.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4, 3], "placements": ["R"]}},
  "steps": [{"op": "gelu", "inputs": ["x"], "output": "x"}]}
 JSON
-run run "$TMP/reuse.json"
-expect_rc 2
-expect_one_error_line "reuse.json:2:" "already exists"
+expect_refused "reuse.json:2:" "already exists" -- run "$TMP/reuse.json"
 cat >"$TMP/unknown_input.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4, 3], "placements": ["R"]}},
  "steps": [{"op": "gelu", "inputs": ["nope"], "output": "y"}]}
 JSON
-run run "$TMP/unknown_input.json"
-expect_rc 2
-expect_one_error_line "unknown_input.json:2:" "no tensor named 'nope'"
+expect_refused "unknown_input.json:2:" "no tensor named 'nope'" -- run "$TMP/unknown_input.json"
 # S->P is never an implicit step: add follows input 0's P(sum) on mesh dim 0, input 1 is S(0) there.
 cat >"$TMP/s_to_p.json" <<'JSON'
 {"mesh": [2, 2], "tensors": {"p": {"shape": [4], "placements": ["P(sum)", "S(0)"]},
                               "s": {"shape": [4], "placements": ["S(0)", "R"]}},
  "steps": [{"op": "add", "inputs": ["p", "s"], "output": "y"}]}
 JSON
-run run "$TMP/s_to_p.json"
-expect_rc 2
-expect_one_error_line "s_to_p.json:3:" "needs S->P"
+expect_refused "s_to_p.json:3:" "needs S->P" -- run "$TMP/s_to_p.json"
 # Floating-point-only ops refuse integer tensors.
 cat >"$TMP/int_softmax.json" <<'JSON'
 {"mesh": [2], "tensors": {"x": {"shape": [4], "dtype": "i32", "placements": ["R"]}},
  "steps": [{"op": "softmax", "inputs": ["x"], "dim": 0, "output": "y"}]}
 JSON
-run run "$TMP/int_softmax.json"
-expect_rc 2
-expect_one_error_line "int_softmax.json:2:" "floating-point"
+expect_refused "int_softmax.json:2:" "floating-point" -- run "$TMP/int_softmax.json"
 
 finish

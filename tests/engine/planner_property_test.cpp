@@ -16,16 +16,11 @@
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 
 using namespace shardscope::engine;
 
 namespace {
-
-int CaseCount() {
-  const char* env = std::getenv("SHARDSCOPE_PROPERTY_CASES");
-  if (env == nullptr || *env == '\0') return 2000;
-  return std::max(1, std::atoi(env));
-}
 
 struct Case {
   TensorSpec src;
@@ -261,7 +256,8 @@ void CheckPlan(const Case& c, bool graph, int64_t rank, const std::vector<Transf
 
 void RunProperty(bool graph, bool nested, uint64_t seed) {
   Rng rng(seed);
-  const int cases = CaseCount();
+  const int cases =
+      static_cast<int>(shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000));
   for (int i = 0; i < cases; ++i) {
     const Case c = RandomCase(rng, graph, nested);
     INFO("case " << i << ": " << Describe(c));

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/random_redistribute.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
@@ -31,127 +32,9 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
+using namespace shardscope::testing;  // the shared random redistribute cases
 
 namespace {
-
-struct Case {
-  TensorSpec src, dst;
-  PlanOptions plan_options;
-  ShapeMode shapes = ShapeMode::kKnown;
-  uint64_t seed = 0;
-
-  std::string Describe() const {
-    std::ostringstream out;
-    out << "mesh " << src.mesh.ToString() << " shape " << FormatShape(src.shape) << " "
-        << DTypeName(src.dtype) << " " << FormatPlacements(src.placements);
-    if (src.shard_order) out << " order " << FormatShardOrder(*src.shard_order);
-    out << " -> " << FormatPlacements(dst.placements);
-    if (dst.shard_order) out << " order " << FormatShardOrder(*dst.shard_order);
-    out << " planner " << (plan_options.planner == PlannerChoice::kGreedy ? "greedy" : "graph")
-        << " optimize " << plan_options.optimize << " shapes " << ShapeModeName(shapes) << " seed " << seed;
-    return out.str();
-  }
-};
-
-// Random cases over the given meshes (the MPI suite's generator): every placement kind, shard
-// orders, zero and small extents, every dtype and reduce op, both planners and shape modes.
-class Generator {
- public:
-  Generator(uint64_t seed, std::vector<Shape> meshes) : rng_(seed), meshes_(std::move(meshes)) {}
-  int64_t Uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-
-  ReduceOp RandomOp() {
-    static const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax,
-                                   ReduceOp::kProduct};
-    return ops[Uniform(0, 4)];
-  }
-
-  Placements RandomSrc(const Mesh& mesh, int tnd, ReduceOp op) {
-    Placements out;
-    for (int md = 0; md < mesh.ndim(); ++md) {
-      int64_t pick = Uniform(0, 9);
-      if (tnd == 0 || pick < 2) {
-        out.push_back(pick < 1 || (tnd == 0 && Chance(0.5)) ? Placement::Partial(op)
-                                                            : Placement::Replicate());
-      } else if (pick < 4) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  Placements RandomDst(const Placements& src, int tnd, ReduceOp op) {
-    const bool src_partial =
-        std::any_of(src.begin(), src.end(), [](const Placement& p) { return p.IsPartial(); });
-    ReduceOp dst_op = src_partial ? op : RandomOp();
-    if (dst_op == ReduceOp::kProduct) dst_op = ReduceOp::kSum;
-    Placements out;
-    for (const Placement& s : src) {
-      int64_t pick = Uniform(0, 9);
-      if (s.IsPartial() && pick < 3) {
-        out.push_back(s);
-      } else if (s.IsReplicate() && pick < 2 && (!src_partial || op != ReduceOp::kProduct)) {
-        out.push_back(Placement::Partial(dst_op));
-      } else if (pick < 5 || tnd == 0) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  void RandomOrder(const Mesh& mesh, Placements& placements, std::optional<ShardOrder>& order) {
-    if (!Chance(0.4)) return;
-    ShardOrder o = DefaultShardOrder(placements);
-    for (ShardOrderEntry& e : o) std::shuffle(e.mesh_dims.begin(), e.mesh_dims.end(), rng_);
-    if (Chance(0.5)) {
-      placements = ShardOrderToStridedPlacements(placements, o, mesh);
-    } else {
-      order = o;
-    }
-  }
-
-  Case Next() {
-    Mesh mesh(meshes_[static_cast<size_t>(Uniform(0, static_cast<int64_t>(meshes_.size()) - 1))]);
-    if (mesh.ndim() >= 2 && Chance(0.5)) mesh.RegisterAllFlattened();
-    Shape shape;
-    const int tnd = static_cast<int>(Uniform(0, 3));
-    for (int i = 0; i < tnd; ++i) shape.push_back(Chance(0.12) ? 0 : Uniform(1, 9));
-    static const DType dtypes[] = {DType::kF32,  DType::kF64, DType::kF16,
-                                   DType::kBF16, DType::kI32, DType::kI64};
-    const DType dtype = dtypes[Uniform(0, 5)];
-    const ReduceOp op = RandomOp();
-    Placements src = RandomSrc(mesh, tnd, op);
-    Placements dst = RandomDst(src, tnd, op);
-    std::optional<ShardOrder> src_order, dst_order;
-    RandomOrder(mesh, src, src_order);
-    RandomOrder(mesh, dst, dst_order);
-    const ChunkRule rule = Chance(0.2) ? ChunkRule::kPhysicsNemo : ChunkRule::kTorch;
-    Case c;
-    c.src = MakeSpec(mesh, src, src_order, shape, dtype, rule, {}, "src");
-    c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
-    c.plan_options.planner = Chance(0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
-    c.plan_options.optimize = Chance(0.7);
-    // R -> P targets are PyTorch's internal path (ops, imported dumps).
-    c.plan_options.internal_partial_target = true;
-    c.shapes = Chance(0.5) ? ShapeMode::kKnown : ShapeMode::kInfer;
-    c.seed = static_cast<uint64_t>(Uniform(0, 1 << 30));
-    return c;
-  }
-
- private:
-  std::mt19937_64 rng_;
-  std::vector<Shape> meshes_;
-};
-
-bool HasPartial(const TensorSpec& spec) {
-  return std::any_of(spec.placements.begin(), spec.placements.end(),
-                     [](const Placement& p) { return p.IsPartial(); });
-}
 
 using RankFn = std::function<void(Communicator&, int64_t)>;
 
@@ -228,10 +111,9 @@ LocalTensor Filled(Shape shape, DType dtype, int64_t rank, int64_t salt) {
 
 TEST_CASE("cuda backend: random redistributes equal Distribute and the local backend bitwise",
           "[gpu][property]") {
-  const char* env = std::getenv("SHARDSCOPE_GPU_CASES");
-  const int64_t cases = env != nullptr ? std::max<long long>(1, std::atoll(env)) : 300;
+  const int64_t cases = shardscope::KnobInteger(shardscope::knobs::GpuCases()).value_or(300);
   Generator gen(20240611, {{4}, {2, 2}, {4, 1}, {1, 4}, {2, 2, 2}, {8}, {1}});
-  int64_t run = 0, skipped = 0;
+  int64_t run = 0, skipped = 0, strided = 0;
   for (int64_t k = 0; k < cases; ++k) {
     Case c = gen.Next();
     try {
@@ -252,6 +134,7 @@ TEST_CASE("cuda backend: random redistributes equal Distribute and the local bac
     }
     std::vector<LocalTensor> gpu = RedistributeAll("cuda", c, global);
     ++run;
+    if (c.src.HasStridedShard() || c.dst.HasStridedShard()) ++strided;
     for (int64_t r = 0; r < c.src.mesh.size(); ++r) {
       INFO("case " << k << " rank " << r << ": " << c.Describe());
       const LocalTensor& got = gpu[static_cast<size_t>(r)];
@@ -260,9 +143,11 @@ TEST_CASE("cuda backend: random redistributes equal Distribute and the local bac
       if (!HasPartial(c.dst)) REQUIRE(got.BitwiseEqual(Distribute(global, c.dst, r)));
     }
   }
-  std::printf("cuda property: %lld cases checked, %lld skipped as unsupported\n", static_cast<long long>(run),
-              static_cast<long long>(skipped));
+  std::printf("cuda property: %lld cases checked (%lld with _StridedShard), %lld skipped as unsupported\n",
+              static_cast<long long>(run), static_cast<long long>(strided), static_cast<long long>(skipped));
   if (cases >= 20) REQUIRE(run > 0);
+  // The shared generator draws literal and encoded _StridedShard cases.
+  if (cases >= 100) REQUIRE(strided > 0);
 }
 
 TEST_CASE("cuda backend: v-collectives on uneven, empty and partly covered views", "[gpu]") {
@@ -394,16 +279,7 @@ TEST_CASE("cuda backend: shapes, barriers, timing and errors as the local backen
   REQUIRE(timed.bytes_recv == std::vector<int64_t>{0, (1 << 16) * 4});
   // Mismatched counts: the same message as the local backend on every member.
   Group world{{0, 1, 2, 3}, {0}};
-  RankFn mismatch = [&](Communicator& c, int64_t r) {
-    LocalTensor in(Shape{2}, DType::kF32), out(Shape{8}, DType::kF32);
-    std::vector<RecvView> recv;
-    for (int64_t i = 0; i < 4; ++i) {
-      Box b = FullBox(out.shape());
-      b.dims[0] = {{2 * i, r == 2 && i == 1 ? 2 * i + 3 : 2 * i + 2}};
-      recv.push_back(MutableViewOf(out, b));
-    }
-    c.AllGatherV(world, ViewOf(in), std::move(recv));
-  };
+  RankFn mismatch = [&](Communicator& c, int64_t r) { PostMismatchedAllGather(c, r, world); };
   for (int64_t r = 0; r < 4; ++r) {
     const std::string local = MessageOn("local", 4, r, mismatch);
     REQUIRE(!local.empty());
@@ -445,29 +321,17 @@ int RunNccl(int64_t cases) {
   int64_t run = 0, skipped = 0, failed = 0;
   for (int64_t k = 0; k < cases; ++k) {
     Case c = gen.Next();
-    Plan plan;
-    try {
-      plan = MakePlan(c.src, c.dst, rank, c.plan_options);
-    } catch (const Error&) {
-      ++skipped;
-      continue;
-    }
     const LocalTensor global = SeededTensor(c.src.shape, c.src.dtype, c.seed);
-    ExecuteOptions exec;
-    exec.shapes = c.shapes;
     LocalTensor got;
-    try {
-      got = Redistribute(comm, rank, Distribute(global, c.src, rank), c.src, c.dst, plan, exec);
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kUnsupported) {
-        ++skipped;
-        continue;
-      }
+    std::string error;
+    const CaseRun outcome = RedistributeCase(comm, rank, c, global, got, error);
+    if (outcome == CaseRun::kSkipped) ++skipped;
+    if (outcome == CaseRun::kFailed) {
       ++failed;
       std::fprintf(stderr, "rank %lld: FAIL case %lld threw %s: %s\n", static_cast<long long>(rank),
-                   static_cast<long long>(k), e.what(), c.Describe().c_str());
-      continue;
+                   static_cast<long long>(k), error.c_str(), c.Describe().c_str());
     }
+    if (outcome != CaseRun::kRan) continue;
     ++run;
     std::vector<LocalTensor> reference = RedistributeAll("local", c, global);
     const LocalTensor& want = reference[static_cast<size_t>(rank)];

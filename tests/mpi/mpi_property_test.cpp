@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/random_program.hpp"
+#include "../common/random_redistribute.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
@@ -32,146 +33,16 @@
 
 using namespace shardscope;
 using namespace shardscope::engine;
+using namespace shardscope::testing;  // the shared random redistribute cases
 using namespace shardscope::program;
 
 namespace {
 
 constexpr int64_t kRanks = 4;
 
-struct Case {
-  TensorSpec src, dst;
-  PlanOptions plan_options;
-  ShapeMode shapes = ShapeMode::kKnown;
-  uint64_t seed = 0;
-
-  std::string Describe() const {
-    std::ostringstream out;
-    out << "mesh " << src.mesh.ToString() << " shape " << FormatShape(src.shape) << " "
-        << DTypeName(src.dtype) << " " << FormatPlacements(src.placements);
-    if (src.shard_order) out << " order " << FormatShardOrder(*src.shard_order);
-    out << " -> " << FormatPlacements(dst.placements);
-    if (dst.shard_order) out << " order " << FormatShardOrder(*dst.shard_order);
-    out << " planner " << (plan_options.planner == PlannerChoice::kGreedy ? "greedy" : "graph")
-        << " optimize " << plan_options.optimize << " shapes " << ShapeModeName(shapes) << " seed " << seed;
-    return out.str();
-  }
-};
-
-// Draws the same cases on every rank (same seed, no rank-dependent state).
-class Generator {
- public:
-  explicit Generator(uint64_t seed) : rng_(seed) {}
-  int64_t Uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-
-  ReduceOp RandomOp() {
-    static const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax,
-                                   ReduceOp::kProduct};
-    return ops[Uniform(0, 4)];
-  }
-
-  Placements RandomSrc(const Mesh& mesh, int tnd, ReduceOp op) {
-    Placements out;
-    for (int md = 0; md < mesh.ndim(); ++md) {
-      int64_t pick = Uniform(0, 9);
-      if (tnd == 0 || pick < 2) {
-        out.push_back(pick < 1 || (tnd == 0 && Chance(0.5)) ? Placement::Partial(op)
-                                                            : Placement::Replicate());
-      } else if (pick < 4) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  // Partial only where PyTorch allows it: kept from src, or R -> P(sum/avg/min/max).
-  Placements RandomDst(const Placements& src, int tnd, ReduceOp op) {
-    const bool src_partial =
-        std::any_of(src.begin(), src.end(), [](const Placement& p) { return p.IsPartial(); });
-    ReduceOp dst_op = src_partial ? op : RandomOp();
-    if (dst_op == ReduceOp::kProduct) dst_op = ReduceOp::kSum;
-    Placements out;
-    for (const Placement& s : src) {
-      int64_t pick = Uniform(0, 9);
-      if (s.IsPartial() && pick < 3) {
-        out.push_back(s);
-      } else if (s.IsReplicate() && pick < 2 && (!src_partial || op != ReduceOp::kProduct)) {
-        out.push_back(Placement::Partial(dst_op));
-      } else if (pick < 5 || tnd == 0) {
-        out.push_back(Placement::Replicate());
-      } else {
-        out.push_back(Placement::Shard(static_cast<int>(Uniform(0, tnd - 1))));
-      }
-    }
-    return out;
-  }
-
-  // Keeps a shuffled shard order as an order, encodes it as _StridedShard placements, or (issue
-  // 16) turns a Shard into a literal _StridedShard with a random split factor and keeps the order
-  // explicit (PyTorch's use_strided_shard_as_shard_order False).
-  void RandomOrder(const Mesh& mesh, Placements& placements, std::optional<ShardOrder>& order) {
-    if (!Chance(0.5)) return;
-    ShardOrder o = DefaultShardOrder(placements);
-    for (ShardOrderEntry& e : o) std::shuffle(e.mesh_dims.begin(), e.mesh_dims.end(), rng_);
-    const int64_t pick = Uniform(0, 2);
-    if (pick == 0) {
-      placements = ShardOrderToStridedPlacements(placements, o, mesh);
-    } else {
-      if (pick == 2) {
-        for (Placement& p : placements) {
-          if (p.IsShard() && Chance(0.5)) p = Placement::StridedShard(p.dim, Uniform(2, 3));
-        }
-      }
-      order = o;
-    }
-  }
-
-  Case Next() {
-    static const Shape meshes[] = {{4}, {2, 2}, {4, 1}, {1, 4}};
-    Mesh mesh(meshes[Uniform(0, 3)]);
-    if (mesh.ndim() == 2 && Chance(0.5)) mesh.RegisterAllFlattened();
-    Shape shape;
-    const int tnd = static_cast<int>(Uniform(0, 3));
-    for (int i = 0; i < tnd; ++i) shape.push_back(Chance(0.12) ? 0 : Uniform(1, 9));
-    static const DType dtypes[] = {DType::kF32,  DType::kF64, DType::kF16,
-                                   DType::kBF16, DType::kI32, DType::kI64};
-    const DType dtype = dtypes[Uniform(0, 5)];
-    const ReduceOp op = RandomOp();
-    Placements src = RandomSrc(mesh, tnd, op);
-    Placements dst = RandomDst(src, tnd, op);
-    std::optional<ShardOrder> src_order, dst_order;
-    RandomOrder(mesh, src, src_order);
-    RandomOrder(mesh, dst, dst_order);
-    const ChunkRule rule = Chance(0.2) ? ChunkRule::kPhysicsNemo : ChunkRule::kTorch;
-    Case c;
-    c.src = MakeSpec(mesh, src, src_order, shape, dtype, rule, {}, "src");
-    c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
-    // Forced greedy with a _StridedShard (issue 16) is weighted up: MakePlan refuses it or plans
-    // PyTorch's fallback, and what it plans must run.
-    const bool strided = c.src.HasStridedShard() || c.dst.HasStridedShard();
-    c.plan_options.planner = Chance(strided ? 0.7 : 0.5) ? PlannerChoice::kGreedy : PlannerChoice::kGraph;
-    c.plan_options.optimize = Chance(0.7);
-    // R -> P targets are PyTorch's internal path (ops, imported dumps); the public guard is
-    // checked in make_plan_test.
-    c.plan_options.internal_partial_target = true;
-    c.shapes = Chance(0.5) ? ShapeMode::kKnown : ShapeMode::kInfer;
-    c.seed = static_cast<uint64_t>(Uniform(0, 1 << 30));
-    return c;
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
-bool HasPartial(const TensorSpec& spec) {
-  return std::any_of(spec.placements.begin(), spec.placements.end(),
-                     [](const Placement& p) { return p.IsPartial(); });
-}
-
 struct Tally {
   int64_t run = 0, skipped = 0, failed = 0;
+  int64_t strided = 0;  ///< cases run with a _StridedShard in src or dst
 };
 
 void Fail(Tally& tally, int64_t rank, const std::string& what) {
@@ -183,34 +54,29 @@ void Fail(Tally& tally, int64_t rank, const std::string& what) {
 // Runs `count` generated cases through `comm` on this rank and checks them.
 void RunCases(Communicator& comm, int64_t count, uint64_t seed, Tally& tally) {
   const int64_t rank = comm.rank();
-  Generator gen(seed);
+  Generator gen(seed, {{4}, {2, 2}, {4, 1}, {1, 4}});
   for (int64_t k = 0; k < count; ++k) {
     Case c;
-    Plan plan;
     try {
       c = gen.Next();
-      plan = MakePlan(c.src, c.dst, rank, c.plan_options);
     } catch (const Error&) {
       ++tally.skipped;  // an unsupported combination: refused the same way on every rank
       continue;
     }
     const LocalTensor global = SeededTensor(c.src.shape, c.src.dtype, c.seed);
-    ExecuteOptions exec;
-    exec.shapes = c.shapes;
     LocalTensor got;
-    try {
-      got = Redistribute(comm, rank, Distribute(global, c.src, rank), c.src, c.dst, plan, exec);
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kUnsupported) {
-        ++tally.skipped;
-        continue;
-      }
-      Fail(tally, rank, "case " + std::to_string(k) + " threw " + e.what() + ": " + c.Describe());
-      continue;
-    }
+    std::string error;
+    const CaseRun outcome = RedistributeCase(comm, rank, c, global, got, error);
+    if (outcome == CaseRun::kSkipped) ++tally.skipped;
+    if (outcome == CaseRun::kFailed)
+      Fail(tally, rank, "case " + std::to_string(k) + " threw " + error + ": " + c.Describe());
+    if (outcome != CaseRun::kRan) continue;
     ++tally.run;
+    if (c.src.HasStridedShard() || c.dst.HasStridedShard()) ++tally.strided;
     // The reference: the same inputs on the local backend (threads of this process).
     LocalTensor reference;
+    ExecuteOptions exec;
+    exec.shapes = c.shapes;
     LocalWorld::Run(kRanks, [&](Communicator& local, int64_t r) {
       Plan p = MakePlan(c.src, c.dst, r, c.plan_options);
       LocalTensor out = Redistribute(local, r, Distribute(global, c.src, r), c.src, c.dst, p, exec);
@@ -249,16 +115,8 @@ void CheckErrors(Communicator& comm, Tally& tally) {
   const int64_t rank = comm.rank();
   Group world{{0, 1, 2, 3}, {0}};
   // Rank 2 expects 3 elements from rank 1, which sends 2: every member must throw the same error.
-  auto [m1, l1] = BothMessages(comm, [&](Communicator& c, int64_t r) {
-    LocalTensor in(Shape{2}, DType::kF32), out(Shape{8}, DType::kF32);
-    std::vector<RecvView> recv;
-    for (int64_t i = 0; i < 4; ++i) {
-      Box b = FullBox(out.shape());
-      b.dims[0] = {{2 * i, r == 2 && i == 1 ? 2 * i + 3 : 2 * i + 2}};
-      recv.push_back(MutableViewOf(out, b));
-    }
-    c.AllGatherV(world, ViewOf(in), std::move(recv));
-  });
+  auto [m1, l1] =
+      BothMessages(comm, [&](Communicator& c, int64_t r) { PostMismatchedAllGather(c, r, world); });
   ++tally.run;
   if (m1.empty() || m1 != l1) Fail(tally, rank, "count mismatch: mpi '" + m1 + "' vs local '" + l1 + "'");
   // Collectives out of order within a group: rank 1 barriers while rank 0 all-reduces.
@@ -400,19 +258,24 @@ int main(int argc, char** argv) {
     RunPrograms(std::max<int64_t>(cases / 5, 1), rank, programs);
 
     // Sum the tallies over ranks with the backend under test.
-    LocalTensor mine(Shape{10}, DType::kI64), sum(Shape{10}, DType::kI64);
-    const int64_t values[] = {plain.run,  plain.skipped, plain.failed, chunked.run,      chunked.failed,
-                              errors.run, errors.failed, programs.run, programs.skipped, programs.failed};
-    for (int64_t i = 0; i < 10; ++i) mine.SetDouble(i, static_cast<double>(values[i]));
+    LocalTensor mine(Shape{11}, DType::kI64), sum(Shape{11}, DType::kI64);
+    const int64_t values[] = {plain.run,        plain.skipped,   plain.failed,  chunked.run,
+                              chunked.failed,   errors.run,      errors.failed, programs.run,
+                              programs.skipped, programs.failed, plain.strided};
+    for (int64_t i = 0; i < 11; ++i) mine.SetDouble(i, static_cast<double>(values[i]));
     mpi.comm().AllReduce(Group{{0, 1, 2, 3}, {0}}, {}, ViewOf(mine), MutableViewOf(sum));
     auto at = [&](int64_t i) { return static_cast<long long>(sum.GetDouble(i)); };
-    const long long failures = at(2) + at(4) + at(6) + at(9);
+    // The shared generator draws _StridedShard cases (literal and encoded): a run of 100 or more
+    // cases that ran none of them would not test that class.
+    const bool strided_missing = cases >= 100 && at(10) == 0;
+    const long long failures = at(2) + at(4) + at(6) + at(9) + (strided_missing ? 1 : 0);
     if (rank == 0) {
       std::printf(
-          "shardscope_mpi_tests: 4 ranks; property: %lld rank-cases checked (%lld skipped as unsupported), "
-          "%lld failed; chunked (24 B rounds): %lld checked, %lld failed; error consistency: %lld checks, "
+          "shardscope_mpi_tests: 4 ranks; property: %lld rank-cases checked (%lld with _StridedShard, %lld "
+          "skipped as unsupported), %lld failed; chunked (24 B rounds): %lld checked, %lld failed; error "
+          "consistency: %lld checks, "
           "%lld failed; random programs (rank-runs): %lld verified, %lld refused (S->P), %lld failed\n",
-          at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9));
+          at(0), at(10), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9));
       std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
     }
     return failures == 0 ? 0 : 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/program/debugmode_import.hpp"
 #include "shardscope/trace/reader.hpp"
 
@@ -44,9 +45,8 @@ ImportOptions Options(engine::Shape mesh, bool flatten = false) {
   return o;
 }
 
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr || *v == '\0' ? fallback : std::strtoll(v, nullptr, 10);
+int64_t EnvInt(const shardscope::Knob& knob, int64_t fallback) {
+  return shardscope::KnobInteger(knob).value_or(fallback);
 }
 
 }  // namespace
@@ -263,13 +263,13 @@ TEST_CASE("fuzz: mutated dumps import or fail with shardscope::Error", "[program
                                                    "0",
                                                    std::string(2000, '['),
                                                    std::string(2000, '(')};
-  std::mt19937_64 rng(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 14)));
+  std::mt19937_64 rng(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 14)));
   auto below = [&](size_t n) {
     return n == 0 ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng);
   };
-  const int64_t iterations = EnvInt("SHARDSCOPE_FUZZ_ITERATIONS", 2000);
+  const int64_t iterations = EnvInt(shardscope::knobs::FuzzIterations(), 2000);
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(EnvInt("SHARDSCOPE_FUZZ_SECONDS", 10));
+      std::chrono::steady_clock::now() + std::chrono::seconds(EnvInt(shardscope::knobs::FuzzSeconds(), 10));
   int64_t done = 0, imported = 0;
   for (; done < iterations && std::chrono::steady_clock::now() < deadline; ++done) {
     const auto& [text, mesh] = seeds[below(seeds.size())];

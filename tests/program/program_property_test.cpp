@@ -13,6 +13,7 @@
 
 #include "../common/random_program.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/program/scenario.hpp"
 
@@ -20,21 +21,10 @@ using namespace shardscope;
 using namespace shardscope::engine;
 using namespace shardscope::program;
 
-namespace {
-
-int64_t CaseCount() {
-  const char* env = std::getenv("SHARDSCOPE_PROPERTY_CASES");
-  if (env && *env) {
-    const long long n = std::strtoll(env, nullptr, 10);
-    if (n > 0) return n;
-  }
-  return 2000;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("property: random programs equal the same ops on the global tensors", "[property][program]") {
-  const int64_t cases = CaseCount();
+  const int64_t cases = shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000);
   int64_t ran = 0, unsupported = 0, ops = 0;
   for (int64_t c = 0; c < cases; ++c) {
     const std::string text = testing::RandomProgram(0x5eed0000 + static_cast<uint64_t>(c),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/chrome_export.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -200,9 +201,9 @@ TEST_CASE("fuzz: mutated Flight Recorder dumps are read or rejected with shardsc
                                  Entry(5, 2, "nccl:all_to_all", {{8}}, {{8}}, "started")})
                                .dump();
   const std::string other = Dump({Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}).dump();
-  const char* env = std::getenv("SHARDSCOPE_FUZZ_SECONDS");
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(env != nullptr ? std::strtoll(env, nullptr, 10) : 5);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::seconds(shardscope::KnobInteger(shardscope::knobs::FuzzSeconds()).value_or(5));
   std::mt19937_64 rng(7);
   const std::vector<std::string> tokens = {
       "-1",   "null",    "[]",          "{}",           "\"x\"", "1e300", "99999999999999999999",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"
@@ -36,10 +37,8 @@ namespace {
 
 const fs::path kSource = fs::path(SHARDSCOPE_SOURCE_DIR);
 
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  return std::strtoll(v, nullptr, 10);
+int64_t EnvInt(const shardscope::Knob& knob, int64_t fallback) {
+  return shardscope::KnobInteger(knob).value_or(fallback);
 }
 
 std::string ReadFile(const fs::path& p) {
@@ -55,9 +54,9 @@ void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p, st
 class Budget {
  public:
   Budget()
-      : iterations_(EnvInt("SHARDSCOPE_FUZZ_ITERATIONS", 2000)),
+      : iterations_(EnvInt(shardscope::knobs::FuzzIterations(), 2000)),
         deadline_(std::chrono::steady_clock::now() +
-                  std::chrono::seconds(EnvInt("SHARDSCOPE_FUZZ_SECONDS", 10))) {}
+                  std::chrono::seconds(EnvInt(shardscope::knobs::FuzzSeconds(), 10))) {}
   bool Next() { return done_++ < iterations_ && std::chrono::steady_clock::now() < deadline_; }
   int64_t Done() const { return done_ - 1; }
 
@@ -195,7 +194,7 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
       kSource / "tests/golden/trace/program",           // ops, implicit redistributes, a halo exchange
       kSource / "tests/golden/trace/flight_recorder"};  // imported Flight Recorder entries ("flight")
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
-  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)));
+  Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)));
   std::vector<trace::Model> originals;
   for (const fs::path& seed : seeds) originals.push_back(trace::ReadTraceDir(seed));
   Budget budget;
@@ -246,7 +245,7 @@ TEST_CASE("fuzz: the fast and the reference reader agree on mutated rank files",
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_fast_" + std::to_string(::getpid()));
   fs::create_directories(work);
   const fs::path file = work / "rank-0.jsonl";
-  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 2);
+  Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)) + 2);
   auto outcome = [&](bool fast) {
     std::string out;
     try {
@@ -286,7 +285,7 @@ TEST_CASE("fuzz: mutated scenarios are parsed or rejected with shardscope::Error
   for (const auto& entry : fs::directory_iterator(kSource / "samples"))
     if (entry.path().extension() == ".json") seeds.push_back(ReadFile(entry.path()));
   REQUIRE_FALSE(seeds.empty());
-  Mutator mutator(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 1);
+  Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)) + 1);
   Budget budget;
   int64_t accepted = 0, rejected = 0;
   while (budget.Next()) {
@@ -315,7 +314,7 @@ TEST_CASE("fuzz: scenarios and programs with duplicate keys or huge sizes are re
       if (entry.path().extension() == ".json") seeds.push_back(ReadFile(entry.path()));
   }
   REQUIRE(seeds.size() >= 8);
-  std::mt19937_64 rng(static_cast<uint64_t>(EnvInt("SHARDSCOPE_FUZZ_SEED", 20240601)) + 2);
+  std::mt19937_64 rng(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)) + 2);
   auto below = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   Budget budget;
   int64_t duplicates = 0, huge_refused = 0, huge_rejected = 0;

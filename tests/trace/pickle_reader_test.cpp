@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 using namespace shardscope;
@@ -131,8 +132,7 @@ TEST_CASE("fuzz: mutated pickles are read or rejected with shardscope::Error", "
                            "uh\x02"
                            "eu.";
   REQUIRE_NOTHROW(trace::ReadPickle(seed, "seed"));
-  const char* env = std::getenv("SHARDSCOPE_FUZZ_SECONDS");
-  const auto seconds = env != nullptr ? std::strtoll(env, nullptr, 10) : 5;
+  const auto seconds = shardscope::KnobInteger(shardscope::knobs::FuzzSeconds()).value_or(5);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   std::mt19937_64 rng(20261203);
   int64_t accepted = 0, rejected = 0;

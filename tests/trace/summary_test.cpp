@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "shardscope/knobs.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
 
@@ -18,10 +19,7 @@ namespace {
 
 const fs::path kGolden = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests" / "golden" / "trace";
 
-bool UpdateGolden() {
-  const char* v = std::getenv("SHARDSCOPE_UPDATE_GOLDEN");
-  return v != nullptr && std::string(v) == "1";
-}
+bool UpdateGolden() { return shardscope::KnobChoice(shardscope::knobs::UpdateGolden()) == "1"; }
 
 void CompareGolden(const fs::path& expected_path, const std::string& actual) {
   if (UpdateGolden()) {

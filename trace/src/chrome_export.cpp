@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -316,25 +317,21 @@ ordered_json ChromeTraceJson(const Model& model) {
             c->op_id != src->op_id)
           continue;
         const int64_t id = next_id++;
-        ordered_json s;
-        s["ph"] = "s";
-        s["id"] = id;
-        s["cat"] = "flow";
-        s["name"] = "collective";
-        s["pid"] = src_rank;
-        s["tid"] = kChromeCollectiveTid;
-        s["ts"] = MidUs(src_rank, *src, clocks);
-        events.push_back(std::move(s));
-        ordered_json f;
-        f["ph"] = "f";
-        f["bp"] = "e";
-        f["id"] = id;
-        f["cat"] = "flow";
-        f["name"] = "collective";
-        f["pid"] = rank;
-        f["tid"] = kChromeCollectiveTid;
-        f["ts"] = MidUs(rank, *c, clocks);
-        events.push_back(std::move(f));
+        // A flow arrow from the source's slice ("s") to this rank's ("f", bound to its enclosing slice).
+        auto flow = [&](const char* ph, int64_t pid, const Collective& at) {
+          ordered_json e;
+          e["ph"] = ph;
+          if (std::string_view(ph) == "f") e["bp"] = "e";
+          e["id"] = id;
+          e["cat"] = "flow";
+          e["name"] = "collective";
+          e["pid"] = pid;
+          e["tid"] = kChromeCollectiveTid;
+          e["ts"] = MidUs(pid, at, clocks);
+          events.push_back(std::move(e));
+        };
+        flow("s", src_rank, *src);
+        flow("f", rank, *c);
       }
     }
   }

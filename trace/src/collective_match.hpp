@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/text.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::trace::detail {
@@ -28,18 +29,10 @@ inline int64_t SumBytes(const std::vector<int64_t>& v) {
 }
 
 /// "[1, 2, 3]": integer lists in check and diff messages.
-inline std::string FormatInts(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
+inline std::string FormatInts(const std::vector<int64_t>& v) { return "[" + JoinInts(v, ", ") + "]"; }
 
 /// "S(0),R": placement lists joined with commas, as the CLI writes them.
-inline std::string JoinComma(const std::vector<std::string>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
-  return out;
-}
+inline std::string JoinComma(const std::vector<std::string>& v) { return Join(v, ","); }
 
 /// "S(0)R": placements concatenated PyTorch style, as op texts show them.
 inline std::string ConcatPlacements(const std::vector<std::string>& placements) {

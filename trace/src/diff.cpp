@@ -10,6 +10,7 @@
 #include "fr_check.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/printable.hpp"
+#include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
@@ -17,12 +18,6 @@ namespace shardscope::trace {
 using nlohmann::json;
 
 namespace {
-
-std::string Fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
-  return buf;
-}
 
 std::string Micros(double us) { return Fixed(us, 2) + " us"; }
 

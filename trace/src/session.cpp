@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "shardscope/error.hpp"
+#include "shardscope/knobs.hpp"
 
 namespace shardscope::trace {
 
@@ -47,9 +50,9 @@ TraceSession::TraceSession(std::filesystem::path dir, TraceFailure on_failure)
       mutex_(std::make_unique<std::mutex>()) {}
 
 TraceSession TraceSession::FromEnv() {
-  const char* value = std::getenv(kTraceEnvVar);
-  if (value == nullptr || *value == '\0') return TraceSession();
-  return TraceSession(std::filesystem::path(value), TraceFailure::kWarnAndStop);
+  const std::optional<std::string> dir = KnobValue(knobs::TraceDir());
+  if (!dir) return TraceSession();
+  return TraceSession(std::filesystem::path(*dir), TraceFailure::kWarnAndStop);
 }
 
 TraceSession::TraceSession(TraceSession&&) noexcept = default;

@@ -8,6 +8,7 @@
 
 #include "collective_match.hpp"
 #include "shardscope/printable.hpp"
+#include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
@@ -16,17 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string JoinStrs(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out + "]";
-}
-
-std::string Fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
-  return buf;
-}
+std::string JoinStrs(const std::vector<std::string>& v) { return "[" + Join(v, ", ") + "]"; }
 
 std::string Bytes(int64_t n) {
   if (n < 1024) return std::to_string(n) + " B";
@@ -37,11 +28,7 @@ std::string Bytes(int64_t n) {
 
 std::string Micros(int64_t ns) { return Fixed(ns / 1000.0, 2) + " us"; }
 
-std::string Ranks(const std::vector<int64_t>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out;
-}
+std::string Ranks(const std::vector<int64_t>& ranks) { return JoinInts(ranks, ", "); }
 
 void AddCollectiveSummary(
     std::vector<CollectiveSummary>& out,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardscope::program::detail {
 
@@ -33,5 +34,107 @@ nlohmann::json ParseJsonInput(std::string_view text, const std::string& path, bo
 /// The duplicate-key check of ParseJsonInput on text that nlohmann has parsed: throws
 /// Error(kInvalidInput) at the first key repeated within one object, naming both positions.
 void RefuseDuplicateKeys(std::string_view text, const std::string& path);
+
+// nlohmann::json keeps no source positions, so errors about a value re-scan the text along
+// the value's path to report line:column where the user has to look.
+class JsonLocator {
+ public:
+  explicit JsonLocator(std::string_view text) : text_(text) {}
+
+  size_t Find(const std::vector<std::string>& path) {
+    pos_ = 0;
+    SkipSpace();
+    for (const std::string& token : path) {
+      if (pos_ >= text_.size()) break;
+      if (text_[pos_] == '{') {
+        if (!EnterMember(token)) break;
+      } else if (text_[pos_] == '[') {
+        if (!EnterElement(std::stoul(token))) break;
+      } else {
+        break;
+      }
+    }
+    return pos_;
+  }
+
+ private:
+  bool EnterMember(const std::string& key) {
+    size_t start = pos_;
+    ++pos_;
+    while (true) {
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] == '}') break;
+      std::string k = ReadString();
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ':') ++pos_;
+      SkipSpace();
+      if (k == key) return true;
+      SkipValue();
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
+    }
+    pos_ = start;
+    return false;
+  }
+
+  bool EnterElement(size_t index) {
+    size_t start = pos_;
+    ++pos_;
+    for (size_t i = 0;; ++i) {
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] == ']') break;
+      if (i == index) return true;
+      SkipValue();
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
+    }
+    pos_ = start;
+    return false;
+  }
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+
+  std::string ReadString() {
+    std::string out;
+    if (pos_ >= text_.size() || text_[pos_] != '"') return out;
+    ++pos_;
+    while (pos_ < text_.size() && text_[pos_] != '"') {
+      if (text_[pos_] == '\\') ++pos_;
+      if (pos_ < text_.size()) out += text_[pos_++];
+    }
+    ++pos_;
+    return out;
+  }
+
+  void SkipValue() {
+    if (pos_ >= text_.size()) return;
+    char c = text_[pos_];
+    if (c == '"') {
+      ReadString();
+      return;
+    }
+    if (c == '{' || c == '[') {
+      int depth = 0;
+      while (pos_ < text_.size()) {
+        char d = text_[pos_];
+        if (d == '"') {
+          ReadString();
+          continue;
+        }
+        if (d == '{' || d == '[') ++depth;
+        if (d == '}' || d == ']') --depth;
+        ++pos_;
+        if (depth == 0) return;
+      }
+      return;
+    }
+    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' && text_[pos_] != ']') ++pos_;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
 
 }  // namespace shardscope::program::detail

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
+#include "schedule.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
@@ -21,29 +23,8 @@
 namespace shardscope::program {
 // The program layer speaks the engine's vocabulary (specs, placements, plans) throughout.
 using namespace shardscope::engine;  // NOLINT(google-build-using-namespace)
+
 namespace {
-
-bool HasPartial(const TensorSpec& spec) {
-  return std::any_of(spec.placements.begin(), spec.placements.end(),
-                     [](const Placement& p) { return p.IsPartial(); });
-}
-
-// Every spec along the run, computed once, the same on every rank.
-struct Planned {
-  size_t step;
-  bool backward;
-  size_t tensor;
-  TensorSpec src, dst;
-  PlanOptions options;
-  // Op steps only (op != nullptr): the decision for the inputs' specs at this point, and the
-  // tensor indices of inputs and outputs (kNone for absent inputs / unrequested outputs).
-  const OpCall* op = nullptr;
-  OpDecision decision{};
-  std::vector<TensorSpec> input_specs{};
-  std::vector<size_t> inputs{}, outputs{};
-  int64_t op_id = -1;
-};
-constexpr size_t kNone = static_cast<size_t>(-1);
 
 // What every rank's body reads (shared read-only between local-backend threads).
 struct RunContext {
@@ -294,9 +275,11 @@ std::vector<int64_t> RunRank(Communicator& comm, int64_t rank, const RunContext&
   return result;
 }
 
+}  // namespace
+
 // Every spec along the run: `repeat` times the step list, each tensor continuing from where
 // the previous step left it.
-std::vector<Planned> BuildSchedule(const Scenario& scenario, int repeat) {
+std::vector<Planned> detail::BuildSchedule(const Scenario& scenario, int repeat) {
   std::vector<Planned> schedule;
   const Mesh& mesh = scenario.mesh;
   std::vector<TensorSpec> current;
@@ -343,140 +326,16 @@ std::vector<Planned> BuildSchedule(const Scenario& scenario, int repeat) {
   return schedule;
 }
 
-double Bytes(const Shape& shape, DType dtype) {
-  double n = DTypeSize(dtype);
-  for (int64_t e : shape) n *= static_cast<double>(e);  // double: a product past 2^63 must not wrap
-  return n;
-}
+namespace {
 
-double LocalBytes(const TensorSpec& spec, int64_t rank) {
-  return Bytes(ComputeRankLayout(spec, rank).local_shape, spec.dtype);
-}
-
-bool ReadNumber(const char* path, double& value) {
-  std::FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return false;
-  char buf[64] = {};
-  const bool ok = std::fgets(buf, sizeof(buf), f) != nullptr;
-  std::fclose(f);
-  char* end = nullptr;
-  value = ok ? std::strtod(buf, &end) : 0;
-  return ok && end != buf;
-}
-
-std::string HumanBytes(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.2f GiB (%.0f bytes)", bytes / (1024.0 * 1024 * 1024), bytes);
-  return buf;
-}
-
-}  // namespace
-
-MemoryEstimate EstimateMemory(const Scenario& scenario, const RunOptions& options) {
-  // Two repetitions hold every spec of any number of them: from the second on, each step starts
-  // from the placement the previous repetition left, which is the same every time.
-  const std::vector<Planned> schedule = BuildSchedule(scenario, std::min(options.repeat, 2));
-  const Mesh& mesh = scenario.mesh;
-  const int64_t world = mesh.size();
-  const size_t n = scenario.tensors.size();
-  std::vector<std::vector<const TensorSpec*>> specs_of(n);
-  MemoryEstimate est;
-  double globals = 0, gather = 0;
-  for (size_t t = 0; t < n; ++t) {
-    const ScenarioTensor& st = scenario.tensors[t];
-    globals += Bytes(st.spec.shape, st.spec.dtype);
-    if (st.produced_by < 0) specs_of[t].push_back(&st.spec);
-  }
-  for (const Planned& item : schedule) {
-    if (item.op != nullptr) {
-      for (size_t o = 0; o < item.outputs.size(); ++o) {
-        if (item.outputs[o] == kNone) continue;
-        const TensorSpec& out = *item.decision.outputs[o];
-        specs_of[item.outputs[o]].push_back(&out);
-        if (options.verify) gather = std::max(gather, 2 * Bytes(out.shape, out.dtype));
-      }
-    } else if (!item.backward) {
-      specs_of[item.tensor].push_back(&item.dst);
-    }
-    if (item.op == nullptr && options.verify && HasPartial(item.dst))
-      gather = std::max(gather, 2 * Bytes(item.dst.shape, item.dst.dtype));
-  }
-  double ranks_total = 0, largest_rank = 0;
-  for (int64_t r = 0; r < world; ++r) {
-    double live = 0;
-    for (size_t t = 0; t < n; ++t) {
-      double most = 0;
-      for (const TensorSpec* spec : specs_of[t]) most = std::max(most, LocalBytes(*spec, r));
-      live += most;
-      if (most > est.largest_tensor_bytes_per_rank) {
-        est.largest_tensor_bytes_per_rank = most;
-        est.largest_tensor = scenario.tensors[t].name;
-        est.largest_tensor_where = scenario.tensors[t].where;
-        est.largest_tensor_global_bytes =
-            Bytes(scenario.tensors[t].spec.shape, scenario.tensors[t].spec.dtype);
-      }
-    }
-    double staging = 0;
-    for (const Planned& item : schedule) {
-      double step = 0;
-      if (item.op != nullptr) {
-        for (size_t i = 0; i < item.inputs.size(); ++i) {
-          if (item.inputs[i] == kNone) continue;
-          step += LocalBytes(item.input_specs[i], r);
-          if (item.decision.inputs[i]) step += LocalBytes(*item.decision.inputs[i], r);
-        }
-        for (size_t o = 0; o < item.outputs.size(); ++o)
-          if (item.decision.outputs[o]) step += LocalBytes(*item.decision.outputs[o], r);
-        step *= 2;
-      } else {
-        const double dst = LocalBytes(item.dst, r);
-        step = LocalBytes(item.src, r) + dst + (options.verify ? dst : 0);
-      }
-      staging = std::max(staging, step);
-    }
-    ranks_total += live + staging;
-    largest_rank = std::max(largest_rank, live + staging);
-  }
-  const bool one_rank_per_process = options.backend == "mpi" || options.backend == "nccl";
-  est.process_bytes = globals + (one_rank_per_process ? largest_rank : ranks_total) + gather;
-  return est;
-}
-
-double AvailableMemoryBytes() {
-  if (const char* env = std::getenv("SHARDSCOPE_MEMORY_LIMIT"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (end != env && *end == '\0' && v > 0) return v;
-    throw InvalidInput(std::string("SHARDSCOPE_MEMORY_LIMIT: '") + env +
-                       "' is not a positive number of bytes");
-  }
-  double available = 0;
-  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    while (std::fgets(line, sizeof(line), f) != nullptr) {
-      double kb = 0;
-      if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) available = kb * 1024;
-    }
-    std::fclose(f);
-  }
-  // A container's limit (cgroup v2, then v1) is what the kernel enforces; "max" reads as no number.
-  double limit = 0, used = 0;
-  if ((ReadNumber("/sys/fs/cgroup/memory.max", limit) && ReadNumber("/sys/fs/cgroup/memory.current", used)) ||
-      (ReadNumber("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) &&
-       ReadNumber("/sys/fs/cgroup/memory/memory.usage_in_bytes", used))) {
-    if (limit > used && limit < 1e18)
-      available = available > 0 ? std::min(available, limit - used) : limit - used;
-  }
-  return available;
-}
-
-RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
+// Refuses what cannot run before any thread or process starts: an unknown backend, a GPU or MPI
+// backend this build or machine lacks (one message, exit 2), a bad repeat count and a run that
+// cannot fit in memory (naming the largest tensor instead of dying in std::bad_alloc later).
+void CheckRunnable(const Scenario& scenario, const RunOptions& options) {
   const std::string& backend = options.backend;
   if (backend != "local" && backend != "mpi" && backend != "cuda" && backend != "nccl") {
     throw InvalidInput("--backend: '" + backend + "' is not a backend (use local, mpi, cuda or nccl)");
   }
-  // GPU backends fail here, before any thread or MPI process starts, when the build has no
-  // CUDA/NCCL or the machine no GPU (one message, exit 2).
   if (backend == "cuda" || backend == "nccl") RequireGpuBackend(backend);
   if ((backend == "mpi" || backend == "nccl") && !MpiBackendAvailable()) {
     throw InvalidInput(
@@ -484,127 +343,138 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
         ": this build has no MPI backend (reconfigure with MPI installed; nccl bootstraps over MPI)");
   }
   if (options.repeat < 1) throw InvalidInput("--repeat: must be >= 1");
-  const Mesh& mesh = scenario.mesh;
-  const int64_t world = mesh.size();
-  // Sizes before allocation: a tensor that cannot fit is refused here, naming it, instead of
-  // running for a minute and dying in std::bad_alloc.
-  if (const double available = AvailableMemoryBytes(); available > 0) {
-    const MemoryEstimate est = EstimateMemory(scenario, options);
-    if (est.process_bytes > available) {
-      throw InvalidInput(est.largest_tensor_where + ": tensor '" + est.largest_tensor + "' needs up to " +
-                         HumanBytes(est.largest_tensor_bytes_per_rank) + " per rank (" +
-                         HumanBytes(est.largest_tensor_global_bytes) + " global); the run would need about " +
-                         HumanBytes(est.process_bytes) + " in this process but " + HumanBytes(available) +
-                         " is available: shrink the tensor or run more ranks under --backend mpi");
-    }
-  }
+  detail::RefuseWhatCannotFit(scenario, options);
+}
 
-  // Two repetitions describe any number: from the second on, each repetition starts where the
-  // previous one ended, which is the same place every time.
-  std::vector<Planned> schedule = BuildSchedule(scenario, 1);
-  const size_t first_rep = schedule.size();
-  if (options.repeat > 1) schedule = BuildSchedule(scenario, 2);
-
-  // Repeats start each tensor from its scenario spec again only if the step list returns it
-  // there; otherwise the next repetition continues from where the last one ended (as a loop in a
-  // training job would).
-
-  // Global values: seeded inputs, and op outputs computed on the unsharded tensors (the
-  // reference every op output is verified against; values do not change with placements).
+// Global values: seeded inputs, and op outputs computed on the unsharded tensors (the reference
+// every op output is verified against; values do not change with placements). The first
+// repetition computes every op output.
+std::vector<LocalTensor> GlobalValues(const Scenario& scenario, const std::vector<Planned>& schedule,
+                                      size_t first_rep) {
   std::vector<LocalTensor> globals(scenario.tensors.size());
   for (size_t t = 0; t < scenario.tensors.size(); ++t) {
     const ScenarioTensor& st = scenario.tensors[t];
     if (st.produced_by < 0) globals[t] = SeededTensor(st.spec.shape, st.spec.dtype, st.seed);
   }
-  for (size_t k = 0; k < first_rep; ++k) {  // the first repetition computes every op output
+  for (size_t k = 0; k < first_rep; ++k) {
     const Planned& item = schedule[k];
     if (item.op == nullptr) continue;
     std::vector<const LocalTensor*> in;
-    for (size_t k : item.inputs) in.push_back(k == kNone ? nullptr : &globals[k]);
+    for (size_t i : item.inputs) in.push_back(i == kNone ? nullptr : &globals[i]);
     std::vector<std::optional<LocalTensor>> out = ComputeOpGlobal(*item.op, in);
     for (size_t o = 0; o < item.outputs.size(); ++o) {
       if (item.outputs[o] != kNone) globals[item.outputs[o]] = std::move(*out[o]);
     }
   }
+  return globals;
+}
 
-  PlanCache cache;
-  RunContext ctx{scenario, options, schedule, first_rep, globals, cache};
-  std::vector<StepReport> reports(schedule.size());
+// Ranks as threads of this process: host buffers (local) or virtual ranks on one GPU (cuda).
+// Returns every rank's figures (RunRank's, as rank 0 holds them).
+std::vector<int64_t> RunInThreads(const RunContext& ctx, std::vector<StepReport>& reports) {
+  const RunOptions& options = ctx.options;
+  const Mesh& mesh = ctx.scenario.mesh;
+  const int64_t world = mesh.size();
   std::vector<int64_t> figures;
-  RunReport report;
-  report.world = world;
-  int64_t t_start = trace::NowNs();
+  trace::TraceSession session =
+      options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
+  auto body = [&](Communicator& comm, int64_t rank) {
+    trace::Writer* writer = nullptr;
+    if (session.enabled()) {
+      writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
+                                                         std::string(comm.backend_name())));
+    }
+    std::vector<int64_t> mine = RunRank(comm, rank, ctx, writer, {}, &reports);
+    if (rank == 0) figures = std::move(mine);
+  };
+  if (options.backend == "cuda") {
+    CudaWorldOptions world_options;
+    world_options.timeout = options.timeout;
+    CudaLocalWorld::Run(world, body, world_options);
+  } else {
+    LocalWorldOptions world_options;
+    world_options.timeout = options.timeout;
+    LocalWorld::Run(world, body, world_options);
+  }
+  session.Close();
+  return figures;
+}
 
-  if (backend == "local" || backend == "cuda") {
-    // Ranks as threads of this process: host buffers (local) or virtual ranks on one GPU (cuda).
+// One rank per process (mpi, or nccl bootstrapped over MPI); sets `rank`. An error ends the whole
+// job with its message: peers may be inside a collective this rank will never join.
+std::vector<int64_t> RunInProcesses(const RunContext& ctx, std::vector<StepReport>& reports, int64_t& rank) {
+  const RunOptions& options = ctx.options;
+  const std::string& backend = options.backend;
+  const Mesh& mesh = ctx.scenario.mesh;
+  const int64_t world = mesh.size();
+  MpiOptions mpi_options;
+  mpi_options.timeout = options.timeout;
+  MpiWorld mpi(mpi_options);
+  if (mpi.size() != world) {
+    throw InvalidInput("--backend " + backend + ": the mesh " + mesh.ToString() + " has " +
+                       std::to_string(world) + " ranks but the MPI job has " + std::to_string(mpi.size()) +
+                       " processes (run: mpirun -np " + std::to_string(world) + " shardscope run ...)");
+  }
+  rank = mpi.rank();
+  std::unique_ptr<NcclWorld> nccl;
+  try {
+    // nccl: one GPU per process, bootstrapped over this MPI job; destroyed before MPI.
+    if (backend == "nccl") nccl = std::make_unique<NcclWorld>(mpi);
+    Communicator& comm = nccl ? nccl->comm() : mpi.comm();
+    MpiWorld::ClockEstimate clock = mpi.EstimateClockOffset();
     trace::TraceSession session =
         options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
-    auto body = [&](Communicator& comm, int64_t rank) {
-      trace::Writer* writer = nullptr;
-      if (session.enabled()) {
-        writer = session.WriterFor(rank, trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(),
-                                                           std::string(comm.backend_name())));
-      }
-      std::vector<int64_t> mine = RunRank(comm, rank, ctx, writer, {}, &reports);
-      if (rank == 0) figures = std::move(mine);
-    };
-    if (backend == "cuda") {
-      CudaWorldOptions world_options;
-      world_options.timeout = options.timeout;
-      CudaLocalWorld::Run(world, body, world_options);
-    } else {
-      LocalWorldOptions world_options;
-      world_options.timeout = options.timeout;
-      LocalWorld::Run(world, body, world_options);
+    trace::Writer* writer = nullptr;
+    if (session.enabled()) {
+      trace::Header header =
+          trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(), std::string(comm.backend_name()));
+      header.clock.offset_ns = clock.offset_ns;
+      writer = session.WriterFor(rank, header);
     }
+    std::vector<int64_t> figures = RunRank(comm, rank, ctx, writer, clock, &reports);
     session.Close();
-  } else {
-    MpiOptions mpi_options;
-    mpi_options.timeout = options.timeout;
-    MpiWorld mpi(mpi_options);
-    if (mpi.size() != world) {
-      throw InvalidInput("--backend " + backend + ": the mesh " + mesh.ToString() + " has " +
-                         std::to_string(world) + " ranks but the MPI job has " + std::to_string(mpi.size()) +
-                         " processes (run: mpirun -np " + std::to_string(world) + " shardscope run ...)");
+    return figures;
+  } catch (const Error& e) {
+    // A one-process job just throws.
+    const std::string what = e.what();
+    const bool names_rank = what.rfind("mpi backend, rank ", 0) == 0 ||
+                            what.rfind("nccl backend, rank ", 0) == 0;  // the backends' own errors
+    if (world > 1) {
+      mpi.Abort("shardscope: " + (names_rank ? "" : "rank " + std::to_string(rank) + ": ") + what,
+                ExitCodeFor(e.code()));
     }
-    const int64_t rank = mpi.rank();
-    report.rank = rank;
-    std::unique_ptr<NcclWorld> nccl;
-    try {
-      // nccl: one GPU per process, bootstrapped over this MPI job; destroyed before MPI.
-      if (backend == "nccl") nccl = std::make_unique<NcclWorld>(mpi);
-      Communicator& comm = nccl ? nccl->comm() : mpi.comm();
-      MpiWorld::ClockEstimate clock = mpi.EstimateClockOffset();
-      trace::TraceSession session =
-          options.trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(options.trace_dir);
-      trace::Writer* writer = nullptr;
-      if (session.enabled()) {
-        trace::Header header =
-            trace::MakeHeader(rank, world, mesh.shape(), mesh.dim_names(), std::string(comm.backend_name()));
-        header.clock.offset_ns = clock.offset_ns;
-        writer = session.WriterFor(rank, header);
-      }
-      figures = RunRank(comm, rank, ctx, writer, clock, &reports);
-      session.Close();
-    } catch (const Error& e) {
-      // Peers may be inside a collective this rank will never join: end the whole job with the
-      // message instead of leaving them to hang. A one-process job just throws.
-      const std::string what = e.what();
-      const bool names_rank = what.rfind("mpi backend, rank ", 0) == 0 ||
-                              what.rfind("nccl backend, rank ", 0) == 0;  // the backends' own errors
-      if (world > 1) {
-        mpi.Abort("shardscope: " + (names_rank ? "" : "rank " + std::to_string(rank) + ": ") + what,
-                  ExitCodeFor(e.code()));
-      }
-      throw;
-    } catch (const std::exception& e) {
-      if (world > 1)
-        mpi.Abort("shardscope: rank " + std::to_string(rank) + ": internal error: " + e.what(), 3);
-      throw;
+    throw;
+  } catch (const std::exception& e) {
+    if (world > 1) mpi.Abort("shardscope: rank " + std::to_string(rank) + ": internal error: " + e.what(), 3);
+    throw;
+  }
+}
+
+// The verification failure of step k from every rank's figures ("" when it verified).
+std::string VerifyError(const RunContext& ctx, size_t k, int64_t world,
+                        const std::function<int64_t(int64_t, size_t, size_t)>& figure) {
+  for (int64_t r = 0; r < world; ++r) {
+    if (figure(r, k, 2) >= 0) {
+      return "rank " + std::to_string(r) + " local element " + std::to_string(figure(r, k, 2)) +
+             " differs from Distribute(X, dst)";
     }
   }
+  if (figure(0, k, 3) < 0) return "";
+  const Planned& item = ctx.schedule[k];
+  if (item.op != nullptr) {
+    const size_t o = static_cast<size_t>(figure(0, k, 4));
+    return "output '" + ctx.scenario.tensors[item.outputs[o]].name + "' element " +
+           std::to_string(figure(0, k, 3)) + " differs from the op on the global tensors";
+  }
+  return "full tensor element " + std::to_string(figure(0, k, 3)) + " differs from X";
+}
 
-  report.seconds = static_cast<double>(trace::NowNs() - t_start) * 1e-9;
+// Fills the report's steps from every rank's figures (slowest rank's time, bytes summed over
+// ranks) and, with --verify, throws the first step that failed.
+void FinishReport(const RunContext& ctx, const std::vector<int64_t>& figures,
+                  std::vector<StepReport>& reports, RunReport& report) {
+  const std::vector<Planned>& schedule = ctx.schedule;
+  const int64_t world = report.world;
   const size_t width = schedule.size() * kStepFigures + kClockFigures;
   auto figure = [&](int64_t r, size_t k, size_t what) {
     return figures[static_cast<size_t>(r) * width + k * kStepFigures + what];
@@ -622,7 +492,7 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
       // Ranks other than 0 did not record the plan; they need the step identity for the message.
       rep.step = schedule[k].step;
       rep.backward = schedule[k].backward;
-      rep.tensor = scenario.tensors[schedule[k].tensor].name;
+      rep.tensor = ctx.scenario.tensors[schedule[k].tensor].name;
       rep.src = schedule[k].src.placements;
       rep.dst = schedule[k].dst.placements;
     }
@@ -632,27 +502,10 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
       rep.bytes_moved += figure(r, k, 1);
     }
     rep.seconds = static_cast<double>(slowest) * 1e-9;
-    rep.repetition = k < first_rep ? 0 : 1;
-    rep.repetitions = k < first_rep ? 1 : options.repeat - 1;
-    std::string error;
-    if (options.verify) {
-      for (int64_t r = 0; r < world && error.empty(); ++r) {
-        if (figure(r, k, 2) >= 0) {
-          error = "rank " + std::to_string(r) + " local element " + std::to_string(figure(r, k, 2)) +
-                  " differs from Distribute(X, dst)";
-        }
-      }
-      if (error.empty() && figure(0, k, 3) >= 0) {
-        if (schedule[k].op != nullptr) {
-          const size_t o = static_cast<size_t>(figure(0, k, 4));
-          error = "output '" + scenario.tensors[schedule[k].outputs[o]].name + "' element " +
-                  std::to_string(figure(0, k, 3)) + " differs from the op on the global tensors";
-        } else {
-          error = "full tensor element " + std::to_string(figure(0, k, 3)) + " differs from X";
-        }
-      }
-      rep.verified = error.empty();
-    }
+    rep.repetition = k < ctx.first_rep ? 0 : 1;
+    rep.repetitions = k < ctx.first_rep ? 1 : ctx.options.repeat - 1;
+    const std::string error = ctx.options.verify ? VerifyError(ctx, k, world, figure) : "";
+    if (ctx.options.verify) rep.verified = error.empty();
     if (!error.empty() && schedule[k].op != nullptr) {
       throw InternalError("verification failed at step " + std::to_string(rep.step) + " (op " + rep.op +
                           " -> " + rep.tensor + "): " + error);
@@ -664,6 +517,32 @@ RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
     }
     report.steps.push_back(std::move(rep));
   }
+}
+
+}  // namespace
+
+RunReport RunScenario(const Scenario& scenario, const RunOptions& options) {
+  CheckRunnable(scenario, options);
+  // Two repetitions describe any number: from the second on, each repetition starts where the
+  // previous one ended, which is the same place every time. Repeats start each tensor from its
+  // scenario spec again only if the step list returns it there; otherwise the next repetition
+  // continues from where the last one ended (as a loop in a training job would).
+  std::vector<Planned> schedule = BuildSchedule(scenario, 1);
+  const size_t first_rep = schedule.size();
+  if (options.repeat > 1) schedule = BuildSchedule(scenario, 2);
+  const std::vector<LocalTensor> globals = GlobalValues(scenario, schedule, first_rep);
+
+  PlanCache cache;
+  RunContext ctx{scenario, options, schedule, first_rep, globals, cache};
+  std::vector<StepReport> reports(schedule.size());
+  RunReport report;
+  report.world = scenario.mesh.size();
+  const int64_t t_start = trace::NowNs();
+  const std::vector<int64_t> figures = options.backend == "local" || options.backend == "cuda"
+                                           ? RunInThreads(ctx, reports)
+                                           : RunInProcesses(ctx, reports, report.rank);
+  report.seconds = static_cast<double>(trace::NowNs() - t_start) * 1e-9;
+  FinishReport(ctx, figures, reports, report);
   return report;
 }
 

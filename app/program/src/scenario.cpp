@@ -17,108 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-// nlohmann::json keeps no source positions, so errors about a value re-scan the text along
-// the value's path to report line:column where the user has to look.
-class JsonLocator {
- public:
-  explicit JsonLocator(std::string_view text) : text_(text) {}
-
-  size_t Find(const std::vector<std::string>& path) {
-    pos_ = 0;
-    SkipSpace();
-    for (const std::string& token : path) {
-      if (pos_ >= text_.size()) break;
-      if (text_[pos_] == '{') {
-        if (!EnterMember(token)) break;
-      } else if (text_[pos_] == '[') {
-        if (!EnterElement(std::stoul(token))) break;
-      } else {
-        break;
-      }
-    }
-    return pos_;
-  }
-
- private:
-  bool EnterMember(const std::string& key) {
-    size_t start = pos_;
-    ++pos_;
-    while (true) {
-      SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] == '}') break;
-      std::string k = ReadString();
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ':') ++pos_;
-      SkipSpace();
-      if (k == key) return true;
-      SkipValue();
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
-    }
-    pos_ = start;
-    return false;
-  }
-
-  bool EnterElement(size_t index) {
-    size_t start = pos_;
-    ++pos_;
-    for (size_t i = 0;; ++i) {
-      SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] == ']') break;
-      if (i == index) return true;
-      SkipValue();
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
-    }
-    pos_ = start;
-    return false;
-  }
-
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-
-  std::string ReadString() {
-    std::string out;
-    if (pos_ >= text_.size() || text_[pos_] != '"') return out;
-    ++pos_;
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      if (text_[pos_] == '\\') ++pos_;
-      if (pos_ < text_.size()) out += text_[pos_++];
-    }
-    ++pos_;
-    return out;
-  }
-
-  void SkipValue() {
-    if (pos_ >= text_.size()) return;
-    char c = text_[pos_];
-    if (c == '"') {
-      ReadString();
-      return;
-    }
-    if (c == '{' || c == '[') {
-      int depth = 0;
-      while (pos_ < text_.size()) {
-        char d = text_[pos_];
-        if (d == '"') {
-          ReadString();
-          continue;
-        }
-        if (d == '{' || d == '[') ++depth;
-        if (d == '}' || d == ']') --depth;
-        ++pos_;
-        if (depth == 0) return;
-      }
-      return;
-    }
-    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' && text_[pos_] != ']') ++pos_;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
-
+using detail::JsonLocator;
 using detail::LineColumn;
 
 class ScenarioParser {
@@ -443,23 +342,7 @@ class ScenarioParser {
     if (s.contains("order"))
       Guard(at("order"), [&] { step.order = ParseShardOrder(String(s["order"], at("order")), "order"); });
     if (s.contains("sizes")) step.explicit_sizes = ExplicitSizes(s["sizes"], at("sizes"), sc.mesh);
-    step.options.devices_per_host = devices_per_host;
-    if (s.contains("planner")) {
-      std::string p = String(s["planner"], at("planner"));
-      if (p == "auto") {
-        step.options.planner = PlannerChoice::kAuto;
-      } else if (p == "greedy") {
-        step.options.planner = PlannerChoice::kGreedy;
-      } else if (p == "graph") {
-        step.options.planner = PlannerChoice::kGraph;
-      } else {
-        Fail(at("planner"), "'" + p + "' is not a planner (expected auto, greedy or graph)");
-      }
-    }
-    if (s.contains("optimize")) {
-      if (!s["optimize"].is_boolean()) Fail(at("optimize"), "expected true or false");
-      step.options.optimize = s["optimize"].get<bool>();
-    }
+    ParsePlanOptions(s, where, devices_per_host, step.options);
     if (s.contains("allow_partial_target")) {
       if (!s["allow_partial_target"].is_boolean()) Fail(at("allow_partial_target"), "expected true or false");
       step.options.internal_partial_target = s["allow_partial_target"].get<bool>();
@@ -479,53 +362,65 @@ class ScenarioParser {
     return step;
   }
 
-  // {"op": "mm", "inputs": ["x", "w"], "output": "y", ...args}: validated by propagating the
-  // current specs through the op, which also gives the outputs their specs.
-  ScenarioStep ParseOpStep(const json& s, size_t index, Scenario& sc, std::vector<TensorSpec>& current,
-                           int devices_per_host) {
-    std::vector<std::string> where{"steps", std::to_string(index)};
-    auto at = [&](const std::string& key) {
-      auto w = where;
-      w.push_back(key);
-      return w;
-    };
-    ScenarioStep step;
-    OpCall call;
-    const std::string name = String(s["op"], at("op"));
-    std::optional<OpKind> kind = ParseOpKind(name);
-    if (!kind) Fail(at("op"), "'" + name + "' is not an op (expected one of: " + OpKindNames() + ")");
-    call.kind = *kind;
-    // Arguments each op takes; anything else is reported where it is.
-    std::vector<std::string> args;
-    switch (call.kind) {
+  // The "planner" (auto, greedy, graph) and "optimize" fields of a step.
+  void ParsePlanOptions(const json& s, const std::vector<std::string>& where, int devices_per_host,
+                        PlanOptions& options) {
+    options.devices_per_host = devices_per_host;
+    if (s.contains("planner")) {
+      const std::string p = String(s["planner"], Path(where, "planner"));
+      if (p == "auto") {
+        options.planner = PlannerChoice::kAuto;
+      } else if (p == "greedy") {
+        options.planner = PlannerChoice::kGreedy;
+      } else if (p == "graph") {
+        options.planner = PlannerChoice::kGraph;
+      } else {
+        Fail(Path(where, "planner"), "'" + p + "' is not a planner (expected auto, greedy or graph)");
+      }
+    }
+    if (s.contains("optimize")) {
+      if (!s["optimize"].is_boolean()) Fail(Path(where, "optimize"), "expected true or false");
+      options.optimize = s["optimize"].get<bool>();
+    }
+  }
+
+  static std::vector<std::string> Path(std::vector<std::string> where, const std::string& key) {
+    where.push_back(key);
+    return where;
+  }
+
+  // The arguments each op takes besides op, inputs, output(s), planner and optimize.
+  static std::vector<std::string> OpArgs(OpKind kind) {
+    switch (kind) {
       case OpKind::kSum:
       case OpKind::kMean:
-        args = {"dims", "keepdim"};
-        break;
+        return {"dims", "keepdim"};
       case OpKind::kTranspose:
       case OpKind::kPermute:
-        args = {"dims"};
-        break;
+        return {"dims"};
       case OpKind::kSoftmax:
       case OpKind::kStack:
       case OpKind::kCat:
-        args = {"dim"};
-        break;
+        return {"dim"};
       case OpKind::kSelect:
-        args = {"dim", "index"};
-        break;
+        return {"dim", "index"};
       case OpKind::kLayerNorm:
-        args = {"normalized_ndim", "eps"};
-        break;
+        return {"normalized_ndim", "eps"};
       case OpKind::kLayerNormBackward:
-        args = {"normalized_ndim", "output_mask"};
-        break;
+        return {"normalized_ndim", "output_mask"};
       case OpKind::kConv:
-        args = {"dim", "kernel"};
-        break;
+        return {"dim", "kernel"};
       default:
-        break;
+        return {};
     }
+  }
+
+  // The op's own arguments (dims, dim, index, keepdim, normalized_ndim, eps, kernel); a field the
+  // op does not take is reported where it is.
+  void ParseOpArgs(const json& s, const std::vector<std::string>& where, const std::string& name,
+                   OpCall& call) {
+    auto at = [&](const std::string& key) { return Path(where, key); };
+    const std::vector<std::string> args = OpArgs(call.kind);
     for (auto it = s.begin(); it != s.end(); ++it) {
       static const char* kCommon[] = {"op", "inputs", "output", "outputs", "planner", "optimize"};
       bool known = std::find(args.begin(), args.end(), it.key()) != args.end();
@@ -554,20 +449,23 @@ class ScenarioParser {
       const json& k = s["kernel"];
       if (!k.is_array()) Fail(at("kernel"), "expected a list of numbers, e.g. [1, 2, 1]");
       for (size_t i = 0; i < k.size(); ++i) {
-        if (!k[i].is_number())
-          Fail({"steps", std::to_string(index), "kernel", std::to_string(i)}, "expected a number");
+        if (!k[i].is_number()) Fail(Path(at("kernel"), std::to_string(i)), "expected a number");
         call.kernel.push_back(k[i].get<double>());
       }
     }
     if (call.kind == OpKind::kConv && !s.contains("kernel"))
       Fail(where, "conv needs a 'kernel', e.g. [1, 2, 1]");
-    // Inputs: tensor names, null for an absent optional input.
+  }
+
+  // Inputs: tensor names, null for an absent optional input; returns their current specs.
+  std::vector<const TensorSpec*> ParseOpInputs(const json& s, const std::vector<std::string>& where,
+                                               Scenario& sc, const std::vector<TensorSpec>& current,
+                                               OpCall& call) {
     const json& inputs = Require(s, where, "inputs");
-    if (!inputs.is_array()) Fail(at("inputs"), "expected a list of tensor names");
+    if (!inputs.is_array()) Fail(Path(where, "inputs"), "expected a list of tensor names");
     std::vector<const TensorSpec*> specs;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      auto w = at("inputs");
-      w.push_back(std::to_string(i));
+      const auto w = Path(Path(where, "inputs"), std::to_string(i));
       if (inputs[i].is_null()) {
         call.inputs.emplace_back();
         specs.push_back(nullptr);
@@ -578,21 +476,25 @@ class ScenarioParser {
       Guard(w, [&] { ti = sc.TensorIndex(call.inputs.back()); });
       specs.push_back(&current[ti]);
     }
-    // Outputs: "output": name, or "outputs": [name or null, ...] (null: not requested).
+    return specs;
+  }
+
+  // Outputs: "output": name, or "outputs": [name or null, ...] (null: not requested); as many as
+  // the op has, new names, each once; layer_norm's backward output_mask must match them.
+  void ParseOpOutputs(const json& s, const std::vector<std::string>& where, const std::string& name,
+                      const Scenario& sc, OpCall& call) {
+    auto at = [&](const std::string& key) { return Path(where, key); };
     if (s.contains("output") == s.contains("outputs"))
       Fail(where, "expected exactly one of 'output' or 'outputs'");
-    std::vector<std::string> out_where;
     if (s.contains("output")) {
       call.outputs.push_back(String(s["output"], at("output")));
     } else {
       const json& outs = s["outputs"];
       if (!outs.is_array())
         Fail(at("outputs"), "expected a list of tensor names (null for an output not wanted)");
-      for (size_t i = 0; i < outs.size(); ++i) {
-        auto w = at("outputs");
-        w.push_back(std::to_string(i));
-        call.outputs.push_back(outs[i].is_null() ? std::string() : String(outs[i], w));
-      }
+      for (size_t i = 0; i < outs.size(); ++i)
+        call.outputs.push_back(outs[i].is_null() ? std::string()
+                                                 : String(outs[i], Path(at("outputs"), std::to_string(i))));
     }
     const size_t want_outputs =
         call.kind == OpKind::kLayerNorm || call.kind == OpKind::kLayerNormBackward ? 3 : 1;
@@ -625,30 +527,32 @@ class ScenarioParser {
       if (s.contains("outputs")) w.push_back(std::to_string(o));
       CheckName(call.outputs[o], w);
       for (const auto& t : sc.tensors) {
-        if (t.name == call.outputs[o]) {
+        if (t.name == call.outputs[o])
           Fail(w, "tensor '" + call.outputs[o] + "' already exists; op outputs take new names");
-        }
       }
       for (size_t p = 0; p < o; ++p) {
         if (call.outputs[p] == call.outputs[o])
           Fail(w, "output name '" + call.outputs[o] + "' is used twice");
       }
     }
-    step.options.devices_per_host = devices_per_host;
-    if (s.contains("planner")) {
-      std::string p = String(s["planner"], at("planner"));
-      if (p == "greedy") {
-        step.options.planner = PlannerChoice::kGreedy;
-      } else if (p == "graph") {
-        step.options.planner = PlannerChoice::kGraph;
-      } else if (p != "auto") {
-        Fail(at("planner"), "'" + p + "' is not a planner (expected auto, greedy or graph)");
-      }
-    }
-    if (s.contains("optimize")) {
-      if (!s["optimize"].is_boolean()) Fail(at("optimize"), "expected true or false");
-      step.options.optimize = s["optimize"].get<bool>();
-    }
+  }
+
+  // {"op": "mm", "inputs": ["x", "w"], "output": "y", ...args}: validated by propagating the
+  // current specs through the op, which also gives the outputs their specs.
+  ScenarioStep ParseOpStep(const json& s, size_t index, Scenario& sc, std::vector<TensorSpec>& current,
+                           int devices_per_host) {
+    const std::vector<std::string> where{"steps", std::to_string(index)};
+    ScenarioStep step;
+    OpCall call;
+    const std::string name = String(s["op"], Path(where, "op"));
+    std::optional<OpKind> kind = ParseOpKind(name);
+    if (!kind)
+      Fail(Path(where, "op"), "'" + name + "' is not an op (expected one of: " + OpKindNames() + ")");
+    call.kind = *kind;
+    ParseOpArgs(s, where, name, call);
+    const std::vector<const TensorSpec*> specs = ParseOpInputs(s, where, sc, current, call);
+    ParseOpOutputs(s, where, name, sc, call);
+    ParsePlanOptions(s, where, devices_per_host, step.options);
     OpDecision decision;
     Guard(where, [&] { decision = PropagateOp(call, specs, devices_per_host); });
     for (size_t o = 0; o < call.outputs.size(); ++o) {

@@ -5,14 +5,18 @@
 #include <set>
 
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// A call of `kind` over `group` moving `dtype` elements: the collectives' common fields.
+CollectiveCall NewCall(CollectiveKind kind, const Group& group, DType dtype) {
+  CollectiveCall call;
+  call.kind = kind;
+  call.group = group;
+  call.dtype = dtype;
+  return call;
 }
 
 std::string Where(const CollectiveCall& call) {
@@ -313,9 +317,9 @@ CollectiveStats Communicator::Submit(CollectiveCall& call) {
         break;
     }
   }
-  stats.start_ns = SteadyNowNs();
+  stats.start_ns = trace::NowNs();
   Execute(call);
-  stats.end_ns = SteadyNowNs();
+  stats.end_ns = trace::NowNs();
   if (call.timed_end_ns > 0) {
     stats.start_ns = call.timed_start_ns;
     stats.end_ns = call.timed_end_ns;
@@ -332,10 +336,7 @@ CollectiveStats Communicator::Submit(CollectiveCall& call) {
 
 CollectiveStats Communicator::AllGatherV(const Group& group, const SendView& send,
                                          std::vector<RecvView> recv) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kAllGather;
-  call.group = group;
-  call.dtype = send.dtype;
+  CollectiveCall call = NewCall(CollectiveKind::kAllGather, group, send.dtype);
   call.send = {send};
   call.recv = std::move(recv);
   return Submit(call);
@@ -343,10 +344,7 @@ CollectiveStats Communicator::AllGatherV(const Group& group, const SendView& sen
 
 CollectiveStats Communicator::ReduceScatterV(const Group& group, const Reduction& reduction,
                                              std::vector<SendView> send, const RecvView& recv) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kReduceScatter;
-  call.group = group;
-  call.dtype = recv.dtype;
+  CollectiveCall call = NewCall(CollectiveKind::kReduceScatter, group, recv.dtype);
   call.reduction = reduction;
   call.send = std::move(send);
   call.recv = {recv};
@@ -355,10 +353,7 @@ CollectiveStats Communicator::ReduceScatterV(const Group& group, const Reduction
 
 CollectiveStats Communicator::AllReduce(const Group& group, const Reduction& reduction, const SendView& send,
                                         const RecvView& recv) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kAllReduce;
-  call.group = group;
-  call.dtype = send.dtype;
+  CollectiveCall call = NewCall(CollectiveKind::kAllReduce, group, send.dtype);
   call.reduction = reduction;
   call.send = {send};
   call.recv = {recv};
@@ -367,10 +362,8 @@ CollectiveStats Communicator::AllReduce(const Group& group, const Reduction& red
 
 CollectiveStats Communicator::AllToAllV(const Group& group, std::vector<SendView> send,
                                         std::vector<RecvView> recv) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kAllToAll;
-  call.group = group;
-  call.dtype = !recv.empty() ? recv[0].dtype : DType::kF32;
+  CollectiveCall call =
+      NewCall(CollectiveKind::kAllToAll, group, !recv.empty() ? recv[0].dtype : DType::kF32);
   call.send = std::move(send);
   call.recv = std::move(recv);
   return Submit(call);
@@ -378,10 +371,7 @@ CollectiveStats Communicator::AllToAllV(const Group& group, std::vector<SendView
 
 CollectiveStats Communicator::Broadcast(const Group& group, int64_t root_index, const SendView& send,
                                         const RecvView& recv) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kBroadcast;
-  call.group = group;
-  call.dtype = recv.dtype;
+  CollectiveCall call = NewCall(CollectiveKind::kBroadcast, group, recv.dtype);
   call.root = root_index;
   auto it = std::find(group.ranks.begin(), group.ranks.end(), rank_);
   if (it - group.ranks.begin() == root_index) call.send = {send};
@@ -390,9 +380,7 @@ CollectiveStats Communicator::Broadcast(const Group& group, int64_t root_index, 
 }
 
 CollectiveStats Communicator::Barrier(const Group& group) {
-  CollectiveCall call;
-  call.kind = CollectiveKind::kBarrier;
-  call.group = group;
+  CollectiveCall call = NewCall(CollectiveKind::kBarrier, group, DType::kF32);
   return Submit(call);
 }
 
@@ -400,10 +388,7 @@ std::vector<std::vector<int64_t>> Communicator::ExchangeShapes(const Group& grou
                                                                std::vector<std::vector<int64_t>> send,
                                                                CollectiveStats* stats) {
   std::vector<std::vector<int64_t>> received;
-  CollectiveCall call;
-  call.kind = CollectiveKind::kShapeExchange;
-  call.group = group;
-  call.dtype = DType::kI64;
+  CollectiveCall call = NewCall(CollectiveKind::kShapeExchange, group, DType::kI64);
   call.shapes_send = std::move(send);
   call.shapes_recv = &received;
   CollectiveStats s = Submit(call);

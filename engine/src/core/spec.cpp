@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shardscope/error.hpp"
+#include "shardscope/text.hpp"
 
 namespace shardscope::engine {
 
@@ -97,12 +98,7 @@ Shape ParseShape(std::string_view text, std::string_view what, bool allow_zero) 
   return shape;
 }
 
-std::string FormatShape(const Shape& shape) {
-  if (shape.empty()) return "()";
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s;
-}
+std::string FormatShape(const Shape& shape) { return shape.empty() ? "()" : JoinInts(shape, "x"); }
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;

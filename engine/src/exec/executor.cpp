@@ -70,13 +70,19 @@ void PartitionValue(LocalTensor& t, ReduceOp op, int64_t index, int64_t n) {
   });
 }
 
+// The fields a transform shows in every trace record of it (plan steps, step begins).
+template <class Record>
+void DescribeTransform(const Transform& t, Record& r) {
+  r.mesh_dims = ToInt64(t.mesh_dims);
+  r.src = t.src.ToString();
+  r.dst = t.dst.ToString();
+  r.comm = std::string(CommKindName(t.comm));
+  r.logical_shape = t.logical_shape;
+}
+
 trace::PlanStep ToTraceStep(const Transform& t) {
   trace::PlanStep s;
-  s.mesh_dims = ToInt64(t.mesh_dims);
-  s.src = t.src.ToString();
-  s.dst = t.dst.ToString();
-  s.comm = std::string(CommKindName(t.comm));
-  s.logical_shape = t.logical_shape;
+  DescribeTransform(t, s);
   s.flattened = t.flattened;
   s.avg_scale = static_cast<double>(t.avg_scale);
   s.cost_us = t.cost_us;
@@ -435,11 +441,7 @@ class Executor {
     trace::StepBegin e;
     e.redistribute_id = options_.trace_id;
     e.step = k;
-    e.mesh_dims = ToInt64(t.mesh_dims);
-    e.src = t.src.ToString();
-    e.dst = t.dst.ToString();
-    e.comm = std::string(CommKindName(t.comm));
-    e.logical_shape = t.logical_shape;
+    DescribeTransform(t, e);
     e.local_shape_before = mine.local_shape;
     e.global_offset_before = mine.global_offset;
     e.t_ns = trace::NowNs();

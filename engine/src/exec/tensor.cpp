@@ -17,6 +17,7 @@
 #endif
 
 #include "exec/scalar_math.hpp"
+#include "shardscope/engine/core/knobs.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::engine {
@@ -72,20 +73,14 @@ std::size_t SizeClass(std::size_t bytes) {
 std::size_t LargeCacheLimit() {
   static const std::size_t limit = [] {
     const std::size_t fallback = std::size_t{1} << 30;
-    const char* text = std::getenv("SHARDSCOPE_BLOCK_CACHE_MIB");
-    if (text == nullptr || *text == '\0') return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long mib = std::strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || text[0] == '-' || mib > (std::size_t{1} << 24)) {
-      std::fprintf(
-          stderr,
-          "shardscope: SHARDSCOPE_BLOCK_CACHE_MIB='%s' is not a whole number of MiB (0 to 16777216); "
-          "keeping the default 1024\n",
-          text);
+    // An allocator cannot refuse to start: a bad value is said once and the default kept.
+    try {
+      const std::optional<int64_t> mib = KnobInteger(knobs::BlockCacheMib());
+      return mib ? static_cast<std::size_t>(*mib) << 20 : fallback;
+    } catch (const Error& e) {
+      std::fprintf(stderr, "shardscope: %s; keeping the default 1024\n", e.what());
       return fallback;
     }
-    return static_cast<std::size_t>(mib) << 20;
   }();
   return limit;
 }

@@ -4,8 +4,11 @@
 // summation order (partial sums) and the roundings of the Partial decomposition.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <optional>
 
+#include "ops/op_dims.hpp"
 #include "shardscope/engine/ops/ops.hpp"
 #include "shardscope/error.hpp"
 
@@ -164,6 +167,187 @@ Dense Permute(const Dense& x, const std::vector<int64_t>& perm) {
 
 double Gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
+// mean's divisor: `mean_divisor` when given (the global count, for a mean over sharded dims),
+// else the product of the reduced extents of `x`.
+double MeanDivisor(const OpCall& call, const Dense& x, double mean_divisor) {
+  if (mean_divisor > 0) return mean_divisor;
+  const auto nd = static_cast<int64_t>(x.shape.size());
+  double divisor = 1.0;
+  std::vector<bool> reduced(static_cast<size_t>(nd), call.dims.empty());
+  for (int64_t d : call.dims) reduced[static_cast<size_t>(Wrap(d, nd))] = true;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (reduced[static_cast<size_t>(d)]) divisor *= static_cast<double>(x.shape[static_cast<size_t>(d)]);
+  }
+  return divisor;
+}
+
+Dense Softmax(const Dense& x, int64_t dim) {
+  const Around a = AroundDim(x.shape, dim);
+  Dense y = x;
+  for (int64_t o = 0; o < a.outer; ++o) {
+    for (int64_t i = 0; i < a.inner; ++i) {
+      auto at = [&](int64_t e) -> double& {
+        return y.v[static_cast<size_t>((o * a.extent + e) * a.inner + i)];
+      };
+      double mx = -INFINITY;
+      for (int64_t e = 0; e < a.extent; ++e) mx = std::max(mx, at(e));
+      double total = 0.0;
+      for (int64_t e = 0; e < a.extent; ++e) total += std::exp(at(e) - mx);
+      for (int64_t e = 0; e < a.extent; ++e) at(e) = std::exp(at(e) - mx) / total;
+    }
+  }
+  return y;
+}
+
+Dense Select(const Dense& x, int64_t dim, int64_t index, const Shape& out_shape) {
+  const Around a = AroundDim(x.shape, dim);
+  if (index < 0) index += a.extent;
+  Dense y{out_shape, std::vector<double>(static_cast<size_t>(a.outer * a.inner))};
+  for (int64_t o = 0; o < a.outer; ++o) {
+    for (int64_t i = 0; i < a.inner; ++i) {
+      y.v[static_cast<size_t>(o * a.inner + i)] =
+          x.v[static_cast<size_t>((o * a.extent + index) * a.inner + i)];
+    }
+  }
+  return y;
+}
+
+// cat (stack: each input is one new slice) along `dim` of the output shape.
+Dense Concat(const std::vector<const LocalTensor*>& inputs, int64_t dim, bool stack, const Shape& os) {
+  Dense y{os, std::vector<double>(static_cast<size_t>(Numel(os)))};
+  const Around a = AroundDim(os, dim);
+  int64_t offset = 0;
+  for (const LocalTensor* t : inputs) {
+    const Dense part = Load(*t);
+    const int64_t extent = stack ? 1 : part.shape[static_cast<size_t>(dim)];
+    for (int64_t o = 0; o < a.outer; ++o) {
+      for (int64_t e = 0; e < extent; ++e) {
+        for (int64_t i = 0; i < a.inner; ++i) {
+          y.v[static_cast<size_t>((o * a.extent + offset + e) * a.inner + i)] =
+              part.v[static_cast<size_t>((o * extent + e) * a.inner + i)];
+        }
+      }
+    }
+    offset += extent;
+  }
+  return y;
+}
+
+// layer_norm over the last `cols` elements of each of `rows` rows: y, mean and rstd (biased
+// variance, as layer_norm).
+struct LayerNormInput {
+  const Dense& input;
+  int64_t rows = 0, cols = 0;
+  std::optional<Dense> weight;
+  double W(int64_t c) const { return weight ? weight->v[static_cast<size_t>(c)] : 1.0; }
+};
+
+std::vector<Dense> LayerNormForward(const LayerNormInput& in, const std::optional<Dense>& bias,
+                                    const std::vector<std::optional<Shape>>& out_shapes, double eps) {
+  const int64_t rows = in.rows, cols = in.cols;
+  Dense y{in.input.shape, std::vector<double>(in.input.v.size())};
+  Dense mean{*out_shapes[1], std::vector<double>(static_cast<size_t>(rows))};
+  Dense rstd{*out_shapes[2], std::vector<double>(static_cast<size_t>(rows))};
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = in.input.v.data() + r * cols;
+    double mu = 0.0;
+    for (int64_t c = 0; c < cols; ++c) mu += row[c];
+    mu /= static_cast<double>(cols);
+    double var = 0.0;
+    for (int64_t c = 0; c < cols; ++c) var += (row[c] - mu) * (row[c] - mu);
+    var /= static_cast<double>(cols);  // biased, as layer_norm
+    const double rs = 1.0 / std::sqrt(var + eps);
+    mean.v[static_cast<size_t>(r)] = mu;
+    rstd.v[static_cast<size_t>(r)] = rs;
+    for (int64_t c = 0; c < cols; ++c) {
+      y.v[static_cast<size_t>(r * cols + c)] =
+          (row[c] - mu) * rs * in.W(c) + (bias ? bias->v[static_cast<size_t>(c)] : 0.0);
+    }
+  }
+  return {std::move(y), std::move(mean), std::move(rstd)};
+}
+
+// Backward: xhat = (x - mean) * rstd, g = grad_out * w;
+// grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims;
+// grad_weight = sum over rows of grad_out * xhat; grad_bias = sum over rows of grad_out.
+std::vector<Dense> LayerNormBackward(const LayerNormInput& in, const Dense& grad, const Dense& mean,
+                                     const Dense& rstd, const Shape& normalized_shape) {
+  const int64_t rows = in.rows, cols = in.cols;
+  const Dense& input = in.input;
+  Dense gin{input.shape, std::vector<double>(input.v.size())};
+  Dense gw{normalized_shape, std::vector<double>(static_cast<size_t>(cols), 0.0)};
+  Dense gb = gw;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double mu = mean.v[static_cast<size_t>(r)];
+    const double rs = rstd.v[static_cast<size_t>(r)];
+    double sum_g = 0.0, sum_gx = 0.0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r * cols + c);
+      const double xhat = (input.v[i] - mu) * rs;
+      const double g = grad.v[i] * in.W(c);
+      sum_g += g;
+      sum_gx += g * xhat;
+      gw.v[static_cast<size_t>(c)] += grad.v[i] * xhat;
+      gb.v[static_cast<size_t>(c)] += grad.v[i];
+    }
+    const double n = static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r * cols + c);
+      const double xhat = (input.v[i] - mu) * rs;
+      gin.v[i] = rs * (grad.v[i] * in.W(c) - sum_g / n - xhat * sum_gx / n);
+    }
+  }
+  return {std::move(gin), std::move(gw), std::move(gb)};
+}
+
+// layer_norm (outputs y, mean, rstd) or its backward (grad_input, grad_weight, grad_bias; each
+// only when its output shape is asked for).
+void LayerNorm(const OpCall& call, const std::vector<const LocalTensor*>& inputs, const Dense& x,
+               const std::vector<std::optional<Shape>>& out_shapes,
+               const std::function<void(size_t, const Dense&)>& put) {
+  const bool backward = call.kind == OpKind::kLayerNormBackward;
+  const Dense input = backward ? Load(*inputs[1]) : x;
+  const Shape normalized(input.shape.end() - call.normalized_ndim, input.shape.end());
+  const LocalTensor* weight = backward ? inputs[4] : inputs[1];
+  const LayerNormInput in{input, Numel(Shape(input.shape.begin(), input.shape.end() - call.normalized_ndim)),
+                          Numel(normalized), weight ? std::optional<Dense>(Load(*weight)) : std::nullopt};
+  if (!backward) {
+    const std::optional<Dense> bias = inputs[2] ? std::optional<Dense>(Load(*inputs[2])) : std::nullopt;
+    const std::vector<Dense> outs = LayerNormForward(in, bias, out_shapes, call.eps);
+    for (size_t i = 0; i < outs.size(); ++i) put(i, outs[i]);
+    return;
+  }
+  const std::vector<Dense> outs = LayerNormBackward(in, x, Load(*inputs[2]), Load(*inputs[3]), normalized);
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (out_shapes[i]) put(i, outs[i]);
+}
+
+// The input holds `halo` extra elements on both sides of dim; out has the inner extent.
+Dense Conv(const OpCall& call, const Dense& x, int64_t dim) {
+  const int64_t h = ConvHalo(call);
+  const Around a = AroundDim(x.shape, dim);
+  const int64_t extent = a.extent - 2 * h;
+  if (extent < 0)
+    throw InternalError("conv: input extent " + std::to_string(a.extent) + " has no room for halos");
+  Shape os = x.shape;
+  os[static_cast<size_t>(dim)] = extent;
+  Dense y{os, std::vector<double>(static_cast<size_t>(Numel(os)), 0.0)};
+  const auto taps = static_cast<int64_t>(call.kernel.size());
+  for (int64_t o = 0; o < a.outer; ++o) {
+    for (int64_t e = 0; e < extent; ++e) {
+      for (int64_t i = 0; i < a.inner; ++i) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < taps; ++j) {
+          acc += call.kernel[static_cast<size_t>(j)] *
+                 x.v[static_cast<size_t>((o * a.extent + e + j) * a.inner + i)];
+        }
+        y.v[static_cast<size_t>((o * extent + e) * a.inner + i)] = acc;
+      }
+    }
+  }
+  return y;
+}
+
 }  // namespace
 
 std::vector<std::optional<LocalTensor>> ComputeOp(const OpCall& call,
@@ -192,9 +376,9 @@ std::vector<std::optional<LocalTensor>> ComputeOp(const OpCall& call,
     }
     case OpKind::kMm:
     case OpKind::kLinear: {
-      const Dense w = Load(*inputs[1]);
       const int64_t n = (*out_shapes[0])[1];
-      put(0, MatMul(x, w, 1, x.shape[0], x.shape[1], n, call.kind == OpKind::kLinear, *out_shapes[0]));
+      put(0, MatMul(x, Load(*inputs[1]), 1, x.shape[0], x.shape[1], n, call.kind == OpKind::kLinear,
+                    *out_shapes[0]));
       break;
     }
     case OpKind::kBmm: {
@@ -203,190 +387,33 @@ std::vector<std::optional<LocalTensor>> ComputeOp(const OpCall& call,
       break;
     }
     case OpKind::kSum:
-    case OpKind::kMean: {
-      double divisor = 1.0;
-      if (call.kind == OpKind::kMean) {
-        if (mean_divisor > 0) {
-          divisor = mean_divisor;
-        } else {
-          divisor = 1.0;
-          std::vector<bool> reduced(static_cast<size_t>(nd), call.dims.empty());
-          for (int64_t d : call.dims) reduced[static_cast<size_t>(Wrap(d, nd))] = true;
-          for (int64_t d = 0; d < nd; ++d) {
-            if (reduced[static_cast<size_t>(d)])
-              divisor *= static_cast<double>(x.shape[static_cast<size_t>(d)]);
-          }
-        }
-      }
-      put(0, Reduce(x, call.dims, call.keepdim, divisor));
+    case OpKind::kMean:
+      put(0, Reduce(x, call.dims, call.keepdim,
+                    call.kind == OpKind::kMean ? MeanDivisor(call, x, mean_divisor) : 1.0));
       break;
-    }
-    case OpKind::kSoftmax: {
-      const Around a = AroundDim(x.shape, Wrap(call.dim, nd));
-      Dense y = x;
-      for (int64_t o = 0; o < a.outer; ++o) {
-        for (int64_t i = 0; i < a.inner; ++i) {
-          auto at = [&](int64_t e) -> double& {
-            return y.v[static_cast<size_t>((o * a.extent + e) * a.inner + i)];
-          };
-          double mx = -INFINITY;
-          for (int64_t e = 0; e < a.extent; ++e) mx = std::max(mx, at(e));
-          double total = 0.0;
-          for (int64_t e = 0; e < a.extent; ++e) total += std::exp(at(e) - mx);
-          for (int64_t e = 0; e < a.extent; ++e) at(e) = std::exp(at(e) - mx) / total;
-        }
-      }
-      put(0, y);
+    case OpKind::kSoftmax:
+      put(0, Softmax(x, Wrap(call.dim, nd)));
       break;
-    }
     case OpKind::kTranspose:
-    case OpKind::kPermute: {
-      std::vector<int64_t> perm(static_cast<size_t>(nd));
-      std::iota(perm.begin(), perm.end(), 0);
-      if (call.kind == OpKind::kTranspose) {
-        std::swap(perm[static_cast<size_t>(Wrap(call.dims[0], nd))],
-                  perm[static_cast<size_t>(Wrap(call.dims[1], nd))]);
-      } else {
-        for (size_t d = 0; d < perm.size(); ++d) perm[d] = Wrap(call.dims[d], nd);
-      }
-      put(0, Permute(x, perm));
+    case OpKind::kPermute:
+      put(0, Permute(x, detail::Permutation(call, nd)));
       break;
-    }
-    case OpKind::kSelect: {
-      const int64_t dim = Wrap(call.dim, nd);
-      const Around a = AroundDim(x.shape, dim);
-      const int64_t index = call.index < 0 ? call.index + a.extent : call.index;
-      Dense y{*out_shapes[0], std::vector<double>(static_cast<size_t>(a.outer * a.inner))};
-      for (int64_t o = 0; o < a.outer; ++o) {
-        for (int64_t i = 0; i < a.inner; ++i) {
-          y.v[static_cast<size_t>(o * a.inner + i)] =
-              x.v[static_cast<size_t>((o * a.extent + index) * a.inner + i)];
-        }
-      }
-      put(0, y);
+    case OpKind::kSelect:
+      put(0, Select(x, Wrap(call.dim, nd), call.index, *out_shapes[0]));
       break;
-    }
     case OpKind::kStack:
     case OpKind::kCat: {
       const bool stack = call.kind == OpKind::kStack;
-      const int64_t dim = Wrap(call.dim, stack ? nd + 1 : nd);
-      const Shape& os = *out_shapes[0];
-      Dense y{os, std::vector<double>(static_cast<size_t>(Numel(os)))};
-      const Around a = AroundDim(os, dim);
-      int64_t offset = 0;
-      for (const LocalTensor* t : inputs) {
-        const Dense part = Load(*t);
-        const int64_t extent = stack ? 1 : part.shape[static_cast<size_t>(dim)];
-        for (int64_t o = 0; o < a.outer; ++o) {
-          for (int64_t e = 0; e < extent; ++e) {
-            for (int64_t i = 0; i < a.inner; ++i) {
-              y.v[static_cast<size_t>((o * a.extent + offset + e) * a.inner + i)] =
-                  part.v[static_cast<size_t>((o * extent + e) * a.inner + i)];
-            }
-          }
-        }
-        offset += extent;
-      }
-      put(0, y);
+      put(0, Concat(inputs, Wrap(call.dim, stack ? nd + 1 : nd), stack, *out_shapes[0]));
       break;
     }
     case OpKind::kLayerNorm:
-    case OpKind::kLayerNormBackward: {
-      const bool backward = call.kind == OpKind::kLayerNormBackward;
-      const Dense input = backward ? Load(*inputs[1]) : x;
-      const int64_t rows = Numel(Shape(input.shape.begin(), input.shape.end() - call.normalized_ndim));
-      const int64_t cols = Numel(Shape(input.shape.end() - call.normalized_ndim, input.shape.end()));
-      const LocalTensor* weight_t = backward ? inputs[4] : inputs[1];
-      const std::optional<Dense> weight = weight_t ? std::optional<Dense>(Load(*weight_t)) : std::nullopt;
-      auto w = [&](int64_t c) { return weight ? weight->v[static_cast<size_t>(c)] : 1.0; };
-      if (!backward) {
-        const std::optional<Dense> bias = inputs[2] ? std::optional<Dense>(Load(*inputs[2])) : std::nullopt;
-        Dense y{input.shape, std::vector<double>(input.v.size())};
-        Dense mean{*out_shapes[1], std::vector<double>(static_cast<size_t>(rows))};
-        Dense rstd{*out_shapes[2], std::vector<double>(static_cast<size_t>(rows))};
-        for (int64_t r = 0; r < rows; ++r) {
-          const double* row = input.v.data() + r * cols;
-          double mu = 0.0;
-          for (int64_t c = 0; c < cols; ++c) mu += row[c];
-          mu /= static_cast<double>(cols);
-          double var = 0.0;
-          for (int64_t c = 0; c < cols; ++c) var += (row[c] - mu) * (row[c] - mu);
-          var /= static_cast<double>(cols);  // biased, as layer_norm
-          const double rs = 1.0 / std::sqrt(var + call.eps);
-          mean.v[static_cast<size_t>(r)] = mu;
-          rstd.v[static_cast<size_t>(r)] = rs;
-          for (int64_t c = 0; c < cols; ++c) {
-            y.v[static_cast<size_t>(r * cols + c)] =
-                (row[c] - mu) * rs * w(c) + (bias ? bias->v[static_cast<size_t>(c)] : 0.0);
-          }
-        }
-        put(0, y);
-        put(1, mean);
-        put(2, rstd);
-        break;
-      }
-      // Backward: xhat = (x - mean) * rstd, g = grad_out * w;
-      // grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims;
-      // grad_weight = sum over rows of grad_out * xhat; grad_bias = sum over rows of grad_out.
-      const Dense& grad = x;
-      const Dense mean = Load(*inputs[2]);
-      const Dense rstd = Load(*inputs[3]);
-      Dense gin{input.shape, std::vector<double>(input.v.size())};
-      Dense gw{Shape(input.shape.end() - call.normalized_ndim, input.shape.end()),
-               std::vector<double>(static_cast<size_t>(cols), 0.0)};
-      Dense gb = gw;
-      for (int64_t r = 0; r < rows; ++r) {
-        const double mu = mean.v[static_cast<size_t>(r)];
-        const double rs = rstd.v[static_cast<size_t>(r)];
-        double sum_g = 0.0, sum_gx = 0.0;
-        for (int64_t c = 0; c < cols; ++c) {
-          const size_t i = static_cast<size_t>(r * cols + c);
-          const double xhat = (input.v[i] - mu) * rs;
-          const double g = grad.v[i] * w(c);
-          sum_g += g;
-          sum_gx += g * xhat;
-          gw.v[static_cast<size_t>(c)] += grad.v[i] * xhat;
-          gb.v[static_cast<size_t>(c)] += grad.v[i];
-        }
-        const double n = static_cast<double>(cols);
-        for (int64_t c = 0; c < cols; ++c) {
-          const size_t i = static_cast<size_t>(r * cols + c);
-          const double xhat = (input.v[i] - mu) * rs;
-          gin.v[i] = rs * (grad.v[i] * w(c) - sum_g / n - xhat * sum_gx / n);
-        }
-      }
-      if (out_shapes[0]) put(0, gin);
-      if (out_shapes[1]) put(1, gw);
-      if (out_shapes[2]) put(2, gb);
+    case OpKind::kLayerNormBackward:
+      LayerNorm(call, inputs, x, out_shapes, put);
       break;
-    }
-    case OpKind::kConv: {
-      // The input holds `halo` extra elements on both sides of dim; out has the inner extent.
-      const int64_t dim = Wrap(call.dim, nd);
-      const int64_t h = ConvHalo(call);
-      const Around a = AroundDim(x.shape, dim);
-      const int64_t extent = a.extent - 2 * h;
-      if (extent < 0)
-        throw InternalError("conv: input extent " + std::to_string(a.extent) + " has no room for halos");
-      Shape os = x.shape;
-      os[static_cast<size_t>(dim)] = extent;
-      Dense y{os, std::vector<double>(static_cast<size_t>(Numel(os)), 0.0)};
-      const auto taps = static_cast<int64_t>(call.kernel.size());
-      for (int64_t o = 0; o < a.outer; ++o) {
-        for (int64_t e = 0; e < extent; ++e) {
-          for (int64_t i = 0; i < a.inner; ++i) {
-            double acc = 0.0;
-            for (int64_t j = 0; j < taps; ++j) {
-              acc += call.kernel[static_cast<size_t>(j)] *
-                     x.v[static_cast<size_t>((o * a.extent + e + j) * a.inner + i)];
-            }
-            y.v[static_cast<size_t>((o * extent + e) * a.inner + i)] = acc;
-          }
-        }
-      }
-      put(0, y);
+    case OpKind::kConv:
+      put(0, Conv(call, x, Wrap(call.dim, nd)));
       break;
-    }
   }
   return out;
 }

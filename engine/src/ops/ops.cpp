@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "ops/op_dims.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
@@ -114,7 +115,9 @@ std::vector<int64_t> ReducedDims(const OpCall& call, int64_t ndim) {
   return sorted;
 }
 
-std::vector<int64_t> Permutation(const OpCall& call, int64_t ndim) {
+}  // namespace
+
+std::vector<int64_t> detail::Permutation(const OpCall& call, int64_t ndim) {
   std::vector<int64_t> perm;
   if (call.kind == OpKind::kTranspose) {
     if (call.dims.size() != 2) Bad(call, "expects dims=[d0, d1]");
@@ -138,6 +141,10 @@ std::vector<int64_t> Permutation(const OpCall& call, int64_t ndim) {
   }
   return perm;
 }
+
+namespace {
+
+using detail::Permutation;
 
 // Broadcast shape of a and b (numpy rules); throws naming both shapes.
 Shape Broadcast(const OpCall& call, const Shape& a, const Shape& b) {

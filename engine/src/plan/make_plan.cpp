@@ -101,9 +101,8 @@ bool IsNotDecodable(const Error& e) {
          std::string(e.what()).find("not decodable") != std::string::npos;
 }
 
-}  // namespace
-
-Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const PlanOptions& options) {
+// The same mesh, shape and dtype on both sides, valid specs and a rank inside the mesh.
+void CheckSpecs(const TensorSpec& src, const TensorSpec& dst, int64_t rank) {
   // R-new raises "Cross device mesh comm not supported yet!" for different meshes. Flattened
   // sub-meshes do not make a mesh different (DeviceMesh equality ignores them); src's are used.
   if (src.mesh.shape() != dst.mesh.shape() || src.mesh.dim_names() != dst.mesh.dim_names()) {
@@ -124,18 +123,15 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
     throw InvalidInput("rank " + std::to_string(rank) + " is outside the mesh of " +
                        std::to_string(src.mesh.size()) + " ranks");
   }
-  // Transitions no path can run come first; then the public API's guard on what remains (R -> P).
-  CheckTransitions(src, dst);
-  const bool partial_target = CheckPartialTargets(src, dst, options.internal_partial_target);
+}
 
-  // PyTorch _gen_transform_infos_non_cached: a non-default order or any _StridedShard forces
-  // the graph planner; otherwise greedy is the default.
+// The planner and why: PyTorch _gen_transform_infos_non_cached (a non-default order or any
+// _StridedShard forces the graph planner; otherwise greedy is the default), or the forced one.
+void ChoosePlanner(const TensorSpec& src, const TensorSpec& dst, const PlanOptions& options, Plan& plan) {
   const bool non_default = !(IsDefaultOrder(src.EffectiveOrder()) && IsDefaultOrder(dst.EffectiveOrder()));
   const bool strided = src.HasStridedShard() || dst.HasStridedShard();
   const char* rule_reason = non_default ? "non-default shard order" : strided ? "strided shard" : "default";
   const PlannerKind rule_kind = (non_default || strided) ? PlannerKind::kGraph : PlannerKind::kGreedy;
-
-  Plan plan;
   switch (options.planner) {
     case PlannerChoice::kAuto:
       plan.planner = rule_kind;
@@ -172,6 +168,37 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
                             std::string(PlannerName(rule_kind)) + ": " + rule_reason + ")";
       break;
   }
+}
+
+// _StridedShard plans are checked against the layouts before anyone prints or runs them. A
+// greedy plan over them (R-new's fallback for undecodable split factors) follows no layout rule
+// of its own, and a graph plan ends on the decoded shard order, whose layout differs from the
+// _StridedShard's own when the split is uneven (PyTorch #168134).
+void CheckStridedPlanRuns(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
+  Plan probe;
+  probe.optimized = plan.raw;
+  probe.notation = Notation(plan.raw, src);
+  const std::string problem = CheckPlanExecutable(src, dst, probe);
+  if (problem.empty()) return;
+  throw Unsupported(
+      "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
+      " cannot run exactly: " + problem +
+      (plan.planner == PlannerKind::kGreedy
+           ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
+             "split factor or an explicit shard order)"
+           : " (an uneven _StridedShard holds other elements than the shard order it decodes to, "
+             "PyTorch #168134; give the shard order explicitly)"));
+}
+
+}  // namespace
+
+Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const PlanOptions& options) {
+  CheckSpecs(src, dst, rank);
+  // Transitions no path can run come first; then the public API's guard on what remains (R -> P).
+  CheckTransitions(src, dst);
+  const bool partial_target = CheckPartialTargets(src, dst, options.internal_partial_target);
+  Plan plan;
+  ChoosePlanner(src, dst, options, plan);
 
   // Equal placements and equal orders: nothing to do (both planners return no transforms).
   // Orders must be compared too: equal placements with different orders still need a plan
@@ -194,27 +221,8 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
       plan.raw = PlanGreedy(src, dst, rank, options);
     }
   }
-
-  // _StridedShard plans are checked against the layouts before anyone prints or runs them. A
-  // greedy plan over them (R-new's fallback for undecodable split factors) follows no layout
-  // rule of its own, and a graph plan ends on the decoded shard order, whose layout differs from
-  // the _StridedShard's own when the split is uneven (PyTorch #168134).
-  if (strided && !plan.raw.empty()) {
-    Plan probe;
-    probe.optimized = plan.raw;
-    probe.notation = Notation(plan.raw, src);
-    const std::string problem = CheckPlanExecutable(src, dst, probe);
-    if (!problem.empty()) {
-      throw Unsupported(
-          "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
-          " cannot run exactly: " + problem +
-          (plan.planner == PlannerKind::kGreedy
-               ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
-                 "split factor or an explicit shard order)"
-               : " (an uneven _StridedShard holds other elements than the shard order it decodes to, PyTorch "
-                 "#168134; give the shard order explicitly)"));
-    }
-  }
+  if ((src.HasStridedShard() || dst.HasStridedShard()) && !plan.raw.empty())
+    CheckStridedPlanRuns(src, dst, plan);
 
   if (partial_target) plan.planner_reason += "; internal redistribute to Partial (public API refuses it)";
   plan.internal_partial_target = partial_target;

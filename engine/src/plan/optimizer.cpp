@@ -8,6 +8,7 @@
 
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/text.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -47,11 +48,7 @@ bool PlacementsMergeable(const Transform& a, const Transform& b) {
   return IsLinearPartial(a.src) && IsLinearPartial(b.src);
 }
 
-std::string JoinDims(const std::vector<int>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s;
-}
+std::string JoinDims(const std::vector<int>& dims) { return JoinInts(dims, ","); }
 
 std::string NonAscendingHint(const std::vector<int>& emitted, const std::vector<int>& sorted_dims,
                              bool want_ascending) {

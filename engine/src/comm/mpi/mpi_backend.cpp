@@ -11,17 +11,18 @@
 #include <thread>
 #include <vector>
 
+#include "comm/call_descriptor.hpp"
 #include "comm/view_ops.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using detail::DecodeAndValidate;
+using detail::EncodeDescriptor;
+using detail::kDescriptorHeaderWords;
+using detail::PairCount;
 
 std::string MpiErrorString(int rc) {
   char text[MPI_MAX_ERROR_STRING];
@@ -42,12 +43,12 @@ void Check(int rc, const char* mpi_call, const std::string& where, int64_t rank)
 // drives progress) and yields the core: ranks are often oversubscribed.
 void WaitFor(MPI_Request& request, std::chrono::milliseconds timeout, int64_t rank, const char* mpi_call,
              const std::string& where) {
-  const int64_t deadline = SteadyNowNs() + timeout.count() * 1000000;
+  const int64_t deadline = trace::NowNs() + timeout.count() * 1000000;
   for (int64_t spins = 0;; ++spins) {
     int done = 0;
     Check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), mpi_call, where, rank);
     if (done) return;
-    if ((spins & 255) == 0 && SteadyNowNs() > deadline) {
+    if ((spins & 255) == 0 && trace::NowNs() > deadline) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(timeout.count()) / 1000.0);
       throw Error(ErrorCode::kTimeout,
@@ -88,75 +89,6 @@ void UnpackRange(const std::byte* in, const RecvView& view, int64_t begin, int64
     std::memcpy(view.data + static_cast<size_t>(off) * es, in + static_cast<size_t>(at) * es,
                 static_cast<size_t>(len) * es);
   });
-}
-
-// The descriptor one member posts: [kind, dtype, op, divisor, root, nsend, nrecv, send counts
-// (n), recv counts (n)], all int64 so every member decodes the same bytes.
-constexpr size_t kHeaderWords = 7;
-
-std::vector<int64_t> EncodeDescriptor(const CollectiveCall& call, size_t n) {
-  std::vector<int64_t> d(kHeaderWords + 2 * n, 0);
-  d[0] = static_cast<int64_t>(call.kind);
-  d[1] = static_cast<int64_t>(call.dtype);
-  d[2] = static_cast<int64_t>(call.reduction.op);
-  d[3] = call.reduction.divisor;
-  d[4] = call.root;
-  if (call.kind == CollectiveKind::kShapeExchange) {
-    d[5] = static_cast<int64_t>(n);
-    for (size_t j = 0; j < n; ++j) d[kHeaderWords + j] = static_cast<int64_t>(call.shapes_send[j].size());
-  } else {
-    d[5] = static_cast<int64_t>(call.send.size());
-    d[6] = static_cast<int64_t>(call.recv.size());
-    for (size_t j = 0; j < call.send.size() && j < n; ++j) d[kHeaderWords + j] = call.send[j].Count();
-    for (size_t j = 0; j < call.recv.size() && j < n; ++j) d[kHeaderWords + n + j] = call.recv[j].Count();
-  }
-  return d;
-}
-
-// A stand-in view with `count` elements and no data: ValidateGroupCalls only reads counts.
-template <class View>
-View CountView(DType dtype, int64_t count) {
-  View v;
-  v.shape = {count};
-  v.dtype = dtype;
-  v.boxes = {Box{{IndexSet{{0, count}}}}};
-  return v;
-}
-
-CollectiveCall DecodeDescriptor(const int64_t* d, const CollectiveCall& mine, size_t index) {
-  const size_t n = mine.group.ranks.size();
-  CollectiveCall c;
-  c.kind = static_cast<CollectiveKind>(d[0]);
-  c.dtype = static_cast<DType>(d[1]);
-  c.reduction = Reduction{static_cast<ReduceOp>(d[2]), d[3]};
-  c.root = d[4];
-  c.group = mine.group;
-  c.index = static_cast<int64_t>(index);
-  c.rank = mine.group.ranks[index];
-  if (c.kind != CollectiveKind::kShapeExchange) {
-    for (int64_t j = 0; j < d[5] && static_cast<size_t>(j) < n; ++j)
-      c.send.push_back(CountView<SendView>(c.dtype, d[kHeaderWords + static_cast<size_t>(j)]));
-    for (int64_t j = 0; j < d[6] && static_cast<size_t>(j) < n; ++j)
-      c.recv.push_back(CountView<RecvView>(c.dtype, d[kHeaderWords + n + static_cast<size_t>(j)]));
-  }
-  return c;
-}
-
-// Elements member i sends to member j, from the validated descriptors.
-int64_t PairCount(const std::vector<CollectiveCall>& calls, size_t i, size_t j) {
-  const CollectiveCall& s = calls[i];
-  switch (s.kind) {
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllReduce:
-      return s.send[0].Count();
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kReduceScatter:
-      return s.send[j].Count();
-    case CollectiveKind::kBroadcast:
-      return static_cast<int64_t>(i) == s.root && !s.send.empty() ? s.send[0].Count() : 0;
-    default:
-      return 0;
-  }
 }
 
 }  // namespace
@@ -245,9 +177,9 @@ struct MpiCommunicator::Impl {
       MPI_Isend(&me, 1, MPI_INT, peers[i], kTag, MPI_COMM_WORLD, &sends[i]);
     }
     std::vector<bool> answered(peers.size(), false);
-    const int64_t deadline = SteadyNowNs() + options.timeout.count() * 1000000;
+    const int64_t deadline = trace::NowNs() + options.timeout.count() * 1000000;
     size_t pending = peers.size();
-    while (pending > 0 && SteadyNowNs() < deadline) {
+    while (pending > 0 && trace::NowNs() < deadline) {
       for (size_t i = 0; i < peers.size(); ++i) {
         if (answered[i]) continue;
         int done = 0;
@@ -306,12 +238,7 @@ void MpiCommunicator::Impl::Exchange(CollectiveCall& call) {
                        static_cast<int>(mine.size()), MPI_INT64_T, comm, &request),
         "MPI_Iallgather (call descriptors)", where, rank);
   Wait(request, "MPI_Iallgather (call descriptors)", where);
-  std::vector<CollectiveCall> calls;
-  calls.reserve(n);
-  for (size_t i = 0; i < n; ++i) calls.push_back(DecodeDescriptor(all.data() + i * mine.size(), call, i));
-  std::vector<const CollectiveCall*> posted;
-  for (const CollectiveCall& c : calls) posted.push_back(&c);
-  ValidateGroupCalls(posted);
+  const std::vector<CollectiveCall> calls = DecodeAndValidate(all.data(), mine.size(), call);
 
   switch (call.kind) {
     case CollectiveKind::kBarrier:
@@ -339,7 +266,7 @@ void MpiCommunicator::Impl::ExchangeShapes(CollectiveCall& call, MPI_Comm comm,
   // Member i's descriptor holds the lengths it sends to each member.
   int total = 0;
   for (size_t i = 0; i < n; ++i) {
-    recv_counts[i] = static_cast<int>(all[i * words + kHeaderWords + me]);
+    recv_counts[i] = static_cast<int>(all[i * words + kDescriptorHeaderWords + me]);
     recv_displs[i] = total;
     total += recv_counts[i];
   }
@@ -615,10 +542,10 @@ MpiWorld::ClockEstimate MpiWorld::EstimateClockOffset(int samples) {
     for (int peer = 1; peer < impl_->size; ++peer) {
       int64_t best_rtt = -1, best_offset = 0;
       for (int k = 0; k < samples; ++k) {
-        int64_t t0 = SteadyNowNs(), remote = 0;
+        int64_t t0 = trace::NowNs(), remote = 0;
         send(&t0, 1, peer);
         recv(&remote, 1, peer);
-        int64_t t1 = SteadyNowNs();
+        int64_t t1 = trace::NowNs();
         // The peer read its clock somewhere inside [t0, t1]: the midpoint is off by at most RTT/2,
         // so the sample with the smallest RTT bounds the error best (Cristian's algorithm).
         if (best_rtt < 0 || t1 - t0 < best_rtt) {
@@ -633,7 +560,7 @@ MpiWorld::ClockEstimate MpiWorld::EstimateClockOffset(int samples) {
     for (int k = 0; k < samples; ++k) {
       int64_t t0 = 0;
       recv(&t0, 1, 0);
-      int64_t now = SteadyNowNs();
+      int64_t now = trace::NowNs();
       send(&now, 1, 0);
     }
     int64_t reply[2] = {0, 0};

@@ -1,6 +1,6 @@
 // Built instead of the GPU backends when SHARDSCOPE_WITH_CUDA found no CUDA toolkit: the API
-// exists so callers compile alike, and using it says clearly that this build lacks it.
-#include <cstdlib>
+// exists so callers compile alike, and using it says clearly that this build lacks it (the
+// NcclWorld stubs are nccl_unavailable.cpp's, built with this file).
 #include <string>
 
 #include "shardscope/engine/comm/nccl_backend.hpp"
@@ -9,7 +9,6 @@
 namespace shardscope::engine {
 
 bool CudaBackendAvailable() { return false; }
-bool NcclBackendAvailable() { return false; }
 
 int CudaDeviceCount(std::string* why) {
   if (why != nullptr) {
@@ -26,21 +25,6 @@ int RequireGpuBackend(std::string_view backend) {
   throw InvalidInput("--backend " + std::string(backend) + ": " + why);
 }
 
-NcclOptions NcclOptions::FromEnv() {
-  NcclOptions options;
-  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
-  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
-  return options;
-}
-
 void CudaLocalWorld::Run(int64_t, const RankFn&, const CudaWorldOptions&) { RequireGpuBackend("cuda"); }
-
-struct NcclWorld::Impl {};
-NcclWorld::NcclWorld(MpiWorld&, const NcclOptions&) { RequireGpuBackend("nccl"); }
-NcclWorld::~NcclWorld() = default;
-int64_t NcclWorld::rank() const { return 0; }
-int64_t NcclWorld::size() const { return 1; }
-int NcclWorld::device() const { return 0; }
-Communicator& NcclWorld::comm() { throw InternalError("nccl backend: not in this build"); }
 
 }  // namespace shardscope::engine

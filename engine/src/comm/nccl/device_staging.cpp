@@ -6,6 +6,7 @@
 #include "comm/view_ops.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace detail::gpu {
@@ -28,12 +29,6 @@ static_assert(static_cast<int>(ReduceOp::kSum) == static_cast<int>(KernelOp::kSu
 constexpr int64_t kAlign = 256;
 
 int64_t AlignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Appends [src_off, src_off + bytes) -> [dst_off, ...) split into pieces of at most kMaxRunBytes.
 template <class Run>
@@ -258,7 +253,7 @@ std::pair<int64_t, int64_t> Staging::Finish(const std::string& where, const std:
       if (spins > 1000) std::this_thread::yield();
     }
   }
-  const int64_t end_ns = SteadyNowNs();
+  const int64_t end_ns = trace::NowNs();
   float ms = 0;
   CudaCheck(cudaEventElapsedTime(&ms, start_, end_), "cudaEventElapsedTime", where, who_);
   for (const Mirror& m : mirrors_) {

@@ -19,22 +19,21 @@
 #include <functional>
 #include <map>
 
+#include "comm/call_descriptor.hpp"
 #include "device_staging.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
 #include "shardscope/engine/comm/nccl_backend.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
 namespace {
 
+using detail::DecodeAndValidate;
+using detail::EncodeDescriptor;
+using detail::PairCount;
 using detail::gpu::CudaCheck;
 using detail::gpu::Staging;
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void NcclCheck(ncclResult_t rc, const char* call, const std::string& where, const std::string& who,
                ncclComm_t comm = nullptr) {
@@ -81,74 +80,6 @@ ncclRedOp_t NcclOp(ReduceOp op) {
       return ncclMax;
   }
   return ncclSum;
-}
-
-// The call descriptor every member all-gathers (the MPI backend's layout): [kind, dtype, op,
-// divisor, root, nsend, nrecv, send counts (n), recv counts (n)].
-constexpr size_t kHeaderWords = 7;
-
-std::vector<int64_t> EncodeDescriptor(const CollectiveCall& call, size_t n) {
-  std::vector<int64_t> d(kHeaderWords + 2 * n, 0);
-  d[0] = static_cast<int64_t>(call.kind);
-  d[1] = static_cast<int64_t>(call.dtype);
-  d[2] = static_cast<int64_t>(call.reduction.op);
-  d[3] = call.reduction.divisor;
-  d[4] = call.root;
-  if (call.kind == CollectiveKind::kShapeExchange) {
-    d[5] = static_cast<int64_t>(n);
-    for (size_t j = 0; j < n; ++j) d[kHeaderWords + j] = static_cast<int64_t>(call.shapes_send[j].size());
-  } else {
-    d[5] = static_cast<int64_t>(call.send.size());
-    d[6] = static_cast<int64_t>(call.recv.size());
-    for (size_t j = 0; j < call.send.size() && j < n; ++j) d[kHeaderWords + j] = call.send[j].Count();
-    for (size_t j = 0; j < call.recv.size() && j < n; ++j) d[kHeaderWords + n + j] = call.recv[j].Count();
-  }
-  return d;
-}
-
-template <class View>
-View CountView(DType dtype, int64_t count) {
-  View v;
-  v.shape = {count};
-  v.dtype = dtype;
-  v.boxes = {Box{{IndexSet{{0, count}}}}};
-  return v;
-}
-
-CollectiveCall DecodeDescriptor(const int64_t* d, const CollectiveCall& mine, size_t index) {
-  const size_t n = mine.group.ranks.size();
-  CollectiveCall c;
-  c.kind = static_cast<CollectiveKind>(d[0]);
-  c.dtype = static_cast<DType>(d[1]);
-  c.reduction = Reduction{static_cast<ReduceOp>(d[2]), d[3]};
-  c.root = d[4];
-  c.group = mine.group;
-  c.index = static_cast<int64_t>(index);
-  c.rank = mine.group.ranks[index];
-  if (c.kind != CollectiveKind::kShapeExchange) {
-    for (int64_t j = 0; j < d[5] && static_cast<size_t>(j) < n; ++j)
-      c.send.push_back(CountView<SendView>(c.dtype, d[kHeaderWords + static_cast<size_t>(j)]));
-    for (int64_t j = 0; j < d[6] && static_cast<size_t>(j) < n; ++j)
-      c.recv.push_back(CountView<RecvView>(c.dtype, d[kHeaderWords + n + static_cast<size_t>(j)]));
-  }
-  return c;
-}
-
-// Elements member i sends to member j, from the validated descriptors.
-int64_t PairCount(const std::vector<CollectiveCall>& calls, size_t i, size_t j) {
-  const CollectiveCall& s = calls[i];
-  switch (s.kind) {
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllReduce:
-      return s.send[0].Count();
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kReduceScatter:
-      return s.send[j].Count();
-    case CollectiveKind::kBroadcast:
-      return static_cast<int64_t>(i) == s.root && !s.send.empty() ? s.send[0].Count() : 0;
-    default:
-      return 0;
-  }
 }
 
 // The node-local rank from the launcher's environment (Open MPI, MPICH/Hydra, MVAPICH, SLURM).
@@ -234,13 +165,93 @@ class NcclCommunicator final : public Communicator {
     return comm;
   }
 
+  // One collective's data movement: the group communicator, the staging stream and the element
+  // counts each pair of members moves (from the validated descriptors).
+  struct Transfer {
+    Transfer(CollectiveCall& c, const std::vector<CollectiveCall>& all, const std::string& w)
+        : call(c), calls(all), where(w) {}
+    CollectiveCall& call;
+    const std::vector<CollectiveCall>& calls;
+    const std::string& where;
+    size_t n = 0, me = 0;
+    ncclComm_t comm = nullptr;
+    cudaStream_t stream = nullptr;
+    int64_t es = 0;
+    std::vector<int64_t> out_count, in_count;
+    size_t Bytes(int64_t count) const { return static_cast<size_t>(count * es); }
+  };
+
+  static bool EqualCounts(const std::vector<int64_t>& counts) {
+    return std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
+  }
+
   void Run(CollectiveCall& call) {
     const size_t n = call.group.ranks.size();
-    const size_t me = static_cast<size_t>(call.index);
     const std::string where =
         std::string(CollectiveKindName(call.kind)) + " on group " + call.group.ToString();
+    const std::vector<CollectiveCall> calls = ExchangeDescriptors(call);
+    if (call.kind == CollectiveKind::kBarrier) return;  // the exchange synchronized the group
+    if (call.kind == CollectiveKind::kShapeExchange) {
+      *call.shapes_recv = mpi_.comm().ExchangeShapes(call.group, call.shapes_send);
+      return;
+    }
 
-    // Phase 1: descriptors over MPI, validated identically on every member.
+    Transfer t(call, calls, where);
+    t.n = n;
+    t.me = static_cast<size_t>(call.index);
+    t.comm = GroupComm(call.group, where);
+    t.es = DTypeSize(call.dtype);
+    const bool reduce =
+        call.kind == CollectiveKind::kReduceScatter || call.kind == CollectiveKind::kAllReduce;
+    const bool exact = reduce && options_.exact_reductions && n > 1;
+    const int64_t result = reduce ? call.recv[0].Count() : 0;
+    const int64_t contributions = exact ? static_cast<int64_t>(n) * result * t.es : 0;
+    const int64_t scratch = exact ? contributions + static_cast<int64_t>(n * sizeof(void*)) + 256 : 0;
+    staging_.Prepare(call, scratch, where);
+    staging_.UploadAndPack(where);
+    t.stream = staging_.stream();
+    t.out_count.resize(n);
+    t.in_count.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      t.out_count[i] = PairCount(calls, t.me, i);
+      t.in_count[i] = PairCount(calls, i, t.me);
+    }
+
+    std::vector<const std::byte*> sources(call.recv.size(), nullptr);
+    for (size_t i = 0; i < call.recv.size(); ++i) sources[i] = staging_.recv_slot(i);
+    switch (call.kind) {
+      case CollectiveKind::kAllGather:
+        AllGather(t);
+        break;
+      case CollectiveKind::kAllToAll:
+        Exchange(
+            t, [&](size_t j) { return staging_.send_slot(j); },
+            [&](size_t i) { return staging_.recv_slot(i); });
+        break;
+      case CollectiveKind::kBroadcast:
+        Broadcast(t);
+        break;
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kAllReduce:
+        if (exact) {
+          ExactReduce(t, result, contributions);
+        } else {
+          NativeReduce(t, result);
+        }
+        break;
+      default:
+        break;
+    }
+    staging_.Unpack(sources, where);
+    const int64_t deadline = trace::NowNs() + options_.timeout.count() * 1000000;
+    auto [start_ns, end_ns] = staging_.Finish(where, [&] { Poll(t.comm, where, deadline); });
+    call.timed_start_ns = start_ns;
+    call.timed_end_ns = end_ns;
+  }
+
+  // Phase 1: every member's descriptor over MPI, validated identically on every member.
+  std::vector<CollectiveCall> ExchangeDescriptors(const CollectiveCall& call) {
+    const size_t n = call.group.ranks.size();
     std::vector<int64_t> mine = EncodeDescriptor(call, n);
     const int64_t words = static_cast<int64_t>(mine.size());
     LocalTensor own(Shape{words}, DType::kI64);
@@ -253,177 +264,128 @@ class NcclCommunicator final : public Communicator {
       rows.push_back(MutableViewOf(all, std::move(row)));
     }
     mpi_.comm().AllGatherV(call.group, ViewOf(own), std::move(rows));
-    std::vector<CollectiveCall> calls;
-    calls.reserve(n);
-    const auto* words_of = reinterpret_cast<const int64_t*>(all.data());
-    for (size_t i = 0; i < n; ++i) calls.push_back(DecodeDescriptor(words_of + i * mine.size(), call, i));
-    std::vector<const CollectiveCall*> posted;
-    for (const CollectiveCall& c : calls) posted.push_back(&c);
-    ValidateGroupCalls(posted);
+    return DecodeAndValidate(reinterpret_cast<const int64_t*>(all.data()), mine.size(), call);
+  }
 
-    if (call.kind == CollectiveKind::kBarrier) return;  // the exchange synchronized the group
-    if (call.kind == CollectiveKind::kShapeExchange) {
-      *call.shapes_recv = mpi_.comm().ExchangeShapes(call.group, call.shapes_send);
+  // Grouped point-to-point: every peer's send and receive in one ncclGroupStart/End; the own
+  // slot is a device copy.
+  void Exchange(const Transfer& t, const std::function<const std::byte*(size_t)>& send_of,
+                const std::function<std::byte*(size_t)>& recv_of) {
+    if (t.in_count[t.me] > 0)
+      CudaCheck(cudaMemcpyAsync(recv_of(t.me), send_of(t.me), t.Bytes(t.in_count[t.me]),
+                                cudaMemcpyDeviceToDevice, t.stream),
+                "cudaMemcpyAsync (own slot)", t.where, who_);
+    NcclCheck(ncclGroupStart(), "ncclGroupStart", t.where, who_, t.comm);
+    for (size_t peer = 0; peer < t.n; ++peer) {
+      if (peer == t.me) continue;
+      if (t.out_count[peer] > 0)
+        NcclCheck(ncclSend(send_of(peer), t.Bytes(t.out_count[peer]), ncclUint8, static_cast<int>(peer),
+                           t.comm, t.stream),
+                  "ncclSend", t.where, who_, t.comm);
+      if (t.in_count[peer] > 0)
+        NcclCheck(ncclRecv(recv_of(peer), t.Bytes(t.in_count[peer]), ncclUint8, static_cast<int>(peer),
+                           t.comm, t.stream),
+                  "ncclRecv", t.where, who_, t.comm);
+    }
+    NcclCheck(ncclGroupEnd(), "ncclGroupEnd", t.where, who_, t.comm);
+  }
+
+  void AllGather(const Transfer& t) {
+    if (!EqualCounts(t.in_count)) {
+      Exchange(
+          t, [&](size_t) { return staging_.send_slot(0); }, [&](size_t i) { return staging_.recv_slot(i); });
       return;
     }
+    // Equal shards: the receive slots are consecutive blocks of in_count[0] elements.
+    if (t.in_count[0] > 0)
+      NcclCheck(ncclAllGather(staging_.send_slot(0), staging_.recv_slot(0), t.Bytes(t.in_count[0]), ncclUint8,
+                              t.comm, t.stream),
+                "ncclAllGather", t.where, who_, t.comm);
+  }
 
-    ncclComm_t comm = GroupComm(call.group, where);
-    const int64_t es = DTypeSize(call.dtype);
-    const bool reduce =
-        call.kind == CollectiveKind::kReduceScatter || call.kind == CollectiveKind::kAllReduce;
-    const bool exact = reduce && options_.exact_reductions && n > 1;
-    const int64_t result = reduce ? call.recv[0].Count() : 0;
-    const int64_t contributions = exact ? static_cast<int64_t>(n) * result * es : 0;
-    const int64_t scratch = exact ? contributions + static_cast<int64_t>(n * sizeof(void*)) + 256 : 0;
-    staging_.Prepare(call, scratch, where);
-    staging_.UploadAndPack(where);
-    cudaStream_t stream = staging_.stream();
+  void Broadcast(const Transfer& t) {
+    const size_t root = static_cast<size_t>(t.call.root);
+    // Every member knows the root's count from its descriptor.
+    const int64_t count = t.calls[root].send.empty() ? 0 : t.calls[root].send[0].Count();
+    if (count <= 0) return;
+    const void* src = t.me == root ? static_cast<const void*>(staging_.send_slot(0)) : staging_.recv_slot(0);
+    NcclCheck(ncclBroadcast(src, staging_.recv_slot(0), t.Bytes(count), ncclUint8, static_cast<int>(root),
+                            t.comm, t.stream),
+              "ncclBroadcast", t.where, who_, t.comm);
+  }
 
-    std::vector<int64_t> out_count(n), in_count(n);
-    for (size_t i = 0; i < n; ++i) {
-      out_count[i] = PairCount(calls, me, i);
-      in_count[i] = PairCount(calls, i, me);
+  // Exact reductions: every contribution lands in scratch slot i; the group-order kernel combines
+  // them (bitwise the local backend's result).
+  void ExactReduce(const Transfer& t, int64_t result, int64_t contributions) {
+    const CollectiveCall& call = t.call;
+    std::byte* parts = staging_.scratch();
+    Exchange(
+        t, [&](size_t j) { return staging_.send_slot(call.kind == CollectiveKind::kAllReduce ? 0 : j); },
+        [&](size_t i) { return parts + static_cast<int64_t>(i) * result * t.es; });
+    std::vector<const void*> inputs(t.n);
+    for (size_t i = 0; i < t.n; ++i) inputs[i] = parts + static_cast<int64_t>(i) * result * t.es;
+    auto* table = reinterpret_cast<const void**>(parts + ((contributions + 255) / 256) * 256);
+    CudaCheck(cudaMemcpyAsync(table, inputs.data(), t.n * sizeof(void*), cudaMemcpyHostToDevice, t.stream),
+              "cudaMemcpyAsync (reduce inputs)", t.where, who_);
+    CudaCheck(detail::gpu::LaunchReduce(detail::gpu::KernelTypeOf(call.dtype),
+                                        detail::gpu::KernelOpOf(call.reduction.op), table,
+                                        static_cast<int64_t>(t.n), staging_.recv_slot(0), result,
+                                        call.reduction.TotalDivisor(static_cast<int64_t>(t.n)), t.stream),
+              "reduce kernel launch", t.where, who_);
+  }
+
+  // NCCL's own reductions (its summation order), then the scale kernel for avg and divisors.
+  void NativeReduce(const Transfer& t, int64_t result) {
+    const CollectiveCall& call = t.call;
+    const ncclDataType_t type = NcclType(call.dtype);
+    const ncclRedOp_t op = NcclOp(call.reduction.op);
+    if (call.kind == CollectiveKind::kAllReduce) {
+      if (result > 0)
+        NcclCheck(ncclAllReduce(staging_.send_slot(0), staging_.recv_slot(0), static_cast<size_t>(result),
+                                type, op, t.comm, t.stream),
+                  "ncclAllReduce", t.where, who_, t.comm);
+    } else {
+      // Member j's share is what every member sends to j.
+      std::vector<int64_t> share(t.n);
+      for (size_t j = 0; j < t.n; ++j) share[j] = PairCount(t.calls, 0, j);
+      if (EqualCounts(share)) {
+        if (share[0] > 0)
+          NcclCheck(ncclReduceScatter(staging_.send_slot(0), staging_.recv_slot(0),
+                                      static_cast<size_t>(share[0]), type, op, t.comm, t.stream),
+                    "ncclReduceScatter", t.where, who_, t.comm);
+      } else {
+        // Uneven shares: one ncclReduce per member, rooted there, in one group.
+        NcclCheck(ncclGroupStart(), "ncclGroupStart", t.where, who_, t.comm);
+        for (size_t j = 0; j < t.n; ++j) {
+          if (share[j] == 0) continue;
+          NcclCheck(ncclReduce(staging_.send_slot(j), staging_.recv_slot(0), static_cast<size_t>(share[j]),
+                               type, op, static_cast<int>(j), t.comm, t.stream),
+                    "ncclReduce", t.where, who_, t.comm);
+        }
+        NcclCheck(ncclGroupEnd(), "ncclGroupEnd", t.where, who_, t.comm);
+      }
     }
-    auto bytes = [&](int64_t count) { return static_cast<size_t>(count * es); };
-    auto self_copy = [&](std::byte* dst, const std::byte* src, int64_t count) {
-      if (count > 0)
-        CudaCheck(cudaMemcpyAsync(dst, src, bytes(count), cudaMemcpyDeviceToDevice, stream),
-                  "cudaMemcpyAsync (own slot)", where, who_);
-    };
-    // Grouped point-to-point: every peer's send and receive in one ncclGroupStart/End.
-    auto exchange = [&](const std::function<const std::byte*(size_t)>& send_of,
-                        const std::function<std::byte*(size_t)>& recv_of) {
-      self_copy(recv_of(me), send_of(me), in_count[me]);
-      NcclCheck(ncclGroupStart(), "ncclGroupStart", where, who_, comm);
-      for (size_t peer = 0; peer < n; ++peer) {
-        if (peer == me) continue;
-        if (out_count[peer] > 0)
-          NcclCheck(ncclSend(send_of(peer), bytes(out_count[peer]), ncclUint8, static_cast<int>(peer), comm,
-                             stream),
-                    "ncclSend", where, who_, comm);
-        if (in_count[peer] > 0)
-          NcclCheck(
-              ncclRecv(recv_of(peer), bytes(in_count[peer]), ncclUint8, static_cast<int>(peer), comm, stream),
-              "ncclRecv", where, who_, comm);
-      }
-      NcclCheck(ncclGroupEnd(), "ncclGroupEnd", where, who_, comm);
-    };
-    auto equal_counts = [&](const std::vector<int64_t>& counts) {
-      return std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
-    };
+    CudaCheck(detail::gpu::LaunchScale(detail::gpu::KernelTypeOf(call.dtype), staging_.recv_slot(0), result,
+                                       call.reduction.TotalDivisor(static_cast<int64_t>(t.n)), t.stream),
+              "scale kernel launch", t.where, who_);
+  }
 
-    std::vector<const std::byte*> sources(call.recv.size(), nullptr);
-    for (size_t i = 0; i < call.recv.size(); ++i) sources[i] = staging_.recv_slot(i);
-    switch (call.kind) {
-      case CollectiveKind::kAllGather:
-        if (equal_counts(in_count)) {
-          // Equal shards: the receive slots are consecutive blocks of in_count[0] elements.
-          if (in_count[0] > 0)
-            NcclCheck(ncclAllGather(staging_.send_slot(0), staging_.recv_slot(0), bytes(in_count[0]),
-                                    ncclUint8, comm, stream),
-                      "ncclAllGather", where, who_, comm);
-        } else {
-          exchange([&](size_t) { return staging_.send_slot(0); },
-                   [&](size_t i) { return staging_.recv_slot(i); });
-        }
-        break;
-      case CollectiveKind::kAllToAll:
-        exchange([&](size_t j) { return staging_.send_slot(j); },
-                 [&](size_t i) { return staging_.recv_slot(i); });
-        break;
-      case CollectiveKind::kBroadcast: {
-        const size_t root = static_cast<size_t>(call.root);
-        // Every member knows the root's count from its descriptor.
-        const int64_t count = calls[root].send.empty() ? 0 : calls[root].send[0].Count();
-        if (count > 0) {
-          const void* src =
-              me == root ? static_cast<const void*>(staging_.send_slot(0)) : staging_.recv_slot(0);
-          NcclCheck(ncclBroadcast(src, staging_.recv_slot(0), bytes(count), ncclUint8, static_cast<int>(root),
-                                  comm, stream),
-                    "ncclBroadcast", where, who_, comm);
-        }
-        break;
-      }
-      case CollectiveKind::kReduceScatter:
-      case CollectiveKind::kAllReduce: {
-        const int64_t divisor = call.reduction.TotalDivisor(static_cast<int64_t>(n));
-        if (exact) {
-          // Every contribution lands in scratch slot i; the group-order kernel combines them.
-          std::byte* parts = staging_.scratch();
-          exchange(
-              [&](size_t j) { return staging_.send_slot(call.kind == CollectiveKind::kAllReduce ? 0 : j); },
-              [&](size_t i) { return parts + static_cast<int64_t>(i) * result * es; });
-          std::vector<const void*> inputs(n);
-          for (size_t i = 0; i < n; ++i) inputs[i] = parts + static_cast<int64_t>(i) * result * es;
-          auto* table = reinterpret_cast<const void**>(parts + ((contributions + 255) / 256) * 256);
-          CudaCheck(cudaMemcpyAsync(table, inputs.data(), n * sizeof(void*), cudaMemcpyHostToDevice, stream),
-                    "cudaMemcpyAsync (reduce inputs)", where, who_);
-          CudaCheck(detail::gpu::LaunchReduce(
-                        detail::gpu::KernelTypeOf(call.dtype), detail::gpu::KernelOpOf(call.reduction.op),
-                        table, static_cast<int64_t>(n), staging_.recv_slot(0), result, divisor, stream),
-                    "reduce kernel launch", where, who_);
-          break;
-        }
-        const ncclDataType_t type = NcclType(call.dtype);
-        const ncclRedOp_t op = NcclOp(call.reduction.op);
-        if (call.kind == CollectiveKind::kAllReduce) {
-          if (result > 0)
-            NcclCheck(ncclAllReduce(staging_.send_slot(0), staging_.recv_slot(0), static_cast<size_t>(result),
-                                    type, op, comm, stream),
-                      "ncclAllReduce", where, who_, comm);
-        } else {
-          // Member j's share is what every member sends to j.
-          std::vector<int64_t> share(n);
-          for (size_t j = 0; j < n; ++j) share[j] = PairCount(calls, 0, j);
-          if (equal_counts(share)) {
-            if (share[0] > 0)
-              NcclCheck(ncclReduceScatter(staging_.send_slot(0), staging_.recv_slot(0),
-                                          static_cast<size_t>(share[0]), type, op, comm, stream),
-                        "ncclReduceScatter", where, who_, comm);
-          } else {
-            // Uneven shares: one ncclReduce per member, rooted there, in one group.
-            NcclCheck(ncclGroupStart(), "ncclGroupStart", where, who_, comm);
-            for (size_t j = 0; j < n; ++j) {
-              if (share[j] == 0) continue;
-              NcclCheck(
-                  ncclReduce(staging_.send_slot(j), staging_.recv_slot(0), static_cast<size_t>(share[j]),
-                             type, op, static_cast<int>(j), comm, stream),
-                  "ncclReduce", where, who_, comm);
-            }
-            NcclCheck(ncclGroupEnd(), "ncclGroupEnd", where, who_, comm);
-          }
-        }
-        CudaCheck(detail::gpu::LaunchScale(detail::gpu::KernelTypeOf(call.dtype), staging_.recv_slot(0),
-                                           result, divisor, stream),
-                  "scale kernel launch", where, who_);
-        break;
-      }
-      default:
-        break;
-    }
-    staging_.Unpack(sources, where);
-
-    // Watchdog: NCCL waits for peers on the device; a peer that never comes would hang the
-    // stream, so poll for completion, asynchronous NCCL errors and the deadline.
-    const int64_t deadline = SteadyNowNs() + options_.timeout.count() * 1000000;
-    auto poll = [&] {
-      ncclResult_t async = ncclSuccess;
-      NcclCheck(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", where, who_, comm);
-      if (async != ncclSuccess && async != ncclInProgress)
-        NcclCheck(async, "asynchronous NCCL error", where, who_, comm);
-      if (SteadyNowNs() > deadline) {
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(options_.timeout.count()) / 1000.0);
-        ncclCommAbort(comm);
-        ForgetComm(comm);
-        throw Error(ErrorCode::kTimeout, who_ + ": " + where + ": the GPU work did not complete after " +
-                                             seconds +
-                                             " s: a peer died, diverged or is stuck (communicator aborted)");
-      }
-    };
-    auto [start_ns, end_ns] = staging_.Finish(where, poll);
-    call.timed_start_ns = start_ns;
-    call.timed_end_ns = end_ns;
+  // Watchdog, polled while the GPU work runs: NCCL waits for peers on the device, and a peer that
+  // never comes would hang the stream, so check asynchronous NCCL errors and the deadline; on
+  // expiry abort the communicator and throw Error(kTimeout).
+  void Poll(ncclComm_t comm, const std::string& where, int64_t deadline) {
+    ncclResult_t async = ncclSuccess;
+    NcclCheck(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", where, who_, comm);
+    if (async != ncclSuccess && async != ncclInProgress)
+      NcclCheck(async, "asynchronous NCCL error", where, who_, comm);
+    if (trace::NowNs() <= deadline) return;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(options_.timeout.count()) / 1000.0);
+    ncclCommAbort(comm);
+    ForgetComm(comm);
+    throw Error(ErrorCode::kTimeout, who_ + ": " + where + ": the GPU work did not complete after " +
+                                         seconds +
+                                         " s: a peer died, diverged or is stuck (communicator aborted)");
   }
 
   void ForgetComm(ncclComm_t comm) {
@@ -454,13 +416,6 @@ class NcclCommunicator final : public Communicator {
 }  // namespace
 
 bool NcclBackendAvailable() { return true; }
-
-NcclOptions NcclOptions::FromEnv() {
-  NcclOptions options;
-  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
-  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
-  return options;
-}
 
 struct NcclWorld::Impl {
   MpiWorld* mpi = nullptr;

@@ -1,6 +1,5 @@
-// Built instead of nccl_backend.cpp when CUDA was found but NCCL was not: the `cuda` backend
-// works, and NcclWorld says clearly that this build lacks NCCL.
-#include <cstdlib>
+// Built instead of nccl_backend.cpp when NCCL was not found (with or without CUDA: without it,
+// cuda_unavailable.cpp comes too): NcclWorld says clearly that this build lacks NCCL.
 #include <string>
 
 #include "shardscope/engine/comm/nccl_backend.hpp"
@@ -9,13 +8,6 @@
 namespace shardscope::engine {
 
 bool NcclBackendAvailable() { return false; }
-
-NcclOptions NcclOptions::FromEnv() {
-  NcclOptions options;
-  const char* mode = std::getenv("SHARDSCOPE_NCCL_REDUCE");
-  options.exact_reductions = mode != nullptr && std::string(mode) == "exact";
-  return options;
-}
 
 struct NcclWorld::Impl {};
 NcclWorld::NcclWorld(MpiWorld&, const NcclOptions&) { RequireGpuBackend("nccl"); }

@@ -65,9 +65,10 @@ struct NcclOptions {
   /// Reductions exchange every member's contribution (grouped ncclSend/ncclRecv) and combine
   /// them in group order with the `cuda` backend's kernel: bitwise identical to the local
   /// backend, at n times the traffic of ncclReduceScatter/ncclAllReduce. Default from the
-  /// environment: SHARDSCOPE_NCCL_REDUCE=exact sets it, anything else (or unset) leaves native.
+  /// environment: SHARDSCOPE_NCCL_REDUCE=exact sets it, native (or unset) leaves it off.
   bool exact_reductions = false;
-  /// NcclOptions with exact_reductions read from SHARDSCOPE_NCCL_REDUCE.
+  /// NcclOptions with exact_reductions read from SHARDSCOPE_NCCL_REDUCE (engine/core/knobs.hpp);
+  /// throws Error(kInvalidInput) naming the knob for a value other than native or exact.
   static NcclOptions FromEnv();
 };
 
