@@ -283,8 +283,11 @@ void StreamBytes(std::byte* dst, const std::byte* src, size_t bytes) {
   src += head;
   bytes -= head;
   const size_t body = bytes & ~size_t{63};
+  // Prefetches stay inside the run: past its end lie bytes this copy does not read (the other
+  // members' parts of a strided row), and fetching them costs bandwidth.
+  const size_t prefetch_end = body >= 4096 ? body - 256 : 0;
   for (size_t k = 0; k < body; k += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(src + k + 256), _MM_HINT_NTA);
+    if (k < prefetch_end) _mm_prefetch(reinterpret_cast<const char*>(src + k + 256), _MM_HINT_NTA);
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k + 16));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k + 32));

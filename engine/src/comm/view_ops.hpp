@@ -73,7 +73,7 @@ class ViewRuns {
 enum class StoreMode { kCached, kStreaming };
 
 /// Runs shorter than this are stored through the cache even in kStreaming mode.
-inline constexpr int64_t kStreamingMinRun = 128;
+inline constexpr int64_t kStreamingMinRun = 4096;
 
 /// Copies the elements at view positions [begin, end) of `src` to the same positions of `dst`
 /// (byte pointers to the tensors' storage, `element_size` bytes per element). Callers check
