@@ -1,5 +1,6 @@
 #include "shardscope/engine/comm/local_backend.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -24,6 +25,13 @@ constexpr int64_t kLeaderBytes = int64_t{32} << 10;
 // with non-temporal stores (StoreMode::kStreaming): data that large leaves the caches before it
 // is read again, and plain stores would first read every destination line from memory.
 constexpr int64_t kStreamingBytes = int64_t{16} << 20;
+
+// Collectives that stream (kStreamingBytes) on groups of at most kShareMembers members share
+// their copy work: it is cut into chunks of about kChunkBytes of output that any member claims
+// from the slot's counter, so every running thread copies about the same bytes and a member that
+// is descheduled (more ranks than cores, other processes) holds up at most one chunk.
+constexpr size_t kShareMembers = 16;
+constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
 // The compiled runs of one member's views, published beside its post for the peers that read it.
 struct PostedRuns {
@@ -58,7 +66,7 @@ class LocalCommunicator final : public Communicator {
     runs.recv.reserve(call.recv.size());
     for (const RecvView& v : call.recv) runs.recv.emplace_back(v);
     const Rendezvous::Round round = rendezvous_.Post(call, &runs);
-    const RendezvousSlot& slot = *round.slot;
+    RendezvousSlot& slot = *round.slot;
 
     const int64_t group_bytes = slot.GroupRecvBytes();
     if (group_bytes <= kLeaderBytes) {
@@ -75,10 +83,13 @@ class LocalCommunicator final : public Communicator {
     const StoreMode mode = group_bytes >= kStreamingBytes ? StoreMode::kStreaming : StoreMode::kCached;
     const bool split =
         call.kind == CollectiveKind::kAllReduce && n > 1 && slot.recv_bytes[0] >= kLocalSplitAllReduceBytes;
+    const bool share = mode == StoreMode::kStreaming && n <= kShareMembers;
     std::exception_ptr error;
     try {
       ValidateGroupCalls(slot.posted);
-      if (split) {
+      if (share) {
+        Share(call, slot, split, mode);
+      } else if (split) {
         ReducePart(call, slot, me, mode);
       } else {
         Pull(call, slot, runs, mode);
@@ -132,6 +143,84 @@ class LocalCommunicator final : public Communicator {
         call.shapes_recv->resize(n);
         for (size_t i = 0; i < n; ++i) (*call.shapes_recv)[i] = posted[i]->shapes_send[me];
         break;
+    }
+  }
+
+  // One piece of a shared collective: positions of receiver `to`'s receive view `recv_slot`
+  // filled from member `from`'s send view `send_slot`; a reduction reads send view `send_slot` of
+  // every member instead (from == n) and, for a split all_reduce, writes every member's output
+  // (to == n).
+  struct Piece {
+    size_t to = 0, recv_slot = 0, from = 0, send_slot = 0;
+    int64_t elements = 0;
+  };
+
+  static std::vector<Piece> PiecesOf(const CollectiveCall& call, const RendezvousSlot& slot, bool split) {
+    const size_t n = slot.posted.size();
+    std::vector<Piece> pieces;
+    auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).recv[r].elements(); };
+    for (size_t m = 0; m < n; ++m) {
+      switch (call.kind) {
+        case CollectiveKind::kAllGather:
+          for (size_t i = 0; i < n; ++i) pieces.push_back({m, i, i, 0, recv_elements(m, i)});
+          break;
+        case CollectiveKind::kAllToAll:
+          for (size_t i = 0; i < n; ++i) pieces.push_back({m, i, i, m, recv_elements(m, i)});
+          break;
+        case CollectiveKind::kBroadcast:
+          pieces.push_back({m, 0, static_cast<size_t>(call.root), 0, recv_elements(m, 0)});
+          break;
+        case CollectiveKind::kReduceScatter:
+          pieces.push_back({m, 0, n, m, recv_elements(m, 0)});
+          break;
+        case CollectiveKind::kAllReduce:
+          if (!split) pieces.push_back({m, 0, n, 0, recv_elements(m, 0)});
+          break;
+        case CollectiveKind::kBarrier:
+        case CollectiveKind::kShapeExchange:
+          break;
+      }
+    }
+    if (call.kind == CollectiveKind::kAllReduce && split) pieces.push_back({n, 0, n, 0, recv_elements(0, 0)});
+    return pieces;
+  }
+
+  // A large collective whose work the members share (kShareMembers): every member derives the
+  // same pieces and chunks from the slot, then claims chunks until none is left.
+  static void Share(const CollectiveCall& call, RendezvousSlot& slot, bool split, StoreMode mode) {
+    const size_t n = slot.posted.size();
+    const int64_t es = DTypeSize(call.dtype);
+    const std::vector<Piece> pieces = PiecesOf(call, slot, split);
+    const int64_t chunk = std::max<int64_t>(1, kChunkBytes / es);
+    std::vector<uint64_t> first_chunk;  // per piece
+    uint64_t total = 0;
+    for (const Piece& p : pieces) {
+      first_chunk.push_back(total);
+      total += static_cast<uint64_t>((p.elements + chunk - 1) / chunk);
+    }
+    for (uint64_t c = slot.claimed.fetch_add(1); c < total; c = slot.claimed.fetch_add(1)) {
+      // The last piece whose first chunk is at most c (pieces without elements have no chunk).
+      const size_t k = static_cast<size_t>(std::upper_bound(first_chunk.begin(), first_chunk.end(), c) -
+                                           first_chunk.begin()) -
+                       1;
+      const Piece& p = pieces[k];
+      const int64_t begin = static_cast<int64_t>(c - first_chunk[k]) * chunk;
+      const int64_t end = std::min(p.elements, begin + chunk);
+      if (p.from < n) {
+        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).send[p.send_slot],
+                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).recv[p.recv_slot], es,
+                         begin, end, mode);
+        continue;
+      }
+      std::vector<detail::RunsInput> inputs;
+      for (size_t i = 0; i < n; ++i)
+        inputs.push_back({slot.posted[i]->send[p.send_slot].data, &RunsOf(slot, i).send[p.send_slot]});
+      std::vector<detail::RunsOutput> outputs;
+      const size_t first = p.to < n ? p.to : 0, last = p.to < n ? p.to + 1 : n;
+      for (size_t m = first; m < last; ++m)
+        outputs.push_back({slot.calls[m]->recv[0].data, &RunsOf(slot, m).recv[0]});
+      detail::ReduceRuns(call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)),
+                         inputs, outputs, begin, end, mode);
     }
   }
 

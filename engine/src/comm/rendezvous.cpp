@@ -148,6 +148,7 @@ Rendezvous::Round Rendezvous::Post(CollectiveCall& call, const void* payload) {
 void Rendezvous::Finish(const Round& round) {
   std::atomic<uint64_t>& counter = round.slot->pulled;
   if (counter.fetch_add(1) + 1 == round.target) {
+    round.slot->claimed.store(0);
     world_.WakeSleepers();
     return;
   }
