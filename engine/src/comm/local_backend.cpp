@@ -155,56 +155,63 @@ class LocalCommunicator final : public Communicator {
     int64_t elements = 0;
   };
 
+  // Sender-major (every receiver of sender 0, then of sender 1, ...), so that chunks claimed
+  // one after the other read the same rows of one sender for different receivers, as members
+  // pulling side by side do: those rows are fetched from memory once for all of them.
   static std::vector<Piece> PiecesOf(const CollectiveCall& call, const RendezvousSlot& slot, bool split) {
     const size_t n = slot.posted.size();
     std::vector<Piece> pieces;
     auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).recv[r].elements(); };
-    for (size_t m = 0; m < n; ++m) {
-      switch (call.kind) {
-        case CollectiveKind::kAllGather:
-          for (size_t i = 0; i < n; ++i) pieces.push_back({m, i, i, 0, recv_elements(m, i)});
-          break;
-        case CollectiveKind::kAllToAll:
-          for (size_t i = 0; i < n; ++i) pieces.push_back({m, i, i, m, recv_elements(m, i)});
-          break;
-        case CollectiveKind::kBroadcast:
+    switch (call.kind) {
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kAllToAll:
+        for (size_t i = 0; i < n; ++i) {
+          for (size_t m = 0; m < n; ++m) {
+            const size_t send_slot = call.kind == CollectiveKind::kAllGather ? 0 : m;
+            pieces.push_back({m, i, i, send_slot, recv_elements(m, i)});
+          }
+        }
+        break;
+      case CollectiveKind::kBroadcast:
+        for (size_t m = 0; m < n; ++m)
           pieces.push_back({m, 0, static_cast<size_t>(call.root), 0, recv_elements(m, 0)});
-          break;
-        case CollectiveKind::kReduceScatter:
-          pieces.push_back({m, 0, n, m, recv_elements(m, 0)});
-          break;
-        case CollectiveKind::kAllReduce:
-          if (!split) pieces.push_back({m, 0, n, 0, recv_elements(m, 0)});
-          break;
-        case CollectiveKind::kBarrier:
-        case CollectiveKind::kShapeExchange:
-          break;
-      }
+        break;
+      case CollectiveKind::kReduceScatter:
+        for (size_t m = 0; m < n; ++m) pieces.push_back({m, 0, n, m, recv_elements(m, 0)});
+        break;
+      case CollectiveKind::kAllReduce:
+        if (split) {
+          pieces.push_back({n, 0, n, 0, recv_elements(0, 0)});
+        } else {
+          for (size_t m = 0; m < n; ++m) pieces.push_back({m, 0, n, 0, recv_elements(m, 0)});
+        }
+        break;
+      case CollectiveKind::kBarrier:
+      case CollectiveKind::kShapeExchange:
+        break;
     }
-    if (call.kind == CollectiveKind::kAllReduce && split) pieces.push_back({n, 0, n, 0, recv_elements(0, 0)});
     return pieces;
   }
 
   // A large collective whose work the members share (kShareMembers): every member derives the
-  // same pieces and chunks from the slot, then claims chunks until none is left.
+  // same pieces and chunk order from the slot, then claims chunks until none is left. Chunk r of
+  // every piece comes before chunk r + 1 of any (see PiecesOf).
   static void Share(const CollectiveCall& call, RendezvousSlot& slot, bool split, StoreMode mode) {
     const size_t n = slot.posted.size();
     const int64_t es = DTypeSize(call.dtype);
     const std::vector<Piece> pieces = PiecesOf(call, slot, split);
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / es);
-    std::vector<uint64_t> first_chunk;  // per piece
-    uint64_t total = 0;
-    for (const Piece& p : pieces) {
-      first_chunk.push_back(total);
-      total += static_cast<uint64_t>((p.elements + chunk - 1) / chunk);
+    int64_t rounds = 0;
+    for (const Piece& p : pieces) rounds = std::max(rounds, (p.elements + chunk - 1) / chunk);
+    std::vector<std::pair<size_t, int64_t>> order;  // (piece, first element)
+    for (int64_t r = 0; r < rounds; ++r) {
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        if (r * chunk < pieces[k].elements) order.emplace_back(k, r * chunk);
+      }
     }
-    for (uint64_t c = slot.claimed.fetch_add(1); c < total; c = slot.claimed.fetch_add(1)) {
-      // The last piece whose first chunk is at most c (pieces without elements have no chunk).
-      const size_t k = static_cast<size_t>(std::upper_bound(first_chunk.begin(), first_chunk.end(), c) -
-                                           first_chunk.begin()) -
-                       1;
-      const Piece& p = pieces[k];
-      const int64_t begin = static_cast<int64_t>(c - first_chunk[k]) * chunk;
+    for (uint64_t c = slot.claimed.fetch_add(1); c < order.size(); c = slot.claimed.fetch_add(1)) {
+      const Piece& p = pieces[order[c].first];
+      const int64_t begin = order[c].second;
       const int64_t end = std::min(p.elements, begin + chunk);
       if (p.from < n) {
         detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).send[p.send_slot],
