@@ -49,13 +49,15 @@ struct RendezvousSlot {
   std::string error;
   std::unique_ptr<std::atomic<uint64_t>[]>
       stamp;  ///< per member: 1 + the sequence number it last posted here
-  std::atomic<uint64_t> arrived{0};
-  std::atomic<uint64_t> pulled{0};
+  // The counters every member writes, each on a cache line of its own (and off the lines of
+  // the fields above, which members only read during a round).
+  alignas(64) std::atomic<uint64_t> arrived{0};
+  alignas(64) std::atomic<uint64_t> pulled{0};
   /// Work items of this round claimed so far, for backends whose members share the round's work
   /// (the local backend's large collectives). Back to 0 when the round is finished: the member
   /// that completes the last phase resets it before it posts again, and nobody posts on this slot
   /// again before every member has arrived at the next round.
-  std::atomic<uint64_t> claimed{0};
+  alignas(64) std::atomic<uint64_t> claimed{0};
 
   /// The bytes of every member's receive views together.
   int64_t GroupRecvBytes() const;
