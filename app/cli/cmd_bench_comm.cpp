@@ -209,14 +209,13 @@ std::function<engine::CollectiveStats()> MakeCollective(const std::string& k, Co
 // traffic for all_gather and all_to_all (1.0); a reduction over n inputs reads n bytes and writes
 // 1 per output byte where the memcpy reads 1 and writes 1, and reduce_scatter's baseline copies
 // the n x count bytes each rank sends, so 2n/(n+1); all_reduce's baseline copies count bytes:
-// one phase (below kLocalTwoPhaseAllReduceBytes) reads n x count and writes count, 2/(n+1); two
-// phases read count and write count/n (reduce 1/n), then copy (n-1)/n x count, 2n/(3n-1).
+// unsplit (below kLocalSplitAllReduceBytes) each member reads n x count and writes count,
+// 2/(n+1); split, each member reduces count/n elements (reads n x count/n) and writes them into
+// the n outputs (n x count/n): count + count per member, 1.0.
 double TrafficBound(const std::string& kind, int64_t n, int64_t bytes_per_rank) {
   const double dn = static_cast<double>(n);
   if (kind == "reduce_scatter") return 2 * dn / (dn + 1);
-  if (kind == "all_reduce") {
-    return bytes_per_rank >= engine::kLocalTwoPhaseAllReduceBytes ? 2 * dn / (3 * dn - 1) : 2 / (dn + 1);
-  }
+  if (kind == "all_reduce") return bytes_per_rank >= engine::kLocalSplitAllReduceBytes ? 1.0 : 2 / (dn + 1);
   return 1.0;
 }
 
@@ -405,11 +404,10 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
            "memcpy's 2, so reduce_scatter (baseline: the n x count bytes sent) 2n/(n+1) = "
         << std::setprecision(3) << TrafficBound("reduce_scatter", n, 0)
         << ", all_reduce (baseline: count bytes) 2/(n+1) = " << TrafficBound("all_reduce", n, 0)
-        << " in one phase, 2n/(3n-1) = "
-        << TrafficBound("all_reduce", n, engine::kLocalTwoPhaseAllReduceBytes)
-        << " in two (reduce 1/n, then copy the rest; from "
-        << HumanBytes(engine::kLocalTwoPhaseAllReduceBytes)
-        << " per rank); 'of bound' = vs memcpy / bound\n\n"
+        << " when every member reduces every element, "
+        << TrafficBound("all_reduce", n, engine::kLocalSplitAllReduceBytes)
+        << " split (each member reduces 1/n and stores it into all n outputs; from "
+        << HumanBytes(engine::kLocalSplitAllReduceBytes) << " per rank); 'of bound' = vs memcpy / bound\n\n"
         << std::defaultfloat << std::left << std::setw(16) << "collective" << std::right << std::setw(12)
         << "size/rank" << std::setw(12) << "time us" << std::setw(10) << "algbw" << std::setw(10) << "busbw"
         << std::setw(12) << "vs memcpy" << std::setw(8) << "bound" << std::setw(10) << "of bound"

@@ -335,3 +335,34 @@ TEST_CASE("repeated redistributes on the same rank threads never reuse another s
   });
   for (const auto& g : got) CHECK(g.empty());
 }
+
+TEST_CASE("repeated all_to_all and reduce_scatter redistributes take their copy plan from the cache",
+          "[engine][executor]") {
+  // Three rounds on the same rank threads: the first computes each step's (box, box) pairs, the
+  // others reuse them. global[i][j] = 8i + j of shape [8, 8]; S(1) over 4 ranks gives rank r
+  // columns [2r, 2r + 2), S(0) rows [2r, 2r + 2). P(sum) with every rank holding arange(8) sums to
+  // 4 x arange(8), and S(0) gives rank r elements [2r, 2r + 2) of it.
+  const TensorSpec src = Spec({4}, "S(1)", {8, 8}), dst = Spec({4}, "S(0)", {8, 8});
+  const TensorSpec partial = Spec({4}, "P(sum)", {8}), split = Spec({4}, "S(0)", {8});
+  const Plan to_rows = HandPlan({Step({0}, "S(1)", "S(0)")});
+  const Plan reduce = HandPlan({Step({0}, "P(sum)", "S(0)")});
+  std::vector<int64_t> wrong(4, 0);
+  LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+    std::vector<double> columns, rows, sums;
+    for (int64_t i = 0; i < 8; ++i) {
+      for (int64_t j = 2 * rank; j < 2 * rank + 2; ++j) columns.push_back(8.0 * i + j);
+    }
+    for (int64_t i = 2 * rank; i < 2 * rank + 2; ++i) {
+      for (int64_t j = 0; j < 8; ++j) rows.push_back(8.0 * i + j);
+    }
+    for (int64_t i = 2 * rank; i < 2 * rank + 2; ++i) sums.push_back(4.0 * i);
+    for (int round = 0; round < 3; ++round) {
+      const LocalTensor in = Make({8, 2}, DType::kF32, columns);
+      wrong[static_cast<size_t>(rank)] += Values(Redistribute(comm, rank, in, src, dst, to_rows, {})) != rows;
+      const LocalTensor mine = Make({8}, DType::kF32, Arange(8));
+      wrong[static_cast<size_t>(rank)] +=
+          Values(Redistribute(comm, rank, mine, partial, split, reduce, {})) != sums;
+    }
+  });
+  CHECK(wrong == std::vector<int64_t>(4, 0));
+}

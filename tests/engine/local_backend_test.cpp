@@ -341,12 +341,12 @@ TEST_CASE("freed large blocks are reused by the same size class, never handed ou
   CHECK(bad == std::vector<int>(4, 0));
 }
 
-TEST_CASE("a large all_reduce (two phases) gives every rank the group-order result bitwise",
+TEST_CASE("a large all_reduce (split over the members) gives every rank the group-order result bitwise",
           "[engine][local]") {
-  // 70001 f32 per rank (273 KiB): above kLocalTwoPhaseAllReduceBytes, parts of unequal size. Float
+  // 70001 f32 per rank (273 KiB): above kLocalSplitAllReduceBytes, parts of unequal size. Float
   // sums depend on the order: the expected value folds rank 0, 1, 2 in that order, in f32.
   const int64_t n = 3, count = 70001;
-  REQUIRE(count * 4 >= kLocalTwoPhaseAllReduceBytes);
+  REQUIRE(count * 4 >= kLocalSplitAllReduceBytes);
   auto input = [](int64_t rank, int64_t i) {
     return static_cast<float>(rank + 1) * 0.1f + static_cast<float>(i % 1000) * 1.0e-3f;
   };
@@ -368,6 +368,55 @@ TEST_CASE("a large all_reduce (two phases) gives every rank the group-order resu
   }
   CHECK(bits[1] == bits[0]);
   CHECK(bits[2] == bits[0]);
+}
+
+TEST_CASE("collectives of 16 MiB and more (streamed stores) give the definition's values",
+          "[engine][local]") {
+  // 3 ranks x 1.5M f32 (6 MiB) per rank: every collective's receive views hold at least 16 MiB
+  // over the group, so the backend writes them with non-temporal stores. Inputs are exact in f32
+  // (integers below 2^24), so sums are exact and expected values follow by formula.
+  const int64_t n = 3, count = 1'500'001 / n * n;
+  auto input = [](int64_t rank, int64_t i) { return static_cast<float>(rank * 7 + i % 100003); };
+  std::vector<int64_t> bad(n, 0);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    LocalTensor in({count}, DType::kF32), gathered({n * count}, DType::kF32), sum({count}, DType::kF32);
+    LocalTensor part({count / n}, DType::kF32);
+    float* x = reinterpret_cast<float*>(in.data());
+    for (int64_t i = 0; i < count; ++i) x[i] = input(rank, i);
+    std::vector<RecvView> rows;
+    for (int64_t i = 0; i < n; ++i) {
+      Box box = FullBox(gathered.shape());
+      box.dims[0] = {{i * count, (i + 1) * count}};
+      rows.push_back(MutableViewOf(gathered, box));
+    }
+    comm.AllGatherV(WorldGroup(n), ViewOf(in), std::move(rows));
+    comm.AllReduce(WorldGroup(n), Reduction{ReduceOp::kSum, 1}, ViewOf(in), MutableViewOf(sum));
+    std::vector<SendView> parts;
+    for (int64_t i = 0; i < n; ++i) {
+      Box box = FullBox(in.shape());
+      box.dims[0] = {{i * count / n, (i + 1) * count / n}};
+      parts.push_back(ViewOf(in, box));
+    }
+    comm.ReduceScatterV(WorldGroup(n), Reduction{ReduceOp::kSum, 1}, std::move(parts), MutableViewOf(part));
+    const float* g = reinterpret_cast<const float*>(gathered.data());
+    const float* s = reinterpret_cast<const float*>(sum.data());
+    const float* p = reinterpret_cast<const float*>(part.data());
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      float want_sum = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        want_sum += input(r, i);
+        wrong += g[r * count + i] != input(r, i);
+      }
+      wrong += s[i] != want_sum;
+      if (i < count / n) {
+        const int64_t at = rank * count / n + i;
+        wrong += p[i] != input(0, at) + input(1, at) + input(2, at);
+      }
+    }
+    bad[static_cast<size_t>(rank)] = wrong;
+  });
+  CHECK(bad == std::vector<int64_t>(n, 0));
 }
 
 TEST_CASE("small and large collectives alternate on one group without mixing up rounds", "[engine][local]") {
@@ -439,7 +488,7 @@ TEST_CASE("large all_reduces between other collectives on one group", "[engine][
   LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
     for (int64_t round = 0; round < 7; ++round) {
       for (int64_t b = 0; b < round; ++b) comm.Barrier(WorldGroup(n));
-      const int64_t count = round % 2 == 0 ? 70000 : 8;  // 280 KiB (two phases) or 32 B per rank
+      const int64_t count = round % 2 == 0 ? 70000 : 8;  // 280 KiB (split) or 32 B per rank
       LocalTensor in({count}, DType::kI32), out({count}, DType::kI32);
       for (int64_t i = 0; i < count; ++i) in.SetDouble(i, static_cast<double>((rank + 1) * (i % 7 + 1)));
       comm.AllReduce(WorldGroup(n), Reduction{}, ViewOf(in), MutableViewOf(out));

@@ -169,8 +169,39 @@ TEST_CASE("CopyRuns copies exactly the given view positions", "[engine][local][v
                     src.data() + src_offsets[static_cast<size_t>(p)] * element_size,
                     static_cast<size_t>(element_size));
       }
-      detail::CopyRuns(src.data(), detail::ViewRuns(src_shape, src_boxes), dst.data(),
-                       detail::ViewRuns(dst_shape, dst_boxes), element_size, begin, end);
+      for (detail::StoreMode mode : {detail::StoreMode::kCached, detail::StoreMode::kStreaming}) {
+        std::vector<std::byte> out = dst;
+        detail::CopyRuns(src.data(), detail::ViewRuns(src_shape, src_boxes), out.data(),
+                         detail::ViewRuns(dst_shape, dst_boxes), element_size, begin, end, mode);
+        REQUIRE(out == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("streaming stores copy long runs at any alignment exactly", "[engine][local][view_ops]") {
+  // Runs from below kStreamingMinRun to several KiB, at odd byte offsets on both sides: the
+  // non-temporal path (aligned head, 64-byte body, tail) must give the definition's bytes.
+  for (int64_t row_bytes : {int64_t{100}, int64_t{128}, int64_t{129}, int64_t{384}, int64_t{4099}}) {
+    for (int64_t shift : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{13}}) {
+      INFO("row bytes " << row_bytes << " column shift " << shift);
+      // Source: [9, row_bytes + 20] bytes, columns [shift, shift + row_bytes) of every row.
+      const Shape src_shape{9, row_bytes + 20}, dst_shape{9 * row_bytes + 5};
+      Box src_box = FullBox(src_shape);
+      src_box.dims[1] = {{shift, shift + row_bytes}};
+      Box dst_box = FullBox(dst_shape);
+      dst_box.dims[0] = {{5, 9 * row_bytes + 5}};
+      std::vector<std::byte> src(static_cast<size_t>(NumElements(src_shape)));
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 13 + 5);
+      std::vector<std::byte> dst(static_cast<size_t>(NumElements(dst_shape)), std::byte{0xEE});
+      std::vector<std::byte> want = dst;
+      const std::vector<int64_t> src_offsets = DefinitionOffsets(src_shape, {src_box});
+      const std::vector<int64_t> dst_offsets = DefinitionOffsets(dst_shape, {dst_box});
+      for (size_t p = 0; p < src_offsets.size(); ++p)
+        want[static_cast<size_t>(dst_offsets[p])] = src[static_cast<size_t>(src_offsets[p])];
+      detail::CopyRuns(src.data(), detail::ViewRuns(src_shape, {src_box}), dst.data(),
+                       detail::ViewRuns(dst_shape, {dst_box}), 1, 0, static_cast<int64_t>(src_offsets.size()),
+                       detail::StoreMode::kStreaming);
       REQUIRE(dst == want);
     }
   }
@@ -239,6 +270,52 @@ void CheckReduce(std::mt19937& rng, DType dtype, ReduceOp op) {
 }
 
 }  // namespace
+
+TEST_CASE("ReduceRuns stores the same bits into every output, streamed or not", "[engine][local][view_ops]") {
+  // Two outputs with different views (a column box of a 2-D tensor, a shifted 1-D range): each
+  // gets the group-order result of every position.
+  const int64_t rows = 40, cols = 130, n = 3;
+  const Shape in_shape{rows * cols};
+  std::vector<std::vector<float>> inputs(n, std::vector<float>(static_cast<size_t>(rows * cols)));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < rows * cols; ++k)
+      inputs[static_cast<size_t>(i)][static_cast<size_t>(k)] =
+          static_cast<float>(i + 1) * 0.1f + static_cast<float>(k % 977) * 1.0e-3f;
+  }
+  const detail::ViewRuns in_runs(in_shape, {FullBox(in_shape)});
+  std::vector<detail::RunsInput> runs_inputs;
+  for (auto& in : inputs) runs_inputs.push_back({reinterpret_cast<const std::byte*>(in.data()), &in_runs});
+  const Shape a_shape{rows, cols + 9}, b_shape{rows * cols + 3};
+  Box a_box = FullBox(a_shape), b_box = FullBox(b_shape);
+  a_box.dims[1] = {{9, cols + 9}};
+  b_box.dims[0] = {{3, rows * cols + 3}};
+  const detail::ViewRuns a_runs(a_shape, {a_box}), b_runs(b_shape, {b_box});
+  const std::vector<int64_t> a_offsets = DefinitionOffsets(a_shape, {a_box});
+  const std::vector<int64_t> b_offsets = DefinitionOffsets(b_shape, {b_box});
+  for (detail::StoreMode mode : {detail::StoreMode::kCached, detail::StoreMode::kStreaming}) {
+    std::vector<float> a(static_cast<size_t>(NumElements(a_shape)), -1.0f);
+    std::vector<float> b(static_cast<size_t>(NumElements(b_shape)), -1.0f);
+    const int64_t begin = 77, end = rows * cols - 5;
+    detail::ReduceRuns(DType::kF32, ReduceOp::kSum, 1, runs_inputs,
+                       {detail::RunsOutput{reinterpret_cast<std::byte*>(a.data()), &a_runs},
+                        detail::RunsOutput{reinterpret_cast<std::byte*>(b.data()), &b_runs}},
+                       begin, end, mode);
+    for (int64_t p = 0; p < rows * cols; ++p) {
+      const float got_a = a[static_cast<size_t>(a_offsets[static_cast<size_t>(p)])];
+      const float got_b = b[static_cast<size_t>(b_offsets[static_cast<size_t>(p)])];
+      if (p < begin || p >= end) {
+        REQUIRE(got_a == -1.0f);
+        REQUIRE(got_b == -1.0f);
+        continue;
+      }
+      std::vector<float> values;
+      for (const auto& in : inputs) values.push_back(in[static_cast<size_t>(p)]);
+      const float want = ReduceByDefinition<float>(ReduceOp::kSum, 1, values);
+      REQUIRE(std::memcmp(&got_a, &want, 4) == 0);
+      REQUIRE(std::memcmp(&got_b, &want, 4) == 0);
+    }
+  }
+}
 
 TEST_CASE("ReduceRuns follows the group-order rule bitwise, block by block", "[engine][local][view_ops]") {
   std::mt19937 rng(3);

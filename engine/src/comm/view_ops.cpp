@@ -1,8 +1,14 @@
 #include "comm/view_ops.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "exec/scalar_math.hpp"
 
@@ -265,6 +271,55 @@ class RunWalker {
   int64_t used_ = 0;
 };
 
+// Copies `bytes` bytes with non-temporal stores (StoreMode::kStreaming); the caller fences once
+// after its last one (StoreFence). The source is prefetched 256 bytes ahead with the
+// non-temporal hint: measured on the 2-core EPYC VM, this matches glibc's own non-temporal memcpy
+// (used only above 192 MiB there), while plain stores reach about 0.65x of it.
+void StreamBytes(std::byte* dst, const std::byte* src, size_t bytes) {
+#if defined(__SSE2__)
+  const size_t head = std::min(bytes, (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15);
+  std::memcpy(dst, src, head);
+  dst += head;
+  src += head;
+  bytes -= head;
+  const size_t body = bytes & ~size_t{63};
+  // Prefetches stay inside the run: past its end lie bytes this copy does not read (the other
+  // members' parts of a strided row), and fetching them costs bandwidth.
+  const size_t prefetch_end = body >= 4096 ? body - 256 : 0;
+  for (size_t k = 0; k < body; k += 64) {
+    if (k < prefetch_end) _mm_prefetch(reinterpret_cast<const char*>(src + k + 256), _MM_HINT_NTA);
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k + 48), d);
+  }
+  std::memcpy(dst + body, src + body, bytes - body);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+// Orders the non-temporal stores before whatever the caller publishes next (an atomic release
+// does not order them on x86).
+void StoreFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// One run of `bytes` bytes, streamed when the mode asks for it and the run is long enough.
+void CopyBytes(std::byte* dst, const std::byte* src, int64_t bytes, StoreMode mode) {
+  if (mode == StoreMode::kStreaming && bytes >= kStreamingMinRun) {
+    StreamBytes(dst, src, static_cast<size_t>(bytes));
+  } else {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  }
+}
+
 // `count` copies of `bytes` bytes with the given byte strides; small fixed sizes get inlined
 // copies instead of a memcpy call per run.
 template <int64_t kBytes>
@@ -273,7 +328,12 @@ void CopyFixed(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t
 }
 
 void CopyStrided(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t src_stride, int64_t bytes,
-                 int64_t count) {
+                 int64_t count, StoreMode mode) {
+  if (mode == StoreMode::kStreaming && bytes >= kStreamingMinRun) {
+    for (int64_t k = 0; k < count; ++k)
+      StreamBytes(dst + k * dst_stride, src + k * src_stride, static_cast<size_t>(bytes));
+    return;
+  }
   switch (bytes) {
     case 2:
       return CopyFixed<2>(dst, dst_stride, src, src_stride, count);
@@ -293,18 +353,20 @@ void CopyStrided(std::byte* dst, int64_t dst_stride, const std::byte* src, int64
 }
 
 template <class T>
-void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs, std::byte* dst,
-                 const ViewRuns& dst_runs, int64_t begin, int64_t end) {
+void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
+                 const std::vector<RunsOutput>& outputs, int64_t begin, int64_t end, StoreMode mode) {
   using A = typename ArithOf<T>::type;
   // A block of accumulators stays in L1 while every input adds into it, so each input is read
-  // once and the output written once (the old Accumulator streamed a whole-count buffer).
+  // once; the block is rounded once into `staged` and copied to every output.
   constexpr int64_t kBlock = 2048;
   A acc[kBlock];
+  T staged[kBlock];
   std::vector<RunWalker> walkers;
   walkers.reserve(inputs.size());
   for (const RunsInput& in : inputs) walkers.emplace_back(*in.runs, begin);
-  RunWalker out(dst_runs, begin);
-  T* out_base = reinterpret_cast<T*>(dst);
+  std::vector<RunWalker> outs;
+  outs.reserve(outputs.size());
+  for (const RunsOutput& o : outputs) outs.emplace_back(*o.runs, begin);
   for (int64_t p = begin; p < end; p += kBlock) {
     const int64_t m = std::min(kBlock, end - p);
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -320,20 +382,27 @@ void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inp
     if (divisor > 1) {
       for (int64_t k = 0; k < m; ++k) acc[k] = scalar::Divide<A>(acc[k], divisor);
     }
-    for (int64_t pos = 0; pos < m;) {
-      const int64_t len = std::min(out.available(), m - pos);
-      T* o = out_base + out.offset();
-      for (int64_t k = 0; k < len; ++k) o[k] = ArithOf<T>::Store(acc[pos + k]);
-      out.Advance(len);
-      pos += len;
+    for (int64_t k = 0; k < m; ++k) staged[k] = ArithOf<T>::Store(acc[k]);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      RunWalker& out = outs[o];
+      T* out_base = reinterpret_cast<T*>(outputs[o].data);
+      for (int64_t pos = 0; pos < m;) {
+        const int64_t len = std::min(out.available(), m - pos);
+        CopyBytes(reinterpret_cast<std::byte*>(out_base + out.offset()),
+                  reinterpret_cast<const std::byte*>(staged + pos), len * static_cast<int64_t>(sizeof(T)),
+                  mode);
+        out.Advance(len);
+        pos += len;
+      }
     }
   }
+  if (mode == StoreMode::kStreaming) StoreFence();
 }
 
 }  // namespace
 
 void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
-              int64_t element_size, int64_t begin, int64_t end) {
+              int64_t element_size, int64_t begin, int64_t end, StoreMode mode) {
   if (end <= begin) return;
   const int64_t es = element_size;
   RunWalker s(src_runs, begin), d(dst_runs, begin);
@@ -346,7 +415,7 @@ void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, co
     // Whole runs of equal length on both sides: one strided loop.
     if (s.at_run_start() && d.at_run_start() && gs.length == gd.length && gs.length <= remaining) {
       const int64_t r = std::min({s.runs_left(), d.runs_left(), remaining / gs.length});
-      CopyStrided(to, gd.stride * es, from, gs.stride * es, gs.length * es, r);
+      CopyStrided(to, gd.stride * es, from, gs.stride * es, gs.length * es, r, mode);
       s.NextRuns(r);
       d.NextRuns(r);
       remaining -= r * gs.length;
@@ -355,7 +424,7 @@ void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, co
     // Whole source runs laid end to end into one destination run (e.g. all_to_all receives).
     if (s.at_run_start() && gs.length <= d.available() && gs.length <= remaining) {
       const int64_t r = std::min({s.runs_left(), d.available() / gs.length, remaining / gs.length});
-      CopyStrided(to, gs.length * es, from, gs.stride * es, gs.length * es, r);
+      CopyStrided(to, gs.length * es, from, gs.stride * es, gs.length * es, r, mode);
       s.NextRuns(r);
       d.Advance(r * gs.length);
       remaining -= r * gs.length;
@@ -364,25 +433,31 @@ void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, co
     // Pieces of one source run into whole destination runs (e.g. all_to_all sends).
     if (d.at_run_start() && gd.length <= s.available() && gd.length <= remaining) {
       const int64_t r = std::min({d.runs_left(), s.available() / gd.length, remaining / gd.length});
-      CopyStrided(to, gd.stride * es, from, gd.length * es, gd.length * es, r);
+      CopyStrided(to, gd.stride * es, from, gd.length * es, gd.length * es, r, mode);
       d.NextRuns(r);
       s.Advance(r * gd.length);
       remaining -= r * gd.length;
       continue;
     }
     const int64_t m = std::min({s.available(), d.available(), remaining});
-    std::memcpy(to, from, static_cast<size_t>(m * es));
+    CopyBytes(to, from, m * es, mode);
     s.Advance(m);
     d.Advance(m);
     remaining -= m;
   }
+  if (mode == StoreMode::kStreaming) StoreFence();
+}
+
+void ReduceRuns(DType dtype, ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
+                const std::vector<RunsOutput>& outputs, int64_t begin, int64_t end, StoreMode mode) {
+  if (end <= begin || inputs.empty() || outputs.empty()) return;
+  DispatchDType(
+      dtype, [&](auto tag) { ReduceTyped<decltype(tag)>(op, divisor, inputs, outputs, begin, end, mode); });
 }
 
 void ReduceRuns(DType dtype, ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
                 std::byte* dst, const ViewRuns& dst_runs, int64_t begin, int64_t end) {
-  if (end <= begin || inputs.empty()) return;
-  DispatchDType(
-      dtype, [&](auto tag) { ReduceTyped<decltype(tag)>(op, divisor, inputs, dst, dst_runs, begin, end); });
+  ReduceRuns(dtype, op, divisor, inputs, {RunsOutput{dst, &dst_runs}}, begin, end);
 }
 
 void CopyView(const SendView& src, const RecvView& dst) {

@@ -97,12 +97,31 @@ std::vector<std::string> PlacementStrings(const Placements& placements) {
 
 // What Executor::Run derives from (src, dst, plan, rank) alone: the layouts of every group member
 // before and after each step, the first local layout, and whether the plan ends in dst's layout.
+// `pairs` is the step's copy plan for this rank, per group member m: what this rank holds of m's
+// target piece (send[m] = Pair(before[me], after[m])) and what m holds of this rank's target
+// piece (recv[m] = Pair(before[m], after[me])), so a repeated redistribute builds its views from
+// cached boxes with no intersection work.
+struct StepPairs {
+  std::vector<PairBoxes> send;
+  std::vector<PairBoxes> recv;
+};
+
 struct StepGeometry {
   bool skip = true;
   Group group;
   std::vector<RankLayout> before;
   std::vector<RankLayout> after;
+  StepPairs pairs;
 };
+
+StepPairs PairsOf(const std::vector<RankLayout>& before, const std::vector<RankLayout>& after, size_t me) {
+  StepPairs out;
+  for (size_t m = 0; m < before.size(); ++m) {
+    out.send.push_back(Pair(before[me], after[m]));
+    out.recv.push_back(Pair(before[m], after[me]));
+  }
+  return out;
+}
 
 struct Geometry {
   RankLayout first;
@@ -196,6 +215,7 @@ class Executor {
             computed.before.push_back(LayoutAt(state, static_cast<int64_t>(k), r));
             computed.after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
           }
+          computed.pairs = PairsOf(computed.before, computed.after, MemberIndex(computed.group));
         }
         state = std::move(next);
         geometry->steps.push_back(std::move(computed));
@@ -204,14 +224,11 @@ class Executor {
       if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
       if (!step->skip) {
         const Group& group = step->group;
-        LocalTensor out =
-            Step(static_cast<int64_t>(k), t, group, step->before, step->after, *current, shapes_current);
+        LocalTensor out = Step(static_cast<int64_t>(k), t, *step, *current, shapes_current);
         holder = std::move(out);
         current = &holder;
         shapes_current = false;
-        size_t me = static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) -
-                                        group.ranks.begin());
-        mine = step->after[me];
+        mine = step->after[MemberIndex(group)];
       }
       if (options_.trace) EmitStepEnd(static_cast<int64_t>(k), mine);
     }
@@ -342,11 +359,20 @@ class Executor {
     options_.trace->Emit(e);
   }
 
-  LocalTensor Step(int64_t k, const Transform& t, const Group& group, const std::vector<RankLayout>& before,
-                   const std::vector<RankLayout>& after, const LocalTensor& cur, bool shapes_current) {
+  // This rank's position in `group`.
+  size_t MemberIndex(const Group& group) const {
+    return static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) -
+                               group.ranks.begin());
+  }
+
+  LocalTensor Step(int64_t k, const Transform& t, const StepGeometry& geometry, const LocalTensor& cur,
+                   bool shapes_current) {
+    const Group& group = geometry.group;
+    const std::vector<RankLayout>& before = geometry.before;
+    const std::vector<RankLayout>& after = geometry.after;
+    const StepPairs& pairs = geometry.pairs;
     const size_t n = group.ranks.size();
-    const size_t me =
-        static_cast<size_t>(std::find(group.ranks.begin(), group.ranks.end(), rank_) - group.ranks.begin());
+    const size_t me = MemberIndex(group);
     const RankLayout& b_me = before[me];
     const RankLayout& a_me = after[me];
     // Every path below writes all of `out` (require_full checks it), so no zero fill.
@@ -372,14 +398,13 @@ class Executor {
       }
       std::vector<SendView> send;
       for (size_t j = 0; j < n; ++j) {
-        PairBoxes p = Pair(b_me, after[j]);
+        const PairBoxes& p = pairs.send[j];
         require_full(p.count, NumElements(after[j].local_shape), group.ranks[j]);
-        send.push_back(ViewOf(cur, std::move(p.holder)));
+        send.push_back(ViewOf(cur, p.holder));
       }
-      PairBoxes own = Pair(b_me, a_me);
       Record(
           k, group,
-          comm_->ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, std::move(own.other))),
+          comm_->ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, pairs.send[me].other)),
           false);
       return out;
     }
@@ -390,9 +415,9 @@ class Executor {
         PartitionValue(out, t.dst.op, static_cast<int64_t>(me), static_cast<int64_t>(n));
         return out;
       }
-      PairBoxes p = Pair(b_me, a_me);
+      const PairBoxes& p = pairs.send[me];
       require_full(p.count, out.numel(), rank_);
-      detail::CopyView(ViewOf(cur, std::move(p.holder)), MutableViewOf(out, std::move(p.other)));
+      detail::CopyView(ViewOf(cur, p.holder), MutableViewOf(out, p.other));
       return out;
     }
 
@@ -405,9 +430,9 @@ class Executor {
     std::vector<RecvView> recv;
     int64_t received = 0;
     for (size_t i = 0; i < n; ++i) {
-      PairBoxes p = Pair(before[i], a_me);
+      const PairBoxes& p = pairs.recv[i];
       received += p.count;
-      recv.push_back(MutableViewOf(out, std::move(p.other)));
+      recv.push_back(MutableViewOf(out, p.other));
     }
     require_full(received, out.numel(), rank_);
     if (t.dst.IsReplicate()) {
@@ -417,7 +442,7 @@ class Executor {
       return out;
     }
     std::vector<SendView> send;
-    for (size_t j = 0; j < n; ++j) send.push_back(ViewOf(cur, Pair(b_me, after[j]).holder));
+    for (size_t j = 0; j < n; ++j) send.push_back(ViewOf(cur, pairs.send[j].holder));
     if (!shapes_current) {
       // Negotiated receive shapes (ShardTensor's fallback): one small all_to_all of per-dim
       // extents before the data. The layouts must agree with what peers announce.

@@ -11,10 +11,11 @@
 
 namespace shardscope::engine {
 
-/// All-reduces of at least this many bytes per rank run in two phases on the local backend: each
-/// member reduces 1/n of the elements (in group order), then copies the other members' parts,
-/// moving (3n-1)/n bytes per element instead of n+1 (one rendezvous more; results bitwise equal).
-inline constexpr int64_t kLocalTwoPhaseAllReduceBytes = int64_t{256} << 10;
+/// All-reduces of at least this many bytes per rank are split on the local backend: each member
+/// reduces 1/n of the elements (in group order) and stores them into every member's output,
+/// moving 2 bytes per element and member (n reads, n writes) instead of n+1 when each member
+/// reduces every element itself (results bitwise equal).
+inline constexpr int64_t kLocalSplitAllReduceBytes = int64_t{256} << 10;
 
 struct LocalWorldOptions {
   /// A collective that not every member of its group joins within this time fails on every
