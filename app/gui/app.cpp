@@ -5,7 +5,6 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,9 +12,8 @@
 #include <map>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "gallery_window.hpp"
+#include "geometry_json.hpp"
 #include "gl_renderer.hpp"
 #include "panels/diff_panel.hpp"
 #include "panels/error_panel.hpp"
@@ -38,8 +36,6 @@ constexpr double kPlayPeriodS = 0.8;
 constexpr int kSettleFrames = 4;  // ImGui needs a few frames before sizes and auto-fit settle
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
-bool KeyPressed(ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); }
-
 }  // namespace
 
 class App {
@@ -60,12 +56,16 @@ class App {
   void PrepareAll();
   void DrawMenuBar();
   void DrawCompareMenu();
+  void DrawHelp();
   void StartDiff(int baseline, int candidate);
   void DrawMain();
   void DrawFocused();
   void DrawTimelineOrProgram();
   void DrawLoading();
   bool Ready() const;
+  const InputEvent* NextScriptEvent();
+  bool ScriptSettled() const;
+  void RecordPanel(const char* name, PanelShows shows);
   int Capture();
   const trace::Model* ActiveModel() const { return TraceModel(active_); }
   const trace::Model* TraceModel(int index) const {
@@ -73,7 +73,6 @@ class App {
                ? traces_[static_cast<size_t>(index)].model.get()
                : nullptr;
   }
-  nlohmann::json DiffGeometry() const;
 
   AppOptions options_;
   std::unique_ptr<Platform> platform_;
@@ -119,6 +118,10 @@ class App {
   double play_accum_ = 0;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
   int ready_frames_ = 0;
+  size_t script_next_ = 0;             // next --keys step to replay
+  int script_wait_ = 0;                // frames before the next step (a click spans press, release, leave)
+  int since_script_ = 0;               // frames since the last replayed step
+  std::vector<PanelGeometry> panels_;  // panels drawn this frame and what they show
   // When the app started and when the first frame with every trace loaded was drawn (--bench-frames).
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double first_ready_s_ = -1;
@@ -192,7 +195,7 @@ int App::Run() {
       break;
     }
     if (Ready()) ++ready_frames_;
-    if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames) {
+    if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames && ScriptSettled()) {
       exit_code = Capture();
       break;
     }
@@ -250,11 +253,10 @@ void App::Frame() {
   auto now = std::chrono::steady_clock::now();
   double dt = std::chrono::duration<double>(now - last_frame_).count();
   last_frame_ = now;
-  platform_->NewFrame();
-  if (!options_.screenshot.empty() || options_.bench_frames > 0) {
-    // Headless: wherever Xvfb's pointer sits must not hover anything (tooltips would cover pixels).
-    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-  }
+  // Headless: wherever Xvfb's pointer sits must not hover anything (tooltips would cover pixels);
+  // only a --keys click moves it.
+  platform_->NewFrame(NextScriptEvent(), !options_.screenshot.empty() || options_.bench_frames > 0);
+  panels_.clear();
   renderer_->NewFrame();
   ImGui::NewFrame();
   PollLoaders();
@@ -327,6 +329,31 @@ void App::Frame() {
   prepare_ms_ = std::chrono::duration<double, std::milli>(t1 - t0).count();
   build_ms_ = std::chrono::duration<double, std::milli>(t2 - t1).count();
   render_ms_ = std::chrono::duration<double, std::milli>(t3 - t2).count();
+}
+
+const InputEvent* App::NextScriptEvent() {
+  // The script starts once the traces are loaded and the panels settled (its clicks aim at where
+  // --geometry saw things), one step per frame.
+  ++since_script_;
+  if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
+  if (script_wait_ > 0) {
+    --script_wait_;
+    return nullptr;
+  }
+  const InputEvent* e = &options_.script[script_next_++];
+  script_wait_ = e->kind == InputEvent::Kind::kClick ? 2 : 0;
+  since_script_ = 0;
+  return e;
+}
+
+bool App::ScriptSettled() const {
+  return options_.script.empty() ||
+         (script_next_ >= options_.script.size() && script_wait_ == 0 && since_script_ >= kSettleFrames);
+}
+
+void App::RecordPanel(const char* name, PanelShows shows) {
+  const ImVec2 p = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  panels_.push_back({name, p.x, p.y, p.x + size.x, p.y + size.y, shows});
 }
 
 void App::PollLoaders() {
@@ -407,27 +434,32 @@ void App::SyncSelection() {
 
 void App::HandleKeys(double dt) {
   const ImGuiIO& io = ImGui::GetIO();
+  // Taps counted from key events (a tap shorter than a frame counts; two taps in a frame move two).
+  const KeyTaps& taps = platform_->taps();
   if (diff_mode_) {
-    if (!io.WantTextInput) diff_.HandleKeys();
+    if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
   }
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
-  int64_t steps = view_.num_steps();
-  if (KeyPressed(ImGuiKey_RightArrow))
-    selection_.step = std::min(selection_.step + 1, std::max<int64_t>(0, steps - 1));
-  if (KeyPressed(ImGuiKey_LeftArrow)) selection_.step = std::max<int64_t>(0, selection_.step - 1);
-  if (KeyPressed(ImGuiKey_Space)) selection_.playing = !selection_.playing;
   const std::vector<int64_t>& ids = ids_;
   auto pos = std::find(ids.begin(), ids.end(), selection_.redistribute_id);
-  if (KeyPressed(ImGuiKey_DownArrow) && pos != ids.end() && pos + 1 != ids.end()) {
-    selection_.redistribute_id = *(pos + 1);
-    selection_.step = 0;
+  const int64_t moves = taps.Count(InputKey::kDown) - taps.Count(InputKey::kUp);
+  if (moves != 0 && pos != ids.end()) {
+    const int64_t at =
+        std::clamp<int64_t>((pos - ids.begin()) + moves, 0, static_cast<int64_t>(ids.size()) - 1);
+    if (ids[static_cast<size_t>(at)] != selection_.redistribute_id) {
+      selection_.redistribute_id = ids[static_cast<size_t>(at)];
+      selection_.step = 0;
+      SyncSelection();  // the step keys below move within the new redistribute
+    }
   }
-  if (KeyPressed(ImGuiKey_UpArrow) && pos != ids.end() && pos != ids.begin()) {
-    selection_.redistribute_id = *(pos - 1);
-    selection_.step = 0;
-  }
+  int64_t steps = view_.num_steps();
+  selection_.step =
+      std::clamp<int64_t>(selection_.step + taps.Count(InputKey::kRight) - taps.Count(InputKey::kLeft), 0,
+                          std::max<int64_t>(0, steps - 1));
+  if (taps.Count(InputKey::kSpace) % 2 == 1) selection_.playing = !selection_.playing;
+  if (taps.Count(InputKey::kEscape) > 0) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
   if (selection_.playing) {
     play_accum_ += dt;
     if (play_accum_ >= kPlayPeriodS) {
@@ -474,9 +506,7 @@ void App::DrawMenuBar() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    ImGui::TextUnformatted("Left/Right: step   Up/Down: redistribute   Space: play");
-    ImGui::TextUnformatted("Timeline: wheel or +/- zoom, drag or A/D pan, click selects");
-    ImGui::TextUnformatted("Layout: hover an element to see its holders and local index");
+    DrawHelp();
     ImGui::EndMenu();
   }
   const trace::Model* model = ActiveModel();
@@ -503,6 +533,37 @@ void App::DrawMenuBar() {
     ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
   }
   ImGui::EndMenuBar();
+}
+
+void App::DrawHelp() {
+  // Every binding the app has, keys first; --keys replays the same keys by these names.
+  static const char* const kBindings[][2] = {
+      {"Left / Right", "previous / next step of the selected redistribute"},
+      {"Up / Down", "previous / next redistribute (diff view: previous / next row)"},
+      {"Space", "play the steps (again: stop)"},
+      {"+ / -", "timeline: zoom in / out around the centre"},
+      {"A / D", "timeline: pan left / right"},
+      {"F", "timeline: fit the whole trace"},
+      {"Esc", "quit"},
+      {"click (list, timeline bar, program badge)", "select that redistribute"},
+      {"click (program op)", "select the op"},
+      {"click (mesh rank)", "focus the rank: its group for the step is highlighted"},
+      {"wheel (timeline)", "zoom around the pointer"},
+      {"Shift + wheel (timeline)", "scroll the lanes"},
+      {"drag (timeline)", "pan"},
+      {"hover (layout element)", "its holders and index in each local shard"},
+      {"hover (timeline, mesh)", "the span's or rank's details"},
+      {"drag (panel borders)", "resize panels"},
+  };
+  if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+  for (const auto& b : kBindings) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b[0]);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b[1]);
+  }
+  ImGui::EndTable();
 }
 
 void App::DrawCompareMenu() {
@@ -580,11 +641,13 @@ void App::DrawMain() {
     ImGui::BeginChild("##list", ImVec2(0, left_top_h_), true);
     SectionTitle("Redistributes");
     list_.Draw(ctx_);
+    RecordPanel("list", list_.shows());
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
     SectionTitle("Inspector");
     inspector_.Draw(ctx_);
+    RecordPanel("inspector", inspector_.shows());
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -605,17 +668,20 @@ void App::DrawMain() {
     ImGui::BeginChild("##layout", ImVec2(0, right_mid_h_), true, ImGuiWindowFlags_NoScrollWithMouse);
     SectionTitle("Layout");
     layout_.Draw(ctx_);
+    RecordPanel("layout", layout_.shows());
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     float w = ImGui::GetContentRegionAvail().x;
     ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
     SectionTitle("Mesh and bytes");
     mesh_.Draw(ctx_);
+    RecordPanel("mesh", mesh_.shows());
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("##merge", ImVec2(0, 0), true);
     SectionTitle("Merges");
     merge_.Draw(ctx_);
+    RecordPanel("merge", merge_.shows());
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -625,6 +691,7 @@ void App::DrawTimelineOrProgram() {
   if (!program_.HasOps()) {
     SectionTitle("Timeline");
     timeline_.Draw(ctx_);
+    RecordPanel("timeline", timeline_.shows());
     return;
   }
   // A program trace opens on the Program tab, with room for the graph.
@@ -636,10 +703,12 @@ void App::DrawTimelineOrProgram() {
   if (!ImGui::BeginTabBar("##timeline_tabs")) return;
   if (ImGui::BeginTabItem("Program", nullptr, first ? ImGuiTabItemFlags_SetSelected : 0)) {
     program_.Draw(ctx_);
+    RecordPanel("program", program_.shows());
     ImGui::EndTabItem();
   }
   if (ImGui::BeginTabItem("Timeline")) {
     timeline_.Draw(ctx_);
+    RecordPanel("timeline", timeline_.shows());
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -651,21 +720,27 @@ void App::DrawFocused() {
   if (v == "timeline") {
     SectionTitle("Timeline");
     timeline_.Draw(ctx_);
+    RecordPanel("timeline", timeline_.shows());
   } else if (v == "inspector") {
     SectionTitle("Inspector");
     inspector_.Draw(ctx_);
+    RecordPanel("inspector", inspector_.shows());
   } else if (v == "layout") {
     SectionTitle("Layout");
     layout_.Draw(ctx_);
+    RecordPanel("layout", layout_.shows());
   } else if (v == "mesh") {
     SectionTitle("Mesh and bytes");
     mesh_.Draw(ctx_);
+    RecordPanel("mesh", mesh_.shows());
   } else if (v == "merge") {
     SectionTitle("Merges");
     merge_.Draw(ctx_);
+    RecordPanel("merge", merge_.shows());
   } else if (v == "program") {
     SectionTitle("Program");
     program_.Draw(ctx_);
+    RecordPanel("program", program_.shows());
   } else if (v == "flight") {
     flight_.Draw(ctx_);
   }
@@ -679,11 +754,6 @@ int App::Capture() {
     return 2;
   }
   if (!options_.geometry.empty()) {
-    nlohmann::json j;
-    j["width"] = fb_w_;
-    j["height"] = fb_h_;
-    j["view"] = options_.view;
-    j["canvases"] = nlohmann::json::array();
     std::vector<DiffCanvasGeometry> canvases;
     if (diff_mode_) {
       canvases = diff_.canvases();
@@ -692,46 +762,11 @@ int App::Capture() {
            options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry())
         canvases.push_back({"", c});
     }
-    for (const auto& [side, c] : canvases) {
-      j["canvases"].push_back({{"which", c.which},
-                               {"side", side},
-                               {"rect", {c.x0, c.y0, c.x1, c.y1}},
-                               {"row_dim", c.row_dim},
-                               {"col_dim", c.col_dim},
-                               {"rows", c.rows},
-                               {"cols", c.cols},
-                               {"redistribute_id", c.redistribute_id},
-                               {"step", c.step},
-                               {"slice", c.slice}});
-    }
-    j["diff"] = diff_mode_ ? DiffGeometry() : nlohmann::json();
-    j["program"] = nlohmann::json::array();
-    for (const ProgramItemGeometry& g : program_.geometry()) {
-      j["program"].push_back({{"kind", g.kind},
-                              {"op_id", g.op_id},
-                              {"input", g.input},
-                              {"redistribute_id", g.redistribute_id},
-                              {"tensor", g.tensor},
-                              {"rect", {g.x0, g.y0, g.x1, g.y1}}});
-    }
-    j["flight"] = nlohmann::json::array();
-    for (const FlightItemGeometry& g : flight_.geometry()) {
-      j["flight"].push_back({{"kind", g.kind},
-                             {"rank", g.rank},
-                             {"seq", g.seq},
-                             {"incomplete", g.incomplete},
-                             {"rect", {g.x0, g.y0, g.x1, g.y1}}});
-    }
-    j["selected_op"] = selection_.op_id;
-    j["selected_redistribute"] = selection_.redistribute_id;
-    const float* r = errors_.rect();
-    if (r[2] > r[0]) {
-      j["error_panel"] = {r[0], r[1], r[2], r[3]};
-    } else {
-      j["error_panel"] = nullptr;
-    }
+    GeometrySources sources{fb_w_,         fb_h_,    options_.view, &canvases, diff_mode_ ? &diff_ : nullptr,
+                            &program_,     &flight_, &list_,        &panels_,  &selection_,
+                            errors_.rect()};
     std::ofstream out(options_.geometry);
-    out << j.dump(2) << "\n";
+    out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {
       std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.geometry.c_str());
       return 2;
@@ -740,30 +775,6 @@ int App::Capture() {
   std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
               options_.view.c_str());
   return 0;
-}
-
-nlohmann::json App::DiffGeometry() const {
-  auto id = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  auto rows = [&](const std::vector<DiffRowGeometry>& geometry) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const DiffRowGeometry& g : geometry) {
-      out.push_back({{"row", g.row},
-                     {"kind", g.kind},
-                     {"side", g.side},
-                     {"baseline_id", id(g.baseline_id)},
-                     {"candidate_id", id(g.candidate_id)},
-                     {"rect", {g.x0, g.y0, g.x1, g.y1}},
-                     {"marker", {g.mx0, g.my0, g.mx1, g.my1}}});
-    }
-    return out;
-  };
-  const DiffView& view = diff_.view();
-  return {{"rows", rows(diff_.row_geometry())},
-          {"steps", rows(diff_.step_geometry())},
-          {"selected_row", diff_.selected_row()},
-          {"summary", view.summary},
-          {"differences", view.result.differences.size()},
-          {"error", view.error}};
 }
 
 int RunApp(const AppOptions& options) {

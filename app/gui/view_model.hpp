@@ -22,6 +22,10 @@ std::string FormatTimeNs(double ns);
 /// "[2, 4, 8]".
 std::string FormatInts(const std::vector<int64_t>& values);
 
+/// A rank's global index ranges, "[0,4) x [2,3)+[5,6)" (dims joined by " x ", the intervals of a
+/// dim by "+", "{}" for none): the notation of `shardscope layout`.
+std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices);
+
 /// The engine mesh described by a trace header (dim names dropped unless all present and unique).
 /// Throws shardscope::Error(kInvalidInput) for an invalid shape.
 engine::Mesh MeshFromHeader(const trace::Header& header);

@@ -56,6 +56,7 @@ void InspectorPanel::Prepare(const ViewContext& /*ctx*/) {}
 
 void InspectorPanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
+  shows_ = view && view->first ? PanelShows{view->id, ctx.selection->step, -1} : PanelShows{};
   if (!view || !view->first) {
     ImGui::TextDisabled("No redistribute selected.");
     return;
@@ -195,6 +196,8 @@ void RedistributeListPanel::Prepare(const ViewContext& ctx) {
 }
 
 void RedistributeListPanel::Draw(ViewContext& ctx) {
+  shows_ = {};
+  row_geometry_.clear();
   if (!ctx.model) {
     ImGui::TextDisabled("no trace loaded");
     return;
@@ -206,6 +209,8 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
   for (const Row& r : rows_) {
     if (filter_[0] == '\0' || r.text.find(filter_) != std::string::npos) shown.push_back(&r);
   }
+  shows_.redistribute_id = ctx.selection->redistribute_id;
+  if (shown.empty()) ImGui::TextDisabled(rows_.empty() ? "no redistributes in this trace" : "no matches");
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(shown.size()));
   while (clipper.Step()) {
@@ -217,6 +222,8 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
         ctx.selection->step = 0;
       }
       if (r.failed) ImGui::PopStyleColor();
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      row_geometry_.push_back({r.id, a.x, a.y, b.x, b.y});
     }
   }
   ImGui::EndChild();

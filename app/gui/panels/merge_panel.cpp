@@ -11,12 +11,12 @@ namespace shardscope::app::gui {
 void MergePanel::Prepare(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->first) {
-    key_view_ = nullptr;
+    key_model_ = nullptr, key_id_ = -1;
     merged_.clear();
     return;
   }
-  if (key_view_ == view && key_focus_ == ctx.selection->focus_rank) return;
-  key_view_ = view, key_focus_ = ctx.selection->focus_rank;
+  if (key_model_ == ctx.model && key_id_ == view->id && key_focus_ == ctx.selection->focus_rank) return;
+  key_model_ = ctx.model, key_id_ = view->id, key_focus_ = ctx.selection->focus_rank;
   merged_.clear();
   const auto& b = view->first->begin;
   // A flattened step replaced the raw transforms with the same src -> dst whose mesh dims it
@@ -53,6 +53,7 @@ void MergePanel::Prepare(const ViewContext& ctx) {
 
 void MergePanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
+  shows_ = {key_id_, key_id_ >= 0 ? ctx.selection->step : -1, -1};
   if (!view || !view->first) {
     ImGui::TextDisabled("No redistribute selected.");
     return;

@@ -47,14 +47,16 @@ BytesMatrix ComputeBytesMatrix(const RedistributeView& view, int64_t world, int6
 void MeshPanel::Prepare(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->ok()) {
-    key_view_ = nullptr;
+    key_model_ = nullptr, key_id_ = -1, key_step_ = -1;
     return;
   }
-  if (key_view_ == view && key_step_ == ctx.selection->step && key_focus_ == ctx.selection->focus_rank &&
+  if (key_model_ == ctx.model && key_id_ == view->id && key_step_ == ctx.selection->step &&
+      key_focus_ == ctx.selection->focus_rank &&
       static_cast<int64_t>(group_of_.size()) == view->mesh.size()) {
     return;
   }
-  key_view_ = view, key_step_ = ctx.selection->step, key_focus_ = ctx.selection->focus_rank;
+  key_model_ = ctx.model, key_id_ = view->id, key_step_ = ctx.selection->step,
+  key_focus_ = ctx.selection->focus_rank;
   step_dims_.clear();
   if (view->num_steps() > 0) {
     for (int64_t d : view->first->begin.optimized_plan[static_cast<size_t>(ctx.selection->step)].mesh_dims) {
@@ -99,8 +101,8 @@ void MeshPanel::Draw(ViewContext& ctx) {
       dims += (dims.empty() ? "" : ",") +
               (mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : std::to_string(d));
     }
-    ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s",
-                static_cast<long long>(ctx.selection->step), step_dims_.size() > 1 ? "s" : "", dims.c_str(),
+    ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s", static_cast<long long>(key_step_),
+                step_dims_.size() > 1 ? "s" : "", dims.c_str(),
                 static_cast<long long>(ctx.selection->focus_rank), FormatInts(focus_group_).c_str());
   }
   ImGui::TextDisabled("click a rank to focus it; highlighted = its group for this step; arrows = bytes sent");

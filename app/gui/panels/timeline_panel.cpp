@@ -93,10 +93,12 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
 }
 
 void TimelinePanel::Draw(ViewContext& ctx) {
+  shows_ = {};
   if (!ctx.model) {
     ImGui::TextDisabled("no trace loaded");
     return;
   }
+  shows_ = {ctx.selection->redistribute_id, -1, -1};
   ImGuiIO& io = ImGui::GetIO();
   ImVec2 origin = ImGui::GetCursorScreenPos();
   ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -38,8 +38,11 @@ class TimelinePanel {
   void Prepare(const ViewContext& ctx);
   /// Draws lanes into the remaining region of the current window.
   void Draw(ViewContext& ctx);
+  /// The redistribute whose bars the last Draw highlighted.
+  PanelShows shows() const { return shows_; }
 
  private:
+  PanelShows shows_;
   const void* key_model_ = nullptr;
   TimelineData data_;
   double view_start_ = 0, view_end_ = 1;  ///< visible range, ns relative to t0
