@@ -9,126 +9,18 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <memory>
 
-#include "gallery_window.hpp"
-#include "geometry_json.hpp"
-#include "gl_renderer.hpp"
-#include "panels/diff_panel.hpp"
-#include "panels/error_panel.hpp"
-#include "panels/flight_panel.hpp"
-#include "panels/inspector_panel.hpp"
-#include "panels/layout_panel.hpp"
-#include "panels/merge_panel.hpp"
-#include "panels/mesh_panel.hpp"
-#include "panels/program_panel.hpp"
-#include "panels/sandbox_panel.hpp"
-#include "panels/timeline_panel.hpp"
-#include "platform_glfw.hpp"
-#include "trace_loader.hpp"
+#include "app_impl.hpp"
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {
 namespace {
 
 constexpr double kPlayPeriodS = 0.8;
-constexpr int kSettleFrames = 4;  // ImGui needs a few frames before sizes and auto-fit settle
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
 }  // namespace
-
-class App {
- public:
-  explicit App(const AppOptions& options) : options_(options) {}
-  int Run();
-
- private:
-  struct Entry {
-    std::string label;
-    std::shared_ptr<const trace::Model> model;
-  };
-
-  void Frame();
-  void PollLoaders();
-  void SyncSelection();
-  void HandleKeys(double dt);
-  void PrepareAll();
-  void DrawMenuBar();
-  void DrawCompareMenu();
-  void DrawHelp();
-  void StartDiff(int baseline, int candidate);
-  void DrawMain();
-  void DrawFocused();
-  void DrawTimelineOrProgram();
-  void DrawLoading();
-  bool Ready() const;
-  const InputEvent* NextScriptEvent();
-  bool ScriptSettled() const;
-  void RecordPanel(const char* name, PanelShows shows);
-  int Capture();
-  const trace::Model* ActiveModel() const { return TraceModel(active_); }
-  const trace::Model* TraceModel(int index) const {
-    return index >= 0 && index < static_cast<int>(traces_.size())
-               ? traces_[static_cast<size_t>(index)].model.get()
-               : nullptr;
-  }
-
-  AppOptions options_;
-  std::unique_ptr<Platform> platform_;
-  std::unique_ptr<GlRenderer> renderer_;
-  std::vector<std::unique_ptr<TraceLoader>> loaders_;
-  std::map<const TraceLoader*, int> loader_side_;  // loads for the diff view: 0 baseline, 1 candidate
-  std::vector<Entry> traces_;
-  int active_ = -1;
-  std::vector<LoadFailure> failures_;
-  Selection selection_;
-  RedistributeView view_;
-  const void* view_model_ = nullptr;
-  // Per active model: RedistributeIds() walks every record, far too slow to call per frame at 1M events.
-  const void* ids_model_ = nullptr;
-  std::vector<int64_t> ids_;
-  std::string mesh_text_;
-  int64_t view_id_ = -2;
-  ViewContext ctx_;
-
-  ErrorPanel errors_;
-  RedistributeListPanel list_;
-  InspectorPanel inspector_;
-  TimelinePanel timeline_;
-  LayoutPanel layout_;
-  MeshPanel mesh_;
-  MergePanel merge_;
-  ProgramPanel program_;
-  FlightPanel flight_;
-  const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
-  SandboxPanel sandbox_;
-  GalleryWindow gallery_;
-  DiffPanel diff_;
-  bool diff_mode_ = false;        // the main window shows the diff view
-  int diff_trace_[2] = {-1, -1};  // indices into traces_ of baseline and candidate
-  std::string diff_label_[2];     // their paths (shown while loading or after a failure)
-  char compare_path_[512] = {};   // File > Compare with: a path to load as candidate
-  bool show_gallery_ = false, show_sandbox_ = false;
-  bool selection_applied_ = false;
-  bool bad_selection_ = false;    ///< --select/--select-op named an id the trace lacks: exit 2
-  bool sandbox_pending_ = false;  // --sandbox-run started and its trace not yet opened
-
-  float left_w_ = 430, left_top_h_ = 260, right_top_h_ = 250, right_mid_h_ = 380;
-  double play_accum_ = 0;
-  std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
-  int ready_frames_ = 0;
-  size_t script_next_ = 0;             // next --keys step to replay
-  int script_wait_ = 0;                // frames before the next step (a click spans press, release, leave)
-  int since_script_ = 0;               // frames since the last replayed step
-  std::vector<PanelGeometry> panels_;  // panels drawn this frame and what they show
-  // When the app started and when the first frame with every trace loaded was drawn (--bench-frames).
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  double first_ready_s_ = -1;
-  double first_frame_s_ = -1;
-  int fb_w_ = 0, fb_h_ = 0;
-  double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
-};
 
 int App::Run() {
   IMGUI_CHECKVERSION();
@@ -136,6 +28,7 @@ int App::Run() {
   ImGuiIO& io = ImGui::GetIO();
   bool headless = !options_.screenshot.empty() || options_.bench_frames > 0;
   if (headless) io.IniFilename = nullptr;  // screenshots must not depend on a previous session
+  RegisterPanelSizesSettings(&sizes_);
   ImGui::StyleColorsDark();
   ImGui::GetStyle().WindowRounding = 0.0f;
   ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;  // full-window views must not show through
@@ -295,7 +188,7 @@ void App::Frame() {
   } else if (options_.view == "main") {
     DrawMain();
   } else if (options_.view != "gallery" && options_.view != "sandbox") {
-    DrawFocused();
+    DrawFocused(options_.view);
   }
   ImGui::End();
 
@@ -335,11 +228,11 @@ const InputEvent* App::NextScriptEvent() {
   // The script starts once the traces are loaded and the panels settled (its clicks aim at where
   // --geometry saw things), one step per frame.
   ++since_script_;
-  if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
   if (script_wait_ > 0) {
     --script_wait_;
     return nullptr;
   }
+  if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
   const InputEvent* e = &options_.script[script_next_++];
   script_wait_ = e->kind == InputEvent::Kind::kClick ? 2 : 0;
   since_script_ = 0;
@@ -491,260 +384,6 @@ void App::PrepareAll() {
   program_.Prepare(ctx_);
   flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
-}
-
-void App::DrawMenuBar() {
-  if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    DrawCompareMenu();
-    if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("View")) {
-    ImGui::MenuItem("Gallery", nullptr, &show_gallery_);
-    ImGui::MenuItem("Sandbox", nullptr, &show_sandbox_);
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("Help")) {
-    DrawHelp();
-    ImGui::EndMenu();
-  }
-  const trace::Model* model = ActiveModel();
-  if (diff_mode_) {
-    ImGui::Separator();
-    ImGui::Text("diff: %s  vs  %s", diff_label_[0].c_str(), diff_label_[1].c_str());
-  } else if (model) {
-    ImGui::Separator();
-    ImGui::SetNextItemWidth(260);
-    const std::string& label = traces_[static_cast<size_t>(active_)].label;
-    if (ImGui::BeginCombo("##trace", label.c_str())) {
-      for (size_t i = 0; i < traces_.size(); ++i) {
-        if (ImGui::Selectable(traces_[i].label.c_str(), static_cast<int>(i) == active_)) {
-          active_ = static_cast<int>(i);
-          selection_ = Selection{};
-        }
-      }
-      ImGui::EndCombo();
-    }
-    std::string backend = model->ranks.empty() ? "" : model->ranks.front().header.backend;
-    ImGui::Text("%lld ranks  mesh %s  %s  %zu redistributes", static_cast<long long>(model->world),
-                mesh_text_.c_str(), backend.c_str(), ids_.size());
-  } else if (loaders_.empty() && failures_.empty()) {
-    ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
-  }
-  ImGui::EndMenuBar();
-}
-
-void App::DrawHelp() {
-  // Every binding the app has, keys first; --keys replays the same keys by these names.
-  static const char* const kBindings[][2] = {
-      {"Left / Right", "previous / next step of the selected redistribute"},
-      {"Up / Down", "previous / next redistribute (diff view: previous / next row)"},
-      {"Space", "play the steps (again: stop)"},
-      {"+ / -", "timeline: zoom in / out around the centre"},
-      {"A / D", "timeline: pan left / right"},
-      {"F", "timeline: fit the whole trace"},
-      {"Esc", "quit"},
-      {"click (list, timeline bar, program badge)", "select that redistribute"},
-      {"click (program op)", "select the op"},
-      {"click (mesh rank)", "focus the rank: its group for the step is highlighted"},
-      {"wheel (timeline)", "zoom around the pointer"},
-      {"Shift + wheel (timeline)", "scroll the lanes"},
-      {"drag (timeline)", "pan"},
-      {"hover (layout element)", "its holders and index in each local shard"},
-      {"hover (timeline, mesh)", "the span's or rank's details"},
-      {"drag (panel borders)", "resize panels"},
-  };
-  if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
-  for (const auto& b : kBindings) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b[0]);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b[1]);
-  }
-  ImGui::EndTable();
-}
-
-void App::DrawCompareMenu() {
-  // Baseline: the trace being viewed; candidate: another loaded trace or a path to load.
-  if (ImGui::BeginMenu("Compare with", ActiveModel() != nullptr || diff_mode_)) {
-    int baseline = diff_mode_ && diff_trace_[0] >= 0 ? diff_trace_[0] : active_;
-    ImGui::TextDisabled("baseline: %s",
-                        baseline >= 0 ? traces_[static_cast<size_t>(baseline)].label.c_str() : "-");
-    for (size_t i = 0; i < traces_.size(); ++i) {
-      if (static_cast<int>(i) == baseline) continue;
-      if (ImGui::MenuItem(traces_[i].label.c_str())) StartDiff(baseline, static_cast<int>(i));
-    }
-    ImGui::Separator();
-    ImGui::SetNextItemWidth(320);
-    bool enter =
-        ImGui::InputTextWithHint("##compare_path", "candidate trace directory or file", compare_path_,
-                                 sizeof compare_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-    ImGui::SameLine();
-    if ((ImGui::Button("Load and compare") || enter) && compare_path_[0] != '\0' && baseline >= 0) {
-      StartDiff(baseline, -1);
-      diff_label_[1] = compare_path_;
-      loaders_.push_back(std::make_unique<TraceLoader>(compare_path_));
-      loader_side_[loaders_.back().get()] = 1;
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::EndMenu();
-  }
-  if (diff_mode_ && ImGui::MenuItem("Close diff view")) {
-    diff_mode_ = false;
-    if (options_.view == "diff") options_.view = "main";
-  }
-}
-
-void App::StartDiff(int baseline, int candidate) {
-  diff_mode_ = true;
-  diff_trace_[0] = baseline;
-  diff_trace_[1] = candidate;
-  for (int k = 0; k < 2; ++k) {
-    diff_label_[k] = diff_trace_[k] >= 0 ? traces_[static_cast<size_t>(diff_trace_[k])].label : "";
-  }
-}
-
-void App::DrawLoading() {
-  for (const auto& loader : loaders_) {
-    // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
-    const trace::ReadProgress& p = loader->progress();
-    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
-    const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
-    float t = static_cast<float>(loader->elapsed_s());
-    char overlay[240];
-    std::snprintf(overlay, sizeof overlay, "loading %s: %lld/%lld ranks, %s of %s, %.1f s",
-                  loader->path().c_str(), static_cast<long long>(p.files_done.load()),
-                  static_cast<long long>(p.files_total.load()),
-                  FormatBytes(static_cast<double>(bytes_done)).c_str(),
-                  FormatBytes(static_cast<double>(bytes_total)).c_str(), t);
-    ImGui::ProgressBar(
-        bytes_total > 0 ? static_cast<float>(bytes_done) / static_cast<float>(bytes_total) : 0.0f,
-        ImVec2(-1, 0), overlay);
-  }
-}
-
-void App::DrawMain() {
-  if (flight_.Active()) {  // Flight Recorder dumps: lanes per rank and the mismatch list
-    flight_.Draw(ctx_);
-    return;
-  }
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  float right_w = avail.x - left_w_ - 6;
-  Splitter("##left_split", true, 6, &left_w_, &right_w, 260, 400);
-  ImGui::BeginChild("##left", ImVec2(left_w_, avail.y), false);
-  {
-    float h = ImGui::GetContentRegionAvail().y;
-    float bottom = h - left_top_h_ - 6;
-    Splitter("##left_hsplit", false, 6, &left_top_h_, &bottom, 80, 160);
-    ImGui::BeginChild("##list", ImVec2(0, left_top_h_), true);
-    SectionTitle("Redistributes");
-    list_.Draw(ctx_);
-    RecordPanel("list", list_.shows());
-    ImGui::EndChild();
-    ImGui::Dummy(ImVec2(0, 1));
-    ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
-    SectionTitle("Inspector");
-    inspector_.Draw(ctx_);
-    RecordPanel("inspector", inspector_.shows());
-    ImGui::EndChild();
-  }
-  ImGui::EndChild();
-  ImGui::SameLine(0, 6);
-  ImGui::BeginChild("##right", ImVec2(0, avail.y), false);
-  {
-    float h = ImGui::GetContentRegionAvail().y;
-    float rest = h - right_top_h_ - 6;
-    Splitter("##right_split1", false, 6, &right_top_h_, &rest, 80, 300);
-    ImGui::BeginChild("##timeline", ImVec2(0, right_top_h_), true,
-                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    DrawTimelineOrProgram();
-    ImGui::EndChild();
-    ImGui::Dummy(ImVec2(0, 1));
-    float h2 = ImGui::GetContentRegionAvail().y;
-    float rest2 = h2 - right_mid_h_ - 6;
-    Splitter("##right_split2", false, 6, &right_mid_h_, &rest2, 120, 120);
-    ImGui::BeginChild("##layout", ImVec2(0, right_mid_h_), true, ImGuiWindowFlags_NoScrollWithMouse);
-    SectionTitle("Layout");
-    layout_.Draw(ctx_);
-    RecordPanel("layout", layout_.shows());
-    ImGui::EndChild();
-    ImGui::Dummy(ImVec2(0, 1));
-    float w = ImGui::GetContentRegionAvail().x;
-    ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
-    SectionTitle("Mesh and bytes");
-    mesh_.Draw(ctx_);
-    RecordPanel("mesh", mesh_.shows());
-    ImGui::EndChild();
-    ImGui::SameLine();
-    ImGui::BeginChild("##merge", ImVec2(0, 0), true);
-    SectionTitle("Merges");
-    merge_.Draw(ctx_);
-    RecordPanel("merge", merge_.shows());
-    ImGui::EndChild();
-  }
-  ImGui::EndChild();
-}
-
-void App::DrawTimelineOrProgram() {
-  if (!program_.HasOps()) {
-    SectionTitle("Timeline");
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
-    return;
-  }
-  // A program trace opens on the Program tab, with room for the graph.
-  bool first = program_model_ != ctx_.model;
-  if (first) {
-    program_model_ = ctx_.model;
-    right_top_h_ = std::max(right_top_h_, 430.0f);
-  }
-  if (!ImGui::BeginTabBar("##timeline_tabs")) return;
-  if (ImGui::BeginTabItem("Program", nullptr, first ? ImGuiTabItemFlags_SetSelected : 0)) {
-    program_.Draw(ctx_);
-    RecordPanel("program", program_.shows());
-    ImGui::EndTabItem();
-  }
-  if (ImGui::BeginTabItem("Timeline")) {
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
-    ImGui::EndTabItem();
-  }
-  ImGui::EndTabBar();
-}
-
-void App::DrawFocused() {
-  const std::string& v = options_.view;
-  ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (v == "timeline") {
-    SectionTitle("Timeline");
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
-  } else if (v == "inspector") {
-    SectionTitle("Inspector");
-    inspector_.Draw(ctx_);
-    RecordPanel("inspector", inspector_.shows());
-  } else if (v == "layout") {
-    SectionTitle("Layout");
-    layout_.Draw(ctx_);
-    RecordPanel("layout", layout_.shows());
-  } else if (v == "mesh") {
-    SectionTitle("Mesh and bytes");
-    mesh_.Draw(ctx_);
-    RecordPanel("mesh", mesh_.shows());
-  } else if (v == "merge") {
-    SectionTitle("Merges");
-    merge_.Draw(ctx_);
-    RecordPanel("merge", merge_.shows());
-  } else if (v == "program") {
-    SectionTitle("Program");
-    program_.Draw(ctx_);
-    RecordPanel("program", program_.shows());
-  } else if (v == "flight") {
-    flight_.Draw(ctx_);
-  }
-  ImGui::EndChild();
 }
 
 int App::Capture() {

@@ -78,20 +78,32 @@ TEST_CASE("keys: every panel follows Down, Up, Right and Left taps shorter than 
   const trace::Model model = trace::ReadTraceDir(t);
   const std::vector<int64_t> ids = model.RedistributeIds();
   REQUIRE(ids.size() >= 3);
-  struct Case {
-    const char* keys;
-    size_t index;       // into ids, from the first id
-    int64_t step_taps;  // net Right taps after the last Up/Down
+  // The definition of the keys, one tap at a time: Down/Up move to the next/previous id (if any)
+  // and restart at step 0; Right/Left move one step within the plan (never past either end).
+  auto expect = [&](const std::vector<std::string>& keys) {
+    size_t index = 0;
+    int64_t step = 0;
+    for (const std::string& k : keys) {
+      const int64_t last = std::max<int64_t>(0, StepsOf(model, ids[index]) - 1);
+      if (k == "Down" && index + 1 < ids.size()) ++index, step = 0;
+      if (k == "Up" && index > 0) --index, step = 0;
+      if (k == "Right" && step < last) ++step;
+      if (k == "Left" && step > 0) --step;
+    }
+    return std::make_pair(ids[index], step);
   };
-  const Case cases[] = {{"Down", 1, 0},
-                        {"Down,Down,Right", 2, 1},
-                        {"Down,Down,Down,Up,Right,Right,Left", 2, 1},
-                        {"Down,Right,Down", 2, 0}};
-  for (const Case& c : cases) {
-    DYNAMIC_SECTION(c.keys) {
-      auto geo = Shoot(dir, t.string() + " --keys " + c.keys);
-      const int64_t id = ids[c.index];
-      const int64_t step = std::clamp<int64_t>(c.step_taps, 0, std::max<int64_t>(0, StepsOf(model, id) - 1));
+  const std::vector<std::vector<std::string>> cases = {
+      {"Down"},
+      {"Down", "Down", "Right"},
+      {"Down", "Down", "Down", "Up", "Right", "Right", "Left"},
+      {"Down", "Right", "Down"},
+      {"Down", "Down", "Down", "Down", "Right", "Up"}};
+  for (const auto& keys : cases) {
+    std::string script;
+    for (const std::string& k : keys) script += (script.empty() ? "" : ",") + k;
+    DYNAMIC_SECTION(script) {
+      auto geo = Shoot(dir, t.string() + " --keys " + script);
+      const auto [id, step] = expect(keys);
       CheckPanelsAgree(geo, id, step, kMainPanels);
     }
   }
@@ -123,7 +135,7 @@ TEST_CASE("clicks: a program badge selects its redistribute in every panel and i
           "[gui][input][program]") {
   fs::path dir = TempDir("program_click");
   fs::path t = dir / "trace";
-  RunSampleProgram("tp_mlp", t);
+  RunSampleProgram("attention", t);  // three implicit redistributes, badges on three ops
   auto first = Shoot(dir, t.string());
   const nlohmann::json* marker = nullptr;
   for (const auto& g : first["program"]) {
