@@ -133,10 +133,10 @@ TEST_CASE("Replicate reads as replicas: S(1),R on 2x2 is two column blocks, each
   REQUIRE(layouts[2].indices[1] == engine::IndexSet{{4, 8}});
   for (int block = 0; block < 2; ++block) {
     const int64_t a = block * 2, b = block * 2 + 1;
-    // A vertical and a horizontal line through the block's lower-right quarter (away from the
-    // label): a shard stripe would be one colour along one of them; replica bands show both
-    // holders along both, and no other rank's colour.
-    const int cx = static_cast<int>(x0 + (block * 4 + 3) / 8.0f * (x1 - x0));
+    // A vertical and a horizontal line through element centres of the block (off the element grid
+    // lines, below the label): a shard stripe would be one colour along one of them; replica bands
+    // show both holders along both, and no other rank's colour.
+    const int cx = static_cast<int>(x0 + (block * 4 + 2.5f) / 8.0f * (x1 - x0));  // an element centre
     const int cy = static_cast<int>(y0 + 0.7f * (y1 - y0));
     auto count = [&](int64_t rank, bool vertical) {
       int n = 0;
