@@ -7,13 +7,13 @@
 # left as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-build}/bin"
+build="${1:-build}"
+bin="$build/bin"
 out=docs/screenshots
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 command -v xvfb-run >/dev/null || { echo "screenshots.sh: xvfb-run is needed" >&2; exit 2; }
 
-run() { "$bin/shardscope" run "$1" --trace "$tmp/$2" --force --verify >/dev/null; }
+# Traces under the build dir, so the GUI's menu bar shows a short path (build/trace-NAME).
+run() { "$bin/shardscope" run "$1" --trace "$build/trace-$2" --force --verify >/dev/null; }
 shot() { xvfb-run -a -s "-screen 0 2400x1400x24" "$bin/shardscope-gui" "$@"; }
 
 run samples/uneven_empty.json uneven
@@ -23,11 +23,11 @@ run samples/strided.json strided
 
 # PyTorch #194457's case (S(0),S(0) -> R,R over uneven rows), step 0; "Down,Right" selects the
 # next redistribute and its second step as a user would (the panels follow).
-shot "$tmp/uneven" --size 1280x800 --select 0 --screenshot "$out/main.png"
+shot "$build/trace-uneven" --size 1280x800 --select 0 --screenshot "$out/main.png"
 for view in layout timeline inspector mesh merge; do
-  shot "$tmp/uneven" --size 1280x800 --view "$view" --keys "Down,Right" --screenshot "$out/$view.png"
+  shot "$build/trace-uneven" --size 1280x800 --view "$view" --keys "Down,Right" --screenshot "$out/$view.png"
 done
-shot "$tmp/tp_mlp" --size 1400x900 --view program --select-op 1 --screenshot "$out/program.png"
-shot "$tmp/flatten" --size 1400x900 --screenshot "$out/mesh3d.png"
-shot "$tmp/strided" --size 1280x800 --view layout --screenshot "$out/strided.png"
+shot "$build/trace-tp_mlp" --size 1400x900 --view program --select-op 1 --screenshot "$out/program.png"
+shot "$build/trace-flatten" --size 1400x900 --screenshot "$out/mesh3d.png"
+shot "$build/trace-strided" --size 1280x800 --view layout --screenshot "$out/strided.png"
 echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided}.png"

@@ -177,11 +177,16 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const int64_t world = static_cast<int64_t>(before_.layouts.size());
   const float line = ImGui::GetTextLineHeightWithSpacing();
+  // The ranges table goes beside the canvases in a wide panel (square elements leave room there),
+  // below them otherwise.
+  const bool beside = show_ranges_ && avail.x >= 1000;
+  const float table_w = beside ? avail.x * 0.42f : 0;
   const float table_h =
-      show_ranges_ ? std::min(avail.y * 0.4f, line * static_cast<float>(std::min<int64_t>(world, 16) + 1) + 8)
-                   : 0;
+      show_ranges_ && !beside
+          ? std::min(avail.y * 0.4f, line * static_cast<float>(std::min<int64_t>(world, 16) + 1) + 8)
+          : 0;
   float gap = 12.0f;
-  float width = std::max(120.0f, (avail.x - gap) * 0.5f);
+  float width = std::max(120.0f, (avail.x - table_w - gap * (beside ? 2 : 1)) * 0.5f);
   ImGui::BeginGroup();
   DrawSide(ctx, before_, "before", width, avail.y - table_h);
   ImGui::EndGroup();
@@ -189,6 +194,7 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   ImGui::BeginGroup();
   DrawSide(ctx, after_, "after", width, avail.y - table_h);
   ImGui::EndGroup();
+  if (beside) ImGui::SameLine(0, gap);
   if (show_ranges_) DrawRanges(world);
 }
 
