@@ -59,6 +59,8 @@ class App {
   const InputEvent* NextScriptEvent();
   bool ScriptSettled() const;
   void RecordPanel(const char* name, PanelShows shows);
+  template <class P>
+  void DrawPanel(const char* title, const char* name, P& panel);
   int Capture();
   const trace::Model* ActiveModel() const { return TraceModel(active_); }
   const trace::Model* TraceModel(int index) const {

@@ -13,6 +13,13 @@
 
 namespace shardscope::app::gui {
 
+template <class P>
+void App::DrawPanel(const char* title, const char* name, P& panel) {
+  if (title) SectionTitle(title);
+  panel.Draw(ctx_);
+  RecordPanel(name, panel.shows());  // --geometry: where it is and what it shows
+}
+
 void App::DrawMenuBar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
@@ -172,15 +179,11 @@ void App::DrawMain() {
     float h = ImGui::GetContentRegionAvail().y;
     const float list_h = SplitterFraction("##left_hsplit", false, 6, h, &sizes_.left_top, 80, 160);
     ImGui::BeginChild("##list", ImVec2(0, list_h), true);
-    SectionTitle("Redistributes");
-    list_.Draw(ctx_);
-    RecordPanel("list", list_.shows());
+    DrawPanel("Redistributes", "list", list_);
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
-    SectionTitle("Inspector");
-    inspector_.Draw(ctx_);
-    RecordPanel("inspector", inspector_.shows());
+    DrawPanel("Inspector", "inspector", inspector_);
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -197,22 +200,16 @@ void App::DrawMain() {
     float h2 = ImGui::GetContentRegionAvail().y;
     const float mid_h = SplitterFraction("##right_split2", false, 6, h2, &sizes_.right_mid, 120, 150);
     ImGui::BeginChild("##layout", ImVec2(0, mid_h), true, ImGuiWindowFlags_NoScrollWithMouse);
-    SectionTitle("Layout");
-    layout_.Draw(ctx_);
-    RecordPanel("layout", layout_.shows());
+    DrawPanel("Layout", "layout", layout_);
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     float w = ImGui::GetContentRegionAvail().x;
     ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
-    SectionTitle("Mesh and bytes");
-    mesh_.Draw(ctx_);
-    RecordPanel("mesh", mesh_.shows());
+    DrawPanel("Mesh and bytes", "mesh", mesh_);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("##merge", ImVec2(0, 0), true);
-    SectionTitle("Merges");
-    merge_.Draw(ctx_);
-    RecordPanel("merge", merge_.shows());
+    DrawPanel("Merges", "merge", merge_);
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -220,9 +217,7 @@ void App::DrawMain() {
 
 void App::DrawTimelineOrProgram() {
   if (!program_.HasOps()) {
-    SectionTitle("Timeline");
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
+    DrawPanel("Timeline", "timeline", timeline_);
     return;
   }
   // A program trace opens on the Program tab, with room for the graph.
@@ -233,13 +228,11 @@ void App::DrawTimelineOrProgram() {
   }
   if (!ImGui::BeginTabBar("##timeline_tabs")) return;
   if (ImGui::BeginTabItem("Program", nullptr, first ? ImGuiTabItemFlags_SetSelected : 0)) {
-    program_.Draw(ctx_);
-    RecordPanel("program", program_.shows());
+    DrawPanel(nullptr, "program", program_);
     ImGui::EndTabItem();
   }
   if (ImGui::BeginTabItem("Timeline")) {
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
+    DrawPanel(nullptr, "timeline", timeline_);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -247,33 +240,13 @@ void App::DrawTimelineOrProgram() {
 
 void App::DrawFocused(const std::string& v) {
   ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (v == "timeline") {
-    SectionTitle("Timeline");
-    timeline_.Draw(ctx_);
-    RecordPanel("timeline", timeline_.shows());
-  } else if (v == "inspector") {
-    SectionTitle("Inspector");
-    inspector_.Draw(ctx_);
-    RecordPanel("inspector", inspector_.shows());
-  } else if (v == "layout") {
-    SectionTitle("Layout");
-    layout_.Draw(ctx_);
-    RecordPanel("layout", layout_.shows());
-  } else if (v == "mesh") {
-    SectionTitle("Mesh and bytes");
-    mesh_.Draw(ctx_);
-    RecordPanel("mesh", mesh_.shows());
-  } else if (v == "merge") {
-    SectionTitle("Merges");
-    merge_.Draw(ctx_);
-    RecordPanel("merge", merge_.shows());
-  } else if (v == "program") {
-    SectionTitle("Program");
-    program_.Draw(ctx_);
-    RecordPanel("program", program_.shows());
-  } else if (v == "flight") {
-    flight_.Draw(ctx_);
-  }
+  if (v == "timeline") DrawPanel("Timeline", "timeline", timeline_);
+  if (v == "inspector") DrawPanel("Inspector", "inspector", inspector_);
+  if (v == "layout") DrawPanel("Layout", "layout", layout_);
+  if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", mesh_);
+  if (v == "merge") DrawPanel("Merges", "merge", merge_);
+  if (v == "program") DrawPanel("Program", "program", program_);
+  if (v == "flight") flight_.Draw(ctx_);
   ImGui::EndChild();
 }
 

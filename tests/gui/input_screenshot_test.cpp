@@ -64,6 +64,20 @@ fs::path SampleTrace(const fs::path& dir) {
   return t;
 }
 
+// The sample trace (four redistributes), its model as the reader reads it, and its ids ascending.
+struct SampleTraceInfo {
+  fs::path dir;
+  trace::Model model;
+  std::vector<int64_t> ids;
+};
+SampleTraceInfo SampleTraceAndIds(const fs::path& dir) {
+  SampleTraceInfo info{SampleTrace(dir), {}, {}};
+  info.model = trace::ReadTraceDir(info.dir);
+  info.ids = info.model.RedistributeIds();
+  REQUIRE(info.ids.size() >= 3);
+  return info;
+}
+
 std::string CentreClick(const nlohmann::json& rect) {
   const int x = static_cast<int>((rect[0].get<float>() + rect[2].get<float>()) / 2);
   const int y = static_cast<int>((rect[1].get<float>() + rect[3].get<float>()) / 2);
@@ -74,10 +88,7 @@ std::string CentreClick(const nlohmann::json& rect) {
 
 TEST_CASE("keys: every panel follows Down, Up, Right and Left taps shorter than a frame", "[gui][input]") {
   fs::path dir = TempDir("keys");
-  fs::path t = SampleTrace(dir);
-  const trace::Model model = trace::ReadTraceDir(t);
-  const std::vector<int64_t> ids = model.RedistributeIds();
-  REQUIRE(ids.size() >= 3);
+  const auto [t, model, ids] = SampleTraceAndIds(dir);
   // The definition of the keys, one tap at a time: Down/Up move to the next/previous id (if any)
   // and restart at step 0; Right/Left move one step within the plan (never past either end).
   auto expect = [&](const std::vector<std::string>& keys) {
@@ -111,10 +122,7 @@ TEST_CASE("keys: every panel follows Down, Up, Right and Left taps shorter than 
 
 TEST_CASE("clicks: a list row click, then keys, and every panel agrees", "[gui][input]") {
   fs::path dir = TempDir("clicks");
-  fs::path t = SampleTrace(dir);
-  const trace::Model model = trace::ReadTraceDir(t);
-  const std::vector<int64_t> ids = model.RedistributeIds();
-  REQUIRE(ids.size() >= 3);
+  const auto [t, model, ids] = SampleTraceAndIds(dir);
   auto first = Shoot(dir, t.string());
   CheckPanelsAgree(first, ids[0], 0, kMainPanels);
   std::string click_last;
