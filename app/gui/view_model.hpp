@@ -37,6 +37,7 @@ engine::Transform TransformFromStep(const trace::PlanStep& step, const std::stri
 struct StepMeasure {
   double predicted_us = 0.0;
   std::optional<double> measured_max_ns;  ///< slowest rank's step end - begin
+  int64_t slowest_rank = -1;              ///< the rank measured_max_ns comes from (lowest on a tie)
   int64_t bytes_sent = 0;                 ///< sum over ranks and collectives of the step
   int64_t collectives = 0;                ///< collective events of the step over ranks
 };

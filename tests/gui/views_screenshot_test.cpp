@@ -157,3 +157,36 @@ TEST_CASE("Replicate reads as replicas: S(1),R on 2x2 is two column blocks, each
     }
   }
 }
+
+TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]") {
+  fs::path dir = TempDir("ranks4096");
+  engine::Mesh mesh({64, 64}, {"dp", "tp"});
+  auto spec = [&](const char* p) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {128, 128},
+                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t");
+  };
+  WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}}, "test"),
+                dir / "trace");
+  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge"}) {
+    DYNAMIC_SECTION("view " << view) {
+      auto r = RunGui((dir / "trace").string() + " --select 0 --view " + view + " --screenshot " +
+                          (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
+                      dir / "log.txt");
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      auto geo = ReadJson(dir / "geo.json");
+      REQUIRE(!geo["panels"].empty());
+      for (const auto& p : geo["panels"]) CHECK(p["redistribute_id"] == 0);
+      if (std::string(view) != "layout") continue;
+      // S(0),S(1) on [128,128] over 64x64: rank r holds rows [2*(r/64), +2) x cols [2*(r%64), +2);
+      // the canvas spans the whole tensor, so rank 0's block is its top-left 1/64 x 1/64.
+      const auto layouts = engine::ComputeLayouts(spec("S(0),S(1)"));
+      REQUIRE(layouts[65].indices[0] == engine::IndexSet{{2, 4}});
+      REQUIRE(layouts[65].indices[1] == engine::IndexSet{{2, 4}});
+      for (const auto& c : geo["canvases"]) {
+        CHECK(c["rows"] == 128);
+        CHECK(c["cols"] == 128);
+      }
+    }
+  }
+}

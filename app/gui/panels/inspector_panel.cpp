@@ -129,8 +129,11 @@ void InspectorPanel::Draw(ViewContext& ctx) {
     ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatInts(s.mesh_dims).c_str(), s.src.c_str(), s.dst.c_str(),
                 s.comm.c_str(), s.flattened ? "  (flattened)" : "");
     const StepMeasure& m = view->steps[static_cast<size_t>(sel.step)];
-    ImGui::Text("predicted %.1f us   measured %s (slowest rank)", m.predicted_us,
-                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-");
+    // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
+    const std::string slowest =
+        m.slowest_rank >= 0 ? " (slowest: r" + std::to_string(m.slowest_rank) + ")" : "";
+    ImGui::Text("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
+                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
     ImGui::Text("bytes sent %s in %lld collective calls",
                 FormatBytes(static_cast<double>(m.bytes_sent)).c_str(),
                 static_cast<long long>(m.collectives));
