@@ -49,6 +49,15 @@ std::string FormatInts(const std::vector<int64_t>& values) {
   return out + "]";
 }
 
+std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh& mesh) {
+  std::string out;
+  for (int64_t d : dims) {
+    const bool named = mesh.has_dim_names() && d >= 0 && d < mesh.ndim();
+    out += (out.empty() ? "" : ",") + (named ? mesh.dim_names()[static_cast<size_t>(d)] : std::to_string(d));
+  }
+  return out.empty() ? "-" : out;
+}
+
 std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices) {
   // The CLI's FormatIndices (app/cli) prints the same notation; the GUI cannot link the CLI.
   if (indices.empty()) return "()";

@@ -22,6 +22,9 @@ std::string FormatTimeNs(double ns);
 /// "[2, 4, 8]".
 std::string FormatInts(const std::vector<int64_t>& values);
 
+/// Mesh dims as every panel names them: "dp,tp" when the mesh names its dims, else "0,1".
+std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh& mesh);
+
 /// A rank's global index ranges, "[0,4) x [2,3)+[5,6)" (dims joined by " x ", the intervals of a
 /// dim by "+", "{}" for none): the notation of `shardscope layout`.
 std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices);

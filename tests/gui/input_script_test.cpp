@@ -64,3 +64,11 @@ TEST_CASE("index ranges print as shardscope layout prints them", "[gui][layout]"
   CHECK(FormatIndexRanges({{}, {{0, 3}}}) == "{} x [0,3)");
   CHECK(FormatIndexRanges({}) == "()");
 }
+
+TEST_CASE("mesh dims print by name when the mesh names them, else by index", "[gui][view]") {
+  using shardscope::app::gui::FormatMeshDims;
+  namespace engine = shardscope::engine;
+  CHECK(FormatMeshDims({0, 1}, engine::Mesh({2, 4}, {"dp", "tp"})) == "dp,tp");
+  CHECK(FormatMeshDims({1}, engine::Mesh({2, 4})) == "1");
+  CHECK(FormatMeshDims({}, engine::Mesh({2, 4})) == "-");
+}

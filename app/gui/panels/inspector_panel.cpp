@@ -17,7 +17,8 @@ std::string Join(const std::vector<std::string>& parts) {
   return s;
 }
 
-void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight) {
+void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight,
+               const engine::Mesh& mesh) {
   ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable(id, 6, flags)) return;
@@ -37,7 +38,7 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
     ImGui::TableNextColumn();
     ImGui::Text("%zu", k);
     ImGui::TableNextColumn();
-    ImGui::Text("%s%s", FormatInts(s.mesh_dims).c_str(), s.flattened ? " flat" : "");
+    ImGui::Text("%s%s", FormatMeshDims(s.mesh_dims, mesh).c_str(), s.flattened ? " flat" : "");
     ImGui::TableNextColumn();
     ImGui::Text("%s -> %s", s.src.c_str(), s.dst.c_str());
     ImGui::TableNextColumn();
@@ -126,8 +127,8 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   }
   if (steps > 0) {
     const trace::PlanStep& s = b.optimized_plan[static_cast<size_t>(sel.step)];
-    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatInts(s.mesh_dims).c_str(), s.src.c_str(), s.dst.c_str(),
-                s.comm.c_str(), s.flattened ? "  (flattened)" : "");
+    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view->mesh).c_str(),
+                s.src.c_str(), s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
     const StepMeasure& m = view->steps[static_cast<size_t>(sel.step)];
     // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
     const std::string slowest =
@@ -172,10 +173,10 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   if (!view->error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", view->error.c_str());
   ImGui::Spacing();
   ImGui::TextDisabled("optimized plan (executed)");
-  PlanTable("##optimized", b.optimized_plan, sel.step);
+  PlanTable("##optimized", b.optimized_plan, sel.step, view->mesh);
   if (b.raw_plan != b.optimized_plan) {
     ImGui::TextDisabled("raw plan (planner output)");
-    PlanTable("##raw", b.raw_plan, -1);
+    PlanTable("##raw", b.raw_plan, -1, view->mesh);
   }
 }
 

@@ -96,11 +96,7 @@ void MeshPanel::Draw(ViewContext& ctx) {
   if (step_dims_.empty()) {
     ImGui::TextDisabled("(no step)");
   } else {
-    std::string dims;
-    for (int d : step_dims_) {
-      dims += (dims.empty() ? "" : ",") +
-              (mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : std::to_string(d));
-    }
+    const std::string dims = FormatMeshDims(std::vector<int64_t>(step_dims_.begin(), step_dims_.end()), mesh);
     ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s", static_cast<long long>(key_step_),
                 step_dims_.size() > 1 ? "s" : "", dims.c_str(),
                 static_cast<long long>(ctx.selection->focus_rank), FormatInts(focus_group_).c_str());
