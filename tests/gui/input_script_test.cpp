@@ -13,7 +13,7 @@ using shardscope::app::gui::InputKey;
 using shardscope::app::gui::KeyTaps;
 using shardscope::app::gui::ParseInputScript;
 
-TEST_CASE("--keys scripts: key names in any case, clicks at pixels, waits", "[gui][input]") {
+TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, waits", "[gui][input]") {
   auto s = ParseInputScript("Down,down, RIGHT ,click:412:230,wait,Plus");
   REQUIRE(s.size() == 6);
   CHECK(s[0].kind == InputEvent::Kind::kKey);
@@ -27,7 +27,7 @@ TEST_CASE("--keys scripts: key names in any case, clicks at pixels, waits", "[gu
   CHECK(s[5].key == InputKey::kPlus);
 }
 
-TEST_CASE("--keys scripts: a bad token is named with its position", "[gui][input]") {
+TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
   auto message = [](const char* text) {
     try {
       ParseInputScript(text);
