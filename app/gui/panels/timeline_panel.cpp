@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include <imgui.h>
 
@@ -108,6 +110,7 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
   if (cursor_model_ == ctx.model && cursor_id_ == id && cursor_step_ == step) return;
   cursor_model_ = ctx.model, cursor_id_ = id, cursor_step_ = step;
   has_cursor_ = false;
+  flows_.clear();
   if (!view || !ctx.model) return;
   std::vector<int64_t> offset(static_cast<size_t>(std::max<int64_t>(ctx.model->world, 0)), 0);
   for (const trace::RankTrace& r : ctx.model->ranks) {
@@ -116,9 +119,18 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
   }
   int64_t first_enter = std::numeric_limits<int64_t>::max(), last_enter = std::numeric_limits<int64_t>::min();
   int64_t last_leave = std::numeric_limits<int64_t>::min();
+  std::map<std::vector<int64_t>, size_t> flow_of_group;
   for (const trace::RedistributeRecord* rec : view->per_rank) {
     if (rec->rank < 0 || rec->rank >= ctx.model->world) continue;
     const int64_t off = offset[static_cast<size_t>(rec->rank)];
+    // One collective across its ranks: each member's first collective of the step, by group.
+    for (const trace::Collective& c : rec->collectives) {
+      if (c.step != step) continue;
+      auto [it, added] = flow_of_group.try_emplace(c.group, flows_.size());
+      if (added) flows_.emplace_back();
+      flows_[it->second].push_back({rec->rank, c.start_ns + off});
+      break;
+    }
     for (const trace::StepRecord& s : rec->steps) {
       if (s.begin.step != step) continue;
       first_enter = std::min(first_enter, s.begin.t_ns + off);
@@ -132,7 +144,8 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
 }
 
 void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, float top, float bottom,
-                                        float axis_y, double view_start, double span) const {
+                                        float axis_y, double view_start, double span, float lane_h,
+                                        float scroll_y) const {
   const float plot_w = std::max(1.0f, x1 - x0);
   auto to_x = [&](int64_t t) {
     return x0 + static_cast<float>((static_cast<double>(t - data_.t0) - view_start) / span * plot_w);
@@ -146,6 +159,17 @@ void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, fl
     if (skew > a + 1) list->AddRectFilled(ImVec2(a, top), ImVec2(skew, bottom), IM_COL32(240, 80, 80, 40));
     list->AddLine(ImVec2(a, top), ImVec2(a, bottom), IM_COL32(235, 200, 90, 220), 1.5f);
     list->AddLine(ImVec2(b, top), ImVec2(b, bottom), IM_COL32(235, 200, 90, 120), 1.0f);
+    // Flow lines through each collective's start on its ranks' lanes: a kink is a late rank.
+    if (lane_h >= 4 && flows_.size() <= 512) {
+      for (const auto& flow : flows_) {
+        for (size_t k = 1; k < flow.size() && flow.size() <= 256; ++k) {
+          auto at = [&](const std::pair<int64_t, int64_t>& p) {
+            return ImVec2(to_x(p.second), top + (static_cast<float>(p.first) + 0.75f) * lane_h - scroll_y);
+          };
+          list->AddLine(at(flow[k - 1]), at(flow[k]), IM_COL32(255, 255, 255, 150), 1.0f);
+        }
+      }
+    }
     const std::string label = "step " + std::to_string(cursor_step_);
     list->AddText(ImVec2(a + 3, top + 1), IM_COL32(235, 200, 90, 255), label.c_str());
     list->PopClipRect();
@@ -312,7 +336,8 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     }
   }
   ImGui::PopClipRect();
-  DrawCursorAndLegend(list, x0, x1, y0, origin.y + avail.y, origin.y + 2, view_start_, span);
+  DrawCursorAndLegend(list, x0, x1, y0, origin.y + avail.y, origin.y + 2, view_start_, span, lane_h,
+                      scroll_y_);
 
   if (hit) {
     const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];

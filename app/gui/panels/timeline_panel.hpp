@@ -47,7 +47,7 @@ class TimelinePanel {
   PanelShows shows_;
   void PrepareCursor(const ViewContext& ctx);
   void DrawCursorAndLegend(ImDrawList* list, float x0, float x1, float top, float bottom, float axis_y,
-                           double view_start, double span) const;
+                           double view_start, double span, float lane_h, float scroll_y) const;
 
   const void* key_model_ = nullptr;
   TimelineData data_;
@@ -58,6 +58,8 @@ class TimelinePanel {
   int64_t cursor_id_ = -2, cursor_step_ = -2;
   bool has_cursor_ = false;
   int64_t cursor_t0_ = 0, cursor_t1_ = 0, cursor_last_enter_ = 0;
+  /// Flow lines: per group of the step's first collective, (rank, start ns) of each member, by rank.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> flows_;
   double view_start_ = 0, view_end_ = 1;  ///< visible range, ns relative to t0
   float scroll_y_ = 0;
   bool dragging_ = false;
