@@ -49,15 +49,6 @@ void CheckPanelsAgree(const nlohmann::json& geo, int64_t id, int64_t step,
 
 const std::vector<std::string> kMainPanels = {"list", "inspector", "timeline", "layout", "mesh", "merge"};
 
-nlohmann::json Shoot(const fs::path& dir, const std::string& args) {
-  auto r = RunGui(
-      args + " --screenshot " + (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
-      dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return ReadJson(dir / "geo.json");
-}
-
 fs::path SampleTrace(const fs::path& dir) {
   fs::path t = dir / "trace";
   if (!fs::exists(t)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);

@@ -76,12 +76,7 @@ TEST_CASE("every view on a 3-D mesh, strided shards, a shard order and a program
       DYNAMIC_SECTION(t.name << " view " << view) {
         fs::path dir = TempDir(std::string("views_") + t.name);
         fs::path trace_dir = TraceOf(t, dir);
-        auto r = RunGui(trace_dir.string() + " --select 0 --view " + view + " --screenshot " +
-                            (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
-                        dir / "log.txt");
-        INFO(r.output);
-        REQUIRE(r.exit_code == 0);
-        auto geo = ReadJson(dir / "geo.json");
+        auto geo = Shoot(dir, trace_dir.string() + " --select 0 --view " + view);
         REQUIRE(!geo["panels"].empty());
         for (const auto& p : geo["panels"]) {
           INFO(p.dump());
@@ -169,12 +164,7 @@ TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]")
                 dir / "trace");
   for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge"}) {
     DYNAMIC_SECTION("view " << view) {
-      auto r = RunGui((dir / "trace").string() + " --select 0 --view " + view + " --screenshot " +
-                          (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
-                      dir / "log.txt");
-      INFO(r.output);
-      REQUIRE(r.exit_code == 0);
-      auto geo = ReadJson(dir / "geo.json");
+      auto geo = Shoot(dir, (dir / "trace").string() + " --select 0 --view " + view);
       REQUIRE(!geo["panels"].empty());
       for (const auto& p : geo["panels"]) CHECK(p["redistribute_id"] == 0);
       if (std::string(view) != "layout") continue;
