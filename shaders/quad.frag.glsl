@@ -1,6 +1,8 @@
 #version 330 core
 // Styles of the instanced quads: solid fill, diagonal hatching for Partial placements (values
-// still pending a reduction), and mesh cells with a border that thickens for highlighted groups.
+// still pending a reduction), mesh cells with a border that thickens for highlighted groups, and
+// replicas: an element held by n ranks shows their colours in turn on anti-diagonal bands (quad k
+// of n draws every band k mod n), which no shard boundary (always axis-aligned) resembles.
 in vec4 v_color;
 in vec2 v_local;
 flat in vec2 v_size;
@@ -22,12 +24,25 @@ vec4 MeshCell(vec4 c, float highlight) {
   return highlight > 0.5 ? c : vec4(c.rgb * 0.55, c.a);
 }
 
+// param = k + 64 n (+ 4096 when the values are also partial).
+vec4 Replica(vec4 c, float param) {
+  float partial = param >= 4096.0 ? 1.0 : 0.0;
+  float rest = param - partial * 4096.0;
+  float n = floor(rest / 64.0);
+  float k = rest - n * 64.0;
+  float band = floor((gl_FragCoord.x - gl_FragCoord.y) / 7.0);
+  if (abs(mod(band, max(n, 1.0)) - k) > 0.5) discard;
+  return partial > 0.5 ? Hatch(c) : c;
+}
+
 void main() {
   int style = int(v_style.x + 0.5);
   if (style == 1) {
     frag_color = Hatch(v_color);
   } else if (style == 2) {
     frag_color = MeshCell(v_color, v_style.y);
+  } else if (style == 3) {
+    frag_color = Replica(v_color, v_style.y);
   } else {
     frag_color = v_color;
   }

@@ -4,7 +4,7 @@
 layout(location = 0) in vec2 a_corner;  // unit quad corner in [0, 1]^2
 layout(location = 1) in vec4 i_rect;    // x0, y0, x1, y1 in pixels
 layout(location = 2) in vec4 i_color;   // linear RGBA in [0, 1]
-layout(location = 3) in vec2 i_style;   // x: 0 solid, 1 hatched (Partial), 2 mesh cell; y: parameter
+layout(location = 3) in vec2 i_style;   // x: 0 solid, 1 hatched (Partial), 2 mesh cell, 3 replica; y: parameter
 
 uniform mat4 u_projection;
 

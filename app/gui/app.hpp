@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "input_script.hpp"
+
 namespace shardscope::app::gui {
 
 /// Options of one run (parsed by main.cpp).
@@ -22,6 +24,9 @@ struct AppOptions {
   std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
   int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit
   bool sandbox_run = false;         ///< run the sandbox's default redistribute on the local backend at start
+  /// --keys: replayed once the traces are loaded and the layout settled, one step per frame,
+  /// through the same callbacks as real input; a screenshot waits until it is done.
+  std::vector<InputEvent> script;
 };
 
 /// Runs the GUI; returns the process exit code (0 ok, 2 no display or bad input, 3 GL failure).

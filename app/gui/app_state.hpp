@@ -22,6 +22,14 @@ struct Selection {
   bool playing = false;          ///< inspector's play: advance one step per period
 };
 
+/// What a panel shows (from the data it drew, not from the selection): --geometry reports it per
+/// panel so tests can check that every panel follows a selection change. -1: nothing of that kind.
+struct PanelShows {
+  int64_t redistribute_id = -1;
+  int64_t step = -1;
+  int64_t op_id = -1;
+};
+
 /// Everything a panel's prepare and draw steps see. Pointers are non-owning and valid for the frame.
 struct ViewContext {
   const trace::Model* model = nullptr;             ///< null when no trace is loaded

@@ -17,19 +17,24 @@ struct ImDrawData;
 namespace shardscope::app::gui {
 
 /// How a quad is shaded (matches shaders/quad.frag.glsl).
-enum class QuadStyle : int { kSolid = 0, kHatch = 1, kMeshCell = 2 };
+enum class QuadStyle : int { kSolid = 0, kHatch = 1, kMeshCell = 2, kReplica = 3 };
 
 /// One instanced rectangle in ImGui pixel coordinates.
 struct Quad {
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   float r = 0, g = 0, b = 0, a = 1;
   float style = 0;  ///< QuadStyle as float
-  float param = 0;  ///< kMeshCell: 1 = highlighted
+  float param = 0;  ///< kMeshCell: 1 = highlighted; kReplica: ReplicaParam
 };
 
 /// A quad of colour `color` and `style`.
 Quad MakeQuad(float x0, float y0, float x1, float y1, Rgb color, QuadStyle style = QuadStyle::kSolid,
               float param = 0.0f, float alpha = 1.0f);
+
+/// kReplica's parameter: holder `k` of `n` (n <= 63), hatched as well when the values are partial.
+inline float ReplicaParam(int k, int n, bool partial) {
+  return static_cast<float>(k + 64 * n + (partial ? 4096 : 0));
+}
 
 /// Owns the GL objects of the quad pipeline and drives ImGui's OpenGL3 backend.
 class GlRenderer {

@@ -1,9 +1,10 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
 //                [--select N] [--step K] [--select-op N] [--size WxH] [--geometry OUT.json] [--bench-frames
-//                N]
+//                N] [--keys SCRIPT]
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "app.hpp"
@@ -14,10 +15,13 @@ constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
     "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight]\n"
     "         [--select ID] [--step K] [--select-op ID] [--size WxH] [--geometry OUT.json]\n"
-    "         [--bench-frames N]\n"
+    "         [--bench-frames N] [--keys SCRIPT]\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
-    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom and A/D pan the timeline\n";
+    "--keys: input replayed before the screenshot, e.g. \"Down,Down,Right,click:412:230,wait\"\n"
+    "         (keys Left Right Up Down Space Plus Minus A D F Escape; click:X:Y in window pixels)\n"
+    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom, A/D pan and F fit the\n"
+    "      timeline, Esc quit (Help menu: every key and mouse gesture)\n";
 
 bool ParseInt(const char* text, long long& out) {
   char* end = nullptr;
@@ -89,6 +93,14 @@ int main(int argc, char** argv) {
       options.width = w, options.height = h;
     } else if (arg == "--sandbox-run") {
       options.sandbox_run = true;
+    } else if (arg == "--keys") {
+      const char* v = value("--keys");
+      if (!v) return Usage("--keys needs a script such as \"Down,Right,click:400:300\"");
+      try {
+        options.script = shardscope::app::gui::ParseInputScript(v);
+      } catch (const std::invalid_argument& e) {
+        return Usage(std::string("--keys: ") + e.what());
+      }
     } else if (arg == "--geometry") {
       const char* v = value("--geometry");
       if (!v) return Usage("--geometry needs a file name");

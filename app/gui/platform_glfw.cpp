@@ -4,6 +4,8 @@
 #include <backends/imgui_impl_glfw.h>
 #include <imgui.h>
 
+#include <cfloat>
+
 namespace shardscope::app::gui {
 namespace {
 
@@ -15,7 +17,50 @@ void OnGlfwError(int /*code*/, const char* description) {
   last_glfw_error = description ? description : "unknown";
 }
 
+int GlfwKey(InputKey key) {
+  switch (key) {
+    case InputKey::kLeft:
+      return GLFW_KEY_LEFT;
+    case InputKey::kRight:
+      return GLFW_KEY_RIGHT;
+    case InputKey::kUp:
+      return GLFW_KEY_UP;
+    case InputKey::kDown:
+      return GLFW_KEY_DOWN;
+    case InputKey::kSpace:
+      return GLFW_KEY_SPACE;
+    case InputKey::kPlus:
+      return GLFW_KEY_KP_ADD;
+    case InputKey::kMinus:
+      return GLFW_KEY_MINUS;
+    case InputKey::kA:
+      return GLFW_KEY_A;
+    case InputKey::kD:
+      return GLFW_KEY_D;
+    case InputKey::kF:
+      return GLFW_KEY_F;
+    case InputKey::kEscape:
+      return GLFW_KEY_ESCAPE;
+    case InputKey::kCount:
+      break;
+  }
+  return GLFW_KEY_UNKNOWN;
+}
+
 }  // namespace
+
+// Installed before ImGui's GLFW backend, which chains to it: every key event reaches both, and a
+// press is counted even when its release arrives before the next frame (ImGui 1.86 only keeps the
+// polled down state, which loses such taps).
+void Platform::OnKeyEvent(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
+  auto* self = static_cast<Platform*>(glfwGetWindowUserPointer(window));
+  if (!self || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
+  if (key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD) key = GLFW_KEY_KP_ADD;  // '+' with or without shift
+  if (key == GLFW_KEY_KP_SUBTRACT) key = GLFW_KEY_MINUS;
+  for (int k = 0; k < static_cast<int>(InputKey::kCount); ++k) {
+    if (GlfwKey(static_cast<InputKey>(k)) == key) self->taps_.Add(static_cast<InputKey>(k));
+  }
+}
 
 Platform::~Platform() {
   if (imgui_ready_) ImGui_ImplGlfw_Shutdown();
@@ -44,6 +89,8 @@ bool Platform::Init(int width, int height, const std::string& title, bool vsync,
   glfwSetWindowSize(window_, width, height);
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(vsync ? 1 : 0);
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetKeyCallback(window_, OnKeyEvent);  // before ImGui's backend, which chains to it
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) {
     error = "ImGui GLFW backend failed to initialise";
     return false;
@@ -52,9 +99,29 @@ bool Platform::Init(int width, int height, const std::string& title, bool vsync,
   return true;
 }
 
-void Platform::NewFrame() {
+void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
+  taps_.Clear();
   glfwPollEvents();
+  // A scripted click: pointer down on this frame, up on the next (ImGui sees a click), then gone.
+  if (release_pending_ > 0 && --release_pending_ == 0) script_mouse_.reset();
+  if (injected && injected->kind == InputEvent::Kind::kKey) {
+    const int key = GlfwKey(injected->key);
+    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_PRESS, 0);
+    if (char c = InputKeyChar(injected->key)) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
+    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_RELEASE, 0);
+  } else if (injected && injected->kind == InputEvent::Kind::kClick) {
+    script_mouse_ = std::make_pair(injected->x, injected->y);
+    ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
+    ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
+    release_pending_ = 2;
+  }
   ImGui_ImplGlfw_NewFrame();
+  // ImGui 1.86's backend polls the pointer position; a script step or headless parking replaces it.
+  if (script_mouse_) {
+    ImGui::GetIO().MousePos = ImVec2(script_mouse_->first, script_mouse_->second);
+  } else if (park_mouse) {
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  }
 }
 
 void Platform::SwapBuffers() { glfwSwapBuffers(window_); }

@@ -2,7 +2,11 @@
 // Platform glue: the GLFW window with an OpenGL 3.3 core context and ImGui's GLFW backend. No GL
 // drawing and no globals here; the renderer glue (gl_renderer.hpp) is separate.
 
+#include <optional>
 #include <string>
+#include <utility>
+
+#include "input_script.hpp"
 
 struct GLFWwindow;
 
@@ -20,8 +24,13 @@ class Platform {
   /// GLFW backend (ImGui's context must exist). Returns false and sets `error` to one line (e.g.
   /// "X11: The DISPLAY environment variable is missing") when no display or context is available.
   bool Init(int width, int height, const std::string& title, bool vsync, std::string& error);
-  /// Polls events and starts ImGui's platform frame.
-  void NewFrame();
+  /// Polls events (key taps of this frame are counted from the key callback, so a tap shorter
+  /// than a frame still counts), replays `injected` (a script step, or null) through the same
+  /// callbacks as real input, and starts ImGui's platform frame. `park_mouse`: the pointer hovers
+  /// nothing unless a script step holds it (headless runs).
+  void NewFrame(const InputEvent* injected, bool park_mouse);
+  /// Bound-key taps since the previous NewFrame.
+  const KeyTaps& taps() const { return taps_; }
   /// Presents the back buffer.
   void SwapBuffers();
   /// True once the user asked to close the window.
@@ -31,9 +40,14 @@ class Platform {
   GLFWwindow* window() const { return window_; }
 
  private:
+  static void OnKeyEvent(GLFWwindow* window, int key, int scancode, int action, int mods);
+
   GLFWwindow* window_ = nullptr;
   bool glfw_ready_ = false;
   bool imgui_ready_ = false;
+  KeyTaps taps_;
+  std::optional<std::pair<float, float>> script_mouse_;  // pointer held by a click step
+  int release_pending_ = 0;  // frames until a scripted click's pointer is released and parked
 };
 
 }  // namespace shardscope::app::gui

@@ -51,6 +51,8 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
     rt.header.world = world;
     rt.header.mesh_shape = mesh_shape;
     rt.header.mesh_dim_names = mesh.dim_names();
+    // One entry per mesh dim, "" when unnamed, as trace::Session writes them (the reader insists).
+    rt.header.mesh_dim_names.resize(mesh_shape.size());
     rt.header.backend = "plan-only";
     rt.header.host = "sandbox";
     model->ranks.push_back(std::move(rt));

@@ -49,6 +49,30 @@ std::string FormatInts(const std::vector<int64_t>& values) {
   return out + "]";
 }
 
+std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh& mesh) {
+  std::string out;
+  for (int64_t d : dims) {
+    const bool named = mesh.has_dim_names() && d >= 0 && d < mesh.ndim();
+    out += (out.empty() ? "" : ",") + (named ? mesh.dim_names()[static_cast<size_t>(d)] : std::to_string(d));
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices) {
+  // The CLI's FormatIndices (app/cli) prints the same notation; the GUI cannot link the CLI.
+  if (indices.empty()) return "()";
+  std::string out;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    std::string dim;
+    for (const engine::Interval& iv : indices[d]) {
+      if (iv.size() <= 0) continue;
+      dim += (dim.empty() ? "[" : "+[") + std::to_string(iv.begin) + "," + std::to_string(iv.end) + ")";
+    }
+    out += (d ? " x " : "") + (dim.empty() ? std::string("{}") : dim);
+  }
+  return out;
+}
+
 engine::Mesh MeshFromHeader(const trace::Header& header) {
   std::vector<std::string> names = header.mesh_dim_names;
   std::set<std::string> unique(names.begin(), names.end());
@@ -90,6 +114,7 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
       if (s.begin.step < 0 || s.begin.step >= static_cast<int64_t>(view.steps.size()) || !s.end) continue;
       auto& m = view.steps[static_cast<size_t>(s.begin.step)];
       double d = static_cast<double>(s.end->t_ns - s.begin.t_ns);
+      if (!m.measured_max_ns || d > *m.measured_max_ns) m.slowest_rank = rec->rank;
       m.measured_max_ns = std::max(m.measured_max_ns.value_or(0.0), d);
     }
     for (const trace::Collective& c : rec->collectives) {

@@ -22,6 +22,13 @@ std::string FormatTimeNs(double ns);
 /// "[2, 4, 8]".
 std::string FormatInts(const std::vector<int64_t>& values);
 
+/// Mesh dims as every panel names them: "dp,tp" when the mesh names its dims, else "0,1".
+std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh& mesh);
+
+/// A rank's global index ranges, "[0,4) x [2,3)+[5,6)" (dims joined by " x ", the intervals of a
+/// dim by "+", "{}" for none): the notation of `shardscope layout`.
+std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices);
+
 /// The engine mesh described by a trace header (dim names dropped unless all present and unique).
 /// Throws shardscope::Error(kInvalidInput) for an invalid shape.
 engine::Mesh MeshFromHeader(const trace::Header& header);
@@ -33,6 +40,7 @@ engine::Transform TransformFromStep(const trace::PlanStep& step, const std::stri
 struct StepMeasure {
   double predicted_us = 0.0;
   std::optional<double> measured_max_ns;  ///< slowest rank's step end - begin
+  int64_t slowest_rank = -1;              ///< the rank measured_max_ns comes from (lowest on a tie)
   int64_t bytes_sent = 0;                 ///< sum over ranks and collectives of the step
   int64_t collectives = 0;                ///< collective events of the step over ranks
 };

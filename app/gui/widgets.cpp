@@ -1,5 +1,6 @@
 #include "widgets.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <imgui_internal.h>
@@ -77,6 +78,20 @@ bool Splitter(const char* id, bool split_vertically, float thickness, float* siz
   bb.Max = ImVec2(bb.Min.x + size.x, bb.Min.y + size.y);
   return ImGui::SplitterBehavior(bb, gid, split_vertically ? ImGuiAxis_X : ImGuiAxis_Y, size1, size2, min1,
                                  min2, 0.0f);
+}
+
+float SplitterFraction(const char* id, bool split_vertically, float thickness, float total, float* fraction,
+                       float min1, float min2) {
+  const float room = std::max(0.0f, total - thickness);
+  // A window too small for both minima shares what there is in proportion to them.
+  const float lo = std::min(min1, room * min1 / std::max(1.0f, min1 + min2));
+  const float hi = std::max(lo, room - std::min(min2, room * min2 / std::max(1.0f, min1 + min2)));
+  float size1 = std::clamp(*fraction * total, lo, hi);
+  float size2 = room - size1;
+  if (Splitter(id, split_vertically, thickness, &size1, &size2, lo, room - hi))
+    ImGui::MarkIniSettingsDirty();  // remembered in imgui.ini (panel_sizes.hpp)
+  if (total > 0) *fraction = size1 / total;
+  return size1;
 }
 
 void SectionTitle(const char* title) {

@@ -26,6 +26,10 @@ void NotationText(const std::string& notation, int64_t step);
 /// Returns true while dragged.
 bool Splitter(const char* id, bool split_vertically, float thickness, float* size1, float* size2, float min1,
               float min2);
+/// A splitter whose first region is `*fraction` of `total` pixels (kept when the window resizes),
+/// clamped so both regions keep their minima when `total` allows; returns the first size in pixels.
+float SplitterFraction(const char* id, bool split_vertically, float thickness, float total, float* fraction,
+                       float min1, float min2);
 /// A bold-ish section title with a separator.
 void SectionTitle(const char* title);
 /// Text on a filled rectangle at `pos` (draw-list coordinates).

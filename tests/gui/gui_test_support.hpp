@@ -166,6 +166,17 @@ inline void CheckCanvas(const Image& img, const nlohmann::json& canvas,
   CHECK(checked >= min_ranks_checked);
 }
 
+// Runs the GUI with `args` plus --screenshot DIR/shot.png --geometry DIR/geo.json; requires exit 0
+// and returns the geometry.
+inline nlohmann::json Shoot(const fs::path& dir, const std::string& args) {
+  auto r = RunGui(
+      args + " --screenshot " + (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
+      dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return ReadJson(dir / "geo.json");
+}
+
 struct Case {
   engine::TensorSpec src, dst;
   engine::Plan plan;

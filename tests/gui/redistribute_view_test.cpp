@@ -145,3 +145,24 @@ TEST_CASE("the trace's order text round-trips through the engine's one parser", 
   CHECK_THROWS_WITH(engine::ParseShardOrderStr("S(0)[1]S(1)[0]RS(1)", p, "src_order"),
                     Catch::Contains("names S(1) on mesh dim 1"));
 }
+
+TEST_CASE("a step's measured time names its slowest rank", "[gui][view]") {
+  const trace::Model model = RunTraced(
+      "{\"mesh\": [4], \"tensors\": {\"x\": {\"shape\": [8, 4], \"placements\": \"S(0)\"}}, \"steps\": "
+      "[{\"redistribute\": \"x\", \"to\": \"R\"}]}",
+      Temp("slowest"));
+  const RedistributeView view = BuildRedistributeView(model, 0);
+  REQUIRE(view.steps.size() == 1);
+  // Definition: the rank with the largest end - begin of step 0 (the lowest such rank on a tie).
+  int64_t want = -1, longest = -1;
+  for (const trace::RedistributeRecord* rec : view.per_rank) {
+    for (const trace::StepRecord& s : rec->steps) {
+      if (s.begin.step != 0 || !s.end) continue;
+      const int64_t d = s.end->t_ns - s.begin.t_ns;
+      if (d > longest || (d == longest && rec->rank < want)) longest = d, want = rec->rank;
+    }
+  }
+  REQUIRE(want >= 0);
+  CHECK(view.steps[0].slowest_rank == want);
+  CHECK(*view.steps[0].measured_max_ns == static_cast<double>(longest));
+}

@@ -84,17 +84,20 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
     const trace::RedistributeBegin* c = sides_[1].view.first ? &sides_[1].view.first->begin : nullptr;
     steps_ = row ? DiffSteps(diff_, *row, b, c) : std::vector<DiffStepRow>{};
   }
+  // Not while loading: --step must survive until the diff exists.
   int64_t max_step = std::max<int64_t>(0, static_cast<int64_t>(steps_.size()) - 1);
-  step_ = std::clamp<int64_t>(step_, 0, max_step);
+  if (built_) step_ = std::clamp<int64_t>(step_, 0, max_step);
 }
 
-void DiffPanel::HandleKeys() {
-  auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); };
+void DiffPanel::HandleKeys(const KeyTaps& taps) {
   int64_t rows = static_cast<int64_t>(diff_.rows.size());
-  if (pressed(ImGuiKey_DownArrow) && selected_ + 1 < rows) ++selected_, step_ = 0, scroll_to_selected_ = true;
-  if (pressed(ImGuiKey_UpArrow) && selected_ > 0) --selected_, step_ = 0, scroll_to_selected_ = true;
-  if (pressed(ImGuiKey_RightArrow)) ++step_;  // clamped by the next Prepare
-  if (pressed(ImGuiKey_LeftArrow) && step_ > 0) --step_;
+  for (int i = 0; i < taps.Count(InputKey::kDown) && selected_ + 1 < rows; ++i)
+    ++selected_, step_ = 0, scroll_to_selected_ = true;
+  for (int i = 0; i < taps.Count(InputKey::kUp) && selected_ > 0; ++i)
+    --selected_, step_ = 0, scroll_to_selected_ = true;
+  const int64_t delta = taps.Count(InputKey::kRight) - taps.Count(InputKey::kLeft);
+  int64_t max_step = std::max<int64_t>(0, static_cast<int64_t>(steps_.size()) - 1);
+  if (delta != 0) step_ = std::clamp<int64_t>(step_ + delta, 0, max_step);
 }
 
 std::vector<DiffCanvasGeometry> DiffPanel::canvases() const {

@@ -12,6 +12,7 @@
 
 #include "app_state.hpp"
 #include "diff_view_model.hpp"
+#include "input_script.hpp"
 #include "panels/layout_panel.hpp"
 
 namespace shardscope::app::gui {
@@ -41,8 +42,8 @@ class DiffPanel {
                const std::string& candidate_label, GlRenderer* renderer);
   /// Draws the view into the current window's remaining region.
   void Draw();
-  /// Up/Down move between rows, Left/Right between steps.
-  void HandleKeys();
+  /// Up/Down move between rows, Left/Right between steps (every tap of the frame counts).
+  void HandleKeys(const KeyTaps& taps);
   /// Selects the row whose baseline id (else candidate id) is `id`, and step `step`; applied once
   /// the diff is built. -1 keeps the default (the first differing row).
   void Select(int64_t id, int64_t step) {

@@ -17,7 +17,8 @@ std::string Join(const std::vector<std::string>& parts) {
   return s;
 }
 
-void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight) {
+void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight,
+               const engine::Mesh& mesh) {
   ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable(id, 6, flags)) return;
@@ -37,7 +38,7 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
     ImGui::TableNextColumn();
     ImGui::Text("%zu", k);
     ImGui::TableNextColumn();
-    ImGui::Text("%s%s", FormatInts(s.mesh_dims).c_str(), s.flattened ? " flat" : "");
+    ImGui::Text("%s%s", FormatMeshDims(s.mesh_dims, mesh).c_str(), s.flattened ? " flat" : "");
     ImGui::TableNextColumn();
     ImGui::Text("%s -> %s", s.src.c_str(), s.dst.c_str());
     ImGui::TableNextColumn();
@@ -56,6 +57,7 @@ void InspectorPanel::Prepare(const ViewContext& /*ctx*/) {}
 
 void InspectorPanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
+  shows_ = view && view->first ? PanelShows{view->id, ctx.selection->step, -1} : PanelShows{};
   if (!view || !view->first) {
     ImGui::TextDisabled("No redistribute selected.");
     return;
@@ -125,11 +127,14 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   }
   if (steps > 0) {
     const trace::PlanStep& s = b.optimized_plan[static_cast<size_t>(sel.step)];
-    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatInts(s.mesh_dims).c_str(), s.src.c_str(), s.dst.c_str(),
-                s.comm.c_str(), s.flattened ? "  (flattened)" : "");
+    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view->mesh).c_str(),
+                s.src.c_str(), s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
     const StepMeasure& m = view->steps[static_cast<size_t>(sel.step)];
-    ImGui::Text("predicted %.1f us   measured %s (slowest rank)", m.predicted_us,
-                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-");
+    // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
+    const std::string slowest =
+        m.slowest_rank >= 0 ? " (slowest: r" + std::to_string(m.slowest_rank) + ")" : "";
+    ImGui::Text("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
+                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
     ImGui::Text("bytes sent %s in %lld collective calls",
                 FormatBytes(static_cast<double>(m.bytes_sent)).c_str(),
                 static_cast<long long>(m.collectives));
@@ -168,10 +173,10 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   if (!view->error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", view->error.c_str());
   ImGui::Spacing();
   ImGui::TextDisabled("optimized plan (executed)");
-  PlanTable("##optimized", b.optimized_plan, sel.step);
+  PlanTable("##optimized", b.optimized_plan, sel.step, view->mesh);
   if (b.raw_plan != b.optimized_plan) {
     ImGui::TextDisabled("raw plan (planner output)");
-    PlanTable("##raw", b.raw_plan, -1);
+    PlanTable("##raw", b.raw_plan, -1, view->mesh);
   }
 }
 
@@ -195,6 +200,8 @@ void RedistributeListPanel::Prepare(const ViewContext& ctx) {
 }
 
 void RedistributeListPanel::Draw(ViewContext& ctx) {
+  shows_ = {};
+  row_geometry_.clear();
   if (!ctx.model) {
     ImGui::TextDisabled("no trace loaded");
     return;
@@ -206,6 +213,8 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
   for (const Row& r : rows_) {
     if (filter_[0] == '\0' || r.text.find(filter_) != std::string::npos) shown.push_back(&r);
   }
+  shows_.redistribute_id = ctx.selection->redistribute_id;
+  if (shown.empty()) ImGui::TextDisabled(rows_.empty() ? "no redistributes in this trace" : "no matches");
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(shown.size()));
   while (clipper.Step()) {
@@ -217,6 +226,8 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
         ctx.selection->step = 0;
       }
       if (r.failed) ImGui::PopStyleColor();
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      row_geometry_.push_back({r.id, a.x, a.y, b.x, b.y});
     }
   }
   ImGui::EndChild();

@@ -36,7 +36,37 @@ std::string RankList(const std::vector<int64_t>& ranks, size_t max_shown = 24) {
   return s;
 }
 
+// Element indices at the shard boundaries of `breaks`, skipping labels that would overlap.
+void AxisLabels(ImDrawList* list, const std::vector<int64_t>& breaks, bool along_x, float origin, float other,
+                float scale) {
+  const ImU32 color = IM_COL32(170, 175, 185, 255);
+  float next_free = -1e9f;
+  for (int64_t b : breaks) {
+    const std::string text = std::to_string(b);
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    const float at = origin + static_cast<float>(b) * scale;
+    if (along_x) {
+      const float x = std::max(at - ts.x / 2, next_free);
+      if (x > at + 2 && b != breaks.back()) continue;
+      list->AddText(ImVec2(x, other - ts.y - 2), color, text.c_str());
+      next_free = x + ts.x + 4;
+    } else {
+      const float y = std::max(at - ts.y / 2, next_free);
+      if (y > at + 2 && b != breaks.back()) continue;
+      list->AddText(ImVec2(other - ts.x - 4, y), color, text.c_str());
+      next_free = y + ts.y;
+    }
+  }
+}
+
 }  // namespace
+
+void LayoutPanel::DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h) {
+  if (grid.num_col_segments() <= 256)
+    AxisLabels(list, grid.col_breaks, true, x0, y0, w / static_cast<float>(grid.cols));
+  if (grid.num_row_segments() <= 256)
+    AxisLabels(list, grid.row_breaks, false, y0, x0, h / static_cast<float>(grid.rows));
+}
 
 void LayoutPanel::Prepare(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
@@ -141,17 +171,63 @@ void LayoutPanel::Draw(ViewContext& ctx) {
     std::snprintf(label, sizeof label, "dim %d", d);
     if (ImGui::SliderInt(label, &v, 0, static_cast<int>(extent - 1))) slice_[static_cast<size_t>(d)] = v;
   }
+  ImGui::SameLine();
+  ImGui::Checkbox("[begin,end) table", &show_ranges_);
   for (const std::string& w : warnings_) ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", w.c_str());
   ImVec2 avail = ImGui::GetContentRegionAvail();
+  const int64_t world = static_cast<int64_t>(before_.layouts.size());
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  // The ranges table goes beside the canvases in a wide panel (square elements leave room there),
+  // below them otherwise.
+  const bool beside = show_ranges_ && avail.x >= 1000;
+  const float table_w = beside ? avail.x * 0.42f : 0;
+  const float table_h =
+      show_ranges_ && !beside
+          ? std::min(avail.y * 0.4f, line * static_cast<float>(std::min<int64_t>(world, 16) + 1) + 8)
+          : 0;
   float gap = 12.0f;
-  float width = std::max(120.0f, (avail.x - gap) * 0.5f);
+  float width = std::max(120.0f, (avail.x - table_w - gap * (beside ? 2 : 1)) * 0.5f);
   ImGui::BeginGroup();
-  DrawSide(ctx, before_, "before", width, avail.y);
+  DrawSide(ctx, before_, "before", width, avail.y - table_h);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
-  DrawSide(ctx, after_, "after", width, avail.y);
+  DrawSide(ctx, after_, "after", width, avail.y - table_h);
   ImGui::EndGroup();
+  if (beside) ImGui::SameLine(0, gap);
+  if (show_ranges_) DrawRanges(world);
+}
+
+void LayoutPanel::DrawRanges(int64_t world) {
+  // Each rank's global index ranges per tensor dim (a strided shard has several per dim).
+  ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                          ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  if (!ImGui::BeginTable("##ranges", 5, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("rank");
+  ImGui::TableSetupColumn("before: local shape");
+  ImGui::TableSetupColumn("before: global [begin,end) per dim");
+  ImGui::TableSetupColumn("after: local shape");
+  ImGui::TableSetupColumn("after: global [begin,end) per dim");
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(world));
+  while (clipper.Step()) {
+    for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      RankSwatch(r, world);
+      for (const Side* side : {&before_, &after_}) {
+        if (static_cast<size_t>(r) >= side->layouts.size()) break;
+        const engine::RankLayout& l = side->layouts[static_cast<size_t>(r)];
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(FormatInts(l.local_shape).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(FormatIndexRanges(l.indices).c_str());
+      }
+    }
+  }
+  ImGui::EndTable();
 }
 
 void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which, float width, float height) {
@@ -162,8 +238,11 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   ImGui::TextColored(ImVec4(1.0f, 0.82f, 0.25f, 1.0f), "%s", side.placements.c_str());
   float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.5f;
   ImVec2 origin = ImGui::GetCursorScreenPos();
-  float avail_w = width - 4,
-        avail_h = std::max(60.0f, height - ImGui::GetTextLineHeightWithSpacing() - legend_h);
+  // Index axes: element indices at every shard boundary, columns above, rows to the left.
+  const float axis_top = ImGui::GetTextLineHeight() + 3;
+  const float axis_left = ImGui::CalcTextSize(std::to_string(grid.rows).c_str()).x + 6;
+  float avail_w = width - 4 - axis_left,
+        avail_h = std::max(60.0f, height - ImGui::GetTextLineHeightWithSpacing() - legend_h - axis_top);
   if (grid.rows <= 0 || grid.cols <= 0) {
     ImGui::TextDisabled("empty tensor: nothing to draw");
     return;
@@ -172,38 +251,37 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   double s = std::min(avail_w / static_cast<double>(grid.cols), avail_h / static_cast<double>(grid.rows));
   float w = static_cast<float>(std::min<double>(avail_w, std::max(s * grid.cols, 48.0)));
   float h = static_cast<float>(std::min<double>(avail_h, std::max(s * grid.rows, 48.0)));
-  float x0 = origin.x + 2, y0 = origin.y + 2;
-  ImGui::Dummy(ImVec2(width, h + 4));
+  float x0 = origin.x + 2 + axis_left, y0 = origin.y + 2 + axis_top;
+  ImGui::Dummy(ImVec2(width, h + 4 + axis_top));
   ImDrawList* list = ImGui::GetWindowDrawList();
   auto px = [&](int64_t col) { return x0 + static_cast<float>(static_cast<double>(col) / grid.cols * w); };
   auto py = [&](int64_t row) { return y0 + static_cast<float>(static_cast<double>(row) / grid.rows * h); };
+  DrawAxes(list, grid, x0, y0, w, h);
 
   std::vector<Quad> quads;
   size_t nr = static_cast<size_t>(grid.num_row_segments()), nc = static_cast<size_t>(grid.num_col_segments());
   quads.reserve(nr * nc + 1);
   quads.push_back(MakeQuad(x0 - 1, y0 - 1, x0 + w + 1, y0 + h + 1, Rgb{70, 72, 80}));
   QuadStyle style = grid.partial ? QuadStyle::kHatch : QuadStyle::kSolid;
+  bool shared = false;
   for (size_t i = 0; i < nr; ++i) {
     float cy0 = py(grid.row_breaks[i]), cy1 = py(grid.row_breaks[i + 1]);
     for (size_t j = 0; j < nc; ++j) {
       float cx0 = px(grid.col_breaks[j]), cx1 = px(grid.col_breaks[j + 1]);
       const auto& holders = grid.holders[i * nc + j];
-      if (holders.empty()) {
-        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1, kCanvasColor));
+      if (holders.size() <= 1) {
+        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1,
+                                 holders.empty() ? kCanvasColor : RankColor(holders[0], world),
+                                 holders.empty() ? QuadStyle::kSolid : style));
         continue;
       }
-      // Replicated cells show every holder as a vertical band of its colour, repeated in every
-      // element when elements are wide enough, so "all of them hold all of it" reads at a glance.
-      size_t bands = std::min<size_t>(holders.size(), 32);
-      bool per_element = bands > 1 && w / static_cast<float>(grid.cols) >= 6.0f * static_cast<float>(bands);
-      int64_t e0 = per_element ? grid.col_breaks[j] : 0, e1 = per_element ? grid.col_breaks[j + 1] : 1;
-      for (int64_t e = e0; e < e1; ++e) {
-        float ex0 = per_element ? px(e) : cx0, ex1 = per_element ? px(e + 1) : cx1;
-        float bw = (ex1 - ex0) / static_cast<float>(bands);
-        for (size_t k = 0; k < bands; ++k) {
-          quads.push_back(MakeQuad(ex0 + bw * k, cy0, k + 1 == bands ? ex1 : ex0 + bw * (k + 1), cy1,
-                                   RankColor(holders[k], world), style));
-        }
+      // Several holders (Replicate, or Partial over several ranks): the whole cell shows each
+      // holder's colour on anti-diagonal bands, never axis-aligned stripes that read as shards.
+      shared = true;
+      const int bands = static_cast<int>(std::min<size_t>(holders.size(), 32));
+      for (int k = 0; k < bands; ++k) {
+        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1, RankColor(holders[static_cast<size_t>(k)], world),
+                                 QuadStyle::kReplica, ReplicaParam(k, bands, grid.partial)));
       }
     }
   }
@@ -239,7 +317,7 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
       float cx0 = px(grid.col_breaks[j]), cy0 = py(grid.row_breaks[i]);
       float cw = px(grid.col_breaks[j + 1]) - cx0, ch = py(grid.row_breaks[i + 1]) - cy0;
       if (cw < 16) continue;
-      std::string text = HolderLabel(holders);
+      std::string text = (holders.size() > 1 ? (grid.partial ? "P " : "R ") : "") + HolderLabel(holders);
       ImVec2 ts = ImGui::CalcTextSize(text.c_str());
       if (ts.x + 6 > cw || ts.y + 4 > ch) continue;
       LabelBox(list, ImVec2(cx0 + 4, cy0 + 3), text, IM_COL32(0, 0, 0, 150), IM_COL32(255, 255, 255, 255));
@@ -247,7 +325,7 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
     }
   }
   geometry_.push_back(CanvasGeometry{which, x0, y0, x0 + w, y0 + h, grid.row_dim, grid.col_dim, grid.rows,
-                                     grid.cols, ctx.selection->redistribute_id, ctx.selection->step, slice_});
+                                     grid.cols, key_id_, key_step_, slice_});
 
   // Hover: which ranks hold the element and where in their local shard.
   ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -273,7 +351,11 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
     ImGui::EndTooltip();
   }
 
-  // Legend: partial, empty shards, ranks outside the slice.
+  // Legend: replicas, partial, empty shards, ranks outside the slice.
+  if (shared) {
+    ImGui::TextDisabled("diagonal bands = held by several ranks (%s), one band colour per holder",
+                        grid.partial ? "partial values" : "replicas");
+  }
   if (grid.partial)
     ImGui::TextColored(ImVec4(0.9f, 0.7f, 1.0f, 1), "hatched = partial: %s", grid.partial_text.c_str());
   if (!grid.empty_ranks.empty()) ImGui::Text("empty shards: %s", RankList(grid.empty_ranks).c_str());

@@ -11,6 +11,8 @@
 #include "shardscope/engine/core/layout.hpp"
 #include "view_model.hpp"
 
+struct ImDrawList;
+
 namespace shardscope::app::gui {
 
 /// Where a layout canvas landed on screen in the last Draw (for --geometry and the tests).
@@ -33,6 +35,8 @@ class LayoutPanel {
   void Draw(ViewContext& ctx);
   /// Canvases drawn by the last Draw.
   const std::vector<CanvasGeometry>& geometry() const { return geometry_; }
+  /// The redistribute and step whose layouts the panel holds.
+  PanelShows shows() const { return key_model_ ? PanelShows{key_id_, key_step_, -1} : PanelShows{}; }
   /// Chooses the projected dims (-1 for none); clamped on the next Prepare.
   void SetViewDims(int row_dim, int col_dim) {
     row_dim_ = row_dim;
@@ -47,12 +51,15 @@ class LayoutPanel {
     LayoutGrid grid;
   };
   void DrawSide(ViewContext& ctx, const Side& side, const char* which, float width, float height);
+  static void DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h);
+  void DrawRanges(int64_t world);
 
   const void* key_model_ = nullptr;
   int64_t key_id_ = -2, key_step_ = -1;
   int key_row_ = -2, key_col_ = -2;
   std::vector<int64_t> key_slice_;
   int row_dim_ = 0, col_dim_ = 1;
+  bool show_ranges_ = true;
   std::vector<int64_t> slice_;
   Side before_, after_;
   std::vector<std::string> warnings_;

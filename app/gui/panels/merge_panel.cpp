@@ -11,12 +11,12 @@ namespace shardscope::app::gui {
 void MergePanel::Prepare(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->first) {
-    key_view_ = nullptr;
+    key_model_ = nullptr, key_id_ = -1;
     merged_.clear();
     return;
   }
-  if (key_view_ == view && key_focus_ == ctx.selection->focus_rank) return;
-  key_view_ = view, key_focus_ = ctx.selection->focus_rank;
+  if (key_model_ == ctx.model && key_id_ == view->id && key_focus_ == ctx.selection->focus_rank) return;
+  key_model_ = ctx.model, key_id_ = view->id, key_focus_ = ctx.selection->focus_rank;
   merged_.clear();
   const auto& b = view->first->begin;
   // A flattened step replaced the raw transforms with the same src -> dst whose mesh dims it
@@ -53,6 +53,7 @@ void MergePanel::Prepare(const ViewContext& ctx) {
 
 void MergePanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
+  shows_ = {key_id_, key_id_ >= 0 ? ctx.selection->step : -1, -1};
   if (!view || !view->first) {
     ImGui::TextDisabled("No redistribute selected.");
     return;
@@ -66,13 +67,13 @@ void MergePanel::Draw(ViewContext& ctx) {
     bool current = static_cast<int64_t>(m.step) == ctx.selection->step;
     ImGui::TextColored(current ? ImVec4(1, 0.82f, 0.25f, 1) : ImVec4(0.6f, 0.9f, 0.6f, 1),
                        "merged: step %zu  %s -> %s  %s over mesh dims %s", m.step, s.src.c_str(),
-                       s.dst.c_str(), s.comm.c_str(), FormatInts(s.mesh_dims).c_str());
+                       s.dst.c_str(), s.comm.c_str(), FormatMeshDims(s.mesh_dims, view->mesh).c_str());
     ImGui::Indent();
     for (size_t r : m.replaced) {
       const trace::PlanStep& raw = b.raw_plan[r];
       ImGui::BulletText("replaced raw #%zu: mesh dims %s  %s -> %s  %s  %.1f us", r,
-                        FormatInts(raw.mesh_dims).c_str(), raw.src.c_str(), raw.dst.c_str(), raw.comm.c_str(),
-                        raw.cost_us);
+                        FormatMeshDims(raw.mesh_dims, view->mesh).c_str(), raw.src.c_str(), raw.dst.c_str(),
+                        raw.comm.c_str(), raw.cost_us);
     }
     ImGui::Text("flattened group of r%lld: %s", static_cast<long long>(ctx.selection->focus_rank),
                 FormatInts(m.group).c_str());
@@ -88,8 +89,8 @@ void MergePanel::Draw(ViewContext& ctx) {
                        b.skipped_merges.size() == 1 ? "" : "s");
   }
   for (const trace::SkippedMerge& s : b.skipped_merges) {
-    ImGui::BulletText("%s over mesh dims %s: %s", s.comm.c_str(), FormatInts(s.mesh_dims).c_str(),
-                      s.reason.c_str());
+    ImGui::BulletText("%s over mesh dims %s: %s", s.comm.c_str(),
+                      FormatMeshDims(s.mesh_dims, view->mesh).c_str(), s.reason.c_str());
     if (!s.hint.empty()) {
       ImGui::Indent();
       ImGui::PushTextWrapPos(0.0f);

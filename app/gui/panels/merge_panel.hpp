@@ -16,6 +16,8 @@ class MergePanel {
   void Prepare(const ViewContext& ctx);
   /// Draws merged steps and skipped merges.
   void Draw(ViewContext& ctx);
+  /// The redistribute whose merges the panel holds and the step it highlights.
+  PanelShows shows() const { return shows_; }
 
  private:
   struct Merged {
@@ -23,8 +25,11 @@ class MergePanel {
     std::vector<size_t> replaced;  ///< indices into raw_plan
     std::vector<int64_t> group;    ///< the focus rank's flattened group
   };
-  const void* key_view_ = nullptr;
+  // Keyed on the model and the id, never on the view's address (rebuilt in place by the app).
+  const trace::Model* key_model_ = nullptr;
+  int64_t key_id_ = -1;
   int64_t key_focus_ = -1;
+  PanelShows shows_;
   std::vector<Merged> merged_;
 };
 

@@ -47,14 +47,16 @@ BytesMatrix ComputeBytesMatrix(const RedistributeView& view, int64_t world, int6
 void MeshPanel::Prepare(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->ok()) {
-    key_view_ = nullptr;
+    key_model_ = nullptr, key_id_ = -1, key_step_ = -1;
     return;
   }
-  if (key_view_ == view && key_step_ == ctx.selection->step && key_focus_ == ctx.selection->focus_rank &&
+  if (key_model_ == ctx.model && key_id_ == view->id && key_step_ == ctx.selection->step &&
+      key_focus_ == ctx.selection->focus_rank &&
       static_cast<int64_t>(group_of_.size()) == view->mesh.size()) {
     return;
   }
-  key_view_ = view, key_step_ = ctx.selection->step, key_focus_ = ctx.selection->focus_rank;
+  key_model_ = ctx.model, key_id_ = view->id, key_step_ = ctx.selection->step,
+  key_focus_ = ctx.selection->focus_rank;
   step_dims_.clear();
   if (view->num_steps() > 0) {
     for (int64_t d : view->first->begin.optimized_plan[static_cast<size_t>(ctx.selection->step)].mesh_dims) {
@@ -94,41 +96,68 @@ void MeshPanel::Draw(ViewContext& ctx) {
   if (step_dims_.empty()) {
     ImGui::TextDisabled("(no step)");
   } else {
-    std::string dims;
-    for (int d : step_dims_) {
-      dims += (dims.empty() ? "" : ",") +
-              (mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : std::to_string(d));
-    }
-    ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s",
-                static_cast<long long>(ctx.selection->step), step_dims_.size() > 1 ? "s" : "", dims.c_str(),
+    const std::string dims = FormatMeshDims(std::vector<int64_t>(step_dims_.begin(), step_dims_.end()), mesh);
+    ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s", static_cast<long long>(key_step_),
+                step_dims_.size() > 1 ? "s" : "", dims.c_str(),
                 static_cast<long long>(ctx.selection->focus_rank), FormatInts(focus_group_).c_str());
   }
   ImGui::TextDisabled("click a rank to focus it; highlighted = its group for this step; arrows = bytes sent");
 
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float half = avail.x * 0.5f - 8;
-  // Mesh grid: the last mesh dim along x, all leading dims folded along y.
-  int64_t cols = mesh.size(mesh.ndim() - 1);
-  int64_t rows = world / std::max<int64_t>(1, cols);
-  float cell =
-      std::max(2.0f, std::min(half / static_cast<float>(cols), (avail.y - 24) / static_cast<float>(rows)));
+  // Mesh grid: the last mesh dim along x, the one before along y; beyond 2-D one such grid per
+  // coordinate of the leading dims (small multiples, each titled "pp=0"), never folded together.
+  auto dim_name = [&](int d) {
+    return mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : "dim " + std::to_string(d);
+  };
+  const int nd = mesh.ndim();
+  const int64_t cols = mesh.size(nd - 1);
+  const int64_t rows = nd >= 2 ? mesh.size(nd - 2) : 1;
+  const int64_t blocks = world / std::max<int64_t>(1, rows * cols);
+  const int64_t per_line =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(blocks)))));
+  const int64_t lines = (blocks + per_line - 1) / per_line;
+  const float gap = blocks > 1 ? 14.0f : 0.0f, title_h = blocks > 1 ? ImGui::GetTextLineHeight() + 2 : 0.0f;
+  ImGui::TextDisabled("x: %s%s", dim_name(nd - 1).c_str(),
+                      nd >= 2 ? ("   y: " + dim_name(nd - 2)).c_str() : "");
+  avail = ImGui::GetContentRegionAvail();
+  float cell = std::max(
+      2.0f, std::min((half - gap * static_cast<float>(per_line - 1)) / static_cast<float>(cols * per_line),
+                     (avail.y - 24 - (gap + title_h) * static_cast<float>(lines)) /
+                         static_cast<float>(rows * lines)));
   cell = std::min(cell, 140.0f);
   ImVec2 o = ImGui::GetCursorScreenPos();
+  // Top-left corner of rank r's cell.
+  auto corner = [&](int64_t r) {
+    const int64_t b = r / (rows * cols), w = r % (rows * cols);
+    const float bx = static_cast<float>(b % per_line) * (static_cast<float>(cols) * cell + gap);
+    const float by =
+        static_cast<float>(b / per_line) * (static_cast<float>(rows) * cell + gap + title_h) + title_h;
+    return ImVec2(o.x + bx + static_cast<float>(w % cols) * cell,
+                  o.y + by + static_cast<float>(w / cols) * cell);
+  };
   ImGui::InvisibleButton("##mesh_grid", ImVec2(std::max(half, 10.0f), std::max(10.0f, avail.y - 4)));
   bool grid_hovered = ImGui::IsItemHovered();
   bool grid_clicked = ImGui::IsItemClicked();
   ImDrawList* list = ImGui::GetWindowDrawList();
   std::vector<Quad> quads;
   auto centre = [&](int64_t r) {
-    int64_t row = r / cols, col = r % cols;
-    return ImVec2(o.x + (col + 0.5f) * cell, o.y + (row + 0.5f) * cell);
+    const ImVec2 c = corner(r);
+    return ImVec2(c.x + 0.5f * cell, c.y + 0.5f * cell);
   };
   for (int64_t r = 0; r < world; ++r) {
-    int64_t row = r / cols, col = r % cols;
+    const ImVec2 c = corner(r);
     bool in_focus = std::find(focus_group_.begin(), focus_group_.end(), r) != focus_group_.end();
-    quads.push_back(MakeQuad(o.x + col * cell + 1, o.y + row * cell + 1, o.x + (col + 1) * cell - 1,
-                             o.y + (row + 1) * cell - 1, RankColor(r, world), QuadStyle::kMeshCell,
-                             in_focus || focus_group_.empty() ? 1.0f : 0.0f));
+    quads.push_back(MakeQuad(c.x + 1, c.y + 1, c.x + cell - 1, c.y + cell - 1, RankColor(r, world),
+                             QuadStyle::kMeshCell, in_focus || focus_group_.empty() ? 1.0f : 0.0f));
+  }
+  for (int64_t b = 0; b < blocks && blocks > 1; ++b) {  // small multiple titles: "pp=0, dp=1"
+    const std::vector<int64_t> coord = mesh.Coordinate(b * rows * cols);
+    std::string title;
+    for (int d = 0; d + 2 < nd; ++d)
+      title += (d ? ", " : "") + dim_name(d) + "=" + std::to_string(coord[static_cast<size_t>(d)]);
+    const ImVec2 c = corner(b * rows * cols);
+    list->AddText(ImVec2(c.x, c.y - title_h), IM_COL32(170, 175, 185, 255), title.c_str());
   }
   if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
   if (cell >= 28) {
@@ -154,6 +183,9 @@ void MeshPanel::Draw(ViewContext& ctx) {
     }
     std::sort(pairs.begin(), pairs.end(),
               [&](auto a, auto b) { return matrix_.At(a.first, a.second) > matrix_.At(b.first, b.second); });
+    // Arrows read for pairwise and ring-like steps; a step where ranks talk to many peers shows
+    // its groups (highlight, g labels) and the matrix instead of a scribble of arrows.
+    if (static_cast<int64_t>(pairs.size()) > world) pairs.clear();
     if (pairs.size() > kMaxArrows) pairs.resize(kMaxArrows);
     for (auto [i, j] : pairs) {
       ImVec2 a = centre(i), b = centre(j);
@@ -173,9 +205,12 @@ void MeshPanel::Draw(ViewContext& ctx) {
   }
   if (grid_hovered) {
     ImVec2 m = ImGui::GetIO().MousePos;
-    int64_t col = static_cast<int64_t>((m.x - o.x) / cell), row = static_cast<int64_t>((m.y - o.y) / cell);
-    if (col >= 0 && col < cols && row >= 0 && row < rows) {
-      int64_t r = row * cols + col;
+    int64_t r = -1;
+    for (int64_t k = 0; k < world && r < 0; ++k) {
+      const ImVec2 c = corner(k);
+      if (m.x >= c.x && m.x < c.x + cell && m.y >= c.y && m.y < c.y + cell) r = k;
+    }
+    if (r >= 0) {
       ImGui::BeginTooltip();
       RankSwatch(r, world);
       ImGui::Text("coordinate %s", FormatInts(mesh.Coordinate(r)).c_str());

@@ -28,9 +28,14 @@ class MeshPanel {
   void Prepare(const ViewContext& ctx);
   /// Draws the mesh grid and the bytes matrix side by side.
   void Draw(ViewContext& ctx);
+  /// The redistribute and step whose groups and bytes the panel holds.
+  PanelShows shows() const { return {key_id_, key_step_, -1}; }
 
  private:
-  const void* key_view_ = nullptr;
+  // Keyed on the model and the id, never on the view's address: the app rebuilds its one view in
+  // place when the selection changes.
+  const trace::Model* key_model_ = nullptr;
+  int64_t key_id_ = -1;
   int64_t key_step_ = -1, key_focus_ = -1;
   std::vector<int> step_dims_;
   std::vector<int64_t> group_of_;  ///< per rank: index of its group for the step's mesh dims

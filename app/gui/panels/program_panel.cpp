@@ -65,6 +65,7 @@ void ProgramPanel::Draw(ViewContext& ctx) {
   metrics_.char_w = ImGui::CalcTextSize("M").x;
   metrics_.line_h = ImGui::GetTextLineHeight() + 2.0f;
   geometry_.clear();
+  shows_ = {};
   if (view_.nodes.empty()) {
     ImGui::TextDisabled(ctx.model ? "This trace has no ops (run a program file: docs/program.md)."
                                   : "No trace loaded.");
@@ -85,6 +86,7 @@ void ProgramPanel::Draw(ViewContext& ctx) {
     }
   }
   if (sel.op_id < 0 || view_.NodeOfOp(sel.op_id) < 0) sel.op_id = view_.op_ids.front();
+  shows_ = {seen_redistribute_, -1, sel.op_id};
 
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float details_w = std::clamp(avail.x * 0.38f, 300.0f, 620.0f);

@@ -35,6 +35,8 @@ class ProgramPanel {
   const ProgramView& view() const { return view_; }
   /// What the last Draw put on screen, in framebuffer pixels (visible items only).
   const std::vector<ProgramItemGeometry>& geometry() const { return geometry_; }
+  /// The op whose details the last Draw showed and the redistribute it followed.
+  PanelShows shows() const { return shows_; }
 
  private:
   void DrawGraph(ViewContext& ctx);
@@ -47,6 +49,7 @@ class ProgramPanel {
   int64_t seen_redistribute_ = -2;  ///< follows selections made in other panels
   bool scroll_to_selection_ = false;
   std::vector<ProgramItemGeometry> geometry_;
+  PanelShows shows_;
 };
 
 }  // namespace shardscope::app::gui

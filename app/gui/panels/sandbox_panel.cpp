@@ -64,7 +64,9 @@ SandboxPanel::Request SandboxPanel::MakeRequest() const {
 }
 
 void SandboxPanel::PlanOnly() {
+  // A new attempt replaces the previous outcome: no stale success line beside a new error.
   error_.clear();
+  summary_.clear();
   try {
     Request req = MakeRequest();
     auto model = ModelFromPlans({{"sandbox", req.src, req.dst, req.options}}, "sandbox (plan only)");
@@ -80,8 +82,9 @@ void SandboxPanel::PlanOnly() {
 }
 
 void SandboxPanel::RunLocal() {
-  error_.clear();
   if (running_.valid()) return;
+  error_.clear();
+  summary_.clear();
   try {
     Request req = MakeRequest();
     program::Scenario scenario;
@@ -127,6 +130,7 @@ void SandboxPanel::Prepare() {
     result_ = model;
   } catch (const std::exception& e) {
     error_ = e.what();
+    summary_.clear();
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include <imgui.h>
 
@@ -84,19 +86,114 @@ TimelineData BuildTimeline(const trace::Model& model) {
 }
 
 void TimelinePanel::Prepare(const ViewContext& ctx) {
+  PrepareCursor(ctx);
   if (ctx.model == key_model_) return;
   key_model_ = ctx.model;
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
+  kinds_.clear();
+  if (ctx.model) {
+    for (const trace::RedistributeRecord& rec : ctx.model->redistributes) {
+      for (const trace::Collective& c : rec.collectives) {
+        if (std::find(kinds_.begin(), kinds_.end(), c.kind) == kinds_.end()) kinds_.push_back(c.kind);
+      }
+    }
+    std::sort(kinds_.begin(), kinds_.end());
+  }
   view_start_ = 0;
   view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
   scroll_y_ = 0;
 }
 
+void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
+  const RedistributeView* view = ctx.redistribute;
+  const int64_t id = view ? view->id : -1, step = ctx.selection ? ctx.selection->step : -1;
+  if (cursor_model_ == ctx.model && cursor_id_ == id && cursor_step_ == step) return;
+  cursor_model_ = ctx.model, cursor_id_ = id, cursor_step_ = step;
+  has_cursor_ = false;
+  flows_.clear();
+  if (!view || !ctx.model) return;
+  std::vector<int64_t> offset(static_cast<size_t>(std::max<int64_t>(ctx.model->world, 0)), 0);
+  for (const trace::RankTrace& r : ctx.model->ranks) {
+    if (r.header.rank >= 0 && r.header.rank < ctx.model->world)
+      offset[static_cast<size_t>(r.header.rank)] = r.header.clock.offset_ns;
+  }
+  int64_t first_enter = std::numeric_limits<int64_t>::max(), last_enter = std::numeric_limits<int64_t>::min();
+  int64_t last_leave = std::numeric_limits<int64_t>::min();
+  std::map<std::vector<int64_t>, size_t> flow_of_group;
+  for (const trace::RedistributeRecord* rec : view->per_rank) {
+    if (rec->rank < 0 || rec->rank >= ctx.model->world) continue;
+    const int64_t off = offset[static_cast<size_t>(rec->rank)];
+    // One collective across its ranks: each member's first collective of the step, by group.
+    for (const trace::Collective& c : rec->collectives) {
+      if (c.step != step) continue;
+      auto [it, added] = flow_of_group.try_emplace(c.group, flows_.size());
+      if (added) flows_.emplace_back();
+      flows_[it->second].push_back({rec->rank, c.start_ns + off});
+      break;
+    }
+    for (const trace::StepRecord& s : rec->steps) {
+      if (s.begin.step != step) continue;
+      first_enter = std::min(first_enter, s.begin.t_ns + off);
+      last_enter = std::max(last_enter, s.begin.t_ns + off);
+      last_leave = std::max(last_leave, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
+    }
+  }
+  if (first_enter > last_leave) return;
+  has_cursor_ = true;
+  cursor_t0_ = first_enter, cursor_t1_ = last_leave, cursor_last_enter_ = last_enter;
+}
+
+void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, float top, float bottom,
+                                        float axis_y, double view_start, double span, float lane_h,
+                                        float scroll_y) const {
+  const float plot_w = std::max(1.0f, x1 - x0);
+  auto to_x = [&](int64_t t) {
+    return x0 + static_cast<float>((static_cast<double>(t - data_.t0) - view_start) / span * plot_w);
+  };
+  if (has_cursor_) {
+    list->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
+    const float a = std::clamp(to_x(cursor_t0_), x0, x1), b = std::clamp(to_x(cursor_t1_), x0, x1);
+    const float skew = std::clamp(to_x(cursor_last_enter_), x0, x1);
+    list->AddRectFilled(ImVec2(a, top), ImVec2(std::max(b, a + 1), bottom), IM_COL32(235, 200, 90, 28));
+    // Skew: from the first rank entering the step to the last; wide = a straggler held the others.
+    if (skew > a + 1) list->AddRectFilled(ImVec2(a, top), ImVec2(skew, bottom), IM_COL32(240, 80, 80, 40));
+    list->AddLine(ImVec2(a, top), ImVec2(a, bottom), IM_COL32(235, 200, 90, 220), 1.5f);
+    list->AddLine(ImVec2(b, top), ImVec2(b, bottom), IM_COL32(235, 200, 90, 120), 1.0f);
+    // Flow lines through each collective's start on its ranks' lanes: a kink is a late rank.
+    if (lane_h >= 4 && flows_.size() <= 512) {
+      for (const auto& flow : flows_) {
+        for (size_t k = 1; k < flow.size() && flow.size() <= 256; ++k) {
+          auto at = [&](const std::pair<int64_t, int64_t>& p) {
+            return ImVec2(to_x(p.second), top + (static_cast<float>(p.first) + 0.75f) * lane_h - scroll_y);
+          };
+          list->AddLine(at(flow[k - 1]), at(flow[k]), IM_COL32(255, 255, 255, 150), 1.0f);
+        }
+      }
+    }
+    const std::string label = "step " + std::to_string(cursor_step_);
+    list->AddText(ImVec2(a + 3, top + 1), IM_COL32(235, 200, 90, 255), label.c_str());
+    list->PopClipRect();
+  }
+  // Legend of the collective colours, right-aligned in the axis row.
+  float x = x1 - 18;  // clear of the window edge and its scrollbar
+  for (auto it = kinds_.rbegin(); it != kinds_.rend(); ++it) {
+    const ImVec2 ts = ImGui::CalcTextSize(it->c_str());
+    x -= ts.x;
+    list->AddRectFilled(ImVec2(x - 2, axis_y + 1), ImVec2(x + ts.x + 2, axis_y + ts.y + 1),
+                        PackAbgr(CollectiveKindColor(*it)));
+    list->AddText(ImVec2(x, axis_y + 1), ContrastText(CollectiveKindColor(*it)), it->c_str());
+    x -= 10;
+  }
+}
+
 void TimelinePanel::Draw(ViewContext& ctx) {
+  shows_ = {};
   if (!ctx.model) {
     ImGui::TextDisabled("no trace loaded");
     return;
   }
+  shows_ = {ctx.selection->redistribute_id,
+            has_cursor_ && cursor_id_ == ctx.selection->redistribute_id ? cursor_step_ : -1, -1};
   ImGuiIO& io = ImGui::GetIO();
   ImVec2 origin = ImGui::GetCursorScreenPos();
   ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -239,6 +336,8 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     }
   }
   ImGui::PopClipRect();
+  DrawCursorAndLegend(list, x0, x1, y0, origin.y + avail.y, origin.y + 2, view_start_, span, lane_h,
+                      scroll_y_);
 
   if (hit) {
     const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];

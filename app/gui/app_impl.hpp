@@ -1,0 +1,130 @@
+#pragma once
+// The App class behind RunApp (private to app/gui): app.cpp has the main loop, selection, keys and
+// screenshots; app_windows.cpp the menu bar and the main window's panel arrangement.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "app_state.hpp"
+#include "gallery_window.hpp"
+#include "geometry_json.hpp"
+#include "gl_renderer.hpp"
+#include "panel_sizes.hpp"
+#include "panels/diff_panel.hpp"
+#include "panels/error_panel.hpp"
+#include "panels/flight_panel.hpp"
+#include "panels/inspector_panel.hpp"
+#include "panels/layout_panel.hpp"
+#include "panels/merge_panel.hpp"
+#include "panels/mesh_panel.hpp"
+#include "panels/program_panel.hpp"
+#include "panels/sandbox_panel.hpp"
+#include "panels/timeline_panel.hpp"
+#include "platform_glfw.hpp"
+#include "trace_loader.hpp"
+
+namespace shardscope::app::gui {
+
+inline constexpr int kSettleFrames = 4;  // ImGui needs a few frames before sizes and auto-fit settle
+
+class App {
+ public:
+  explicit App(const AppOptions& options) : options_(options) {}
+  int Run();
+
+ private:
+  struct Entry {
+    std::string label;
+    std::shared_ptr<const trace::Model> model;
+  };
+
+  void Frame();
+  void PollLoaders();
+  void SyncSelection();
+  void HandleKeys(double dt);
+  void PrepareAll();
+  void DrawMenuBar();
+  void DrawCompareMenu();
+  void DrawHelp();
+  void StartDiff(int baseline, int candidate);
+  void DrawMain();
+  void DrawFocused(const std::string& view);
+  void DrawTimelineOrProgram();
+  void DrawLoading();
+  bool Ready() const;
+  const InputEvent* NextScriptEvent();
+  bool ScriptSettled() const;
+  void RecordPanel(const char* name, PanelShows shows);
+  template <class P>
+  void DrawPanel(const char* title, const char* name, P& panel);
+  int Capture();
+  const trace::Model* ActiveModel() const { return TraceModel(active_); }
+  const trace::Model* TraceModel(int index) const {
+    return index >= 0 && index < static_cast<int>(traces_.size())
+               ? traces_[static_cast<size_t>(index)].model.get()
+               : nullptr;
+  }
+
+  AppOptions options_;
+  std::unique_ptr<Platform> platform_;
+  std::unique_ptr<GlRenderer> renderer_;
+  std::vector<std::unique_ptr<TraceLoader>> loaders_;
+  std::map<const TraceLoader*, int> loader_side_;  // loads for the diff view: 0 baseline, 1 candidate
+  std::vector<Entry> traces_;
+  int active_ = -1;
+  std::vector<LoadFailure> failures_;
+  Selection selection_;
+  RedistributeView view_;
+  const void* view_model_ = nullptr;
+  // Per active model: RedistributeIds() walks every record, far too slow to call per frame at 1M events.
+  const void* ids_model_ = nullptr;
+  std::vector<int64_t> ids_;
+  std::string mesh_text_;
+  int64_t view_id_ = -2;
+  ViewContext ctx_;
+
+  ErrorPanel errors_;
+  RedistributeListPanel list_;
+  InspectorPanel inspector_;
+  TimelinePanel timeline_;
+  LayoutPanel layout_;
+  MeshPanel mesh_;
+  MergePanel merge_;
+  ProgramPanel program_;
+  FlightPanel flight_;
+  const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
+  SandboxPanel sandbox_;
+  GalleryWindow gallery_;
+  DiffPanel diff_;
+  bool diff_mode_ = false;        // the main window shows the diff view
+  int diff_trace_[2] = {-1, -1};  // indices into traces_ of baseline and candidate
+  std::string diff_label_[2];     // their paths (shown while loading or after a failure)
+  char compare_path_[512] = {};   // File > Compare with: a path to load as candidate
+  bool show_gallery_ = false, show_sandbox_ = false;
+  bool selection_applied_ = false;
+  bool bad_selection_ = false;    ///< --select/--select-op named an id the trace lacks: exit 2
+  bool sandbox_pending_ = false;  // --sandbox-run started and its trace not yet opened
+
+  // Panel sizes as fractions of their region, so that a smaller window shrinks every panel instead
+  // of squeezing the last ones to their title bars; remembered in imgui.ini.
+  PanelSizes sizes_;
+  double play_accum_ = 0;
+  std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
+  int ready_frames_ = 0;
+  size_t script_next_ = 0;             // next --keys step to replay
+  int script_wait_ = 0;                // frames before the next step (a click spans press, release, leave)
+  int since_script_ = 0;               // frames since the last replayed step
+  std::vector<PanelGeometry> panels_;  // panels drawn this frame and what they show
+  // When the app started and when the first frame with every trace loaded was drawn (--bench-frames).
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double first_ready_s_ = -1;
+  double first_frame_s_ = -1;
+  int fb_w_ = 0, fb_h_ = 0;
+  double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
+};
+
+}  // namespace shardscope::app::gui

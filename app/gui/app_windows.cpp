@@ -1,0 +1,253 @@
+#include "app_impl.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "widgets.hpp"
+
+// The menu bar (File, View, Help) and the arrangement of the panels in the main window.
+
+namespace shardscope::app::gui {
+
+template <class P>
+void App::DrawPanel(const char* title, const char* name, P& panel) {
+  if (title) SectionTitle(title);
+  panel.Draw(ctx_);
+  RecordPanel(name, panel.shows());  // --geometry: where it is and what it shows
+}
+
+void App::DrawMenuBar() {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    DrawCompareMenu();
+    if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    ImGui::MenuItem("Gallery", nullptr, &show_gallery_);
+    ImGui::MenuItem("Sandbox", nullptr, &show_sandbox_);
+    if (ImGui::BeginMenu("Maximize panel", options_.view == "main" && !diff_mode_)) {
+      static const char* const kPanels[] = {"timeline", "program", "inspector", "layout", "mesh", "merge"};
+      const std::string before = sizes_.maximized;
+      if (ImGui::MenuItem("none (all panels)", nullptr, sizes_.maximized.empty())) sizes_.maximized.clear();
+      for (const char* p : kPanels) {
+        if (ImGui::MenuItem(p, nullptr, sizes_.maximized == p)) sizes_.maximized = p;
+      }
+      if (sizes_.maximized != before) ImGui::MarkIniSettingsDirty();
+      ImGui::EndMenu();
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    DrawHelp();
+    ImGui::EndMenu();
+  }
+  const trace::Model* model = ActiveModel();
+  if (diff_mode_) {
+    ImGui::Separator();
+    ImGui::Text("diff: %s  vs  %s", diff_label_[0].c_str(), diff_label_[1].c_str());
+  } else if (model) {
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(260);
+    const std::string& label = traces_[static_cast<size_t>(active_)].label;
+    if (ImGui::BeginCombo("##trace", label.c_str())) {
+      for (size_t i = 0; i < traces_.size(); ++i) {
+        if (ImGui::Selectable(traces_[i].label.c_str(), static_cast<int>(i) == active_)) {
+          active_ = static_cast<int>(i);
+          selection_ = Selection{};
+        }
+      }
+      ImGui::EndCombo();
+    }
+    std::string backend = model->ranks.empty() ? "" : model->ranks.front().header.backend;
+    ImGui::Text("%lld ranks  mesh %s  %s  %zu redistributes", static_cast<long long>(model->world),
+                mesh_text_.c_str(), backend.c_str(), ids_.size());
+  } else if (loaders_.empty() && failures_.empty()) {
+    ImGui::TextDisabled("no trace: pass TRACE_DIR_OR_FILE, or open View > Sandbox / Gallery");
+  }
+  ImGui::EndMenuBar();
+}
+
+void App::DrawHelp() {
+  // Every binding the app has, keys first; --keys replays the same keys by these names.
+  static const char* const kBindings[][2] = {
+      {"Left / Right", "previous / next step of the selected redistribute"},
+      {"Up / Down", "previous / next redistribute (diff view: previous / next row)"},
+      {"Space", "play the steps (again: stop)"},
+      {"+ / -", "timeline: zoom in / out around the centre"},
+      {"A / D", "timeline: pan left / right"},
+      {"F", "timeline: fit the whole trace"},
+      {"Esc", "quit"},
+      {"click (list, timeline bar, program badge)", "select that redistribute"},
+      {"click (program op)", "select the op"},
+      {"click (mesh rank)", "focus the rank: its group for the step is highlighted"},
+      {"wheel (timeline)", "zoom around the pointer"},
+      {"Shift + wheel (timeline)", "scroll the lanes"},
+      {"drag (timeline)", "pan"},
+      {"hover (layout element)", "its holders and index in each local shard"},
+      {"hover (timeline, mesh)", "the span's or rank's details"},
+      {"drag (panel borders)", "resize panels (remembered in imgui.ini)"},
+      {"View > Maximize panel", "one panel fills the window (none: all panels)"},
+  };
+  if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+  for (const auto& b : kBindings) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b[0]);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b[1]);
+  }
+  ImGui::EndTable();
+}
+
+void App::DrawCompareMenu() {
+  // Baseline: the trace being viewed; candidate: another loaded trace or a path to load.
+  if (ImGui::BeginMenu("Compare with", ActiveModel() != nullptr || diff_mode_)) {
+    int baseline = diff_mode_ && diff_trace_[0] >= 0 ? diff_trace_[0] : active_;
+    ImGui::TextDisabled("baseline: %s",
+                        baseline >= 0 ? traces_[static_cast<size_t>(baseline)].label.c_str() : "-");
+    for (size_t i = 0; i < traces_.size(); ++i) {
+      if (static_cast<int>(i) == baseline) continue;
+      if (ImGui::MenuItem(traces_[i].label.c_str())) StartDiff(baseline, static_cast<int>(i));
+    }
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(320);
+    bool enter =
+        ImGui::InputTextWithHint("##compare_path", "candidate trace directory or file", compare_path_,
+                                 sizeof compare_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Load and compare") || enter) && compare_path_[0] != '\0' && baseline >= 0) {
+      StartDiff(baseline, -1);
+      diff_label_[1] = compare_path_;
+      loaders_.push_back(std::make_unique<TraceLoader>(compare_path_));
+      loader_side_[loaders_.back().get()] = 1;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndMenu();
+  }
+  if (diff_mode_ && ImGui::MenuItem("Close diff view")) {
+    diff_mode_ = false;
+    if (options_.view == "diff") options_.view = "main";
+  }
+}
+
+void App::StartDiff(int baseline, int candidate) {
+  diff_mode_ = true;
+  diff_trace_[0] = baseline;
+  diff_trace_[1] = candidate;
+  for (int k = 0; k < 2; ++k) {
+    diff_label_[k] = diff_trace_[k] >= 0 ? traces_[static_cast<size_t>(diff_trace_[k])].label : "";
+  }
+}
+
+void App::DrawLoading() {
+  for (const auto& loader : loaders_) {
+    // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
+    const trace::ReadProgress& p = loader->progress();
+    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
+    const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
+    float t = static_cast<float>(loader->elapsed_s());
+    char overlay[240];
+    std::snprintf(overlay, sizeof overlay, "loading %s: %lld/%lld ranks, %s of %s, %.1f s",
+                  loader->path().c_str(), static_cast<long long>(p.files_done.load()),
+                  static_cast<long long>(p.files_total.load()),
+                  FormatBytes(static_cast<double>(bytes_done)).c_str(),
+                  FormatBytes(static_cast<double>(bytes_total)).c_str(), t);
+    ImGui::ProgressBar(
+        bytes_total > 0 ? static_cast<float>(bytes_done) / static_cast<float>(bytes_total) : 0.0f,
+        ImVec2(-1, 0), overlay);
+  }
+}
+
+void App::DrawMain() {
+  if (flight_.Active()) {  // Flight Recorder dumps: lanes per rank and the mismatch list
+    flight_.Draw(ctx_);
+    return;
+  }
+  if (!sizes_.maximized.empty()) {  // View > Maximize: one panel fills the window
+    DrawFocused(sizes_.maximized);
+    return;
+  }
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float left_w = SplitterFraction("##left_split", true, 6, avail.x, &sizes_.left, 260, 400);
+  ImGui::BeginChild("##left", ImVec2(left_w, avail.y), false);
+  {
+    float h = ImGui::GetContentRegionAvail().y;
+    const float list_h = SplitterFraction("##left_hsplit", false, 6, h, &sizes_.left_top, 80, 160);
+    ImGui::BeginChild("##list", ImVec2(0, list_h), true);
+    DrawPanel("Redistributes", "list", list_);
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
+    DrawPanel("Inspector", "inspector", inspector_);
+    ImGui::EndChild();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine(0, 6);
+  ImGui::BeginChild("##right", ImVec2(0, avail.y), false);
+  {
+    float h = ImGui::GetContentRegionAvail().y;
+    const float top_h = SplitterFraction("##right_split1", false, 6, h, &sizes_.right_top, 80, 300);
+    ImGui::BeginChild("##timeline", ImVec2(0, top_h), true,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    DrawTimelineOrProgram();
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    float h2 = ImGui::GetContentRegionAvail().y;
+    const float mid_h = SplitterFraction("##right_split2", false, 6, h2, &sizes_.right_mid, 120, 150);
+    ImGui::BeginChild("##layout", ImVec2(0, mid_h), true, ImGuiWindowFlags_NoScrollWithMouse);
+    DrawPanel("Layout", "layout", layout_);
+    ImGui::EndChild();
+    ImGui::Dummy(ImVec2(0, 1));
+    float w = ImGui::GetContentRegionAvail().x;
+    ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
+    DrawPanel("Mesh and bytes", "mesh", mesh_);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("##merge", ImVec2(0, 0), true);
+    DrawPanel("Merges", "merge", merge_);
+    ImGui::EndChild();
+  }
+  ImGui::EndChild();
+}
+
+void App::DrawTimelineOrProgram() {
+  if (!program_.HasOps()) {
+    DrawPanel("Timeline", "timeline", timeline_);
+    return;
+  }
+  // A program trace opens on the Program tab, with room for the graph.
+  bool first = program_model_ != ctx_.model;
+  if (first) {
+    program_model_ = ctx_.model;
+    sizes_.right_top = std::max(sizes_.right_top, 0.45f);
+  }
+  if (!ImGui::BeginTabBar("##timeline_tabs")) return;
+  if (ImGui::BeginTabItem("Program", nullptr, first ? ImGuiTabItemFlags_SetSelected : 0)) {
+    DrawPanel(nullptr, "program", program_);
+    ImGui::EndTabItem();
+  }
+  if (ImGui::BeginTabItem("Timeline")) {
+    DrawPanel(nullptr, "timeline", timeline_);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+void App::DrawFocused(const std::string& v) {
+  ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
+  if (v == "timeline") DrawPanel("Timeline", "timeline", timeline_);
+  if (v == "inspector") DrawPanel("Inspector", "inspector", inspector_);
+  if (v == "layout") DrawPanel("Layout", "layout", layout_);
+  if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", mesh_);
+  if (v == "merge") DrawPanel("Merges", "merge", merge_);
+  if (v == "program") DrawPanel("Program", "program", program_);
+  if (v == "flight") flight_.Draw(ctx_);
+  ImGui::EndChild();
+}
+
+}  // namespace shardscope::app::gui

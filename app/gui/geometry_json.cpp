@@ -1,0 +1,91 @@
+#include "geometry_json.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+nlohmann::json Rect(float x0, float y0, float x1, float y1) { return {x0, y0, x1, y1}; }
+
+nlohmann::json DiffJson(const DiffPanel& diff) {
+  auto id = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  auto rows = [&](const std::vector<DiffRowGeometry>& geometry) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const DiffRowGeometry& g : geometry) {
+      out.push_back({{"row", g.row},
+                     {"kind", g.kind},
+                     {"side", g.side},
+                     {"baseline_id", id(g.baseline_id)},
+                     {"candidate_id", id(g.candidate_id)},
+                     {"rect", Rect(g.x0, g.y0, g.x1, g.y1)},
+                     {"marker", Rect(g.mx0, g.my0, g.mx1, g.my1)}});
+    }
+    return out;
+  };
+  const DiffView& view = diff.view();
+  return {{"rows", rows(diff.row_geometry())},
+          {"steps", rows(diff.step_geometry())},
+          {"selected_row", diff.selected_row()},
+          {"summary", view.summary},
+          {"differences", view.result.differences.size()},
+          {"error", view.error}};
+}
+
+}  // namespace
+
+nlohmann::json GeometryJson(const GeometrySources& s) {
+  nlohmann::json j;
+  j["width"] = s.width;
+  j["height"] = s.height;
+  j["view"] = s.view;
+  j["canvases"] = nlohmann::json::array();
+  for (const auto& [side, c] : *s.canvases) {
+    j["canvases"].push_back({{"which", c.which},
+                             {"side", side},
+                             {"rect", Rect(c.x0, c.y0, c.x1, c.y1)},
+                             {"row_dim", c.row_dim},
+                             {"col_dim", c.col_dim},
+                             {"rows", c.rows},
+                             {"cols", c.cols},
+                             {"redistribute_id", c.redistribute_id},
+                             {"step", c.step},
+                             {"slice", c.slice}});
+  }
+  j["diff"] = s.diff ? DiffJson(*s.diff) : nlohmann::json();
+  j["program"] = nlohmann::json::array();
+  for (const ProgramItemGeometry& g : s.program->geometry()) {
+    j["program"].push_back({{"kind", g.kind},
+                            {"op_id", g.op_id},
+                            {"input", g.input},
+                            {"redistribute_id", g.redistribute_id},
+                            {"tensor", g.tensor},
+                            {"rect", Rect(g.x0, g.y0, g.x1, g.y1)}});
+  }
+  j["flight"] = nlohmann::json::array();
+  for (const FlightItemGeometry& g : s.flight->geometry()) {
+    j["flight"].push_back({{"kind", g.kind},
+                           {"rank", g.rank},
+                           {"seq", g.seq},
+                           {"incomplete", g.incomplete},
+                           {"rect", Rect(g.x0, g.y0, g.x1, g.y1)}});
+  }
+  // Per panel: which redistribute, step and op it shows (-1: none), so tests can check that every
+  // panel follows a selection made by keys or clicks.
+  j["panels"] = nlohmann::json::array();
+  for (const PanelGeometry& p : *s.panels) {
+    j["panels"].push_back({{"panel", p.panel},
+                           {"rect", Rect(p.x0, p.y0, p.x1, p.y1)},
+                           {"redistribute_id", p.shows.redistribute_id},
+                           {"step", p.shows.step},
+                           {"op_id", p.shows.op_id}});
+  }
+  j["list_rows"] = nlohmann::json::array();
+  for (const auto& r : s.list->row_geometry())
+    j["list_rows"].push_back({{"id", r.id}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+  j["selected_op"] = s.selection->op_id;
+  j["selected_redistribute"] = s.selection->redistribute_id;
+  j["selected_step"] = s.selection->step;
+  const float* r = s.error_rect;
+  j["error_panel"] = r && r[2] > r[0] ? Rect(r[0], r[1], r[2], r[3]) : nlohmann::json();
+  return j;
+}
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,43 @@
+#pragma once
+// The --geometry report of a screenshot run: where every panel, canvas, row and graph item landed
+// and which redistribute / step / op each panel shows. Built from the panels' own records.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app_state.hpp"
+#include "panels/diff_panel.hpp"
+#include "panels/flight_panel.hpp"
+#include "panels/inspector_panel.hpp"
+#include "panels/layout_panel.hpp"
+#include "panels/program_panel.hpp"
+
+namespace shardscope::app::gui {
+
+/// One panel drawn in the last frame: its window rectangle and what it shows.
+struct PanelGeometry {
+  std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge"
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  PanelShows shows;
+};
+
+/// Everything the report reads; pointers are non-owning, null when not shown.
+struct GeometrySources {
+  int width = 0, height = 0;
+  std::string view;
+  const std::vector<DiffCanvasGeometry>* canvases = nullptr;
+  const DiffPanel* diff = nullptr;  ///< diff mode only
+  const ProgramPanel* program = nullptr;
+  const FlightPanel* flight = nullptr;
+  const RedistributeListPanel* list = nullptr;
+  const std::vector<PanelGeometry>* panels = nullptr;
+  const Selection* selection = nullptr;
+  const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
+};
+
+/// The JSON document written by --geometry.
+nlohmann::json GeometryJson(const GeometrySources& s);
+
+}  // namespace shardscope::app::gui

@@ -1,0 +1,49 @@
+#pragma once
+// Keyboard and mouse input as the app consumes it: key taps counted from the window system's key
+// events (a tap shorter than a frame still counts), and headless input scripts (--keys) that are
+// replayed through the same event path before a screenshot. GL-free and GLFW-free: unit-testable.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardscope::app::gui {
+
+/// The keys the app binds (the Help menu lists them; --keys names them).
+enum class InputKey : int { kLeft, kRight, kUp, kDown, kSpace, kPlus, kMinus, kA, kD, kF, kEscape, kCount };
+
+/// Script and help name of a key ("Left", "Plus", ...).
+const char* InputKeyName(InputKey key);
+/// The character a key types (0 for none): the timeline reads '+', '-', 'a', 'd', 'f' as characters.
+char InputKeyChar(InputKey key);
+
+/// Taps of each bound key since the last Clear (key presses and auto-repeats; releases ignored).
+class KeyTaps {
+ public:
+  void Clear() { counts_.fill(0); }
+  void Add(InputKey key) { ++counts_[static_cast<size_t>(key)]; }
+  int Count(InputKey key) const { return counts_[static_cast<size_t>(key)]; }
+
+ private:
+  std::array<int, static_cast<size_t>(InputKey::kCount)> counts_{};
+};
+
+/// One step of an input script: a key tap (press and release within one frame) or a left click at
+/// window pixel (x, y) (press on one frame, release on the next, then the pointer leaves).
+struct InputEvent {
+  enum class Kind { kKey, kClick, kWait } kind = Kind::kKey;
+  InputKey key = InputKey::kLeft;
+  float x = 0, y = 0;
+};
+
+/// Parses "Down,Down,Right,click:412:230,wait": key names (case-insensitive), click:X:Y (pixels
+/// from the window's top-left), wait (one idle frame). Throws std::invalid_argument naming the bad
+/// token and its position.
+std::vector<InputEvent> ParseInputScript(std::string_view text);
+
+/// Every key name ParseInputScript accepts, comma-separated (for messages and --help).
+std::string InputKeyNames();
+
+}  // namespace shardscope::app::gui

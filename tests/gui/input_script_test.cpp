@@ -1,0 +1,74 @@
+// GL-free parts of the GUI's input: the --keys script grammar, tap counting, and the index-range
+// notation of the layout panel's table.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "input_script.hpp"
+#include "view_model.hpp"
+
+using shardscope::app::gui::FormatIndexRanges;
+using shardscope::app::gui::InputEvent;
+using shardscope::app::gui::InputKey;
+using shardscope::app::gui::KeyTaps;
+using shardscope::app::gui::ParseInputScript;
+
+TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, waits", "[gui][input]") {
+  auto s = ParseInputScript("Down,down, RIGHT ,click:412:230,wait,Plus");
+  REQUIRE(s.size() == 6);
+  CHECK(s[0].kind == InputEvent::Kind::kKey);
+  CHECK(s[0].key == InputKey::kDown);
+  CHECK(s[1].key == InputKey::kDown);
+  CHECK(s[2].key == InputKey::kRight);
+  CHECK(s[3].kind == InputEvent::Kind::kClick);
+  CHECK(s[3].x == 412);
+  CHECK(s[3].y == 230);
+  CHECK(s[4].kind == InputEvent::Kind::kWait);
+  CHECK(s[5].key == InputKey::kPlus);
+}
+
+TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
+  auto message = [](const char* text) {
+    try {
+      ParseInputScript(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("Down,Dwn") ==
+        std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
+                    "A, D, F, Escape), click:X:Y or wait"));
+  CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
+  CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
+  CHECK(message("click:-1:5").find("token 1") == 0);
+  CHECK(message("click:1:2x").find("token 1") == 0);
+  CHECK(message("").find("token 1 '': empty") == 0);
+}
+
+TEST_CASE("key taps count every press of a frame, releases do not cancel them", "[gui][input]") {
+  KeyTaps taps;
+  taps.Add(InputKey::kDown);
+  taps.Add(InputKey::kDown);
+  taps.Add(InputKey::kRight);
+  CHECK(taps.Count(InputKey::kDown) == 2);
+  CHECK(taps.Count(InputKey::kRight) == 1);
+  CHECK(taps.Count(InputKey::kUp) == 0);
+  taps.Clear();
+  CHECK(taps.Count(InputKey::kDown) == 0);
+}
+
+TEST_CASE("index ranges print as shardscope layout prints them", "[gui][layout]") {
+  // A strided rank: rows [0,2) and [4,6) of dim 0, all 3 columns of dim 1.
+  CHECK(FormatIndexRanges({{{0, 2}, {4, 6}}, {{0, 3}}}) == "[0,2)+[4,6) x [0,3)");
+  CHECK(FormatIndexRanges({{}, {{0, 3}}}) == "{} x [0,3)");
+  CHECK(FormatIndexRanges({}) == "()");
+}
+
+TEST_CASE("mesh dims print by name when the mesh names them, else by index", "[gui][view]") {
+  using shardscope::app::gui::FormatMeshDims;
+  namespace engine = shardscope::engine;
+  CHECK(FormatMeshDims({0, 1}, engine::Mesh({2, 4}, {"dp", "tp"})) == "dp,tp");
+  CHECK(FormatMeshDims({1}, engine::Mesh({2, 4})) == "1");
+  CHECK(FormatMeshDims({}, engine::Mesh({2, 4})) == "-");
+}

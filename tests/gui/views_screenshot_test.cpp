@@ -1,0 +1,182 @@
+// Every view on the traces the issue names (issue 18): a 3-D mesh, strided shards, a non-default
+// shard order and a program, each under Xvfb with --geometry. Each view exits 0 and its panels
+// report the selected redistribute; the layout canvases match the engine's layouts (definition:
+// MakeSpec + ComputeLayouts); and Replicate reads as replicas, not as shards.
+#include <catch2/catch.hpp>
+
+#include "diff_test_traces.hpp"
+#include "gui_test_support.hpp"
+#include "program_test_traces.hpp"
+#include "sample_data.hpp"
+#include "shardscope/program/runner.hpp"
+#include "shardscope/program/scenario.hpp"
+
+using namespace shardscope_gui_test;
+
+namespace {
+
+struct Traced {
+  const char* name;
+  const char* scenario;  // nullptr: the tp_mlp program sample
+  engine::Shape mesh;
+  const char* placements;  // the first redistribute's source, nullptr: not checked
+  const char* order;
+  engine::Shape shape;
+};
+
+fs::path TraceOf(const Traced& t, const fs::path& dir) {
+  fs::path out = dir / "trace";
+  if (fs::exists(out)) return out;
+  if (!t.scenario) {
+    RunSampleProgram("tp_mlp", out);
+    return out;
+  }
+  program::RunOptions options;
+  options.trace_dir = out;
+  options.verify = true;
+  program::RunReport report = program::RunScenario(program::ParseScenario(t.scenario, "test.json"), options);
+  REQUIRE(!report.steps.empty());
+  for (const auto& s : report.steps) REQUIRE(s.verified);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every view on a 3-D mesh, strided shards, a shard order and a program", "[gui][views]") {
+  const Traced traces[] = {
+      {"mesh3d",
+       "{\"mesh\": [2, 2, 2], \"mesh_dim_names\": [\"pp\", \"dp\", \"tp\"], \"tensors\": {\"x\": {\"shape\": "
+       "[8, 8, "
+       "4], \"placements\": \"S(0),S(1),R\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": "
+       "\"R,S(1),S(0)\"}]}",
+       {2, 2, 2},
+       "S(0),S(1),R",
+       nullptr,
+       {8, 8, 4}},
+      {"strided",
+       "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [16, 4], \"placements\": \"_S(0, 2),S(0)\"}}, "
+       "\"steps\": [{\"redistribute\": \"x\", \"to\": \"R,S(0)\"}]}",
+       {2, 2},
+       "_S(0, 2),S(0)",
+       nullptr,
+       {16, 4}},
+      {"order",
+       "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8, 6], \"placements\": \"S(0),S(0)\", "
+       "\"order\": "
+       "\"0:1,0\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"S(1),R\"}]}",
+       {2, 2},
+       "S(0),S(0)",
+       "0:1,0",
+       {8, 6}},
+      {"program", nullptr, {}, nullptr, nullptr, {}},
+  };
+  const char* views[] = {"main", "timeline", "inspector", "layout", "mesh", "merge", "program"};
+  for (const Traced& t : traces) {
+    for (const char* view : views) {
+      DYNAMIC_SECTION(t.name << " view " << view) {
+        fs::path dir = TempDir(std::string("views_") + t.name);
+        fs::path trace_dir = TraceOf(t, dir);
+        auto geo = Shoot(dir, trace_dir.string() + " --select 0 --view " + view);
+        REQUIRE(!geo["panels"].empty());
+        for (const auto& p : geo["panels"]) {
+          INFO(p.dump());
+          if (p["panel"] != "program") CHECK(p["redistribute_id"] == 0);
+        }
+        if (!t.placements || (std::string(view) != "layout" && std::string(view) != "main")) continue;
+        Image img = LoadPng(dir / "shot.png");
+        engine::Mesh mesh(t.mesh);
+        std::optional<engine::ShardOrder> order;
+        if (t.order) order = engine::ParseShardOrder(t.order, "t");
+        auto before = engine::ComputeLayouts(
+            engine::MakeSpec(mesh, engine::ParsePlacements(t.placements, "t"), order, t.shape,
+                             engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t"));
+        for (const auto& canvas : geo["canvases"])
+          if (canvas["which"] == "before") CheckCanvas(img, canvas, before, mesh.size(), 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("Replicate reads as replicas: S(1),R on 2x2 is two column blocks, each banded by its two holders",
+          "[gui][layout][replicate]") {
+  fs::path dir = TempDir("replicate");
+  engine::Mesh mesh({2, 2});
+  auto spec = [&](const char* p) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {8, 8}, engine::DType::kF32,
+                            engine::ChunkRule::kTorch, {}, "t");
+  };
+  WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(1),R"), spec("R,R"), {}}}, "test"),
+                dir / "trace");
+  auto r = RunGui((dir / "trace").string() + " --view layout --select 0 --screenshot " +
+                      (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
+                  dir / "log.txt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  Image img = LoadPng(dir / "shot.png");
+  auto geo = ReadJson(dir / "geo.json");
+  const nlohmann::json* before = nullptr;
+  for (const auto& c : geo["canvases"])
+    if (c["which"] == "before") before = &c;
+  REQUIRE(before != nullptr);
+  float x0 = (*before)["rect"][0], y0 = (*before)["rect"][1], x1 = (*before)["rect"][2],
+        y1 = (*before)["rect"][3];
+  // S(1) on mesh dim 0, R on mesh dim 1: ranks 0 and 1 (coordinate 0 on dim 0) both hold columns
+  // [0,4), ranks 2 and 3 columns [4,8) (definition: MakeSpec + ComputeLayouts).
+  auto layouts = engine::ComputeLayouts(spec("S(1),R"));
+  REQUIRE(layouts[0].indices[1] == engine::IndexSet{{0, 4}});
+  REQUIRE(layouts[1].indices[1] == engine::IndexSet{{0, 4}});
+  REQUIRE(layouts[2].indices[1] == engine::IndexSet{{4, 8}});
+  for (int block = 0; block < 2; ++block) {
+    const int64_t a = block * 2, b = block * 2 + 1;
+    // A vertical and a horizontal line through element centres of the block (off the element grid
+    // lines, below the label): a shard stripe would be one colour along one of them; replica bands
+    // show both holders along both, and no other rank's colour.
+    const int cx = static_cast<int>(x0 + (block * 4 + 2.5f) / 8.0f * (x1 - x0));  // an element centre
+    const int cy = static_cast<int>(y0 + 0.7f * (y1 - y0));
+    auto count = [&](int64_t rank, bool vertical) {
+      int n = 0;
+      const int from = vertical ? static_cast<int>(y0 + 0.5f * (y1 - y0))
+                                : static_cast<int>(x0 + block * (x1 - x0) / 2 + 4);
+      const int to =
+          vertical ? static_cast<int>(y1 - 2) : static_cast<int>(x0 + (block + 1) * (x1 - x0) / 2 - 4);
+      for (int v = from; v < to; ++v)
+        n += Near(vertical ? img.At(cx, v) : img.At(v, cy), RankColor(rank, 4)) ? 1 : 0;
+      return n;
+    };
+    INFO("block " << block);
+    for (bool vertical : {true, false}) {
+      CHECK(count(a, vertical) >= 3);
+      CHECK(count(b, vertical) >= 3);
+      CHECK(count(block == 0 ? 2 : 0, vertical) == 0);
+      CHECK(count(block == 0 ? 3 : 1, vertical) == 0);
+    }
+  }
+}
+
+TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]") {
+  fs::path dir = TempDir("ranks4096");
+  engine::Mesh mesh({64, 64}, {"dp", "tp"});
+  auto spec = [&](const char* p) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {128, 128},
+                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t");
+  };
+  WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}}, "test"),
+                dir / "trace");
+  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge"}) {
+    DYNAMIC_SECTION("view " << view) {
+      auto geo = Shoot(dir, (dir / "trace").string() + " --select 0 --view " + view);
+      REQUIRE(!geo["panels"].empty());
+      for (const auto& p : geo["panels"]) CHECK(p["redistribute_id"] == 0);
+      if (std::string(view) != "layout") continue;
+      // S(0),S(1) on [128,128] over 64x64: rank r holds rows [2*(r/64), +2) x cols [2*(r%64), +2);
+      // the canvas spans the whole tensor, so rank 0's block is its top-left 1/64 x 1/64.
+      const auto layouts = engine::ComputeLayouts(spec("S(0),S(1)"));
+      REQUIRE(layouts[65].indices[0] == engine::IndexSet{{2, 4}});
+      REQUIRE(layouts[65].indices[1] == engine::IndexSet{{2, 4}});
+      for (const auto& c : geo["canvases"]) {
+        CHECK(c["rows"] == 128);
+        CHECK(c["cols"] == 128);
+      }
+    }
+  }
+}
