@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <utility>
 
 #include "sample_data.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
@@ -90,7 +91,12 @@ void SandboxPanel::RunLocal() {
     program::Scenario scenario;
     scenario.path = "<sandbox>";
     scenario.mesh = req.src.mesh;
-    scenario.tensors.push_back({"sandbox", req.src, engine::ShapeMode::kKnown, 1});
+    program::ScenarioTensor tensor;
+    tensor.name = "sandbox";
+    tensor.spec = req.src;
+    tensor.shapes = engine::ShapeMode::kKnown;
+    tensor.seed = 1;
+    scenario.tensors.push_back(std::move(tensor));
     program::ScenarioStep step;
     step.tensor = "sandbox";
     step.to = req.dst.placements;
