@@ -448,7 +448,7 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
     for (auto& rank : run.model.ranks) {
       if (rank.header.rank < 0 || rank.header.rank >= options.mesh.size()) continue;
       auto& by_id = per_rank[static_cast<size_t>(rank.header.rank)];
-      for (auto& e : rank.events) {
+      for (trace::Event e : rank.events) {
         int64_t id = RedistributeIdOf(e);
         if (id >= 0) by_id[id].push_back(std::move(e));
       }

@@ -33,9 +33,13 @@ class SharedVec {
   SharedVec(std::vector<T> v) {  // NOLINT(google-explicit-constructor)
     if (!v.empty()) n_ = new Node{std::move(v)};
   }
-  SharedVec(std::initializer_list<T> list) : SharedVec(std::vector<T>(list)) {}
+  SharedVec(std::initializer_list<T> list) {
+    if (list.size() != 0) n_ = new Node{std::vector<T>(list)};
+  }
   template <std::input_iterator It>
-  SharedVec(It first, It last) : SharedVec(std::vector<T>(first, last)) {}
+  SharedVec(It first, It last) {
+    if (first != last) n_ = new Node{std::vector<T>(first, last)};
+  }
   SharedVec(const SharedVec& o) : n_(o.n_) {
     if (n_ != nullptr) n_->refs.fetch_add(1, std::memory_order_relaxed);
   }

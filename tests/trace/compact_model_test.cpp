@@ -1,5 +1,5 @@
-// SharedVec (value semantics over a shared buffer), InternPool, and the reader's sharing of equal
-// lists between events, ranks' event lists and records (issue 13, compact model).
+// The compact trace model (issue 13): SharedVec (value semantics over a shared buffer), InternPool,
+// EventList (per-type columns in file order) and the reader's sharing of equal lists.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -14,7 +15,7 @@
 namespace fs = std::filesystem;
 using namespace shardscope::trace;
 
-TEST_CASE("SharedVec copies share, mutations copy first, == compares elements", "[trace][shared_vec]") {
+TEST_CASE("SharedVec copies share, mutations copy first, == compares elements", "[trace][compact]") {
   SharedVec<int64_t> a = {1, 2, 3};
   SharedVec<int64_t> b = a;
   CHECK(b.SharesWith(a));
@@ -40,7 +41,7 @@ TEST_CASE("SharedVec copies share, mutations copy first, == compares elements", 
   CHECK(moved == std::vector<int64_t>{1, 2, 3});
 }
 
-TEST_CASE("InternPool makes equal lists share one buffer", "[trace][shared_vec]") {
+TEST_CASE("InternPool makes equal lists share one buffer", "[trace][compact]") {
   InternPool<std::string> pool;
   SharedVec<std::string> a = {"S(0)", "R"};
   SharedVec<std::string> b = {"S(0)", "R"};
@@ -57,7 +58,7 @@ TEST_CASE("InternPool makes equal lists share one buffer", "[trace][shared_vec]"
   CHECK(empty.SharesWith(SharedVec<std::string>()));
 }
 
-TEST_CASE("the reader shares equal lists between events, ranks' lists and records", "[trace][shared_vec]") {
+TEST_CASE("the reader shares equal lists between events, ranks' lists and records", "[trace][compact]") {
   fs::path dir =
       fs::temp_directory_path() / ("shardscope_shared_vec_" + std::to_string(std::random_device{}()));
   fs::remove_all(dir);
@@ -104,9 +105,51 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
       CHECK(rec.begin.src_placements.SharesWith(m.redistributes[0].begin.src_placements));
     }
     // The rank's event list holds the same buffers as the records.
-    const Collective& in_list = std::get<Collective>(m.ranks.at(0).events.at(1));
+    const Collective in_list = std::get<Collective>(m.ranks.at(0).events.at(1));
     CHECK(in_list.group.SharesWith(first.group));
     CHECK(in_list == first);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("EventList keeps file order and yields the events it was given", "[trace][compact]") {
+  RedistributeBegin b;
+  b.id = 7;
+  b.tensor = "w";
+  b.global_shape = {4, 4};
+  b.src_placements = {"S(0)"};
+  StepBegin s{7, 0, {0}, "S(0)", "R", "all_gather", {4, 4}, {2, 4}, {0, 0}, 5};
+  Collective c;
+  c.redistribute_id = 7;
+  c.kind = "all_gather";
+  c.group = {0, 1};
+  c.bytes_sent = {0, 32};
+  c.bytes_recv = {0, 32};
+  StepEnd e{7, 0, {4, 4}, {0, 0}, 9};
+  Op op;
+  op.id = 3;
+  op.name = "mm";
+  const std::vector<Event> events = {b, s, c, e, RedistributeEnd{7, 10, true, "", std::nullopt, 42u}, op, c};
+  EventList list;
+  for (const Event& ev : events) list.push_back(ev);
+  REQUIRE(list.size() == events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    CHECK(list[i].index() == events[i].index());
+    CHECK(list[i] == events[i]);
+  }
+  CHECK(list == events);
+  CHECK(list.ToVector() == events);
+  CHECK(std::vector<Event>(list.begin(), list.end()) == events);
+  CHECK_THROWS_AS(list.at(events.size()), std::out_of_range);
+  EventList copy = list;
+  CHECK(copy == list);
+  copy.emplace_back(RedistributeEnd{8, 11, true, "", std::nullopt, std::nullopt});
+  CHECK_FALSE(copy == list);
+  // Copies of one collective (the stored ones and those yielded) share its lists.
+  CHECK(std::get<Collective>(list[6]).group.SharesWith(std::get<Collective>(list[2]).group));
+  CHECK(std::get<Collective>(list[2]).bytes_sent.SharesWith(c.bytes_sent));
+  list.shrink_to_fit();
+  CHECK(list == events);
+  list.clear();
+  CHECK(list.empty());
 }
