@@ -51,8 +51,8 @@ std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std
     for (size_t i = 0; i < kinds.size(); ++i) comms += (i ? "+" : "") + kinds[i];
     if (comms.empty()) comms = "local";
   }
-  const auto& src = r ? r->begin.src_placements : from;
-  const auto& dst = r ? r->begin.dst_placements : to;
+  const auto& src = r ? r->begin.src_placements.get() : from;
+  const auto& dst = r ? r->begin.dst_placements.get() : to;
   std::string text = JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) +
                      " #" + std::to_string(id);
   if (with_imported && r && r->begin.imported) text += " | " + ImportedText(r->begin);  // both plans

@@ -72,7 +72,7 @@ json Dump(json entries, const std::string& ranks = "[0, 1]") {
 
 void Write(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(); }
 
-const trace::Collective& Coll(const trace::Model& m, size_t rank, size_t i) {
+trace::Collective Coll(const trace::Model& m, size_t rank, size_t i) {
   return std::get<trace::Collective>(m.ranks.at(rank).events.at(i));
 }
 

@@ -76,8 +76,8 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   b.notation_unoptimized = "_S(0, 2)->R, R->P(sum)";
   b.raw_plan = {Step("_S(0, 2)", "R", "all_gather"), Step("R", "P(sum)", "local")};
   b.optimized_plan = b.raw_plan;
-  b.optimized_plan[0].flattened = true;
-  b.optimized_plan[0].avg_scale = 0.25;
+  b.optimized_plan.Mutable()[0].flattened = true;
+  b.optimized_plan.Mutable()[0].avg_scale = 0.25;
   b.skipped_merges = {SkippedMerge{{0}, "all_gather", "only one mesh dim", ""}};
   b.cost_us = 12.75;
   b.t_ns = 100 + id;

@@ -291,10 +291,8 @@ ordered_json ChromeTraceJson(const Model& model) {
   for (const OpRecord& r : model.ops) AddOp(r, clocks, events);
   for (const RedistributeRecord& r : model.redistributes) AddRedistribute(r, clocks, events);
   for (const RankTrace& rt : model.ranks) {
-    for (const Event& e : rt.events) {
-      if (const auto* c = std::get_if<Collective>(&e))
-        events.push_back(CollectiveSlice(rt.header.rank, *c, clocks));
-    }
+    for (const Collective& c : rt.events.Of<Collective>())
+      events.push_back(CollectiveSlice(rt.header.rank, c, clocks));
   }
   // Flow arrows: call n of a group on its lowest rank -> call n on every other member that issued
   // the same kind for the same redistribute step (the pairing `shardscope check` uses).

@@ -53,10 +53,10 @@ OJson EncodeEvent(const RedistributeBegin& e) {
   OJson out = {{"type", kTypeRedistributeBegin},
                {"id", e.id},
                {"tensor", e.tensor},
-               {"global_shape", e.global_shape},
+               {"global_shape", e.global_shape.get()},
                {"dtype", e.dtype},
-               {"src_placements", e.src_placements},
-               {"dst_placements", e.dst_placements},
+               {"src_placements", e.src_placements.get()},
+               {"dst_placements", e.dst_placements.get()},
                {"src_order", e.src_order},
                {"dst_order", e.dst_order},
                {"planner", e.planner},
@@ -96,13 +96,13 @@ OJson EncodeEvent(const StepBegin& e) {
   return {{"type", kTypeStepBegin},
           {"redistribute_id", e.redistribute_id},
           {"step", e.step},
-          {"mesh_dims", e.mesh_dims},
+          {"mesh_dims", e.mesh_dims.get()},
           {"src", e.src},
           {"dst", e.dst},
           {"comm", e.comm},
-          {"logical_shape", e.logical_shape},
-          {"local_shape_before", e.local_shape_before},
-          {"global_offset_before", e.global_offset_before},
+          {"logical_shape", e.logical_shape.get()},
+          {"local_shape_before", e.local_shape_before.get()},
+          {"global_offset_before", e.global_offset_before.get()},
           {"t_ns", e.t_ns}};
 }
 
@@ -110,8 +110,8 @@ OJson EncodeEvent(const StepEnd& e) {
   return {{"type", kTypeStepEnd},
           {"redistribute_id", e.redistribute_id},
           {"step", e.step},
-          {"local_shape_after", e.local_shape_after},
-          {"global_offset_after", e.global_offset_after},
+          {"local_shape_after", e.local_shape_after.get()},
+          {"global_offset_after", e.global_offset_after.get()},
           {"t_ns", e.t_ns}};
 }
 
@@ -120,11 +120,11 @@ OJson EncodeEvent(const Collective& e) {
                {"redistribute_id", e.redistribute_id},
                {"step", e.step},
                {"kind", e.kind},
-               {"mesh_dims", e.mesh_dims},
-               {"group", e.group},
+               {"mesh_dims", e.mesh_dims.get()},
+               {"group", e.group.get()},
                {"dtype", e.dtype},
-               {"bytes_sent", e.bytes_sent},
-               {"bytes_recv", e.bytes_recv},
+               {"bytes_sent", e.bytes_sent.get()},
+               {"bytes_recv", e.bytes_recv.get()},
                {"negotiated", e.negotiated},
                {"start_ns", e.start_ns},
                {"end_ns", e.end_ns}};

@@ -24,9 +24,8 @@ std::vector<GroupCalls> GroupCollectives(const Model& model) {
   std::set<int64_t> with_file;
   for (const RankTrace& rt : model.ranks) with_file.insert(rt.header.rank);
   for (const RankTrace& rt : model.ranks) {
-    for (const Event& e : rt.events) {
-      const auto* c = std::get_if<Collective>(&e);
-      if (c == nullptr) continue;
+    for (const Collective& call : rt.events.Of<Collective>()) {
+      const Collective* c = &call;  // kept in GroupCalls: the stored event, not a copy
       std::vector<int64_t> key = c->group;
       std::sort(key.begin(), key.end());
       key.erase(std::unique(key.begin(), key.end()), key.end());

@@ -185,6 +185,14 @@ bool Skipped(element v, std::vector<SkippedMerge>& out) {
   return true;
 }
 
+// Event fields held as SharedVec decode into a buffer of their own; the reader interns them after.
+bool Ints(element v, int64_t max_len, int64_t min, int64_t max, SharedVec<int64_t>& out) {
+  return Ints(v, max_len, min, max, out.Mutable());
+}
+bool Strs(element v, int64_t max_len, SharedVec<std::string>& out) { return Strs(v, max_len, out.Mutable()); }
+bool Plan(element v, SharedVec<PlanStep>& plan) { return Plan(v, plan.Mutable()); }
+bool Skipped(element v, SharedVec<SkippedMerge>& out) { return Skipped(v, out.Mutable()); }
+
 // Index 0 of every table is "type", already checked by the caller.
 bool DecodeRedistributeBegin(element v, RedistributeBegin& e) {
   static constexpr std::string_view kNames[] = {"type",

@@ -70,9 +70,9 @@ class FrChecker {
     std::map<std::pair<std::string, std::vector<int64_t>>, Group> groups;
     for (const RankTrace& rt : model_.ranks) {
       bool wrapped = false, first = true;
-      for (const Event& ev : rt.events) {
-        const auto* c = std::get_if<Collective>(&ev);
-        if (c == nullptr || !c->flight) continue;
+      for (const Collective& call : rt.events.Of<Collective>()) {
+        const Collective* c = &call;  // pointers into it are kept: the stored event, not a copy
+        if (!c->flight) continue;
         if (first) wrapped = c->flight->record_id > 0;
         first = false;
         std::vector<int64_t> sorted = c->group;

@@ -349,29 +349,31 @@ RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
     // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
     // send/recv moves its tensor to/from the one peer named in its profiling name.
     const size_t n = c.group.size();
-    c.bytes_sent.assign(n, 0);
-    c.bytes_recv.assign(n, 0);
+    std::vector<int64_t>& sent = c.bytes_sent.Mutable();
+    std::vector<int64_t>& recv = c.bytes_recv.Mutable();
+    sent.assign(n, 0);
+    recv.assign(n, 0);
     const int64_t in_bytes = TensorBytes(f.input_sizes, f.input_dtypes);
     const int64_t out_bytes = TensorBytes(f.output_sizes, f.output_dtypes);
     for (size_t k = 0; k < n; ++k) {
       if (c.group[k] == rank) continue;
       if (c.kind == "all_gather" || c.kind == "all_reduce") {
-        c.bytes_sent[k] = in_bytes;
-        c.bytes_recv[k] = in_bytes;
+        sent[k] = in_bytes;
+        recv[k] = in_bytes;
       } else if (c.kind == "reduce_scatter") {
-        c.bytes_sent[k] = out_bytes;
-        c.bytes_recv[k] = out_bytes;
+        sent[k] = out_bytes;
+        recv[k] = out_bytes;
       } else if (c.kind == "all_to_all" && n > 1) {
-        c.bytes_sent[k] = in_bytes / static_cast<int64_t>(n);
-        c.bytes_recv[k] = out_bytes / static_cast<int64_t>(n);
+        sent[k] = in_bytes / static_cast<int64_t>(n);
+        recv[k] = out_bytes / static_cast<int64_t>(n);
       }
     }
     const int64_t peer = f.is_p2p ? P2pPeer(f.profiling_name) : -1;
     if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank) {
       if (c.kind == "send")
-        c.bytes_sent[static_cast<size_t>(peer)] = in_bytes;
+        sent[static_cast<size_t>(peer)] = in_bytes;
       else if (c.kind == "recv")
-        c.bytes_recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
+        recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
     }
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed

@@ -28,9 +28,9 @@ struct Group {
 std::map<std::pair<std::string, std::vector<int64_t>>, Group> Groups(const Model& model) {
   std::map<std::pair<std::string, std::vector<int64_t>>, Group> groups;
   for (const RankTrace& rt : model.ranks) {
-    for (const Event& ev : rt.events) {
-      const auto* c = std::get_if<Collective>(&ev);
-      if (c == nullptr || !c->flight) continue;
+    for (const Collective& call : rt.events.Of<Collective>()) {
+      const Collective* c = &call;  // pointers into it are kept: the stored event, not a copy
+      if (!c->flight) continue;
       std::vector<int64_t> sorted = c->group;
       std::sort(sorted.begin(), sorted.end());
       Group& g = groups[{c->flight->pg_name, sorted}];

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "codec.hpp"
+#include "event_pools.hpp"
 #include "fast_decode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -408,6 +409,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
   std::map<std::string, std::pair<int64_t, int64_t>> unknown;  // type -> (count, first line)
   LineRef at{name, 0};
   Event event;
+  detail::EventPools pools;
   int64_t lines_fast = 0, lines_reference = 0;
 
   while (source.Next(text)) {
@@ -419,6 +421,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
       simdjson::dom::element element;
       if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
           detail::FastDecodeEvent(element, text, event)) {
+        pools.Intern(event);
         assembler.Add(event, at);
         result.trace.events.push_back(std::move(event));
         ++lines_fast;
@@ -445,6 +448,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
       ++it->second.first;
       continue;
     }
+    pools.Intern(*parsed);
     assembler.Add(*parsed, at);
     result.trace.events.push_back(std::move(*parsed));
   }
@@ -463,6 +467,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
                                       type + "' (written by a newer shardscope?)"});
   }
   assembler.Finish();
+  result.trace.events.shrink_to_fit();
   std::sort(result.diagnostics.begin(), result.diagnostics.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
   return result;

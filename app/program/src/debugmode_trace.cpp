@@ -409,7 +409,7 @@ RunEvents SplitEvents(trace::Model& model, int64_t ranks) {
   for (auto& rank : model.ranks) {
     if (rank.header.rank < 0 || rank.header.rank >= ranks) continue;
     auto r = static_cast<size_t>(rank.header.rank);
-    for (auto& e : rank.events) {
+    for (trace::Event e : rank.events) {
       if (auto* op = std::get_if<trace::Op>(&e)) {
         out.ops[r][op->id] = std::move(*op);
         continue;

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "shardscope/trace/shared_vec.hpp"
+
 namespace shardscope::trace {
 
 /// Format name written in every header; a file with another name is not a shardscope trace.
@@ -136,19 +138,19 @@ struct ImportedPlan {
 struct RedistributeBegin {
   int64_t id = 0;
   std::string tensor;  ///< tensor name ("" when anonymous)
-  std::vector<int64_t> global_shape;
-  std::string dtype;                        ///< "f32", "f64", "f16", "bf16", "i32", "i64"
-  std::vector<std::string> src_placements;  ///< one per mesh dim
-  std::vector<std::string> dst_placements;  ///< one per mesh dim
-  std::string src_order;                    ///< shard order notation, "" for the default order
+  SharedVec<int64_t> global_shape;
+  std::string dtype;                      ///< "f32", "f64", "f16", "bf16", "i32", "i64"
+  SharedVec<std::string> src_placements;  ///< one per mesh dim
+  SharedVec<std::string> dst_placements;  ///< one per mesh dim
+  std::string src_order;                  ///< shard order notation, "" for the default order
   std::string dst_order;
-  std::string planner;                   ///< "greedy" or "graph"
-  std::string planner_reason;            ///< why this planner was chosen
-  std::string notation;                  ///< optimized plan as text
-  std::string notation_unoptimized;      ///< raw plan as text
-  std::vector<PlanStep> raw_plan;        ///< planner output
-  std::vector<PlanStep> optimized_plan;  ///< after the flattening optimizer; this is executed
-  std::vector<SkippedMerge> skipped_merges;
+  std::string planner;                 ///< "greedy" or "graph"
+  std::string planner_reason;          ///< why this planner was chosen
+  std::string notation;                ///< optimized plan as text
+  std::string notation_unoptimized;    ///< raw plan as text
+  SharedVec<PlanStep> raw_plan;        ///< planner output
+  SharedVec<PlanStep> optimized_plan;  ///< after the flattening optimizer; this is executed
+  SharedVec<SkippedMerge> skipped_merges;
   double cost_us = 0.0;  ///< predicted cost of optimized_plan
   int64_t t_ns = 0;      ///< NowNs() at begin
   /// The op whose input this implicit redistribute placed (Op::id), -1 for an explicit
@@ -176,13 +178,13 @@ struct RedistributeEnd {
 struct StepBegin {
   int64_t redistribute_id = 0;
   int64_t step = 0;  ///< index into optimized_plan
-  std::vector<int64_t> mesh_dims;
+  SharedVec<int64_t> mesh_dims;
   std::string src;
   std::string dst;
   std::string comm;
-  std::vector<int64_t> logical_shape;
-  std::vector<int64_t> local_shape_before;    ///< this rank's shard shape before the step
-  std::vector<int64_t> global_offset_before;  ///< global index of its first element per dim
+  SharedVec<int64_t> logical_shape;
+  SharedVec<int64_t> local_shape_before;    ///< this rank's shard shape before the step
+  SharedVec<int64_t> global_offset_before;  ///< global index of its first element per dim
   int64_t t_ns = 0;
   bool operator==(const StepBegin&) const = default;
 };
@@ -191,8 +193,8 @@ struct StepBegin {
 struct StepEnd {
   int64_t redistribute_id = 0;
   int64_t step = 0;
-  std::vector<int64_t> local_shape_after;
-  std::vector<int64_t> global_offset_after;
+  SharedVec<int64_t> local_shape_after;
+  SharedVec<int64_t> global_offset_after;
   int64_t t_ns = 0;
   bool operator==(const StepEnd&) const = default;
 };
@@ -227,15 +229,15 @@ struct Collective {
   /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
   /// which then has op_id >= 0.
   int64_t redistribute_id = 0;
-  int64_t step = 0;                ///< index into optimized_plan
-  std::string kind;                ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-                                   ///< "broadcast", "barrier", "shape_exchange", ... (open set)
-  std::vector<int64_t> mesh_dims;  ///< mesh dims of the group; several when flattened
-  std::vector<int64_t> group;      ///< global ranks of the group, in group order
+  int64_t step = 0;              ///< index into optimized_plan
+  std::string kind;              ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                 ///< "broadcast", "barrier", "shape_exchange", ... (open set)
+  SharedVec<int64_t> mesh_dims;  ///< mesh dims of the group; several when flattened
+  SharedVec<int64_t> group;      ///< global ranks of the group, in group order
   std::string dtype;
-  std::vector<int64_t> bytes_sent;  ///< aligned with group
-  std::vector<int64_t> bytes_recv;  ///< aligned with group
-  bool negotiated = false;          ///< true for a shape-negotiation collective
+  SharedVec<int64_t> bytes_sent;  ///< aligned with group
+  SharedVec<int64_t> bytes_recv;  ///< aligned with group
+  bool negotiated = false;        ///< true for a shape-negotiation collective
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace {
@@ -20,11 +21,13 @@ struct Diagnostic {
   bool operator==(const Diagnostic&) const = default;
 };
 
-/// Everything one rank file holds, in file order.
+/// Everything one rank file holds, in file order. `events` stores each event in a column of its
+/// type and yields Event values (event_list.hpp); lists inside events share their buffers with
+/// the rank's records (shared_vec.hpp), so the copy in a record costs little beyond its struct.
 struct RankTrace {
   std::string file;  ///< file name (no directory)
   Header header;
-  std::vector<Event> events;
+  EventList events;
 };
 
 /// One executed transform on one rank: its begin and, if the rank got that far, its end.

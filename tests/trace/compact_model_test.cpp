@@ -1,0 +1,155 @@
+// The compact trace model (issue 13): SharedVec (value semantics over a shared buffer), InternPool,
+// EventList (per-type columns in file order) and the reader's sharing of equal lists.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "shardscope/trace/event_list.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/shared_vec.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace fs = std::filesystem;
+using namespace shardscope::trace;
+
+TEST_CASE("SharedVec copies share, mutations copy first, == compares elements", "[trace][compact]") {
+  SharedVec<int64_t> a = {1, 2, 3};
+  SharedVec<int64_t> b = a;
+  CHECK(b.SharesWith(a));
+  CHECK(b == std::vector<int64_t>{1, 2, 3});
+  b.push_back(4);
+  CHECK_FALSE(b.SharesWith(a));
+  CHECK(a == std::vector<int64_t>{1, 2, 3});
+  CHECK(b == std::vector<int64_t>{1, 2, 3, 4});
+  b.Mutable()[0] = 9;
+  CHECK(b[0] == 9);
+  CHECK(a[0] == 1);
+  SharedVec<int64_t> c(std::vector<int64_t>{1, 2, 3});
+  CHECK_FALSE(c.SharesWith(a));
+  CHECK(c == a);
+  const std::vector<int64_t>& view = a;  // reads go through a plain vector
+  CHECK(view.size() == 3);
+  SharedVec<int64_t> empty;
+  CHECK(empty.empty());
+  CHECK(empty.size() == 0);
+  CHECK(empty == std::vector<int64_t>{});
+  CHECK(empty.SharesWith(SharedVec<int64_t>(std::vector<int64_t>{})));  // nothing allocated
+  SharedVec<int64_t> moved = std::move(c);
+  CHECK(moved == std::vector<int64_t>{1, 2, 3});
+}
+
+TEST_CASE("InternPool makes equal lists share one buffer", "[trace][compact]") {
+  InternPool<std::string> pool;
+  SharedVec<std::string> a = {"S(0)", "R"};
+  SharedVec<std::string> b = {"S(0)", "R"};
+  SharedVec<std::string> c = {"R", "R"};
+  pool.Intern(a);
+  pool.Intern(b);
+  pool.Intern(c);
+  CHECK(b.SharesWith(a));
+  CHECK_FALSE(c.SharesWith(a));
+  CHECK(b == std::vector<std::string>{"S(0)", "R"});
+  SharedVec<std::string> empty;
+  empty.Mutable();  // an allocated empty list is released
+  pool.Intern(empty);
+  CHECK(empty.SharesWith(SharedVec<std::string>()));
+}
+
+TEST_CASE("the reader shares equal lists between events, ranks' lists and records", "[trace][compact]") {
+  fs::path dir =
+      fs::temp_directory_path() / ("shardscope_shared_vec_" + std::to_string(std::random_device{}()));
+  fs::remove_all(dir);
+  Header header;
+  header.world = 4;
+  header.mesh_shape = {4};
+  header.mesh_dim_names = {"x"};
+  header.backend = "local";
+  {
+    Writer w(dir, header);
+    for (int64_t id = 0; id < 3; ++id) {
+      RedistributeBegin b;
+      b.id = id;
+      b.global_shape = {8, 8};
+      b.dtype = "f32";
+      b.src_placements = {"S(0)"};
+      b.dst_placements = {"R"};
+      b.planner = "greedy";
+      b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
+      b.raw_plan = b.optimized_plan;
+      w.Emit(b);
+      Collective c;
+      c.redistribute_id = id;
+      c.kind = "all_gather";
+      c.mesh_dims = {0};
+      c.group = {0, 1, 2, 3};
+      c.dtype = "f32";
+      c.bytes_sent = {0, 64, 64, 64};
+      c.bytes_recv = {0, 64, 64, 64};
+      w.Emit(c);
+      w.Emit(RedistributeEnd{id, 10, true, "", std::nullopt, std::nullopt});
+    }
+  }
+  for (bool fast : {true, false}) {
+    Model m = ReadTraceDir(dir, {.jobs = 1, .fast = fast});
+    REQUIRE(m.redistributes.size() == 3);
+    const Collective& first = m.redistributes[0].collectives.at(0);
+    CHECK(first.group == std::vector<int64_t>{0, 1, 2, 3});
+    CHECK(first.bytes_sent == std::vector<int64_t>{0, 64, 64, 64});
+    CHECK(first.bytes_recv.SharesWith(first.bytes_sent));
+    for (const RedistributeRecord& rec : m.redistributes) {
+      CHECK(rec.collectives.at(0).group.SharesWith(first.group));
+      CHECK(rec.begin.optimized_plan.SharesWith(m.redistributes[0].begin.raw_plan));
+      CHECK(rec.begin.src_placements.SharesWith(m.redistributes[0].begin.src_placements));
+    }
+    // The rank's event list holds the same buffers as the records.
+    const Collective in_list = std::get<Collective>(m.ranks.at(0).events.at(1));
+    CHECK(in_list.group.SharesWith(first.group));
+    CHECK(in_list == first);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("EventList keeps file order and yields the events it was given", "[trace][compact]") {
+  RedistributeBegin b;
+  b.id = 7;
+  b.tensor = "w";
+  b.global_shape = {4, 4};
+  b.src_placements = {"S(0)"};
+  StepBegin s{7, 0, {0}, "S(0)", "R", "all_gather", {4, 4}, {2, 4}, {0, 0}, 5};
+  Collective c;
+  c.redistribute_id = 7;
+  c.kind = "all_gather";
+  c.group = {0, 1};
+  c.bytes_sent = {0, 32};
+  c.bytes_recv = {0, 32};
+  StepEnd e{7, 0, {4, 4}, {0, 0}, 9};
+  Op op;
+  op.id = 3;
+  op.name = "mm";
+  const std::vector<Event> events = {b, s, c, e, RedistributeEnd{7, 10, true, "", std::nullopt, 42u}, op, c};
+  EventList list;
+  for (const Event& ev : events) list.push_back(ev);
+  REQUIRE(list.size() == events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    CHECK(list[i].index() == events[i].index());
+    CHECK(list[i] == events[i]);
+  }
+  CHECK(list == events);
+  CHECK(list.ToVector() == events);
+  CHECK(std::vector<Event>(list.begin(), list.end()) == events);
+  CHECK_THROWS_AS(list.at(events.size()), std::out_of_range);
+  EventList copy = list;
+  CHECK(copy == list);
+  copy.emplace_back(RedistributeEnd{8, 11, true, "", std::nullopt, std::nullopt});
+  CHECK_FALSE(copy == list);
+  // Copies of one collective (the stored ones and those yielded) share its lists.
+  CHECK(std::get<Collective>(list[6]).group.SharesWith(std::get<Collective>(list[2]).group));
+  CHECK(std::get<Collective>(list[2]).bytes_sent.SharesWith(c.bytes_sent));
+  list.shrink_to_fit();
+  CHECK(list == events);
+  list.clear();
+  CHECK(list.empty());
+}

@@ -1,0 +1,139 @@
+#pragma once
+// EventList: one rank's events in file order, each stored in a column of its own type, so that an
+// event costs its own size (40 bytes for a step_end) and not that of the largest alternative of
+// Event (a redistribute_begin), plus 8 bytes for its place in the order. Reads yield Event values;
+// their lists share buffers with the stored ones (SharedVec), so a copy costs no element copies.
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "shardscope/trace/events.hpp"
+
+namespace shardscope::trace {
+
+class EventList {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Event;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Event;
+    const_iterator() = default;
+    const_iterator(const EventList* list, size_t i) : list_(list), i_(i) {}
+    Event operator*() const { return (*list_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++i_;
+      return before;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const EventList* list_ = nullptr;
+    size_t i_ = 0;
+  };
+  using iterator = const_iterator;
+  using value_type = Event;
+  using size_type = size_t;
+
+  EventList() = default;
+  EventList(const std::vector<Event>& events) {  // NOLINT(google-explicit-constructor)
+    for (const Event& e : events) push_back(e);
+  }
+
+  size_t size() const { return order_.size(); }
+  bool empty() const { return order_.empty(); }
+  /// The i-th event in file order, as a value.
+  Event operator[](size_t i) const {
+    const uint64_t slot = order_[i];
+    return Get(static_cast<size_t>(slot >> kIndexBits), static_cast<size_t>(slot & kIndexMask));
+  }
+  /// Like operator[], throws std::out_of_range past the end.
+  Event at(size_t i) const {
+    if (i >= order_.size()) throw std::out_of_range("EventList::at");
+    return (*this)[i];
+  }
+  /// The events of type T (a Collective, ...) in file order, by reference: for consumers that keep
+  /// pointers to events, which the values yielded by operator[] and iteration are not.
+  template <typename T>
+  const std::vector<T>& Of() const {
+    return std::get<std::vector<T>>(columns_);
+  }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, order_.size()}; }
+
+  void push_back(Event event) {
+    std::visit(
+        [&](auto&& e) {
+          using T = std::decay_t<decltype(e)>;
+          auto& column = std::get<std::vector<T>>(columns_);
+          order_.push_back(static_cast<uint64_t>(event.index()) << kIndexBits | column.size());
+          column.push_back(std::move(e));
+        },
+        std::move(event));
+  }
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    push_back(Event(std::forward<Args>(args)...));
+  }
+  void reserve(size_t n) { order_.reserve(n); }
+  /// Releases the spare capacity of every column (the reader calls it once a file is read).
+  void shrink_to_fit() {
+    order_.shrink_to_fit();
+    std::apply([](auto&... column) { (column.shrink_to_fit(), ...); }, columns_);
+  }
+  void clear() { *this = EventList(); }
+  /// The events as a plain list (copies).
+  std::vector<Event> ToVector() const { return {begin(), end()}; }
+
+  friend bool operator==(const EventList& a, const EventList& b) {
+    return a.order_ == b.order_ && a.columns_ == b.columns_;
+  }
+  friend bool operator==(const EventList& a, const std::vector<Event>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < b.size(); ++i)
+      if (!(a[i] == b[i])) return false;
+    return true;
+  }
+
+ private:
+  static constexpr int kIndexBits = 56;
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+  template <size_t K>
+  Event GetAt(size_t index) const {
+    return Event(std::in_place_index<K>, std::get<K>(columns_)[index]);
+  }
+  template <size_t... K>
+  Event GetOf(size_t kind, size_t index, std::index_sequence<K...>) const {
+    using Getter = Event (EventList::*)(size_t) const;
+    static constexpr Getter kGetters[] = {&EventList::GetAt<K>...};
+    return (this->*kGetters[kind])(index);
+  }
+  Event Get(size_t kind, size_t index) const {
+    return GetOf(kind, index, std::make_index_sequence<std::variant_size_v<Event>>{});
+  }
+
+  template <typename Variant>
+  struct ColumnsOf;
+  template <typename... T>
+  struct ColumnsOf<std::variant<T...>> {
+    using type = std::tuple<std::vector<T>...>;  // column K holds alternative K
+  };
+
+  std::vector<uint64_t> order_;  // (alternative << kIndexBits) | index in its column, per event
+  ColumnsOf<Event>::type columns_;
+};
+
+}  // namespace shardscope::trace
