@@ -17,6 +17,9 @@ static_assert(sizeof(RedistributeBegin) == 352, "RedistributeBegin changed: upda
 static_assert(sizeof(RedistributeEnd) == 88, "RedistributeEnd changed: update fast_encode.cpp");
 static_assert(sizeof(StepBegin) == 152, "StepBegin changed: update fast_encode.cpp");
 static_assert(sizeof(StepEnd) == 40, "StepEnd changed: update fast_encode.cpp");
+static_assert(sizeof(Op) == 280 && sizeof(OpInput) == 88 && sizeof(OpOutput) == 112 &&
+                  sizeof(OpStrategy) == 56,
+              "Op changed: update fast_encode.cpp");
 
 void AppendDouble(double value, std::string& out) {
   if (value == 0) {
@@ -116,6 +119,20 @@ class Line {
     for (size_t i = 0; i < v.size(); ++i) {
       if (i) out_ += ',';
       Quoted(v[i]);
+    }
+    out_ += ']';
+  }
+  void StrLists(std::string_view name, const std::vector<std::vector<std::string>>& v) {
+    Key(name);
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      out_ += '[';
+      for (size_t j = 0; j < v[i].size(); ++j) {
+        if (j) out_ += ',';
+        Quoted(v[i][j]);
+      }
+      out_ += ']';
     }
     out_ += ']';
   }
@@ -291,6 +308,53 @@ bool FastEncode(const Collective& e, std::string& out) {
   l.Int("start_ns", e.start_ns);
   l.Int("end_ns", e.end_ns);
   if (e.op_id >= 0) l.Int("op_id", e.op_id);
+  return l.Finish();
+}
+
+bool FastEncode(const Op& e, std::string& out) {
+  Line l(out);
+  l.Str("type", "op");
+  l.Int("id", e.id);
+  l.Int("step", e.step);
+  l.Str("name", e.name);
+  l.Str("args", e.args);
+  l.BeginArray("inputs");
+  for (const OpInput& in : e.inputs) {
+    l.BeginObject();
+    l.Str("tensor", in.tensor);
+    l.Strs("placements", in.placements);
+    l.Strs("required", in.required);
+    l.Int("redistribute_id", in.redistribute_id);
+    l.EndObject();
+  }
+  l.EndArray();
+  l.BeginArray("outputs");
+  for (const OpOutput& o : e.outputs) {
+    l.BeginObject();
+    l.Str("tensor", o.tensor);
+    l.Bool("requested", o.requested);
+    l.Strs("placements", o.placements);
+    l.Ints("global_shape", o.global_shape);
+    l.Ints("local_shape", o.local_shape);
+    l.EndObject();
+  }
+  l.EndArray();
+  l.BeginArray("candidates");
+  for (const OpStrategy& c : e.candidates) {
+    l.BeginObject();
+    l.StrLists("inputs", c.inputs);
+    l.StrLists("outputs", c.outputs);
+    l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec.cpp's CostToJson
+    l.EndObject();
+  }
+  l.EndArray();
+  l.Int("chosen", e.chosen);
+  l.Str("rule", e.rule);
+  l.Str("note", e.note);
+  l.Int("t_ns", e.t_ns);
+  l.Int("end_ns", e.end_ns);
+  l.Bool("ok", e.ok);
+  if (!e.error.empty()) l.Str("error", e.error);
   return l.Finish();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Private: the writer's fast path. Appends the line of a common event (redistribute begin/end,
-// step begin/end, collective) straight to a string, field for field as codec.cpp's ToJson writes
+// step begin/end, collective, op) straight to a string, field for field as codec.cpp's ToJson writes
 // it, without building a JSON tree. It declines (returns false, `out` unchanged) whenever a string
 // holds anything but printable ASCII without quotes or backslashes, or a number is not finite; the
 // writer then encodes the event through codec.cpp, which escapes and replaces. Floats are written
@@ -20,6 +20,7 @@ bool FastEncode(const RedistributeEnd& e, std::string& out);
 bool FastEncode(const StepBegin& e, std::string& out);
 bool FastEncode(const StepEnd& e, std::string& out);
 bool FastEncode(const Collective& e, std::string& out);
+bool FastEncode(const Op& e, std::string& out);
 
 /// A finite double as the fast path writes it (shortest round-trip digits, nlohmann's layout).
 void AppendDouble(double value, std::string& out);

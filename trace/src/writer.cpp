@@ -86,7 +86,7 @@ void Writer::Emit(const RedistributeEnd& event) { EmitFast(event, true); }
 void Writer::Emit(const StepBegin& event) { EmitFast(event, false); }
 void Writer::Emit(const StepEnd& event) { EmitFast(event, false); }
 void Writer::Emit(const Collective& event) { EmitFast(event, false); }
-void Writer::Emit(const Op& event) { Append(ToLine(ToJson(Event(event))), true); }
+void Writer::Emit(const Op& event) { EmitFast(event, true); }
 void Writer::Emit(const Event& event) {
   std::visit([this](const auto& e) { Emit(e); }, event);
 }
