@@ -18,7 +18,7 @@ namespace shardscope::app::gui {
 
 /// One panel drawn in the last frame: its window rectangle and what it shows.
 struct PanelGeometry {
-  std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge"
+  std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge", "stats"
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   PanelShows shows;
 };
