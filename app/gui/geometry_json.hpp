@@ -13,6 +13,7 @@
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
 #include "panels/program_panel.hpp"
+#include "panels/stats_panel.hpp"
 
 namespace shardscope::app::gui {
 
@@ -35,6 +36,7 @@ struct GeometrySources {
   const std::vector<PanelGeometry>* panels = nullptr;
   const Selection* selection = nullptr;
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
+  const StatsPanel* stats = nullptr;
 };
 
 /// The JSON document written by --geometry.

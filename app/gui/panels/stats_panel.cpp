@@ -10,6 +10,7 @@
 namespace shardscope::app::gui {
 
 void StatsPanel::Prepare(const ViewContext& ctx) {
+  geometry_.clear();  // refilled by Draw when the panel is drawn this frame
   if (key_model_ == ctx.model) return;
   key_model_ = ctx.model;
   stats_ = ctx.model ? ComputeTraceStats(*ctx.model) : TraceStats{};
@@ -33,28 +34,37 @@ void StatsPanel::Draw(ViewContext& ctx) {
   const float kinds_h = std::clamp(row_h * (static_cast<float>(stats_.kinds.size()) + 1.5f), row_h * 2.5f,
                                    std::max(row_h * 2.5f, avail * 0.5f));
   ImGui::Text("Collectives by kind (%zu)", stats_.kinds.size());
-  DrawTable("##stats_kinds", "Kind", stats_.kinds, kind_sort_, kinds_h, ctx);
+  DrawTable("kinds", "Kind", stats_.kinds, kind_sort_, kinds_h, ctx);
   ImGui::Text("Redistributes (%zu)  click a row to select it", stats_.redistributes.size());
-  DrawTable("##stats_redistributes", "Redistribute", stats_.redistributes, redistribute_sort_, 0.0f, ctx);
+  DrawTable("redistributes", "Redistribute", stats_.redistributes, redistribute_sort_, 0.0f, ctx);
 }
 
-void StatsPanel::DrawTable(const char* id, const char* label_header, std::vector<StatsRow>& rows, Sort& sort,
-                           float height, ViewContext& ctx) {
+void StatsPanel::DrawTable(const char* table, const char* label_header, std::vector<StatsRow>& rows,
+                           Sort& sort, float height, ViewContext& ctx) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Resizable | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_SizingFixedFit;
   float h = height > 0 ? height : std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFrameHeight() * 3);
-  if (!ImGui::BeginTable(id, 7, flags, ImVec2(0, h))) return;
+  if (!ImGui::BeginTable(table, 7, flags, ImVec2(0, h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn(label_header,
                           ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthStretch, 0,
                           static_cast<ImGuiID>(StatsColumn::kLabel));
-  const char* const names[] = {"Count", "Bytes", "Total", "Mean", "Max", "Slowest rank"};
-  for (int c = 0; c < 6; ++c) {
-    ImGui::TableSetupColumn(names[c], ImGuiTableColumnFlags_PreferSortDescending, 0,
-                            static_cast<ImGuiID>(c + 1));
+  const char* const names[] = {label_header, "Count", "Bytes", "Total", "Mean", "Max", "Slowest rank"};
+  for (int c = 1; c < 7; ++c) {
+    ImGui::TableSetupColumn(names[c], ImGuiTableColumnFlags_PreferSortDescending, 0, static_cast<ImGuiID>(c));
   }
-  ImGui::TableHeadersRow();
+  auto record = [&](const std::string& text, bool header) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    geometry_.push_back({table, text, header, a.x, a.y, b.x, b.y});
+  };
+  // The headers one by one (what TableHeadersRow submits), so --geometry can say where each landed.
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int c = 0; c < 7; ++c) {
+    if (!ImGui::TableSetColumnIndex(c)) continue;
+    ImGui::TableHeader(names[c]);
+    record(names[c], true);
+  }
   if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty) {
     if (specs->SpecsCount > 0) {
       sort.column = static_cast<StatsColumn>(specs->Specs[0].ColumnUserID);
@@ -77,6 +87,7 @@ void StatsPanel::DrawTable(const char* id, const char* label_header, std::vector
     } else {
       ImGui::TextUnformatted(r.label.c_str());
     }
+    record(r.label, false);
     ImGui::TableNextColumn();
     ImGui::Text("%lld", static_cast<long long>(r.count));
     ImGui::TableNextColumn();
