@@ -14,11 +14,7 @@
 namespace {
 
 namespace trace = shardscope::trace;
-using shardscope::app::gui::ComputeTraceStats;
-using shardscope::app::gui::SortStatsRows;
-using shardscope::app::gui::StatsColumn;
-using shardscope::app::gui::StatsRow;
-using shardscope::app::gui::TraceStats;
+using namespace shardscope::app::gui;  // ComputeTraceStats, SortStatsRows, StatsRow, ...
 
 const StatsRow& Row(const std::vector<StatsRow>& rows, const std::string& label) {
   for (const StatsRow& r : rows) {

@@ -166,7 +166,7 @@ TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]")
   };
   WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}}, "test"),
                 dir / "trace");
-  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge"}) {
+  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge", "stats"}) {
     DYNAMIC_SECTION("view " << view) {
       auto geo = Shoot(dir, (dir / "trace").string() + " --select 0 --view " + view);
       REQUIRE(!geo["panels"].empty());
