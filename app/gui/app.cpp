@@ -381,7 +381,7 @@ void App::PrepareAll() {
   layout_.Prepare(ctx_);
   mesh_.Prepare(ctx_);
   merge_.Prepare(ctx_);
-  stats_.Prepare(ctx_);
+  stats_.Prepare();
   program_.Prepare(ctx_);
   flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();

@@ -9,8 +9,13 @@
 
 namespace shardscope::app::gui {
 
-void StatsPanel::Prepare(const ViewContext& ctx) {
-  geometry_.clear();  // refilled by Draw when the panel is drawn this frame
+void StatsPanel::Prepare() {
+  // Refilled by Draw when the panel is drawn this frame. The tables are computed when first drawn
+  // (Draw calls Refresh): a trace never shown in this view costs nothing.
+  geometry_.clear();
+}
+
+void StatsPanel::Refresh(const ViewContext& ctx) {
   if (key_model_ == ctx.model) return;
   key_model_ = ctx.model;
   stats_ = ctx.model ? ComputeTraceStats(*ctx.model) : TraceStats{};
@@ -20,6 +25,7 @@ void StatsPanel::Prepare(const ViewContext& ctx) {
 
 void StatsPanel::Draw(ViewContext& ctx) {
   shows_ = {};
+  Refresh(ctx);
   if (!ctx.model) {
     ImGui::TextDisabled("No trace loaded.");
     return;

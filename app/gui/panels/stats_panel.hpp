@@ -21,9 +21,10 @@ struct StatsItemGeometry {
 /// The statistics panel. Main thread only.
 class StatsPanel {
  public:
-  /// Recomputes the tables when the model changed (ComputeTraceStats). No ImGui calls.
-  void Prepare(const ViewContext& ctx);
-  /// Draws both tables; clicking a redistribute row selects it.
+  /// Forgets the last frame's geometry. No ImGui calls.
+  void Prepare();
+  /// Draws both tables (computed by ComputeTraceStats when the model changed); clicking a
+  /// redistribute row selects it.
   void Draw(ViewContext& ctx);
   /// The selected redistribute when its row is in the table.
   PanelShows shows() const { return shows_; }
@@ -35,6 +36,7 @@ class StatsPanel {
     StatsColumn column = StatsColumn::kLabel;
     bool ascending = true;
   };
+  void Refresh(const ViewContext& ctx);  // recomputes the tables when the model changed
   void DrawTable(const char* table, const char* label_header, std::vector<StatsRow>& rows, Sort& sort,
                  float height, ViewContext& ctx);
 
