@@ -381,6 +381,7 @@ void App::PrepareAll() {
   layout_.Prepare(ctx_);
   mesh_.Prepare(ctx_);
   merge_.Prepare(ctx_);
+  stats_.Prepare();
   program_.Prepare(ctx_);
   flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
@@ -401,9 +402,9 @@ int App::Capture() {
            options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry())
         canvases.push_back({"", c});
     }
-    GeometrySources sources{fb_w_,         fb_h_,    options_.view, &canvases, diff_mode_ ? &diff_ : nullptr,
-                            &program_,     &flight_, &list_,        &panels_,  &selection_,
-                            errors_.rect()};
+    GeometrySources sources{fb_w_,          fb_h_,    options_.view, &canvases, diff_mode_ ? &diff_ : nullptr,
+                            &program_,      &flight_, &list_,        &panels_,  &selection_,
+                            errors_.rect(), &stats_};
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

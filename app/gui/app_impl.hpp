@@ -23,6 +23,7 @@
 #include "panels/mesh_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/sandbox_panel.hpp"
+#include "panels/stats_panel.hpp"
 #include "panels/timeline_panel.hpp"
 #include "platform_glfw.hpp"
 #include "trace_loader.hpp"
@@ -94,6 +95,7 @@ class App {
   LayoutPanel layout_;
   MeshPanel mesh_;
   MergePanel merge_;
+  StatsPanel stats_;
   ProgramPanel program_;
   FlightPanel flight_;
   const void* program_model_ = nullptr;  // model whose ops made the Program tab the default

@@ -30,8 +30,14 @@ void App::DrawMenuBar() {
   if (ImGui::BeginMenu("View")) {
     ImGui::MenuItem("Gallery", nullptr, &show_gallery_);
     ImGui::MenuItem("Sandbox", nullptr, &show_sandbox_);
-    if (ImGui::BeginMenu("Maximize panel", options_.view == "main" && !diff_mode_)) {
-      static const char* const kPanels[] = {"timeline", "program", "inspector", "layout", "mesh", "merge"};
+    const bool in_main = options_.view == "main" && !diff_mode_;
+    if (ImGui::MenuItem("Statistics", nullptr, sizes_.maximized == "stats", in_main)) {
+      sizes_.maximized = sizes_.maximized == "stats" ? "" : "stats";  // again: back to all panels
+      ImGui::MarkIniSettingsDirty();
+    }
+    if (ImGui::BeginMenu("Maximize panel", in_main)) {
+      static const char* const kPanels[] = {"timeline", "program", "inspector", "layout",
+                                            "mesh",     "merge",   "stats"};
       const std::string before = sizes_.maximized;
       if (ImGui::MenuItem("none (all panels)", nullptr, sizes_.maximized.empty())) sizes_.maximized.clear();
       for (const char* p : kPanels) {
@@ -91,7 +97,10 @@ void App::DrawHelp() {
       {"hover (layout element)", "its holders and index in each local shard"},
       {"hover (timeline, mesh)", "the span's or rank's details"},
       {"drag (panel borders)", "resize panels (remembered in imgui.ini)"},
+      {"click (statistics column header)", "sort the table on that column (again: reverse)"},
+      {"click (statistics redistribute row)", "select that redistribute"},
       {"View > Maximize panel", "one panel fills the window (none: all panels)"},
+      {"View > Statistics", "per collective kind and redistribute: count, bytes, time, slowest rank"},
   };
   if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
   for (const auto& b : kBindings) {
@@ -246,6 +255,7 @@ void App::DrawFocused(const std::string& v) {
   if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", mesh_);
   if (v == "merge") DrawPanel("Merges", "merge", merge_);
   if (v == "program") DrawPanel("Program", "program", program_);
+  if (v == "stats") DrawPanel("Statistics", "stats", stats_);
   if (v == "flight") flight_.Draw(ctx_);
   ImGui::EndChild();
 }

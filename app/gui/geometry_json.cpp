@@ -80,6 +80,14 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   j["list_rows"] = nlohmann::json::array();
   for (const auto& r : s.list->row_geometry())
     j["list_rows"].push_back({{"id", r.id}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+  j["stats"] = nlohmann::json::array();
+  if (s.stats) {
+    for (const StatsItemGeometry& g : s.stats->geometry())
+      j["stats"].push_back({{"table", g.table},
+                            {"text", g.text},
+                            {"header", g.header},
+                            {"rect", Rect(g.x0, g.y0, g.x1, g.y1)}});
+  }
   j["selected_op"] = s.selection->op_id;
   j["selected_redistribute"] = s.selection->redistribute_id;
   j["selected_step"] = s.selection->step;

@@ -13,12 +13,13 @@
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
 #include "panels/program_panel.hpp"
+#include "panels/stats_panel.hpp"
 
 namespace shardscope::app::gui {
 
 /// One panel drawn in the last frame: its window rectangle and what it shows.
 struct PanelGeometry {
-  std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge"
+  std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge", "stats"
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   PanelShows shows;
 };
@@ -35,6 +36,7 @@ struct GeometrySources {
   const std::vector<PanelGeometry>* panels = nullptr;
   const Selection* selection = nullptr;
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
+  const StatsPanel* stats = nullptr;
 };
 
 /// The JSON document written by --geometry.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
-    "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight]\n"
+    "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight|stats]\n"
     "         [--select ID] [--step K] [--select-op ID] [--size WxH] [--geometry OUT.json]\n"
     "         [--bench-frames N] [--keys SCRIPT]\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       std::string view = v ? v : "";
       if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
           view != "merge" && view != "program" && view != "gallery" && view != "sandbox" && view != "diff" &&
-          view != "flight") {
+          view != "flight" && view != "stats") {
         return Usage("--view: '" + view +
                      "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
                      "sandbox, diff, flight");

@@ -4,6 +4,10 @@
 // MakeSpec + ComputeLayouts); and Replicate reads as replicas, not as shards.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "diff_test_traces.hpp"
 #include "gui_test_support.hpp"
 #include "program_test_traces.hpp"
@@ -70,7 +74,7 @@ TEST_CASE("every view on a 3-D mesh, strided shards, a shard order and a program
        {8, 6}},
       {"program", nullptr, {}, nullptr, nullptr, {}},
   };
-  const char* views[] = {"main", "timeline", "inspector", "layout", "mesh", "merge", "program"};
+  const char* views[] = {"main", "timeline", "inspector", "layout", "mesh", "merge", "program", "stats"};
   for (const Traced& t : traces) {
     for (const char* view : views) {
       DYNAMIC_SECTION(t.name << " view " << view) {
@@ -162,7 +166,7 @@ TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]")
   };
   WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}}, "test"),
                 dir / "trace");
-  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge"}) {
+  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge", "stats"}) {
     DYNAMIC_SECTION("view " << view) {
       auto geo = Shoot(dir, (dir / "trace").string() + " --select 0 --view " + view);
       REQUIRE(!geo["panels"].empty());
@@ -179,4 +183,75 @@ TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]")
       }
     }
   }
+}
+
+namespace {
+
+// The stats geometry entries of one table: its rows' labels top to bottom, or a header's centre.
+std::vector<std::string> StatsRows(const nlohmann::json& geo, const std::string& table) {
+  std::vector<std::pair<float, std::string>> rows;
+  for (const auto& g : geo["stats"])
+    if (g["table"] == table && !g["header"]) rows.emplace_back(g["rect"][1].get<float>(), g["text"]);
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.push_back(r.second);
+  return out;
+}
+
+std::string ClickOn(const nlohmann::json& geo, const std::string& table, const std::string& text) {
+  for (const auto& g : geo["stats"]) {
+    if (g["table"] != table || g["text"] != text) continue;
+    const int x = static_cast<int>((g["rect"][0].get<float>() + g["rect"][2].get<float>()) / 2);
+    const int y = static_cast<int>((g["rect"][1].get<float>() + g["rect"][3].get<float>()) / 2);
+    return "click:" + std::to_string(x) + ":" + std::to_string(y) + ",wait";
+  }
+  FAIL("no " << table << " item " << text);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the statistics view renders its tables, sorts on a header click and --geometry reports it",
+          "[gui][views][stats]") {
+  // tests/golden/trace/two_rank, derived by hand (see stats_view_test.cpp): kind totals
+  // all_gather 25000 ns, all_to_all 16000, shape_exchange 2000, every kind's slowest rank 0
+  // (all_gather 13000 ns on r0 vs 12000 on r1, the others tie: the lowest rank); redistribute
+  // #0's slowest rank is 0 (15000 vs 13000 ns), #1's is 1 (12500 vs 10000).
+  fs::path dir = TempDir("stats");
+  const std::string trace = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trace/two_rank";
+  auto geo = Shoot(dir, trace + " --select 1 --view stats");
+  REQUIRE(geo["panels"].size() == 1);
+  const auto& panel = geo["panels"][0];
+  CHECK(panel["panel"] == "stats");
+  CHECK(panel["redistribute_id"] == 1);
+  float x0 = panel["rect"][0], y0 = panel["rect"][1], x1 = panel["rect"][2], y1 = panel["rect"][3];
+  REQUIRE(x1 - x0 > 200);
+  REQUIRE(y1 - y0 > 100);
+  // Sorted by label at first.
+  CHECK(StatsRows(geo, "kinds") == std::vector<std::string>{"all_gather", "all_to_all", "shape_exchange"});
+  CHECK(StatsRows(geo, "redistributes") == std::vector<std::string>{"#0 x", "#1 y"});
+  // The slowest-rank column draws a swatch in the rank's colour: rank 0's on four rows, rank 1's
+  // on one (#1), so both colours are in the panel.
+  Image img = LoadPng(dir / "shot.png");
+  int r0 = 0, r1 = 0;
+  for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y) {
+    for (int x = static_cast<int>(x0); x < static_cast<int>(x1); ++x) {
+      r0 += Near(img.At(x, y), RankColor(0, 2)) ? 1 : 0;
+      r1 += Near(img.At(x, y), RankColor(1, 2)) ? 1 : 0;
+    }
+  }
+  CHECK(r1 >= 25);      // one swatch of at least 5x5 pixels
+  CHECK(r0 >= 4 * 25);  // four swatches
+
+  // One click on a header sorts descending on it, a second ascending; a click on a redistribute
+  // row (#0 x, second after the sort: its slowest rank 0 < 1) selects it.
+  const std::string second_row = ClickOn(geo, "redistributes", "#1 y");  // the second row's place
+  const std::string keys = ClickOn(geo, "redistributes", "Slowest rank") + "," +
+                           ClickOn(geo, "kinds", "Total") + "," + ClickOn(geo, "kinds", "Total") + "," +
+                           second_row;
+  auto sorted = Shoot(dir, trace + " --select 1 --view stats --keys \"" + keys + "\"");
+  CHECK(StatsRows(sorted, "kinds") == std::vector<std::string>{"shape_exchange", "all_to_all", "all_gather"});
+  CHECK(StatsRows(sorted, "redistributes") == std::vector<std::string>{"#1 y", "#0 x"});
+  CHECK(sorted["selected_redistribute"] == 0);
+  CHECK(sorted["panels"][0]["redistribute_id"] == 0);
 }
