@@ -276,10 +276,15 @@ void App::PollLoaders() {
 void App::SyncSelection() {
   const trace::Model* model = ActiveModel();
   if (!model) {
-    ctx_ = ViewContext{nullptr, nullptr, &selection_, renderer_.get()};
+    if (ids_model_ != nullptr) ++model_serial_;
+    ids_model_ = nullptr;
+    ctx_ = ViewContext{nullptr, nullptr, &selection_, renderer_.get(), model_serial_};
     return;
   }
   if (ids_model_ != model) {
+    // Seen every frame, so two models in a row never share an address (the next one is read while
+    // this one is alive); panels that skipped frames compare the serial too.
+    ++model_serial_;
     ids_model_ = model;
     ids_ = model->RedistributeIds();
     mesh_text_ = "?";
@@ -313,16 +318,17 @@ void App::SyncSelection() {
     }
   }
   if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
-  if (view_model_ != model || view_id_ != selection_.redistribute_id) {
+  if (view_model_ != model || view_serial_ != model_serial_ || view_id_ != selection_.redistribute_id) {
     view_ = BuildRedistributeView(*model, selection_.redistribute_id);
     view_model_ = model;
+    view_serial_ = model_serial_;
     view_id_ = selection_.redistribute_id;
   }
   int64_t steps = view_.num_steps();
   selection_.step = std::clamp<int64_t>(selection_.step, 0, std::max<int64_t>(0, steps - 1));
   selection_.focus_rank =
       std::clamp<int64_t>(selection_.focus_rank, 0, std::max<int64_t>(0, model->world - 1));
-  ctx_ = ViewContext{model, view_.first ? &view_ : nullptr, &selection_, renderer_.get()};
+  ctx_ = ViewContext{model, view_.first ? &view_ : nullptr, &selection_, renderer_.get(), model_serial_};
 }
 
 void App::HandleKeys(double dt) {

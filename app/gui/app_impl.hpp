@@ -83,6 +83,8 @@ class App {
   const void* view_model_ = nullptr;
   // Per active model: RedistributeIds() walks every record, far too slow to call per frame at 1M events.
   const void* ids_model_ = nullptr;
+  uint64_t model_serial_ = 0;  // ViewContext::model_serial: bumped whenever the active model changes
+  uint64_t view_serial_ = 0;   // model_serial_ of view_
   std::vector<int64_t> ids_;
   std::string mesh_text_;
   int64_t view_id_ = -2;
@@ -99,6 +101,7 @@ class App {
   ProgramPanel program_;
   FlightPanel flight_;
   const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
+  uint64_t program_serial_ = 0;          // its ViewContext::model_serial
   SandboxPanel sandbox_;
   GalleryWindow gallery_;
   DiffPanel diff_;

@@ -36,6 +36,9 @@ struct ViewContext {
   const RedistributeView* redistribute = nullptr;  ///< view of selection->redistribute_id, or null
   Selection* selection = nullptr;
   GlRenderer* renderer = nullptr;  ///< null in tests that only prepare
+  /// Changes whenever `model` does. Panels key their caches on (model, model_serial): a trace
+  /// loaded later can be allocated where a freed one was, so the address alone can repeat.
+  uint64_t model_serial = 0;
   int64_t world() const { return model ? model->world : 0; }
 };
 

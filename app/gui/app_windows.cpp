@@ -230,9 +230,10 @@ void App::DrawTimelineOrProgram() {
     return;
   }
   // A program trace opens on the Program tab, with room for the graph.
-  bool first = program_model_ != ctx_.model;
+  bool first = program_model_ != ctx_.model || program_serial_ != ctx_.model_serial;
   if (first) {
     program_model_ = ctx_.model;
+    program_serial_ = ctx_.model_serial;
     sizes_.right_top = std::max(sizes_.right_top, 0.45f);
   }
   if (!ImGui::BeginTabBar("##timeline_tabs")) return;

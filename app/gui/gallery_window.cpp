@@ -24,7 +24,7 @@ void GalleryWindow::Prepare() {
     view_id_ = selection_.redistribute_id;
   }
   selection_.step = std::clamp<int64_t>(selection_.step, 0, std::max<int64_t>(0, view_.num_steps() - 1));
-  ctx_ = ViewContext{model_.get(), view_.first ? &view_ : nullptr, &selection_, nullptr};
+  ctx_ = ViewContext{model_.get(), view_.first ? &view_ : nullptr, &selection_, nullptr, 0};
   list_.Prepare(ctx_);
   inspector_.Prepare(ctx_);
   timeline_.Prepare(ctx_);

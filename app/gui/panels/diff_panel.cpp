@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include <imgui.h>
 
@@ -34,8 +35,11 @@ std::string StepCell(const trace::PlanStep& s) { return s.src + " -> " + s.dst; 
 void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baseline_label,
                         const trace::Model* candidate, const std::string& candidate_label,
                         GlRenderer* renderer) {
-  sides_[0].model = baseline, sides_[0].label = baseline_label;
-  sides_[1].model = candidate, sides_[1].label = candidate_label;
+  for (auto [side, model, label] : {std::tuple{&sides_[0], baseline, &baseline_label},
+                                    std::tuple{&sides_[1], candidate, &candidate_label}}) {
+    if (side->model != model) ++side->serial;  // see ViewContext::model_serial
+    side->model = model, side->label = *label;
+  }
   if (key_baseline_ != baseline || key_candidate_ != candidate) {
     key_baseline_ = baseline, key_candidate_ = candidate;
     built_ = baseline && candidate;
@@ -69,13 +73,14 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
     std::optional<int64_t> id;
     if (row) id = k == 0 ? row->baseline_id : row->candidate_id;
     int64_t want = id ? *id : -1;
-    if (s.model && (s.view_model != s.model || s.view_id != want)) {
+    if (s.model && (s.view_model != s.model || s.view_serial != s.serial || s.view_id != want)) {
       s.view = want >= 0 ? BuildRedistributeView(*s.model, want) : RedistributeView{};
-      s.view_model = s.model, s.view_id = want;
+      s.view_model = s.model, s.view_serial = s.serial, s.view_id = want;
     }
     s.selection.redistribute_id = want;
     s.selection.step = std::clamp<int64_t>(step_, 0, std::max<int64_t>(0, s.view.num_steps() - 1));
-    s.ctx = ViewContext{s.model, s.model && s.view.first ? &s.view : nullptr, &s.selection, renderer};
+    s.ctx =
+        ViewContext{s.model, s.model && s.view.first ? &s.view : nullptr, &s.selection, renderer, s.serial};
     s.layout.Prepare(s.ctx);
   }
   if (steps_row_ != selected_) {

@@ -63,7 +63,9 @@ class DiffPanel {
   struct Side {
     const trace::Model* model = nullptr;
     std::string label;
+    uint64_t serial = 0;  // ViewContext::model_serial of this side: bumped when its model changes
     const void* view_model = nullptr;
+    uint64_t view_serial = 0;
     int64_t view_id = -2;
     RedistributeView view;
     Selection selection;

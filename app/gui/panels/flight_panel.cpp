@@ -36,8 +36,8 @@ void DashedRect(ImDrawList* list, ImVec2 a, ImVec2 b, ImU32 color) {
 }  // namespace
 
 void FlightPanel::Prepare(const ViewContext& ctx) {
-  if (ctx.model == key_model_) return;
-  key_model_ = ctx.model;
+  if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   spans_.clear();
   slots_.clear();
   check_ = {};

@@ -54,6 +54,7 @@ class FlightPanel {
 
  private:
   const void* key_model_ = nullptr;
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   bool active_ = false;
   int64_t world_ = 0, t_end_ = 1;
   std::vector<FlightSpan> spans_;

@@ -181,8 +181,8 @@ void InspectorPanel::Draw(ViewContext& ctx) {
 }
 
 void RedistributeListPanel::Prepare(const ViewContext& ctx) {
-  if (ctx.model == key_model_) return;
-  key_model_ = ctx.model;
+  if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   rows_.clear();
   if (!ctx.model) return;
   for (int64_t id : ctx.model->RedistributeIds()) {

@@ -44,6 +44,7 @@ class RedistributeListPanel {
     bool failed = false;
   };
   const void* key_model_ = nullptr;
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   std::vector<Row> rows_;
   char filter_[64] = {};
   PanelShows shows_;

@@ -92,11 +92,12 @@ void LayoutPanel::Prepare(const ViewContext& ctx) {
         std::clamp<int64_t>(slice_[static_cast<size_t>(d)], 0, std::max<int64_t>(0, extent - 1));
   }
   int64_t step = std::clamp<int64_t>(ctx.selection->step, 0, std::max<int64_t>(0, view->num_steps() - 1));
-  if (key_model_ == ctx.model && key_id_ == view->id && key_step_ == step && key_row_ == row_dim_ &&
-      key_col_ == col_dim_ && key_slice_ == slice_) {
+  if (key_model_ == ctx.model && key_serial_ == ctx.model_serial && key_id_ == view->id &&
+      key_step_ == step && key_row_ == row_dim_ && key_col_ == col_dim_ && key_slice_ == slice_) {
     return;
   }
-  key_model_ = ctx.model, key_id_ = view->id, key_step_ = step, key_row_ = row_dim_, key_col_ = col_dim_;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial, key_id_ = view->id, key_step_ = step,
+  key_row_ = row_dim_, key_col_ = col_dim_;
   key_slice_ = slice_;
   error_ = view->error;
   warnings_.clear();

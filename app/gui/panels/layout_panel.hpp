@@ -55,6 +55,8 @@ class LayoutPanel {
   void DrawRanges(int64_t world);
 
   const void* key_model_ = nullptr;
+
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   int64_t key_id_ = -2, key_step_ = -1;
   int key_row_ = -2, key_col_ = -2;
   std::vector<int64_t> key_slice_;

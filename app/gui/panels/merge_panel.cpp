@@ -15,8 +15,11 @@ void MergePanel::Prepare(const ViewContext& ctx) {
     merged_.clear();
     return;
   }
-  if (key_model_ == ctx.model && key_id_ == view->id && key_focus_ == ctx.selection->focus_rank) return;
-  key_model_ = ctx.model, key_id_ = view->id, key_focus_ = ctx.selection->focus_rank;
+  if (key_model_ == ctx.model && key_serial_ == ctx.model_serial && key_id_ == view->id &&
+      key_focus_ == ctx.selection->focus_rank)
+    return;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial, key_id_ = view->id,
+  key_focus_ = ctx.selection->focus_rank;
   merged_.clear();
   const auto& b = view->first->begin;
   // A flattened step replaced the raw transforms with the same src -> dst whose mesh dims it

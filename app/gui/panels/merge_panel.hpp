@@ -27,6 +27,7 @@ class MergePanel {
   };
   // Keyed on the model and the id, never on the view's address (rebuilt in place by the app).
   const trace::Model* key_model_ = nullptr;
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   int64_t key_id_ = -1;
   int64_t key_focus_ = -1;
   PanelShows shows_;

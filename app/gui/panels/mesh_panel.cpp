@@ -50,12 +50,12 @@ void MeshPanel::Prepare(const ViewContext& ctx) {
     key_model_ = nullptr, key_id_ = -1, key_step_ = -1;
     return;
   }
-  if (key_model_ == ctx.model && key_id_ == view->id && key_step_ == ctx.selection->step &&
-      key_focus_ == ctx.selection->focus_rank &&
+  if (key_model_ == ctx.model && key_serial_ == ctx.model_serial && key_id_ == view->id &&
+      key_step_ == ctx.selection->step && key_focus_ == ctx.selection->focus_rank &&
       static_cast<int64_t>(group_of_.size()) == view->mesh.size()) {
     return;
   }
-  key_model_ = ctx.model, key_id_ = view->id, key_step_ = ctx.selection->step,
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial, key_id_ = view->id, key_step_ = ctx.selection->step,
   key_focus_ = ctx.selection->focus_rank;
   step_dims_.clear();
   if (view->num_steps() > 0) {

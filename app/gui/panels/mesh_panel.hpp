@@ -35,6 +35,7 @@ class MeshPanel {
   // Keyed on the model and the id, never on the view's address: the app rebuilds its one view in
   // place when the selection changes.
   const trace::Model* key_model_ = nullptr;
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   int64_t key_id_ = -1;
   int64_t key_step_ = -1, key_focus_ = -1;
   std::vector<int> step_dims_;

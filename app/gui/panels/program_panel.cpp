@@ -51,10 +51,10 @@ void SelectRedistribute(Selection& sel, int64_t id) {
 }  // namespace
 
 void ProgramPanel::Prepare(const ViewContext& ctx) {
-  if (ctx.model == key_model_ && metrics_.char_w == built_metrics_.char_w &&
-      metrics_.line_h == built_metrics_.line_h)
+  if (ctx.model == key_model_ && ctx.model_serial == key_serial_ &&
+      metrics_.char_w == built_metrics_.char_w && metrics_.line_h == built_metrics_.line_h)
     return;
-  key_model_ = ctx.model;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   built_metrics_ = metrics_;
   view_ = ctx.model ? BuildProgramView(*ctx.model, metrics_) : ProgramView{};
   seen_redistribute_ = -2;

@@ -43,6 +43,8 @@ class ProgramPanel {
   void DrawDetails(ViewContext& ctx);
 
   const void* key_model_ = nullptr;
+
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   ProgramMetrics metrics_;
   ProgramMetrics built_metrics_{-1.0f, -1.0f};
   ProgramView view_;

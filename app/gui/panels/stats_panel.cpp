@@ -16,8 +16,8 @@ void StatsPanel::Prepare() {
 }
 
 void StatsPanel::Refresh(const ViewContext& ctx) {
-  if (key_model_ == ctx.model) return;
-  key_model_ = ctx.model;
+  if (key_model_ == ctx.model && key_serial_ == ctx.model_serial) return;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   stats_ = ctx.model ? ComputeTraceStats(*ctx.model) : TraceStats{};
   SortStatsRows(stats_.kinds, kind_sort_.column, kind_sort_.ascending);
   SortStatsRows(stats_.redistributes, redistribute_sort_.column, redistribute_sort_.ascending);

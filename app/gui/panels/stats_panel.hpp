@@ -41,6 +41,8 @@ class StatsPanel {
                  float height, ViewContext& ctx);
 
   const trace::Model* key_model_ = nullptr;
+
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   TraceStats stats_;
   Sort kind_sort_, redistribute_sort_;
   PanelShows shows_;

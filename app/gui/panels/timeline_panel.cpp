@@ -87,8 +87,8 @@ TimelineData BuildTimeline(const trace::Model& model) {
 
 void TimelinePanel::Prepare(const ViewContext& ctx) {
   PrepareCursor(ctx);
-  if (ctx.model == key_model_) return;
-  key_model_ = ctx.model;
+  if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
+  key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
@@ -107,8 +107,10 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
 void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   const int64_t id = view ? view->id : -1, step = ctx.selection ? ctx.selection->step : -1;
-  if (cursor_model_ == ctx.model && cursor_id_ == id && cursor_step_ == step) return;
-  cursor_model_ = ctx.model, cursor_id_ = id, cursor_step_ = step;
+  if (cursor_model_ == ctx.model && cursor_serial_ == ctx.model_serial && cursor_id_ == id &&
+      cursor_step_ == step)
+    return;
+  cursor_model_ = ctx.model, cursor_serial_ = ctx.model_serial, cursor_id_ = id, cursor_step_ = step;
   has_cursor_ = false;
   flows_.clear();
   if (!view || !ctx.model) return;

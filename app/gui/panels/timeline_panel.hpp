@@ -50,11 +50,14 @@ class TimelinePanel {
                            double view_start, double span, float lane_h, float scroll_y) const;
 
   const void* key_model_ = nullptr;
+
+  uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   TimelineData data_;
   std::vector<std::string> kinds_;  ///< collective kinds in the model (the legend)
   // The selected step's cursor: from the first rank entering it to the last leaving it, and the
   // skew between the first and the last rank to enter (stragglers), absolute ns.
   const void* cursor_model_ = nullptr;
+  uint64_t cursor_serial_ = 0;  // ViewContext::model_serial of cursor_model_
   int64_t cursor_id_ = -2, cursor_step_ = -2;
   bool has_cursor_ = false;
   int64_t cursor_t0_ = 0, cursor_t1_ = 0, cursor_last_enter_ = 0;
