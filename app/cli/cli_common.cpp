@@ -186,23 +186,6 @@ std::string FormatTuple(const std::vector<int64_t>& values) { return "(" + JoinI
 
 std::string FormatCoord(const std::vector<int64_t>& coord) { return FormatTuple(coord); }
 
-std::string FormatIndexSet(const engine::IndexSet& set) {
-  std::string s;
-  for (const auto& iv : set) {
-    if (iv.size() <= 0) continue;
-    if (!s.empty()) s += "+";
-    s += "[" + std::to_string(iv.begin) + "," + std::to_string(iv.end) + ")";
-  }
-  return s.empty() ? "{}" : s;
-}
-
-std::string FormatIndices(const std::vector<engine::IndexSet>& indices) {
-  if (indices.empty()) return "()";
-  std::string s;
-  for (size_t i = 0; i < indices.size(); ++i) s += (i ? " x " : "") + FormatIndexSet(indices[i]);
-  return s;
-}
-
 void TextTable::Print(std::ostream& out, const std::string& indent) const {
   std::vector<size_t> widths(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {

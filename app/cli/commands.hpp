@@ -109,9 +109,9 @@ std::string CoordHeader(const engine::Mesh& mesh);
 /// "(0,4,0)" for a global offset or local shape given as a tuple.
 std::string FormatTuple(const std::vector<int64_t>& values);
 /// One tensor dim's index set: "[0,3)", "[0,1)+[4,5)" (strided), "{}" when empty.
-std::string FormatIndexSet(const engine::IndexSet& set);
+using engine::FormatIndexSet;  // engine/core/layout.hpp
 /// All dims: "[0,3) x [0,2)"; "()" for a 0-d tensor.
-std::string FormatIndices(const std::vector<engine::IndexSet>& indices);
+using engine::FormatIndices;
 
 /// A left-aligned text table: column width = widest cell, two spaces between columns, no
 /// trailing spaces. Each line is prefixed by `indent`.

@@ -58,21 +58,6 @@ std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh&
   return out.empty() ? "-" : out;
 }
 
-std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices) {
-  // The CLI's FormatIndices (app/cli) prints the same notation; the GUI cannot link the CLI.
-  if (indices.empty()) return "()";
-  std::string out;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    std::string dim;
-    for (const engine::Interval& iv : indices[d]) {
-      if (iv.size() <= 0) continue;
-      dim += (dim.empty() ? "[" : "+[") + std::to_string(iv.begin) + "," + std::to_string(iv.end) + ")";
-    }
-    out += (d ? " x " : "") + (dim.empty() ? std::string("{}") : dim);
-  }
-  return out;
-}
-
 engine::Mesh MeshFromHeader(const trace::Header& header) {
   std::vector<std::string> names = header.mesh_dim_names;
   std::set<std::string> unique(names.begin(), names.end());

@@ -25,10 +25,6 @@ std::string FormatInts(const std::vector<int64_t>& values);
 /// Mesh dims as every panel names them: "dp,tp" when the mesh names its dims, else "0,1".
 std::string FormatMeshDims(const std::vector<int64_t>& dims, const engine::Mesh& mesh);
 
-/// A rank's global index ranges, "[0,4) x [2,3)+[5,6)" (dims joined by " x ", the intervals of a
-/// dim by "+", "{}" for none): the notation of `shardscope layout`.
-std::string FormatIndexRanges(const std::vector<engine::IndexSet>& indices);
-
 /// The engine mesh described by a trace header (dim names dropped unless all present and unique).
 /// Throws shardscope::Error(kInvalidInput) for an invalid shape.
 engine::Mesh MeshFromHeader(const trace::Header& header);

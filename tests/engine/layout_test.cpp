@@ -280,3 +280,10 @@ TEST_CASE("one rank of a 2^20-rank mesh is laid out without visiting the others"
     CHECK(l.global_offset[0] == (end > begin ? begin : 3000000));
   }
 }
+
+TEST_CASE("index ranges print in the notation of shardscope layout and the GUI range table", "[layout]") {
+  // A strided rank: rows [0,2) and [4,6) of dim 0, all 3 columns of dim 1.
+  CHECK(FormatIndices({{{0, 2}, {4, 6}}, {{0, 3}}}) == "[0,2)+[4,6) x [0,3)");
+  CHECK(FormatIndices({{}, {{0, 3}}}) == "{} x [0,3)");
+  CHECK(FormatIndices({}) == "()");
+}

@@ -7,7 +7,6 @@
 #include "input_script.hpp"
 #include "view_model.hpp"
 
-using shardscope::app::gui::FormatIndexRanges;
 using shardscope::app::gui::InputEvent;
 using shardscope::app::gui::InputKey;
 using shardscope::app::gui::KeyTaps;
@@ -56,13 +55,6 @@ TEST_CASE("key taps count every press of a frame, releases do not cancel them", 
   CHECK(taps.Count(InputKey::kUp) == 0);
   taps.Clear();
   CHECK(taps.Count(InputKey::kDown) == 0);
-}
-
-TEST_CASE("index ranges print as shardscope layout prints them", "[gui][layout]") {
-  // A strided rank: rows [0,2) and [4,6) of dim 0, all 3 columns of dim 1.
-  CHECK(FormatIndexRanges({{{0, 2}, {4, 6}}, {{0, 3}}}) == "[0,2)+[4,6) x [0,3)");
-  CHECK(FormatIndexRanges({{}, {{0, 3}}}) == "{} x [0,3)");
-  CHECK(FormatIndexRanges({}) == "()");
 }
 
 TEST_CASE("mesh dims print by name when the mesh names them, else by index", "[gui][view]") {

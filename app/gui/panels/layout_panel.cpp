@@ -224,7 +224,7 @@ void LayoutPanel::DrawRanges(int64_t world) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(FormatInts(l.local_shape).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(FormatIndexRanges(l.indices).c_str());
+        ImGui::TextUnformatted(engine::FormatIndices(l.indices).c_str());
       }
     }
   }

@@ -236,4 +236,21 @@ IndexSet PositionsOf(const IndexSet& holder, const IndexSet& wanted) {
   return out;
 }
 
+std::string FormatIndexSet(const IndexSet& set) {
+  std::string s;
+  for (const auto& iv : set) {
+    if (iv.size() <= 0) continue;
+    if (!s.empty()) s += "+";
+    s += "[" + std::to_string(iv.begin) + "," + std::to_string(iv.end) + ")";
+  }
+  return s.empty() ? "{}" : s;
+}
+
+std::string FormatIndices(const std::vector<IndexSet>& indices) {
+  if (indices.empty()) return "()";
+  std::string s;
+  for (size_t i = 0; i < indices.size(); ++i) s += (i ? " x " : "") + FormatIndexSet(indices[i]);
+  return s;
+}
+
 }  // namespace shardscope::engine

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "shardscope/engine/core/mesh.hpp"
@@ -69,6 +70,11 @@ std::vector<RankLayout> ComputeLayouts(const TensorSpec& spec);
 std::vector<RankLayout> ComputeLayouts(const LayoutInput& input);
 
 /// Intersection of two index sets, in the order of `a`.
+/// "[0,2)+[4,6)": the intervals of one dim, empty ones skipped; "{}" when none is left.
+std::string FormatIndexSet(const IndexSet& set);
+/// Per tensor dim, joined by " x ": "[0,2)+[4,6) x [0,3)"; "()" for a 0-d tensor. What
+/// `shardscope plan/layout` and the GUI's range table print.
+std::string FormatIndices(const std::vector<IndexSet>& indices);
 IndexSet Intersect(const IndexSet& a, const IndexSet& b);
 /// Positions in `holder`'s storage order of the global indices `wanted` (must be a subset),
 /// as position intervals, ordered like `wanted`.
