@@ -16,6 +16,7 @@
 #include "program_test_traces.hpp"
 #include "program_view_model.hpp"
 #include "shardscope/trace/reader.hpp"
+#include "timeline_model.hpp"
 
 namespace {
 
@@ -231,4 +232,40 @@ TEST_CASE("program view: sample programs run on the local backend", "[gui][progr
     for (const ProgramNode& n : view.nodes) halo_nodes += n.halo_exchanges > 0 ? 1 : 0;
     CHECK(halo_nodes >= 1);
   }
+}
+
+TEST_CASE("timeline: a program trace's ops and halo exchanges are on their ranks' lanes",
+          "[gui][program][timeline]") {
+  // domain_conv runs ops whose halo exchanges belong to no redistribute: before, its timeline held
+  // no span and an axis of "0 ns 0 ns 1 ns". Every op event becomes one op bar on its rank's lane
+  // spanning [t_ns, end_ns] (the rank's clock offset added), every collective an op ran itself one
+  // span of the collectives lane, and the time range covers them all.
+  fs::path dir = Temp("timeline_domain_conv");
+  shardscope_gui_test::RunSampleProgram("domain_conv", dir);
+  trace::Model model = trace::ReadTraceDir(dir);
+  REQUIRE_FALSE(model.ops.empty());
+  const shardscope::app::gui::TimelineData data = shardscope::app::gui::BuildTimeline(model);
+  REQUIRE(data.ops.size() == static_cast<size_t>(model.world));
+  std::map<int64_t, int64_t> offset;
+  for (const trace::RankTrace& r : model.ranks) offset[r.header.rank] = r.header.clock.offset_ns;
+  size_t op_bars = 0, halo_spans = 0, halos = 0;
+  for (const auto& lane : data.ops) op_bars += lane.size();
+  for (const auto& lane : data.collectives)
+    for (const auto& s : lane) halo_spans += s.op_record >= 0 ? 1 : 0;
+  for (const trace::OpRecord& rec : model.ops) halos += rec.collectives.size();
+  CHECK(op_bars == model.ops.size());
+  CHECK(halos >= 1);
+  CHECK(halo_spans == halos);
+  for (size_t lane = 0; lane < data.ops.size(); ++lane) {
+    for (const auto& s : data.ops[lane]) {
+      const trace::OpRecord& rec = model.ops[static_cast<size_t>(s.op_record)];
+      CHECK(rec.rank == static_cast<int64_t>(lane));
+      CHECK(s.redistribute_id == rec.op.id);
+      CHECK(s.start == rec.op.t_ns + offset[rec.rank]);
+      CHECK(s.end == rec.op.end_ns + offset[rec.rank]);
+      CHECK(data.t0 <= s.start);
+      CHECK(s.end <= data.t1);
+    }
+  }
+  CHECK(data.t1 - data.t0 > 1);
 }

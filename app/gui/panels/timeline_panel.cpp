@@ -42,49 +42,6 @@ size_t FirstVisible(const std::vector<TimelineSpan>& spans, int64_t t, int64_t m
 
 }  // namespace
 
-TimelineData BuildTimeline(const trace::Model& model) {
-  TimelineData data;
-  std::vector<int64_t> offset(static_cast<size_t>(std::max<int64_t>(model.world, 0)), 0);
-  for (const trace::RankTrace& r : model.ranks) {
-    if (r.header.rank >= 0 && r.header.rank < model.world)
-      offset[static_cast<size_t>(r.header.rank)] = r.header.clock.offset_ns;
-  }
-  int64_t lanes = model.world;
-  data.lane_rank.resize(static_cast<size_t>(lanes));
-  for (int64_t i = 0; i < lanes; ++i) data.lane_rank[static_cast<size_t>(i)] = i;
-  data.bars.resize(static_cast<size_t>(lanes));
-  data.collectives.resize(static_cast<size_t>(lanes));
-  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
-  for (size_t i = 0; i < model.redistributes.size(); ++i) {
-    const trace::RedistributeRecord& rec = model.redistributes[i];
-    if (rec.rank < 0 || rec.rank >= lanes) continue;
-    int64_t off = offset[static_cast<size_t>(rec.rank)];
-    int64_t start = rec.begin.t_ns + off;
-    int64_t end = start;
-    if (rec.end) end = rec.end->t_ns + off;
-    for (const auto& s : rec.steps) end = std::max(end, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
-    for (size_t c = 0; c < rec.collectives.size(); ++c) {
-      const trace::Collective& col = rec.collectives[c];
-      data.collectives[static_cast<size_t>(rec.rank)].push_back(
-          {col.start_ns + off, col.end_ns + off, rec.begin.id, static_cast<int32_t>(col.step),
-           static_cast<int32_t>(i), static_cast<int32_t>(c)});
-      end = std::max(end, col.end_ns + off);
-    }
-    data.bars[static_cast<size_t>(rec.rank)].push_back(
-        {start, end, rec.begin.id, -1, static_cast<int32_t>(i), -1});
-    t0 = std::min(t0, start);
-    t1 = std::max(t1, end);
-    data.events += 2 + rec.steps.size() * 2 + rec.collectives.size();
-  }
-  auto by_start = [](const TimelineSpan& a, const TimelineSpan& b) { return a.start < b.start; };
-  for (auto& lane : data.bars) std::sort(lane.begin(), lane.end(), by_start);
-  for (auto& lane : data.collectives) std::sort(lane.begin(), lane.end(), by_start);
-  if (t0 > t1) t0 = 0, t1 = 1;
-  data.t0 = t0;
-  data.t1 = std::max(t1, t0 + 1);
-  return data;
-}
-
 void TimelinePanel::Prepare(const ViewContext& ctx) {
   PrepareCursor(ctx);
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
@@ -92,11 +49,13 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
-    for (const trace::RedistributeRecord& rec : ctx.model->redistributes) {
-      for (const trace::Collective& c : rec.collectives) {
+    auto add = [this](const std::vector<trace::Collective>& collectives) {
+      for (const trace::Collective& c : collectives) {
         if (std::find(kinds_.begin(), kinds_.end(), c.kind) == kinds_.end()) kinds_.push_back(c.kind);
       }
-    }
+    };
+    for (const trace::RedistributeRecord& rec : ctx.model->redistributes) add(rec.collectives);
+    for (const trace::OpRecord& rec : ctx.model->ops) add(rec.collectives);
     std::sort(kinds_.begin(), kinds_.end());
   }
   view_start_ = 0;
@@ -274,12 +233,16 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     int64_t rank = data_.lane_rank[lane];
     if (lane_h >= 3)
       quads.push_back(MakeQuad(origin.x, ly + 1, origin.x + 6, ly + lane_h - 1, RankColor(rank, world)));
-    for (int pass = 0; pass < 2; ++pass) {
-      const auto& spans = pass == 0 ? data_.bars[lane] : data_.collectives[lane];
-      float top = pass == 0 ? ly + 1 : ly + lane_h * 0.5f;
+    // Pass 0: op bars (program traces), under pass 1's redistribute bars; pass 2: collectives.
+    for (int pass = 0; pass < 3; ++pass) {
+      const auto& spans = pass == 0   ? data_.ops[lane]
+                          : pass == 1 ? data_.bars[lane]
+                                      : data_.collectives[lane];
+      const bool bar = pass < 2;
+      float top = bar ? ly + 1 : ly + lane_h * 0.5f;
       float bottom = ly + lane_h - 1;
-      if (pass == 0 && lane_h >= 8) bottom = ly + lane_h * 0.5f;
-      if (pass == 1 && lane_h < 8) continue;
+      if (bar && lane_h >= 8) bottom = ly + lane_h * 0.5f;
+      if (!bar && lane_h < 8) continue;
       int64_t max_len = 0;
       for (size_t i = 0; i < spans.size() && i < 64; ++i)
         max_len = std::max(max_len, spans[i].end - spans[i].start);
@@ -295,10 +258,11 @@ void TimelinePanel::Draw(ViewContext& ctx) {
         } else {
           Rgb color;
           if (pass == 0) {
+            color = s.redistribute_id == ctx.selection->op_id ? Rgb{120, 200, 190} : Rgb{60, 110, 110};
+          } else if (pass == 1) {
             color = BarColor(s.redistribute_id, s.redistribute_id == ctx.selection->redistribute_id);
           } else {
-            const auto& rec = ctx.model->redistributes[static_cast<size_t>(s.record)];
-            color = CollectiveKindColor(rec.collectives[static_cast<size_t>(s.collective)].kind);
+            color = CollectiveKindColor(SpanCollective(*ctx.model, s).kind);
           }
           quads.push_back(MakeQuad(sx0, top, sx1, bottom, color));
           last_x1 = sx1;
@@ -307,9 +271,6 @@ void TimelinePanel::Draw(ViewContext& ctx) {
             io.MousePos.y < bottom) {
           hit = &s;
           hit_lane = lane;
-        }
-        if (pass == 0 && sx1 - sx0 > 60 && lane_h >= 14) {
-          // Labels are drawn after the quads; remember nothing, just draw now (ImGui orders it later).
         }
       }
     }
@@ -324,17 +285,29 @@ void TimelinePanel::Draw(ViewContext& ctx) {
                     IM_COL32(220, 220, 225, 255), ("r" + std::to_string(data_.lane_rank[lane])).c_str());
     }
     if (lane_h < 14) continue;
-    for (size_t i = FirstVisible(data_.bars[lane], vs, static_cast<int64_t>(span));
-         i < data_.bars[lane].size(); ++i) {
-      const TimelineSpan& s = data_.bars[lane][i];
-      if (s.start > ve) break;
-      float sx0 = std::max(to_x(s.start), x0), sx1 = std::min(to_x(s.end), x1);
-      if (sx1 - sx0 < 40) continue;
-      const auto& rec = ctx.model->redistributes[static_cast<size_t>(s.record)];
-      std::string label = "#" + std::to_string(s.redistribute_id) + " " + rec.begin.tensor;
-      list->PushClipRect(ImVec2(sx0, ly), ImVec2(sx1, ly + lane_h), true);
-      list->AddText(ImVec2(sx0 + 3, ly), IM_COL32(15, 15, 20, 255), label.c_str());
-      list->PopClipRect();
+    // Op bars are labelled by op name (light text on teal), redistribute bars by id and tensor.
+    for (const bool op_bars : {true, false}) {
+      const std::vector<TimelineSpan>& spans = op_bars ? data_.ops[lane] : data_.bars[lane];
+      for (size_t i = FirstVisible(spans, vs, static_cast<int64_t>(span)); i < spans.size(); ++i) {
+        const TimelineSpan& s = spans[i];
+        if (s.start > ve) break;
+        float sx0 = std::max(to_x(s.start), x0), sx1 = std::min(to_x(s.end), x1);
+        if (sx1 - sx0 < 40) continue;
+        if (op_bars) {  // an op whose implicit redistribute runs inside it: that bar's label wins
+          const std::vector<TimelineSpan>& bars = data_.bars[lane];
+          auto inside = std::lower_bound(bars.begin(), bars.end(), s.start,
+                                         [](const TimelineSpan& b, int64_t t) { return b.start < t; });
+          if (inside != bars.end() && inside->start <= s.end) continue;
+        }
+        const std::string label =
+            op_bars ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
+                    : "#" + std::to_string(s.redistribute_id) + " " +
+                          ctx.model->redistributes[static_cast<size_t>(s.record)].begin.tensor;
+        list->PushClipRect(ImVec2(sx0, ly), ImVec2(sx1, ly + lane_h), true);
+        list->AddText(ImVec2(sx0 + 3, ly), op_bars ? IM_COL32(225, 235, 235, 255) : IM_COL32(15, 15, 20, 255),
+                      label.c_str());
+        list->PopClipRect();
+      }
     }
   }
   ImGui::PopClipRect();
@@ -342,22 +315,32 @@ void TimelinePanel::Draw(ViewContext& ctx) {
                       scroll_y_);
 
   if (hit) {
-    const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];
     ImGui::BeginTooltip();
     RankSwatch(data_.lane_rank[hit_lane], world);
-    if (hit->collective < 0) {
+    if (hit->op_record >= 0 && hit->collective < 0) {
+      const trace::Op& op = ctx.model->ops[static_cast<size_t>(hit->op_record)].op;
+      ImGui::Text("op #%lld %s%s%s", static_cast<long long>(op.id), op.name.c_str(),
+                  op.args.empty() ? "" : "  ", op.args.c_str());
+      ImGui::Text("duration %s  %s", FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(),
+                  op.ok ? "ok" : ("failed: " + op.error).c_str());
+    } else if (hit->collective < 0) {
+      const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];
       ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(hit->redistribute_id),
                   rec.begin.tensor.c_str(), rec.begin.notation.c_str());
       ImGui::Text("duration %s  predicted %.1f us  %s",
                   FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(), rec.begin.cost_us,
                   rec.end ? (rec.end->ok ? "ok" : ("failed: " + rec.end->error).c_str()) : "incomplete");
     } else {
-      const trace::Collective& c = rec.collectives[static_cast<size_t>(hit->collective)];
+      const trace::Collective& c = SpanCollective(*ctx.model, *hit);
       int64_t sent = 0, recv = 0;
       for (int64_t b : c.bytes_sent) sent += b;
       for (int64_t b : c.bytes_recv) recv += b;
-      ImGui::Text("%s%s  step %lld of #%lld", c.kind.c_str(), c.negotiated ? " (shape negotiation)" : "",
-                  static_cast<long long>(c.step), static_cast<long long>(c.redistribute_id));
+      if (c.redistribute_id >= 0) {
+        ImGui::Text("%s%s  step %lld of #%lld", c.kind.c_str(), c.negotiated ? " (shape negotiation)" : "",
+                    static_cast<long long>(c.step), static_cast<long long>(c.redistribute_id));
+      } else {
+        ImGui::Text("%s  run by op #%lld", c.kind.c_str(), static_cast<long long>(c.op_id));
+      }
       ImGui::Text("group %s  mesh dims %s", FormatInts(c.group).c_str(), FormatInts(c.mesh_dims).c_str());
       ImGui::Text("sent %s  received %s  in %s", FormatBytes(static_cast<double>(sent)).c_str(),
                   FormatBytes(static_cast<double>(recv)).c_str(),
@@ -365,7 +348,10 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     }
     ImGui::EndTooltip();
   }
-  if (ImGui::IsItemDeactivated() && !dragging_ && hit) {
+  if (ImGui::IsItemDeactivated() && !dragging_ && hit && hit->op_record >= 0) {
+    ctx.selection->op_id = ctx.model->ops[static_cast<size_t>(hit->op_record)].op.id;
+    ctx.selection->focus_rank = data_.lane_rank[hit_lane];
+  } else if (ImGui::IsItemDeactivated() && !dragging_ && hit) {
     ctx.selection->redistribute_id = hit->redistribute_id;
     ctx.selection->step = hit->step >= 0 ? hit->step : 0;
     ctx.selection->focus_rank = data_.lane_rank[hit_lane];

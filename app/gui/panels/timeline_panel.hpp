@@ -7,31 +7,11 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "timeline_model.hpp"
 
 struct ImDrawList;
 
 namespace shardscope::app::gui {
-
-/// One span on a lane (times in ns relative to the trace start).
-struct TimelineSpan {
-  int64_t start = 0, end = 0;
-  int64_t redistribute_id = 0;
-  int32_t step = -1;        ///< -1 for the redistribute bar itself
-  int32_t record = 0;       ///< index into Model::redistributes
-  int32_t collective = -1;  ///< index into the record's collectives, -1 for bars
-};
-
-/// Per-rank lanes of a model, sorted by start (the prepare step's output).
-struct TimelineData {
-  std::vector<int64_t> lane_rank;
-  std::vector<std::vector<TimelineSpan>> bars;         ///< per lane
-  std::vector<std::vector<TimelineSpan>> collectives;  ///< per lane
-  int64_t t0 = 0, t1 = 1;                              ///< trace time range, absolute ns
-  size_t events = 0;
-};
-
-/// Builds the lanes of `model` (offsets of each rank's clock applied). Pure; O(events log events).
-TimelineData BuildTimeline(const trace::Model& model);
 
 /// The timeline panel. Main thread only.
 class TimelinePanel {
