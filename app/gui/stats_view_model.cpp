@@ -1,18 +1,16 @@
 #include "stats_view_model.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <tuple>
+
+#include "shardscope/trace/sums.hpp"
 
 namespace shardscope::app::gui {
 
 namespace {
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) return std::numeric_limits<int64_t>::max();
-  return a + b;
-}
+using trace::SaturatingAdd;  // shardscope/trace/sums.hpp
 
 // Adds one sample: a duration `ns` measured on `rank` (untimed when `timed` is false).
 void AddSample(StatsRow& row, int64_t rank, bool timed, int64_t ns) {
@@ -27,7 +25,7 @@ void AddSample(StatsRow& row, int64_t rank, bool timed, int64_t ns) {
 }
 
 void AddBytes(StatsRow& row, const trace::Collective& c) {
-  for (int64_t b : c.bytes_sent) row.bytes = SaturatingAdd(row.bytes, b);
+  row.bytes = SaturatingAdd(row.bytes, trace::SumBytes(c.bytes_sent));
 }
 
 void AddCollective(std::map<std::string, StatsRow>& kinds, int64_t rank, const trace::Collective& c) {

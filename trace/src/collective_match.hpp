@@ -10,23 +10,12 @@
 
 #include "shardscope/text.hpp"
 #include "shardscope/trace/model.hpp"
+#include "shardscope/trace/sums.hpp"
 
 namespace shardscope::trace::detail {
 
-/// a + b, clamped to the int64 range instead of overflowing: totals of byte counts over many
-/// collectives (each count is bounded by the reader, their number is not).
-inline int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return out;
-}
-
-/// The sum of a collective's per-peer byte counts (saturating).
-inline int64_t SumBytes(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (int64_t x : v) s = SaturatingAdd(s, x);
-  return s;
-}
+using trace::SaturatingAdd;  // shardscope/trace/sums.hpp
+using trace::SumBytes;
 
 /// "[1, 2, 3]": integer lists in check and diff messages.
 inline std::string FormatInts(const std::vector<int64_t>& v) { return "[" + JoinInts(v, ", ") + "]"; }
