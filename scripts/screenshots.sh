@@ -2,9 +2,10 @@
 # Regenerates the README's GUI screenshots with the GUI itself: traces from the samples, run on the
 # local backend, then `shardscope-gui --screenshot` under xvfb-run (no display needed).
 #   scripts/screenshots.sh [BUILD_DIR]    (default: build)
-# Writes docs/screenshots/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided}.png.
-# diff.png, flight.png and import.png come from other inputs (README sections name them) and are
-# left as they are.
+# Writes docs/screenshots/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,
+# flight,import}.png: the last three from the inputs their README sections name (the FSDP+TP sample
+# against a graph-planner run with one more redistribute; Flight Recorder dumps of a wrapped hang;
+# the DebugMode sample dump imported).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -30,4 +31,28 @@ done
 shot "$build/trace-tp_mlp" --size 1400x900 --view program --select-op 1 --screenshot "$out/program.png"
 shot "$build/trace-flatten" --size 1400x900 --screenshot "$out/mesh3d.png"
 shot "$build/trace-strided" --size 1280x800 --view layout --screenshot "$out/strided.png"
-echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided}.png"
+
+# Diff mode: the FSDP+TP sample against the same steps on the graph planner plus one more redistribute.
+python3 - samples/fsdp_tp.json "$build/fsdp_tp_graph.json" <<'EOF_PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+for step in scenario["steps"]:
+    step["planner"] = "graph"
+scenario["steps"].append({"redistribute": "grad", "to": ["R", "S(1)"]})
+json.dump(scenario, open(sys.argv[2], "w"), indent=1)
+EOF_PY
+run samples/fsdp_tp.json fsdp_tp
+run "$build/fsdp_tp_graph.json" fsdp_tp_graph
+shot --diff "$build/trace-fsdp_tp" "$build/trace-fsdp_tp_graph" --size 1600x1000 --screenshot "$out/diff.png"
+
+# Flight view: 4 ranks' Flight Recorder dumps, wrapped buffers, rank 3 never joins collective 12.
+rm -rf "$build/fr_dumps"
+python3 tests/trace/make_fr_dumps.py wrapped_hang "$build/fr_dumps" >/dev/null
+shot "$build/fr_dumps" --size 1400x600 --screenshot "$out/flight.png"
+
+# The DebugMode sample imported (README's import tour), the first computed aten::mm selected.
+rm -rf "$build/trace-import"
+"$bin/shardscope" import debugmode samples/pytorch/debugmode_tp.txt --mesh 4x2 --mesh-names dp,tp \
+  --flatten all -o "$build/trace-import" >/dev/null
+shot "$build/trace-import" --size 2200x760 --view program --select-op 2 --screenshot "$out/import.png"
+echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,flight,import}.png"

@@ -299,6 +299,7 @@ void App::SyncSelection() {
     if (options_.select >= 0) selection_.redistribute_id = options_.select;
     selection_.step = options_.step;
     if (options_.select_op >= 0) selection_.op_id = options_.select_op;
+    if (!options_.search.empty()) list_.SetQuery(options_.search);
     selection_applied_ = true;
     // The ids exist only once the trace is read: a selection it lacks is a usage error then.
     auto range = [](const std::vector<int64_t>& v) {
@@ -339,6 +340,7 @@ void App::HandleKeys(double dt) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
   }
+  if (taps.Count(InputKey::kCtrlF) > 0) list_.FocusSearch();
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   const std::vector<int64_t>& ids = ids_;
@@ -411,6 +413,7 @@ int App::Capture() {
     GeometrySources sources{fb_w_,          fb_h_,    options_.view, &canvases, diff_mode_ ? &diff_ : nullptr,
                             &program_,      &flight_, &list_,        &panels_,  &selection_,
                             errors_.rect(), &stats_};
+    sources.mesh = &mesh_;
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

@@ -20,6 +20,7 @@ struct AppOptions {
   int64_t select = -1;     ///< redistribute id to select (-1: the first; diff: the first differing row)
   int64_t step = 0;        ///< step of the selected redistribute
   int64_t select_op = -1;  ///< op id to select in the program view (-1: the first op)
+  std::string search;      ///< query put in the list's search box at start (as if typed)
   int width = 1600, height = 1000;  ///< window size in pixels
   std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
   int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit

@@ -79,7 +79,11 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   }
   j["list_rows"] = nlohmann::json::array();
   for (const auto& r : s.list->row_geometry())
-    j["list_rows"].push_back({{"id", r.id}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+    j["list_rows"].push_back(
+        {{"id", r.id}, {"kind", r.op ? "op" : "redistribute"}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+  j["search"] = {{"query", s.list->query()},
+                 {"hits", s.list->hit_count()},
+                 {"focused", s.list->search_active()}};
   j["stats"] = nlohmann::json::array();
   if (s.stats) {
     for (const StatsItemGeometry& g : s.stats->geometry())
@@ -87,6 +91,17 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                             {"text", g.text},
                             {"header", g.header},
                             {"rect", Rect(g.x0, g.y0, g.x1, g.y1)}});
+  }
+  if (s.mesh) {  // the mesh panel: ranks or overview blocks, and the bytes it sums
+    nlohmann::json cells = nlohmann::json::array();
+    for (const MeshCellGeometry& c : s.mesh->cells())
+      cells.push_back({{"kind", c.block ? "block" : "rank"}, {"id", c.id}, {"rect", Rect(c.x0, c.y0, c.x1, c.y1)}});
+    j["mesh"] = {{"cells", cells},
+                 {"blocks", s.mesh->block_count()},
+                 {"drill_block", s.mesh->drill_block()},
+                 {"data_bytes", s.mesh->totals().data},
+                 {"negotiation_bytes", s.mesh->totals().negotiation},
+                 {"matrix_total", s.mesh->matrix_total()}};
   }
   j["selected_op"] = s.selection->op_id;
   j["selected_redistribute"] = s.selection->redistribute_id;

@@ -12,6 +12,7 @@
 #include "panels/flight_panel.hpp"
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
+#include "panels/mesh_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/stats_panel.hpp"
 
@@ -37,6 +38,7 @@ struct GeometrySources {
   const Selection* selection = nullptr;
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
   const StatsPanel* stats = nullptr;
+  const MeshPanel* mesh = nullptr;
 };
 
 /// The JSON document written by --geometry.

@@ -8,7 +8,7 @@ namespace shardscope::app::gui {
 namespace {
 
 constexpr const char* kNames[] = {"Left",  "Right", "Up", "Down", "Space", "Plus",
-                                  "Minus", "A",     "D",  "F",    "Escape"};
+                                  "Minus", "A",     "D",  "F",    "Escape", "CtrlF"};
 static_assert(sizeof kNames / sizeof kNames[0] == static_cast<size_t>(InputKey::kCount));
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {

@@ -12,9 +12,9 @@
 namespace shardscope::app::gui {
 
 /// The keys the app binds (the Help menu lists them; --keys names them).
-enum class InputKey : int { kLeft, kRight, kUp, kDown, kSpace, kPlus, kMinus, kA, kD, kF, kEscape, kCount };
+enum class InputKey : int { kLeft, kRight, kUp, kDown, kSpace, kPlus, kMinus, kA, kD, kF, kEscape, kCtrlF, kCount };
 
-/// Script and help name of a key ("Left", "Plus", ...).
+/// Script and help name of a key ("Left", "Plus", "CtrlF" for Ctrl+F, ...).
 const char* InputKeyName(InputKey key);
 /// The character a key types (0 for none): the timeline reads '+', '-', 'a', 'd', 'f' as characters.
 char InputKeyChar(InputKey key);

@@ -1,5 +1,5 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
-//                [--select N] [--step K] [--select-op N] [--size WxH] [--geometry OUT.json] [--bench-frames
+//                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json] [--bench-frames
 //                N] [--keys SCRIPT]
 
 #include <cstdio>
@@ -14,14 +14,15 @@ namespace {
 constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
     "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight|stats]\n"
-    "         [--select ID] [--step K] [--select-op ID] [--size WxH] [--geometry OUT.json]\n"
+    "         [--select ID] [--step K] [--select-op ID] [--search TEXT] [--size WxH] [--geometry OUT.json]\n"
     "         [--bench-frames N] [--keys SCRIPT]\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
     "--keys: input replayed before the screenshot, e.g. \"Down,Down,Right,click:412:230,wait\"\n"
-    "         (keys Left Right Up Down Space Plus Minus A D F Escape; click:X:Y in window pixels)\n"
+    "         (keys Left Right Up Down Space Plus Minus A D F Escape CtrlF; click:X:Y in window pixels)\n"
+    "--search: a query in the list's search box (tensor, placement, collective kind, op name)\n"
     "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom, A/D pan and F fit the\n"
-    "      timeline, Esc quit (Help menu: every key and mouse gesture)\n";
+    "      timeline, Ctrl+F search, Esc quit (Help menu: every key and mouse gesture)\n";
 
 bool ParseInt(const char* text, long long& out) {
   char* end = nullptr;
@@ -91,6 +92,10 @@ int main(int argc, char** argv) {
                      "' is not WIDTHxHEIGHT within 320x240..8192x8192");
       }
       options.width = w, options.height = h;
+    } else if (arg == "--search") {
+      const char* v = value("--search");
+      if (!v) return Usage("--search needs a query such as \"all_gather\"");
+      options.search = v;
     } else if (arg == "--sandbox-run") {
       options.sandbox_run = true;
     } else if (arg == "--keys") {

@@ -38,6 +38,7 @@ int GlfwKey(InputKey key) {
     case InputKey::kD:
       return GLFW_KEY_D;
     case InputKey::kF:
+    case InputKey::kCtrlF:
       return GLFW_KEY_F;
     case InputKey::kEscape:
       return GLFW_KEY_ESCAPE;
@@ -52,11 +53,15 @@ int GlfwKey(InputKey key) {
 // Installed before ImGui's GLFW backend, which chains to it: every key event reaches both, and a
 // press is counted even when its release arrives before the next frame (ImGui 1.86 only keeps the
 // polled down state, which loses such taps).
-void Platform::OnKeyEvent(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
+void Platform::OnKeyEvent(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) {
   auto* self = static_cast<Platform*>(glfwGetWindowUserPointer(window));
   if (!self || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
   if (key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD) key = GLFW_KEY_KP_ADD;  // '+' with or without shift
   if (key == GLFW_KEY_KP_SUBTRACT) key = GLFW_KEY_MINUS;
+  if (key == GLFW_KEY_F && (mods & GLFW_MOD_CONTROL)) {  // Ctrl+F: the search box, not the timeline's F
+    self->taps_.Add(InputKey::kCtrlF);
+    return;
+  }
   for (int k = 0; k < static_cast<int>(InputKey::kCount); ++k) {
     if (GlfwKey(static_cast<InputKey>(k)) == key) self->taps_.Add(static_cast<InputKey>(k));
   }
@@ -106,9 +111,10 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
   if (release_pending_ > 0 && --release_pending_ == 0) script_mouse_.reset();
   if (injected && injected->kind == InputEvent::Kind::kKey) {
     const int key = GlfwKey(injected->key);
-    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_PRESS, 0);
+    const int mods = injected->key == InputKey::kCtrlF ? GLFW_MOD_CONTROL : 0;
+    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_PRESS, mods);
     if (char c = InputKeyChar(injected->key)) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
-    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_RELEASE, 0);
+    ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_RELEASE, mods);
   } else if (injected && injected->kind == InputEvent::Kind::kClick) {
     script_mouse_ = std::make_pair(injected->x, injected->y);
     ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);

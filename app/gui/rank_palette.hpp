@@ -1,6 +1,7 @@
 #pragma once
 // The one rank colour palette of the GUI (and of its screenshot tests): the same rank has the same
-// colour in every panel. Distinct colours up to 16 ranks, a hue gradient beyond.
+// colour in every panel. Distinct colours up to 16 ranks; beyond, a cycle in which ranks next to each
+// other in rank order or along any mesh dim never share a colour.
 
 #include <cstdint>
 
@@ -12,8 +13,12 @@ struct Rgb {
   bool operator==(const Rgb&) const = default;
 };
 
-/// Colour of `rank` in a world of `world` ranks: a fixed 16-colour table when world <= 16, else a
-/// hue ramp over [0, world). Pure and deterministic; out-of-range ranks wrap.
+/// Number of distinct colours RankColor cycles through in a world of `world` ranks: world itself up
+/// to 16, else the first of 11, 13, 17 that does not divide world (so no mesh stride is a multiple).
+int64_t PaletteModulus(int64_t world);
+
+/// Colour of `rank` in a world of `world` ranks: a fixed table entry per rank when world <= 16,
+/// else entry rank mod PaletteModulus(world). Pure and deterministic; out-of-range ranks wrap.
 Rgb RankColor(int64_t rank, int64_t world);
 
 /// Packs a colour as ImGui's ImU32 (ABGR), with the given alpha.

@@ -183,20 +183,15 @@ void InspectorPanel::Draw(ViewContext& ctx) {
 void RedistributeListPanel::Prepare(const ViewContext& ctx) {
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
   key_model_ = ctx.model, key_serial_ = ctx.model_serial;
-  rows_.clear();
-  if (!ctx.model) return;
-  for (int64_t id : ctx.model->RedistributeIds()) {
-    auto recs = ctx.model->RedistributesWithId(id);
-    if (recs.empty()) continue;
-    const auto& b = recs.front()->begin;
-    bool failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
-    std::string text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
-                       Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " +
-                       std::to_string(b.optimized_plan.size()) + " step" +
-                       (b.optimized_plan.size() == 1 ? "" : "s");
-    rows_.push_back({id, text, failed});
-    if (rows_.size() >= 100000) break;
-  }
+  entries_.clear();
+  key_query_ = "\x01";  // recompute the hits
+  if (ctx.model) entries_ = BuildSearchIndex(*ctx.model);
+}
+
+void RedistributeListPanel::SetQuery(const std::string& query) {
+  const size_t n = std::min(query.size(), sizeof filter_ - 1);
+  std::memcpy(filter_, query.data(), n);
+  filter_[n] = '\0';
 }
 
 void RedistributeListPanel::Draw(ViewContext& ctx) {
@@ -207,27 +202,45 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
     return;
   }
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##filter", "filter (tensor, placement)", filter_, sizeof filter_);
-  ImGui::BeginChild("##rows");
-  std::vector<const Row*> shown;
-  for (const Row& r : rows_) {
-    if (filter_[0] == '\0' || r.text.find(filter_) != std::string::npos) shown.push_back(&r);
+  if (focus_search_) {  // Ctrl+F
+    ImGui::SetKeyboardFocusHere();
+    focus_search_ = false;
   }
+  ImGui::InputTextWithHint("##filter", "search (Ctrl+F): tensor, placement, collective, op", filter_,
+                           sizeof filter_);
+  search_active_ = ImGui::IsItemActive();
+  if (key_query_ != filter_) {
+    key_query_ = filter_;
+    hits_.clear();
+    // No query: the redistributes (the list); a query: every matching redistribute and op.
+    for (size_t i : Search(entries_, key_query_)) {
+      if (!key_query_.empty() || entries_[i].kind == SearchEntry::Kind::kRedistribute) hits_.push_back(i);
+    }
+  }
+  ImGui::BeginChild("##rows");
   shows_.redistribute_id = ctx.selection->redistribute_id;
-  if (shown.empty()) ImGui::TextDisabled(rows_.empty() ? "no redistributes in this trace" : "no matches");
+  if (hits_.empty()) ImGui::TextDisabled(entries_.empty() ? "no redistributes in this trace" : "no matches");
   ImGuiListClipper clipper;
-  clipper.Begin(static_cast<int>(shown.size()));
+  clipper.Begin(static_cast<int>(hits_.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const Row& r = *shown[static_cast<size_t>(i)];
+      const SearchEntry& r = entries_[hits_[static_cast<size_t>(i)]];
+      const bool op = r.kind == SearchEntry::Kind::kOp;
       if (r.failed) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 130, 120, 255));
-      if (ImGui::Selectable(r.text.c_str(), r.id == ctx.selection->redistribute_id)) {
-        ctx.selection->redistribute_id = r.id;
-        ctx.selection->step = 0;
+      ImGui::PushID(op ? -1 - i : i);
+      const bool selected = op ? r.id == ctx.selection->op_id : r.id == ctx.selection->redistribute_id;
+      if (ImGui::Selectable(r.text.c_str(), selected)) {
+        if (op) {
+          ctx.selection->op_id = r.id;
+        } else {
+          ctx.selection->redistribute_id = r.id;
+          ctx.selection->step = 0;
+        }
       }
+      ImGui::PopID();
       if (r.failed) ImGui::PopStyleColor();
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-      row_geometry_.push_back({r.id, a.x, a.y, b.x, b.y});
+      row_geometry_.push_back({r.id, a.x, a.y, b.x, b.y, op});
     }
   }
   ImGui::EndChild();

@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include "axis_labels.hpp"
 #include "gl_renderer.hpp"
 #include "shardscope/engine/core/placement.hpp"
 #include "widgets.hpp"
@@ -36,25 +37,18 @@ std::string RankList(const std::vector<int64_t>& ranks, size_t max_shown = 24) {
   return s;
 }
 
-// Element indices at the shard boundaries of `breaks`, skipping labels that would overlap.
+// Element indices at the shard boundaries of `breaks`, thinned so that no two overlap.
 void AxisLabels(ImDrawList* list, const std::vector<int64_t>& breaks, bool along_x, float origin, float other,
                 float scale) {
   const ImU32 color = IM_COL32(170, 175, 185, 255);
-  float next_free = -1e9f;
-  for (int64_t b : breaks) {
-    const std::string text = std::to_string(b);
-    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    const float at = origin + static_cast<float>(b) * scale;
+  const float line = ImGui::GetTextLineHeight();
+  auto extent = [&](int64_t v) { return along_x ? ImGui::CalcTextSize(std::to_string(v).c_str()).x : line; };
+  for (const AxisLabel& l : PlaceAxisLabels(breaks, origin, scale, extent, along_x ? 6.0f : 1.0f)) {
+    const std::string text = std::to_string(l.value);
     if (along_x) {
-      const float x = std::max(at - ts.x / 2, next_free);
-      if (x > at + 2 && b != breaks.back()) continue;
-      list->AddText(ImVec2(x, other - ts.y - 2), color, text.c_str());
-      next_free = x + ts.x + 4;
+      list->AddText(ImVec2(l.lo, other - line - 2), color, text.c_str());
     } else {
-      const float y = std::max(at - ts.y / 2, next_free);
-      if (y > at + 2 && b != breaks.back()) continue;
-      list->AddText(ImVec2(other - ts.x - 4, y), color, text.c_str());
-      next_free = y + ts.y;
+      list->AddText(ImVec2(other - ImGui::CalcTextSize(text.c_str()).x - 4, l.lo), color, text.c_str());
     }
   }
 }
@@ -62,10 +56,8 @@ void AxisLabels(ImDrawList* list, const std::vector<int64_t>& breaks, bool along
 }  // namespace
 
 void LayoutPanel::DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h) {
-  if (grid.num_col_segments() <= 256)
-    AxisLabels(list, grid.col_breaks, true, x0, y0, w / static_cast<float>(grid.cols));
-  if (grid.num_row_segments() <= 256)
-    AxisLabels(list, grid.row_breaks, false, y0, x0, h / static_cast<float>(grid.rows));
+  AxisLabels(list, grid.col_breaks, true, x0, y0, w / static_cast<float>(grid.cols));
+  AxisLabels(list, grid.row_breaks, false, y0, x0, h / static_cast<float>(grid.rows));
 }
 
 void LayoutPanel::Prepare(const ViewContext& ctx) {
@@ -295,17 +287,18 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
     for (int64_t r = 1; r < grid.rows; ++r)
       list->AddLine(ImVec2(x0, py(r)), ImVec2(x0 + w, py(r)), IM_COL32(0, 0, 0, 40));
   }
-  if (nr < 512) {
-    for (size_t i = 1; i < nr; ++i) {
-      list->AddLine(ImVec2(x0, py(grid.row_breaks[i])), ImVec2(x0 + w, py(grid.row_breaks[i])),
-                    IM_COL32(10, 10, 14, 200), 2.0f);
-    }
+  // Borders between shards: 2 px where shards are wide, 1 px and fainter down to 4 px shards, none
+  // below (at thousands of ranks borders would cover the colours).
+  const float row_px = h / static_cast<float>(std::max<size_t>(nr, 1));
+  const float col_px = w / static_cast<float>(std::max<size_t>(nc, 1));
+  auto border = [](float px) { return px >= 12 ? IM_COL32(10, 10, 14, 200) : IM_COL32(10, 10, 14, 110); };
+  for (size_t i = 1; i < nr && row_px >= 4; ++i) {
+    list->AddLine(ImVec2(x0, py(grid.row_breaks[i])), ImVec2(x0 + w, py(grid.row_breaks[i])), border(row_px),
+                  row_px >= 12 ? 2.0f : 1.0f);
   }
-  if (nc < 512) {
-    for (size_t j = 1; j < nc; ++j) {
-      list->AddLine(ImVec2(px(grid.col_breaks[j]), y0), ImVec2(px(grid.col_breaks[j]), y0 + h),
-                    IM_COL32(10, 10, 14, 200), 2.0f);
-    }
+  for (size_t j = 1; j < nc && col_px >= 4; ++j) {
+    list->AddLine(ImVec2(px(grid.col_breaks[j]), y0), ImVec2(px(grid.col_breaks[j]), y0 + h), border(col_px),
+                  col_px >= 12 ? 2.0f : 1.0f);
   }
   // Labels in each cell's top-left corner (the centre stays the rank's colour).
   int labels = 0;
@@ -352,17 +345,24 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
     ImGui::EndTooltip();
   }
 
-  // Legend: replicas, partial, empty shards, ranks outside the slice.
+  // Legend: replicas, partial, empty shards, ranks outside the slice; wrapped within this side so
+  // that it never runs over the other canvas.
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 4);
+  const size_t fit = static_cast<size_t>(std::max(4.0f, width / 44.0f));  // ranks listed per line
   if (shared) {
     ImGui::TextDisabled("diagonal bands = held by several ranks (%s), one band colour per holder",
                         grid.partial ? "partial values" : "replicas");
   }
   if (grid.partial)
     ImGui::TextColored(ImVec4(0.9f, 0.7f, 1.0f, 1), "hatched = partial: %s", grid.partial_text.c_str());
-  if (!grid.empty_ranks.empty()) ImGui::Text("empty shards: %s", RankList(grid.empty_ranks).c_str());
-  if (!grid.off_slice_ranks.empty())
-    ImGui::TextDisabled("not in this slice: %s", RankList(grid.off_slice_ranks).c_str());
+  if (!grid.empty_ranks.empty()) ImGui::TextWrapped("empty shards: %s", RankList(grid.empty_ranks, fit).c_str());
+  if (!grid.off_slice_ranks.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("not in this slice: %s", RankList(grid.off_slice_ranks, fit).c_str());
+    ImGui::PopStyleColor();
+  }
   if (grid.truncated) ImGui::TextDisabled("many shard boundaries: cells merged for display");
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace shardscope::app::gui

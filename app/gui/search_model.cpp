@@ -1,0 +1,122 @@
+#include "search_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "shardscope/text.hpp"
+
+namespace shardscope::app::gui {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "S(0),R" for a placement list (a std::vector or a trace SharedVec).
+template <class List>
+std::string Join(const List& parts) {
+  return JoinWith(parts, ",", [](const std::string& p) -> const std::string& { return p; });
+}
+
+// Words separated by ' ' and '|' so that a term never matches across two fields.
+void Add(std::string& hay, std::string_view word) {
+  if (word.empty()) return;
+  hay += '|';
+  hay += Lower(word);
+}
+
+SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
+  SearchEntry e;
+  e.id = id;
+  const auto recs = model.RedistributesWithId(id);
+  const trace::RedistributeBegin& b = recs.front()->begin;
+  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
+  e.text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
+           Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " +
+           std::to_string(b.optimized_plan.size()) + " step" + (b.optimized_plan.size() == 1 ? "" : "s");
+  std::string& hay = e.haystack;
+  Add(hay, "#" + std::to_string(id));
+  Add(hay, b.tensor);
+  Add(hay, Join(b.src_placements));
+  Add(hay, Join(b.dst_placements));
+  for (const std::string& p : b.src_placements) Add(hay, p);
+  for (const std::string& p : b.dst_placements) Add(hay, p);
+  Add(hay, b.dtype);
+  for (const trace::PlanStep& s : b.optimized_plan) Add(hay, s.comm);
+  for (const trace::PlanStep& s : b.raw_plan) Add(hay, s.comm);
+  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind);
+  hay += '|';
+  return e;
+}
+
+SearchEntry OpEntry(const trace::Model& model, int64_t id) {
+  SearchEntry e;
+  e.kind = SearchEntry::Kind::kOp;
+  e.id = id;
+  const auto recs = model.OpsWithId(id);
+  const trace::Op& op = recs.front()->op;
+  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->op.ok; });
+  std::string ins, outs;
+  for (const trace::OpInput& in : op.inputs) ins += (ins.empty() ? "" : ", ") + in.tensor;
+  for (const trace::OpOutput& out : op.outputs) {
+    if (out.requested) outs += (outs.empty() ? "" : ", ") + out.tensor;
+  }
+  e.text = "op " + std::to_string(id) + "  " + op.name + "(" + ins + ")" + (outs.empty() ? "" : " -> " + outs);
+  std::string& hay = e.haystack;
+  Add(hay, "op");
+  Add(hay, op.name);
+  for (const trace::OpInput& in : op.inputs) {
+    Add(hay, in.tensor);
+    Add(hay, Join(in.placements));
+    Add(hay, Join(in.required));
+    for (const std::string& p : in.placements) Add(hay, p);
+  }
+  for (const trace::OpOutput& out : op.outputs) {
+    Add(hay, out.tensor);
+    Add(hay, Join(out.placements));
+    for (const std::string& p : out.placements) Add(hay, p);
+  }
+  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind);
+  hay += '|';
+  return e;
+}
+
+}  // namespace
+
+std::vector<SearchEntry> BuildSearchIndex(const trace::Model& model, size_t limit) {
+  std::vector<SearchEntry> out;
+  for (int64_t id : model.RedistributeIds()) {
+    if (out.size() >= limit) break;
+    if (!model.RedistributesWithId(id).empty()) out.push_back(RedistributeEntry(model, id));
+  }
+  const size_t redistributes = out.size();
+  for (int64_t id : model.OpIds()) {
+    if (out.size() - redistributes >= limit) break;
+    if (!model.OpsWithId(id).empty()) out.push_back(OpEntry(model, id));
+  }
+  return out;
+}
+
+bool SearchMatches(const SearchEntry& entry, std::string_view query) {
+  size_t i = 0;
+  while (i < query.size()) {
+    while (i < query.size() && std::isspace(static_cast<unsigned char>(query[i]))) ++i;
+    size_t j = i;
+    while (j < query.size() && !std::isspace(static_cast<unsigned char>(query[j]))) ++j;
+    if (j > i && entry.haystack.find(Lower(query.substr(i, j - i))) == std::string::npos) return false;
+    i = j;
+  }
+  return true;
+}
+
+std::vector<size_t> Search(const std::vector<SearchEntry>& entries, std::string_view query) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (SearchMatches(entries[i], query)) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace shardscope::app::gui
