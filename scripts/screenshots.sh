@@ -3,9 +3,9 @@
 # local backend, then `shardscope-gui --screenshot` under xvfb-run (no display needed).
 #   scripts/screenshots.sh [BUILD_DIR]    (default: build)
 # Writes docs/screenshots/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,
-# flight,import}.png: the last three from the inputs their README sections name (the FSDP+TP sample
-# against a graph-planner run with one more redistribute; Flight Recorder dumps of a wrapped hang;
-# the DebugMode sample dump imported).
+# flight,import,scale4096}.png: diff, flight and import from the inputs their README sections name
+# (the FSDP+TP sample against a graph-planner run with one more redistribute; Flight Recorder dumps
+# of a wrapped hang; the DebugMode sample dump imported); scale4096 from a synthetic 64x64 trace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -55,4 +55,8 @@ rm -rf "$build/trace-import"
 "$bin/shardscope" import debugmode samples/pytorch/debugmode_tp.txt --mesh 4x2 --mesh-names dp,tp \
   --flatten all -o "$build/trace-import" >/dev/null
 shot "$build/trace-import" --size 2200x760 --view program --select-op 2 --screenshot "$out/import.png"
-echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,flight,import}.png"
+# A 4096-rank trace (64x64 mesh, one redistribute): the mesh overview by blocks and the layouts.
+rm -rf "$build/trace-synthetic4096"
+python3 scripts/gen_synthetic_trace.py --mesh 64x64 --redistributes 1 --out "$build/trace-synthetic4096" >/dev/null
+shot "$build/trace-synthetic4096" --size 1600x1000 --select 0 --screenshot "$out/scale4096.png"
+echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,flight,import,scale4096}.png"

@@ -81,9 +81,8 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   for (const auto& r : s.list->row_geometry())
     j["list_rows"].push_back(
         {{"id", r.id}, {"kind", r.op ? "op" : "redistribute"}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
-  j["search"] = {{"query", s.list->query()},
-                 {"hits", s.list->hit_count()},
-                 {"focused", s.list->search_active()}};
+  j["search"] = {
+      {"query", s.list->query()}, {"hits", s.list->hit_count()}, {"focused", s.list->search_active()}};
   j["stats"] = nlohmann::json::array();
   if (s.stats) {
     for (const StatsItemGeometry& g : s.stats->geometry())
@@ -95,7 +94,8 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   if (s.mesh) {  // the mesh panel: ranks or overview blocks, and the bytes it sums
     nlohmann::json cells = nlohmann::json::array();
     for (const MeshCellGeometry& c : s.mesh->cells())
-      cells.push_back({{"kind", c.block ? "block" : "rank"}, {"id", c.id}, {"rect", Rect(c.x0, c.y0, c.x1, c.y1)}});
+      cells.push_back(
+          {{"kind", c.block ? "block" : "rank"}, {"id", c.id}, {"rect", Rect(c.x0, c.y0, c.x1, c.y1)}});
     j["mesh"] = {{"cells", cells},
                  {"blocks", s.mesh->block_count()},
                  {"drill_block", s.mesh->drill_block()},

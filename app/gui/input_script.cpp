@@ -7,7 +7,7 @@
 namespace shardscope::app::gui {
 namespace {
 
-constexpr const char* kNames[] = {"Left",  "Right", "Up", "Down", "Space", "Plus",
+constexpr const char* kNames[] = {"Left",  "Right", "Up", "Down", "Space",  "Plus",
                                   "Minus", "A",     "D",  "F",    "Escape", "CtrlF"};
 static_assert(sizeof kNames / sizeof kNames[0] == static_cast<size_t>(InputKey::kCount));
 

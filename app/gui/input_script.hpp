@@ -12,7 +12,21 @@
 namespace shardscope::app::gui {
 
 /// The keys the app binds (the Help menu lists them; --keys names them).
-enum class InputKey : int { kLeft, kRight, kUp, kDown, kSpace, kPlus, kMinus, kA, kD, kF, kEscape, kCtrlF, kCount };
+enum class InputKey : int {
+  kLeft,
+  kRight,
+  kUp,
+  kDown,
+  kSpace,
+  kPlus,
+  kMinus,
+  kA,
+  kD,
+  kF,
+  kEscape,
+  kCtrlF,
+  kCount
+};
 
 /// Script and help name of a key ("Left", "Plus", "CtrlF" for Ctrl+F, ...).
 const char* InputKeyName(InputKey key);

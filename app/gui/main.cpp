@@ -1,6 +1,6 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
-//                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json] [--bench-frames
-//                N] [--keys SCRIPT]
+//                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json]
+//                [--bench-frames N] [--keys SCRIPT]
 
 #include <cstdio>
 #include <cstring>

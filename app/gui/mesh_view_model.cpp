@@ -110,7 +110,8 @@ MeshBlocks AggregateMesh(const std::vector<int64_t>& shape, int64_t max_blocks) 
   m.blocks = shape;
   max_blocks = std::max<int64_t>(max_blocks, 1);
   while (m.count() > max_blocks) {
-    const size_t d = static_cast<size_t>(std::max_element(m.blocks.begin(), m.blocks.end()) - m.blocks.begin());
+    const size_t d =
+        static_cast<size_t>(std::max_element(m.blocks.begin(), m.blocks.end()) - m.blocks.begin());
     m.block[d] = std::min(shape[d], m.block[d] * 2);
     m.blocks[d] = (shape[d] + m.block[d] - 1) / m.block[d];
   }

@@ -63,7 +63,8 @@ SearchEntry OpEntry(const trace::Model& model, int64_t id) {
   for (const trace::OpOutput& out : op.outputs) {
     if (out.requested) outs += (outs.empty() ? "" : ", ") + out.tensor;
   }
-  e.text = "op " + std::to_string(id) + "  " + op.name + "(" + ins + ")" + (outs.empty() ? "" : " -> " + outs);
+  e.text =
+      "op " + std::to_string(id) + "  " + op.name + "(" + ins + ")" + (outs.empty() ? "" : " -> " + outs);
   std::string& hay = e.haystack;
   Add(hay, "op");
   Add(hay, op.name);

@@ -82,7 +82,8 @@ TEST_CASE("rank palette: neighbours in rank order and along mesh dims never look
   SECTION("up to 16 ranks every rank has its own colour") {
     for (int64_t world = 1; world <= 16; ++world) {
       for (int64_t a = 0; a < world; ++a) {
-        for (int64_t b = a + 1; b < world; ++b) CHECK(DeltaE(RankColor(a, world), RankColor(b, world)) >= kMinDeltaE);
+        for (int64_t b = a + 1; b < world; ++b)
+          CHECK(DeltaE(RankColor(a, world), RankColor(b, world)) >= kMinDeltaE);
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "shardscope/trace/reader.hpp"
 
 using namespace shardscope_gui_test;
+namespace trace = shardscope::trace;
 
 namespace {
 
@@ -90,7 +91,8 @@ TEST_CASE("mesh view at 4096 ranks: blocks by mesh dim, a click expands one", "[
   for (const auto& c : mesh["cells"])
     if (c["id"] == 9) click = ClickCentre(c["rect"]);
   REQUIRE(!click.empty());
-  auto expanded = Shoot(dir, (dir / "trace").string() + " --select 0 --view mesh --size 1400x900 --keys " + click);
+  auto expanded =
+      Shoot(dir, (dir / "trace").string() + " --select 0 --view mesh --size 1400x900 --keys " + click);
   CHECK(expanded["mesh"]["drill_block"] == 9);
   std::set<int64_t> ranks;
   for (const auto& c : expanded["mesh"]["cells"]) {
@@ -118,7 +120,8 @@ TEST_CASE("mesh view: shape negotiation bytes apart from data", "[gui][views][me
   CHECK(geo["mesh"]["cells"].size() == 2);
 }
 
-TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one line", "[gui][views][mesh]") {
+TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one line",
+          "[gui][views][mesh]") {
   fs::path dir = TempDir("mesh1d");
   const fs::path t = RunScenarioText(
       "{\"mesh\": [8], \"mesh_dim_names\": [\"dp\"], \"tensors\": {\"x\": {\"shape\": [16, 4], "
@@ -135,7 +138,8 @@ TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one
                  (cell["rect"][1].get<float>() + cell["rect"][3].get<float>()) / 2});
   std::set<int> xs, ys;
   float mx = 0, my = 0;
-  for (auto [x, y] : c) xs.insert(static_cast<int>(x)), ys.insert(static_cast<int>(y)), mx += x / 8, my += y / 8;
+  for (auto [x, y] : c)
+    xs.insert(static_cast<int>(x)), ys.insert(static_cast<int>(y)), mx += x / 8, my += y / 8;
   CHECK(xs.size() > 2);
   CHECK(ys.size() > 2);
   const float r0 = std::hypot(c[0].first - mx, c[0].second - my);
@@ -153,7 +157,8 @@ TEST_CASE("search: hits, no matches, a click selects, Ctrl+F focuses the box", "
     REQUIRE(geo["list_rows"].size() == 1);
     CHECK(geo["list_rows"][0]["id"] == 1);
     CHECK(geo["list_rows"][0]["kind"] == "redistribute");
-    auto clicked = Shoot(dir, two_rank + " --search all_to_all --keys " + ClickCentre(geo["list_rows"][0]["rect"]));
+    auto clicked =
+        Shoot(dir, two_rank + " --search all_to_all --keys " + ClickCentre(geo["list_rows"][0]["rect"]));
     CHECK(clicked["selected_redistribute"] == 1);
     for (const auto& p : clicked["panels"]) CHECK(p["redistribute_id"] == 1);
   }
@@ -168,7 +173,8 @@ TEST_CASE("search: hits, no matches, a click selects, Ctrl+F focuses the box", "
     REQUIRE(geo["list_rows"].size() == 1);
     CHECK(geo["list_rows"][0]["kind"] == "op");
     CHECK(geo["list_rows"][0]["id"] == 1);
-    auto clicked = Shoot(dir, program + " --search conv2d --keys " + ClickCentre(geo["list_rows"][0]["rect"]));
+    auto clicked =
+        Shoot(dir, program + " --search conv2d --keys " + ClickCentre(geo["list_rows"][0]["rect"]));
     CHECK(clicked["selected_op"] == 1);
   }
   SECTION("Ctrl+F gives the search box the keyboard focus") {

@@ -34,22 +34,24 @@ std::vector<Hit> Hits(const std::vector<SearchEntry>& entries, const std::string
 }  // namespace
 
 TEST_CASE("search: tensors, placements and collective kinds of redistributes", "[gui][search]") {
-  const auto entries = BuildSearchIndex(trace::ReadTraceDir(SHARDSCOPE_SOURCE_DIR "/tests/golden/trace/two_rank"));
+  const auto entries =
+      BuildSearchIndex(trace::ReadTraceDir(SHARDSCOPE_SOURCE_DIR "/tests/golden/trace/two_rank"));
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].text == "#0  x  S(0) -> R  1 step");
   CHECK(Hits(entries, "") == std::vector<Hit>{{'r', 0}, {'r', 1}});
   CHECK(Hits(entries, "y") == std::vector<Hit>{{'r', 1}});
   CHECK(Hits(entries, "all_gather") == std::vector<Hit>{{'r', 0}});
-  CHECK(Hits(entries, "ALL_TO_ALL") == std::vector<Hit>{{'r', 1}});          // case ignored
-  CHECK(Hits(entries, "shape_exchange") == std::vector<Hit>{{'r', 1}});      // a recorded collective
+  CHECK(Hits(entries, "ALL_TO_ALL") == std::vector<Hit>{{'r', 1}});      // case ignored
+  CHECK(Hits(entries, "shape_exchange") == std::vector<Hit>{{'r', 1}});  // a recorded collective
   CHECK(Hits(entries, "s(1)") == std::vector<Hit>{{'r', 1}});
-  CHECK(Hits(entries, "S(0) R") == std::vector<Hit>{{'r', 0}});              // every term must match
-  CHECK(Hits(entries, "broadcast").empty());                                 // the "no matches" case
+  CHECK(Hits(entries, "S(0) R") == std::vector<Hit>{{'r', 0}});  // every term must match
+  CHECK(Hits(entries, "broadcast").empty());                     // the "no matches" case
   CHECK(Hits(entries, "#0 all_to_all").empty());
 }
 
 TEST_CASE("search: ops by name, tensors, placements and the collectives they run", "[gui][search]") {
-  const auto entries = BuildSearchIndex(trace::ReadTraceDir(SHARDSCOPE_SOURCE_DIR "/tests/golden/trace/program"));
+  const auto entries =
+      BuildSearchIndex(trace::ReadTraceDir(SHARDSCOPE_SOURCE_DIR "/tests/golden/trace/program"));
   REQUIRE(entries.size() == 6);
   CHECK(Hits(entries, "mm") == std::vector<Hit>{{'o', 0}});
   CHECK(Hits(entries, "conv2d") == std::vector<Hit>{{'o', 1}});

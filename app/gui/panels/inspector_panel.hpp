@@ -57,7 +57,7 @@ class RedistributeListPanel {
   uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   std::vector<SearchEntry> entries_;
   std::string key_query_ = "\x01";  // the query hits_ were computed for
-  std::vector<size_t> hits_;         // positions in entries_ shown
+  std::vector<size_t> hits_;        // positions in entries_ shown
   char filter_[128] = {};
   bool focus_search_ = false, search_active_ = false;
   PanelShows shows_;

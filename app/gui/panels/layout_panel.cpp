@@ -355,7 +355,8 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   }
   if (grid.partial)
     ImGui::TextColored(ImVec4(0.9f, 0.7f, 1.0f, 1), "hatched = partial: %s", grid.partial_text.c_str());
-  if (!grid.empty_ranks.empty()) ImGui::TextWrapped("empty shards: %s", RankList(grid.empty_ranks, fit).c_str());
+  if (!grid.empty_ranks.empty())
+    ImGui::TextWrapped("empty shards: %s", RankList(grid.empty_ranks, fit).c_str());
   if (!grid.off_slice_ranks.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::TextWrapped("not in this slice: %s", RankList(grid.off_slice_ranks, fit).c_str());

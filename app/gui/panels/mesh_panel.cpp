@@ -60,8 +60,9 @@ struct GridLayout {
     const int64_t lines = (blocks + per_line - 1) / per_line;
     gap = blocks > 1 ? 14.0f : 0.0f;
     title_h = blocks > 1 ? ImGui::GetTextLineHeight() + 2 : 0.0f;
-    cell = std::min((width - gap * static_cast<float>(per_line - 1)) / static_cast<float>(cols * per_line),
-                    (height - (gap + title_h) * static_cast<float>(lines)) / static_cast<float>(rows * lines));
+    cell =
+        std::min((width - gap * static_cast<float>(per_line - 1)) / static_cast<float>(cols * per_line),
+                 (height - (gap + title_h) * static_cast<float>(lines)) / static_cast<float>(rows * lines));
     cell = std::clamp(cell, 3.0f, 140.0f);
   }
   // Top-left corner of cell k (row-major over the box).
@@ -73,7 +74,8 @@ struct GridLayout {
     }
     const int64_t b = k / (rows * cols), w = k % (rows * cols);
     const float bx = static_cast<float>(b % per_line) * (static_cast<float>(cols) * cell + gap);
-    const float by = static_cast<float>(b / per_line) * (static_cast<float>(rows) * cell + gap + title_h) + title_h;
+    const float by =
+        static_cast<float>(b / per_line) * (static_cast<float>(rows) * cell + gap + title_h) + title_h;
     return ImVec2(origin.x + bx + static_cast<float>(w % cols) * cell,
                   origin.y + by + static_cast<float>(w / cols) * cell);
   }
@@ -179,7 +181,8 @@ void MeshPanel::Prepare(const ViewContext& ctx) {
     shown_ = blocks_.Ranks(drill_);
   }
   std::vector<int64_t> local_of(static_cast<size_t>(world), -1);
-  for (size_t k = 0; k < shown_.size(); ++k) local_of[static_cast<size_t>(shown_[k])] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < shown_.size(); ++k)
+    local_of[static_cast<size_t>(shown_[k])] = static_cast<int64_t>(k);
   const int64_t n = static_cast<int64_t>(shown_.size());
   matrix_ = ComputeBytesMatrix(*view, step, negotiation_, local_of, n, local_of, n);
 }
@@ -202,9 +205,8 @@ void MeshPanel::Draw(ViewContext& ctx) {
     ImGui::TextDisabled("(no step)");
   } else {
     const std::string dims = FormatMeshDims(std::vector<int64_t>(step_dims_.begin(), step_dims_.end()), mesh);
-    const std::string group = focus_group_.size() <= 16
-                                  ? FormatInts(focus_group_)
-                                  : std::to_string(focus_group_.size()) + " ranks";
+    const std::string group =
+        focus_group_.size() <= 16 ? FormatInts(focus_group_) : std::to_string(focus_group_.size()) + " ranks";
     ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s", static_cast<long long>(key_step_),
                 step_dims_.size() > 1 ? "s" : "", dims.c_str(),
                 static_cast<long long>(ctx.selection->focus_rank), group.c_str());
@@ -213,17 +215,19 @@ void MeshPanel::Draw(ViewContext& ctx) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   if (overview) {
     const std::string per_block = FormatInts(blocks_.block);
-    ImGui::TextWrapped("%lld ranks in %lld blocks of %s ranks; colour = data bytes sent, outlined = blocks "
-                       "of r%lld's group; click a block to expand it",
-                       static_cast<long long>(mesh.size()), static_cast<long long>(blocks_.count()),
-                       per_block.c_str(), static_cast<long long>(ctx.selection->focus_rank));
+    ImGui::TextWrapped(
+        "%lld ranks in %lld blocks of %s ranks; colour = data bytes sent, outlined = blocks "
+        "of r%lld's group; click a block to expand it",
+        static_cast<long long>(mesh.size()), static_cast<long long>(blocks_.count()), per_block.c_str(),
+        static_cast<long long>(ctx.selection->focus_rank));
   } else if (!blocks_.blocks.empty()) {
     if (ImGui::SmallButton("back to all blocks")) drill_ = -1;
     ImGui::SameLine();
     ImGui::TextWrapped("block %s (%zu ranks); click a rank to focus it", BlockText(mesh, key_drill_).c_str(),
                        shown_.size());
   } else {
-    ImGui::TextWrapped("click a rank to focus it; highlighted = its group for this step; arrows = bytes sent");
+    ImGui::TextWrapped(
+        "click a rank to focus it; highlighted = its group for this step; arrows = bytes sent");
   }
   ImGui::PopStyleColor();
   ImGui::TextDisabled("x: %s%s", DimName(mesh, mesh.ndim() - 1).c_str(),
@@ -244,7 +248,8 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
   const int64_t world = mesh.size();
   const int nd = mesh.ndim();
   const bool overview = !blocks_.blocks.empty() && key_drill_ < 0;
-  const GridLayout g(overview ? blocks_.blocks : box_extent_, !overview, ImGui::GetCursorScreenPos(), width, height);
+  const GridLayout g(overview ? blocks_.blocks : box_extent_, !overview, ImGui::GetCursorScreenPos(), width,
+                     height);
   ImGui::InvisibleButton("##mesh_grid", ImVec2(width, height));
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
   ImDrawList* list = ImGui::GetWindowDrawList();
@@ -256,23 +261,25 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
     const ImVec2 c = g.Corner(k);
     if (overview) {
       const int64_t sent = block_sent_[static_cast<size_t>(k)];
-      quads.push_back(MakeQuad(c.x + pad, c.y + pad, c.x + g.cell - pad, c.y + g.cell - pad,
-                               sent == 0 ? Rgb{38, 40, 48}
-                                         : Heat(0.15 + 0.85 * static_cast<double>(sent) / static_cast<double>(max_sent))));
+      quads.push_back(MakeQuad(
+          c.x + pad, c.y + pad, c.x + g.cell - pad, c.y + g.cell - pad,
+          sent == 0 ? Rgb{38, 40, 48}
+                    : Heat(0.15 + 0.85 * static_cast<double>(sent) / static_cast<double>(max_sent))));
     } else {
       const int64_t r = shown_[static_cast<size_t>(k)];
       const bool in_focus = std::find(focus_group_.begin(), focus_group_.end(), r) != focus_group_.end();
-      quads.push_back(MakeQuad(c.x + pad, c.y + pad, c.x + g.cell - pad, c.y + g.cell - pad, RankColor(r, world),
-                               QuadStyle::kMeshCell, in_focus || focus_group_.empty() ? 1.0f : 0.0f));
+      quads.push_back(MakeQuad(c.x + pad, c.y + pad, c.x + g.cell - pad, c.y + g.cell - pad,
+                               RankColor(r, world), QuadStyle::kMeshCell,
+                               in_focus || focus_group_.empty() ? 1.0f : 0.0f));
     }
-    cells_.push_back({overview, overview ? k : shown_[static_cast<size_t>(k)], c.x, c.y, c.x + g.cell, c.y + g.cell});
+    cells_.push_back(
+        {overview, overview ? k : shown_[static_cast<size_t>(k)], c.x, c.y, c.x + g.cell, c.y + g.cell});
   }
   for (int64_t b = 0; b < g.blocks && g.blocks > 1; ++b) {  // small multiple titles: "pp=0, dp=1"
     const int64_t k = b * g.rows * g.cols;
-    const std::string title =
-        overview ? BoxTitle(mesh, blocks_.Origin(k), blocks_.Extent(k), nd - 2)
-                 : BoxTitle(mesh, mesh.Coordinate(shown_[static_cast<size_t>(k)]),
-                            std::vector<int64_t>(static_cast<size_t>(nd), 1), nd - 2);
+    const std::string title = overview ? BoxTitle(mesh, blocks_.Origin(k), blocks_.Extent(k), nd - 2)
+                                       : BoxTitle(mesh, mesh.Coordinate(shown_[static_cast<size_t>(k)]),
+                                                  std::vector<int64_t>(static_cast<size_t>(nd), 1), nd - 2);
     const ImVec2 c = g.Corner(k);
     list->AddText(ImVec2(c.x, c.y - g.title_h), IM_COL32(170, 175, 185, 255), title.c_str());
   }
@@ -340,7 +347,8 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
   ImGui::BeginTooltip();
   if (overview) {
     ImGui::Text("block %s: %zu ranks", BlockText(mesh, k).c_str(), blocks_.Ranks(k).size());
-    ImGui::Text("data bytes sent %s", FormatBytes(static_cast<double>(block_sent_[static_cast<size_t>(k)])).c_str());
+    ImGui::Text("data bytes sent %s",
+                FormatBytes(static_cast<double>(block_sent_[static_cast<size_t>(k)])).c_str());
     ImGui::TextDisabled("click to expand");
   } else {
     const int64_t r = shown_[static_cast<size_t>(k)];
@@ -349,7 +357,8 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
     int64_t out = 0, in = 0;
     for (int64_t j = 0; j < matrix_.cols; ++j) out += matrix_.At(k, j), in += matrix_.At(j, k);
     ImGui::Text("sent %s  received %s%s", FormatBytes(static_cast<double>(out)).c_str(),
-                FormatBytes(static_cast<double>(in)).c_str(), blocks_.blocks.empty() ? "" : " (in this block)");
+                FormatBytes(static_cast<double>(in)).c_str(),
+                blocks_.blocks.empty() ? "" : " (in this block)");
   }
   ImGui::EndTooltip();
   if (clicked && overview) drill_ = k;
@@ -368,7 +377,8 @@ void MeshPanel::DrawMatrix(ViewContext& ctx) {
   if (overview) ImGui::TextDisabled("click a row to expand its block");
   const int64_t n = matrix_.rows;
   if (n == 0) return;
-  if (matrix_.total == 0) ImGui::TextDisabled(negotiation_ ? "no shape negotiation in this step" : "no data sent");
+  if (matrix_.total == 0)
+    ImGui::TextDisabled(negotiation_ ? "no shape negotiation in this step" : "no data sent");
   const ImVec2 mo = ImGui::GetCursorScreenPos();
   const float label_w = !overview && n <= 32 ? 30.0f : 0.0f;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -382,9 +392,11 @@ void MeshPanel::DrawMatrix(ViewContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       const int64_t b = matrix_.At(i, j);
-      const Rgb c = b == 0 ? Rgb{38, 40, 48}
-                           : Heat(static_cast<double>(b) / static_cast<double>(std::max<int64_t>(1, matrix_.max)));
-      mq.push_back(MakeQuad(mx0 + j * mc, my0 + i * mc, mx0 + (j + 1) * mc - gap, my0 + (i + 1) * mc - gap, c));
+      const Rgb c =
+          b == 0 ? Rgb{38, 40, 48}
+                 : Heat(static_cast<double>(b) / static_cast<double>(std::max<int64_t>(1, matrix_.max)));
+      mq.push_back(
+          MakeQuad(mx0 + j * mc, my0 + i * mc, mx0 + (j + 1) * mc - gap, my0 + (i + 1) * mc - gap, c));
     }
   }
   for (int64_t k = 0; k < n && label_w > 0; ++k) {
