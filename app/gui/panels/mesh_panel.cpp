@@ -148,6 +148,8 @@ void MeshPanel::Prepare(const ViewContext& ctx) {
     }
     focus_group_ = view->mesh.Group(std::clamp<int64_t>(ctx.selection->focus_rank, 0, world - 1), step_dims_);
   }
+  in_focus_.assign(static_cast<size_t>(world), focus_group_.empty() ? 1 : 0);
+  for (int64_t r : focus_group_) in_focus_[static_cast<size_t>(r)] = 1;
   const int64_t step = view->num_steps() > 0 ? ctx.selection->step : -1;
   totals_ = ComputeByteTotals(*view, step);
   const std::vector<int64_t> shape(view->mesh.shape().begin(), view->mesh.shape().end());
@@ -267,10 +269,9 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
                     : Heat(0.15 + 0.85 * static_cast<double>(sent) / static_cast<double>(max_sent))));
     } else {
       const int64_t r = shown_[static_cast<size_t>(k)];
-      const bool in_focus = std::find(focus_group_.begin(), focus_group_.end(), r) != focus_group_.end();
       quads.push_back(MakeQuad(c.x + pad, c.y + pad, c.x + g.cell - pad, c.y + g.cell - pad,
                                RankColor(r, world), QuadStyle::kMeshCell,
-                               in_focus || focus_group_.empty() ? 1.0f : 0.0f));
+                               in_focus_[static_cast<size_t>(r)] ? 1.0f : 0.0f));
     }
     cells_.push_back(
         {overview, overview ? k : shown_[static_cast<size_t>(k)], c.x, c.y, c.x + g.cell, c.y + g.cell});

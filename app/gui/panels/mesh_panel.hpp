@@ -59,7 +59,8 @@ class MeshPanel {
   std::vector<int> step_dims_;
   std::vector<int64_t> group_of_;  ///< per rank: index of its group for the step's mesh dims
   std::vector<int64_t> focus_group_;
-  MeshBlocks blocks_;                             // empty blocks: the mesh is shown rank by rank
+  std::vector<char> in_focus_;  ///< per rank: highlighted (in focus_group_, or every rank without a step)
+  MeshBlocks blocks_;           // empty blocks: the mesh is shown rank by rank
   std::vector<int64_t> focus_blocks_;             // blocks holding a rank of focus_group_
   std::vector<int64_t> shown_;                    // ranks drawn one by one (all, or the expanded block's)
   std::vector<int64_t> box_origin_, box_extent_;  // the mesh box shown_ covers
