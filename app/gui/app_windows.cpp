@@ -93,6 +93,8 @@ void App::DrawHelp() {
       {"click (search result)", "select that redistribute or op"},
       {"click (program op)", "select the op"},
       {"click (mesh rank)", "focus the rank: its group for the step is highlighted"},
+      {"click (mesh block or block matrix row, > 256 ranks)",
+       "expand the block to its ranks (back: the button)"},
       {"wheel (timeline)", "zoom around the pointer"},
       {"Shift + wheel (timeline)", "scroll the lanes"},
       {"drag (timeline)", "pan"},

@@ -101,7 +101,8 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                  {"drill_block", s.mesh->drill_block()},
                  {"data_bytes", s.mesh->totals().data},
                  {"negotiation_bytes", s.mesh->totals().negotiation},
-                 {"matrix_total", s.mesh->matrix_total()}};
+                 {"matrix_total", s.mesh->matrix_total()},
+                 {"focus_rank", s.mesh->focus_rank()}};
   }
   j["selected_op"] = s.selection->op_id;
   j["selected_redistribute"] = s.selection->redistribute_id;

@@ -7,6 +7,7 @@
 // query term (search_model_test.cpp checks the matching itself).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -145,6 +146,39 @@ TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one
   const float r0 = std::hypot(c[0].first - mx, c[0].second - my);
   CHECK(r0 > 20);
   for (auto [x, y] : c) CHECK(std::hypot(x - mx, y - my) == Approx(r0).margin(2));
+}
+
+TEST_CASE("a 3-D mesh: one grid per leading coordinate, cells apart, a click focuses a rank",
+          "[gui][views][mesh]") {
+  fs::path dir = TempDir("mesh3d_cells");
+  const fs::path t = RunScenarioText(
+      "{\"mesh\": [2, 2, 2], \"mesh_dim_names\": [\"pp\", \"dp\", \"tp\"], \"tensors\": {\"x\": "
+      "{\"shape\": [8, 8, 4], \"placements\": \"S(0),S(1),R\"}}, \"steps\": [{\"redistribute\": \"x\", "
+      "\"to\": \"R,S(1),S(0)\"}]}",
+      dir);
+  auto geo = Shoot(dir, t.string() + " --select 0 --view mesh");
+  const auto& cells = geo["mesh"]["cells"];
+  REQUIRE(cells.size() == 8);
+  CHECK(geo["mesh"]["focus_rank"] == 0);
+  // No two cells overlap; ranks 0-3 (pp=0) and 4-7 (pp=1) are two separate 2x2 grids side by side.
+  for (size_t a = 0; a < cells.size(); ++a) {
+    for (size_t b = a + 1; b < cells.size(); ++b) {
+      const auto &p = cells[a]["rect"], &q = cells[b]["rect"];
+      const bool apart = p[2].get<float>() <= q[0].get<float>() || q[2].get<float>() <= p[0].get<float>() ||
+                         p[3].get<float>() <= q[1].get<float>() || q[3].get<float>() <= p[1].get<float>();
+      CHECK(apart);
+    }
+  }
+  float right_of_pp0 = 0, left_of_pp1 = 1e9f;
+  for (const auto& c : cells) {
+    if (c["id"].get<int64_t>() < 4) right_of_pp0 = std::max(right_of_pp0, c["rect"][2].get<float>());
+    if (c["id"].get<int64_t>() >= 4) left_of_pp1 = std::min(left_of_pp1, c["rect"][0].get<float>());
+  }
+  CHECK(right_of_pp0 < left_of_pp1);
+  std::string click;
+  for (const auto& c : cells)
+    if (c["id"] == 5) click = ClickCentre(c["rect"]);
+  CHECK(Shoot(dir, t.string() + " --select 0 --view mesh --keys " + click)["mesh"]["focus_rank"] == 5);
 }
 
 TEST_CASE("search: hits, no matches, a click selects, Ctrl+F focuses the box", "[gui][input][search]") {

@@ -41,6 +41,7 @@ class MeshPanel {
   int64_t block_count() const { return blocks_.blocks.empty() ? 0 : blocks_.count(); }
   ByteTotals totals() const { return totals_; }
   int64_t matrix_total() const { return matrix_.total; }
+  int64_t focus_rank() const { return key_focus_; }
 
  private:
   void DrawGrid(ViewContext& ctx, float width, float height);
