@@ -9,6 +9,7 @@
 
 using shardscope::app::gui::InputEvent;
 using shardscope::app::gui::InputKey;
+using shardscope::app::gui::InputKeyChar;
 using shardscope::app::gui::KeyTaps;
 using shardscope::app::gui::ParseInputScript;
 
@@ -26,6 +27,14 @@ TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, wait
   CHECK(s[5].key == InputKey::kPlus);
 }
 
+TEST_CASE("input scripts (--keys): CtrlF is Ctrl+F, apart from F", "[gui][input][search]") {
+  auto s = ParseInputScript("ctrlf,F");
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].key == InputKey::kCtrlF);
+  CHECK(s[1].key == InputKey::kF);
+  CHECK(InputKeyChar(InputKey::kCtrlF) == 0);  // types nothing into a focused text box
+}
+
 TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
   auto message = [](const char* text) {
     try {
@@ -37,7 +46,7 @@ TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gu
   };
   CHECK(message("Down,Dwn") ==
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
-                    "A, D, F, Escape), click:X:Y or wait"));
+                    "A, D, F, Escape, CtrlF), click:X:Y or wait"));
   CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
   CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
   CHECK(message("click:-1:5").find("token 1") == 0);

@@ -29,11 +29,29 @@ int64_t Product(const std::vector<int64_t>& v) {
   return p;
 }
 
+std::string DimName(const engine::Mesh& mesh, int d) {
+  return mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : "dim " + std::to_string(d);
+}
+
+// "dp=0-7, tp=8" for the leading coordinates [origin, origin + extent) of dims [0, dims).
+std::string BoxTitle(const engine::Mesh& mesh, const std::vector<int64_t>& origin,
+                     const std::vector<int64_t>& extent, int dims) {
+  std::string title;
+  for (int d = 0; d < dims; ++d) {
+    const size_t i = static_cast<size_t>(d);
+    title += (d ? ", " : "") + DimName(mesh, d) + "=" + std::to_string(origin[i]);
+    if (extent[i] > 1) title += "-" + std::to_string(origin[i] + extent[i] - 1);
+  }
+  return title;
+}
+
+}  // namespace
+
 // Where the cells of a row-major box of `shape` go: the last dim along x, the one before along y;
 // beyond 2-D one such grid per coordinate of the leading dims (small multiples, each titled). A
 // 1-D box of up to kMaxRing cells sits on a ring, so that arrows between neighbours do not lie on
 // one line.
-struct GridLayout {
+struct MeshGridLayout {
   int64_t cols = 1, rows = 1, blocks = 1, per_line = 1;
   float cell = 2, gap = 0, title_h = 0;
   bool ring = false;
@@ -41,7 +59,7 @@ struct GridLayout {
   float radius = 0;
   int64_t count = 1;
 
-  GridLayout(const std::vector<int64_t>& shape, bool allow_ring, ImVec2 at, float width, float height) {
+  MeshGridLayout(const std::vector<int64_t>& shape, bool allow_ring, ImVec2 at, float width, float height) {
     const size_t nd = shape.size();
     count = std::max<int64_t>(1, Product(shape));
     origin = at;
@@ -93,20 +111,52 @@ struct GridLayout {
   }
 };
 
-std::string DimName(const engine::Mesh& mesh, int d) {
-  return mesh.has_dim_names() ? mesh.dim_names()[static_cast<size_t>(d)] : "dim " + std::to_string(d);
+namespace {
+
+// Arrows for the biggest transfers of `m` between the cells of `g`.
+void DrawArrows(ImDrawList* list, const MeshGridLayout& g, const BytesMatrix& m) {
+  if (m.max <= 0) return;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j)
+      if (i != j && m.At(i, j) > 0) pairs.push_back({i, j});
+  std::sort(pairs.begin(), pairs.end(),
+            [&](auto a, auto b) { return m.At(a.first, a.second) > m.At(b.first, b.second); });
+  // Arrows read for pairwise and ring-like steps; a step where ranks talk to many peers shows
+  // its groups (highlight, g labels) and the matrix instead of a scribble of arrows.
+  if (static_cast<int64_t>(pairs.size()) > m.rows) pairs.clear();
+  if (pairs.size() > kMaxArrows) pairs.resize(kMaxArrows);
+  for (auto [i, j] : pairs) {
+    ImVec2 a = g.Centre(i), b = g.Centre(j);
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+    if (len < 1) continue;
+    const float nx = -dy / len * g.cell * 0.12f, ny = dx / len * g.cell * 0.12f;  // i->j beside j->i
+    a = ImVec2(a.x + nx + dx / len * g.cell * 0.3f, a.y + ny + dy / len * g.cell * 0.3f);
+    b = ImVec2(b.x + nx - dx / len * g.cell * 0.3f, b.y + ny - dy / len * g.cell * 0.3f);
+    const float f = static_cast<float>(m.At(i, j)) / static_cast<float>(m.max);
+    const ImU32 col = IM_COL32(255, 255, 255, static_cast<int>(90 + 150 * f));
+    list->AddLine(a, b, col, 1.0f + 2.5f * f);
+    const float hx = dx / len, hy = dy / len, hs = 4 + 4 * f;
+    list->AddTriangleFilled(b, ImVec2(b.x - hx * hs * 2 - hy * hs, b.y - hy * hs * 2 + hx * hs),
+                            ImVec2(b.x - hx * hs * 2 + hy * hs, b.y - hy * hs * 2 - hx * hs), col);
+  }
 }
 
-// "dp=0-7, tp=8" for the leading coordinates [origin, origin + extent) of dims [0, dims).
-std::string BoxTitle(const engine::Mesh& mesh, const std::vector<int64_t>& origin,
-                     const std::vector<int64_t>& extent, int dims) {
-  std::string title;
-  for (int d = 0; d < dims; ++d) {
-    const size_t i = static_cast<size_t>(d);
-    title += (d ? ", " : "") + DimName(mesh, d) + "=" + std::to_string(origin[i]);
-    if (extent[i] > 1) title += "-" + std::to_string(origin[i] + extent[i] - 1);
+// "dp 0-7" / "tp 8-15" in overview blocks big enough to hold the lines.
+void DrawBlockLabels(ImDrawList* list, const MeshGridLayout& g, const MeshBlocks& blocks,
+                     const engine::Mesh& mesh) {
+  for (int64_t k = 0; k < g.count && g.cell >= 56; ++k) {
+    const ImVec2 c = g.Corner(k);
+    const std::vector<int64_t> origin = blocks.Origin(k), extent = blocks.Extent(k);
+    for (int d = 0; d < mesh.ndim(); ++d) {
+      const size_t i = static_cast<size_t>(d);
+      const std::string t = DimName(mesh, d) + " " + std::to_string(origin[i]) + "-" +
+                            std::to_string(origin[i] + extent[i] - 1);
+      if (ImGui::CalcTextSize(t.c_str()).x + 6 > g.cell) break;
+      list->AddText(ImVec2(c.x + 3, c.y + 2 + static_cast<float>(d) * ImGui::GetTextLineHeight()),
+                    IM_COL32(10, 10, 10, 255), t.c_str());
+    }
   }
-  return title;
 }
 
 }  // namespace
@@ -250,8 +300,8 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
   const int64_t world = mesh.size();
   const int nd = mesh.ndim();
   const bool overview = !blocks_.blocks.empty() && key_drill_ < 0;
-  const GridLayout g(overview ? blocks_.blocks : box_extent_, !overview, ImGui::GetCursorScreenPos(), width,
-                     height);
+  const MeshGridLayout g(overview ? blocks_.blocks : box_extent_, !overview, ImGui::GetCursorScreenPos(),
+                         width, height);
   ImGui::InvisibleButton("##mesh_grid", ImVec2(width, height));
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
   ImDrawList* list = ImGui::GetWindowDrawList();
@@ -290,70 +340,44 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
       const ImVec2 c = g.Corner(b);
       list->AddRect(c, ImVec2(c.x + g.cell, c.y + g.cell), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
     }
-    for (int64_t k = 0; k < g.count && g.cell >= 56; ++k) {  // "dp 0-7" / "tp 8-15" in big blocks
-      const ImVec2 c = g.Corner(k);
-      const std::vector<int64_t> origin = blocks_.Origin(k), extent = blocks_.Extent(k);
-      for (int d = 0; d < nd; ++d) {
-        const size_t i = static_cast<size_t>(d);
-        const std::string t = DimName(mesh, d) + " " + std::to_string(origin[i]) + "-" +
-                              std::to_string(origin[i] + extent[i] - 1);
-        if (ImGui::CalcTextSize(t.c_str()).x + 6 > g.cell) break;
-        list->AddText(ImVec2(c.x + 3, c.y + 2 + static_cast<float>(d) * ImGui::GetTextLineHeight()),
-                      IM_COL32(10, 10, 10, 255), t.c_str());
-      }
-    }
-  } else if (g.cell >= 28) {
-    for (int64_t k = 0; k < g.count; ++k) {
-      const int64_t r = shown_[static_cast<size_t>(k)];
-      const ImVec2 c = g.Centre(k);
-      const std::string label = "r" + std::to_string(r);
-      const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-      if (ts.x + 2 > g.cell) continue;
-      list->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y), ContrastText(RankColor(r, world)), label.c_str());
-      if (!step_dims_.empty() && g.cell >= 40) {
-        const std::string grp = "g" + std::to_string(group_of_[static_cast<size_t>(r)]);
-        const ImVec2 gs = ImGui::CalcTextSize(grp.c_str());
-        list->AddText(ImVec2(c.x - gs.x / 2, c.y), ContrastText(RankColor(r, world)), grp.c_str());
-      }
-    }
-  }
-  if (!overview && matrix_.max > 0) {  // arrows for the biggest transfers
-    std::vector<std::pair<int64_t, int64_t>> pairs;
-    for (int64_t i = 0; i < matrix_.rows; ++i)
-      for (int64_t j = 0; j < matrix_.cols; ++j)
-        if (i != j && matrix_.At(i, j) > 0) pairs.push_back({i, j});
-    std::sort(pairs.begin(), pairs.end(),
-              [&](auto a, auto b) { return matrix_.At(a.first, a.second) > matrix_.At(b.first, b.second); });
-    // Arrows read for pairwise and ring-like steps; a step where ranks talk to many peers shows
-    // its groups (highlight, g labels) and the matrix instead of a scribble of arrows.
-    if (static_cast<int64_t>(pairs.size()) > matrix_.rows) pairs.clear();
-    if (pairs.size() > kMaxArrows) pairs.resize(kMaxArrows);
-    for (auto [i, j] : pairs) {
-      ImVec2 a = g.Centre(i), b = g.Centre(j);
-      const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-      if (len < 1) continue;
-      const float nx = -dy / len * g.cell * 0.12f, ny = dx / len * g.cell * 0.12f;  // i->j beside j->i
-      a = ImVec2(a.x + nx + dx / len * g.cell * 0.3f, a.y + ny + dy / len * g.cell * 0.3f);
-      b = ImVec2(b.x + nx - dx / len * g.cell * 0.3f, b.y + ny - dy / len * g.cell * 0.3f);
-      const float f = static_cast<float>(matrix_.At(i, j)) / static_cast<float>(matrix_.max);
-      const ImU32 col = IM_COL32(255, 255, 255, static_cast<int>(90 + 150 * f));
-      list->AddLine(a, b, col, 1.0f + 2.5f * f);
-      const float hx = dx / len, hy = dy / len, hs = 4 + 4 * f;
-      list->AddTriangleFilled(b, ImVec2(b.x - hx * hs * 2 - hy * hs, b.y - hy * hs * 2 + hx * hs),
-                              ImVec2(b.x - hx * hs * 2 + hy * hs, b.y - hy * hs * 2 - hx * hs), col);
-    }
+    DrawBlockLabels(list, g, blocks_, mesh);
+  } else {
+    DrawRankLabels(list, g, world);
+    DrawArrows(list, g, matrix_);
   }
   const int64_t k = hovered ? g.Hit(ImGui::GetIO().MousePos) : -1;
-  if (k < 0) return;
+  if (k >= 0) GridTooltip(ctx, k);
+  if (k >= 0 && clicked && overview) drill_ = k;
+  if (k >= 0 && clicked && !overview) ctx.selection->focus_rank = shown_[static_cast<size_t>(k)];
+}
+
+void MeshPanel::DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const {
+  for (int64_t k = 0; k < g.count && g.cell >= 28; ++k) {
+    const int64_t r = shown_[static_cast<size_t>(k)];
+    const ImVec2 c = g.Centre(k);
+    const std::string label = "r" + std::to_string(r);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    if (ts.x + 2 > g.cell) continue;
+    list->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y), ContrastText(RankColor(r, world)), label.c_str());
+    if (!step_dims_.empty() && g.cell >= 40) {
+      const std::string grp = "g" + std::to_string(group_of_[static_cast<size_t>(r)]);
+      const ImVec2 gs = ImGui::CalcTextSize(grp.c_str());
+      list->AddText(ImVec2(c.x - gs.x / 2, c.y), ContrastText(RankColor(r, world)), grp.c_str());
+    }
+  }
+}
+
+void MeshPanel::GridTooltip(const ViewContext& ctx, int64_t k) const {
+  const engine::Mesh& mesh = ctx.redistribute->mesh;
   ImGui::BeginTooltip();
-  if (overview) {
+  if (!blocks_.blocks.empty() && key_drill_ < 0) {
     ImGui::Text("block %s: %zu ranks", BlockText(mesh, k).c_str(), blocks_.Ranks(k).size());
     ImGui::Text("data bytes sent %s",
                 FormatBytes(static_cast<double>(block_sent_[static_cast<size_t>(k)])).c_str());
     ImGui::TextDisabled("click to expand");
   } else {
     const int64_t r = shown_[static_cast<size_t>(k)];
-    RankSwatch(r, world);
+    RankSwatch(r, mesh.size());
     ImGui::Text("coordinate %s", FormatInts(mesh.Coordinate(r)).c_str());
     int64_t out = 0, in = 0;
     for (int64_t j = 0; j < matrix_.cols; ++j) out += matrix_.At(k, j), in += matrix_.At(j, k);
@@ -362,8 +386,6 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
                 blocks_.blocks.empty() ? "" : " (in this block)");
   }
   ImGui::EndTooltip();
-  if (clicked && overview) drill_ = k;
-  if (clicked && !overview) ctx.selection->focus_rank = shown_[static_cast<size_t>(k)];
 }
 
 void MeshPanel::DrawMatrix(ViewContext& ctx) {

@@ -11,7 +11,11 @@
 #include "app_state.hpp"
 #include "mesh_view_model.hpp"
 
+struct ImDrawList;
+
 namespace shardscope::app::gui {
+
+struct MeshGridLayout;  // where the grid's cells go (mesh_panel.cpp)
 
 /// Meshes with more ranks are shown as blocks first.
 inline constexpr int64_t kDetailRanks = 256;
@@ -46,6 +50,8 @@ class MeshPanel {
  private:
   void DrawGrid(ViewContext& ctx, float width, float height);
   void DrawMatrix(ViewContext& ctx);
+  void DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const;
+  void GridTooltip(const ViewContext& ctx, int64_t cell) const;
   std::string BlockText(const engine::Mesh& mesh, int64_t block) const;  // "dp=0-7, tp=8-15"
 
   // Keyed on the model and the id, never on the view's address: the app rebuilds its one view in
