@@ -51,6 +51,15 @@ fs::path RunScenarioText(const std::string& text, const fs::path& dir) {
   return out;
 }
 
+// The mesh view of a scenario's first redistribute, which must draw `ranks` rank cells.
+nlohmann::json MeshShot(const fs::path& dir, const std::string& scenario, size_t ranks,
+                        const std::string& keys = "") {
+  const fs::path t = RunScenarioText(scenario, dir);
+  auto geo = Shoot(dir, t.string() + " --select 0 --view mesh" + (keys.empty() ? "" : " --keys " + keys));
+  REQUIRE(geo["mesh"]["cells"].size() == ranks);
+  return geo;
+}
+
 }  // namespace
 
 TEST_CASE("mesh view at 4096 ranks: blocks by mesh dim, a click expands one", "[gui][views][scale][mesh]") {
@@ -123,14 +132,12 @@ TEST_CASE("mesh view: shape negotiation bytes apart from data", "[gui][views][me
 
 TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one line",
           "[gui][views][mesh]") {
-  fs::path dir = TempDir("mesh1d");
-  const fs::path t = RunScenarioText(
-      "{\"mesh\": [8], \"mesh_dim_names\": [\"dp\"], \"tensors\": {\"x\": {\"shape\": [16, 4], "
-      "\"placements\": \"S(0)\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"S(1)\"}]}",
-      dir);
-  auto geo = Shoot(dir, t.string() + " --select 0 --view mesh");
+  const auto geo =
+      MeshShot(TempDir("mesh1d"),
+               "{\"mesh\": [8], \"mesh_dim_names\": [\"dp\"], \"tensors\": {\"x\": {\"shape\": [16, 4], "
+               "\"placements\": \"S(0)\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"S(1)\"}]}",
+               8);
   const auto& cells = geo["mesh"]["cells"];
-  REQUIRE(cells.size() == 8);
   // On a ring: the centres take more than two distinct rows and columns, and all lie at one
   // distance from their mean.
   std::vector<std::pair<float, float>> c;
@@ -150,15 +157,13 @@ TEST_CASE("a 1-D mesh lays its ranks on a ring, so group arrows do not share one
 
 TEST_CASE("a 3-D mesh: one grid per leading coordinate, cells apart, a click focuses a rank",
           "[gui][views][mesh]") {
-  fs::path dir = TempDir("mesh3d_cells");
-  const fs::path t = RunScenarioText(
+  const fs::path dir = TempDir("mesh3d_cells");
+  const std::string scenario =
       "{\"mesh\": [2, 2, 2], \"mesh_dim_names\": [\"pp\", \"dp\", \"tp\"], \"tensors\": {\"x\": "
       "{\"shape\": [8, 8, 4], \"placements\": \"S(0),S(1),R\"}}, \"steps\": [{\"redistribute\": \"x\", "
-      "\"to\": \"R,S(1),S(0)\"}]}",
-      dir);
-  auto geo = Shoot(dir, t.string() + " --select 0 --view mesh");
+      "\"to\": \"R,S(1),S(0)\"}]}";
+  const auto geo = MeshShot(dir, scenario, 8);
   const auto& cells = geo["mesh"]["cells"];
-  REQUIRE(cells.size() == 8);
   CHECK(geo["mesh"]["focus_rank"] == 0);
   // No two cells overlap; ranks 0-3 (pp=0) and 4-7 (pp=1) are two separate 2x2 grids side by side.
   for (size_t a = 0; a < cells.size(); ++a) {
@@ -178,7 +183,7 @@ TEST_CASE("a 3-D mesh: one grid per leading coordinate, cells apart, a click foc
   std::string click;
   for (const auto& c : cells)
     if (c["id"] == 5) click = ClickCentre(c["rect"]);
-  CHECK(Shoot(dir, t.string() + " --select 0 --view mesh --keys " + click)["mesh"]["focus_rank"] == 5);
+  CHECK(MeshShot(dir, scenario, 8, click)["mesh"]["focus_rank"] == 5);
 }
 
 TEST_CASE("search: hits, no matches, a click selects, Ctrl+F focuses the box", "[gui][input][search]") {
