@@ -104,6 +104,7 @@ TEST_CASE("mesh view at 4096 ranks: blocks by mesh dim, a click expands one", "[
   auto expanded =
       Shoot(dir, (dir / "trace").string() + " --select 0 --view mesh --size 1400x900 --keys " + click);
   CHECK(expanded["mesh"]["drill_block"] == 9);
+  CHECK(expanded["mesh"]["focus_rank"] == 8 * 64 + 8);  // the block's first rank takes the focus
   std::set<int64_t> ranks;
   for (const auto& c : expanded["mesh"]["cells"]) {
     CHECK(c["kind"] == "rank");

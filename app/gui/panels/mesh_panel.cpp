@@ -347,8 +347,14 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
   }
   const int64_t k = hovered ? g.Hit(ImGui::GetIO().MousePos) : -1;
   if (k >= 0) GridTooltip(ctx, k);
-  if (k >= 0 && clicked && overview) drill_ = k;
+  if (k >= 0 && clicked && overview) ExpandBlock(ctx, k);
   if (k >= 0 && clicked && !overview) ctx.selection->focus_rank = shown_[static_cast<size_t>(k)];
+}
+
+void MeshPanel::ExpandBlock(ViewContext& ctx, int64_t block) {
+  // The block's first rank takes the focus, so that the expanded block shows its group.
+  drill_ = block;
+  ctx.selection->focus_rank = blocks_.Ranks(block).front();
 }
 
 void MeshPanel::DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const {
@@ -452,7 +458,7 @@ void MeshPanel::DrawMatrix(ViewContext& ctx) {
   if (overview) {
     ImGui::SetTooltip("block %s -> block %s: %s", BlockText(ctx.redistribute->mesh, i).c_str(),
                       BlockText(ctx.redistribute->mesh, j).c_str(), bytes.c_str());
-    if (clicked) drill_ = i;
+    if (clicked) ExpandBlock(ctx, i);
   } else {
     ImGui::SetTooltip("r%lld -> r%lld: %s", static_cast<long long>(shown_[static_cast<size_t>(i)]),
                       static_cast<long long>(shown_[static_cast<size_t>(j)]), bytes.c_str());

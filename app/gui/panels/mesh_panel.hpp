@@ -52,6 +52,7 @@ class MeshPanel {
   void DrawMatrix(ViewContext& ctx);
   void DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const;
   void GridTooltip(const ViewContext& ctx, int64_t cell) const;
+  void ExpandBlock(ViewContext& ctx, int64_t block);  // drill down; its first rank takes the focus
   std::string BlockText(const engine::Mesh& mesh, int64_t block) const;  // "dp=0-7, tp=8-15"
 
   // Keyed on the model and the id, never on the view's address: the app rebuilds its one view in
