@@ -14,6 +14,7 @@
 #include "panels/layout_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/stats_panel.hpp"
+#include "panels/timeline_panel.hpp"
 
 namespace shardscope::app::gui {
 
@@ -37,6 +38,7 @@ struct GeometrySources {
   const Selection* selection = nullptr;
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
   const StatsPanel* stats = nullptr;
+  const TimelinePanel* timeline = nullptr;  ///< null: "timeline" is null in the report
 };
 
 /// The JSON document written by --geometry.
