@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rank_palette.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::app::gui {
@@ -56,6 +57,9 @@ struct TimelineData {
   size_t events = 0;
   std::vector<TimelineGroup> groups;  ///< empty when every rank has its own lane (small worlds)
 };
+
+/// The background of a group lane where none of its ranks is busy (screenshot tests read it).
+inline constexpr Rgb kTimelineGroupBackground{40, 42, 52};
 
 /// Worlds above this many ranks get group lanes.
 inline constexpr int64_t kTimelineGroupAbove = 64;

@@ -87,7 +87,7 @@ void TimelinePanel::DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f
     const float bar_bottom = lane_h >= 8 ? ly + lane_h * 0.5f : ly + lane_h - 1;
     if (row.rank < 0) {  // a group lane: a tinted background, then the unions
       const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
-      quads.push_back(MakeQuad(f.label_x, ly, f.x1, ly + lane_h, Rgb{40, 42, 52}));
+      quads.push_back(MakeQuad(f.label_x, ly, f.x1, ly + lane_h, kTimelineGroupBackground));
       draw(g.ops, 0, ly + 1, bar_bottom, row);
       draw(g.bars, 1, ly + 1, bar_bottom, row);
       if (lane_h >= 8) draw(g.collectives, 2, ly + lane_h * 0.5f, ly + lane_h - 1, row);
