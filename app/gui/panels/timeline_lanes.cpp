@@ -124,6 +124,9 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
       label = (row.group >= 0 ? "  r" : "r") + std::to_string(row.rank);
     }
     geometry_.visible.push_back({row.group, row.rank, label, f.label_x, ly, f.x0, ly + lane_h});
+    if (row.rank >= 0 && row.rank == goto_rank_)  // the rank gone to: outlined across the plot
+      list->AddRect(ImVec2(f.label_x, ly), ImVec2(f.x1, ly + lane_h), IM_COL32(120, 170, 255, 230), 0.0f, 0,
+                    1.5f);
     if (lane_h >= 12)
       list->AddText(ImVec2(f.label_x + 9, ly + (lane_h - text_h) * 0.5f), IM_COL32(220, 220, 225, 255),
                     label.c_str());

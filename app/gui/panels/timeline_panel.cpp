@@ -141,7 +141,10 @@ void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, fl
           auto at = [&](const std::pair<int64_t, int64_t>& p) {
             return ImVec2(to_x(p.second), top + RowY(p.first, lane_h) + 0.75f * lane_h - scroll_y);
           };
-          list->AddLine(at(flow[k - 1]), at(flow[k]), IM_COL32(255, 255, 255, 150), 1.0f);
+          const ImVec2 p0 = at(flow[k - 1]), p1 = at(flow[k]);
+          // Members on one row (a collapsed group) or both off screen: nothing to join.
+          if (p0.y == p1.y || std::max(p0.y, p1.y) < top || std::min(p0.y, p1.y) > bottom) continue;
+          list->AddLine(p0, p1, IM_COL32(255, 255, 255, 150), 1.0f);
         }
       }
     }
