@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
 
 #include "input_script.hpp"
 #include "view_model.hpp"
@@ -11,6 +12,20 @@ using shardscope::app::gui::InputEvent;
 using shardscope::app::gui::InputKey;
 using shardscope::app::gui::KeyTaps;
 using shardscope::app::gui::ParseInputScript;
+
+namespace {
+
+// The message ParseInputScript throws for `text`, or "no error".
+std::string message(const char* text) {
+  try {
+    ParseInputScript(text);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
+}  // namespace
 
 TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, waits", "[gui][input]") {
   auto s = ParseInputScript("Down,down, RIGHT ,click:412:230,wait,Plus");
@@ -27,14 +42,6 @@ TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, wait
 }
 
 TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
-  auto message = [](const char* text) {
-    try {
-      ParseInputScript(text);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK(message("Down,Dwn") ==
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
                     "A, D, F, Escape), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait"));
@@ -56,14 +63,6 @@ TEST_CASE("input scripts (--keys): drags from one pixel to another, typed text",
   CHECK(s[1].kind == InputEvent::Kind::kType);
   CHECK(s[1].text == "g517");
   CHECK(s[2].key == InputKey::kDown);
-  auto message = [](const char* text) {
-    try {
-      ParseInputScript(text);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK(message("drag:1:2:3").find("token 1 'drag:1:2:3': a drag is drag:X0:Y0:X1:Y1") == 0);
   CHECK(message("Up,drag:1:2:3:4:5").find("token 2") == 0);
   CHECK(message("drag:1:2:3:x").find("token 1") == 0);

@@ -139,10 +139,13 @@ TEST_CASE("above 64 ranks the timeline builds group lanes from its rank lanes", 
   for (const gui::TimelineGroup& g : data.groups) {
     INFO(g.label);
     CHECK(g.size == 16);
-    int64_t want = g.first_rank;
-    for (int64_t r = g.first_rank; r < g.first_rank + g.size; ++r)
+    int64_t want = g.first_rank, fastest = g.first_rank;
+    for (int64_t r = g.first_rank; r < g.first_rank + g.size; ++r) {
       if (shift(r) > shift(want)) want = r;
+      if (shift(r) < shift(fastest)) fastest = r;
+    }
     CHECK(g.slowest_rank == want);
+    CHECK(g.fastest_rank == fastest);
     // Every member bar lies inside exactly one union interval, and the intervals are disjoint.
     for (size_t i = 1; i < g.bars.size(); ++i) CHECK(g.bars[i - 1].end < g.bars[i].start);
     size_t member_bars = 0;

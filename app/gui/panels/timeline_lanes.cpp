@@ -33,6 +33,14 @@ size_t FirstVisible(const std::vector<Span>& spans, int64_t t, int64_t max_len) 
                              spans.begin());
 }
 
+// A group lane's unions are disjoint and sorted, so their ends are sorted too: the first that ends
+// at or after `t`, however long it is.
+size_t FirstVisible(const std::vector<GroupSpan>& spans, int64_t t, int64_t /*max_len*/) {
+  return static_cast<size_t>(std::lower_bound(spans.begin(), spans.end(), t,
+                                              [](const GroupSpan& s, int64_t v) { return s.end < v; }) -
+                             spans.begin());
+}
+
 template <class Span>
 int64_t MaxLen(const std::vector<Span>& spans, double view_span) {
   int64_t max_len = 0;
