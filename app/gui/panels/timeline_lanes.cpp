@@ -180,10 +180,14 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
     }
   }
   ImGui::PopClipRect();
+  DrawGroupTooltip(f);
+}
+
+void TimelinePanel::DrawGroupTooltip(const Frame& f) const {
   // Hovering a group's label: its ranks and who finished first and last over the whole trace.
   const ImVec2 m = ImGui::GetIO().MousePos;
   if (ImGui::IsItemHovered() && m.x < f.x0 && m.y >= f.y0) {
-    const size_t r = static_cast<size_t>((m.y - f.y0 + scroll_y_) / lane_h);
+    const size_t r = static_cast<size_t>((m.y - f.y0 + scroll_y_) / f.lane_h);
     if (r < rows_.size() && rows_[r].rank < 0) {
       const TimelineGroup& g = data_.groups[static_cast<size_t>(rows_[r].group)];
       ImGui::BeginTooltip();

@@ -376,11 +376,15 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   }
   if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = scrolling_ = measuring_ = false;
 
+  RecordGeometry(f, scrollbar);
+}
+
+void TimelinePanel::RecordGeometry(const Frame& f, bool scrollbar) {
   geometry_.plot_x0 = f.x0, geometry_.plot_x1 = f.x1, geometry_.y0 = f.y0, geometry_.y1 = f.bottom;
   geometry_.view_start_ns = view_start_, geometry_.view_end_ns = view_end_;
   geometry_.trace_ns = data_.t1 - data_.t0;
   geometry_.rows = rows_.size();
-  geometry_.first_row = static_cast<size_t>(scroll_y_ / lane_h);
+  geometry_.first_row = static_cast<size_t>(scroll_y_ / f.lane_h);
   for (size_t g = 0; g < expanded_.size(); ++g)
     if (expanded_[g]) geometry_.expanded.push_back(static_cast<int32_t>(g));
   geometry_.has_measure = has_measure_;

@@ -84,6 +84,8 @@ class TimelinePanel {
   void DrawMeasure(ImDrawList* list, const Frame& f, float axis_top) const;
   void DrawScrollbar(ImDrawList* list, const Frame& f, float x, float content_h) const;
   void DrawTooltip(const ViewContext& ctx, const Hit& hit) const;
+  void DrawGroupTooltip(const Frame& f) const;  ///< hovering a group's label
+  void RecordGeometry(const Frame& f, bool scrollbar);
   void Select(ViewContext& ctx, const Hit& hit) const;
   void RebuildRows();
   float RowY(int64_t rank, float lane_h) const;  ///< top of a rank's row (or its group's), before scrolling
