@@ -234,7 +234,9 @@ const InputEvent* App::NextScriptEvent() {
   }
   if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
   const InputEvent* e = &options_.script[script_next_++];
-  script_wait_ = e->kind == InputEvent::Kind::kClick ? 2 : 0;
+  script_wait_ = e->kind == InputEvent::Kind::kClick  ? 2
+                 : e->kind == InputEvent::Kind::kDrag ? kDragFrames + 2
+                                                      : 0;
   since_script_ = 0;
   return e;
 }
@@ -414,6 +416,7 @@ int App::Capture() {
                             &program_,      &flight_, &list_,        &panels_,  &selection_,
                             errors_.rect(), &stats_};
     sources.mesh = &mesh_;
+    if (!diff_mode_) sources.timeline = &timeline_;
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

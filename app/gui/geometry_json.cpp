@@ -29,6 +29,27 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
           {"error", view.error}};
 }
 
+// The timeline's plot, visible range, rows on screen, expanded groups, measured range and go-to.
+nlohmann::json TimelineJson(const TimelineGeometry& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const TimelineRowGeometry& r : t.visible) {
+    rows.push_back(
+        {{"group", r.group}, {"rank", r.rank}, {"label", r.label}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+  }
+  return {{"plot", Rect(t.plot_x0, t.y0, t.plot_x1, t.y1)},
+          {"view_start_ns", t.view_start_ns},
+          {"view_end_ns", t.view_end_ns},
+          {"trace_ns", t.trace_ns},
+          {"rows", t.rows},
+          {"first_row", t.first_row},
+          {"expanded", t.expanded},
+          {"visible_rows", rows},
+          {"measure",
+           t.has_measure ? nlohmann::json::array({t.measure_start_ns, t.measure_end_ns}) : nlohmann::json()},
+          {"goto_rank", t.goto_rank},
+          {"scrollbar", t.scrollbar}};
+}
+
 }  // namespace
 
 nlohmann::json GeometryJson(const GeometrySources& s) {
@@ -50,6 +71,7 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                              {"slice", c.slice}});
   }
   j["diff"] = s.diff ? DiffJson(*s.diff) : nlohmann::json();
+  j["timeline"] = s.timeline ? TimelineJson(s.timeline->geometry()) : nlohmann::json();
   j["program"] = nlohmann::json::array();
   for (const ProgramItemGeometry& g : s.program->geometry()) {
     j["program"].push_back({{"kind", g.kind},

@@ -15,6 +15,7 @@
 #include "panels/mesh_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/stats_panel.hpp"
+#include "panels/timeline_panel.hpp"
 
 namespace shardscope::app::gui {
 
@@ -39,6 +40,7 @@ struct GeometrySources {
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
   const StatsPanel* stats = nullptr;
   const MeshPanel* mesh = nullptr;
+  const TimelinePanel* timeline = nullptr;  ///< null: "timeline" is null in the report
 };
 
 /// The JSON document written by --geometry.

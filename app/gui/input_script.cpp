@@ -1,5 +1,6 @@
 #include "input_script.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <stdexcept>
@@ -31,6 +32,13 @@ bool ParseCoord(std::string_view s, float& out) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   out = static_cast<float>(v);
   return ec == std::errc() && end == s.data() + s.size() && v >= 0 && v <= 16384;
+}
+
+InputEvent Event(InputEvent::Kind kind, InputKey key = InputKey::kLeft) {
+  InputEvent e;
+  e.kind = kind;
+  e.key = key;
+  return e;
 }
 
 }  // namespace
@@ -75,24 +83,43 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
     };
     if (token.empty()) fail("empty (tokens are separated by single commas)");
     if (EqualsNoCase(token, "wait")) {
-      out.push_back({InputEvent::Kind::kWait});
+      out.push_back(Event(InputEvent::Kind::kWait));
     } else if (token.size() > 6 && EqualsNoCase(token.substr(0, 6), "click:")) {
       std::string_view rest = token.substr(6);
       size_t colon = rest.find(':');
-      InputEvent e{InputEvent::Kind::kClick};
+      InputEvent e = Event(InputEvent::Kind::kClick);
       if (colon == std::string_view::npos || !ParseCoord(rest.substr(0, colon), e.x) ||
           !ParseCoord(rest.substr(colon + 1), e.y))
         fail("a click is click:X:Y with X and Y whole pixels in 0..16384");
+      out.push_back(e);
+    } else if (token.size() > 5 && EqualsNoCase(token.substr(0, 5), "drag:")) {
+      std::string_view rest = token.substr(5);
+      InputEvent e = Event(InputEvent::Kind::kDrag);
+      float* coords[] = {&e.x, &e.y, &e.x1, &e.y1};
+      bool ok = true;
+      for (size_t k = 0; k < 4 && ok; ++k) {
+        const size_t colon = k < 3 ? rest.find(':') : rest.size();
+        ok = colon != std::string_view::npos && ParseCoord(rest.substr(0, colon), *coords[k]);
+        rest.remove_prefix(std::min(rest.size(), colon + 1));
+      }
+      if (!ok) fail("a drag is drag:X0:Y0:X1:Y1 with whole pixels in 0..16384");
+      out.push_back(e);
+    } else if (token.size() > 5 && EqualsNoCase(token.substr(0, 5), "type:")) {
+      InputEvent e = Event(InputEvent::Kind::kType);
+      e.text = std::string(token.substr(5));
+      for (char c : e.text) {
+        if (c < 0x20 || c > 0x7e) fail("type:TEXT takes printable ASCII characters");
+      }
       out.push_back(e);
     } else {
       bool found = false;
       for (size_t k = 0; k < static_cast<size_t>(InputKey::kCount) && !found; ++k) {
         if (EqualsNoCase(token, kNames[k])) {
-          out.push_back({InputEvent::Kind::kKey, static_cast<InputKey>(k)});
+          out.push_back(Event(InputEvent::Kind::kKey, static_cast<InputKey>(k)));
           found = true;
         }
       }
-      if (!found) fail("not a key (" + InputKeyNames() + "), click:X:Y or wait");
+      if (!found) fail("not a key (" + InputKeyNames() + "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

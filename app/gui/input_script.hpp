@@ -44,17 +44,25 @@ class KeyTaps {
   std::array<int, static_cast<size_t>(InputKey::kCount)> counts_{};
 };
 
-/// One step of an input script: a key tap (press and release within one frame) or a left click at
-/// window pixel (x, y) (press on one frame, release on the next, then the pointer leaves).
+/// One step of an input script: a key tap (press and release within one frame), a left click at
+/// window pixel (x, y) (press on one frame, release on the next, then the pointer leaves), a left
+/// drag from (x, y) to (x1, y1) (held for kDragFrames frames, the pointer moving in equal steps),
+/// or typed text (one character event per character, all in one frame).
 struct InputEvent {
-  enum class Kind { kKey, kClick, kWait } kind = Kind::kKey;
+  enum class Kind { kKey, kClick, kWait, kDrag, kType } kind = Kind::kKey;
   InputKey key = InputKey::kLeft;
   float x = 0, y = 0;
+  float x1 = 0, y1 = 0;  ///< drag end
+  std::string text;      ///< typed text
 };
 
-/// Parses "Down,Down,Right,click:412:230,wait": key names (case-insensitive), click:X:Y (pixels
-/// from the window's top-left), wait (one idle frame). Throws std::invalid_argument naming the bad
-/// token and its position.
+/// Frames a scripted drag holds the button: the first at its start, the last at its end.
+inline constexpr int kDragFrames = 6;
+
+/// Parses "Down,Down,Right,click:412:230,drag:10:5:90:5,type:g517,wait": key names
+/// (case-insensitive), click:X:Y and drag:X0:Y0:X1:Y1 (pixels from the window's top-left),
+/// type:TEXT (printable characters, no comma), wait (one idle frame). Throws std::invalid_argument
+/// naming the bad token and its position.
 std::vector<InputEvent> ParseInputScript(std::string_view text);
 
 /// Every key name ParseInputScript accepts, comma-separated (for messages and --help).

@@ -19,10 +19,12 @@ constexpr const char* kUsage =
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
     "--keys: input replayed before the screenshot, e.g. \"Down,Down,Right,click:412:230,wait\"\n"
-    "         (keys Left Right Up Down Space Plus Minus A D F Escape CtrlF; click:X:Y in window pixels)\n"
+    "         (keys Left Right Up Down Space Plus Minus A D F Escape CtrlF; click:X:Y in window pixels;\n"
+    "         drag:X0:Y0:X1:Y1; type:TEXT types characters, e.g. type:g then type:517 goes to rank 517)\n"
     "--search: a query in the list's search box (tensor, placement, collective kind, op name)\n"
-    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom, A/D pan and F fit the\n"
-    "      timeline, Ctrl+F search, Esc quit (Help menu: every key and mouse gesture)\n";
+    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom, A/D pan, F zoom to the\n"
+    "      selection, 0 fit, G go to rank in the timeline, Ctrl+F search, Esc quit (Help menu: every\n"
+    "      key and gesture)\n";
 
 bool ParseInt(const char* text, long long& out) {
   char* end = nullptr;

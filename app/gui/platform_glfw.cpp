@@ -4,6 +4,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cfloat>
 
 namespace shardscope::app::gui {
@@ -120,8 +121,24 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
     ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
     ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
     release_pending_ = 2;
+  } else if (injected && injected->kind == InputEvent::Kind::kType) {
+    for (char c : injected->text) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
+  } else if (injected && injected->kind == InputEvent::Kind::kDrag) {
+    drag_ = *injected;
+    drag_frame_ = 0;
+  }
+  // A scripted drag: held from its start (frame 0) to its end (frame kDragFrames - 1), then released.
+  bool held = false;
+  if (drag_) {
+    const int f = drag_frame_++;
+    const float t = std::min(1.0f, static_cast<float>(f) / static_cast<float>(kDragFrames - 1));
+    script_mouse_ =
+        std::make_pair(drag_->x + (drag_->x1 - drag_->x) * t, drag_->y + (drag_->y1 - drag_->y) * t);
+    held = f < kDragFrames;
+    if (!held) drag_.reset(), release_pending_ = 2;
   }
   ImGui_ImplGlfw_NewFrame();
+  if (held) ImGui::GetIO().MouseDown[ImGuiMouseButton_Left] = true;
   // ImGui 1.86's backend polls the pointer position; a script step or headless parking replaces it.
   if (script_mouse_) {
     ImGui::GetIO().MousePos = ImVec2(script_mouse_->first, script_mouse_->second);

@@ -47,7 +47,9 @@ class Platform {
   bool imgui_ready_ = false;
   KeyTaps taps_;
   std::optional<std::pair<float, float>> script_mouse_;  // pointer held by a click step
-  int release_pending_ = 0;  // frames until a scripted click's pointer is released and parked
+  int release_pending_ = 0;         // frames until a scripted click's pointer is released and parked
+  std::optional<InputEvent> drag_;  // the scripted drag in progress
+  int drag_frame_ = 0;              // its frames so far
 };
 
 }  // namespace shardscope::app::gui

@@ -1,7 +1,10 @@
 #include "timeline_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <unordered_map>
+#include <utility>
 
 namespace shardscope::app::gui {
 
@@ -74,7 +77,129 @@ TimelineData BuildTimeline(const trace::Model& model) {
   if (t0 > t1) t0 = 0, t1 = 1;
   data.t0 = t0;
   data.t1 = std::max(t1, t0 + 1);
+  if (model.world > kTimelineGroupAbove && !model.ranks.empty()) {
+    const trace::Header& h = model.ranks.front().header;
+    data.groups = MeshGroups(model.world, h.mesh_shape, h.mesh_dim_names);
+    FillGroups(data);
+  }
   return data;
+}
+
+std::vector<GroupSpan> UnionSpans(std::vector<std::pair<int64_t, TimelineSpan>> spans) {
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return a.second.start != b.second.start ? a.second.start < b.second.start : a.first < b.first;
+  });
+  std::vector<GroupSpan> out;
+  std::unordered_map<int64_t, const TimelineSpan*>
+      latest;  // member -> its latest-ending span in `out.back()`
+  auto close = [&]() {
+    GroupSpan& g = out.back();
+    g.members = static_cast<int32_t>(latest.size());
+    for (const auto& [rank, span] : latest) {
+      if (g.slowest_rank < 0 || span->end > g.slowest_end ||
+          (span->end == g.slowest_end && rank < g.slowest_rank)) {
+        g.slowest_rank = rank, g.slowest_end = span->end, g.slowest = *span;
+      }
+      if (g.fastest_rank < 0 || span->end < g.fastest_end ||
+          (span->end == g.fastest_end && rank < g.fastest_rank))
+        g.fastest_rank = rank, g.fastest_end = span->end;
+    }
+    latest.clear();
+  };
+  for (const auto& [rank, s] : spans) {
+    if (!out.empty() && s.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, s.end);
+      ++out.back().spans;
+    } else {
+      if (!out.empty()) close();
+      GroupSpan g;
+      g.start = s.start, g.end = s.end, g.spans = 1;
+      out.push_back(g);
+    }
+    auto [it, added] = latest.try_emplace(rank, &s);
+    if (!added && s.end > it->second->end) it->second = &s;
+  }
+  if (!out.empty()) close();
+  return out;
+}
+
+std::vector<TimelineGroup> MeshGroups(int64_t world, const std::vector<int64_t>& shape,
+                                      const std::vector<std::string>& names) {
+  std::vector<TimelineGroup> out;
+  if (world <= 0) return out;
+  int64_t product = 1;
+  for (int64_t e : shape) product = e > 0 ? product * e : -1;
+  const bool by_dim = shape.size() >= 2 && product == world && shape[0] > 1 && world / shape[0] > 1;
+  const int64_t size =
+      by_dim ? world / shape[0]
+             : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(world)))));
+  const std::string dim = !names.empty() && !names[0].empty() ? names[0] : "d0";
+  for (int64_t first = 0, g = 0; first < world; first += size, ++g) {
+    TimelineGroup group;
+    group.first_rank = first;
+    group.size = std::min(size, world - first);
+    group.label = by_dim ? dim + "=" + std::to_string(g)
+                         : "r" + std::to_string(first) + "-" + std::to_string(first + group.size - 1);
+    out.push_back(std::move(group));
+  }
+  return out;
+}
+
+void FillGroups(TimelineData& data) {
+  using Lanes = std::vector<std::vector<TimelineSpan>>;
+  for (TimelineGroup& g : data.groups) {
+    auto gather = [&](const Lanes& lanes) {
+      std::vector<std::pair<int64_t, TimelineSpan>> spans;
+      for (int64_t r = g.first_rank; r < g.first_rank + g.size && r < static_cast<int64_t>(lanes.size());
+           ++r) {
+        for (const TimelineSpan& s : lanes[static_cast<size_t>(r)]) spans.emplace_back(r, s);
+      }
+      return UnionSpans(std::move(spans));
+    };
+    g.ops = gather(data.ops);
+    g.bars = gather(data.bars);
+    g.collectives = gather(data.collectives);
+    g.slowest_rank = g.fastest_rank = -1;
+    for (int64_t r = g.first_rank; r < g.first_rank + g.size && r < static_cast<int64_t>(data.bars.size());
+         ++r) {
+      const size_t lane = static_cast<size_t>(r);
+      if (data.bars[lane].empty() && data.ops[lane].empty()) continue;
+      int64_t last = std::numeric_limits<int64_t>::min();
+      for (const TimelineSpan& s : data.bars[lane]) last = std::max(last, s.end);
+      for (const TimelineSpan& s : data.ops[lane]) last = std::max(last, s.end);
+      if (g.slowest_rank < 0 || last > g.slowest_end) g.slowest_rank = r, g.slowest_end = last;
+      if (g.fastest_rank < 0 || last < g.fastest_end) g.fastest_rank = r, g.fastest_end = last;
+    }
+  }
+}
+
+std::vector<TimelineRow> BuildRows(const TimelineData& data, const std::vector<bool>& expanded) {
+  std::vector<TimelineRow> rows;
+  if (data.groups.empty()) {
+    for (int64_t rank : data.lane_rank) rows.push_back({-1, rank});
+    return rows;
+  }
+  for (size_t g = 0; g < data.groups.size(); ++g) {
+    rows.push_back({static_cast<int32_t>(g), -1});
+    if (g >= expanded.size() || !expanded[g]) continue;
+    const TimelineGroup& group = data.groups[g];
+    for (int64_t r = group.first_rank; r < group.first_rank + group.size; ++r)
+      rows.push_back({static_cast<int32_t>(g), r});
+  }
+  return rows;
+}
+
+bool IdRange(const std::vector<std::vector<TimelineSpan>>& lanes, int64_t id, int64_t& start, int64_t& end) {
+  bool found = false;
+  for (const auto& lane : lanes) {
+    for (const TimelineSpan& s : lane) {
+      if (s.redistribute_id != id) continue;
+      start = found ? std::min(start, s.start) : s.start;
+      end = found ? std::max(end, s.end) : s.end;
+      found = true;
+    }
+  }
+  return found;
 }
 
 }  // namespace shardscope::app::gui

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
 
 #include "input_script.hpp"
 #include "view_model.hpp"
@@ -12,6 +13,20 @@ using shardscope::app::gui::InputKey;
 using shardscope::app::gui::InputKeyChar;
 using shardscope::app::gui::KeyTaps;
 using shardscope::app::gui::ParseInputScript;
+
+namespace {
+
+// The message ParseInputScript throws for `text`, or "no error".
+std::string message(const char* text) {
+  try {
+    ParseInputScript(text);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
+}  // namespace
 
 TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, waits", "[gui][input]") {
   auto s = ParseInputScript("Down,down, RIGHT ,click:412:230,wait,Plus");
@@ -36,22 +51,31 @@ TEST_CASE("input scripts (--keys): CtrlF is Ctrl+F, apart from F", "[gui][input]
 }
 
 TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
-  auto message = [](const char* text) {
-    try {
-      ParseInputScript(text);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK(message("Down,Dwn") ==
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
-                    "A, D, F, Escape, CtrlF), click:X:Y or wait"));
+                    "A, D, F, Escape, CtrlF), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait"));
   CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
   CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
   CHECK(message("click:-1:5").find("token 1") == 0);
   CHECK(message("click:1:2x").find("token 1") == 0);
   CHECK(message("").find("token 1 '': empty") == 0);
+}
+
+TEST_CASE("input scripts (--keys): drags from one pixel to another, typed text", "[gui][input]") {
+  auto s = ParseInputScript("drag:10:20:300:25, type:g517 ,Down");
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].kind == InputEvent::Kind::kDrag);
+  CHECK(s[0].x == 10);
+  CHECK(s[0].y == 20);
+  CHECK(s[0].x1 == 300);
+  CHECK(s[0].y1 == 25);
+  CHECK(s[1].kind == InputEvent::Kind::kType);
+  CHECK(s[1].text == "g517");
+  CHECK(s[2].key == InputKey::kDown);
+  CHECK(message("drag:1:2:3").find("token 1 'drag:1:2:3': a drag is drag:X0:Y0:X1:Y1") == 0);
+  CHECK(message("Up,drag:1:2:3:4:5").find("token 2") == 0);
+  CHECK(message("drag:1:2:3:x").find("token 1") == 0);
+  CHECK(message("type:").find("token 1 'type:': not a key") == 0);
 }
 
 TEST_CASE("key taps count every press of a frame, releases do not cancel them", "[gui][input]") {

@@ -14,14 +14,11 @@
 namespace shardscope::app::gui {
 namespace {
 
-constexpr float kLabelWidth = 56.0f;
+constexpr float kLabelWidth = 56.0f;       // rank labels
+constexpr float kGroupLabelWidth = 80.0f;  // group labels ("- dp=127")
 constexpr float kAxisHeight = 20.0f;
-
-Rgb BarColor(int64_t id, bool selected) {
-  if (selected) return {235, 200, 90};
-  static const Rgb kShades[] = {{70, 84, 110}, {84, 100, 90}, {100, 84, 104}, {96, 96, 80}};
-  return kShades[static_cast<size_t>(id % 4)];
-}
+constexpr float kScrollbarWidth = 10.0f;
+constexpr float kGroupedLaneHeight = 18.0f;  // with groups every row is tall enough for its label
 
 double NiceStep(double range) {
   double raw = range / 8.0;
@@ -30,14 +27,6 @@ double NiceStep(double range) {
     if (raw <= m * p) return m * p;
   }
   return 10 * p;
-}
-
-// First span of a lane that can reach `t` (spans sorted by start; `max_len` bounds any span).
-size_t FirstVisible(const std::vector<TimelineSpan>& spans, int64_t t, int64_t max_len) {
-  int64_t from = t - max_len;
-  return static_cast<size_t>(std::lower_bound(spans.begin(), spans.end(), from,
-                                              [](const TimelineSpan& s, int64_t v) { return s.start < v; }) -
-                             spans.begin());
 }
 
 }  // namespace
@@ -61,6 +50,31 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   view_start_ = 0;
   view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
   scroll_y_ = 0;
+  expanded_.assign(data_.groups.size(), false);
+  has_measure_ = false;
+  goto_rank_ = pending_goto_ = -1;
+  RebuildRows();
+}
+
+void TimelinePanel::RebuildRows() {
+  rows_ = BuildRows(data_, expanded_);
+  row_of_rank_.assign(data_.lane_rank.size(), -1);
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const TimelineRow& row = rows_[i];
+    if (row.rank >= 0 && row.rank < static_cast<int64_t>(row_of_rank_.size())) {
+      row_of_rank_[static_cast<size_t>(row.rank)] = static_cast<int32_t>(i);
+    } else if (row.rank < 0) {  // a group row: its members' row until the group is expanded
+      const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
+      for (int64_t r = g.first_rank;
+           r < g.first_rank + g.size && r < static_cast<int64_t>(row_of_rank_.size()); ++r)
+        row_of_rank_[static_cast<size_t>(r)] = static_cast<int32_t>(i);
+    }
+  }
+}
+
+float TimelinePanel::RowY(int64_t rank, float lane_h) const {
+  if (rank < 0 || rank >= static_cast<int64_t>(row_of_rank_.size())) return 0;
+  return static_cast<float>(row_of_rank_[static_cast<size_t>(rank)]) * lane_h;
 }
 
 void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
@@ -125,9 +139,12 @@ void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, fl
       for (const auto& flow : flows_) {
         for (size_t k = 1; k < flow.size() && flow.size() <= 256; ++k) {
           auto at = [&](const std::pair<int64_t, int64_t>& p) {
-            return ImVec2(to_x(p.second), top + (static_cast<float>(p.first) + 0.75f) * lane_h - scroll_y);
+            return ImVec2(to_x(p.second), top + RowY(p.first, lane_h) + 0.75f * lane_h - scroll_y);
           };
-          list->AddLine(at(flow[k - 1]), at(flow[k]), IM_COL32(255, 255, 255, 150), 1.0f);
+          const ImVec2 p0 = at(flow[k - 1]), p1 = at(flow[k]);
+          // Members on one row (a collapsed group) or both off screen: nothing to join.
+          if (p0.y == p1.y || std::max(p0.y, p1.y) < top || std::min(p0.y, p1.y) > bottom) continue;
+          list->AddLine(p0, p1, IM_COL32(255, 255, 255, 150), 1.0f);
         }
       }
     }
@@ -147,8 +164,148 @@ void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, fl
   }
 }
 
+void TimelinePanel::DrawGoTo(float x, float y, float w) {
+  ImGui::SetCursorScreenPos(ImVec2(x, y));
+  ImGui::SetNextItemWidth(w);
+  if (focus_goto_) {
+    ImGui::SetKeyboardFocusHere();
+    focus_goto_ = false;
+  }
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(3, 1));
+  // Goes as you type: every edit that reads as a rank scrolls to it (no Enter needed).
+  if (ImGui::InputTextWithHint("##goto_rank", "go to r", goto_text_, sizeof goto_text_,
+                               ImGuiInputTextFlags_CharsDecimal)) {
+    int64_t rank = 0;
+    bool digits = goto_text_[0] != 0;
+    for (const char* c = goto_text_; *c && digits; ++c) {
+      digits = *c >= '0' && *c <= '9' && rank < (int64_t{1} << 40);
+      rank = rank * 10 + (*c - '0');
+    }
+    if (digits) pending_goto_ = rank;
+  }
+  goto_active_ = ImGui::IsItemActive();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("go to rank (G or Ctrl+G): expands its group and scrolls to it");
+  ImGui::PopStyleVar();
+}
+
+void TimelinePanel::GoToRank(ViewContext& ctx, int64_t rank, float lane_h, float plot_h) {
+  const int64_t lanes = static_cast<int64_t>(data_.lane_rank.size());
+  if (lanes == 0) return;
+  rank = std::clamp<int64_t>(rank, 0, lanes - 1);
+  for (size_t g = 0; g < data_.groups.size(); ++g) {
+    const TimelineGroup& group = data_.groups[g];
+    if (rank >= group.first_rank && rank < group.first_rank + group.size && !expanded_[g]) {
+      expanded_[g] = true;
+      RebuildRows();
+    }
+  }
+  scroll_y_ = RowY(rank, lane_h) - (plot_h - lane_h) / 2;
+  goto_rank_ = rank;
+  ctx.selection->focus_rank = rank;
+}
+
+void TimelinePanel::ZoomToSelection(const ViewContext& ctx) {
+  int64_t a = 0, b = 0;
+  const bool found = IdRange(data_.bars, ctx.selection->redistribute_id, a, b) ||
+                     (ctx.selection->op_id >= 0 && IdRange(data_.ops, ctx.selection->op_id, a, b));
+  if (!found) return;
+  const double pad = std::max(25.0, static_cast<double>(b - a) * 0.05);
+  view_start_ = static_cast<double>(a - data_.t0) - pad;
+  view_end_ = static_cast<double>(b - data_.t0) + pad;
+}
+
+void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, float scrollbar_x) {
+  ImGuiIO& io = ImGui::GetIO();
+  const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
+  const float plot_w = std::max(10.0f, f.x1 - f.x0);
+  double span = f.span;
+  auto t_at = [&](float x) { return view_start_ + (std::clamp(x, f.x0, f.x1) - f.x0) / plot_w * span; };
+  auto zoom = [&](double factor, double around) {
+    double total = static_cast<double>(data_.t1 - data_.t0) * 1.5;
+    double new_span = std::clamp(span * factor, 50.0, std::max(total, 100.0));
+    double frac = (around - view_start_) / span;
+    view_start_ = around - frac * new_span;
+    view_end_ = view_start_ + new_span;
+    span = new_span;
+  };
+  // Wheel: zoom around the pointer; over the labels or the scrollbar, or with Shift, scroll lanes.
+  if (hovered && io.MouseWheel != 0.0f) {
+    if (io.KeyShift || io.MousePos.x < f.x0 || io.MousePos.x >= scrollbar_x) {
+      scroll_y_ -= io.MouseWheel * f.lane_h * 3;
+    } else {
+      zoom(std::pow(0.8, io.MouseWheel), view_start_ + (io.MousePos.x - f.x0) / plot_w * span);
+    }
+  }
+  if (!io.WantTextInput && !goto_active_) {
+    for (ImWchar c : io.InputQueueCharacters) {
+      double mid = view_start_ + span / 2;
+      if (c == '+' || c == '=') zoom(0.8, mid);
+      if (c == '-') zoom(1.25, mid);
+      if (c == 'a' || c == 'A') view_start_ -= span * 0.1, view_end_ -= span * 0.1;
+      if (c == 'd' || c == 'D') view_start_ += span * 0.1, view_end_ += span * 0.1;
+      if (c == 'f' || c == 'F') ZoomToSelection(ctx);
+      if (c == '0') view_start_ = 0, view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
+      if (c == 'g' || c == 'G') focus_goto_ = true;
+    }
+    if (io.KeyCtrl && ImGui::IsKeyPressed('G')) focus_goto_ = true;  // GLFW's key code of G is 'G'
+  }
+  // A press picks the gesture: the scrollbar scrolls, the axis row (or Shift) measures, else pan.
+  if (ImGui::IsItemActivated()) {
+    const ImVec2 p = io.MouseClickedPos[ImGuiMouseButton_Left];
+    scrolling_ = p.x >= scrollbar_x && p.y >= f.y0;
+    measuring_ = !scrolling_ && p.x >= f.x0 && (p.y < f.y0 || io.KeyShift);
+    if (measuring_) has_measure_ = false, measure_a_ = measure_b_ = t_at(p.x);
+  }
+  if (active && scrolling_) {
+    const float plot_h = f.bottom - f.y0, content_h = f.lane_h * static_cast<float>(rows_.size());
+    const float thumb = std::max(16.0f, plot_h * plot_h / std::max(content_h, 1.0f));
+    scroll_y_ = (io.MousePos.y - f.y0 - thumb / 2) / std::max(1.0f, plot_h - thumb) * (content_h - plot_h);
+  } else if (active && measuring_ && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
+    has_measure_ = true;
+    measure_b_ = t_at(io.MousePos.x);
+  } else if (active && !measuring_ && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
+    dragging_ = true;
+    view_start_ -= io.MouseDelta.x / plot_w * span;
+    view_end_ -= io.MouseDelta.x / plot_w * span;
+    scroll_y_ -= io.MouseDelta.y;
+  }
+}
+
+void TimelinePanel::DrawMeasure(ImDrawList* list, const Frame& f, float axis_top) const {
+  if (!has_measure_) return;
+  const double a = std::min(measure_a_, measure_b_), b = std::max(measure_a_, measure_b_);
+  const float plot_w = std::max(10.0f, f.x1 - f.x0);
+  auto x_of = [&](double t) {
+    return std::clamp(f.x0 + static_cast<float>((t - view_start_) / f.span * plot_w), f.x0, f.x1);
+  };
+  const float xa = x_of(a), xb = std::max(x_of(b), x_of(a) + 1);
+  list->PushClipRect(ImVec2(f.x0, axis_top), ImVec2(f.x1, f.bottom), true);
+  list->AddRectFilled(ImVec2(xa, axis_top), ImVec2(xb, f.bottom), IM_COL32(120, 170, 255, 40));
+  list->AddLine(ImVec2(xa, axis_top), ImVec2(xa, f.bottom), IM_COL32(120, 170, 255, 220));
+  list->AddLine(ImVec2(xb, axis_top), ImVec2(xb, f.bottom), IM_COL32(120, 170, 255, 220));
+  const std::string label = FormatTimeNs(b - a);
+  const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+  const float lx = std::clamp((xa + xb - ts.x) / 2, f.x0, std::max(f.x0, f.x1 - ts.x - 4));
+  list->AddRectFilled(ImVec2(lx - 3, axis_top + 1), ImVec2(lx + ts.x + 3, axis_top + ts.y + 3),
+                      IM_COL32(30, 50, 90, 235));
+  list->AddText(ImVec2(lx, axis_top + 2), IM_COL32(200, 220, 255, 255), label.c_str());
+  list->PopClipRect();
+}
+
+void TimelinePanel::DrawScrollbar(ImDrawList* list, const Frame& f, float x, float content_h) const {
+  const float plot_h = f.bottom - f.y0;
+  if (content_h <= plot_h) return;
+  const float thumb = std::max(16.0f, plot_h * plot_h / content_h);
+  const float at = f.y0 + scroll_y_ / (content_h - plot_h) * (plot_h - thumb);
+  list->AddRectFilled(ImVec2(x, f.y0), ImVec2(x + kScrollbarWidth, f.bottom), IM_COL32(30, 30, 36, 255));
+  list->AddRectFilled(ImVec2(x + 2, at), ImVec2(x + kScrollbarWidth - 2, at + thumb),
+                      scrolling_ ? IM_COL32(170, 170, 185, 255) : IM_COL32(110, 110, 125, 255), 3.0f);
+}
+
 void TimelinePanel::Draw(ViewContext& ctx) {
   shows_ = {};
+  geometry_ = {};
   if (!ctx.model) {
     ImGui::TextDisabled("no trace loaded");
     return;
@@ -156,207 +313,85 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   shows_ = {ctx.selection->redistribute_id,
             has_cursor_ && cursor_id_ == ctx.selection->redistribute_id ? cursor_step_ : -1, -1};
   ImGuiIO& io = ImGui::GetIO();
-  ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.y = std::max(avail.y, 60.0f);
+  const float label_w = data_.groups.empty() ? kLabelWidth : kGroupLabelWidth;
+  DrawGoTo(origin.x + 1, origin.y, label_w - 4);  // before the canvas, so that it keeps the pointer
+  ImGui::SetCursorScreenPos(origin);
   ImGui::InvisibleButton("##timeline_canvas", avail);
-  bool hovered = ImGui::IsItemHovered();
   ImDrawList* list = ImGui::GetWindowDrawList();
-  size_t lanes = data_.lane_rank.size();
-  float plot_h = avail.y - kAxisHeight;
-  float lane_h = std::clamp(plot_h / std::max<float>(1.0f, static_cast<float>(lanes)), 3.0f, 26.0f);
-  float content_h = lane_h * static_cast<float>(lanes);
-  float x0 = origin.x + kLabelWidth, x1 = origin.x + avail.x, y0 = origin.y + kAxisHeight;
-  float plot_w = std::max(10.0f, x1 - x0);
-  double span = std::max(1.0, view_end_ - view_start_);
-
-  // Zoom (wheel, +/-) around the mouse, pan (drag, A/D, shift+wheel scrolls lanes).
-  double mouse_t = view_start_ + (io.MousePos.x - x0) / plot_w * span;
-  auto zoom = [&](double factor, double around) {
-    double total = static_cast<double>(data_.t1 - data_.t0) * 1.5;
-    double new_span = std::clamp(span * factor, 50.0, std::max(total, 100.0));
-    double frac = (around - view_start_) / span;
-    view_start_ = around - frac * new_span;
-    view_end_ = view_start_ + new_span;
-  };
-  if (hovered && io.MouseWheel != 0.0f) {
-    if (io.KeyShift) {
-      scroll_y_ -= io.MouseWheel * lane_h * 3;
-    } else {
-      zoom(std::pow(0.8, io.MouseWheel), mouse_t);
-    }
-  }
-  if (!io.WantTextInput) {
-    for (ImWchar c : io.InputQueueCharacters) {
-      double mid = view_start_ + span / 2;
-      if (c == '+' || c == '=') zoom(0.8, mid);
-      if (c == '-') zoom(1.25, mid);
-      if (c == 'a' || c == 'A') view_start_ -= span * 0.1, view_end_ -= span * 0.1;
-      if (c == 'd' || c == 'D') view_start_ += span * 0.1, view_end_ += span * 0.1;
-      if (c == 'f' || c == 'F') view_start_ = 0, view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
-    }
-  }
-  if (hovered && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
-    dragging_ = true;
-    view_start_ -= io.MouseDelta.x / plot_w * span;
-    view_end_ -= io.MouseDelta.x / plot_w * span;
-    scroll_y_ -= io.MouseDelta.y;
-  }
-  scroll_y_ = std::clamp(scroll_y_, 0.0f, std::max(0.0f, content_h - plot_h));
-  span = std::max(1.0, view_end_ - view_start_);
+  const float plot_h = avail.y - kAxisHeight;
+  const float rows = std::max(1.0f, static_cast<float>(rows_.size()));
+  const float lane_h = std::clamp(plot_h / rows, data_.groups.empty() ? 3.0f : kGroupedLaneHeight, 26.0f);
+  const float content_h = lane_h * static_cast<float>(rows_.size());
+  const bool scrollbar = content_h > plot_h;
+  Frame f;
+  f.label_x = origin.x;
+  f.x0 = origin.x + label_w;
+  f.x1 = origin.x + avail.x - (scrollbar ? kScrollbarWidth + 2 : 0);
+  f.y0 = origin.y + kAxisHeight;
+  f.bottom = origin.y + avail.y;
+  f.lane_h = lane_h;
+  f.span = std::max(1.0, view_end_ - view_start_);
+  const float scrollbar_x = scrollbar ? f.x1 + 2 : origin.x + avail.x + 1;
+  HandleNavigation(ctx, f, scrollbar_x);
+  if (pending_goto_ >= 0) GoToRank(ctx, pending_goto_, lane_h, plot_h), pending_goto_ = -1;
+  scroll_y_ = std::clamp(scroll_y_, 0.0f, std::max(0.0f, lane_h * static_cast<float>(rows_.size()) - plot_h));
+  f.span = std::max(1.0, view_end_ - view_start_);
+  f.vs = data_.t0 + static_cast<int64_t>(view_start_);
+  f.ve = data_.t0 + static_cast<int64_t>(view_end_);
+  const float plot_w = std::max(10.0f, f.x1 - f.x0);
 
   // Axis.
-  list->PushClipRect(origin, ImVec2(x1, origin.y + avail.y), true);
-  double tick = NiceStep(span);
+  list->PushClipRect(ImVec2(f.x0, origin.y), ImVec2(f.x1, f.bottom), true);
+  double tick = NiceStep(f.span);
   for (double t = std::ceil(view_start_ / tick) * tick; t <= view_end_; t += tick) {
-    float x = x0 + static_cast<float>((t - view_start_) / span * plot_w);
-    list->AddLine(ImVec2(x, origin.y + kAxisHeight - 5), ImVec2(x, origin.y + avail.y),
-                  IM_COL32(255, 255, 255, 22));
+    float x = f.x0 + static_cast<float>((t - view_start_) / f.span * plot_w);
+    list->AddLine(ImVec2(x, origin.y + kAxisHeight - 5), ImVec2(x, f.bottom), IM_COL32(255, 255, 255, 22));
     list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), FormatTimeNs(t).c_str());
   }
   list->PopClipRect();
 
-  // Lanes: only visible ones, only spans overlapping the visible time range; sub-pixel spans
-  // collapse into the previous quad so a 1M-event lane costs at most ~plot_w quads.
-  size_t first_lane = static_cast<size_t>(scroll_y_ / lane_h);
-  size_t last_lane = std::min(lanes, static_cast<size_t>((scroll_y_ + plot_h) / lane_h) + 1);
-  std::vector<Quad> quads;
-  const TimelineSpan* hit = nullptr;
-  size_t hit_lane = 0;
-  int64_t vs = data_.t0 + static_cast<int64_t>(view_start_), ve = data_.t0 + static_cast<int64_t>(view_end_);
-  auto to_x = [&](int64_t t) {
-    return x0 + static_cast<float>((static_cast<double>(t - data_.t0) - view_start_) / span * plot_w);
-  };
-  int64_t world = ctx.world();
-  for (size_t lane = first_lane; lane < last_lane; ++lane) {
-    float ly = y0 + lane * lane_h - scroll_y_;
-    int64_t rank = data_.lane_rank[lane];
-    if (lane_h >= 3)
-      quads.push_back(MakeQuad(origin.x, ly + 1, origin.x + 6, ly + lane_h - 1, RankColor(rank, world)));
-    // Pass 0: op bars (program traces), under pass 1's redistribute bars; pass 2: collectives.
-    for (int pass = 0; pass < 3; ++pass) {
-      const auto& spans = pass == 0   ? data_.ops[lane]
-                          : pass == 1 ? data_.bars[lane]
-                                      : data_.collectives[lane];
-      const bool bar = pass < 2;
-      float top = bar ? ly + 1 : ly + lane_h * 0.5f;
-      float bottom = ly + lane_h - 1;
-      if (bar && lane_h >= 8) bottom = ly + lane_h * 0.5f;
-      if (!bar && lane_h < 8) continue;
-      int64_t max_len = 0;
-      for (size_t i = 0; i < spans.size() && i < 64; ++i)
-        max_len = std::max(max_len, spans[i].end - spans[i].start);
-      if (spans.size() > 64) max_len = std::max<int64_t>(max_len, static_cast<int64_t>(span));
-      float last_x1 = -1e9f;
-      for (size_t i = FirstVisible(spans, vs, max_len); i < spans.size() && spans[i].start <= ve; ++i) {
-        const TimelineSpan& s = spans[i];
-        if (s.end < vs) continue;
-        float sx0 = std::max(to_x(s.start), x0 - 2), sx1 = std::min(to_x(s.end), x1 + 2);
-        if (sx1 - sx0 < 1.0f) sx1 = sx0 + 1.0f;
-        if (sx1 <= last_x1 + 0.5f && !quads.empty()) {
-          quads.back().x1 = std::max(quads.back().x1, sx1);
-        } else {
-          Rgb color;
-          if (pass == 0) {
-            color = s.redistribute_id == ctx.selection->op_id ? Rgb{120, 200, 190} : Rgb{60, 110, 110};
-          } else if (pass == 1) {
-            color = BarColor(s.redistribute_id, s.redistribute_id == ctx.selection->redistribute_id);
-          } else {
-            color = CollectiveKindColor(SpanCollective(*ctx.model, s).kind);
-          }
-          quads.push_back(MakeQuad(sx0, top, sx1, bottom, color));
-          last_x1 = sx1;
-        }
-        if (hovered && io.MousePos.x >= sx0 && io.MousePos.x < sx1 && io.MousePos.y >= top &&
-            io.MousePos.y < bottom) {
-          hit = &s;
-          hit_lane = lane;
-        }
-      }
-    }
-  }
-  ImGui::PushClipRect(ImVec2(origin.x, y0), ImVec2(x1, origin.y + avail.y), true);
-  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
-  // Rank labels and bar labels on top of the quads.
-  for (size_t lane = first_lane; lane < last_lane; ++lane) {
-    float ly = y0 + lane * lane_h - scroll_y_;
-    if (lane_h >= 12) {
-      list->AddText(ImVec2(origin.x + 9, ly + (lane_h - ImGui::GetTextLineHeight()) * 0.5f),
-                    IM_COL32(220, 220, 225, 255), ("r" + std::to_string(data_.lane_rank[lane])).c_str());
-    }
-    if (lane_h < 14) continue;
-    // Op bars are labelled by op name (light text on teal), redistribute bars by id and tensor.
-    for (const bool op_bars : {true, false}) {
-      const std::vector<TimelineSpan>& spans = op_bars ? data_.ops[lane] : data_.bars[lane];
-      for (size_t i = FirstVisible(spans, vs, static_cast<int64_t>(span)); i < spans.size(); ++i) {
-        const TimelineSpan& s = spans[i];
-        if (s.start > ve) break;
-        float sx0 = std::max(to_x(s.start), x0), sx1 = std::min(to_x(s.end), x1);
-        if (sx1 - sx0 < 40) continue;
-        if (op_bars) {  // an op whose implicit redistribute runs inside it: that bar's label wins
-          const std::vector<TimelineSpan>& bars = data_.bars[lane];
-          auto inside = std::lower_bound(bars.begin(), bars.end(), s.start,
-                                         [](const TimelineSpan& b, int64_t t) { return b.start < t; });
-          if (inside != bars.end() && inside->start <= s.end) continue;
-        }
-        const std::string label =
-            op_bars ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
-                    : "#" + std::to_string(s.redistribute_id) + " " +
-                          ctx.model->redistributes[static_cast<size_t>(s.record)].begin.tensor;
-        list->PushClipRect(ImVec2(sx0, ly), ImVec2(sx1, ly + lane_h), true);
-        list->AddText(ImVec2(sx0 + 3, ly), op_bars ? IM_COL32(225, 235, 235, 255) : IM_COL32(15, 15, 20, 255),
-                      label.c_str());
-        list->PopClipRect();
-      }
-    }
-  }
-  ImGui::PopClipRect();
-  DrawCursorAndLegend(list, x0, x1, y0, origin.y + avail.y, origin.y + 2, view_start_, span, lane_h,
-                      scroll_y_);
+  Hit hit;
+  DrawLanes(ctx, list, f, ImGui::IsItemHovered(), hit);
+  DrawLabels(ctx, list, f);
+  DrawCursorAndLegend(list, f.x0, f.x1, f.y0, f.bottom, origin.y + 2, view_start_, f.span, lane_h, scroll_y_);
+  DrawMeasure(list, f, origin.y);
+  DrawScrollbar(list, f, scrollbar_x, content_h);
+  if (hit.count > 0) DrawTooltip(ctx, hit);
 
-  if (hit) {
-    ImGui::BeginTooltip();
-    RankSwatch(data_.lane_rank[hit_lane], world);
-    if (hit->op_record >= 0 && hit->collective < 0) {
-      const trace::Op& op = ctx.model->ops[static_cast<size_t>(hit->op_record)].op;
-      ImGui::Text("op #%lld %s%s%s", static_cast<long long>(op.id), op.name.c_str(),
-                  op.args.empty() ? "" : "  ", op.args.c_str());
-      ImGui::Text("duration %s  %s", FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(),
-                  op.ok ? "ok" : ("failed: " + op.error).c_str());
-    } else if (hit->collective < 0) {
-      const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];
-      ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(hit->redistribute_id),
-                  rec.begin.tensor.c_str(), rec.begin.notation.c_str());
-      ImGui::Text("duration %s  predicted %.1f us  %s",
-                  FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(), rec.begin.cost_us,
-                  rec.end ? (rec.end->ok ? "ok" : ("failed: " + rec.end->error).c_str()) : "incomplete");
-    } else {
-      const trace::Collective& c = SpanCollective(*ctx.model, *hit);
-      int64_t sent = 0, recv = 0;
-      for (int64_t b : c.bytes_sent) sent += b;
-      for (int64_t b : c.bytes_recv) recv += b;
-      if (c.redistribute_id >= 0) {
-        ImGui::Text("%s%s  step %lld of #%lld", c.kind.c_str(), c.negotiated ? " (shape negotiation)" : "",
-                    static_cast<long long>(c.step), static_cast<long long>(c.redistribute_id));
-      } else {
-        ImGui::Text("%s  run by op #%lld", c.kind.c_str(), static_cast<long long>(c.op_id));
-      }
-      ImGui::Text("group %s  mesh dims %s", FormatInts(c.group).c_str(), FormatInts(c.mesh_dims).c_str());
-      ImGui::Text("sent %s  received %s  in %s", FormatBytes(static_cast<double>(sent)).c_str(),
-                  FormatBytes(static_cast<double>(recv)).c_str(),
-                  FormatTimeNs(static_cast<double>(c.end_ns - c.start_ns)).c_str());
+  // A click (no drag) on a label toggles its group; on a span selects it.
+  if (ImGui::IsItemDeactivated() && !dragging_ && !measuring_ && !scrolling_) {
+    const ImVec2 p = io.MouseClickedPos[ImGuiMouseButton_Left];
+    const float row_f = (p.y - f.y0 + scroll_y_) / lane_h;
+    const size_t row = row_f >= 0 ? static_cast<size_t>(row_f) : rows_.size();
+    if (p.x < f.x0 && p.y >= f.y0 && row < rows_.size() && rows_[row].group >= 0) {
+      const size_t g = static_cast<size_t>(rows_[row].group);
+      expanded_[g] = !expanded_[g];
+      RebuildRows();
+    } else if (hit.count == 1) {
+      Select(ctx, hit);
     }
-    ImGui::EndTooltip();
   }
-  if (ImGui::IsItemDeactivated() && !dragging_ && hit && hit->op_record >= 0) {
-    ctx.selection->op_id = ctx.model->ops[static_cast<size_t>(hit->op_record)].op.id;
-    ctx.selection->focus_rank = data_.lane_rank[hit_lane];
-  } else if (ImGui::IsItemDeactivated() && !dragging_ && hit) {
-    ctx.selection->redistribute_id = hit->redistribute_id;
-    ctx.selection->step = hit->step >= 0 ? hit->step : 0;
-    ctx.selection->focus_rank = data_.lane_rank[hit_lane];
-  }
-  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = false;
+  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = scrolling_ = measuring_ = false;
+
+  RecordGeometry(f, scrollbar);
+}
+
+void TimelinePanel::RecordGeometry(const Frame& f, bool scrollbar) {
+  geometry_.plot_x0 = f.x0, geometry_.plot_x1 = f.x1, geometry_.y0 = f.y0, geometry_.y1 = f.bottom;
+  geometry_.view_start_ns = view_start_, geometry_.view_end_ns = view_end_;
+  geometry_.trace_ns = data_.t1 - data_.t0;
+  geometry_.rows = rows_.size();
+  geometry_.first_row = static_cast<size_t>(scroll_y_ / f.lane_h);
+  for (size_t g = 0; g < expanded_.size(); ++g)
+    if (expanded_[g]) geometry_.expanded.push_back(static_cast<int32_t>(g));
+  geometry_.has_measure = has_measure_;
+  geometry_.measure_start_ns = std::min(measure_a_, measure_b_);
+  geometry_.measure_end_ns = std::max(measure_a_, measure_b_);
+  geometry_.goto_rank = goto_rank_;
+  geometry_.scrollbar = scrollbar;
 }
 
 }  // namespace shardscope::app::gui
