@@ -8,6 +8,8 @@
 
 #include "collective_match.hpp"
 #include "fr_check.hpp"
+#include "json_null.hpp"
+#include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
@@ -632,33 +634,21 @@ class Checker {
 }  // namespace
 
 std::string_view MismatchClassName(MismatchClass c) {
-  switch (c) {
-    case MismatchClass::kMissingRankFile:
-      return "missing_rank_file";
-    case MismatchClass::kMissingRanks:
-      return "missing_ranks";
-    case MismatchClass::kCollectiveType:
-      return "collective_type";
-    case MismatchClass::kCollectiveSequence:
-      return "collective_sequence";
-    case MismatchClass::kDtype:
-      return "dtype";
-    case MismatchClass::kSizeOrSyntax:
-      return "size_or_syntax";
-    case MismatchClass::kAllToAllTotal:
-      return "all_to_all_total";
-    case MismatchClass::kRedistribute:
-      return "redistribute";
-    case MismatchClass::kState:
-      return "state";
-    case MismatchClass::kShape:
-      return "shape";
-    case MismatchClass::kChecksum:
-      return "checksum";
-    case MismatchClass::kOp:
-      return "op";
-  }
-  return "?";
+  static constexpr Named<MismatchClass> kNames[] = {
+      {MismatchClass::kMissingRankFile, "missing_rank_file"},
+      {MismatchClass::kMissingRanks, "missing_ranks"},
+      {MismatchClass::kCollectiveType, "collective_type"},
+      {MismatchClass::kCollectiveSequence, "collective_sequence"},
+      {MismatchClass::kDtype, "dtype"},
+      {MismatchClass::kSizeOrSyntax, "size_or_syntax"},
+      {MismatchClass::kAllToAllTotal, "all_to_all_total"},
+      {MismatchClass::kRedistribute, "redistribute"},
+      {MismatchClass::kState, "state"},
+      {MismatchClass::kShape, "shape"},
+      {MismatchClass::kChecksum, "checksum"},
+      {MismatchClass::kOp, "op"},
+  };
+  return NameIn(kNames, c, "?");
 }
 
 CheckResult CheckTrace(const Model& model) {
@@ -718,13 +708,13 @@ json CheckJson(const CheckResult& result, int64_t max_reports) {
     json e;
     e["class"] = std::string(MismatchClassName(m.kind));
     e["culprits"] = m.culprits;
-    e["redistribute_id"] = m.redistribute_id ? json(*m.redistribute_id) : json();
-    e["op_id"] = m.op_id ? json(*m.op_id) : json();
-    e["step"] = m.step ? json(*m.step) : json();
+    e["redistribute_id"] = detail::OrNull(m.redistribute_id);
+    e["op_id"] = detail::OrNull(m.op_id);
+    e["step"] = detail::OrNull(m.step);
     e["group"] = m.group;
-    e["call"] = m.call ? json(*m.call) : json();
+    e["call"] = detail::OrNull(m.call);
     e["process_group"] = m.process_group.empty() ? json() : json(m.process_group);
-    e["seq_id"] = m.seq_id ? json(*m.seq_id) : json();
+    e["seq_id"] = detail::OrNull(m.seq_id);
     e["message"] = m.message;
     list.push_back(std::move(e));
   }

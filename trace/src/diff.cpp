@@ -8,7 +8,9 @@
 
 #include "collective_match.hpp"
 #include "fr_check.hpp"
+#include "json_null.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -539,25 +541,14 @@ double ParsePercent(const std::string& token, const std::string& value) {
 
 }  // namespace
 
-std::string_view DiffCategoryName(DiffCategory category) {
-  switch (category) {
-    case DiffCategory::kPlan:
-      return "plan";
-    case DiffCategory::kCollectives:
-      return "collectives";
-    case DiffCategory::kBytes:
-      return "bytes";
-    case DiffCategory::kShapes:
-      return "shapes";
-    case DiffCategory::kCost:
-      return "cost";
-    case DiffCategory::kOps:
-      return "ops";
-    case DiffCategory::kTime:
-      return "time";
-  }
-  return "?";
-}
+constexpr Named<DiffCategory> kDiffCategories[] = {
+    {DiffCategory::kPlan, "plan"},   {DiffCategory::kCollectives, "collectives"},
+    {DiffCategory::kBytes, "bytes"}, {DiffCategory::kShapes, "shapes"},
+    {DiffCategory::kCost, "cost"},   {DiffCategory::kOps, "ops"},
+    {DiffCategory::kTime, "time"},
+};
+
+std::string_view DiffCategoryName(DiffCategory category) { return NameIn(kDiffCategories, category, "?"); }
 
 DiffOptions ParseFailOn(std::string_view text) {
   DiffOptions options;
@@ -582,15 +573,10 @@ DiffOptions ParseFailOn(std::string_view text) {
       options.time_threshold_pct = token == "time" ? 10.0 : ParsePercent(token, token.substr(5));
       continue;
     }
-    bool found = false;
-    for (DiffCategory c : {DiffCategory::kPlan, DiffCategory::kCollectives, DiffCategory::kBytes,
-                           DiffCategory::kShapes, DiffCategory::kCost, DiffCategory::kOps}) {
-      if (token == DiffCategoryName(c)) {
-        options.fail_on.insert(c);
-        found = true;
-      }
-    }
-    if (!found) {
+    // "time" was taken above, so a name found here is one of the others.
+    if (std::optional<DiffCategory> c = ParseIn(kDiffCategories, token)) {
+      options.fail_on.insert(*c);
+    } else {
       throw InvalidInput("--fail-on: unknown category '" + token +
                          "' (expected plan, collectives, bytes, shapes, cost, ops, time:N% or all)");
     }
@@ -718,16 +704,15 @@ json DiffJson(const DiffResult& result) {
   json fail_on = json::array();
   for (DiffCategory c : result.options.fail_on) fail_on.push_back(std::string(DiffCategoryName(c)));
   j["fail_on"] = fail_on;
-  j["time_threshold_pct"] =
-      result.options.time_threshold_pct ? json(*result.options.time_threshold_pct) : json();
+  j["time_threshold_pct"] = detail::OrNull(result.options.time_threshold_pct);
   j["failed"] = result.Failed();
   json diffs = json::array();
   for (const Difference& d : result.differences) {
     json e;
     e["category"] = std::string(DiffCategoryName(d.category));
     e["op"] = d.op;
-    e["baseline_id"] = d.baseline_id ? json(*d.baseline_id) : json();
-    e["candidate_id"] = d.candidate_id ? json(*d.candidate_id) : json();
+    e["baseline_id"] = detail::OrNull(d.baseline_id);
+    e["candidate_id"] = detail::OrNull(d.candidate_id);
     e["subject"] = d.subject;
     e["what"] = d.what;
     e["baseline"] = d.baseline;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "json_null.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -101,8 +102,6 @@ std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
   if (!shape || !offset) return "?";
   return detail::FormatInts(*shape) + " @ " + detail::FormatInts(*offset);
 }
-
-json OptionalInts(const std::optional<std::vector<int64_t>>& v) { return v ? json(*v) : json(nullptr); }
 
 // What every rank must agree on about one op: name, args, chosen strategy and its outputs'
 // placements and global shapes (local shapes legitimately differ across ranks).
@@ -334,10 +333,10 @@ json ShowJson(const Model& model) {
     json layouts = json::array();
     for (const RankLayout& l : s.layouts) {
       layouts.push_back({{"rank", l.rank},
-                         {"local_shape_before", OptionalInts(l.shape_before)},
-                         {"global_offset_before", OptionalInts(l.offset_before)},
-                         {"local_shape_after", OptionalInts(l.shape_after)},
-                         {"global_offset_after", OptionalInts(l.offset_after)}});
+                         {"local_shape_before", detail::OrNull(l.shape_before)},
+                         {"global_offset_before", detail::OrNull(l.offset_before)},
+                         {"local_shape_after", detail::OrNull(l.shape_after)},
+                         {"global_offset_after", detail::OrNull(l.offset_after)}});
     }
     json failed = json::array();
     for (const auto& [rank, error] : s.ranks_failed) failed.push_back({{"rank", rank}, {"error", error}});
@@ -365,8 +364,8 @@ json ShowJson(const Model& model) {
                     {"ranks_ok", s.ranks_ok},
                     {"ranks_failed", failed},
                     {"ranks_incomplete", s.ranks_incomplete},
-                    {"min_ns", s.min_ns ? json(*s.min_ns) : json(nullptr)},
-                    {"max_ns", s.max_ns ? json(*s.max_ns) : json(nullptr)},
+                    {"min_ns", detail::OrNull(s.min_ns)},
+                    {"max_ns", detail::OrNull(s.max_ns)},
                     {"max_rank", s.max_ns ? json(s.max_rank) : json(nullptr)},
                     {"collectives", colls},
                     {"layouts", layouts}});
