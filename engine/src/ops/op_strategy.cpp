@@ -14,16 +14,6 @@
 namespace shardscope::engine {
 namespace {
 
-using detail::Bad;
-using detail::CheckArity;
-using detail::IsOptionalInput;
-using detail::LayerNormAxis;
-using detail::NeedsFloat;
-using detail::NormDim;
-using detail::Permutation;
-using detail::ReducedDims;
-using detail::Where;
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- strategies ----
@@ -114,14 +104,15 @@ class Propagator {
         }
       }
       if (best == kInf) {
-        throw Unsupported(Where(call_) + ": no sharding strategy is reachable from the inputs' placements (" +
-                          InputsText() + "): every candidate needs S->P or P(a)->P(b)");
+        throw Unsupported(detail::Where(call_) +
+                          ": no sharding strategy is reachable from the inputs' placements (" + InputsText() +
+                          "): every candidate needs S->P or P(a)->P(b)");
       }
     }
     const OpStrategy& chosen = decision_.candidates[decision_.chosen];
     if (chosen.cost_us == kInf) {
       throw Unsupported(
-          Where(call_) + ": the strategy PyTorch's rule picks for inputs (" + InputsText() +
+          detail::Where(call_) + ": the strategy PyTorch's rule picks for inputs (" + InputsText() +
           ") needs S->P or P(a)->P(b), which redistribute never does implicitly; redistribute an "
           "input first");
     }
@@ -140,7 +131,8 @@ class Propagator {
       }
     }
     if (call_.kind == OpKind::kConv) {
-      const int64_t dim = NormDim(call_, call_.dim, static_cast<int64_t>(first_->shape.size()), "dim");
+      const int64_t dim =
+          detail::NormDim(call_, call_.dim, static_cast<int64_t>(first_->shape.size()), "dim");
       for (int md = 0; md < mesh.ndim(); ++md) {
         if (chosen.inputs[0]->at(static_cast<size_t>(md)).IsShard(static_cast<int>(dim)))
           decision_.halo_mesh_dims.push_back(md);
@@ -166,41 +158,43 @@ class Propagator {
   }
 
   void Validate() {
-    CheckArity(call_, in_.size());
+    detail::CheckArity(call_, in_.size());
     for (size_t i = 0; i < in_.size(); ++i) {
       const TensorSpec* s = in_[i];
       if (s == nullptr) {
-        if (!IsOptionalInput(call_.kind, i)) Bad(call_, "input " + std::to_string(i) + " is required");
+        if (!detail::IsOptionalInput(call_.kind, i))
+          detail::Bad(call_, "input " + std::to_string(i) + " is required");
         continue;
       }
       if (first_ == nullptr) first_ = s;
       const std::string which = "input " + std::to_string(i) + " (" + ConcatPlacements(s->placements) + ")";
       if (s->HasStridedShard()) {
         throw Unsupported(
-            Where(call_) + ": " + which +
+            detail::Where(call_) + ": " + which +
             " has a _StridedShard; ops take Shard, Replicate and Partial inputs (redistribute it "
             "first)");
       }
       if (s->shard_order) {
-        throw Unsupported(Where(call_) + ": " + which +
+        throw Unsupported(detail::Where(call_) + ": " + which +
                           " has a non-default shard order; redistribute it to the default order first");
       }
       if (!s->explicit_sizes.empty()) {
-        throw Unsupported(Where(call_) + ": " + which +
+        throw Unsupported(detail::Where(call_) + ": " + which +
                           " has explicit per-rank sizes; ops need computed layouts");
       }
-      if (!(s->mesh == first_->mesh)) Bad(call_, "input " + std::to_string(i) + " is on another mesh");
+      if (!(s->mesh == first_->mesh))
+        detail::Bad(call_, "input " + std::to_string(i) + " is on another mesh");
       if (s->dtype != first_->dtype) {
-        Bad(call_, "input " + std::to_string(i) + " is " + std::string(DTypeName(s->dtype)) +
-                       " but input 0 is " + std::string(DTypeName(first_->dtype)));
+        detail::Bad(call_, "input " + std::to_string(i) + " is " + std::string(DTypeName(s->dtype)) +
+                               " but input 0 is " + std::string(DTypeName(first_->dtype)));
       }
       if (s->chunking != first_->chunking) {
-        Bad(call_, "inputs mix chunking rules (" + std::string(ChunkRuleName(first_->chunking)) + " and " +
-                       std::string(ChunkRuleName(s->chunking)) + ")");
+        detail::Bad(call_, "inputs mix chunking rules (" + std::string(ChunkRuleName(first_->chunking)) +
+                               " and " + std::string(ChunkRuleName(s->chunking)) + ")");
       }
     }
-    if (NeedsFloat(call_.kind) && !IsFloating(first_->dtype)) {
-      throw Unsupported(Where(call_) + ": needs a floating-point dtype, got " +
+    if (detail::NeedsFloat(call_.kind) && !IsFloating(first_->dtype)) {
+      throw Unsupported(detail::Where(call_) + ": needs a floating-point dtype, got " +
                         std::string(DTypeName(first_->dtype)));
     }
     mesh_ndim_ = first_->mesh.ndim();
@@ -208,7 +202,7 @@ class Propagator {
 
   TensorSpec Spec(const Placements& placements, const Shape& shape, const std::string& what) const {
     return MakeSpec(first_->mesh, placements, std::nullopt, shape, first_->dtype, first_->chunking, {},
-                    Where(call_) + " " + what);
+                    detail::Where(call_) + " " + what);
   }
 
   // Cartesian product of per-mesh-dim strategies (mesh dim 0 outermost), dropping candidates
@@ -248,7 +242,7 @@ class Propagator {
       if (md < 0) break;
     }
     if (decision_.candidates.empty()) {
-      throw Unsupported(Where(call_) + ": no strategy can shard these inputs on mesh " +
+      throw Unsupported(detail::Where(call_) + ": no strategy can shard these inputs on mesh " +
                         first_->mesh.ToString());
     }
   }
@@ -351,7 +345,7 @@ class Propagator {
   void Concat() {
     const bool stack = call_.kind == OpKind::kStack;
     const auto nd = static_cast<int64_t>(first_->shape.size());
-    const int64_t dim = NormDim(call_, call_.dim, stack ? nd + 1 : nd, "dim");
+    const int64_t dim = detail::NormDim(call_, call_.dim, stack ? nd + 1 : nd, "dim");
     size_t follow = 0;
     for (size_t i = 1; i < in_.size(); ++i) {
       if (in_[i]->NumShards() > in_[follow]->NumShards()) follow = i;
@@ -381,7 +375,7 @@ class Propagator {
 
   void Conv() {
     const auto nd = static_cast<int64_t>(first_->shape.size());
-    const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
+    const int64_t dim = detail::NormDim(call_, call_.dim, nd, "dim");
     Placements keep;
     Placements replicate;
     bool sharded = false;
@@ -437,15 +431,14 @@ class Propagator {
         s = FollowLayerNorm(x);
         break;
       default:
-        Bad(call_, "internal: no strategy rule");
+        detail::Bad(call_, "internal: no strategy rule");
     }
     decision_.candidates.push_back(std::move(s));
   }
 
   OpStrategy FollowReduction(const TensorSpec& x) {
-    const auto nd = static_cast<int64_t>(x.shape.size());
+    const int64_t nd = Ndim(x);
     const Placements& cur = x.placements;
-    OpStrategy s;
     auto replicate_from = [&](int64_t axis, bool keep_linear_partial) {
       Placements req;
       for (const Placement& p : cur) {
@@ -458,7 +451,7 @@ class Propagator {
       }
       return req;
     };
-    const std::vector<int64_t> reduced = ReducedDims(call_, nd);
+    const std::vector<int64_t> reduced = detail::ReducedDims(call_, nd);
     auto is_reduced = [&](int64_t d) { return std::binary_search(reduced.begin(), reduced.end(), d); };
     Placements req = replicate_from(nd, true);  // non-linear partials -> R
     // mean over unevenly sharded dims cannot be P(avg) of local means.
@@ -504,35 +497,25 @@ class Propagator {
             "count; PyTorch gives P(avg) of local means, which is wrong when shards differ in size";
       }
     }
-    s.inputs.emplace_back(req);
-    s.outputs.emplace_back(out);
-    decision_.rule = "follows the input; sharded reduced dims become Partial (PyTorch reduction strategy)";
-    return s;
+    return OneToOne(req, out,
+                    "follows the input; sharded reduced dims become Partial (PyTorch reduction strategy)");
   }
 
   OpStrategy FollowSoftmax(const TensorSpec& x) {
-    const auto nd = static_cast<int64_t>(x.shape.size());
-    const Placements& cur = x.placements;
-    OpStrategy s;
-    const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
+    const int64_t dim = detail::NormDim(call_, call_.dim, Ndim(x), "dim");
     Placements req;
-    for (const Placement& p : cur) {
+    for (const Placement& p : x.placements) {
       req.push_back(p.IsPartial() || p.IsShard(static_cast<int>(dim)) ? Placement::Replicate() : p);
     }
-    s.inputs.emplace_back(req);
-    s.outputs.emplace_back(req);
-    decision_.rule =
-        "follows the input with the softmax dim and partials replicated (PyTorch softmax strategy)";
-    return s;
+    return OneToOne(
+        req, req,
+        "follows the input with the softmax dim and partials replicated (PyTorch softmax strategy)");
   }
 
   OpStrategy FollowPermutation(const TensorSpec& x) {
-    const auto nd = static_cast<int64_t>(x.shape.size());
-    const Placements& cur = x.placements;
-    OpStrategy s;
-    const std::vector<int64_t> perm = Permutation(call_, nd);
+    const std::vector<int64_t> perm = detail::Permutation(call_, Ndim(x));
     Placements out;
-    for (const Placement& p : cur) {
+    for (const Placement& p : x.placements) {
       if (p.IsShard()) {
         const auto it = std::find(perm.begin(), perm.end(), static_cast<int64_t>(p.dim));
         out.push_back(Placement::Shard(static_cast<int>(it - perm.begin())));
@@ -540,20 +523,15 @@ class Propagator {
         out.push_back(p);
       }
     }
-    s.inputs.emplace_back(cur);
-    s.outputs.emplace_back(out);
-    decision_.rule = "shard dims follow the permutation (PyTorch view ops); no communication";
-    return s;
+    return OneToOne(x.placements, out,
+                    "shard dims follow the permutation (PyTorch view ops); no communication");
   }
 
   OpStrategy FollowSelect(const TensorSpec& x) {
-    const auto nd = static_cast<int64_t>(x.shape.size());
-    const Placements& cur = x.placements;
-    OpStrategy s;
-    const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
+    const int64_t dim = detail::NormDim(call_, call_.dim, Ndim(x), "dim");
     Placements req;
     Placements out;
-    for (const Placement& p : cur) {
+    for (const Placement& p : x.placements) {
       if (p.IsShard(static_cast<int>(dim))) {
         req.push_back(Placement::Replicate());
         out.push_back(Placement::Replicate());
@@ -565,9 +543,18 @@ class Propagator {
         out.push_back(p);
       }
     }
-    s.inputs.emplace_back(req);
-    s.outputs.emplace_back(out);
-    decision_.rule = "the selected dim is replicated, later shard dims move down (PyTorch select strategy)";
+    return OneToOne(req, out,
+                    "the selected dim is replicated, later shard dims move down (PyTorch select strategy)");
+  }
+
+  static int64_t Ndim(const TensorSpec& x) { return static_cast<int64_t>(x.shape.size()); }
+
+  // The one strategy of a one-input, one-output op, with the rule it follows.
+  OpStrategy OneToOne(const Placements& input, const Placements& output, const char* rule) {
+    OpStrategy s;
+    s.inputs.emplace_back(input);
+    s.outputs.emplace_back(output);
+    decision_.rule = rule;
     return s;
   }
 
@@ -575,7 +562,7 @@ class Propagator {
     OpStrategy s;
     const bool backward = call_.kind == OpKind::kLayerNormBackward;
     const TensorSpec& input = backward ? *in_[1] : x;
-    const int64_t axis = LayerNormAxis(call_, input.shape);
+    const int64_t axis = detail::LayerNormAxis(call_, input.shape);
     Placements req;
     for (const Placement& p : input.placements) {
       req.push_back(p.IsPartial() || (p.IsShard() && p.dim >= axis) ? Placement::Replicate() : p);
