@@ -242,9 +242,7 @@ namespace {
 
 // The table heads of bench comm: what is timed and what the columns mean.
 void PrintCommHeader(CpuBench& bench) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   if (mpi) {
     out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
         << "local backend (" << n
@@ -277,11 +275,7 @@ void PrintCommHeader(CpuBench& bench) {
 
 // Bandwidth: every collective at every --sizes size.
 void BenchCommBandwidth(CpuBench& bench, const BenchCommArgs& args) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
-  const std::vector<int64_t>& sizes = bench.sizes;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
   for (const char* kind : kinds) {
     for (int64_t bytes : sizes) {
@@ -322,10 +316,7 @@ void BenchCommBandwidth(CpuBench& bench, const BenchCommArgs& args) {
 
 // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
 void BenchCommLatency(CpuBench& bench, const BenchCommArgs& args) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
   out << "\nsmall messages (" << (mpi ? "mpi" : "local")
       << "): rank 0's time per call, median and [p10, p90] over " << latency_iters << " calls\n"

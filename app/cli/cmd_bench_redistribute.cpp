@@ -75,9 +75,7 @@ engine::Shape HealdaShape(int64_t n, int64_t elems) {
 
 // The table heads of bench redistribute: what is timed and what the columns mean.
 void PrintRedistributeHeader(CpuBench& bench) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   if (mpi) {
     out << "shardscope bench redistribute: mpi backend, " << n
         << " processes (--ranks ignored: the job size), f32, 1-D mesh; local backend (" << n
@@ -106,11 +104,7 @@ void PrintRedistributeHeader(CpuBench& bench) {
 // Each case at every --sizes size, untraced and traced (the trace goes to `trace_dir`).
 void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
                             const std::filesystem::path& trace_dir) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
-  const std::vector<int64_t>& sizes = bench.sizes;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   for (int64_t bytes : sizes) {
     const int64_t elems = std::max<int64_t>(n * n, bytes / 4);  // destination elements per rank
     const int64_t cols = 64;
@@ -153,11 +147,7 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
 // Known shapes (PhysicsNeMo PR #1779's fast path) vs one negotiation all_to_all before the
 // data: a 256 B shard per rank (latency) and the table's HealDA-like S(1)->S(2) at its sizes.
 void BenchKnownShapes(CpuBench& bench, const BenchCommArgs& args) {
-  const std::unique_ptr<engine::MpiWorld>& mpi = bench.mpi;
-  std::ostream& out = bench.out;
-  const int64_t n = bench.n;
-  const std::vector<int64_t>& sizes = bench.sizes;
-  const bool progress = bench.progress;
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2)" << (mpi ? " (mpi)" : "")
       << "; rank 0's time per redistribute: median and [p10, p90] over the iterations\n"
       << std::left << std::setw(12) << "size/rank" << std::right << std::setw(8) << "iters" << std::setw(12)
