@@ -221,33 +221,18 @@ class GraphSearch {
       }
     }
     // Case 2: S->R (all_gather) of the newest mesh dim of each order entry.
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsShardCode(code_at(md))) continue;
-      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
-    }
+    EmitGatherNewest(
+        cur, l, gigabytes, [](uint8_t c) { return IsShardCode(c); }, emit);
     // Case 3: P->R (all_reduce); the order is unchanged.
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (IsPartialCode(code_at(md))) EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
     // Case 4: R->S(b) (local chunk), appended as the newest of b's order.
-    for (int md = 0; md < mesh_ndim_; ++md) {
-      if (code_at(md) != kCodeReplicate) continue;
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    EmitShardEveryDim(
+        cur, l, gigabytes, [](uint8_t c) { return c == kCodeReplicate; }, emit);
     // Case 5: P->S(b) (reduce_scatter), likewise.
-    for (int md = 0; md < mesh_ndim_; ++md) {
-      if (!IsPartialCode(code_at(md))) continue;
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    EmitShardEveryDim(
+        cur, l, gigabytes, [](uint8_t c) { return IsPartialCode(c); }, emit);
     // Case 6: R->P(op) (local) for the reduce ops of this redistribute, skipping a mixed set
     // other than {sum, avg}.
     for (int md = 0; md < mesh_ndim_; ++md) {
@@ -267,13 +252,8 @@ class GraphSearch {
     }
     // Case 7 (_S(a)->S(b)) is a TODO in R-new.
     // Case 8: _S->R (all_gather) of the newest mesh dim of each order entry.
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsStridedCode(code_at(md))) continue;
-      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
-    }
+    EmitGatherNewest(
+        cur, l, gigabytes, [](uint8_t c) { return IsStridedCode(c); }, emit);
     if (strided_targets_ == 0) return;
     // Cases 9 and 10 are TODOs in R-new. Case 11: R->_S with a target's (dim, split_factor).
     for (int md = 0; md < mesh_ndim_; ++md) {
@@ -319,6 +299,34 @@ class GraphSearch {
   }
 
  private:
+  // X->R (all_gather) of the newest mesh dim of each order entry, where that dim's code is of
+  // the kind `is_kind` accepts.
+  template <typename IsKind, typename Emit>
+  void EmitGatherNewest(const State& cur, const OrderLists& l, double gigabytes, IsKind is_kind,
+                        Emit& emit) const {
+    for (int a = 0; a < tensor_ndim_; ++a) {
+      const uint8_t n = l.len[static_cast<size_t>(a)];
+      if (n == 0) continue;
+      const int md = l.dims[static_cast<size_t>(a)][n - 1];
+      if (!is_kind(cur.code[static_cast<size_t>(md)])) continue;
+      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
+    }
+  }
+
+  // X->S(b) for every tensor dim b, appended as the newest of b's order, on each mesh dim whose
+  // code is of the kind `is_kind` accepts.
+  template <typename IsKind, typename Emit>
+  void EmitShardEveryDim(const State& cur, const OrderLists& l, double gigabytes, IsKind is_kind,
+                         Emit& emit) const {
+    for (int md = 0; md < mesh_ndim_; ++md) {
+      if (!is_kind(cur.code[static_cast<size_t>(md)])) continue;
+      for (int b = 0; b < tensor_ndim_; ++b) {
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                emit);
+      }
+    }
+  }
+
   template <typename Emit>
   void EmitSet(const State& cur, double gigabytes, int md, uint8_t code, uint8_t pos, Emit& emit) const {
     State next = cur;
