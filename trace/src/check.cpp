@@ -12,6 +12,7 @@
 #include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "vote.hpp"
 
 namespace shardscope::trace {
 
@@ -21,43 +22,9 @@ namespace {
 
 using detail::RanksPhrase;
 
-// The most common value among (rank, value) pairs given in rank order; a tie goes to the value of
-// the lowest rank. Returns the majority value and the ranks that deviate from it.
-struct Vote {
-  std::string majority;
-  std::vector<int64_t> agree, deviants;
-};
-
-Vote Majority(const std::vector<std::pair<int64_t, std::string>>& values) {
-  std::vector<std::pair<std::string, int64_t>> counts;
-  for (const auto& [rank, v] : values) {
-    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
-    if (it == counts.end())
-      counts.emplace_back(v, 1);
-    else
-      ++it->second;
-  }
-  Vote vote;
-  int64_t best = -1;
-  for (const auto& [v, n] : counts) {
-    if (n > best) {
-      best = n;
-      vote.majority = v;
-    }
-  }
-  for (const auto& [rank, v] : values) (v == vote.majority ? vote.agree : vote.deviants).push_back(rank);
-  return vote;
-}
-
-// "rank 1 has 'X'; rank 3 has 'Z'; ranks 0, 2 have 'Y'".
-std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values, const Vote& vote) {
-  std::string out;
-  for (const auto& [rank, v] : values) {
-    if (v != vote.majority) out += "rank " + std::to_string(rank) + " has '" + v + "'; ";
-  }
-  out += RanksPhrase(vote.agree) + (vote.agree.size() == 1 ? " has '" : " have '") + vote.majority + "'";
-  return out;
-}
+using detail::Majority;
+using detail::Vote;
+using detail::VoteText;
 
 // Who issued a collective: a redistribute step, or an op itself (a halo exchange).
 std::string IssuerText(const Collective& c) {
