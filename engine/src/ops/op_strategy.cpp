@@ -86,7 +86,15 @@ class Propagator {
         Follow();
         break;
     }
-    // Costs, then the choice.
+    PriceAndChoose();
+    DescribeChoice(mesh, out_shapes);
+    return std::move(decision_);
+  }
+
+ private:
+  // Prices every candidate (the redistributes of its inputs) and, where the op searches,
+  // chooses the cheapest; refuses a choice that needs S->P or P(a)->P(b).
+  void PriceAndChoose() {
     for (OpStrategy& s : decision_.candidates) {
       s.cost_us = 0.0;
       for (size_t i = 0; i < in_.size(); ++i) {
@@ -109,6 +117,10 @@ class Propagator {
                           "): every candidate needs S->P or P(a)->P(b)");
       }
     }
+  }
+
+  // The chosen strategy as specs of the inputs and outputs, and conv's halo mesh dims.
+  void DescribeChoice(const Mesh& mesh, const std::vector<std::optional<Shape>>& out_shapes) {
     const OpStrategy& chosen = decision_.candidates[decision_.chosen];
     if (chosen.cost_us == kInf) {
       throw Unsupported(
@@ -138,10 +150,8 @@ class Propagator {
           decision_.halo_mesh_dims.push_back(md);
       }
     }
-    return std::move(decision_);
   }
 
- private:
   std::vector<const Shape*> InputShapes() const {
     std::vector<const Shape*> shapes;
     for (const TensorSpec* s : in_) shapes.push_back(s ? &s->shape : nullptr);
