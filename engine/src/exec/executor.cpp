@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "comm/view_ops.hpp"
+#include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/events.hpp"
@@ -14,7 +15,10 @@
 namespace shardscope::engine {
 namespace {
 
-std::vector<int64_t> ToInt64(const std::vector<int>& dims) { return {dims.begin(), dims.end()}; }
+using detail::DescribeTransform;
+using detail::EmitRedistributeBegin;
+using detail::EmitRedistributeEnd;
+using detail::ToInt64;
 
 std::string DimsText(const std::vector<int>& dims) {
   std::string out;
@@ -68,31 +72,6 @@ void PartitionValue(LocalTensor& t, ReduceOp op, int64_t index, int64_t n) {
       std::fill(data, data + t.numel(), ArithOf<T>::Store(A{1}));
     }
   });
-}
-
-// The fields a transform shows in every trace record of it (plan steps, step begins).
-template <class Record>
-void DescribeTransform(const Transform& t, Record& r) {
-  r.mesh_dims = ToInt64(t.mesh_dims);
-  r.src = t.src.ToString();
-  r.dst = t.dst.ToString();
-  r.comm = std::string(CommKindName(t.comm));
-  r.logical_shape = t.logical_shape;
-}
-
-trace::PlanStep ToTraceStep(const Transform& t) {
-  trace::PlanStep s;
-  DescribeTransform(t, s);
-  s.flattened = t.flattened;
-  s.avg_scale = static_cast<double>(t.avg_scale);
-  s.cost_us = t.cost_us;
-  return s;
-}
-
-std::vector<std::string> PlacementStrings(const Placements& placements) {
-  std::vector<std::string> out;
-  for (const Placement& p : placements) out.push_back(p.ToString());
-  return out;
 }
 
 // What Executor::Run derives from (src, dst, plan, rank) alone: the layouts of every group member
@@ -527,48 +506,6 @@ class Executor {
   std::map<int, int64_t> first_touch_;
   std::map<int, int64_t> last_touch_;
 };
-
-void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src, const TensorSpec& dst,
-                           const Plan& plan) {
-  trace::RedistributeBegin e;
-  e.id = options.trace_id;
-  e.tensor = options.tensor_name;
-  e.global_shape = src.shape;
-  e.dtype = std::string(DTypeName(src.dtype));
-  e.src_placements = PlacementStrings(src.placements);
-  e.dst_placements = PlacementStrings(dst.placements);
-  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
-  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
-  e.planner = std::string(PlannerName(plan.planner));
-  e.planner_reason = plan.planner_reason;
-  e.notation = plan.notation;
-  e.notation_unoptimized = plan.notation_unoptimized;
-  for (const Transform& t : plan.raw) e.raw_plan.push_back(ToTraceStep(t));
-  for (const Transform& t : plan.optimized) e.optimized_plan.push_back(ToTraceStep(t));
-  for (const SkippedMerge& s : plan.skipped_merges) {
-    e.skipped_merges.push_back({ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
-  }
-  e.cost_us = plan.cost_us;
-  e.t_ns = trace::NowNs();
-  e.op_id = options.op_id;
-  e.op_input = options.op_id >= 0 ? options.op_input : -1;
-  options.trace->Emit(e);
-}
-
-void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
-                         const LocalTensor& in, const LocalTensor* out) {
-  trace::RedistributeEnd e;
-  e.id = options.trace_id;
-  e.t_ns = trace::NowNs();
-  e.ok = ok;
-  e.error = error;
-  if (options.checksums) {
-    e.checksum_before = Checksum(in);
-    if (out != nullptr) e.checksum_after = Checksum(*out);
-  }
-  options.trace->Emit(e);
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -10,12 +11,11 @@
 namespace shardscope::engine {
 namespace {
 
+using detail::PlacementStrings;
+
+// No placements (an absent input or unrequested output): an empty list.
 std::vector<std::string> PlacementStrings(const std::optional<Placements>& placements) {
-  std::vector<std::string> out;
-  if (placements) {
-    for (const Placement& p : *placements) out.push_back(p.ToString());
-  }
-  return out;
+  return placements ? detail::PlacementStrings(*placements) : std::vector<std::string>{};
 }
 
 // The single interval a plain (non-strided) shard holds along `dim`.
