@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include "bench.hpp"
+#include "bench_cpu.hpp"
 #include "shardscope/engine/comm/communicator.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/comm/mpi_backend.hpp"
@@ -29,133 +30,14 @@
 namespace shardscope::app {
 namespace {
 
-using engine::Communicator;
+using namespace bench_cpu;  // bench_cpu.hpp
 using engine::DType;
-using engine::Group;
 using engine::LocalTensor;
-
-// The group of ranks 0..n-1 over mesh dim 0: every benchmark's collective group.
-Group AllRanks(int64_t n) {
-  Group world;
-  for (int64_t r = 0; r < n; ++r) world.ranks.push_back(r);
-  world.mesh_dims = {0};
-  return world;
-}
-
-std::string HumanBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 3) {
-    v /= 1024;
-    ++u;
-  }
-  std::ostringstream s;
-  s << std::setprecision(v < 10 ? 2 : 4) << v << " " << units[u];
-  return s.str();
-}
-
-// The q-quantile (nearest rank) of per-iteration times, and "[p10, p90]" of them in us.
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-}
-
-std::string Spread(const std::vector<double>& v) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << "[" << Quantile(v, 0.1) * 1e6 << ", "
-       << Quantile(v, 0.9) * 1e6 << "]";
-  return text.str();
-}
-
-int IterationsFor(int64_t bytes, int requested) {
-  if (requested > 0) return requested;
-  if (bytes <= (int64_t{1} << 20)) return 200;
-  if (bytes <= (int64_t{16} << 20)) return 20;
-  return 5;
-}
-
-// Runs `body` `iters` times on every rank after one warm-up and returns the seconds per
-// iteration seen by rank 0 (collectives synchronize the ranks, so rank 0's time is the group's).
-// Ranks are threads of this process (mpi == nullptr) or, under mpirun, this process is one rank
-// of the MPI job (then every process returns its own time and rank 0's is the one printed).
-// With `samples`, rank 0's time of every iteration is appended to it (seconds).
-template <class Setup>
-double TimePerIteration(engine::MpiWorld* mpi, int64_t ranks, int iters, Setup&& setup,
-                        std::vector<double>* samples = nullptr) {
-  if (mpi != nullptr) {
-    Communicator& comm = mpi->comm();
-    const Group world = AllRanks(ranks);
-    auto body = setup(comm, mpi->rank(), world);
-    body();
-    comm.Barrier(world);
-    int64_t t0 = trace::NowNs();
-    for (int i = 0; i < iters; ++i) {
-      const int64_t start = samples ? trace::NowNs() : 0;
-      body();
-      if (samples) samples->push_back(static_cast<double>(trace::NowNs() - start) * 1e-9);
-    }
-    comm.Barrier(world);
-    return static_cast<double>(trace::NowNs() - t0) * 1e-9 / iters;
-  }
-  std::atomic<int64_t> elapsed{0};
-  engine::LocalWorld::Run(ranks, [&](Communicator& comm, int64_t rank) {
-    const Group world = AllRanks(ranks);
-    auto body = setup(comm, rank, world);
-    body();
-    comm.Barrier(world);
-    int64_t t0 = trace::NowNs();
-    for (int i = 0; i < iters; ++i) {
-      const int64_t start = samples && rank == 0 ? trace::NowNs() : 0;
-      body();
-      if (samples && rank == 0) samples->push_back(static_cast<double>(trace::NowNs() - start) * 1e-9);
-    }
-    comm.Barrier(world);
-    if (rank == 0) elapsed = trace::NowNs() - t0;
-  });
-  return static_cast<double>(elapsed.load()) * 1e-9 / iters;
-}
-
-// Every rank copies `bytes` with memcpy concurrently: the baseline a thread backend is held to.
-double MemcpySeconds(int64_t ranks, int64_t bytes, int iters) {
-  return TimePerIteration(nullptr, ranks, iters, [bytes](Communicator&, int64_t, const Group&) {
-    auto src = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes), std::byte{1});
-    auto dst = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(bytes));
-    return [src, dst] { std::memcpy(dst->data(), src->data(), src->size()); };
-  });
-}
 
 engine::Box RowBox(const engine::Shape& shape, int64_t begin, int64_t end) {
   engine::Box box = engine::FullBox(shape);
   box.dims[0] = {{begin, end}};
   return box;
-}
-
-// Under MPI: runs `fn` on rank 0 alone (a local-backend baseline on threads) while the other
-// processes sleep in a barrier, so they do not take the cores the threads need.
-template <class Fn>
-double OnRank0(engine::MpiWorld& mpi, Fn&& fn) {
-  double value = 0;
-  if (mpi.rank() == 0) value = fn();
-  mpi.IdleBarrier();
-  return value;
-}
-
-// The MPI job of `bench --backend mpi` (its size is the rank count), or none for local.
-std::unique_ptr<engine::MpiWorld> StartBackend(const BenchCommArgs& args) {
-  if (args.backend == "local") return nullptr;
-  if (args.backend != "mpi") {
-    throw InvalidInput("--backend: '" + args.backend + "' is not a backend (use local, mpi, cuda or nccl)");
-  }
-  engine::MpiOptions options;
-  options.timeout = std::chrono::milliseconds(600000);
-  auto mpi = std::make_unique<engine::MpiWorld>(options);
-  if (mpi->size() < 2) {
-    throw InvalidInput(
-        "--backend mpi: the MPI job has 1 process; run it as mpirun -np 4 shardscope bench ...");
-  }
-  return mpi;
 }
 
 // One collective of the `bench comm` table on `comm`: `count` f32 elements per rank (divisible
@@ -218,31 +100,6 @@ double TrafficBound(const std::string& kind, int64_t n, int64_t bytes_per_rank) 
   if (kind == "all_reduce") return bytes_per_rank >= engine::kLocalSplitAllReduceBytes ? 1.0 : 2 / (dn + 1);
   return 1.0;
 }
-
-// Discards everything (output of ranks other than 0).
-struct NullBuffer : std::streambuf {
-  int overflow(int c) override { return c; }
-};
-
-// What bench comm and bench redistribute on the CPU backends start with: the MPI world under
-// mpirun (else `--ranks` local threads), where rank 0 prints (other ranks print nothing), the
-// sizes and whether to show progress.
-struct CpuBench {
-  CpuBench(const BenchCommArgs& args, std::ostream& out_rank0)
-      : mpi(StartBackend(args)), out(mpi && mpi->rank() != 0 ? null_out : out_rank0) {
-    if (!mpi && (args.ranks < 2 || args.ranks > 256)) throw InvalidInput("--ranks: need 2 to 256 ranks");
-    n = mpi ? mpi->size() : args.ranks;
-    sizes = ParseByteSizes(args.sizes);
-    progress = isatty(STDERR_FILENO) && (!mpi || mpi->rank() == 0);
-  }
-  std::unique_ptr<engine::MpiWorld> mpi;
-  NullBuffer null_buffer;
-  std::ostream null_out{&null_buffer};
-  std::ostream& out;  ///< rank 0's stream; a null one on the other ranks
-  int64_t n = 0;
-  std::vector<int64_t> sizes;
-  bool progress = false;
-};
 
 // H200/H100 SXM NVLink 4: 18 links x 50 GB/s = 900 GB/s bidirectional, 450 GB/s per direction.
 // nccl-tests' busbw is comparable with the per-direction rate.
@@ -381,9 +238,10 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
   return out;
 }
 
-int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
-  if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
-  CpuBench bench(args, out_rank0);
+namespace {
+
+// The table heads of bench comm: what is timed and what the columns mean.
+void PrintCommHeader(CpuBench& bench) {
   auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   if (mpi) {
     out << "shardscope bench comm: mpi backend, " << n << " processes (--ranks ignored: the job size), f32; "
@@ -413,6 +271,11 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
         << std::setw(12) << "vs memcpy" << std::setw(8) << "bound" << std::setw(10) << "of bound"
         << "\n";
   }
+}
+
+// Bandwidth: every collective at every --sizes size.
+void BenchCommBandwidth(CpuBench& bench, const BenchCommArgs& args) {
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
   for (const char* kind : kinds) {
     for (int64_t bytes : sizes) {
@@ -449,7 +312,11 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
           << std::defaultfloat;
     }
   }
-  // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
+}
+
+// Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
+void BenchCommLatency(CpuBench& bench, const BenchCommArgs& args) {
+  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
   const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
   out << "\nsmall messages (" << (mpi ? "mpi" : "local")
       << "): rank 0's time per call, median and [p10, p90] over " << latency_iters << " calls\n"
@@ -474,160 +341,17 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
         << Spread(samples) << "\n"
         << std::defaultfloat;
   }
-  if (progress) std::fprintf(stderr, "\r%40s\r", "");
-  return 0;
-}
-
-namespace {
-
-struct RedistCase {
-  std::string name;
-  engine::TensorSpec src, dst;
-};
-
-// Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
-double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
-                        const std::string& trace_dir, std::vector<double>* samples = nullptr) {
-  const int64_t n = c.src.mesh.size();
-  trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
-  double seconds = TimePerIteration(
-      mpi, n, iters,
-      [&](Communicator& comm, int64_t rank, const Group&) {
-        auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
-        auto in =
-            std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
-        engine::ExecuteOptions options;
-        options.shapes = shapes;
-        if (session.enabled()) {
-          options.trace = session.WriterFor(
-              rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, std::string(comm.backend_name())));
-        }
-        options.tensor_name = c.name;
-        auto id = std::make_shared<int64_t>(0);
-        return [&comm, rank, plan, in, options, id, &c]() mutable {
-          options.trace_id = (*id)++;
-          engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
-        };
-      },
-      samples);
-  session.Close();
-  return seconds;
-}
-
-engine::TensorSpec OneD(int64_t n, const char* placements, engine::Shape shape) {
-  return engine::MakeSpec(engine::Mesh({n}), engine::ParsePlacements(placements, "bench"), std::nullopt,
-                          std::move(shape), DType::kF32, engine::ChunkRule::kTorch, {}, "bench");
 }
 
 }  // namespace
 
-int RunBenchRedistribute(const BenchCommArgs& args, std::ostream& out_rank0) {
-  if (args.backend == "cuda" || args.backend == "nccl") {
-    throw InvalidInput("bench redistribute: --backend " + args.backend +
-                       " is not supported; time GPU redistributes with shardscope run SCENARIO --backend " +
-                       args.backend + " --repeat N, or bench comm --backend " + args.backend);
-  }
+int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
+  if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
   CpuBench bench(args, out_rank0);
-  auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
-  std::filesystem::path trace_dir =
-      std::filesystem::temp_directory_path() / ("shardscope-bench-trace-" + std::to_string(::getpid()));
-  if (mpi) {
-    out << "shardscope bench redistribute: mpi backend, " << n
-        << " processes (--ranks ignored: the job size), f32, 1-D mesh; local backend (" << n
-        << " threads in rank 0's process, the other processes asleep) on the same work\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = (traced "
-           "- "
-           "untraced) / untraced on mpi; 'local x' = mpi time / local time\n\n"
-        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
-        << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(12) << "trace cost"
-        << std::setw(12) << "local us" << std::setw(10) << "GB/s" << std::setw(10) << "local x"
-        << "\n";
-  } else {
-    out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
-        << n
-        << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = (traced - untraced) "
-           "/ "
-           "untraced\n\n"
-        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
-        << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
-        << std::setw(12) << "trace cost"
-        << "\n";
-  }
-  for (int64_t bytes : sizes) {
-    const int64_t elems = std::max<int64_t>(n * n, bytes / 4);  // destination elements per rank
-    const int64_t cols = 64;
-    const int64_t rows_out = std::max<int64_t>(1, elems / cols);  // per-rank output rows when gathering
-    // HealDA-like [T, X, C] with X and C divisible by n: each rank's shard is elems elements.
-    const int64_t t_dim = 16, c_dim = 96 * n;  // HealDA C=1536 scaled: 384 channels (1.5 KiB runs) on 4 ranks
-    const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
-    std::vector<RedistCase> cases = {
-        {"S(0)->R all_gather", OneD(n, "S(0)", {rows_out, cols}), OneD(n, "R", {rows_out, cols})},
-        {"S(1)->S(2) all_to_all", OneD(n, "S(1)", {t_dim, x_dim, c_dim}),
-         OneD(n, "S(2)", {t_dim, x_dim, c_dim})},
-        {"P->S(0) reduce_scatter", OneD(n, "P(sum)", {rows_out * n, cols}),
-         OneD(n, "S(0)", {rows_out * n, cols})},
-    };
-    for (const RedistCase& c : cases) {
-      const int iters = IterationsFor(bytes, args.iterations);
-      if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
-      int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-      double plain = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "");
-      double traced = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, trace_dir.string());
-      if (mpi) {
-        double local =
-            OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown, ""); });
-        out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
-            << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
-            << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-            << (traced - plain) / plain * 100 << "%" << std::setprecision(1) << std::setw(12) << local * 1e6
-            << std::setprecision(2) << std::setw(10) << static_cast<double>(out_bytes) / local / 1e9
-            << std::setw(9) << plain / local << "x\n"
-            << std::defaultfloat;
-        continue;
-      }
-      double memcpy_s = MemcpySeconds(n, out_bytes, iters);
-      out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
-          << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
-          << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-          << memcpy_s / plain << std::setw(11) << (traced - plain) / plain * 100 << "%\n"
-          << std::defaultfloat;
-    }
-  }
-  std::filesystem::remove_all(trace_dir);
-  // Known shapes (PhysicsNeMo PR #1779's fast path) vs one negotiation all_to_all before the
-  // data: a 256 B shard per rank (latency) and the table's HealDA-like S(1)->S(2) at its sizes.
-  out << "\nknown shapes (PR #1779 fast path) vs negotiated shapes, S(1)->S(2)" << (mpi ? " (mpi)" : "")
-      << "; rank 0's time per redistribute: median and [p10, p90] over the iterations\n"
-      << std::left << std::setw(12) << "size/rank" << std::right << std::setw(8) << "iters" << std::setw(12)
-      << "known us" << std::setw(22) << "[p10, p90]" << std::setw(12) << "infer us" << std::setw(22)
-      << "[p10, p90]" << std::setw(10) << "speedup"
-      << "\n";
-  std::vector<int64_t> known_sizes = {0};  // 0: the 256 B latency case
-  known_sizes.insert(known_sizes.end(), sizes.begin(), sizes.end());
-  for (int64_t bytes : known_sizes) {
-    RedistCase c{"S(1)->S(2)", OneD(n, "S(1)", {2, 16, 2 * n}), OneD(n, "S(2)", {2, 16, 2 * n})};
-    int iters = args.iterations > 0 ? std::max(args.iterations, 100) : 1000;
-    if (bytes > 0) {
-      const int64_t elems = std::max<int64_t>(n * n, bytes / 4);
-      const int64_t t_dim = 16, c_dim = 96 * n;
-      const int64_t x_dim = std::max<int64_t>(n, elems * n / (t_dim * c_dim) / n * n);
-      c = {"S(1)->S(2)", OneD(n, "S(1)", {t_dim, x_dim, c_dim}), OneD(n, "S(2)", {t_dim, x_dim, c_dim})};
-      iters = IterationsFor(bytes, args.iterations);
-    }
-    if (progress) std::fprintf(stderr, "\r  known vs negotiated %s ...        ", HumanBytes(bytes).c_str());
-    const int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-    std::vector<double> known, infer;
-    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "", &known);
-    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "", &infer);
-    const double known_median = Quantile(known, 0.5), infer_median = Quantile(infer, 0.5);
-    out << std::left << std::setw(12) << HumanBytes(out_bytes) << std::right << std::setw(8) << iters
-        << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(22)
-        << Spread(known) << std::setw(12) << infer_median * 1e6 << std::setw(22) << Spread(infer)
-        << std::setprecision(2) << std::setw(9) << infer_median / known_median << "x\n"
-        << std::defaultfloat;
-  }
-  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  PrintCommHeader(bench);
+  BenchCommBandwidth(bench, args);
+  BenchCommLatency(bench, args);
+  if (bench.progress) std::fprintf(stderr, "\r%40s\r", "");
   return 0;
 }
 

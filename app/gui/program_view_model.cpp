@@ -75,145 +75,173 @@ int ProgramView::NodeOfOp(int64_t id) const {
   return -1;
 }
 
-ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& metrics) {
-  ProgramView view;
-  if (model.ops.empty()) return view;
-  // The lowest rank that recorded ops describes the program (every rank runs the same ops).
-  const int64_t rank = model.ops.front().rank;
-  std::vector<const trace::OpRecord*> ops;
-  for (const trace::OpRecord& r : model.ops)
-    if (r.rank == rank) ops.push_back(&r);
-  std::vector<const trace::RedistributeRecord*> explicit_redistributes;
-  for (const trace::RedistributeRecord& r : model.redistributes)
-    if (r.rank == rank && r.begin.op_id < 0) explicit_redistributes.push_back(&r);
+namespace {
 
-  // Program order: ops by id with the explicit redistributes interleaved by their start time.
-  struct StepRef {
-    int64_t t_ns;
-    const trace::OpRecord* op;
-    const trace::RedistributeRecord* redistribute;
-  };
+// A step of the program: an op or an explicit redistribute, as the describing rank recorded it.
+struct StepRef {
+  int64_t t_ns;
+  const trace::OpRecord* op;
+  const trace::RedistributeRecord* redistribute;
+};
+
+// Program order on `rank`: ops by id with the explicit redistributes interleaved by their start time.
+std::vector<StepRef> ProgramSteps(const trace::Model& model, int64_t rank) {
   std::vector<StepRef> steps;
-  for (const auto* op : ops) steps.push_back({op->op.t_ns, op, nullptr});
-  for (const auto* r : explicit_redistributes) steps.push_back({r->begin.t_ns, nullptr, r});
+  for (const trace::OpRecord& r : model.ops)
+    if (r.rank == rank) steps.push_back({r.op.t_ns, &r, nullptr});
+  for (const trace::RedistributeRecord& r : model.redistributes)
+    if (r.rank == rank && r.begin.op_id < 0) steps.push_back({r.begin.t_ns, nullptr, &r});
   std::stable_sort(steps.begin(), steps.end(), [](const StepRef& a, const StepRef& b) {
     if (a.op && b.op) return a.op->op.id < b.op->op.id;
     return a.t_ns < b.t_ns;
   });
+  return steps;
+}
 
-  // Nodes and edges; `producer` maps a tensor name to its latest (node, output).
-  std::map<std::string, std::pair<int, int>> producer;
-  auto source_of = [&](const std::string& tensor, const std::vector<std::string>& placements) {
-    auto it = producer.find(tensor);
-    if (it != producer.end()) return it->second;
-    ProgramNode input;
-    input.kind = ProgramNode::Kind::kInput;
-    input.tensor = tensor;
-    input.output_rows.push_back(tensor + ": " + JoinPlacements(placements));
-    view.nodes.push_back(std::move(input));
-    auto at = std::make_pair(static_cast<int>(view.nodes.size()) - 1, 0);
-    producer[tensor] = at;
-    return at;
-  };
-  std::vector<int> step_nodes;
-  for (const StepRef& s : steps) {
-    ProgramNode node;
+// The halo exchanges an op ran: count on `rank`, bytes sent over all ranks.
+void DescribeHalo(const trace::Model& model, int64_t rank, int64_t op_id, ProgramNode& node) {
+  int64_t halo_bytes = 0, halo_count = 0;
+  for (const trace::OpRecord* r : model.OpsWithId(op_id)) {
+    for (const trace::Collective& c : r->collectives) {
+      if (c.kind != "halo_exchange") continue;
+      if (r->rank == rank) ++halo_count;
+      for (int64_t b : c.bytes_sent) halo_bytes += b;
+    }
+  }
+  node.halo_exchanges = halo_count;
+  if (halo_count > 0) {
+    node.halo = "halo_exchange x" + std::to_string(halo_count) + ", " +
+                FormatBytes(static_cast<double>(halo_bytes)) + " sent over all ranks";
+  }
+}
+
+ProgramNode OpNode(const trace::Model& model, int64_t rank, const trace::OpRecord& record) {
+  const trace::Op& op = record.op;
+  ProgramNode node;
+  node.kind = ProgramNode::Kind::kOp;
+  node.op_id = op.id;
+  node.op = &record;
+  node.ok = op.ok;
+  node.lines.push_back("#" + std::to_string(op.id) + " " + op.name +
+                       (op.args.empty() ? "" : "(" + op.args + ")"));
+  std::string strategy =
+      op.chosen >= 0 ? "strategy " + std::to_string(op.chosen) + " of " + std::to_string(op.candidates.size())
+                     : "no strategy of " + std::to_string(op.candidates.size());
+  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
+    strategy += ", cost " + FormatCost(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+  node.lines.push_back(strategy);
+  if (!op.ok) node.lines.push_back("FAILED: " + op.error);
+  node.note = op.note;
+  DescribeHalo(model, rank, op.id, node);
+  for (const trace::OpOutput& out : op.outputs) {
+    node.output_rows.push_back(out.requested ? "-> " + out.tensor + ": " + JoinPlacements(out.placements) +
+                                                   "  " + FormatInts(out.global_shape)
+                                             : "-> (not requested)");
+  }
+  return node;
+}
+
+ProgramNode RedistributeNode(const trace::RedistributeRecord& record) {
+  const trace::RedistributeBegin& b = record.begin;
+  ProgramNode node;
+  node.kind = ProgramNode::Kind::kRedistribute;
+  node.redistribute_id = b.id;
+  node.tensor = b.tensor;
+  node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
+  node.lines.push_back(MarkerText(&record, b.id, {}, {}, /*with_imported=*/false));
+  if (b.imported) node.lines.push_back(ImportedText(b));  // a line of its own: headers are cut
+  node.imported_differs = ImportedDiffers(&record);
+  node.output_rows.push_back("-> " + b.tensor + ": " + JoinPlacements(b.dst_placements) + "  " +
+                             FormatInts(b.global_shape));
+  return node;
+}
+
+// Builds the nodes and edges; `producer_` maps a tensor name to its latest (node, output).
+class GraphBuilder {
+ public:
+  GraphBuilder(const trace::Model& model, int64_t rank, ProgramView& view)
+      : model_(model), rank_(rank), view_(view) {}
+
+  // Adds the step's node and the edges into it; returns the node's index.
+  int AddStep(const StepRef& s) {
     std::vector<const trace::OpInput*> inputs;
     trace::OpInput explicit_input;
+    const int index = static_cast<int>(view_.nodes.size());
     if (s.op) {
-      const trace::Op& op = s.op->op;
-      node.kind = ProgramNode::Kind::kOp;
-      node.op_id = op.id;
-      node.op = s.op;
-      node.ok = op.ok;
-      view.op_ids.push_back(op.id);
-      node.lines.push_back("#" + std::to_string(op.id) + " " + op.name +
-                           (op.args.empty() ? "" : "(" + op.args + ")"));
-      std::string strategy = op.chosen >= 0 ? "strategy " + std::to_string(op.chosen) + " of " +
-                                                  std::to_string(op.candidates.size())
-                                            : "no strategy of " + std::to_string(op.candidates.size());
-      if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
-        strategy += ", cost " + FormatCost(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
-      node.lines.push_back(strategy);
-      if (!op.ok) node.lines.push_back("FAILED: " + op.error);
-      node.note = op.note;
-      int64_t halo_bytes = 0, halo_count = 0;
-      for (const trace::OpRecord* r : model.OpsWithId(op.id)) {
-        for (const trace::Collective& c : r->collectives) {
-          if (c.kind != "halo_exchange") continue;
-          if (r->rank == rank) ++halo_count;
-          for (int64_t b : c.bytes_sent) halo_bytes += b;
-        }
-      }
-      node.halo_exchanges = halo_count;
-      if (halo_count > 0) {
-        node.halo = "halo_exchange x" + std::to_string(halo_count) + ", " +
-                    FormatBytes(static_cast<double>(halo_bytes)) + " sent over all ranks";
-      }
-      for (const trace::OpInput& in : op.inputs) inputs.push_back(&in);
-      for (const trace::OpOutput& out : op.outputs) {
-        node.output_rows.push_back(out.requested
-                                       ? "-> " + out.tensor + ": " + JoinPlacements(out.placements) + "  " +
-                                             FormatInts(out.global_shape)
-                                       : "-> (not requested)");
-      }
+      view_.op_ids.push_back(s.op->op.id);
+      view_.nodes.push_back(OpNode(model_, rank_, *s.op));
+      for (const trace::OpInput& in : s.op->op.inputs) inputs.push_back(&in);
     } else {
       const trace::RedistributeBegin& b = s.redistribute->begin;
-      node.kind = ProgramNode::Kind::kRedistribute;
-      node.redistribute_id = b.id;
-      node.tensor = b.tensor;
-      node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
-      node.lines.push_back(MarkerText(s.redistribute, b.id, {}, {}, /*with_imported=*/false));
-      if (b.imported) node.lines.push_back(ImportedText(b));  // a line of its own: headers are cut
-      node.imported_differs = ImportedDiffers(s.redistribute);
+      view_.nodes.push_back(RedistributeNode(*s.redistribute));
       explicit_input.tensor = b.tensor;
       explicit_input.placements = b.src_placements;
       explicit_input.required = b.src_placements;
       inputs.push_back(&explicit_input);
-      node.output_rows.push_back("-> " + b.tensor + ": " + JoinPlacements(b.dst_placements) + "  " +
-                                 FormatInts(b.global_shape));
     }
-    int index = static_cast<int>(view.nodes.size());
-    view.nodes.push_back(node);
-    step_nodes.push_back(index);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const trace::OpInput& in = *inputs[i];
-      if (in.tensor.empty()) {
-        view.nodes[static_cast<size_t>(index)].input_rows.push_back("(none)");
-        continue;
-      }
-      view.nodes[static_cast<size_t>(index)].input_rows.push_back(in.tensor);
-      auto [from, from_output] = source_of(in.tensor, in.placements);
-      ProgramEdge e;
-      e.from_node = from, e.from_output = from_output, e.to_node = index, e.to_input = static_cast<int>(i);
-      e.tensor = in.tensor;
-      e.placements = in.placements;
-      e.required = in.required;
-      e.label = in.tensor + ": " + JoinPlacements(in.placements);
-      e.redistribute_id = in.redistribute_id;
-      if (in.redistribute_id >= 0) {
-        const trace::RedistributeRecord* r = model.FindRedistribute(rank, in.redistribute_id);
-        e.marker = MarkerText(r, in.redistribute_id, in.placements, in.required);
-        e.imported_differs = ImportedDiffers(r);
-      } else if (!in.required.empty() && in.required != in.placements) {
-        e.label += " -> " + JoinPlacements(in.required);
-      }
-      view.edges.push_back(std::move(e));
-    }
+    for (size_t i = 0; i < inputs.size(); ++i) AddEdge(*inputs[i], index, static_cast<int>(i));
     // Outputs are produced after the inputs were read (an explicit redistribute renames nothing).
-    const ProgramNode& n = view.nodes[static_cast<size_t>(index)];
+    const ProgramNode& n = view_.nodes[static_cast<size_t>(index)];
     if (s.op) {
       for (size_t k = 0; k < s.op->op.outputs.size(); ++k) {
         const trace::OpOutput& out = s.op->op.outputs[k];
-        if (out.requested && !out.tensor.empty()) producer[out.tensor] = {index, static_cast<int>(k)};
+        if (out.requested && !out.tensor.empty()) producer_[out.tensor] = {index, static_cast<int>(k)};
       }
     } else if (!n.tensor.empty()) {
-      producer[n.tensor] = {index, 0};
+      producer_[n.tensor] = {index, 0};
     }
+    return index;
   }
 
-  // Layout. Rows: every step node stacked in program order; input nodes beside their first use.
-  const float cw = metrics.char_w, lh = metrics.line_h, row_h = lh + 4.0f;
+ private:
+  void AddEdge(const trace::OpInput& in, int index, int input) {
+    if (in.tensor.empty()) {
+      view_.nodes[static_cast<size_t>(index)].input_rows.push_back("(none)");
+      return;
+    }
+    view_.nodes[static_cast<size_t>(index)].input_rows.push_back(in.tensor);
+    auto [from, from_output] = SourceOf(in.tensor, in.placements);
+    ProgramEdge e;
+    e.from_node = from, e.from_output = from_output, e.to_node = index, e.to_input = input;
+    e.tensor = in.tensor;
+    e.placements = in.placements;
+    e.required = in.required;
+    e.label = in.tensor + ": " + JoinPlacements(in.placements);
+    e.redistribute_id = in.redistribute_id;
+    if (in.redistribute_id >= 0) {
+      const trace::RedistributeRecord* r = model_.FindRedistribute(rank_, in.redistribute_id);
+      e.marker = MarkerText(r, in.redistribute_id, in.placements, in.required);
+      e.imported_differs = ImportedDiffers(r);
+    } else if (!in.required.empty() && in.required != in.placements) {
+      e.label += " -> " + JoinPlacements(in.required);
+    }
+    view_.edges.push_back(std::move(e));
+  }
+
+  // The (node, output) that holds `tensor`; a tensor no step produced gets an input node.
+  std::pair<int, int> SourceOf(const std::string& tensor, const std::vector<std::string>& placements) {
+    auto it = producer_.find(tensor);
+    if (it != producer_.end()) return it->second;
+    ProgramNode input;
+    input.kind = ProgramNode::Kind::kInput;
+    input.tensor = tensor;
+    input.output_rows.push_back(tensor + ": " + JoinPlacements(placements));
+    view_.nodes.push_back(std::move(input));
+    auto at = std::make_pair(static_cast<int>(view_.nodes.size()) - 1, 0);
+    producer_[tensor] = at;
+    return at;
+  }
+
+  const trace::Model& model_;
+  int64_t rank_;
+  ProgramView& view_;
+  std::map<std::string, std::pair<int, int>> producer_;
+};
+
+// Stacks every step node in program order (rows: header lines, note, halo, then the ports);
+// cuts long header lines and returns the nodes' common width.
+float StackStepNodes(ProgramView& view, const std::vector<int>& step_nodes, const ProgramMetrics& metrics) {
+  const float lh = metrics.line_h, row_h = lh + 4.0f;
   size_t node_chars = 30;
   for (int i : step_nodes) {
     ProgramNode& n = view.nodes[static_cast<size_t>(i)];
@@ -225,7 +253,6 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
     if (!n.halo.empty()) node_chars = std::max(node_chars, n.halo.size());
   }
   node_chars = std::min(node_chars, kMaxNodeChars + 4);
-  const float node_w = static_cast<float>(node_chars) * cw + 16.0f;
   float y = kPad;
   for (int i : step_nodes) {
     ProgramNode& n = view.nodes[static_cast<size_t>(i)];
@@ -238,7 +265,12 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
     y = n.y1 + kNodeGap;
   }
   view.height = y + kPad;
-  // Input nodes sit on the row of their first consumer's port.
+  return static_cast<float>(node_chars) * metrics.char_w + 16.0f;
+}
+
+// Input nodes sit on the row of their first consumer's port; returns their width in characters.
+size_t PlaceInputNodes(ProgramView& view, const ProgramMetrics& metrics) {
+  const float row_h = metrics.line_h + 4.0f;
   size_t input_chars = 6;
   for (const ProgramEdge& e : view.edges) {
     ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
@@ -248,7 +280,12 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
     from.y0 = at - row_h / 2 + 1, from.y1 = at + row_h / 2 - 1;
     input_chars = std::max(input_chars, from.output_rows.front().size());
   }
-  // Lanes: one vertical track per source with consumers; sources that do not overlap share one.
+  return input_chars;
+}
+
+// Lanes: one vertical track per source with consumers; sources that do not overlap share one.
+// Sets the edges' end rows and view.lanes; returns each source's (node, output) lane.
+std::map<std::pair<int, int>, int> AssignLanes(ProgramView& view) {
   struct Span {
     float y0, y1;
     int node, output;
@@ -288,7 +325,15 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
     lane_of[{s.node, s.output}] = lane;
   }
   view.lanes = static_cast<int64_t>(lane_end.size());
-  const float input_w = static_cast<float>(input_chars) * cw + 12.0f;
+  return lane_of;
+}
+
+// Columns left to right: input nodes, lanes, edge labels, step nodes. Labels start right of the
+// lanes; an implicit redistribute's badge follows its label.
+void PlaceColumns(ProgramView& view, const ProgramMetrics& metrics, size_t input_chars, float node_w,
+                  std::map<std::pair<int, int>, int>& lane_of) {
+  const float lh = metrics.line_h;
+  const float input_w = static_cast<float>(input_chars) * metrics.char_w + 12.0f;
   view.lane_x0 = kPad + input_w + 12.0f;
   view.label_x0 = view.lane_x0 + static_cast<float>(view.lanes) * kLaneStep + 10.0f;
   float label_w = 0;
@@ -304,7 +349,6 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
       n.x0 = view.node_x0, n.x1 = view.node_x0 + node_w;
     }
   }
-  // Labels start right of the lanes; an implicit redistribute's badge follows its label.
   for (ProgramEdge& e : view.edges) {
     int lane = lane_of[{e.from_node, e.from_output}];
     e.lane_x = view.lane_x0 + static_cast<float>(lane) * kLaneStep + kLaneStep / 2;
@@ -318,6 +362,22 @@ ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& me
     }
   }
   view.width = view.node_x0 + node_w + kPad;
+}
+
+}  // namespace
+
+ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& metrics) {
+  ProgramView view;
+  if (model.ops.empty()) return view;
+  // The lowest rank that recorded ops describes the program (every rank runs the same ops).
+  const int64_t rank = model.ops.front().rank;
+  GraphBuilder graph(model, rank, view);
+  std::vector<int> step_nodes;
+  for (const StepRef& s : ProgramSteps(model, rank)) step_nodes.push_back(graph.AddStep(s));
+  const float node_w = StackStepNodes(view, step_nodes, metrics);
+  const size_t input_chars = PlaceInputNodes(view, metrics);
+  std::map<std::pair<int, int>, int> lane_of = AssignLanes(view);
+  PlaceColumns(view, metrics, input_chars, node_w, lane_of);
   return view;
 }
 

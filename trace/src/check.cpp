@@ -8,8 +8,11 @@
 
 #include "collective_match.hpp"
 #include "fr_check.hpp"
+#include "json_null.hpp"
+#include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "vote.hpp"
 
 namespace shardscope::trace {
 
@@ -17,49 +20,11 @@ using nlohmann::json;
 
 namespace {
 
-std::string RanksPhrase(const std::vector<int64_t>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out;
-}
+using detail::RanksPhrase;
 
-// The most common value among (rank, value) pairs given in rank order; a tie goes to the value of
-// the lowest rank. Returns the majority value and the ranks that deviate from it.
-struct Vote {
-  std::string majority;
-  std::vector<int64_t> agree, deviants;
-};
-
-Vote Majority(const std::vector<std::pair<int64_t, std::string>>& values) {
-  std::vector<std::pair<std::string, int64_t>> counts;
-  for (const auto& [rank, v] : values) {
-    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
-    if (it == counts.end())
-      counts.emplace_back(v, 1);
-    else
-      ++it->second;
-  }
-  Vote vote;
-  int64_t best = -1;
-  for (const auto& [v, n] : counts) {
-    if (n > best) {
-      best = n;
-      vote.majority = v;
-    }
-  }
-  for (const auto& [rank, v] : values) (v == vote.majority ? vote.agree : vote.deviants).push_back(rank);
-  return vote;
-}
-
-// "rank 1 has 'X'; rank 3 has 'Z'; ranks 0, 2 have 'Y'".
-std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values, const Vote& vote) {
-  std::string out;
-  for (const auto& [rank, v] : values) {
-    if (v != vote.majority) out += "rank " + std::to_string(rank) + " has '" + v + "'; ";
-  }
-  out += RanksPhrase(vote.agree) + (vote.agree.size() == 1 ? " has '" : " have '") + vote.majority + "'";
-  return out;
-}
+using detail::Majority;
+using detail::Vote;
+using detail::VoteText;
 
 // Who issued a collective: a redistribute step, or an op itself (a halo exchange).
 std::string IssuerText(const Collective& c) {
@@ -631,105 +596,9 @@ class Checker {
 
 }  // namespace
 
-std::string_view MismatchClassName(MismatchClass c) {
-  switch (c) {
-    case MismatchClass::kMissingRankFile:
-      return "missing_rank_file";
-    case MismatchClass::kMissingRanks:
-      return "missing_ranks";
-    case MismatchClass::kCollectiveType:
-      return "collective_type";
-    case MismatchClass::kCollectiveSequence:
-      return "collective_sequence";
-    case MismatchClass::kDtype:
-      return "dtype";
-    case MismatchClass::kSizeOrSyntax:
-      return "size_or_syntax";
-    case MismatchClass::kAllToAllTotal:
-      return "all_to_all_total";
-    case MismatchClass::kRedistribute:
-      return "redistribute";
-    case MismatchClass::kState:
-      return "state";
-    case MismatchClass::kShape:
-      return "shape";
-    case MismatchClass::kChecksum:
-      return "checksum";
-    case MismatchClass::kOp:
-      return "op";
-  }
-  return "?";
-}
-
 CheckResult CheckTrace(const Model& model) {
   if (IsFlightRecorderModel(model)) return detail::CheckFlightRecords(model);
   return Checker(model).Run();
-}
-
-std::string FormatCheckText(const CheckResult& result, int64_t max_reports) {
-  std::string out;
-  const auto total = static_cast<int64_t>(result.mismatches.size());
-  const int64_t shown = std::min(total, std::max<int64_t>(max_reports, 0));
-  for (int64_t i = 0; i < shown; ++i) {
-    const Mismatch& m = result.mismatches[static_cast<size_t>(i)];
-    out += std::string(MismatchClassName(m.kind)) + ": " + m.message;
-    if (!m.culprits.empty()) out += " [culprit: " + RanksPhrase(m.culprits) + "]";
-    out += "\n";
-  }
-  for (const std::string& note : result.notes) out += "note: " + Printable(note) + "\n";
-  std::string counts = std::to_string(result.ranks) + " of " + std::to_string(result.world) +
-                       " rank files, " + std::to_string(result.groups) + " groups, " +
-                       std::to_string(result.collectives) + " collective calls paired, " +
-                       std::to_string(result.redistributes) + " redistributes";
-  if (result.ops > 0) counts += ", " + std::to_string(result.ops) + " ops";
-  if (result.undecided > 0) counts += ", " + std::to_string(result.undecided) + " all_to_all undecided";
-  if (total > 0 && !result.mismatches.front().process_group.empty()) {
-    const Mismatch& first = result.mismatches.front();
-    out += "first divergence: process group " + first.process_group +
-           (first.seq_id ? " seq " + std::to_string(*first.seq_id) : std::string()) +
-           (first.culprits.empty() ? std::string() : ", culprit " + RanksPhrase(first.culprits)) + "\n";
-  }
-  if (total == 0) {
-    out += "clean: " + counts + "\n";
-  } else {
-    out += std::to_string(total) + " mismatch" + (total == 1 ? "" : "es");
-    if (shown < total)
-      out += " (" + std::to_string(shown) + " shown, --max-reports " + std::to_string(max_reports) + ")";
-    out += ": " + counts + "\n";
-  }
-  return out;
-}
-
-json CheckJson(const CheckResult& result, int64_t max_reports) {
-  json j;
-  j["clean"] = result.Clean();
-  j["mismatch_count"] = result.mismatches.size();
-  j["ranks"] = result.ranks;
-  j["world"] = result.world;
-  j["groups"] = result.groups;
-  j["collectives"] = result.collectives;
-  j["redistributes"] = result.redistributes;
-  j["ops"] = result.ops;
-  j["undecided"] = result.undecided;
-  j["notes"] = result.notes;
-  json list = json::array();
-  for (size_t i = 0; i < result.mismatches.size() && static_cast<int64_t>(i) < max_reports; ++i) {
-    const Mismatch& m = result.mismatches[i];
-    json e;
-    e["class"] = std::string(MismatchClassName(m.kind));
-    e["culprits"] = m.culprits;
-    e["redistribute_id"] = m.redistribute_id ? json(*m.redistribute_id) : json();
-    e["op_id"] = m.op_id ? json(*m.op_id) : json();
-    e["step"] = m.step ? json(*m.step) : json();
-    e["group"] = m.group;
-    e["call"] = m.call ? json(*m.call) : json();
-    e["process_group"] = m.process_group.empty() ? json() : json(m.process_group);
-    e["seq_id"] = m.seq_id ? json(*m.seq_id) : json();
-    e["message"] = m.message;
-    list.push_back(std::move(e));
-  }
-  j["mismatches"] = list;
-  return j;
 }
 
 }  // namespace shardscope::trace

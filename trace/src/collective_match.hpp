@@ -20,6 +20,13 @@ using trace::SumBytes;
 /// "[1, 2, 3]": integer lists in check and diff messages.
 inline std::string FormatInts(const std::vector<int64_t>& v) { return "[" + JoinInts(v, ", ") + "]"; }
 
+/// "rank 3", "ranks 1, 2": who a check or diff message names.
+inline std::string RanksPhrase(const std::vector<int64_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
 /// "S(0),R": placement lists joined with commas, as the CLI writes them.
 inline std::string JoinComma(const std::vector<std::string>& v) { return Join(v, ","); }
 

@@ -15,12 +15,6 @@ namespace shardscope::trace::detail {
 
 namespace {
 
-std::string RanksPhrase(const std::vector<int64_t>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out;
-}
-
 std::string Shapes(const std::vector<std::vector<int64_t>>& shapes) {
   std::string out = "[";
   for (size_t i = 0; i < shapes.size(); ++i) out += (i ? ", " : "") + FormatInts(shapes[i]);

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "json_null.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -101,8 +102,6 @@ std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
   if (!shape || !offset) return "?";
   return detail::FormatInts(*shape) + " @ " + detail::FormatInts(*offset);
 }
-
-json OptionalInts(const std::optional<std::vector<int64_t>>& v) { return v ? json(*v) : json(nullptr); }
 
 // What every rank must agree on about one op: name, args, chosen strategy and its outputs'
 // placements and global shapes (local shapes legitimately differ across ranks).
@@ -297,6 +296,116 @@ std::string FormatShowText(const Model& model) {
   return out;
 }
 
+namespace {
+
+// [{"rank": r, "error": text}, ...]: the ranks a redistribute or op failed on.
+template <class RankErrors>
+json RankErrorsJson(const RankErrors& errors) {
+  json failed = json::array();
+  for (const auto& [rank, error] : errors) failed.push_back({{"rank", rank}, {"error", error}});
+  return failed;
+}
+
+json RedistributeJson(const RedistributeSummary& s) {
+  json colls = json::array();
+  for (const CollectiveSummary& c : s.collectives) {
+    colls.push_back({{"step", c.step},
+                     {"kind", c.kind},
+                     {"mesh_dims", c.mesh_dims},
+                     {"negotiated", c.negotiated},
+                     {"calls", c.calls},
+                     {"bytes_sent", c.bytes_sent},
+                     {"bytes_recv", c.bytes_recv}});
+  }
+  json layouts = json::array();
+  for (const RankLayout& l : s.layouts) {
+    layouts.push_back({{"rank", l.rank},
+                       {"local_shape_before", detail::OrNull(l.shape_before)},
+                       {"global_offset_before", detail::OrNull(l.offset_before)},
+                       {"local_shape_after", detail::OrNull(l.shape_after)},
+                       {"global_offset_after", detail::OrNull(l.offset_after)}});
+  }
+  return json{{"id", s.id},
+              {"tensor", s.tensor},
+              {"dtype", s.dtype},
+              {"global_shape", s.global_shape},
+              {"src_placements", s.src_placements},
+              {"dst_placements", s.dst_placements},
+              {"planner", s.planner},
+              {"planner_reason", s.planner_reason},
+              {"notation", s.notation},
+              {"imported", s.imported ? json{{"source", s.imported->source},
+                                             {"line", s.imported->line},
+                                             {"notation", s.imported->notation},
+                                             {"verdict", s.imported->verdict},
+                                             {"reason", s.imported->reason}}
+                                      : json(nullptr)},
+              {"op_id", s.op_id >= 0 ? json(s.op_id) : json(nullptr)},
+              {"op_input", s.op_id >= 0 ? json(s.op_input) : json(nullptr)},
+              {"predicted_cost_us", s.predicted_us},
+              {"plan_steps", s.plan_steps},
+              {"raw_plan_steps", s.raw_plan_steps},
+              {"skipped_merges", s.skipped_merges},
+              {"ranks_ok", s.ranks_ok},
+              {"ranks_failed", RankErrorsJson(s.ranks_failed)},
+              {"ranks_incomplete", s.ranks_incomplete},
+              {"min_ns", detail::OrNull(s.min_ns)},
+              {"max_ns", detail::OrNull(s.max_ns)},
+              {"max_rank", s.max_ns ? json(s.max_rank) : json(nullptr)},
+              {"collectives", colls},
+              {"layouts", layouts}};
+}
+
+json OpJson(const OpSummary& s) {
+  const Op& op = s.reference->op;
+  json inputs = json::array();
+  for (const OpInput& in : op.inputs) {
+    inputs.push_back({{"tensor", in.tensor},
+                      {"placements", in.placements},
+                      {"required", in.required},
+                      {"redistribute_id", in.redistribute_id}});
+  }
+  json outputs = json::array();
+  for (const OpOutput& o : op.outputs) {
+    outputs.push_back({{"tensor", o.tensor},
+                       {"requested", o.requested},
+                       {"placements", o.placements},
+                       {"global_shape", o.global_shape}});
+  }
+  json colls = json::array();
+  for (const CollectiveSummary& c : s.collectives) {
+    colls.push_back({{"kind", c.kind},
+                     {"mesh_dims", c.mesh_dims},
+                     {"calls", c.calls},
+                     {"bytes_sent", c.bytes_sent},
+                     {"bytes_recv", c.bytes_recv}});
+  }
+  bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
+  json differing = json::array();
+  for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});
+  return json{{"id", s.id},
+              {"step", op.step},
+              {"name", op.name},
+              {"args", op.args},
+              {"call", OpCallText(op)},
+              {"inputs", inputs},
+              {"outputs", outputs},
+              {"candidates", op.candidates.size()},
+              {"chosen", op.chosen},
+              {"chosen_cost_us",
+               has_chosen ? CostJson(op.candidates[static_cast<size_t>(op.chosen)].cost_us) : json(nullptr)},
+              {"rule", op.rule},
+              {"note", op.note},
+              {"redistributes", s.reference->redistribute_ids},
+              {"collectives", colls},
+              {"ranks", s.ranks},
+              {"ranks_missing", s.ranks_missing},
+              {"ranks_failed", RankErrorsJson(s.ranks_failed)},
+              {"ranks_differing", differing}};
+}
+
+}  // namespace
+
 json ShowJson(const Model& model) {
   json out;
   out["world"] = model.world;
@@ -320,108 +429,10 @@ json ShowJson(const Model& model) {
   }
   out["diagnostics"] = diags;
   json reds = json::array();
-  for (const RedistributeSummary& s : Summarize(model)) {
-    json colls = json::array();
-    for (const CollectiveSummary& c : s.collectives) {
-      colls.push_back({{"step", c.step},
-                       {"kind", c.kind},
-                       {"mesh_dims", c.mesh_dims},
-                       {"negotiated", c.negotiated},
-                       {"calls", c.calls},
-                       {"bytes_sent", c.bytes_sent},
-                       {"bytes_recv", c.bytes_recv}});
-    }
-    json layouts = json::array();
-    for (const RankLayout& l : s.layouts) {
-      layouts.push_back({{"rank", l.rank},
-                         {"local_shape_before", OptionalInts(l.shape_before)},
-                         {"global_offset_before", OptionalInts(l.offset_before)},
-                         {"local_shape_after", OptionalInts(l.shape_after)},
-                         {"global_offset_after", OptionalInts(l.offset_after)}});
-    }
-    json failed = json::array();
-    for (const auto& [rank, error] : s.ranks_failed) failed.push_back({{"rank", rank}, {"error", error}});
-    reds.push_back({{"id", s.id},
-                    {"tensor", s.tensor},
-                    {"dtype", s.dtype},
-                    {"global_shape", s.global_shape},
-                    {"src_placements", s.src_placements},
-                    {"dst_placements", s.dst_placements},
-                    {"planner", s.planner},
-                    {"planner_reason", s.planner_reason},
-                    {"notation", s.notation},
-                    {"imported", s.imported ? json{{"source", s.imported->source},
-                                                   {"line", s.imported->line},
-                                                   {"notation", s.imported->notation},
-                                                   {"verdict", s.imported->verdict},
-                                                   {"reason", s.imported->reason}}
-                                            : json(nullptr)},
-                    {"op_id", s.op_id >= 0 ? json(s.op_id) : json(nullptr)},
-                    {"op_input", s.op_id >= 0 ? json(s.op_input) : json(nullptr)},
-                    {"predicted_cost_us", s.predicted_us},
-                    {"plan_steps", s.plan_steps},
-                    {"raw_plan_steps", s.raw_plan_steps},
-                    {"skipped_merges", s.skipped_merges},
-                    {"ranks_ok", s.ranks_ok},
-                    {"ranks_failed", failed},
-                    {"ranks_incomplete", s.ranks_incomplete},
-                    {"min_ns", s.min_ns ? json(*s.min_ns) : json(nullptr)},
-                    {"max_ns", s.max_ns ? json(*s.max_ns) : json(nullptr)},
-                    {"max_rank", s.max_ns ? json(s.max_rank) : json(nullptr)},
-                    {"collectives", colls},
-                    {"layouts", layouts}});
-  }
+  for (const RedistributeSummary& s : Summarize(model)) reds.push_back(RedistributeJson(s));
   out["redistributes"] = reds;
   json ops = json::array();
-  for (const OpSummary& s : SummarizeOps(model)) {
-    const Op& op = s.reference->op;
-    json inputs = json::array();
-    for (const OpInput& in : op.inputs) {
-      inputs.push_back({{"tensor", in.tensor},
-                        {"placements", in.placements},
-                        {"required", in.required},
-                        {"redistribute_id", in.redistribute_id}});
-    }
-    json outputs = json::array();
-    for (const OpOutput& o : op.outputs) {
-      outputs.push_back({{"tensor", o.tensor},
-                         {"requested", o.requested},
-                         {"placements", o.placements},
-                         {"global_shape", o.global_shape}});
-    }
-    json colls = json::array();
-    for (const CollectiveSummary& c : s.collectives) {
-      colls.push_back({{"kind", c.kind},
-                       {"mesh_dims", c.mesh_dims},
-                       {"calls", c.calls},
-                       {"bytes_sent", c.bytes_sent},
-                       {"bytes_recv", c.bytes_recv}});
-    }
-    bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
-    json failed = json::array(), differing = json::array();
-    for (const auto& [rank, error] : s.ranks_failed) failed.push_back({{"rank", rank}, {"error", error}});
-    for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});
-    ops.push_back(
-        {{"id", s.id},
-         {"step", op.step},
-         {"name", op.name},
-         {"args", op.args},
-         {"call", OpCallText(op)},
-         {"inputs", inputs},
-         {"outputs", outputs},
-         {"candidates", op.candidates.size()},
-         {"chosen", op.chosen},
-         {"chosen_cost_us",
-          has_chosen ? CostJson(op.candidates[static_cast<size_t>(op.chosen)].cost_us) : json(nullptr)},
-         {"rule", op.rule},
-         {"note", op.note},
-         {"redistributes", s.reference->redistribute_ids},
-         {"collectives", colls},
-         {"ranks", s.ranks},
-         {"ranks_missing", s.ranks_missing},
-         {"ranks_failed", failed},
-         {"ranks_differing", differing}});
-  }
+  for (const OpSummary& s : SummarizeOps(model)) ops.push_back(OpJson(s));
   out["ops"] = ops;
   if (IsFlightRecorderModel(model)) out["flight"] = FlightJson(model);
   return out;

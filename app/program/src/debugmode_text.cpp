@@ -33,34 +33,13 @@ bool ParseInt64(std::string_view s, int64_t& out) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
-std::vector<std::string_view> SplitTopLevel(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  int depth = 0;
-  char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-      --depth;
-    } else if (c == sep && depth == 0) {
-      parts.push_back(Trim(text.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  std::string_view last = Trim(text.substr(start));
-  if (!last.empty() || !parts.empty()) parts.push_back(last);
-  return parts;
-}
+namespace {
 
-size_t FindTopLevel(std::string_view text, std::string_view needle) {
+// Walks `text` keeping track of quotes and bracket depth: calls at(i, depth) at every character
+// outside a quoted string, with the depth before that character, and returns the first i where
+// it answers true (npos if none).
+template <class At>
+size_t ScanTopLevel(std::string_view text, At&& at) {
   int depth = 0;
   char quote = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -69,7 +48,7 @@ size_t FindTopLevel(std::string_view text, std::string_view needle) {
       if (c == quote) quote = 0;
       continue;
     }
-    if (depth == 0 && text.substr(i, needle.size()) == needle) return i;
+    if (at(i, depth)) return i;
     if (c == '\'' || c == '"') {
       quote = c;
     } else if (c == '(' || c == '[' || c == '{') {
@@ -79,6 +58,28 @@ size_t FindTopLevel(std::string_view text, std::string_view needle) {
     }
   }
   return std::string_view::npos;
+}
+
+}  // namespace
+
+std::vector<std::string_view> SplitTopLevel(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  ScanTopLevel(text, [&](size_t i, int depth) {
+    if (depth == 0 && text[i] == sep) {
+      parts.push_back(Trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+    return false;
+  });
+  std::string_view last = Trim(text.substr(start));
+  if (!last.empty() || !parts.empty()) parts.push_back(last);
+  return parts;
+}
+
+size_t FindTopLevel(std::string_view text, std::string_view needle) {
+  return ScanTopLevel(
+      text, [&](size_t i, int depth) { return depth == 0 && text.substr(i, needle.size()) == needle; });
 }
 
 std::optional<Call> SplitCall(std::string_view text) {

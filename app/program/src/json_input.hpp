@@ -58,17 +58,17 @@ class JsonLocator {
   }
 
  private:
-  bool EnterMember(const std::string& key) {
+  // Steps into the object or list at pos_ (closed by `close`) and stops at the first entry for
+  // which at_entry(index) answers true (for an object it reads the key and the colon): true, or
+  // false with pos_ back where it was.
+  template <class AtEntry>
+  bool EnterEntry(char close, AtEntry&& at_entry) {
     size_t start = pos_;
     ++pos_;
-    while (true) {
+    for (size_t i = 0;; ++i) {
       SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] == '}') break;
-      std::string k = ReadString();
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ':') ++pos_;
-      SkipSpace();
-      if (k == key) return true;
+      if (pos_ >= text_.size() || text_[pos_] == close) break;
+      if (at_entry(i)) return true;
       SkipValue();
       SkipSpace();
       if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
@@ -77,19 +77,18 @@ class JsonLocator {
     return false;
   }
 
+  bool EnterMember(const std::string& key) {
+    return EnterEntry('}', [&](size_t) {
+      std::string k = ReadString();
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ':') ++pos_;
+      SkipSpace();
+      return k == key;
+    });
+  }
+
   bool EnterElement(size_t index) {
-    size_t start = pos_;
-    ++pos_;
-    for (size_t i = 0;; ++i) {
-      SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] == ']') break;
-      if (i == index) return true;
-      SkipValue();
-      SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
-    }
-    pos_ = start;
-    return false;
+    return EnterEntry(']', [&](size_t i) { return i == index; });
   }
 
   void SkipSpace() {

@@ -1,8 +1,11 @@
 #include "shardscope/program/scenario.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "json_input.hpp"
 #include "shardscope/engine/core/layout.hpp"
@@ -27,12 +30,9 @@ class ScenarioParser {
   Scenario Parse() {
     json root = detail::ParseJsonInput(text_, path_, /*check_duplicates=*/false);
     if (!root.is_object()) Fail({}, "a scenario must be a JSON object with mesh, tensors and steps");
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      static const char* kKnown[] = {"mesh",     "mesh_dim_names",   "flatten",     "tensors", "steps",
-                                     "chunking", "devices_per_host", "description", "name"};
-      bool known = false;
-      for (const char* k : kKnown) known = known || it.key() == k;
-      if (!known) Fail({it.key()}, "unknown field '" + it.key() + "'");
+    if (const std::string* key = UnknownKey(root, {"mesh", "mesh_dim_names", "flatten", "tensors", "steps",
+                                                   "chunking", "devices_per_host", "description", "name"})) {
+      Fail({*key}, "unknown field '" + *key + "'");
     }
     // nlohmann keeps the last of two equal keys: a tensor defined twice would silently run the
     // second definition, so duplicates are refused with both positions.
@@ -265,17 +265,11 @@ class ScenarioParser {
     std::vector<std::string> where{"tensors", name};
     CheckName(name, where);
     if (!t.is_object()) Fail(where, "expected an object with shape, dtype and placements");
-    for (auto it = t.begin(); it != t.end(); ++it) {
-      static const char* kKnown[] = {"shape",  "dtype",    "placements", "order",
-                                     "shapes", "chunking", "sizes",      "seed"};
-      bool known = false;
-      for (const char* k : kKnown) known = known || it.key() == k;
-      if (!known) {
-        auto w = where;
-        w.push_back(it.key());
-        Fail(w, "unknown field '" + it.key() +
-                    "' (expected shape, dtype, placements, order, shapes, chunking, sizes, seed)");
-      }
+    if (const std::string* key =
+            UnknownKey(t, {"shape", "dtype", "placements", "order", "shapes", "chunking", "sizes", "seed"})) {
+      Fail(Path(where, *key),
+           "unknown field '" + *key +
+               "' (expected shape, dtype, placements, order, shapes, chunking, sizes, seed)");
     }
     ScenarioTensor out;
     out.name = name;
@@ -327,12 +321,9 @@ class ScenarioParser {
       return w;
     };
     if (!s.is_object()) Fail(where, "expected {\"redistribute\": name, \"to\": [...]}");
-    for (auto it = s.begin(); it != s.end(); ++it) {
-      static const char* kKnown[] = {"redistribute", "to",       "order",    "sizes",
-                                     "planner",      "optimize", "backward", "allow_partial_target"};
-      bool known = false;
-      for (const char* k : kKnown) known = known || it.key() == k;
-      if (!known) Fail(at(it.key().c_str()), "unknown field '" + it.key() + "'");
+    if (const std::string* key = UnknownKey(s, {"redistribute", "to", "order", "sizes", "planner", "optimize",
+                                                "backward", "allow_partial_target"})) {
+      Fail(Path(where, *key), "unknown field '" + *key + "'");
     }
     ScenarioStep step;
     step.tensor = String(Require(s, where, "redistribute"), at("redistribute"));
@@ -382,6 +373,15 @@ class ScenarioParser {
       if (!s["optimize"].is_boolean()) Fail(Path(where, "optimize"), "expected true or false");
       options.optimize = s["optimize"].get<bool>();
     }
+  }
+
+  // The first key of the object `obj` that is not in `known` (the fields its schema names), or
+  // nullptr when there is none.
+  static const std::string* UnknownKey(const json& obj, std::initializer_list<std::string_view> known) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (std::find(known.begin(), known.end(), it.key()) == known.end()) return &it.key();
+    }
+    return nullptr;
   }
 
   static std::vector<std::string> Path(std::vector<std::string> where, const std::string& key) {

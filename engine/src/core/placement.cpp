@@ -7,6 +7,7 @@
 
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/names.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -33,21 +34,13 @@ bool ParseInt(std::string_view s, int64_t& out) {
 
 }  // namespace
 
-std::string_view ReduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kAvg:
-      return "avg";
-    case ReduceOp::kMin:
-      return "min";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kProduct:
-      return "product";
-  }
-  return "sum";
-}
+// "prod" is PyTorch's spelling, accepted when parsing.
+constexpr Named<ReduceOp> kReduceOps[] = {
+    {ReduceOp::kSum, "sum"}, {ReduceOp::kAvg, "avg"},         {ReduceOp::kMin, "min"},
+    {ReduceOp::kMax, "max"}, {ReduceOp::kProduct, "product"}, {ReduceOp::kProduct, "prod"},
+};
+
+std::string_view ReduceOpName(ReduceOp op) { return NameIn(kReduceOps, op, "sum"); }
 
 std::optional<ReduceOp> ParseReduceOp(std::string_view name) {
   name = Trim(name);
@@ -55,12 +48,7 @@ std::optional<ReduceOp> ParseReduceOp(std::string_view name) {
     name = name.substr(1, name.size() - 2);
   }
   if (name.rfind("reduce_op=", 0) == 0) return ParseReduceOp(name.substr(10));
-  if (name == "sum") return ReduceOp::kSum;
-  if (name == "avg") return ReduceOp::kAvg;
-  if (name == "min") return ReduceOp::kMin;
-  if (name == "max") return ReduceOp::kMax;
-  if (name == "product" || name == "prod") return ReduceOp::kProduct;
-  return std::nullopt;
+  return ParseIn(kReduceOps, name);
 }
 
 std::string Placement::ToString() const {

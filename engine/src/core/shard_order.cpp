@@ -139,23 +139,23 @@ std::string FormatShardOrderStr(const Placements& placements, const ShardOrder& 
   return s;
 }
 
-std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placements& placements,
-                                             std::string_view what) {
-  if (text.find_first_not_of(' ') == std::string_view::npos) return std::nullopt;
-  auto fail = [&](size_t column, const std::string& why) {
-    return InvalidInput(std::string(what) + ": shard order '" + std::string(text) + "' " + why +
-                        " at column " + std::to_string(column + 1) +
-                        " (expected PyTorch's notation, e.g. S(0)[1]S(0)[0]R)");
-  };
-  // Traces written before the notation stored "tensor_dim:mesh_dim,...": still readable.
-  if (text.find(':') != std::string_view::npos) {
-    ShardOrder legacy = ParseShardOrder(text, what);
-    ValidateShardOrder(legacy, placements, what);
-    return legacy;
-  }
-  // Tokens: R, P, P(op), S(d), _S(d, sf), each optionally followed by [k].
+namespace {
+
+// An error in PyTorch's shard order notation, at a column of `text`.
+Error NotationError(std::string_view text, std::string_view what, size_t column, const std::string& why) {
+  return InvalidInput(std::string(what) + ": shard order '" + std::string(text) + "' " + why + " at column " +
+                      std::to_string(column + 1) + " (expected PyTorch's notation, e.g. S(0)[1]S(0)[0]R)");
+}
+
+// The notation's tokens: a placement per mesh dim and its [k] position, if written.
+struct ShardOrderTokens {
+  Placements placements;
   std::vector<std::optional<int>> positions;
-  Placements parsed;
+};
+
+// Tokens: R, P, P(op), S(d), _S(d, sf), each optionally followed by [k].
+ShardOrderTokens TokenizeShardOrderStr(std::string_view text, std::string_view what) {
+  ShardOrderTokens tokens;
   size_t i = 0;
   while (i < text.size()) {
     const size_t start = i;
@@ -176,36 +176,42 @@ std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placem
       } else if (c == 'P') {
         ++i;
       } else {
-        throw fail(i, "has an unterminated placement");
+        throw NotationError(text, what, i, "has an unterminated placement");
       }
     } else {
-      throw fail(i, "has an unexpected '" + std::string(1, c) + "'");
+      throw NotationError(text, what, i, "has an unexpected '" + std::string(1, c) + "'");
     }
-    parsed.push_back(ParsePlacement(text.substr(start, i - start), what));
+    tokens.placements.push_back(ParsePlacement(text.substr(start, i - start), what));
     std::optional<int> pos;
     if (i < text.size() && text[i] == '[') {
       const size_t close = text.find(']', i);
       int k = 0;
       if (close == std::string_view::npos || !ParseNonNegative(text.substr(i + 1, close - i - 1), k)) {
-        throw fail(i, "has a bad position");
+        throw NotationError(text, what, i, "has a bad position");
       }
       pos = k;
       i = close + 1;
     }
-    positions.push_back(pos);
+    tokens.positions.push_back(pos);
   }
-  if (parsed.size() != placements.size()) {
-    throw fail(text.size() - 1, "has " + std::to_string(parsed.size()) + " placements but " +
-                                    std::to_string(placements.size()) + " were expected");
-  }
+  return tokens;
+}
+
+// The mesh dims sharding each tensor dim, in the order the positions give, checked against
+// `placements`.
+std::vector<std::vector<int>> OrderListsOf(std::string_view text, std::string_view what,
+                                           const Placements& placements, const Placements& parsed,
+                                           const std::vector<std::optional<int>>& positions) {
   std::vector<std::vector<int>> lists;
   for (size_t md = 0; md < placements.size(); ++md) {
     if (!(parsed[md] == placements[md])) {
-      throw fail(0, "names " + parsed[md].ToString() + " on mesh dim " + std::to_string(md) +
-                        " where the placements have " + placements[md].ToString());
+      throw NotationError(text, what, 0,
+                          "names " + parsed[md].ToString() + " on mesh dim " + std::to_string(md) +
+                              " where the placements have " + placements[md].ToString());
     }
     if (!placements[md].IsShardLike()) continue;
-    if (placements[md].dim < 0) throw fail(0, "needs non-negative shard dims (normalize them first)");
+    if (placements[md].dim < 0)
+      throw NotationError(text, what, 0, "needs non-negative shard dims (normalize them first)");
     const auto td = static_cast<size_t>(placements[md].dim);
     if (td >= lists.size()) lists.resize(td + 1);
     lists[td].push_back(static_cast<int>(md));
@@ -216,15 +222,36 @@ std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placem
     for (int md : list) {
       const auto& pos = positions[static_cast<size_t>(md)];
       if (!pos || *pos >= static_cast<int>(list.size()) || ordered[static_cast<size_t>(*pos)] != -1) {
-        throw fail(0, "gives mesh dim " + std::to_string(md) + " no valid position among the " +
-                          std::to_string(list.size()) + " mesh dims sharding tensor dim " +
-                          std::to_string(placements[static_cast<size_t>(md)].dim));
+        throw NotationError(text, what, 0,
+                            "gives mesh dim " + std::to_string(md) + " no valid position among the " +
+                                std::to_string(list.size()) + " mesh dims sharding tensor dim " +
+                                std::to_string(placements[static_cast<size_t>(md)].dim));
       }
       ordered[static_cast<size_t>(*pos)] = md;
     }
     list = std::move(ordered);
   }
-  return ListsToOrder(lists);
+  return lists;
+}
+
+}  // namespace
+
+std::optional<ShardOrder> ParseShardOrderStr(std::string_view text, const Placements& placements,
+                                             std::string_view what) {
+  if (text.find_first_not_of(' ') == std::string_view::npos) return std::nullopt;
+  // Traces written before the notation stored "tensor_dim:mesh_dim,...": still readable.
+  if (text.find(':') != std::string_view::npos) {
+    ShardOrder legacy = ParseShardOrder(text, what);
+    ValidateShardOrder(legacy, placements, what);
+    return legacy;
+  }
+  const ShardOrderTokens tokens = TokenizeShardOrderStr(text, what);
+  if (tokens.placements.size() != placements.size()) {
+    throw NotationError(text, what, text.size() - 1,
+                        "has " + std::to_string(tokens.placements.size()) + " placements but " +
+                            std::to_string(placements.size()) + " were expected");
+  }
+  return ListsToOrder(OrderListsOf(text, what, placements, tokens.placements, tokens.positions));
 }
 
 std::vector<std::vector<int>> OrderToLists(const ShardOrder& order, int tensor_ndim) {

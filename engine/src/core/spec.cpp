@@ -5,55 +5,45 @@
 #include <set>
 
 #include "shardscope/error.hpp"
+#include "shardscope/names.hpp"
 #include "shardscope/text.hpp"
 
 namespace shardscope::engine {
 
-std::string_view DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF64:
-      return "f64";
-    case DType::kF16:
-      return "f16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kI32:
-      return "i32";
-    case DType::kI64:
-      return "i64";
-  }
-  return "f32";
-}
+namespace {
+
+struct DTypeInfo {
+  DType value;
+  std::string_view name;
+  int size;
+};
+
+constexpr DTypeInfo kDTypes[] = {
+    {DType::kF32, "f32", 4},   {DType::kF64, "f64", 8}, {DType::kF16, "f16", 2},
+    {DType::kBF16, "bf16", 2}, {DType::kI32, "i32", 4}, {DType::kI64, "i64", 8},
+};
+
+// The other names a file may write (PyTorch's and C's).
+constexpr Named<DType> kDTypeAliases[] = {
+    {DType::kF32, "float32"}, {DType::kF32, "float"}, {DType::kF64, "float64"},   {DType::kF64, "double"},
+    {DType::kF16, "float16"}, {DType::kF16, "half"},  {DType::kBF16, "bfloat16"}, {DType::kI32, "int32"},
+    {DType::kI32, "int"},     {DType::kI64, "int64"}, {DType::kI64, "long"},
+};
+
+}  // namespace
+
+std::string_view DTypeName(DType dtype) { return NameIn(kDTypes, dtype, "f32"); }
 
 int DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return 4;
-    case DType::kF64:
-      return 8;
-    case DType::kF16:
-      return 2;
-    case DType::kBF16:
-      return 2;
-    case DType::kI32:
-      return 4;
-    case DType::kI64:
-      return 8;
-  }
-  return 4;
+  const DTypeInfo* info = EntryIn(kDTypes, dtype);
+  return info ? info->size : 4;
 }
 
 bool IsFloating(DType dtype) { return dtype != DType::kI32 && dtype != DType::kI64; }
 
 DType ParseDType(std::string_view text, std::string_view what) {
-  if (text == "f32" || text == "float32" || text == "float") return DType::kF32;
-  if (text == "f64" || text == "float64" || text == "double") return DType::kF64;
-  if (text == "f16" || text == "float16" || text == "half") return DType::kF16;
-  if (text == "bf16" || text == "bfloat16") return DType::kBF16;
-  if (text == "i32" || text == "int32" || text == "int") return DType::kI32;
-  if (text == "i64" || text == "int64" || text == "long") return DType::kI64;
+  if (std::optional<DType> dtype = ParseIn(kDTypes, text)) return *dtype;
+  if (std::optional<DType> dtype = ParseIn(kDTypeAliases, text)) return *dtype;
   throw InvalidInput(std::string(what) + ": unknown dtype '" + std::string(text) +
                      "' (expected f32, f64, f16, bf16, i32 or i64)");
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "comm/view_ops.hpp"
+#include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/events.hpp"
@@ -14,7 +15,10 @@
 namespace shardscope::engine {
 namespace {
 
-std::vector<int64_t> ToInt64(const std::vector<int>& dims) { return {dims.begin(), dims.end()}; }
+using detail::DescribeTransform;
+using detail::EmitRedistributeBegin;
+using detail::EmitRedistributeEnd;
+using detail::ToInt64;
 
 std::string DimsText(const std::vector<int>& dims) {
   std::string out;
@@ -68,31 +72,6 @@ void PartitionValue(LocalTensor& t, ReduceOp op, int64_t index, int64_t n) {
       std::fill(data, data + t.numel(), ArithOf<T>::Store(A{1}));
     }
   });
-}
-
-// The fields a transform shows in every trace record of it (plan steps, step begins).
-template <class Record>
-void DescribeTransform(const Transform& t, Record& r) {
-  r.mesh_dims = ToInt64(t.mesh_dims);
-  r.src = t.src.ToString();
-  r.dst = t.dst.ToString();
-  r.comm = std::string(CommKindName(t.comm));
-  r.logical_shape = t.logical_shape;
-}
-
-trace::PlanStep ToTraceStep(const Transform& t) {
-  trace::PlanStep s;
-  DescribeTransform(t, s);
-  s.flattened = t.flattened;
-  s.avg_scale = static_cast<double>(t.avg_scale);
-  s.cost_us = t.cost_us;
-  return s;
-}
-
-std::vector<std::string> PlacementStrings(const Placements& placements) {
-  std::vector<std::string> out;
-  for (const Placement& p : placements) out.push_back(p.ToString());
-  return out;
 }
 
 // What Executor::Run derives from (src, dst, plan, rank) alone: the layouts of every group member
@@ -365,101 +344,135 @@ class Executor {
                                group.ranks.begin());
   }
 
+  // One step as its paths see it: the transform, its geometry, this rank's member index and the
+  // output every path writes in full (require_full checks it, so it is not zero filled).
+  struct StepRun {
+    int64_t k;
+    const Transform& t;
+    const StepGeometry& geometry;
+    const LocalTensor& cur;
+    size_t me;
+    size_t n;
+    LocalTensor out;
+  };
+
+  [[noreturn]] void StepFail(const StepRun& s, const std::string& what) const {
+    throw InternalError(StepWhere(s.k, s.t) + ": " + what);
+  }
+
+  void RequireFull(const StepRun& s, int64_t got, int64_t want, int64_t who) const {
+    if (got != want) {
+      StepFail(s, "rank " + std::to_string(who) + " needs " + std::to_string(want) +
+                      " elements but the group holds " + std::to_string(got) + " of them");
+    }
+  }
+
   LocalTensor Step(int64_t k, const Transform& t, const StepGeometry& geometry, const LocalTensor& cur,
                    bool shapes_current) {
-    const Group& group = geometry.group;
-    const std::vector<RankLayout>& before = geometry.before;
-    const std::vector<RankLayout>& after = geometry.after;
-    const StepPairs& pairs = geometry.pairs;
-    const size_t n = group.ranks.size();
-    const size_t me = MemberIndex(group);
-    const RankLayout& b_me = before[me];
-    const RankLayout& a_me = after[me];
-    // Every path below writes all of `out` (require_full checks it), so no zero fill.
-    LocalTensor out = LocalTensor::Uninitialized(a_me.local_shape, cur.dtype());
-    auto fail = [&](const std::string& what) { throw InternalError(StepWhere(k, t) + ": " + what); };
-    auto require_full = [&](int64_t got, int64_t want, int64_t who) {
-      if (got != want) {
-        fail("rank " + std::to_string(who) + " needs " + std::to_string(want) +
-             " elements but the group holds " + std::to_string(got) + " of them");
-      }
-    };
+    const size_t me = MemberIndex(geometry.group);
+    StepRun s{k,
+              t,
+              geometry,
+              cur,
+              me,
+              geometry.group.ranks.size(),
+              LocalTensor::Uninitialized(geometry.after[me].local_shape, cur.dtype())};
+    if (t.src.IsPartial()) return StepFromPartial(s);
+    if (t.src.IsReplicate()) return StepFromReplicate(s);
+    return StepFromShard(s, shapes_current);
+  }
 
-    if (t.src.IsPartial()) {
-      if (t.dst.IsPartial()) {
-        throw Unsupported(StepWhere(k, t) +
-                          ": redistributing from one partial type to another is unsupported");
-      }
-      Reduction reduction{t.src.op, std::max<int64_t>(1, t.avg_scale)};
-      if (t.dst.IsReplicate()) {
-        if (a_me.local_shape != b_me.local_shape) fail("all_reduce changes the local shape");
-        Record(k, group, comm_->AllReduce(group, reduction, ViewOf(cur), MutableViewOf(out)), false);
-        return out;
-      }
-      std::vector<SendView> send;
-      for (size_t j = 0; j < n; ++j) {
-        const PairBoxes& p = pairs.send[j];
-        require_full(p.count, NumElements(after[j].local_shape), group.ranks[j]);
-        send.push_back(ViewOf(cur, p.holder));
-      }
-      Record(
-          k, group,
-          comm_->ReduceScatterV(group, reduction, std::move(send), MutableViewOf(out, pairs.send[me].other)),
-          false);
-      return out;
-    }
-
-    if (t.src.IsReplicate()) {
-      if (t.dst.IsPartial()) {
-        out = cur;
-        PartitionValue(out, t.dst.op, static_cast<int64_t>(me), static_cast<int64_t>(n));
-        return out;
-      }
-      const PairBoxes& p = pairs.send[me];
-      require_full(p.count, out.numel(), rank_);
-      detail::CopyView(ViewOf(cur, p.holder), MutableViewOf(out, p.other));
-      return out;
-    }
-
-    // Shard-like source: group members hold disjoint pieces; each receiver takes from every member
-    // exactly the intersection of that member's piece with its own target piece.
+  // P -> R (all_reduce) or P -> S (reduce_scatter).
+  LocalTensor StepFromPartial(StepRun& s) {
+    const Transform& t = s.t;
+    const Group& group = s.geometry.group;
     if (t.dst.IsPartial()) {
-      throw Unsupported(StepWhere(k, t) + ": redistribute from " + t.src.ToString() + " to " +
+      throw Unsupported(StepWhere(s.k, t) +
+                        ": redistributing from one partial type to another is unsupported");
+    }
+    Reduction reduction{t.src.op, std::max<int64_t>(1, t.avg_scale)};
+    if (t.dst.IsReplicate()) {
+      if (s.geometry.after[s.me].local_shape != s.geometry.before[s.me].local_shape)
+        StepFail(s, "all_reduce changes the local shape");
+      Record(s.k, group, comm_->AllReduce(group, reduction, ViewOf(s.cur), MutableViewOf(s.out)), false);
+      return std::move(s.out);
+    }
+    const StepPairs& pairs = s.geometry.pairs;
+    std::vector<SendView> send;
+    for (size_t j = 0; j < s.n; ++j) {
+      const PairBoxes& p = pairs.send[j];
+      RequireFull(s, p.count, NumElements(s.geometry.after[j].local_shape), group.ranks[j]);
+      send.push_back(ViewOf(s.cur, p.holder));
+    }
+    Record(s.k, group,
+           comm_->ReduceScatterV(group, reduction, std::move(send),
+                                 MutableViewOf(s.out, pairs.send[s.me].other)),
+           false);
+    return std::move(s.out);
+  }
+
+  // R -> P (partition the value) or R -> S (a local chunk); no communication.
+  LocalTensor StepFromReplicate(StepRun& s) {
+    if (s.t.dst.IsPartial()) {
+      s.out = s.cur;
+      PartitionValue(s.out, s.t.dst.op, static_cast<int64_t>(s.me), static_cast<int64_t>(s.n));
+      return std::move(s.out);
+    }
+    const PairBoxes& p = s.geometry.pairs.send[s.me];
+    RequireFull(s, p.count, s.out.numel(), rank_);
+    detail::CopyView(ViewOf(s.cur, p.holder), MutableViewOf(s.out, p.other));
+    return std::move(s.out);
+  }
+
+  // Shard-like source: group members hold disjoint pieces; each receiver takes from every member
+  // exactly the intersection of that member's piece with its own target piece (all_gather to R,
+  // all_to_all to another shard).
+  LocalTensor StepFromShard(StepRun& s, bool shapes_current) {
+    const Transform& t = s.t;
+    const Group& group = s.geometry.group;
+    const StepPairs& pairs = s.geometry.pairs;
+    if (t.dst.IsPartial()) {
+      throw Unsupported(StepWhere(s.k, t) + ": redistribute from " + t.src.ToString() + " to " +
                         t.dst.ToString() + " not supported yet");
     }
     std::vector<RecvView> recv;
     int64_t received = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < s.n; ++i) {
       const PairBoxes& p = pairs.recv[i];
       received += p.count;
-      recv.push_back(MutableViewOf(out, p.other));
+      recv.push_back(MutableViewOf(s.out, p.other));
     }
-    require_full(received, out.numel(), rank_);
+    RequireFull(s, received, s.out.numel(), rank_);
     if (t.dst.IsReplicate()) {
-      for (size_t i = 0; i < n; ++i)
-        require_full(recv[i].Count(), NumElements(before[i].local_shape), group.ranks[i]);
-      Record(k, group, comm_->AllGatherV(group, ViewOf(cur), std::move(recv)), false);
-      return out;
+      for (size_t i = 0; i < s.n; ++i)
+        RequireFull(s, recv[i].Count(), NumElements(s.geometry.before[i].local_shape), group.ranks[i]);
+      Record(s.k, group, comm_->AllGatherV(group, ViewOf(s.cur), std::move(recv)), false);
+      return std::move(s.out);
     }
     std::vector<SendView> send;
-    for (size_t j = 0; j < n; ++j) send.push_back(ViewOf(cur, pairs.send[j].holder));
-    if (!shapes_current) {
-      // Negotiated receive shapes (ShardTensor's fallback): one small all_to_all of per-dim
-      // extents before the data. The layouts must agree with what peers announce.
-      std::vector<std::vector<int64_t>> announce;
-      for (const SendView& s : send) announce.push_back(DimSizes(s.boxes[0]));
-      CollectiveStats stats;
-      std::vector<std::vector<int64_t>> got = comm_->ExchangeShapes(group, std::move(announce), &stats);
-      Record(k, group, stats, true);
-      for (size_t i = 0; i < n; ++i) {
-        if (got[i] != DimSizes(recv[i].boxes[0])) {
-          fail("rank " + std::to_string(group.ranks[i]) + " announces a chunk of " + FormatShape(got[i]) +
-               " but the layout expects " + FormatShape(DimSizes(recv[i].boxes[0])));
-        }
+    for (size_t j = 0; j < s.n; ++j) send.push_back(ViewOf(s.cur, pairs.send[j].holder));
+    if (!shapes_current) NegotiateShapes(s, send, recv);
+    Record(s.k, group, comm_->AllToAllV(group, std::move(send), std::move(recv)), false);
+    return std::move(s.out);
+  }
+
+  // Negotiated receive shapes (ShardTensor's fallback): one small all_to_all of per-dim extents
+  // before the data. The layouts must agree with what peers announce.
+  void NegotiateShapes(const StepRun& s, const std::vector<SendView>& send,
+                       const std::vector<RecvView>& recv) {
+    const Group& group = s.geometry.group;
+    std::vector<std::vector<int64_t>> announce;
+    for (const SendView& v : send) announce.push_back(DimSizes(v.boxes[0]));
+    CollectiveStats stats;
+    std::vector<std::vector<int64_t>> got = comm_->ExchangeShapes(group, std::move(announce), &stats);
+    Record(s.k, group, stats, true);
+    for (size_t i = 0; i < s.n; ++i) {
+      if (got[i] != DimSizes(recv[i].boxes[0])) {
+        StepFail(s, "rank " + std::to_string(group.ranks[i]) + " announces a chunk of " +
+                        FormatShape(got[i]) + " but the layout expects " +
+                        FormatShape(DimSizes(recv[i].boxes[0])));
       }
     }
-    Record(k, group, comm_->AllToAllV(group, std::move(send), std::move(recv)), false);
-    return out;
   }
 
   void EmitStepBegin(int64_t k, const Transform& t, const RankLayout& mine) {
@@ -493,85 +506,6 @@ class Executor {
   std::map<int, int64_t> first_touch_;
   std::map<int, int64_t> last_touch_;
 };
-
-void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src, const TensorSpec& dst,
-                           const Plan& plan) {
-  trace::RedistributeBegin e;
-  e.id = options.trace_id;
-  e.tensor = options.tensor_name;
-  e.global_shape = src.shape;
-  e.dtype = std::string(DTypeName(src.dtype));
-  e.src_placements = PlacementStrings(src.placements);
-  e.dst_placements = PlacementStrings(dst.placements);
-  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
-  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
-  e.planner = std::string(PlannerName(plan.planner));
-  e.planner_reason = plan.planner_reason;
-  e.notation = plan.notation;
-  e.notation_unoptimized = plan.notation_unoptimized;
-  for (const Transform& t : plan.raw) e.raw_plan.push_back(ToTraceStep(t));
-  for (const Transform& t : plan.optimized) e.optimized_plan.push_back(ToTraceStep(t));
-  for (const SkippedMerge& s : plan.skipped_merges) {
-    e.skipped_merges.push_back({ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
-  }
-  e.cost_us = plan.cost_us;
-  e.t_ns = trace::NowNs();
-  e.op_id = options.op_id;
-  e.op_input = options.op_id >= 0 ? options.op_input : -1;
-  options.trace->Emit(e);
-}
-
-void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
-                         const LocalTensor& in, const LocalTensor* out) {
-  trace::RedistributeEnd e;
-  e.id = options.trace_id;
-  e.t_ns = trace::NowNs();
-  e.ok = ok;
-  e.error = error;
-  if (options.checksums) {
-    e.checksum_before = Checksum(in);
-    if (out != nullptr) e.checksum_after = Checksum(*out);
-  }
-  options.trace->Emit(e);
-}
-
-// The global flat index of every element of a layout, in local storage order.
-template <class Fn>
-void ForEachGlobalIndex(const RankLayout& layout, const Shape& global_shape, Fn&& fn) {
-  const size_t nd = layout.indices.size();
-  Shape strides = RowMajorStrides(global_shape);
-  std::vector<std::vector<int64_t>> positions(nd);
-  for (size_t d = 0; d < nd; ++d) {
-    for (const Interval& iv : layout.indices[d]) {
-      for (int64_t x = iv.begin; x < iv.end; ++x) positions[d].push_back(x * strides[d]);
-    }
-    if (positions[d].empty()) return;
-  }
-  std::vector<size_t> at(nd, 0);
-  int64_t local = 0;
-  while (true) {
-    int64_t g = 0;
-    for (size_t d = 0; d < nd; ++d) g += positions[d][at[d]];
-    fn(local++, g);
-    size_t d = nd;
-    while (d > 0) {
-      --d;
-      if (++at[d] < positions[d].size()) break;
-      at[d] = 0;
-      if (d == 0) return;
-    }
-    if (nd == 0) return;
-  }
-}
-
-void CheckSpec(const TensorSpec& spec, const Shape& shape, DType dtype, const std::string& what) {
-  if (shape != spec.shape || dtype != spec.dtype) {
-    throw InvalidInput(what + ": tensor is " + FormatShape(shape) + " " + std::string(DTypeName(dtype)) +
-                       " but the spec says " + FormatShape(spec.shape) + " " +
-                       std::string(DTypeName(spec.dtype)));
-  }
-}
 
 }  // namespace
 
@@ -620,112 +554,6 @@ std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, co
   } catch (const Error& e) {
     return e.what();
   }
-}
-
-LocalTensor Distribute(const LocalTensor& global, const TensorSpec& spec, int64_t rank) {
-  CheckSpec(spec, global.shape(), global.dtype(), "distribute");
-  RankLayout layout = ComputeRankLayout(spec, rank);
-  LocalTensor out(layout.local_shape, global.dtype());
-  if (out.numel() == 0) return out;
-  detail::CopyView(ViewOf(global, Box{layout.indices}), MutableViewOf(out));
-  for (int md = 0; md < spec.mesh.ndim(); ++md) {
-    const Placement& p = spec.placements[static_cast<size_t>(md)];
-    if (!p.IsPartial()) continue;
-    const int64_t c = layout.coord[static_cast<size_t>(md)];
-    const int64_t n = spec.mesh.size(md);
-    DispatchDType(out.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      using A = typename ArithOf<T>::type;
-      T* data = reinterpret_cast<T*>(out.data());
-      ForEachGlobalIndex(layout, spec.shape, [&](int64_t i, int64_t g) {
-        A x = ArithOf<T>::Load(data[i]);
-        // (g + k*k) mod 3 rather than (g + k): with 4 ranks the latter's pieces cancel out
-        // (residues 0,1,2 each once), leaving coordinate 0 holding x and hiding a missed sum.
-        auto piece = [&](int64_t k) { return static_cast<A>((g + k * k) % 3 - 1); };
-        A v = x;
-        switch (p.op) {
-          case ReduceOp::kSum:
-            if (c > 0) {
-              v = piece(c);
-            } else {
-              for (int64_t k = 1; k < n; ++k) v = static_cast<A>(v - piece(k));
-            }
-            break;
-          case ReduceOp::kAvg:
-            break;
-          case ReduceOp::kMin:
-            v = static_cast<A>(x + static_cast<A>(c));
-            break;
-          case ReduceOp::kMax:
-            v = static_cast<A>(x - static_cast<A>(c));
-            break;
-          case ReduceOp::kProduct:
-            v = c == 0 ? x : A{1};
-            break;
-        }
-        data[i] = ArithOf<T>::Store(v);
-      });
-    });
-  }
-  return out;
-}
-
-LocalTensor FullTensor(const std::vector<LocalTensor>& shards, const TensorSpec& spec) {
-  const Mesh& mesh = spec.mesh;
-  if (static_cast<int64_t>(shards.size()) != mesh.size()) {
-    throw InvalidInput("full_tensor: got " + std::to_string(shards.size()) + " shards for a mesh of " +
-                       std::to_string(mesh.size()) + " ranks");
-  }
-  std::vector<RankLayout> layouts = ComputeLayouts(spec);
-  for (int64_t r = 0; r < mesh.size(); ++r) {
-    const LocalTensor& s = shards[static_cast<size_t>(r)];
-    if (s.shape() != layouts[static_cast<size_t>(r)].local_shape || s.dtype() != spec.dtype) {
-      throw InvalidInput("full_tensor: rank " + std::to_string(r) + "'s shard is " + FormatShape(s.shape()) +
-                         " " + std::string(DTypeName(s.dtype())) + " but the spec gives it " +
-                         FormatShape(layouts[static_cast<size_t>(r)].local_shape) + " " +
-                         std::string(DTypeName(spec.dtype)));
-    }
-  }
-  std::vector<int> partial_dims;
-  ReduceOp op = ReduceOp::kSum;
-  int64_t divisor = 1;
-  bool any_sum = false;
-  for (int md = 0; md < mesh.ndim(); ++md) {
-    const Placement& p = spec.placements[static_cast<size_t>(md)];
-    if (!p.IsPartial()) continue;
-    partial_dims.push_back(md);
-    if (p.op == ReduceOp::kAvg) {
-      divisor *= mesh.size(md);
-    } else {
-      op = p.op;
-      any_sum = any_sum || p.op == ReduceOp::kSum;
-    }
-  }
-  // Mixed sum+avg (the only mix MakeSpec allows) and pure avg both reduce as a sum over the whole
-  // Partial group divided by the avg dims' sizes; sum and avg are linear, so nesting order is moot.
-  if (divisor > 1 && op != ReduceOp::kSum)
-    throw InternalError("full_tensor: avg mixed with " + std::string(ReduceOpName(op)));
-  LocalTensor out(spec.shape, spec.dtype);
-  for (int64_t r = 0; r < mesh.size(); ++r) {
-    const RankLayout& layout = layouts[static_cast<size_t>(r)];
-    bool representative = true;
-    for (int md = 0; md < mesh.ndim(); ++md) {
-      if (!spec.placements[static_cast<size_t>(md)].IsShardLike() &&
-          layout.coord[static_cast<size_t>(md)] != 0) {
-        representative = false;
-      }
-    }
-    if (!representative || NumElements(layout.local_shape) == 0) continue;
-    RecvView target = MutableViewOf(out, Box{layout.indices});
-    if (partial_dims.empty()) {
-      detail::CopyView(ViewOf(shards[static_cast<size_t>(r)]), target);
-      continue;
-    }
-    detail::Accumulator acc(spec.dtype, op, NumElements(layout.local_shape));
-    for (int64_t member : mesh.Group(r, partial_dims)) acc.Add(ViewOf(shards[static_cast<size_t>(member)]));
-    acc.Store(target, divisor);
-  }
-  return out;
 }
 
 }  // namespace shardscope::engine

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -10,12 +11,11 @@
 namespace shardscope::engine {
 namespace {
 
+using detail::PlacementStrings;
+
+// No placements (an absent input or unrequested output): an empty list.
 std::vector<std::string> PlacementStrings(const std::optional<Placements>& placements) {
-  std::vector<std::string> out;
-  if (placements) {
-    for (const Placement& p : *placements) out.push_back(p.ToString());
-  }
-  return out;
+  return placements ? detail::PlacementStrings(*placements) : std::vector<std::string>{};
 }
 
 // The single interval a plain (non-strided) shard holds along `dim`.
@@ -141,11 +141,13 @@ std::vector<std::optional<LocalTensor>> ComputeOpGlobal(const OpCall& call,
   return ComputeOp(call, inputs);
 }
 
-std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t rank, const OpCall& call,
-                                                  const OpDecision& decision,
-                                                  const std::vector<const TensorSpec*>& input_specs,
-                                                  const std::vector<const LocalTensor*>& inputs,
-                                                  const OpExecuteOptions& options) {
+namespace {
+
+// The op's trace event before it runs: the call, every candidate strategy, the choice and the
+// inputs as given and as required.
+trace::Op OpEvent(const OpCall& call, const OpDecision& decision,
+                  const std::vector<const TensorSpec*>& input_specs, size_t num_inputs,
+                  const OpExecuteOptions& options) {
   trace::Op event;
   event.id = options.op_id;
   event.step = options.step;
@@ -163,83 +165,110 @@ std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t ra
   event.chosen = static_cast<int64_t>(decision.chosen);
   event.rule = decision.rule;
   event.note = decision.note;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < num_inputs; ++i) {
     trace::OpInput in;
     in.tensor = i < call.inputs.size() ? call.inputs[i] : "";
     if (input_specs[i]) in.placements = PlacementStrings(input_specs[i]->placements);
     in.required = PlacementStrings(chosen.inputs[i]);
     event.inputs.push_back(std::move(in));
   }
-  try {
-    // 1. Implicit redistributes of inputs whose placements differ from the chosen strategy's.
-    std::vector<LocalTensor> moved(inputs.size());
-    std::vector<const LocalTensor*> ready = inputs;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!input_specs[i] || !decision.inputs[i]) continue;
-      const TensorSpec& src = *input_specs[i];
-      const TensorSpec& dst = *decision.inputs[i];
-      if (src.placements == dst.placements) continue;
-      // An op's strategy may ask for a Partial input: PyTorch runs that through its internal
-      // redistribute, which the public API's Partial-target guard does not cover.
-      PlanOptions plan_options = options.plan_options;
-      plan_options.internal_partial_target = true;
-      std::shared_ptr<const Plan> plan =
-          options.cache ? options.cache->Get(src, dst, rank, plan_options)
-                        : std::make_shared<const Plan>(MakePlan(src, dst, rank, plan_options));
-      ExecuteOptions exec;
-      exec.shapes = options.shapes;
-      exec.trace = options.trace;
-      exec.trace_id = options.next_redistribute_id ? (*options.next_redistribute_id)++ : 0;
-      exec.tensor_name = event.inputs[i].tensor;
-      exec.checksums = options.checksums;
-      exec.collectives = options.collectives;
-      exec.op_id = options.op_id;
-      exec.op_input = static_cast<int64_t>(i);
-      event.inputs[i].redistribute_id = exec.trace_id;
-      moved[i] = Redistribute(comm, rank, *inputs[i], src, dst, *plan, exec);
-      ready[i] = &moved[i];
-    }
-    // 2. The local kernel (conv first fetches its halo).
-    std::vector<std::optional<LocalTensor>> outputs;
-    if (call.kind == OpKind::kConv) {
-      if (decision.halo_mesh_dims.empty()) {
-        outputs.push_back(ConvGlobal(call, *ready[0]));  // the whole conv dim is local
-      } else {
-        LocalTensor padded =
-            HaloExchange(comm, rank, call, decision, *decision.inputs[0], *ready[0], options);
-        const int64_t dim = call.dim < 0 ? call.dim + padded.ndim() : call.dim;
-        if (padded.shape()[static_cast<size_t>(dim)] == 0) {  // an empty shard
-          outputs.push_back(
-              LocalTensor(ComputeRankLayout(*decision.outputs[0], rank).local_shape, padded.dtype()));
-        } else {
-          outputs = ComputeOp(call, {&padded});
-        }
+  return event;
+}
+
+// Implicit redistributes of inputs whose placements differ from the chosen strategy's: the
+// inputs the kernel reads (redistributed ones held in `moved`); records each redistribute's id
+// on its event input.
+std::vector<const LocalTensor*> RedistributeInputs(Communicator& comm, int64_t rank,
+                                                   const OpDecision& decision,
+                                                   const std::vector<const TensorSpec*>& input_specs,
+                                                   const std::vector<const LocalTensor*>& inputs,
+                                                   const OpExecuteOptions& options, trace::Op& event,
+                                                   std::vector<LocalTensor>& moved) {
+  std::vector<const LocalTensor*> ready = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!input_specs[i] || !decision.inputs[i]) continue;
+    const TensorSpec& src = *input_specs[i];
+    const TensorSpec& dst = *decision.inputs[i];
+    if (src.placements == dst.placements) continue;
+    // An op's strategy may ask for a Partial input: PyTorch runs that through its internal
+    // redistribute, which the public API's Partial-target guard does not cover.
+    PlanOptions plan_options = options.plan_options;
+    plan_options.internal_partial_target = true;
+    std::shared_ptr<const Plan> plan =
+        options.cache ? options.cache->Get(src, dst, rank, plan_options)
+                      : std::make_shared<const Plan>(MakePlan(src, dst, rank, plan_options));
+    ExecuteOptions exec;
+    exec.shapes = options.shapes;
+    exec.trace = options.trace;
+    exec.trace_id = options.next_redistribute_id ? (*options.next_redistribute_id)++ : 0;
+    exec.tensor_name = event.inputs[i].tensor;
+    exec.checksums = options.checksums;
+    exec.collectives = options.collectives;
+    exec.op_id = options.op_id;
+    exec.op_input = static_cast<int64_t>(i);
+    event.inputs[i].redistribute_id = exec.trace_id;
+    moved[i] = Redistribute(comm, rank, *inputs[i], src, dst, *plan, exec);
+    ready[i] = &moved[i];
+  }
+  return ready;
+}
+
+// The local kernel on the ready inputs (conv first fetches its halo).
+std::vector<std::optional<LocalTensor>> RunKernel(Communicator& comm, int64_t rank, const OpCall& call,
+                                                  const OpDecision& decision,
+                                                  const std::vector<const LocalTensor*>& ready,
+                                                  const OpExecuteOptions& options) {
+  if (call.kind != OpKind::kConv) return ComputeOp(call, ready, decision.mean_divisor);
+  if (decision.halo_mesh_dims.empty()) return {ConvGlobal(call, *ready[0])};  // the whole conv dim is local
+  LocalTensor padded = HaloExchange(comm, rank, call, decision, *decision.inputs[0], *ready[0], options);
+  const int64_t dim = call.dim < 0 ? call.dim + padded.ndim() : call.dim;
+  if (padded.shape()[static_cast<size_t>(dim)] == 0) {  // an empty shard
+    return {LocalTensor(ComputeRankLayout(*decision.outputs[0], rank).local_shape, padded.dtype())};
+  }
+  return ComputeOp(call, {&padded});
+}
+
+// The kernel's shapes must be the layouts the decision promised; unrequested outputs are
+// dropped. Adds the outputs to the event.
+void CheckOutputs(int64_t rank, const OpCall& call, const OpDecision& decision,
+                  std::vector<std::optional<LocalTensor>>& outputs, trace::Op& event) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    trace::OpOutput out;
+    out.tensor = o < call.outputs.size() ? call.outputs[o] : "";
+    out.requested = decision.outputs[o].has_value();
+    if (out.requested) {
+      const Shape want = ComputeRankLayout(*decision.outputs[o], rank).local_shape;
+      if (!outputs[o] || outputs[o]->shape() != want) {
+        throw InternalError(event.name + ": output " + std::to_string(o) + " on rank " +
+                            std::to_string(rank) + " has shape " +
+                            (outputs[o] ? FormatShape(outputs[o]->shape()) : "none") + " but its layout is " +
+                            FormatShape(want));
       }
+      out.placements = PlacementStrings(decision.outputs[o]->placements);
+      out.global_shape = decision.outputs[o]->shape;
+      out.local_shape = want;
     } else {
-      outputs = ComputeOp(call, ready, decision.mean_divisor);
+      outputs[o].reset();
+      out.tensor.clear();
     }
-    // The kernel's shapes must be the layouts the decision promised.
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      trace::OpOutput out;
-      out.tensor = o < call.outputs.size() ? call.outputs[o] : "";
-      out.requested = decision.outputs[o].has_value();
-      if (out.requested) {
-        const Shape want = ComputeRankLayout(*decision.outputs[o], rank).local_shape;
-        if (!outputs[o] || outputs[o]->shape() != want) {
-          throw InternalError(event.name + ": output " + std::to_string(o) + " on rank " +
-                              std::to_string(rank) + " has shape " +
-                              (outputs[o] ? FormatShape(outputs[o]->shape()) : "none") +
-                              " but its layout is " + FormatShape(want));
-        }
-        out.placements = PlacementStrings(decision.outputs[o]->placements);
-        out.global_shape = decision.outputs[o]->shape;
-        out.local_shape = want;
-      } else {
-        outputs[o].reset();
-        out.tensor.clear();
-      }
-      event.outputs.push_back(std::move(out));
-    }
+    event.outputs.push_back(std::move(out));
+  }
+}
+
+}  // namespace
+
+std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t rank, const OpCall& call,
+                                                  const OpDecision& decision,
+                                                  const std::vector<const TensorSpec*>& input_specs,
+                                                  const std::vector<const LocalTensor*>& inputs,
+                                                  const OpExecuteOptions& options) {
+  trace::Op event = OpEvent(call, decision, input_specs, inputs.size(), options);
+  try {
+    std::vector<LocalTensor> moved(inputs.size());
+    std::vector<const LocalTensor*> ready =
+        RedistributeInputs(comm, rank, decision, input_specs, inputs, options, event, moved);
+    std::vector<std::optional<LocalTensor>> outputs = RunKernel(comm, rank, call, decision, ready, options);
+    CheckOutputs(rank, call, decision, outputs, event);
     event.end_ns = trace::NowNs();
     if (options.trace) options.trace->Emit(event);
     return outputs;

@@ -1,5 +1,6 @@
-// Op definitions, shape rules and sharding propagation (strategy enumeration and choice). The
-// rules are summarized in ops.hpp with the PyTorch / ShardTensor functions they follow.
+// Op definitions and shape rules: the op table, argument checks and output shapes. The sharding
+// rules (strategy enumeration and choice) are in op_strategy.cpp; both are summarized in ops.hpp
+// with the PyTorch / ShardTensor functions they follow.
 #include "shardscope/engine/ops/ops.hpp"
 
 #include <algorithm>
@@ -10,13 +11,18 @@
 
 #include "ops/op_dims.hpp"
 #include "shardscope/engine/core/layout.hpp"
-#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::Bad;
+using detail::CheckArity;
+using detail::IsOptionalInput;
+using detail::LayerNormAxis;
+using detail::NormDim;
+using detail::Permutation;
+using detail::ReducedDims;
 
 struct OpInfo {
   OpKind kind;
@@ -43,22 +49,6 @@ constexpr OpInfo kOps[] = {
     {OpKind::kConv, "conv"},
 };
 
-std::string Where(const OpCall& call) { return std::string(OpKindName(call.kind)); }
-
-[[noreturn]] void Bad(const OpCall& call, const std::string& what) {
-  throw InvalidInput(Where(call) + ": " + what);
-}
-
-// Normalizes a possibly negative dim against `ndim` (PyTorch wrap_dim); `name` is the argument.
-int64_t NormDim(const OpCall& call, int64_t dim, int64_t ndim, const char* name) {
-  if (dim < -ndim || dim >= ndim || ndim == 0) {
-    Bad(call, std::string(name) + "=" + std::to_string(dim) + " is out of range for a " +
-                  std::to_string(ndim) + "-d tensor (expected " + std::to_string(-ndim) + " to " +
-                  std::to_string(ndim - 1) + ")");
-  }
-  return dim < 0 ? dim + ndim : dim;
-}
-
 size_t ExpectedInputs(OpKind kind) {
   switch (kind) {
     case OpKind::kAdd:
@@ -82,6 +72,52 @@ size_t ExpectedInputs(OpKind kind) {
 
 size_t NumOutputs(OpKind kind) {
   return kind == OpKind::kLayerNorm || kind == OpKind::kLayerNormBackward ? 3 : 1;
+}
+
+// Broadcast shape of a and b (numpy rules); throws naming both shapes.
+Shape Broadcast(const OpCall& call, const Shape& a, const Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1) {
+      Bad(call, "shapes " + FormatShape(a) + " and " + FormatShape(b) + " do not broadcast (dim " +
+                    std::to_string(i) + ": " + std::to_string(x) + " vs " + std::to_string(y) + ")");
+    }
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Shape StatShape(const Shape& x, int64_t axis) {
+  Shape s(x.begin(), x.begin() + axis);
+  s.resize(x.size(), 1);
+  return s;
+}
+
+void ExpectShape(const OpCall& call, const Shape& got, const Shape& want, const std::string& what) {
+  if (got != want) Bad(call, what + " has shape " + FormatShape(got) + ", expected " + FormatShape(want));
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string Where(const OpCall& call) { return std::string(OpKindName(call.kind)); }
+
+[[noreturn]] void Bad(const OpCall& call, const std::string& what) {
+  throw InvalidInput(Where(call) + ": " + what);
+}
+
+// Normalizes a possibly negative dim against `ndim` (PyTorch wrap_dim); `name` is the argument.
+int64_t NormDim(const OpCall& call, int64_t dim, int64_t ndim, const char* name) {
+  if (dim < -ndim || dim >= ndim || ndim == 0) {
+    Bad(call, std::string(name) + "=" + std::to_string(dim) + " is out of range for a " +
+                  std::to_string(ndim) + "-d tensor (expected " + std::to_string(-ndim) + " to " +
+                  std::to_string(ndim - 1) + ")");
+  }
+  return dim < 0 ? dim + ndim : dim;
 }
 
 bool IsOptionalInput(OpKind kind, size_t i) {
@@ -115,7 +151,16 @@ std::vector<int64_t> ReducedDims(const OpCall& call, int64_t ndim) {
   return sorted;
 }
 
-}  // namespace
+int64_t LayerNormAxis(const OpCall& call, const Shape& x) {
+  const auto nd = static_cast<int64_t>(x.size());
+  if (call.normalized_ndim < 1 || call.normalized_ndim > nd) {
+    Bad(call, "normalized_ndim=" + std::to_string(call.normalized_ndim) + " must be in 1.." +
+                  std::to_string(nd) + " for a " + std::to_string(nd) + "-d input");
+  }
+  return nd - call.normalized_ndim;
+}
+
+}  // namespace detail
 
 std::vector<int64_t> detail::Permutation(const OpCall& call, int64_t ndim) {
   std::vector<int64_t> perm;
@@ -141,611 +186,6 @@ std::vector<int64_t> detail::Permutation(const OpCall& call, int64_t ndim) {
   }
   return perm;
 }
-
-namespace {
-
-using detail::Permutation;
-
-// Broadcast shape of a and b (numpy rules); throws naming both shapes.
-Shape Broadcast(const OpCall& call, const Shape& a, const Shape& b) {
-  const size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (x != y && x != 1 && y != 1) {
-      Bad(call, "shapes " + FormatShape(a) + " and " + FormatShape(b) + " do not broadcast (dim " +
-                    std::to_string(i) + ": " + std::to_string(x) + " vs " + std::to_string(y) + ")");
-    }
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-Shape StatShape(const Shape& x, int64_t axis) {
-  Shape s(x.begin(), x.begin() + axis);
-  s.resize(x.size(), 1);
-  return s;
-}
-
-int64_t LayerNormAxis(const OpCall& call, const Shape& x) {
-  const auto nd = static_cast<int64_t>(x.size());
-  if (call.normalized_ndim < 1 || call.normalized_ndim > nd) {
-    Bad(call, "normalized_ndim=" + std::to_string(call.normalized_ndim) + " must be in 1.." +
-                  std::to_string(nd) + " for a " + std::to_string(nd) + "-d input");
-  }
-  return nd - call.normalized_ndim;
-}
-
-void ExpectShape(const OpCall& call, const Shape& got, const Shape& want, const std::string& what) {
-  if (got != want) Bad(call, what + " has shape " + FormatShape(got) + ", expected " + FormatShape(want));
-}
-
-// ---- strategies ----
-
-// One strategy per mesh dim: a placement for each output, then each input.
-struct DimStrategy {
-  std::vector<std::optional<Placement>> out;
-  std::vector<std::optional<Placement>> in;
-};
-
-int64_t NumShardsOfDim(const TensorSpec& spec, int64_t dim) {
-  int64_t n = 1;
-  for (size_t md = 0; md < spec.placements.size(); ++md) {
-    if (spec.placements[md].IsShard(static_cast<int>(dim))) n *= spec.mesh.size(static_cast<int>(md));
-  }
-  return n;
-}
-
-// PyTorch is_tensor_shardable: every sharded dim has at least as many elements as shards.
-bool Shardable(const Mesh& mesh, const Shape& shape, const Placements& placements) {
-  std::vector<int64_t> shards(shape.size(), 1);
-  for (size_t md = 0; md < placements.size(); ++md) {
-    if (placements[md].IsShard())
-      shards[static_cast<size_t>(placements[md].dim)] *= mesh.size(static_cast<int>(md));
-  }
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shards[d] > 1 && shape[d] < shards[d]) return false;
-  }
-  return true;
-}
-
-bool IsLinearPartial(const Placement& p) {
-  return p.IsPartial() && (p.op == ReduceOp::kSum || p.op == ReduceOp::kAvg);
-}
-
-class Propagator {
- public:
-  Propagator(const OpCall& call, const std::vector<const TensorSpec*>& inputs, int devices_per_host)
-      : call_(call), in_(inputs), devices_per_host_(devices_per_host) {}
-
-  OpDecision Run() {
-    Validate();
-    const Mesh& mesh = first_->mesh;
-    std::vector<std::optional<Shape>> out_shapes = OpOutputShapes(call_, InputShapes());
-    out_shapes_ = out_shapes;
-    switch (call_.kind) {
-      case OpKind::kMm:
-        Einsum({{'m', 'k'}, {'k', 'n'}}, {'m', 'n'});
-        break;
-      case OpKind::kBmm:
-        Einsum({{'b', 'm', 'k'}, {'b', 'k', 'n'}}, {'b', 'm', 'n'});
-        break;
-      case OpKind::kLinear:
-        Einsum({{'m', 'k'}, {'n', 'k'}}, {'m', 'n'});
-        break;
-      case OpKind::kAdd:
-      case OpKind::kSub:
-      case OpKind::kMul:
-      case OpKind::kGelu:
-        Pointwise();
-        break;
-      case OpKind::kStack:
-      case OpKind::kCat:
-        Concat();
-        break;
-      case OpKind::kConv:
-        Conv();
-        break;
-      default:
-        Follow();
-        break;
-    }
-    // Costs, then the choice.
-    for (OpStrategy& s : decision_.candidates) {
-      s.cost_us = 0.0;
-      for (size_t i = 0; i < in_.size(); ++i) {
-        if (in_[i] == nullptr || !s.inputs[i]) continue;
-        TensorSpec want = Spec(*s.inputs[i], in_[i]->shape, "input " + std::to_string(i));
-        s.cost_us += RedistributeCostUs(*in_[i], want, devices_per_host_);
-      }
-    }
-    if (choose_min_) {
-      double best = kInf;
-      for (size_t c = 0; c < decision_.candidates.size(); ++c) {
-        if (decision_.candidates[c].cost_us < best) {
-          best = decision_.candidates[c].cost_us;
-          decision_.chosen = c;
-        }
-      }
-      if (best == kInf) {
-        throw Unsupported(Where(call_) + ": no sharding strategy is reachable from the inputs' placements (" +
-                          InputsText() + "): every candidate needs S->P or P(a)->P(b)");
-      }
-    }
-    const OpStrategy& chosen = decision_.candidates[decision_.chosen];
-    if (chosen.cost_us == kInf) {
-      throw Unsupported(
-          Where(call_) + ": the strategy PyTorch's rule picks for inputs (" + InputsText() +
-          ") needs S->P or P(a)->P(b), which redistribute never does implicitly; redistribute an "
-          "input first");
-    }
-    for (size_t i = 0; i < in_.size(); ++i) {
-      if (in_[i] == nullptr || !chosen.inputs[i]) {
-        decision_.inputs.emplace_back();
-      } else {
-        decision_.inputs.push_back(Spec(*chosen.inputs[i], in_[i]->shape, "input " + std::to_string(i)));
-      }
-    }
-    for (size_t o = 0; o < chosen.outputs.size(); ++o) {
-      if (!chosen.outputs[o]) {
-        decision_.outputs.emplace_back();
-      } else {
-        decision_.outputs.push_back(Spec(*chosen.outputs[o], *out_shapes[o], "output " + std::to_string(o)));
-      }
-    }
-    if (call_.kind == OpKind::kConv) {
-      const int64_t dim = NormDim(call_, call_.dim, static_cast<int64_t>(first_->shape.size()), "dim");
-      for (int md = 0; md < mesh.ndim(); ++md) {
-        if (chosen.inputs[0]->at(static_cast<size_t>(md)).IsShard(static_cast<int>(dim)))
-          decision_.halo_mesh_dims.push_back(md);
-      }
-    }
-    return std::move(decision_);
-  }
-
- private:
-  std::vector<const Shape*> InputShapes() const {
-    std::vector<const Shape*> shapes;
-    for (const TensorSpec* s : in_) shapes.push_back(s ? &s->shape : nullptr);
-    return shapes;
-  }
-
-  std::string InputsText() const {
-    std::string out;
-    for (const TensorSpec* s : in_) {
-      if (!out.empty()) out += ", ";
-      out += s ? ConcatPlacements(s->placements) : "none";
-    }
-    return out;
-  }
-
-  void Validate() {
-    CheckArity(call_, in_.size());
-    for (size_t i = 0; i < in_.size(); ++i) {
-      const TensorSpec* s = in_[i];
-      if (s == nullptr) {
-        if (!IsOptionalInput(call_.kind, i)) Bad(call_, "input " + std::to_string(i) + " is required");
-        continue;
-      }
-      if (first_ == nullptr) first_ = s;
-      const std::string which = "input " + std::to_string(i) + " (" + ConcatPlacements(s->placements) + ")";
-      if (s->HasStridedShard()) {
-        throw Unsupported(
-            Where(call_) + ": " + which +
-            " has a _StridedShard; ops take Shard, Replicate and Partial inputs (redistribute it "
-            "first)");
-      }
-      if (s->shard_order) {
-        throw Unsupported(Where(call_) + ": " + which +
-                          " has a non-default shard order; redistribute it to the default order first");
-      }
-      if (!s->explicit_sizes.empty()) {
-        throw Unsupported(Where(call_) + ": " + which +
-                          " has explicit per-rank sizes; ops need computed layouts");
-      }
-      if (!(s->mesh == first_->mesh)) Bad(call_, "input " + std::to_string(i) + " is on another mesh");
-      if (s->dtype != first_->dtype) {
-        Bad(call_, "input " + std::to_string(i) + " is " + std::string(DTypeName(s->dtype)) +
-                       " but input 0 is " + std::string(DTypeName(first_->dtype)));
-      }
-      if (s->chunking != first_->chunking) {
-        Bad(call_, "inputs mix chunking rules (" + std::string(ChunkRuleName(first_->chunking)) + " and " +
-                       std::string(ChunkRuleName(s->chunking)) + ")");
-      }
-    }
-    if (NeedsFloat(call_.kind) && !IsFloating(first_->dtype)) {
-      throw Unsupported(Where(call_) + ": needs a floating-point dtype, got " +
-                        std::string(DTypeName(first_->dtype)));
-    }
-    mesh_ndim_ = first_->mesh.ndim();
-  }
-
-  TensorSpec Spec(const Placements& placements, const Shape& shape, const std::string& what) const {
-    return MakeSpec(first_->mesh, placements, std::nullopt, shape, first_->dtype, first_->chunking, {},
-                    Where(call_) + " " + what);
-  }
-
-  // Cartesian product of per-mesh-dim strategies (mesh dim 0 outermost), dropping candidates
-  // whose inputs cannot be sharded when `check_shardable`.
-  void Expand(const std::vector<DimStrategy>& per_dim, bool check_shardable) {
-    const size_t k = per_dim.size();
-    std::vector<size_t> idx(static_cast<size_t>(mesh_ndim_), 0);
-    while (true) {
-      OpStrategy s;
-      s.inputs.assign(in_.size(), Placements{});
-      s.outputs.assign(per_dim[0].out.size(), Placements{});
-      for (int md = 0; md < mesh_ndim_; ++md) {
-        const DimStrategy& d = per_dim[idx[static_cast<size_t>(md)]];
-        for (size_t i = 0; i < in_.size(); ++i) {
-          if (d.in[i]) s.inputs[i]->push_back(*d.in[i]);
-        }
-        for (size_t o = 0; o < d.out.size(); ++o) {
-          if (d.out[o]) s.outputs[o]->push_back(*d.out[o]);
-        }
-      }
-      for (size_t i = 0; i < in_.size(); ++i) {
-        if (in_[i] == nullptr) s.inputs[i].reset();
-      }
-      for (size_t o = 0; o < s.outputs.size(); ++o) {
-        if (!out_shapes_[o]) s.outputs[o].reset();
-      }
-      bool ok = true;
-      if (check_shardable) {
-        for (size_t i = 0; i < in_.size() && ok; ++i) {
-          if (s.inputs[i]) ok = Shardable(first_->mesh, in_[i]->shape, *s.inputs[i]);
-        }
-      }
-      if (ok) decision_.candidates.push_back(std::move(s));
-      // Next index, last mesh dim fastest (itertools.product order).
-      int md = mesh_ndim_ - 1;
-      while (md >= 0 && ++idx[static_cast<size_t>(md)] == k) idx[static_cast<size_t>(md--)] = 0;
-      if (md < 0) break;
-    }
-    if (decision_.candidates.empty()) {
-      throw Unsupported(Where(call_) + ": no strategy can shard these inputs on mesh " +
-                        first_->mesh.ToString());
-    }
-  }
-
-  // PyTorch gen_einsum_strategies for two inputs; dims are letters per input and output.
-  void Einsum(const std::vector<std::vector<char>>& ins, const std::vector<char>& out) {
-    std::vector<char> all;
-    for (const auto& v : ins) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());  // sorted(dim_char_set)
-    auto pos = [](const std::vector<char>& v, char c) -> int {
-      auto it = std::find(v.begin(), v.end(), c);
-      return it == v.end() ? -1 : static_cast<int>(it - v.begin());
-    };
-    std::vector<char> batch, contracting, lhs_only, rhs_only;
-    for (char c : all) {
-      if (pos(out, c) < 0) {
-        contracting.push_back(c);
-      } else if (pos(ins[0], c) >= 0 && pos(ins[1], c) >= 0) {
-        batch.push_back(c);
-      } else if (pos(ins[0], c) >= 0) {
-        lhs_only.push_back(c);
-      } else {
-        rhs_only.push_back(c);
-      }
-    }
-    auto shard = [&](const std::vector<char>& v, char c) -> Placement {
-      return pos(v, c) < 0 ? Placement::Replicate() : Placement::Shard(pos(v, c));
-    };
-    std::vector<DimStrategy> per_dim;
-    per_dim.push_back({{Placement::Replicate()}, {Placement::Replicate(), Placement::Replicate()}});
-    for (char c : batch) per_dim.push_back({{shard(out, c)}, {shard(ins[0], c), shard(ins[1], c)}});
-    for (char c : contracting)
-      per_dim.push_back({{Placement::Partial()}, {shard(ins[0], c), shard(ins[1], c)}});
-    for (char c : lhs_only) per_dim.push_back({{shard(out, c)}, {shard(ins[0], c), Placement::Replicate()}});
-    for (char c : rhs_only) per_dim.push_back({{shard(out, c)}, {Placement::Replicate(), shard(ins[1], c)}});
-    Expand(per_dim, true);
-    choose_min_ = true;
-    decision_.rule = "least redistribute cost over " + std::to_string(decision_.candidates.size()) +
-                     " candidates, first on ties (PyTorch mm_like_strategy / _select_strategy)";
-  }
-
-  // The output placements that follow `follow` (pointwise) and the required inputs.
-  OpStrategy PointwiseFrom(size_t follow) const {
-    const TensorSpec& f = *in_[follow];
-    const Shape& out_shape = *out_shapes_[0];
-    const auto out_nd = static_cast<int64_t>(out_shape.size());
-    const bool linear_add = call_.kind == OpKind::kAdd || call_.kind == OpKind::kSub;
-    const bool linear_mul = call_.kind == OpKind::kMul;
-    OpStrategy s;
-    Placements out;
-    for (const Placement& p : f.placements) {
-      if (p.IsShard()) {
-        out.push_back(
-            Placement::Shard(static_cast<int>(p.dim + out_nd - static_cast<int64_t>(f.shape.size()))));
-      } else if (p.IsPartial()) {
-        out.push_back((linear_add || linear_mul) && IsLinearPartial(p) ? p : Placement::Replicate());
-      } else {
-        out.push_back(p);
-      }
-    }
-    for (size_t i = 0; i < in_.size(); ++i) {
-      const Shape& shape = in_[i]->shape;
-      const auto nd = static_cast<int64_t>(shape.size());
-      Placements req;
-      for (const Placement& q : out) {
-        if (q.IsShard()) {
-          const int64_t d = q.dim - (out_nd - nd);
-          const bool broadcast =
-              d < 0 || (shape[static_cast<size_t>(d)] == 1 && out_shape[static_cast<size_t>(q.dim)] != 1);
-          req.push_back(broadcast ? Placement::Replicate() : Placement::Shard(static_cast<int>(d)));
-        } else if (q.IsPartial()) {
-          req.push_back(linear_mul && i != follow ? Placement::Replicate() : q);
-        } else {
-          req.push_back(q);
-        }
-      }
-      s.inputs.emplace_back(std::move(req));
-    }
-    s.outputs.emplace_back(std::move(out));
-    return s;
-  }
-
-  void Pointwise() {
-    // PyTorch follows the input with the most shards (the first on ties); the others are listed
-    // as candidates too, with their costs, so the trace shows what following them would cost.
-    size_t follow = 0;
-    for (size_t i = 1; i < in_.size(); ++i) {
-      if (in_[i]->NumShards() > in_[follow]->NumShards()) follow = i;
-    }
-    decision_.candidates.push_back(PointwiseFrom(follow));
-    for (size_t i = 0; i < in_.size(); ++i) {
-      if (i != follow) decision_.candidates.push_back(PointwiseFrom(i));
-    }
-    decision_.chosen = 0;
-    decision_.rule = "follows input " + std::to_string(follow) +
-                     ", the input with the most shards (PyTorch pointwise_strategy; no cost search)";
-  }
-
-  void Concat() {
-    const bool stack = call_.kind == OpKind::kStack;
-    const auto nd = static_cast<int64_t>(first_->shape.size());
-    const int64_t dim = NormDim(call_, call_.dim, stack ? nd + 1 : nd, "dim");
-    size_t follow = 0;
-    for (size_t i = 1; i < in_.size(); ++i) {
-      if (in_[i]->NumShards() > in_[follow]->NumShards()) follow = i;
-    }
-    Placements req;
-    Placements out;
-    for (const Placement& p : in_[follow]->placements) {
-      if (p.IsShard() && !stack && p.dim == dim) {
-        req.push_back(Placement::Replicate());
-        out.push_back(Placement::Replicate());
-      } else if (p.IsShard() && stack && p.dim >= dim) {
-        req.push_back(p);
-        out.push_back(Placement::Shard(p.dim + 1));
-      } else {
-        req.push_back(p);
-        out.push_back(p);
-      }
-    }
-    OpStrategy s;
-    for (size_t i = 0; i < in_.size(); ++i) s.inputs.emplace_back(req);
-    s.outputs.emplace_back(out);
-    decision_.candidates.push_back(std::move(s));
-    decision_.rule = "inputs follow input " + std::to_string(follow) + ", the most sharded one" +
-                     (stack ? std::string() : std::string(", with the cat dim replicated")) + " (PyTorch " +
-                     (stack ? "stack" : "cat") + " strategy)";
-  }
-
-  void Conv() {
-    const auto nd = static_cast<int64_t>(first_->shape.size());
-    const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
-    Placements keep;
-    Placements replicate;
-    bool sharded = false;
-    for (const Placement& p : first_->placements) {
-      Placement q = p.IsPartial() && !IsLinearPartial(p) ? Placement::Replicate() : p;
-      keep.push_back(q);
-      if (q.IsShard(static_cast<int>(dim))) {
-        sharded = true;
-        replicate.push_back(Placement::Replicate());
-      } else {
-        replicate.push_back(q);
-      }
-    }
-    OpStrategy halo;
-    halo.inputs.emplace_back(keep);
-    halo.outputs.emplace_back(keep);
-    decision_.candidates.push_back(std::move(halo));
-    if (sharded) {
-      OpStrategy rep;
-      rep.inputs.emplace_back(replicate);
-      rep.outputs.emplace_back(replicate);
-      decision_.candidates.push_back(std::move(rep));
-      decision_.rule = "keeps the spatial sharding and exchanges halos of " +
-                       std::to_string(ConvHalo(call_)) +
-                       " element(s) with the neighbours (ShardTensor domain parallelism); the replicate "
-                       "candidate is listed for comparison";
-    } else {
-      decision_.rule = "the conv dim is not sharded: no halo exchange";
-    }
-  }
-
-  // Ops whose inputs follow input 0 with some dims replicated (no search in PyTorch).
-  void Follow() {
-    const TensorSpec& x = *first_;
-    const auto nd = static_cast<int64_t>(x.shape.size());
-    const Placements& cur = x.placements;
-    OpStrategy s;
-    auto replicate_from = [&](int64_t axis, bool keep_linear_partial) {
-      Placements req;
-      for (const Placement& p : cur) {
-        if ((p.IsShard() && p.dim >= axis) ||
-            (p.IsPartial() && !(keep_linear_partial && IsLinearPartial(p)))) {
-          req.push_back(Placement::Replicate());
-        } else {
-          req.push_back(p);
-        }
-      }
-      return req;
-    };
-    switch (call_.kind) {
-      case OpKind::kSum:
-      case OpKind::kMean: {
-        const std::vector<int64_t> reduced = ReducedDims(call_, nd);
-        auto is_reduced = [&](int64_t d) { return std::binary_search(reduced.begin(), reduced.end(), d); };
-        Placements req = replicate_from(nd, true);  // non-linear partials -> R
-        // mean over unevenly sharded dims cannot be P(avg) of local means.
-        bool even = true;
-        double divisor_even = 1.0;
-        double divisor_global = 1.0;
-        std::vector<RankLayout> layouts;
-        if (call_.kind == OpKind::kMean) {
-          TensorSpec rs = Spec(req, x.shape, "input 0");
-          layouts = ComputeLayouts(rs);
-          for (int64_t d : reduced) {
-            divisor_global *= static_cast<double>(x.shape[static_cast<size_t>(d)]);
-            const int64_t local = layouts[0].local_shape[static_cast<size_t>(d)];
-            divisor_even *= static_cast<double>(local);
-            if (NumShardsOfDim(rs, d) > 1) {
-              for (const RankLayout& l : layouts)
-                even = even && l.local_shape[static_cast<size_t>(d)] == local;
-            }
-          }
-        }
-        Placements out;
-        bool any_sharded_reduced = false;
-        for (const Placement& p : req) {
-          if (p.IsShard() && is_reduced(p.dim)) {
-            any_sharded_reduced = true;
-            out.push_back(
-                Placement::Partial(call_.kind == OpKind::kSum || !even ? ReduceOp::kSum : ReduceOp::kAvg));
-          } else if (p.IsShard()) {
-            int64_t d = p.dim;
-            if (!call_.keepdim) {
-              d -= std::count_if(reduced.begin(), reduced.end(), [&](int64_t r) { return r < p.dim; });
-            }
-            out.push_back(Placement::Shard(static_cast<int>(d)));
-          } else {
-            out.push_back(p);
-          }
-        }
-        if (call_.kind == OpKind::kMean) {
-          decision_.mean_divisor = even ? divisor_even : divisor_global;
-          if (!even && any_sharded_reduced) {
-            decision_.note =
-                "mean over an unevenly sharded dim: shardscope gives P(sum) of local sums divided by the "
-                "global "
-                "count; PyTorch gives P(avg) of local means, which is wrong when shards differ in size";
-          }
-        }
-        s.inputs.emplace_back(req);
-        s.outputs.emplace_back(out);
-        decision_.rule =
-            "follows the input; sharded reduced dims become Partial (PyTorch reduction strategy)";
-        break;
-      }
-      case OpKind::kSoftmax: {
-        const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
-        Placements req;
-        for (const Placement& p : cur) {
-          req.push_back(p.IsPartial() || p.IsShard(static_cast<int>(dim)) ? Placement::Replicate() : p);
-        }
-        s.inputs.emplace_back(req);
-        s.outputs.emplace_back(req);
-        decision_.rule =
-            "follows the input with the softmax dim and partials replicated (PyTorch softmax strategy)";
-        break;
-      }
-      case OpKind::kTranspose:
-      case OpKind::kPermute: {
-        const std::vector<int64_t> perm = Permutation(call_, nd);
-        Placements out;
-        for (const Placement& p : cur) {
-          if (p.IsShard()) {
-            const auto it = std::find(perm.begin(), perm.end(), static_cast<int64_t>(p.dim));
-            out.push_back(Placement::Shard(static_cast<int>(it - perm.begin())));
-          } else {
-            out.push_back(p);
-          }
-        }
-        s.inputs.emplace_back(cur);
-        s.outputs.emplace_back(out);
-        decision_.rule = "shard dims follow the permutation (PyTorch view ops); no communication";
-        break;
-      }
-      case OpKind::kSelect: {
-        const int64_t dim = NormDim(call_, call_.dim, nd, "dim");
-        Placements req;
-        Placements out;
-        for (const Placement& p : cur) {
-          if (p.IsShard(static_cast<int>(dim))) {
-            req.push_back(Placement::Replicate());
-            out.push_back(Placement::Replicate());
-          } else if (p.IsShard() && p.dim > dim) {
-            req.push_back(p);
-            out.push_back(Placement::Shard(p.dim - 1));
-          } else {
-            req.push_back(p);
-            out.push_back(p);
-          }
-        }
-        s.inputs.emplace_back(req);
-        s.outputs.emplace_back(out);
-        decision_.rule =
-            "the selected dim is replicated, later shard dims move down (PyTorch select strategy)";
-        break;
-      }
-      case OpKind::kLayerNorm:
-      case OpKind::kLayerNormBackward: {
-        const bool backward = call_.kind == OpKind::kLayerNormBackward;
-        const TensorSpec& input = backward ? *in_[1] : x;
-        const int64_t axis = LayerNormAxis(call_, input.shape);
-        Placements req;
-        for (const Placement& p : input.placements) {
-          req.push_back(p.IsPartial() || (p.IsShard() && p.dim >= axis) ? Placement::Replicate() : p);
-        }
-        Placements replicated(req.size(), Placement::Replicate());
-        Placements param_grad;
-        for (const Placement& p : req)
-          param_grad.push_back(p.IsShard() ? Placement::Partial() : Placement::Replicate());
-        if (!backward) {
-          s.inputs = {req, replicated, replicated};
-          s.outputs = {req, req, req};
-          decision_.rule =
-              "normalized dims and partials of the input are replicated, weight and bias replicated (PyTorch "
-              "layer_norm_strategy)";
-        } else {
-          s.inputs = {req, req, req, req, replicated};
-          s.outputs = {req, param_grad, param_grad};
-          decision_.rule =
-              "grad_out and the input follow the input with normalized dims replicated; "
-              "grad_weight/grad_bias "
-              "are P(sum) over mesh dims that shard leading dims; unrequested outputs have no sharding "
-              "(PyTorch layer_norm_bwd_strategy with PR #133502)";
-        }
-        for (size_t i = 0; i < in_.size(); ++i) {
-          if (in_[i] == nullptr) s.inputs[i].reset();
-        }
-        for (size_t o = 0; o < s.outputs.size(); ++o) {
-          if (!out_shapes_[o]) s.outputs[o].reset();
-        }
-        break;
-      }
-      default:
-        Bad(call_, "internal: no strategy rule");
-    }
-    decision_.candidates.push_back(std::move(s));
-  }
-
-  const OpCall& call_;
-  const std::vector<const TensorSpec*>& in_;
-  int devices_per_host_;
-  const TensorSpec* first_ = nullptr;
-  int mesh_ndim_ = 0;
-  bool choose_min_ = false;
-  std::vector<std::optional<Shape>> out_shapes_;
-  OpDecision decision_;
-};
-
-}  // namespace
 
 std::string_view OpKindName(OpKind kind) {
   for (const OpInfo& op : kOps) {
@@ -835,6 +275,118 @@ double OpTolerance(DType dtype) {
   }
 }
 
+namespace {
+
+// mm [m,k] @ [k,n] and linear [m,k] with weight [n,k].
+Shape MatmulShape(const OpCall& call, const Shape& x, const Shape& w) {
+  if (x.size() != 2 || w.size() != 2) {
+    Bad(call, "expects 2-d inputs, got " + FormatShape(x) + " and " + FormatShape(w));
+  }
+  const bool linear = call.kind == OpKind::kLinear;
+  const int64_t k2 = linear ? w[1] : w[0];
+  if (x[1] != k2) {
+    Bad(call, "inner dims differ: " + FormatShape(x) + (linear ? " and weight " : " @ ") + FormatShape(w) +
+                  " (" + std::to_string(x[1]) + " vs " + std::to_string(k2) + ")");
+  }
+  return Shape{x[0], linear ? w[0] : w[1]};
+}
+
+Shape BmmShape(const OpCall& call, const Shape& x, const Shape& y) {
+  if (x.size() != 3 || y.size() != 3 || x[0] != y[0] || x[2] != y[1]) {
+    Bad(call, "expects [b,m,k] @ [b,k,n], got " + FormatShape(x) + " and " + FormatShape(y));
+  }
+  return Shape{x[0], x[1], y[2]};
+}
+
+// sum/mean: reduced dims dropped, or kept as 1 with keepdim.
+Shape ReducedShape(const OpCall& call, const Shape& x) {
+  const auto nd = static_cast<int64_t>(x.size());
+  const std::vector<int64_t> reduced = ReducedDims(call, nd);
+  Shape s;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!std::binary_search(reduced.begin(), reduced.end(), d)) {
+      s.push_back(x[static_cast<size_t>(d)]);
+    } else if (call.keepdim) {
+      s.push_back(1);
+    }
+  }
+  return s;
+}
+
+Shape PermutedShape(const OpCall& call, const Shape& x) {
+  const std::vector<int64_t> perm = Permutation(call, static_cast<int64_t>(x.size()));
+  Shape s;
+  for (int64_t p : perm) s.push_back(x[static_cast<size_t>(p)]);
+  return s;
+}
+
+Shape SelectShape(const OpCall& call, const Shape& x) {
+  const int64_t dim = NormDim(call, call.dim, static_cast<int64_t>(x.size()), "dim");
+  const int64_t extent = x[static_cast<size_t>(dim)];
+  if (call.index < -extent || call.index >= extent) {
+    Bad(call, "index=" + std::to_string(call.index) + " is out of range for dim " + std::to_string(dim) +
+                  " of extent " + std::to_string(extent));
+  }
+  Shape s = x;
+  s.erase(s.begin() + dim);
+  return s;
+}
+
+// stack (equal shapes, a new dim) and cat (equal outside the dim, which adds up).
+Shape JoinedShape(const OpCall& call, const std::vector<const Shape*>& in) {
+  const Shape& x = *in[0];
+  const auto nd = static_cast<int64_t>(x.size());
+  const bool stack = call.kind == OpKind::kStack;
+  const int64_t dim = NormDim(call, call.dim, stack ? nd + 1 : nd, "dim");
+  Shape s = x;
+  for (size_t i = 1; i < in.size(); ++i) {
+    const Shape& y = *in[i];
+    bool ok = y.size() == x.size();
+    for (size_t d = 0; ok && d < x.size(); ++d)
+      ok = stack || static_cast<int64_t>(d) == dim ? (!stack || y[d] == x[d]) : y[d] == x[d];
+    if (!ok) {
+      Bad(call, "input " + std::to_string(i) + " has shape " + FormatShape(y) + ", which does not " +
+                    (stack ? "equal " : "match outside dim " + std::to_string(dim) + " ") + FormatShape(x));
+    }
+    if (!stack) s[static_cast<size_t>(dim)] += y[static_cast<size_t>(dim)];
+  }
+  if (stack) s.insert(s.begin() + dim, static_cast<int64_t>(in.size()));
+  return s;
+}
+
+// layer_norm(x, weight, bias) -> (y, mean, rstd).
+void LayerNormShapes(const OpCall& call, const std::vector<const Shape*>& in,
+                     std::vector<std::optional<Shape>>& out) {
+  const Shape& x = *in[0];
+  const int64_t axis = LayerNormAxis(call, x);
+  const Shape normalized(x.begin() + axis, x.end());
+  if (in[1]) ExpectShape(call, *in[1], normalized, "weight");
+  if (in[2]) ExpectShape(call, *in[2], normalized, "bias");
+  out[0] = x;
+  out[1] = StatShape(x, axis);
+  out[2] = StatShape(x, axis);
+}
+
+// layer_norm_backward(grad_out, input, mean, rstd, weight) -> the outputs output_mask asks for.
+void LayerNormBackwardShapes(const OpCall& call, const std::vector<const Shape*>& in,
+                             std::vector<std::optional<Shape>>& out) {
+  const Shape& input = *in[1];
+  const int64_t axis = LayerNormAxis(call, input);
+  const Shape normalized(input.begin() + axis, input.end());
+  ExpectShape(call, *in[0], input, "grad_out");
+  ExpectShape(call, *in[2], StatShape(input, axis), "mean");
+  ExpectShape(call, *in[3], StatShape(input, axis), "rstd");
+  if (in[4]) ExpectShape(call, *in[4], normalized, "weight");
+  if (call.output_mask.size() != 3)
+    Bad(call, "output_mask must have 3 entries (grad_input, grad_weight, grad_bias)");
+  if (call.output_mask[1] && !in[4]) Bad(call, "output_mask[1] asks for grad_weight but there is no weight");
+  if (call.output_mask[0]) out[0] = input;
+  if (call.output_mask[1]) out[1] = normalized;
+  if (call.output_mask[2]) out[2] = normalized;
+}
+
+}  // namespace
+
 std::vector<std::optional<Shape>> OpOutputShapes(const OpCall& call, const std::vector<const Shape*>& in) {
   CheckArity(call, in.size());
   for (size_t i = 0; i < in.size(); ++i) {
@@ -856,125 +408,42 @@ std::vector<std::optional<Shape>> OpOutputShapes(const OpCall& call, const std::
       out[0] = x;
       break;
     case OpKind::kMm:
-    case OpKind::kLinear: {
-      const Shape& w = *in[1];
-      if (x.size() != 2 || w.size() != 2) {
-        Bad(call, "expects 2-d inputs, got " + FormatShape(x) + " and " + FormatShape(w));
-      }
-      const bool linear = call.kind == OpKind::kLinear;
-      const int64_t k2 = linear ? w[1] : w[0];
-      if (x[1] != k2) {
-        Bad(call, "inner dims differ: " + FormatShape(x) + (linear ? " and weight " : " @ ") +
-                      FormatShape(w) + " (" + std::to_string(x[1]) + " vs " + std::to_string(k2) + ")");
-      }
-      out[0] = Shape{x[0], linear ? w[0] : w[1]};
+    case OpKind::kLinear:
+      out[0] = MatmulShape(call, x, *in[1]);
       break;
-    }
-    case OpKind::kBmm: {
-      const Shape& y = *in[1];
-      if (x.size() != 3 || y.size() != 3 || x[0] != y[0] || x[2] != y[1]) {
-        Bad(call, "expects [b,m,k] @ [b,k,n], got " + FormatShape(x) + " and " + FormatShape(y));
-      }
-      out[0] = Shape{x[0], x[1], y[2]};
+    case OpKind::kBmm:
+      out[0] = BmmShape(call, x, *in[1]);
       break;
-    }
     case OpKind::kSum:
-    case OpKind::kMean: {
-      const std::vector<int64_t> reduced = ReducedDims(call, nd);
-      Shape s;
-      for (int64_t d = 0; d < nd; ++d) {
-        if (!std::binary_search(reduced.begin(), reduced.end(), d)) {
-          s.push_back(x[static_cast<size_t>(d)]);
-        } else if (call.keepdim) {
-          s.push_back(1);
-        }
-      }
-      out[0] = s;
+    case OpKind::kMean:
+      out[0] = ReducedShape(call, x);
       break;
-    }
     case OpKind::kTranspose:
-    case OpKind::kPermute: {
-      const std::vector<int64_t> perm = Permutation(call, nd);
-      Shape s;
-      for (int64_t p : perm) s.push_back(x[static_cast<size_t>(p)]);
-      out[0] = s;
+    case OpKind::kPermute:
+      out[0] = PermutedShape(call, x);
       break;
-    }
-    case OpKind::kSelect: {
-      const int64_t dim = NormDim(call, call.dim, nd, "dim");
-      const int64_t extent = x[static_cast<size_t>(dim)];
-      if (call.index < -extent || call.index >= extent) {
-        Bad(call, "index=" + std::to_string(call.index) + " is out of range for dim " + std::to_string(dim) +
-                      " of extent " + std::to_string(extent));
-      }
-      Shape s = x;
-      s.erase(s.begin() + dim);
-      out[0] = s;
+    case OpKind::kSelect:
+      out[0] = SelectShape(call, x);
       break;
-    }
     case OpKind::kStack:
-    case OpKind::kCat: {
-      const bool stack = call.kind == OpKind::kStack;
-      const int64_t dim = NormDim(call, call.dim, stack ? nd + 1 : nd, "dim");
-      Shape s = x;
-      for (size_t i = 1; i < in.size(); ++i) {
-        const Shape& y = *in[i];
-        bool ok = y.size() == x.size();
-        for (size_t d = 0; ok && d < x.size(); ++d)
-          ok = stack || static_cast<int64_t>(d) == dim ? (!stack || y[d] == x[d]) : y[d] == x[d];
-        if (!ok) {
-          Bad(call, "input " + std::to_string(i) + " has shape " + FormatShape(y) + ", which does not " +
-                        (stack ? "equal " : "match outside dim " + std::to_string(dim) + " ") +
-                        FormatShape(x));
-        }
-        if (!stack) s[static_cast<size_t>(dim)] += y[static_cast<size_t>(dim)];
-      }
-      if (stack) s.insert(s.begin() + dim, static_cast<int64_t>(in.size()));
-      out[0] = s;
+    case OpKind::kCat:
+      out[0] = JoinedShape(call, in);
       break;
-    }
-    case OpKind::kLayerNorm: {
-      const int64_t axis = LayerNormAxis(call, x);
-      const Shape normalized(x.begin() + axis, x.end());
-      if (in[1]) ExpectShape(call, *in[1], normalized, "weight");
-      if (in[2]) ExpectShape(call, *in[2], normalized, "bias");
-      out[0] = x;
-      out[1] = StatShape(x, axis);
-      out[2] = StatShape(x, axis);
+    case OpKind::kLayerNorm:
+      LayerNormShapes(call, in, out);
       break;
-    }
-    case OpKind::kLayerNormBackward: {
-      const Shape& input = *in[1];
-      const int64_t axis = LayerNormAxis(call, input);
-      const Shape normalized(input.begin() + axis, input.end());
-      ExpectShape(call, x, input, "grad_out");
-      ExpectShape(call, *in[2], StatShape(input, axis), "mean");
-      ExpectShape(call, *in[3], StatShape(input, axis), "rstd");
-      if (in[4]) ExpectShape(call, *in[4], normalized, "weight");
-      if (call.output_mask.size() != 3)
-        Bad(call, "output_mask must have 3 entries (grad_input, grad_weight, grad_bias)");
-      if (call.output_mask[1] && !in[4])
-        Bad(call, "output_mask[1] asks for grad_weight but there is no weight");
-      if (call.output_mask[0]) out[0] = input;
-      if (call.output_mask[1]) out[1] = normalized;
-      if (call.output_mask[2]) out[2] = normalized;
+    case OpKind::kLayerNormBackward:
+      LayerNormBackwardShapes(call, in, out);
       break;
-    }
-    case OpKind::kConv: {
+    case OpKind::kConv:
       NormDim(call, call.dim, nd, "dim");
       if (call.kernel.empty() || call.kernel.size() % 2 == 0) {
         Bad(call, "kernel must have an odd number of taps, got " + std::to_string(call.kernel.size()));
       }
       out[0] = x;
       break;
-    }
   }
   return out;
-}
-
-OpDecision PropagateOp(const OpCall& call, const std::vector<const TensorSpec*>& inputs,
-                       int devices_per_host) {
-  return Propagator(call, inputs, devices_per_host).Run();
 }
 
 }  // namespace shardscope::engine

@@ -3,24 +3,21 @@
 #include <algorithm>
 
 #include "shardscope/error.hpp"
+#include "shardscope/names.hpp"
 
 namespace shardscope::engine {
 
-std::string_view CommKindName(CommKind kind) {
-  switch (kind) {
-    case CommKind::kLocal:
-      return "local";
-    case CommKind::kAllGather:
-      return "all_gather";
-    case CommKind::kAllReduce:
-      return "all_reduce";
-    case CommKind::kReduceScatter:
-      return "reduce_scatter";
-    case CommKind::kAllToAll:
-      return "all_to_all";
-  }
-  return "local";
-}
+namespace {
+
+constexpr Named<CommKind> kCommKinds[] = {
+    {CommKind::kLocal, "local"},          {CommKind::kAllGather, "all_gather"},
+    {CommKind::kAllReduce, "all_reduce"}, {CommKind::kReduceScatter, "reduce_scatter"},
+    {CommKind::kAllToAll, "all_to_all"},
+};
+
+}  // namespace
+
+std::string_view CommKindName(CommKind kind) { return NameIn(kCommKinds, kind, "local"); }
 
 CommKind CommKindOf(const Placement& src, const Placement& dst) {
   if (src.IsPartial() && dst.IsReplicate()) return CommKind::kAllReduce;

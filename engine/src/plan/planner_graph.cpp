@@ -221,33 +221,18 @@ class GraphSearch {
       }
     }
     // Case 2: S->R (all_gather) of the newest mesh dim of each order entry.
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsShardCode(code_at(md))) continue;
-      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
-    }
+    EmitGatherNewest(
+        cur, l, gigabytes, [](uint8_t c) { return IsShardCode(c); }, emit);
     // Case 3: P->R (all_reduce); the order is unchanged.
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (IsPartialCode(code_at(md))) EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
     }
     // Case 4: R->S(b) (local chunk), appended as the newest of b's order.
-    for (int md = 0; md < mesh_ndim_; ++md) {
-      if (code_at(md) != kCodeReplicate) continue;
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    EmitShardEveryDim(
+        cur, l, gigabytes, [](uint8_t c) { return c == kCodeReplicate; }, emit);
     // Case 5: P->S(b) (reduce_scatter), likewise.
-    for (int md = 0; md < mesh_ndim_; ++md) {
-      if (!IsPartialCode(code_at(md))) continue;
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    EmitShardEveryDim(
+        cur, l, gigabytes, [](uint8_t c) { return IsPartialCode(c); }, emit);
     // Case 6: R->P(op) (local) for the reduce ops of this redistribute, skipping a mixed set
     // other than {sum, avg}.
     for (int md = 0; md < mesh_ndim_; ++md) {
@@ -267,13 +252,8 @@ class GraphSearch {
     }
     // Case 7 (_S(a)->S(b)) is a TODO in R-new.
     // Case 8: _S->R (all_gather) of the newest mesh dim of each order entry.
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsStridedCode(code_at(md))) continue;
-      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
-    }
+    EmitGatherNewest(
+        cur, l, gigabytes, [](uint8_t c) { return IsStridedCode(c); }, emit);
     if (strided_targets_ == 0) return;
     // Cases 9 and 10 are TODOs in R-new. Case 11: R->_S with a target's (dim, split_factor).
     for (int md = 0; md < mesh_ndim_; ++md) {
@@ -319,6 +299,34 @@ class GraphSearch {
   }
 
  private:
+  // X->R (all_gather) of the newest mesh dim of each order entry, where that dim's code is of
+  // the kind `is_kind` accepts.
+  template <typename IsKind, typename Emit>
+  void EmitGatherNewest(const State& cur, const OrderLists& l, double gigabytes, IsKind is_kind,
+                        Emit& emit) const {
+    for (int a = 0; a < tensor_ndim_; ++a) {
+      const uint8_t n = l.len[static_cast<size_t>(a)];
+      if (n == 0) continue;
+      const int md = l.dims[static_cast<size_t>(a)][n - 1];
+      if (!is_kind(cur.code[static_cast<size_t>(md)])) continue;
+      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
+    }
+  }
+
+  // X->S(b) for every tensor dim b, appended as the newest of b's order, on each mesh dim whose
+  // code is of the kind `is_kind` accepts.
+  template <typename IsKind, typename Emit>
+  void EmitShardEveryDim(const State& cur, const OrderLists& l, double gigabytes, IsKind is_kind,
+                         Emit& emit) const {
+    for (int md = 0; md < mesh_ndim_; ++md) {
+      if (!is_kind(cur.code[static_cast<size_t>(md)])) continue;
+      for (int b = 0; b < tensor_ndim_; ++b) {
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                emit);
+      }
+    }
+  }
+
   template <typename Emit>
   void EmitSet(const State& cur, double gigabytes, int md, uint8_t code, uint8_t pos, Emit& emit) const {
     State next = cur;
@@ -396,6 +404,70 @@ struct Node {
   double edge_cost;
 };
 
+// Appends the _StridedShard placements of `placements` that `targets` does not hold yet.
+void AddStridedTargets(const Placements& placements, Placements& targets) {
+  for (const Placement& p : placements) {
+    if (p.IsStridedShard() && std::find(targets.begin(), targets.end(), p) == targets.end()) {
+      targets.push_back(p);
+    }
+  }
+}
+
+// The reduce ops of the Partial placements on either side, in ReduceOp order.
+std::vector<ReduceOp> PartialOps(const Placements& src, const Placements& dst) {
+  std::vector<ReduceOp> partial_ops;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+    auto has_op = [op](const Placement& p) { return p.IsPartial() && p.op == op; };
+    if (std::any_of(src.begin(), src.end(), has_op) || std::any_of(dst.begin(), dst.end(), has_op)) {
+      partial_ops.push_back(op);
+    }
+  }
+  return partial_ops;
+}
+
+// find_min_cost_path: a heap of (cost, push counter), so equal costs pop in push order; the
+// goal is tested on pop, before the visited check. Each push keeps its own predecessor, which
+// is PyTorch's per-entry path. A push whose state was already pushed at a cost <= this one is
+// dropped: PyTorch would push it, but the earlier entry pops first (lower cost, or equal cost
+// and lower counter) and leaves the state visited, so the dropped entry could never be used.
+// Fills `nodes` (node 0 is the start) and returns the goal's node, or -1 when it is unreachable.
+int32_t FindMinCostPath(const GraphSearch& search, const State& start, const State& goal,
+                        std::vector<Node>& nodes) {
+  nodes.reserve(1024);
+  nodes.push_back({start, -1, -1, 0.0, 0.0});
+  using Entry = std::pair<double, int32_t>;
+  std::vector<Entry> heap_storage;
+  heap_storage.reserve(1024);
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap(std::greater<Entry>{},
+                                                                           std::move(heap_storage));
+  heap.push({0.0, 0});
+  StateTable table;
+  bool inserted = false;
+  table.Get(start, inserted).best_cost = 0.0;
+  while (!heap.empty()) {
+    const auto [cost, index] = heap.top();
+    heap.pop();
+    const State current = nodes[static_cast<size_t>(index)].state;
+    if (current == goal) return index;
+    StateTable::Slot& slot = table.Get(current, inserted);
+    if (slot.visited) continue;
+    slot.visited = true;
+    search.Expand(current, [&](const State& next, int md, double edge) {
+      StateTable::Slot& seen = table.Get(next, inserted);
+      const double next_cost = cost + edge;
+      if (!inserted && (seen.visited || seen.best_cost <= next_cost)) return;
+      seen.best_cost = next_cost;
+      if (nodes.size() >= kMaxPushedStates) {
+        throw Unsupported("graph planner: search exceeded " + std::to_string(kMaxPushedStates) +
+                          " states; use the greedy planner");
+      }
+      nodes.push_back({next, index, md, next_cost, edge});
+      heap.push({next_cost, static_cast<int32_t>(nodes.size() - 1)});
+    });
+  }
+  return -1;
+}
+
 }  // namespace
 
 std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, int64_t rank,
@@ -417,77 +489,20 @@ std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, i
   // can also hold leftovers of earlier calls, and it iterates the op set in string-hash order;
   // we use ReduceOp order (it only breaks exact cost ties between sum and avg).
   Placements strided_targets;
-  for (const Placement& p : dst_placements) {
-    if (p.IsStridedShard() &&
-        std::find(strided_targets.begin(), strided_targets.end(), p) == strided_targets.end()) {
-      strided_targets.push_back(p);
-    }
-  }
+  AddStridedTargets(dst_placements, strided_targets);
   const size_t num_targets = strided_targets.size();
-  for (const Placement& p : src_placements) {
-    if (p.IsStridedShard() &&
-        std::find(strided_targets.begin(), strided_targets.end(), p) == strided_targets.end()) {
-      strided_targets.push_back(p);
-    }
-  }
+  AddStridedTargets(src_placements, strided_targets);
   if (strided_targets.size() > static_cast<size_t>(0xFF - kStridedBase)) {
     throw Unsupported("graph planner: too many distinct _StridedShard placements");
   }
-  std::vector<ReduceOp> partial_ops;
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
-    auto has_op = [op](const Placement& p) { return p.IsPartial() && p.op == op; };
-    if (std::any_of(src_placements.begin(), src_placements.end(), has_op) ||
-        std::any_of(dst_placements.begin(), dst_placements.end(), has_op)) {
-      partial_ops.push_back(op);
-    }
-  }
+  std::vector<ReduceOp> partial_ops = PartialOps(src_placements, dst_placements);
 
   GraphSearch search(src, options, std::move(strided_targets), num_targets, std::move(partial_ops));
   const State start = search.Encode(src_placements, src_order, "source");
   const State goal = search.Encode(dst_placements, dst_order, "target");
 
-  // find_min_cost_path: a heap of (cost, push counter), so equal costs pop in push order; the
-  // goal is tested on pop, before the visited check. Each push keeps its own predecessor, which
-  // is PyTorch's per-entry path. A push whose state was already pushed at a cost <= this one is
-  // dropped: PyTorch would push it, but the earlier entry pops first (lower cost, or equal cost
-  // and lower counter) and leaves the state visited, so the dropped entry could never be used.
   std::vector<Node> nodes;
-  nodes.reserve(1024);
-  nodes.push_back({start, -1, -1, 0.0, 0.0});
-  using Entry = std::pair<double, int32_t>;
-  std::vector<Entry> heap_storage;
-  heap_storage.reserve(1024);
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap(std::greater<Entry>{},
-                                                                           std::move(heap_storage));
-  heap.push({0.0, 0});
-  StateTable table;
-  bool inserted = false;
-  table.Get(start, inserted).best_cost = 0.0;
-  int32_t found = -1;
-  while (!heap.empty()) {
-    const auto [cost, index] = heap.top();
-    heap.pop();
-    const State current = nodes[static_cast<size_t>(index)].state;
-    if (current == goal) {
-      found = index;
-      break;
-    }
-    StateTable::Slot& slot = table.Get(current, inserted);
-    if (slot.visited) continue;
-    slot.visited = true;
-    search.Expand(current, [&](const State& next, int md, double edge) {
-      StateTable::Slot& seen = table.Get(next, inserted);
-      const double next_cost = cost + edge;
-      if (!inserted && (seen.visited || seen.best_cost <= next_cost)) return;
-      seen.best_cost = next_cost;
-      if (nodes.size() >= kMaxPushedStates) {
-        throw Unsupported("graph planner: search exceeded " + std::to_string(kMaxPushedStates) +
-                          " states; use the greedy planner");
-      }
-      nodes.push_back({next, index, md, next_cost, edge});
-      heap.push({next_cost, static_cast<int32_t>(nodes.size() - 1)});
-    });
-  }
+  const int32_t found = FindMinCostPath(search, start, goal, nodes);
   if (found < 0) {
     throw Unsupported("graph planner: no path from " + FormatShardOrderStr(src_placements, src_order) +
                       " to " + FormatShardOrderStr(dst_placements, dst_order));
