@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -396,4 +397,35 @@ TEST_CASE("ReduceRuns streams long segments at any alignment with the group-orde
       CheckStreamedReduce<int64_t>(rng, DType::kI64, op, shift);
     }
   }
+}
+
+TEST_CASE("the view-runs cache compiles a view once, keyed by its value", "[engine][local][view_ops]") {
+  detail::ViewRunsCache cache;
+  const Shape shape{6, 10};
+  Box box = FullBox(shape);
+  box.dims[1] = {{2, 5}, {7, 9}};
+  const std::shared_ptr<const detail::ViewRuns> first = cache.Get(shape, {box});
+  // An equal view built anew (other vectors, same values) gets the same compiled runs.
+  Box same = FullBox(shape);
+  same.dims[1] = {{2, 5}, {7, 9}};
+  REQUIRE(cache.Get(shape, {same}) == first);
+  // Any change of shape or boxes gets runs of its own, matching the definition.
+  Box other = same;
+  other.dims[1] = {{2, 5}, {7, 8}};
+  const auto changed = cache.Get(shape, {other});
+  REQUIRE(changed != first);
+  REQUIRE(Expand(*changed) == DefinitionOffsets(shape, {other}));
+  const Shape wider{6, 11};
+  const auto reshaped = cache.Get(wider, {same});
+  REQUIRE(reshaped != first);
+  REQUIRE(Expand(*reshaped) == DefinitionOffsets(wider, {same}));
+  // Runs handed out stay valid when the cache drops them (100 other views push them out).
+  for (int64_t k = 0; k < 100; ++k) {
+    Box filler = FullBox(shape);
+    filler.dims[0] = {{0, 1 + k % 6}};
+    filler.dims[1] = {{0, 1 + k / 6}};
+    cache.Get(shape, {filler});
+  }
+  REQUIRE(Expand(*first) == DefinitionOffsets(shape, {box}));
+  REQUIRE(cache.Get(shape, {box}) != first);  // compiled again after it was dropped
 }

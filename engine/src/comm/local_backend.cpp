@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -38,9 +39,13 @@ constexpr int64_t kChunkBytes = int64_t{1} << 20;
 constexpr int64_t kTurnBytes = int64_t{32} << 10;
 
 // The compiled runs of one member's views, published beside its post for the peers that read it.
+// Shared with the rank's ViewRunsCache, so they stay valid until the round is finished even when
+// the cache drops them.
 struct PostedRuns {
-  std::vector<detail::ViewRuns> send;
-  std::vector<detail::ViewRuns> recv;
+  std::vector<std::shared_ptr<const detail::ViewRuns>> send;
+  std::vector<std::shared_ptr<const detail::ViewRuns>> recv;
+  const detail::ViewRuns& Send(size_t k) const { return *send[k]; }
+  const detail::ViewRuns& Recv(size_t k) const { return *recv[k]; }
 };
 
 const PostedRuns& RunsOf(const RendezvousSlot& slot, size_t member) {
@@ -66,9 +71,9 @@ class LocalCommunicator final : public Communicator {
     // Compiled before posting, so peers copy with no per-run cursor work of their own.
     PostedRuns runs;
     runs.send.reserve(call.send.size());
-    for (const SendView& v : call.send) runs.send.emplace_back(v);
+    for (const SendView& v : call.send) runs.send.push_back(runs_cache_.Get(v.shape, v.boxes));
     runs.recv.reserve(call.recv.size());
-    for (const RecvView& v : call.recv) runs.recv.emplace_back(v);
+    for (const RecvView& v : call.recv) runs.recv.push_back(runs_cache_.Get(v.shape, v.boxes));
     const Rendezvous::Round round = rendezvous_.Post(call, &runs);
     RendezvousSlot& slot = *round.slot;
 
@@ -114,9 +119,9 @@ class LocalCommunicator final : public Communicator {
     const size_t me = static_cast<size_t>(call.index);
     const int64_t es = DTypeSize(call.dtype);
     auto copy = [&](size_t from, size_t send_slot, size_t recv_slot) {
-      detail::CopyRuns(posted[from]->send[send_slot].data, RunsOf(slot, from).send[send_slot],
-                       call.recv[recv_slot].data, mine.recv[recv_slot], es, 0,
-                       mine.recv[recv_slot].elements(), mode);
+      detail::CopyRuns(posted[from]->send[send_slot].data, RunsOf(slot, from).Send(send_slot),
+                       call.recv[recv_slot].data, mine.Recv(recv_slot), es, 0,
+                       mine.Recv(recv_slot).elements(), mode);
     };
     switch (call.kind) {
       case CollectiveKind::kAllGather:
@@ -132,10 +137,10 @@ class LocalCommunicator final : public Communicator {
         const size_t from = call.kind == CollectiveKind::kAllReduce ? 0 : me;
         std::vector<detail::RunsInput> inputs;
         for (size_t i = 0; i < n; ++i)
-          inputs.push_back({posted[i]->send[from].data, &RunsOf(slot, i).send[from]});
+          inputs.push_back({posted[i]->send[from].data, &RunsOf(slot, i).Send(from)});
         detail::ReduceRuns(
             call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)), inputs,
-            {detail::RunsOutput{call.recv[0].data, &mine.recv[0]}}, 0, mine.recv[0].elements(), mode);
+            {detail::RunsOutput{call.recv[0].data, &mine.Recv(0)}}, 0, mine.Recv(0).elements(), mode);
         break;
       }
       case CollectiveKind::kBroadcast:
@@ -165,7 +170,7 @@ class LocalCommunicator final : public Communicator {
   static std::vector<Piece> PiecesOf(const CollectiveCall& call, const RendezvousSlot& slot, bool split) {
     const size_t n = slot.posted.size();
     std::vector<Piece> pieces;
-    auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).recv[r].elements(); };
+    auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).Recv(r).elements(); };
     switch (call.kind) {
       case CollectiveKind::kAllGather:
       case CollectiveKind::kAllToAll:
@@ -240,11 +245,11 @@ class LocalCommunicator final : public Communicator {
       const int64_t end = std::min(p.elements, begin + chunk);
       std::vector<detail::RunsInput> inputs;
       for (size_t i = 0; i < n; ++i)
-        inputs.push_back({slot.posted[i]->send[p.send_slot].data, &RunsOf(slot, i).send[p.send_slot]});
+        inputs.push_back({slot.posted[i]->send[p.send_slot].data, &RunsOf(slot, i).Send(p.send_slot)});
       std::vector<detail::RunsOutput> outputs;
       const size_t first = p.to < n ? p.to : 0, last = p.to < n ? p.to + 1 : n;
       for (size_t m = first; m < last; ++m)
-        outputs.push_back({slot.calls[m]->recv[0].data, &RunsOf(slot, m).recv[0]});
+        outputs.push_back({slot.calls[m]->recv[0].data, &RunsOf(slot, m).Recv(0)});
       detail::ReduceRuns(call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)),
                          inputs, outputs, begin, end, mode);
     }
@@ -273,8 +278,8 @@ class LocalCommunicator final : public Communicator {
         const int64_t end = std::min({p.elements, t + turn, (round + 1) * chunk});
         if (t >= end) continue;
         any = true;
-        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).send[p.send_slot],
-                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).recv[p.recv_slot], es,
+        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).Send(p.send_slot),
+                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).Recv(p.recv_slot), es,
                          t, end, mode);
       }
       if (!any) return;
@@ -290,14 +295,15 @@ class LocalCommunicator final : public Communicator {
     std::vector<detail::RunsInput> inputs;
     std::vector<detail::RunsOutput> outputs;
     for (size_t i = 0; i < n; ++i) {
-      inputs.push_back({slot.posted[i]->send[0].data, &RunsOf(slot, i).send[0]});
-      outputs.push_back({slot.calls[i]->recv[0].data, &RunsOf(slot, i).recv[0]});
+      inputs.push_back({slot.posted[i]->send[0].data, &RunsOf(slot, i).Send(0)});
+      outputs.push_back({slot.calls[i]->recv[0].data, &RunsOf(slot, i).Recv(0)});
     }
     detail::ReduceRuns(call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)),
                        inputs, outputs, begin, end, mode);
   }
 
   Rendezvous rendezvous_;
+  detail::ViewRunsCache runs_cache_;
 };
 
 }  // namespace

@@ -224,6 +224,43 @@ void ViewRuns::Append(int64_t offset, int64_t length, int64_t count, int64_t str
 
 namespace {
 
+uint64_t Mix(uint64_t h, int64_t v) {
+  h ^= static_cast<uint64_t>(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+uint64_t HashView(const Shape& shape, const std::vector<Box>& boxes) {
+  uint64_t h = Mix(0, static_cast<int64_t>(shape.size()));
+  for (int64_t e : shape) h = Mix(h, e);
+  for (const Box& box : boxes) {
+    h = Mix(h, -1);
+    for (const IndexSet& set : box.dims) {
+      h = Mix(h, -2);
+      for (const Interval& iv : set) h = Mix(Mix(h, iv.begin), iv.end);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+std::shared_ptr<const ViewRuns> ViewRunsCache::Get(const Shape& shape, const std::vector<Box>& boxes) {
+  const uint64_t hash = HashView(shape, boxes);
+  for (const Entry& e : entries_) {
+    if (e.hash == hash && e.shape == shape && e.boxes == boxes) return e.runs;
+  }
+  auto runs = std::make_shared<const ViewRuns>(shape, boxes);
+  if (entries_.size() < kEntries) {
+    entries_.push_back({hash, shape, boxes, runs});
+  } else {
+    entries_[next_] = {hash, shape, boxes, runs};
+    next_ = (next_ + 1) % kEntries;
+  }
+  return runs;
+}
+
+namespace {
+
 // A position in a ViewRuns: group, run within it, elements of that run already consumed.
 class RunWalker {
  public:
