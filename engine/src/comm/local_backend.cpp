@@ -164,9 +164,9 @@ class LocalCommunicator final : public Communicator {
     int64_t elements = 0;
   };
 
-  // Sender-major (every receiver of sender 0, then of sender 1, ...), so that chunks claimed
-  // one after the other read the same rows of one sender for different receivers, as members
-  // pulling side by side do: those rows are fetched from memory once for all of them.
+  // Sender-major (every receiver of sender 0, then of sender 1, ...); Share copies the pieces of
+  // one sender together, so the rows of that sender that several receivers take are fetched from
+  // memory once for all of them.
   static std::vector<Piece> PiecesOf(const CollectiveCall& call, const RendezvousSlot& slot, bool split) {
     const size_t n = slot.posted.size();
     std::vector<Piece> pieces;
