@@ -126,20 +126,6 @@ double MemcpySeconds(int64_t ranks, int64_t bytes, int iters) {
   });
 }
 
-// Every rank reads `bytes` (sums them as 64-bit words, which the compiler vectorizes) and writes
-// nothing: the read half of the memcpy baseline, for the reduce_scatter bound measured here.
-double ReadSeconds(int64_t ranks, int64_t bytes, int iters) {
-  return TimePerIteration(nullptr, ranks, iters, [bytes](Communicator&, int64_t, const Group&) {
-    auto src = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>(bytes / 8), uint64_t{1});
-    auto sink = std::make_shared<std::atomic<uint64_t>>(0);
-    return [src, sink] {
-      uint64_t sum = 0;
-      for (uint64_t v : *src) sum += v;
-      sink->fetch_add(sum, std::memory_order_relaxed);
-    };
-  });
-}
-
 engine::Box RowBox(const engine::Shape& shape, int64_t begin, int64_t end) {
   engine::Box box = engine::FullBox(shape);
   box.dims[0] = {{begin, end}};
@@ -395,40 +381,6 @@ std::vector<int64_t> ParseByteSizes(const std::string& text) {
   return out;
 }
 
-namespace {
-
-// A reduce_scatter row against the bound measured on this machine (docs/local-backend.md).
-struct MeasuredBound {
-  int64_t bytes_per_rank = 0;
-  double seconds = 0, memcpy_s = 0, read_s = 0;
-};
-
-// The 2n/(n+1) bound assumes a byte read costs what a byte written costs. Measured instead: the
-// memcpy of the n x count bytes a rank sends takes M, reading them alone takes R, so writing them
-// takes about M - R, and a reduce_scatter, which reads them and writes 1/n of them, needs
-// R + (M - R) / n. 'measured bound' = M / that, in the units of 'vs memcpy'.
-void PrintMeasuredBounds(std::ostream& out, int64_t n, const std::vector<MeasuredBound>& rows) {
-  out << "\nreduce_scatter against the bound measured in this run: read us = each of the " << n
-      << " threads reading the n x count bytes it sends (no writes); bound us = read + (memcpy - read) / "
-      << n << "; measured bound = memcpy / bound us; 'of it' = vs memcpy / measured bound\n"
-      << std::left << std::setw(16) << "collective" << std::right << std::setw(12) << "size/rank"
-      << std::setw(12) << "time us" << std::setw(12) << "memcpy us" << std::setw(12) << "read us"
-      << std::setw(12) << "bound us" << std::setw(16) << "measured bound" << std::setw(8) << "of it"
-      << "\n";
-  for (const MeasuredBound& r : rows) {
-    const double bound_s = r.read_s + std::max(0.0, r.memcpy_s - r.read_s) / static_cast<double>(n);
-    const double measured = r.memcpy_s / bound_s;
-    out << std::left << std::setw(16) << "reduce_scatter" << std::right << std::setw(12)
-        << HumanBytes(r.bytes_per_rank) << std::fixed << std::setprecision(1) << std::setw(12)
-        << r.seconds * 1e6 << std::setw(12) << r.memcpy_s * 1e6 << std::setw(12) << r.read_s * 1e6
-        << std::setw(12) << bound_s * 1e6 << std::setprecision(2) << std::setw(16) << measured << std::setw(8)
-        << r.memcpy_s / r.seconds / measured << "\n"
-        << std::defaultfloat;
-  }
-}
-
-}  // namespace
-
 int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
   if (args.backend == "cuda" || args.backend == "nccl") return RunBenchCommGpu(args, out_rank0);
   CpuBench bench(args, out_rank0);
@@ -461,7 +413,6 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
         << std::setw(12) << "vs memcpy" << std::setw(8) << "bound" << std::setw(10) << "of bound"
         << "\n";
   }
-  std::vector<MeasuredBound> measured;  // reduce_scatter rows
   const char* kinds[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
   for (const char* kind : kinds) {
     for (int64_t bytes : sizes) {
@@ -496,11 +447,8 @@ int RunBenchComm(const BenchCommArgs& args, std::ostream& out_rank0) {
           << std::setw(10) << algbw << std::setw(10) << algbw * factor << std::setw(12) << memcpy_s / seconds
           << std::setw(8) << bound << std::setw(10) << memcpy_s / seconds / bound << "\n"
           << std::defaultfloat;
-      if (k == "reduce_scatter")
-        measured.push_back({count * 4, seconds, memcpy_s, ReadSeconds(n, algbytes, iters)});
     }
   }
-  if (!measured.empty()) PrintMeasuredBounds(out, n, measured);
   // Small messages: latency, not bandwidth (the rendezvous and wake-up path of docs/local-backend.md).
   const int latency_iters = args.iterations > 0 ? std::max(args.iterations, 100) : 2000;
   out << "\nsmall messages (" << (mpi ? "mpi" : "local")
