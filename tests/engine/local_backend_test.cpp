@@ -499,3 +499,47 @@ TEST_CASE("large all_reduces between other collectives on one group", "[engine][
   });
   CHECK(failures == std::vector<int>(n, 0));
 }
+
+TEST_CASE("a large all_to_all of uneven column blocks (shared work, one sender's pieces together) is exact",
+          "[engine][local]") {
+  // The HealDA-like S(1)->S(2) exchange with uneven blocks: rank r holds rows [r*X, (r+1)*X) of a
+  // [T, 3X, C] tensor as [T, X, C]; it sends columns [o_m, o_m + w_m) to rank m, which stores them
+  // as rows [r*X, (r+1)*X) of its [T, 3X, w_m]. The group receives more than 16 MiB, so the
+  // members share the copies (each work item: one sender's three pieces, of different sizes).
+  // Values are exact integers in f32 and follow from the global index.
+  const int64_t n = 3, t_dim = 8, x_dim = 900;
+  const std::vector<int64_t> width = {40, 56, 100}, offset = {0, 40, 96};
+  const int64_t c_dim = 196;
+  auto value = [&](int64_t t, int64_t gx, int64_t c) {
+    return static_cast<float>((t * n * x_dim + gx) * c_dim + c);
+  };
+  std::vector<int64_t> bad(n, 0);
+  LocalWorld::Run(n, [&](Communicator& comm, int64_t rank) {
+    LocalTensor in({t_dim, x_dim, c_dim}, DType::kF32);
+    LocalTensor out({t_dim, n * x_dim, width[static_cast<size_t>(rank)]}, DType::kF32);
+    float* x = reinterpret_cast<float*>(in.data());
+    for (int64_t t = 0; t < t_dim; ++t)
+      for (int64_t r = 0; r < x_dim; ++r)
+        for (int64_t c = 0; c < c_dim; ++c) x[(t * x_dim + r) * c_dim + c] = value(t, rank * x_dim + r, c);
+    std::vector<SendView> send;
+    std::vector<RecvView> recv;
+    for (int64_t m = 0; m < n; ++m) {
+      Box s = FullBox(in.shape());
+      s.dims[2] = {
+          {offset[static_cast<size_t>(m)], offset[static_cast<size_t>(m)] + width[static_cast<size_t>(m)]}};
+      send.push_back(ViewOf(in, s));
+      Box d = FullBox(out.shape());
+      d.dims[1] = {{m * x_dim, (m + 1) * x_dim}};
+      recv.push_back(MutableViewOf(out, d));
+    }
+    comm.AllToAllV(WorldGroup(n), std::move(send), std::move(recv));
+    const int64_t w = width[static_cast<size_t>(rank)], o = offset[static_cast<size_t>(rank)];
+    const float* y = reinterpret_cast<const float*>(out.data());
+    int64_t wrong = 0;
+    for (int64_t t = 0; t < t_dim; ++t)
+      for (int64_t gx = 0; gx < n * x_dim; ++gx)
+        for (int64_t c = 0; c < w; ++c) wrong += y[(t * n * x_dim + gx) * w + c] != value(t, gx, o + c);
+    bad[static_cast<size_t>(rank)] = wrong;
+  });
+  CHECK(bad == std::vector<int64_t>(n, 0));
+}

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -328,4 +329,103 @@ TEST_CASE("ReduceRuns follows the group-order rule bitwise, block by block", "[e
     CheckReduce<int32_t>(rng, DType::kI32, op);
     CheckReduce<int64_t>(rng, DType::kI64, op);
   }
+}
+
+namespace {
+
+// Long contiguous segments, streamed, into outputs shifted by `shift` elements from a 64-byte
+// boundary (the kernel's first tile runs up to the boundary), with 5 inputs read side by side
+// and a second output: every position in [begin, end) of both is the group-order result.
+template <class T>
+void CheckStreamedReduce(std::mt19937& rng, DType dtype, ReduceOp op, int64_t shift) {
+  const int64_t count = 3001, n = 5;
+  const Shape in_shape{count};
+  std::vector<std::vector<T>> inputs(n, std::vector<T>(static_cast<size_t>(count)));
+  std::uniform_real_distribution<double> value(-3.0, 3.0);
+  for (auto& in : inputs) {
+    for (T& x : in) x = ArithOf<T>::Store(static_cast<typename ArithOf<T>::type>(value(rng)));
+  }
+  const detail::ViewRuns in_runs(in_shape, {FullBox(in_shape)});
+  std::vector<detail::RunsInput> runs_inputs;
+  for (auto& in : inputs) runs_inputs.push_back({reinterpret_cast<const std::byte*>(in.data()), &in_runs});
+  const Shape out_shape{count + shift};
+  Box out_box = FullBox(out_shape);
+  out_box.dims[0] = {{shift, count + shift}};
+  const detail::ViewRuns out_runs(out_shape, {out_box});
+  // 64-byte aligned storage, so `shift` sets the outputs' alignment.
+  std::vector<T> a_store(static_cast<size_t>(count + shift + 64)), b_store = a_store;
+  auto aligned = [](std::vector<T>& v) {
+    const auto address = reinterpret_cast<std::uintptr_t>(v.data());
+    return v.data() + ((64 - address % 64) % 64) / sizeof(T);
+  };
+  T* a = aligned(a_store);
+  T* b = aligned(b_store);
+  const T sentinel = ArithOf<T>::Store(static_cast<typename ArithOf<T>::type>(-7));
+  std::fill(a, a + count + shift, sentinel);
+  std::fill(b, b + count + shift, sentinel);
+  const int64_t divisor = op == ReduceOp::kAvg ? n : 1;
+  const int64_t begin = 3, end = count - 2;
+  detail::ReduceRuns(dtype, op, divisor, runs_inputs,
+                     {detail::RunsOutput{reinterpret_cast<std::byte*>(a), &out_runs},
+                      detail::RunsOutput{reinterpret_cast<std::byte*>(b), &out_runs}},
+                     begin, end, detail::StoreMode::kStreaming);
+  for (int64_t p = 0; p < count; ++p) {
+    T want = sentinel;
+    if (p >= begin && p < end) {
+      std::vector<T> values;
+      for (const auto& in : inputs) values.push_back(in[static_cast<size_t>(p)]);
+      want = ReduceByDefinition<T>(op, divisor, values);
+    }
+    REQUIRE(std::memcmp(a + shift + p, &want, sizeof(T)) == 0);
+    REQUIRE(std::memcmp(b + shift + p, &want, sizeof(T)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ReduceRuns streams long segments at any alignment with the group-order bits",
+          "[engine][local][view_ops]") {
+  std::mt19937 rng(5);
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax}) {
+    for (int64_t shift : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{17}}) {
+      INFO("op " << ReduceOpName(op) << " shift " << shift);
+      CheckStreamedReduce<float>(rng, DType::kF32, op, shift);
+      CheckStreamedReduce<double>(rng, DType::kF64, op, shift);
+      CheckStreamedReduce<Half>(rng, DType::kF16, op, shift);
+      CheckStreamedReduce<BFloat16>(rng, DType::kBF16, op, shift);
+      CheckStreamedReduce<int32_t>(rng, DType::kI32, op, shift);
+      CheckStreamedReduce<int64_t>(rng, DType::kI64, op, shift);
+    }
+  }
+}
+
+TEST_CASE("the view-runs cache compiles a view once, keyed by its value", "[engine][local][view_ops]") {
+  detail::ViewRunsCache cache;
+  const Shape shape{6, 10};
+  Box box = FullBox(shape);
+  box.dims[1] = {{2, 5}, {7, 9}};
+  const std::shared_ptr<const detail::ViewRuns> first = cache.Get(shape, {box});
+  // An equal view built anew (other vectors, same values) gets the same compiled runs.
+  Box same = FullBox(shape);
+  same.dims[1] = {{2, 5}, {7, 9}};
+  REQUIRE(cache.Get(shape, {same}) == first);
+  // Any change of shape or boxes gets runs of its own, matching the definition.
+  Box other = same;
+  other.dims[1] = {{2, 5}, {7, 8}};
+  const auto changed = cache.Get(shape, {other});
+  REQUIRE(changed != first);
+  REQUIRE(Expand(*changed) == DefinitionOffsets(shape, {other}));
+  const Shape wider{6, 11};
+  const auto reshaped = cache.Get(wider, {same});
+  REQUIRE(reshaped != first);
+  REQUIRE(Expand(*reshaped) == DefinitionOffsets(wider, {same}));
+  // Runs handed out stay valid when the cache drops them (100 other views push them out).
+  for (int64_t k = 0; k < 100; ++k) {
+    Box filler = FullBox(shape);
+    filler.dims[0] = {{0, 1 + k % 6}};
+    filler.dims[1] = {{0, 1 + k / 6}};
+    cache.Get(shape, {filler});
+  }
+  REQUIRE(Expand(*first) == DefinitionOffsets(shape, {box}));
+  REQUIRE(cache.Get(shape, {box}) != first);  // compiled again after it was dropped
 }

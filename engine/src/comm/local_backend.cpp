@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -32,11 +33,19 @@ constexpr int64_t kStreamingBytes = int64_t{16} << 20;
 // is descheduled (more ranks than cores, other processes) holds up at most one chunk.
 constexpr size_t kShareMembers = 16;
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
+// A shared copy's work item copies its pieces in turns of this many bytes of output each (see
+// Share): small enough that the sender rows one turn reads stay in the core's L2 for the next
+// pieces' turns.
+constexpr int64_t kTurnBytes = int64_t{32} << 10;
 
 // The compiled runs of one member's views, published beside its post for the peers that read it.
+// Shared with the rank's ViewRunsCache, so they stay valid until the round is finished even when
+// the cache drops them.
 struct PostedRuns {
-  std::vector<detail::ViewRuns> send;
-  std::vector<detail::ViewRuns> recv;
+  std::vector<std::shared_ptr<const detail::ViewRuns>> send;
+  std::vector<std::shared_ptr<const detail::ViewRuns>> recv;
+  const detail::ViewRuns& Send(size_t k) const { return *send[k]; }
+  const detail::ViewRuns& Recv(size_t k) const { return *recv[k]; }
 };
 
 const PostedRuns& RunsOf(const RendezvousSlot& slot, size_t member) {
@@ -62,9 +71,9 @@ class LocalCommunicator final : public Communicator {
     // Compiled before posting, so peers copy with no per-run cursor work of their own.
     PostedRuns runs;
     runs.send.reserve(call.send.size());
-    for (const SendView& v : call.send) runs.send.emplace_back(v);
+    for (const SendView& v : call.send) runs.send.push_back(runs_cache_.Get(v.shape, v.boxes));
     runs.recv.reserve(call.recv.size());
-    for (const RecvView& v : call.recv) runs.recv.emplace_back(v);
+    for (const RecvView& v : call.recv) runs.recv.push_back(runs_cache_.Get(v.shape, v.boxes));
     const Rendezvous::Round round = rendezvous_.Post(call, &runs);
     RendezvousSlot& slot = *round.slot;
 
@@ -110,9 +119,9 @@ class LocalCommunicator final : public Communicator {
     const size_t me = static_cast<size_t>(call.index);
     const int64_t es = DTypeSize(call.dtype);
     auto copy = [&](size_t from, size_t send_slot, size_t recv_slot) {
-      detail::CopyRuns(posted[from]->send[send_slot].data, RunsOf(slot, from).send[send_slot],
-                       call.recv[recv_slot].data, mine.recv[recv_slot], es, 0,
-                       mine.recv[recv_slot].elements(), mode);
+      detail::CopyRuns(posted[from]->send[send_slot].data, RunsOf(slot, from).Send(send_slot),
+                       call.recv[recv_slot].data, mine.Recv(recv_slot), es, 0,
+                       mine.Recv(recv_slot).elements(), mode);
     };
     switch (call.kind) {
       case CollectiveKind::kAllGather:
@@ -128,10 +137,10 @@ class LocalCommunicator final : public Communicator {
         const size_t from = call.kind == CollectiveKind::kAllReduce ? 0 : me;
         std::vector<detail::RunsInput> inputs;
         for (size_t i = 0; i < n; ++i)
-          inputs.push_back({posted[i]->send[from].data, &RunsOf(slot, i).send[from]});
+          inputs.push_back({posted[i]->send[from].data, &RunsOf(slot, i).Send(from)});
         detail::ReduceRuns(
             call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)), inputs,
-            {detail::RunsOutput{call.recv[0].data, &mine.recv[0]}}, 0, mine.recv[0].elements(), mode);
+            {detail::RunsOutput{call.recv[0].data, &mine.Recv(0)}}, 0, mine.Recv(0).elements(), mode);
         break;
       }
       case CollectiveKind::kBroadcast:
@@ -155,13 +164,13 @@ class LocalCommunicator final : public Communicator {
     int64_t elements = 0;
   };
 
-  // Sender-major (every receiver of sender 0, then of sender 1, ...), so that chunks claimed
-  // one after the other read the same rows of one sender for different receivers, as members
-  // pulling side by side do: those rows are fetched from memory once for all of them.
+  // Sender-major (every receiver of sender 0, then of sender 1, ...); Share copies the pieces of
+  // one sender together, so the rows of that sender that several receivers take are fetched from
+  // memory once for all of them.
   static std::vector<Piece> PiecesOf(const CollectiveCall& call, const RendezvousSlot& slot, bool split) {
     const size_t n = slot.posted.size();
     std::vector<Piece> pieces;
-    auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).recv[r].elements(); };
+    auto recv_elements = [&](size_t m, size_t r) { return RunsOf(slot, m).Recv(r).elements(); };
     switch (call.kind) {
       case CollectiveKind::kAllGather:
       case CollectiveKind::kAllToAll:
@@ -194,40 +203,86 @@ class LocalCommunicator final : public Communicator {
   }
 
   // A large collective whose work the members share (kShareMembers): every member derives the
-  // same pieces and chunk order from the slot, then claims chunks until none is left. Chunk r of
-  // every piece comes before chunk r + 1 of any (see PiecesOf).
+  // same pieces and work order from the slot, then claims work items until none is left. A
+  // reduction's item is a chunk of one piece (chunk r of every piece before chunk r + 1 of any).
+  // A copy's item is chunk r of every piece of one sender (see PiecesOf), copied in turns of
+  // kTurnBytes per piece: the sender's rows that the pieces share (an all_gather's whole send
+  // view, an all_to_all's rows cut into column blocks) are then fetched from memory once, and
+  // the other pieces read them from the cache.
   static void Share(const CollectiveCall& call, RendezvousSlot& slot, bool split, StoreMode mode) {
     const size_t n = slot.posted.size();
     const int64_t es = DTypeSize(call.dtype);
     const std::vector<Piece> pieces = PiecesOf(call, slot, split);
-    const int64_t chunk = std::max<int64_t>(1, kChunkBytes / es);
+    std::vector<std::vector<size_t>> by_sender(n + 1);  // piece indices; [n]: reductions
+    for (size_t k = 0; k < pieces.size(); ++k) by_sender[pieces[k].from].push_back(k);
     int64_t rounds = 0;
-    for (const Piece& p : pieces) rounds = std::max(rounds, (p.elements + chunk - 1) / chunk);
-    std::vector<std::pair<size_t, int64_t>> order;  // (piece, first element)
+    for (const Piece& p : pieces) {
+      const int64_t chunk = ChunkOf(p, by_sender, es);
+      rounds = std::max(rounds, (p.elements + chunk - 1) / chunk);
+    }
+    struct Item {
+      size_t sender;  // n: a reduction piece
+      size_t piece;
+      int64_t round;
+    };
+    std::vector<Item> order;
     for (int64_t r = 0; r < rounds; ++r) {
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        if (r * chunk < pieces[k].elements) order.emplace_back(k, r * chunk);
+      for (size_t i = 0; i < n; ++i) {
+        if (!by_sender[i].empty()) order.push_back({i, 0, r});
       }
+      for (size_t k : by_sender[n]) order.push_back({n, k, r});
     }
     for (uint64_t c = slot.claimed.fetch_add(1); c < order.size(); c = slot.claimed.fetch_add(1)) {
-      const Piece& p = pieces[order[c].first];
-      const int64_t begin = order[c].second;
-      const int64_t end = std::min(p.elements, begin + chunk);
-      if (p.from < n) {
-        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).send[p.send_slot],
-                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).recv[p.recv_slot], es,
-                         begin, end, mode);
+      const Item& item = order[c];
+      if (item.sender < n) {
+        CopyTurns(call, slot, pieces, by_sender, item.sender, item.round, mode);
         continue;
       }
+      const Piece& p = pieces[item.piece];
+      const int64_t chunk = ChunkOf(p, by_sender, es);
+      const int64_t begin = item.round * chunk;
+      if (begin >= p.elements) continue;
+      const int64_t end = std::min(p.elements, begin + chunk);
       std::vector<detail::RunsInput> inputs;
       for (size_t i = 0; i < n; ++i)
-        inputs.push_back({slot.posted[i]->send[p.send_slot].data, &RunsOf(slot, i).send[p.send_slot]});
+        inputs.push_back({slot.posted[i]->send[p.send_slot].data, &RunsOf(slot, i).Send(p.send_slot)});
       std::vector<detail::RunsOutput> outputs;
       const size_t first = p.to < n ? p.to : 0, last = p.to < n ? p.to + 1 : n;
       for (size_t m = first; m < last; ++m)
-        outputs.push_back({slot.calls[m]->recv[0].data, &RunsOf(slot, m).recv[0]});
+        outputs.push_back({slot.calls[m]->recv[0].data, &RunsOf(slot, m).Recv(0)});
       detail::ReduceRuns(call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)),
                          inputs, outputs, begin, end, mode);
+    }
+  }
+
+  // Elements of piece `p` per work item: kChunkBytes of output, shared by the pieces of one
+  // sender when they are copied together (by_sender[n] holds the reductions, one piece each).
+  static int64_t ChunkOf(const Piece& p, const std::vector<std::vector<size_t>>& by_sender, int64_t es) {
+    const bool copy = p.from + 1 < by_sender.size();
+    const auto shared = static_cast<int64_t>(copy ? by_sender[p.from].size() : 1);
+    return std::max<int64_t>(1, kChunkBytes / es / shared);
+  }
+
+  // Chunk `round` of every piece of sender `from`, in turns of kTurnBytes per piece.
+  static void CopyTurns(const CollectiveCall& call, const RendezvousSlot& slot,
+                        const std::vector<Piece>& pieces, const std::vector<std::vector<size_t>>& by_sender,
+                        size_t from, int64_t round, StoreMode mode) {
+    const int64_t es = DTypeSize(call.dtype);
+    const std::vector<size_t>& mine = by_sender[from];
+    const int64_t chunk = ChunkOf(pieces[mine[0]], by_sender, es);
+    const int64_t turn = std::max<int64_t>(1, kTurnBytes / es);
+    for (int64_t t = round * chunk; t < (round + 1) * chunk; t += turn) {
+      bool any = false;
+      for (size_t k : mine) {
+        const Piece& p = pieces[k];
+        const int64_t end = std::min({p.elements, t + turn, (round + 1) * chunk});
+        if (t >= end) continue;
+        any = true;
+        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).Send(p.send_slot),
+                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).Recv(p.recv_slot), es,
+                         t, end, mode);
+      }
+      if (!any) return;
     }
   }
 
@@ -240,14 +295,15 @@ class LocalCommunicator final : public Communicator {
     std::vector<detail::RunsInput> inputs;
     std::vector<detail::RunsOutput> outputs;
     for (size_t i = 0; i < n; ++i) {
-      inputs.push_back({slot.posted[i]->send[0].data, &RunsOf(slot, i).send[0]});
-      outputs.push_back({slot.calls[i]->recv[0].data, &RunsOf(slot, i).recv[0]});
+      inputs.push_back({slot.posted[i]->send[0].data, &RunsOf(slot, i).Send(0)});
+      outputs.push_back({slot.calls[i]->recv[0].data, &RunsOf(slot, i).Recv(0)});
     }
     detail::ReduceRuns(call.dtype, call.reduction.op, call.reduction.TotalDivisor(static_cast<int64_t>(n)),
                        inputs, outputs, begin, end, mode);
   }
 
   Rendezvous rendezvous_;
+  detail::ViewRunsCache runs_cache_;
 };
 
 }  // namespace

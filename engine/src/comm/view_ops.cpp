@@ -224,6 +224,43 @@ void ViewRuns::Append(int64_t offset, int64_t length, int64_t count, int64_t str
 
 namespace {
 
+uint64_t Mix(uint64_t h, int64_t v) {
+  h ^= static_cast<uint64_t>(v) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+uint64_t HashView(const Shape& shape, const std::vector<Box>& boxes) {
+  uint64_t h = Mix(0, static_cast<int64_t>(shape.size()));
+  for (int64_t e : shape) h = Mix(h, e);
+  for (const Box& box : boxes) {
+    h = Mix(h, -1);
+    for (const IndexSet& set : box.dims) {
+      h = Mix(h, -2);
+      for (const Interval& iv : set) h = Mix(Mix(h, iv.begin), iv.end);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+std::shared_ptr<const ViewRuns> ViewRunsCache::Get(const Shape& shape, const std::vector<Box>& boxes) {
+  const uint64_t hash = HashView(shape, boxes);
+  for (const Entry& e : entries_) {
+    if (e.hash == hash && e.shape == shape && e.boxes == boxes) return e.runs;
+  }
+  auto runs = std::make_shared<const ViewRuns>(shape, boxes);
+  if (entries_.size() < kEntries) {
+    entries_.push_back({hash, shape, boxes, runs});
+  } else {
+    entries_[next_] = {hash, shape, boxes, runs};
+    next_ = (next_ + 1) % kEntries;
+  }
+  return runs;
+}
+
+namespace {
+
 // A position in a ViewRuns: group, run within it, elements of that run already consumed.
 class RunWalker {
  public:
@@ -352,49 +389,122 @@ void CopyStrided(std::byte* dst, int64_t dst_stride, const std::byte* src, int64
   }
 }
 
+// Reduces positions [0, m) of one segment that is contiguous in every input (`in`, in group
+// order) and every output (`out`), tile by tile: a tile's accumulators stay in registers or L1
+// while every input adds into it, so all inputs are read side by side (one memory stream each,
+// as the hardware prefetchers want) and each output is written once, streamed in kStreaming mode
+// when the segment is long enough. Per element: Load(in[0]), then op with Load(in[i]) for
+// i = 1, 2, ... in order, divided once, stored once: bitwise what Accumulator gives.
+constexpr int64_t kPrefetchBytes = 1024;
+
+// acc[k] = f(...f(f(Load(in[0][p + k]), Load(in[1][p + k])), ...), Load(in[n-1][p + k])) for k in
+// [0, len): the group order of Accumulator. Sixteen elements at a time, every input in turn, so
+// the n inputs are read side by side a cache line at a time and the partial results stay in
+// registers.
+template <class T, class A, class F>
+void FoldWith(const F& f, const T* const* in, size_t n, int64_t p, int64_t len, A* acc) {
+  constexpr int64_t kLane = 16;
+  int64_t k = 0;
+  for (; k + kLane <= len; k += kLane) {
+    A v[kLane];
+    for (int64_t j = 0; j < kLane; ++j) v[j] = ArithOf<T>::Load(in[0][p + k + j]);
+    for (size_t i = 1; i < n; ++i) {
+      const T* src = in[i] + p + k;
+      for (int64_t j = 0; j < kLane; ++j) v[j] = f(v[j], ArithOf<T>::Load(src[j]));
+    }
+    for (int64_t j = 0; j < kLane; ++j) acc[k + j] = v[j];
+  }
+  for (; k < len; ++k) {
+    A v = ArithOf<T>::Load(in[0][p + k]);
+    for (size_t i = 1; i < n; ++i) v = f(v, ArithOf<T>::Load(in[i][p + k]));
+    acc[k] = v;
+  }
+}
+
+template <class T>
+void Fold(ReduceOp op, const T* const* in, size_t n, int64_t p, int64_t len, typename ArithOf<T>::type* acc) {
+  using A = typename ArithOf<T>::type;
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return FoldWith<T, A>([](A a, A b) { return Plus<A>(a, b); }, in, n, p, len, acc);
+    case ReduceOp::kProduct:
+      return FoldWith<T, A>([](A a, A b) { return Times<A>(a, b); }, in, n, p, len, acc);
+    case ReduceOp::kMin:
+      return FoldWith<T, A>([](A a, A b) { return scalar::Min<A>(a, b); }, in, n, p, len, acc);
+    case ReduceOp::kMax:
+      return FoldWith<T, A>([](A a, A b) { return scalar::Max<A>(a, b); }, in, n, p, len, acc);
+  }
+}
+
+template <class T>
+void ReduceSegment(ReduceOp op, int64_t divisor, const T* const* in, size_t n, T* const* out, size_t outs,
+                   int64_t m, StoreMode mode) {
+  using A = typename ArithOf<T>::type;
+  constexpr int64_t kTile = 256 / sizeof(T) > 0 ? 256 / sizeof(T) : 1;
+  A acc[kTile];
+  T staged[kTile];
+  const bool stream =
+      mode == StoreMode::kStreaming && m * static_cast<int64_t>(sizeof(T)) >= kStreamingMinRun;
+  // The first tile ends where the first output reaches a 64-byte boundary, so the streamed
+  // tiles after it write whole cache lines.
+  const auto misaligned = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(out[0]) & 63);
+  int64_t tile = stream && misaligned % static_cast<int64_t>(sizeof(T)) == 0
+                     ? ((64 - misaligned) & 63) / static_cast<int64_t>(sizeof(T))
+                     : 0;
+  if (tile == 0) tile = kTile;
+  for (int64_t p = 0; p < m; p += tile, tile = kTile) {
+    const int64_t len = std::min(tile, m - p);
+#if defined(__SSE2__)
+    // Every input's line kPrefetch bytes ahead, inside the segment (past it lie bytes this
+    // reduction may not read).
+    constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
+    if (p + kAhead + len <= m) {
+      for (size_t i = 0; i < n; ++i) {
+        for (int64_t b = 0; b < len * static_cast<int64_t>(sizeof(T)); b += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(in[i] + p + kAhead) + b, _MM_HINT_T0);
+      }
+    }
+#endif
+    Fold<T>(op, in, n, p, len, acc);
+    if (divisor > 1) {
+      for (int64_t k = 0; k < len; ++k) acc[k] = scalar::Divide<A>(acc[k], divisor);
+    }
+    for (int64_t k = 0; k < len; ++k) staged[k] = ArithOf<T>::Store(acc[k]);
+    const auto bytes = static_cast<size_t>(len) * sizeof(T);
+    for (size_t o = 0; o < outs; ++o) {
+      auto* to = reinterpret_cast<std::byte*>(out[o] + p);
+      const auto* from = reinterpret_cast<const std::byte*>(staged);
+      if (stream && bytes >= 64) {
+        StreamBytes(to, from, bytes);
+      } else {
+        std::memcpy(to, from, bytes);
+      }
+    }
+  }
+}
+
+// Splits [begin, end) into segments that are contiguous in every input and output view and
+// reduces each with ReduceSegment.
 template <class T>
 void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inputs,
                  const std::vector<RunsOutput>& outputs, int64_t begin, int64_t end, StoreMode mode) {
-  using A = typename ArithOf<T>::type;
-  // A block of accumulators stays in L1 while every input adds into it, so each input is read
-  // once; the block is rounded once into `staged` and copied to every output.
-  constexpr int64_t kBlock = 2048;
-  A acc[kBlock];
-  T staged[kBlock];
   std::vector<RunWalker> walkers;
-  walkers.reserve(inputs.size());
+  walkers.reserve(inputs.size() + outputs.size());
   for (const RunsInput& in : inputs) walkers.emplace_back(*in.runs, begin);
-  std::vector<RunWalker> outs;
-  outs.reserve(outputs.size());
-  for (const RunsOutput& o : outputs) outs.emplace_back(*o.runs, begin);
-  for (int64_t p = begin; p < end; p += kBlock) {
-    const int64_t m = std::min(kBlock, end - p);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const T* base = reinterpret_cast<const T*>(inputs[i].data);
-      RunWalker& w = walkers[i];
-      for (int64_t pos = 0; pos < m;) {
-        const int64_t len = std::min(w.available(), m - pos);
-        CombineRun<T, A>(op, i == 0, acc + pos, base + w.offset(), len);
-        w.Advance(len);
-        pos += len;
-      }
-    }
-    if (divisor > 1) {
-      for (int64_t k = 0; k < m; ++k) acc[k] = scalar::Divide<A>(acc[k], divisor);
-    }
-    for (int64_t k = 0; k < m; ++k) staged[k] = ArithOf<T>::Store(acc[k]);
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      RunWalker& out = outs[o];
-      T* out_base = reinterpret_cast<T*>(outputs[o].data);
-      for (int64_t pos = 0; pos < m;) {
-        const int64_t len = std::min(out.available(), m - pos);
-        CopyBytes(reinterpret_cast<std::byte*>(out_base + out.offset()),
-                  reinterpret_cast<const std::byte*>(staged + pos), len * static_cast<int64_t>(sizeof(T)),
-                  mode);
-        out.Advance(len);
-        pos += len;
-      }
-    }
+  for (const RunsOutput& o : outputs) walkers.emplace_back(*o.runs, begin);
+  const size_t n = inputs.size();
+  std::vector<const T*> in(n);
+  std::vector<T*> out(outputs.size());
+  for (int64_t p = begin; p < end;) {
+    int64_t len = end - p;
+    for (const RunWalker& w : walkers) len = std::min(len, w.available());
+    for (size_t i = 0; i < n; ++i) in[i] = reinterpret_cast<const T*>(inputs[i].data) + walkers[i].offset();
+    for (size_t o = 0; o < out.size(); ++o)
+      out[o] = reinterpret_cast<T*>(outputs[o].data) + walkers[n + o].offset();
+    ReduceSegment<T>(op, divisor, in.data(), n, out.data(), out.size(), len, mode);
+    for (RunWalker& w : walkers) w.Advance(len);
+    p += len;
   }
   if (mode == StoreMode::kStreaming) StoreFence();
 }

@@ -3,6 +3,7 @@
 // by the local backend, the executor's local steps and Distribute / FullTensor.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "shardscope/engine/comm/communicator.hpp"
@@ -63,6 +64,27 @@ class ViewRuns {
   std::vector<RunGroup> groups_;
   std::vector<int64_t> starts_;
   int64_t elements_ = 0;
+};
+
+/// The compiled runs of the views a rank used lately, so that a repeated collective (a
+/// redistribute run again, a training step) compiles none of its views again. Keyed by value
+/// (shape and boxes, compared in full on a hash match, never by address), holding the last
+/// kEntries views; an entry is shared, so runs handed out stay valid after it is dropped. One
+/// per rank thread: not thread-safe.
+class ViewRunsCache {
+ public:
+  std::shared_ptr<const ViewRuns> Get(const Shape& shape, const std::vector<Box>& boxes);
+
+ private:
+  static constexpr size_t kEntries = 64;
+  struct Entry {
+    uint64_t hash = 0;
+    Shape shape;
+    std::vector<Box> boxes;
+    std::shared_ptr<const ViewRuns> runs;
+  };
+  std::vector<Entry> entries_;
+  size_t next_ = 0;  // the entry replaced next once the cache is full
 };
 
 /// How copies and reductions write their destination. kStreaming writes runs of at least
