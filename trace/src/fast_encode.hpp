@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "line_builder.hpp"  // AppendDouble
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
@@ -21,8 +22,5 @@ bool FastEncode(const StepBegin& e, std::string& out);
 bool FastEncode(const StepEnd& e, std::string& out);
 bool FastEncode(const Collective& e, std::string& out);
 bool FastEncode(const Op& e, std::string& out);
-
-/// A finite double as the fast path writes it (shortest round-trip digits, nlohmann's layout).
-void AppendDouble(double value, std::string& out);
 
 }  // namespace shardscope::trace::detail

@@ -1,0 +1,178 @@
+// Field names and omissions here must stay those format_v2.cpp rebuilds; tests/trace/writer_test.cpp
+// reads every v2 line back and compares it with the event written.
+#include "encode_v2.hpp"
+
+#include "fast_encode.hpp"
+#include "format_v2.hpp"
+#include "line_builder.hpp"
+#include "shardscope/trace/codec.hpp"
+
+namespace shardscope::trace::detail {
+
+namespace {
+
+// The v1 form of an event the line builder declined (v2 readers read it as it is).
+template <typename E>
+void Fallback(const E& e, std::string& out) {
+  out += ToLine(ToJson(Event(e)));
+}
+
+// A plan without the steps' default fields (flattened false, avg_scale 1).
+void PlanV2(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
+  l.BeginArray(name);
+  for (const PlanStep& s : plan) {
+    l.BeginObject();
+    l.Ints("mesh_dims", s.mesh_dims);
+    l.Str("src", s.src);
+    l.Str("dst", s.dst);
+    l.Str("comm", s.comm);
+    l.Ints("logical_shape", s.logical_shape);
+    if (s.flattened) l.Bool("flattened", true);
+    if (s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
+    l.Num("cost_us", s.cost_us);
+    l.EndObject();
+  }
+  l.EndArray();
+}
+
+// The fields of kBeginFields, each left out where it has its default.
+void BeginFields(Line& l, const RedistributeBegin& e) {
+  l.Str("tensor", e.tensor);
+  l.Ints("global_shape", e.global_shape);
+  l.Str("dtype", e.dtype);
+  l.Strs("src_placements", e.src_placements);
+  l.Strs("dst_placements", e.dst_placements);
+  if (!e.src_order.empty()) l.Str("src_order", e.src_order);
+  if (!e.dst_order.empty()) l.Str("dst_order", e.dst_order);
+  l.Str("planner", e.planner);
+  l.Str("planner_reason", e.planner_reason);
+  l.Str("notation", e.notation);
+  if (e.notation_unoptimized != e.notation) l.Str("notation_unoptimized", e.notation_unoptimized);
+  PlanV2(l, "raw_plan", e.raw_plan);
+  if (e.optimized_plan != e.raw_plan) PlanV2(l, "optimized_plan", e.optimized_plan);
+  if (!e.skipped_merges.empty()) {
+    l.BeginArray("skipped_merges");
+    for (const SkippedMerge& m : e.skipped_merges) {
+      l.BeginObject();
+      l.Ints("mesh_dims", m.mesh_dims);
+      l.Str("comm", m.comm);
+      l.Str("reason", m.reason);
+      l.Str("hint", m.hint);
+      l.EndObject();
+    }
+    l.EndArray();
+  }
+  l.Num("cost_us", e.cost_us);
+}
+
+void Bytes(Line& l, std::string_view name, const std::vector<int64_t>& group,
+           const std::vector<int64_t>& bytes, int64_t rank) {
+  int64_t count = 0;
+  if (UniformBytes(group, bytes, rank, count))
+    l.Int(name, count);
+  else
+    l.Ints(name, bytes);
+}
+
+}  // namespace
+
+const std::vector<int64_t>& EncoderV2::MeshGroupOf(const std::vector<int64_t>& mesh_dims) {
+  auto it = groups_.find(mesh_dims);
+  if (it == groups_.end()) it = groups_.emplace(mesh_dims, MeshGroup(mesh_shape_, rank_, mesh_dims)).first;
+  return it->second;
+}
+
+const PlanStep* EncoderV2::StepOf(int64_t redistribute_id, int64_t step, const Open** open) const {
+  auto it = open_.find(redistribute_id);
+  if (it == open_.end()) return nullptr;
+  *open = &it->second;
+  const std::vector<PlanStep>& plan = it->second.plan;
+  return step >= 0 && step < static_cast<int64_t>(plan.size()) ? &plan[static_cast<size_t>(step)] : nullptr;
+}
+
+void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
+  open_.try_emplace(e.id, Open{e.optimized_plan, std::string(e.dtype)});
+  Line l(out);
+  if (e.imported) l.Decline();  // rare: the JSON encoder writes it
+  l.Str("type", "redistribute_begin");
+  l.Int("id", e.id);
+  const size_t fields_at = l.size();
+  BeginFields(l, e);
+  if (l.ok()) {
+    std::string_view fields = l.Since(fields_at);
+    if (auto it = like_.find(fields); it != like_.end()) {
+      l.Truncate(fields_at, false);
+      l.Int("like", it->second);
+    } else if (like_.size() < kMaxLikeTargets) {
+      like_.emplace(std::string(fields), e.id);
+    }
+  }
+  l.Int("t_ns", e.t_ns);
+  if (e.op_id >= 0) {
+    l.Int("op_id", e.op_id);
+    l.Int("op_input", e.op_input);
+  }
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
+  open_.erase(e.id);
+  Line l(out);
+  l.Str("type", "redistribute_end");
+  l.Int("id", e.id);
+  l.Int("t_ns", e.t_ns);
+  if (!e.ok) l.Bool("ok", false);
+  if (!e.error.empty()) l.Str("error", e.error);
+  if (e.checksum_before) l.Uint("checksum_before", *e.checksum_before);
+  if (e.checksum_after) l.Uint("checksum_after", *e.checksum_after);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const StepBegin& e, std::string& out) {
+  const Open* open = nullptr;
+  const PlanStep* s = StepOf(e.redistribute_id, e.step, &open);
+  Line l(out);
+  l.Str("type", "step_begin");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (s == nullptr || e.src != s->src) l.Str("src", e.src);
+  if (s == nullptr || e.dst != s->dst) l.Str("dst", e.dst);
+  if (s == nullptr || e.comm != s->comm) l.Str("comm", e.comm);
+  if (s == nullptr || e.logical_shape != s->logical_shape) l.Ints("logical_shape", e.logical_shape);
+  l.Ints("local_shape_before", e.local_shape_before);
+  l.Ints("global_offset_before", e.global_offset_before);
+  l.Int("t_ns", e.t_ns);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const StepEnd& e, std::string& out) {
+  if (!FastEncode(e, out)) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const Collective& e, std::string& out) {
+  const Open* open = nullptr;
+  const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
+  Line l(out);
+  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
+  l.Str("type", "collective");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  if (s == nullptr || e.kind != s->comm) l.Str("kind", e.kind);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (e.redistribute_id < 0 || e.group != MeshGroupOf(e.mesh_dims)) l.Ints("group", e.group);
+  if (open == nullptr || e.dtype != open->dtype) l.Str("dtype", e.dtype);
+  Bytes(l, "bytes_sent", e.group, e.bytes_sent, rank_);
+  Bytes(l, "bytes_recv", e.group, e.bytes_recv, rank_);
+  if (e.negotiated) l.Bool("negotiated", true);
+  l.Int("start_ns", e.start_ns);
+  l.Int("end_ns", e.end_ns);
+  if (e.op_id >= 0) l.Int("op_id", e.op_id);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const Op& e, std::string& out) {
+  if (!FastEncode(e, out)) Fallback(e, out);
+}
+
+}  // namespace shardscope::trace::detail
