@@ -7,7 +7,7 @@ rank. Example (4096 ranks, ~1M events, written to /tmp, never committed):
     scripts/gen_synthetic_trace.py --mesh 64x64 --redistributes 49 --out /tmp/synthetic_4096
 --format-version 2 (the default) writes what shardscope's v2 writer writes for these events (a
 redistribute refers to the earlier one with the same plan by "like", steps and collectives take
-their plan step's fields, uniform byte counts are one number); --format-version 1 writes every
+their plan step's fields and the mesh's group, uniform byte counts are one number); --format-version 1 writes every
 field in full, as the files of earlier rounds.
 """
 import argparse
@@ -68,7 +68,7 @@ def main():
                     begin["raw_plan"] = [{k: v for k, v in step.items() if k not in ("flattened", "avg_scale")}]
                 for k in ("mesh_dims", "src", "dst", "comm", "logical_shape"):
                     del step_begin[k]
-                for k in ("kind", "mesh_dims", "dtype", "negotiated"):
+                for k in ("kind", "mesh_dims", "dtype", "negotiated", "group"):  # group: the mesh's row
                     del collective[k]
                 collective["bytes_sent"] = collective["bytes_recv"] = shard_bytes
                 del end["ok"]
