@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,11 +24,18 @@ class Line {
   explicit Line(std::string& out) : out_(out), start_(out.size()) { out_ += '{'; }
 
   void Key(std::string_view name) {
-    if (!first_) out_ += ',';
+    // One append of `,"name":` (names are short literals): this runs for every field.
+    char buf[64];
+    if (name.size() > sizeof buf - 4) return LongKey(name);
+    size_t n = 0;
+    if (!first_) buf[n++] = ',';
     first_ = false;
-    out_ += '"';
-    out_ += name;
-    out_ += "\":";
+    buf[n++] = '"';
+    std::memcpy(buf + n, name.data(), name.size());
+    n += name.size();
+    buf[n++] = '"';
+    buf[n++] = ':';
+    out_.append(buf, n);
   }
   void Str(std::string_view name, std::string_view s) {
     Key(name);
@@ -52,12 +60,20 @@ class Line {
   }
   void Ints(std::string_view name, const std::vector<int64_t>& v) {
     Key(name);
-    out_ += '[';
+    // Short lists (shapes, offsets, small groups) are formatted on the stack and appended once.
+    char buf[256];
+    char* p = buf;
+    *p++ = '[';
     for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out_ += ',';
-      Integer(v[i]);
+      if (p + 24 > buf + sizeof buf) {
+        out_.append(buf, p);
+        p = buf;
+      }
+      if (i) *p++ = ',';
+      p = std::to_chars(p, p + 21, v[i]).ptr;
     }
-    out_ += ']';
+    *p++ = ']';
+    out_.append(buf, p);
   }
   void Strs(std::string_view name, const std::vector<std::string>& v) {
     Key(name);
@@ -141,9 +157,19 @@ class Line {
       auto u = static_cast<unsigned char>(c);
       if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') ok_ = false;
     }
+    const size_t at = out_.size();
+    out_.resize(at + s.size() + 2);
+    char* p = out_.data() + at;
+    *p = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+  }
+  void LongKey(std::string_view name) {
+    if (!first_) out_ += ',';
+    first_ = false;
     out_ += '"';
-    out_ += s;
-    out_ += '"';
+    out_ += name;
+    out_ += "\":";
   }
 
   std::string& out_;
