@@ -23,27 +23,34 @@ class Line {
  public:
   explicit Line(std::string& out) : out_(out), start_(out.size()) { out_ += '{'; }
 
+  // Each field goes in with one append where it can: key and value are formatted on the stack.
   void Key(std::string_view name) {
-    // One append of `,"name":` (names are short literals): this runs for every field.
-    char buf[64];
-    if (name.size() > sizeof buf - 4) return LongKey(name);
-    size_t n = 0;
-    if (!first_) buf[n++] = ',';
-    first_ = false;
-    buf[n++] = '"';
-    std::memcpy(buf + n, name.data(), name.size());
-    n += name.size();
-    buf[n++] = '"';
-    buf[n++] = ':';
-    out_.append(buf, n);
+    char buf[kMaxKey + 4];
+    if (name.size() > kMaxKey) return LongKey(name);
+    out_.append(buf, KeyInto(buf, name));
   }
   void Str(std::string_view name, std::string_view s) {
-    Key(name);
-    Quoted(s);
+    char buf[256];
+    if (name.size() > kMaxKey || s.size() > sizeof buf - kMaxKey - 6) {
+      Key(name);
+      return Quoted(s);
+    }
+    Check(s);
+    char* p = KeyInto(buf, name);
+    *p++ = '"';
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+    *p++ = '"';
+    out_.append(buf, p);
   }
   void Int(std::string_view name, int64_t v) {
-    Key(name);
-    Integer(v);
+    char buf[kMaxKey + 32];
+    if (name.size() > kMaxKey) {
+      Key(name);
+      return Integer(v);
+    }
+    char* p = KeyInto(buf, name);
+    out_.append(buf, std::to_chars(p, p + 24, v).ptr);
   }
   void Uint(std::string_view name, uint64_t v) {
     Key(name);
@@ -59,10 +66,13 @@ class Line {
     Double(v);
   }
   void Ints(std::string_view name, const std::vector<int64_t>& v) {
-    Key(name);
     // Short lists (shapes, offsets, small groups) are formatted on the stack and appended once.
     char buf[256];
     char* p = buf;
+    if (name.size() > kMaxKey)
+      Key(name);
+    else
+      p = KeyInto(buf, name);
     *p++ = '[';
     for (size_t i = 0; i < v.size(); ++i) {
       if (p + 24 > buf + sizeof buf) {
@@ -152,11 +162,27 @@ class Line {
     }
     AppendDouble(v, out_);
   }
-  void Quoted(std::string_view s) {
+  static constexpr size_t kMaxKey = 48;  // longer names (none today) take LongKey
+  // Writes `,"name":` (the comma unless first) at p; returns the end.
+  char* KeyInto(char* p, std::string_view name) {
+    if (!first_) *p++ = ',';
+    first_ = false;
+    *p++ = '"';
+    std::memcpy(p, name.data(), name.size());
+    p += name.size();
+    *p++ = '"';
+    *p++ = ':';
+    return p;
+  }
+  // Declines the line unless `s` is printable ASCII without quotes or backslashes.
+  void Check(std::string_view s) {
     for (char c : s) {
       auto u = static_cast<unsigned char>(c);
       if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') ok_ = false;
     }
+  }
+  void Quoted(std::string_view s) {
+    Check(s);
     const size_t at = out_.size();
     out_.resize(at + s.size() + 2);
     char* p = out_.data() + at;
