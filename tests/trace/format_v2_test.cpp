@@ -301,3 +301,63 @@ TEST_CASE("a v1 file keeps v1's rules: no field may be left out", "[trace][v2][r
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][v2][writer]") {
+  // Rank 0 of the program golden three times over, each round under new redistribute and op ids
+  // (so an op's inputs name other implicit redistributes each round).
+  const Model program = ReadTraceDir(kSource / "tests/golden/trace/program");
+  std::vector<Event> events;
+  size_t op_count = 0;
+  for (int64_t round = 0; round < 3; ++round) {
+    const int64_t shift = round * 100;
+    auto moved = [&](int64_t id) { return id >= 0 ? id + shift : id; };
+    for (Event e : program.ranks[0].events) {
+      std::visit(
+          [&](auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, RedistributeBegin>) {
+              x.id = moved(x.id), x.op_id = moved(x.op_id);
+            } else if constexpr (std::is_same_v<T, RedistributeEnd>) {
+              x.id = moved(x.id);
+            } else if constexpr (std::is_same_v<T, Collective>) {
+              x.redistribute_id = moved(x.redistribute_id), x.op_id = moved(x.op_id);
+            } else if constexpr (std::is_same_v<T, Op>) {
+              x.id = moved(x.id);
+              for (OpInput& in : x.inputs) in.redistribute_id = moved(in.redistribute_id);
+              op_count += round == 0;
+            } else {
+              x.redistribute_id = moved(x.redistribute_id);
+            }
+          },
+          e);
+      events.push_back(e);
+    }
+  }
+  REQUIRE(op_count >= 2);
+  const fs::path dir = Temp("ops");
+  Header h = program.ranks[0].header;
+  h.version = 2;
+  {
+    Writer w(dir, h);
+    for (const Event& e : events) w.Emit(e);
+  }
+  const std::string text = Slurp(dir / RankFileName(h.rank));
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Round 0's ops in full; rounds 1 and 2 by `like`, with redistribute_ids where inputs moved.
+  CHECK(count("{\"type\":\"op\",") == 3 * op_count);
+  CHECK(count("{\"type\":\"op\",\"id\":") == 3 * op_count);
+  CHECK(count("\"like\":") >= 2 * op_count);
+  CHECK(count("\"redistribute_ids\":") >= 1);
+  for (bool fast : {true, false}) {
+    Model m = ReadTraceFile(dir / RankFileName(h.rank), {.jobs = 1, .fast = fast});
+    std::vector<Event> got(m.ranks[0].events.begin(), m.ranks[0].events.end());
+    CHECK(got == events);
+  }
+  fs::remove_all(dir);
+  CHECK(ErrorOf({R"j({"type":"op","id":1,"like":0,"step":0,"t_ns":1,"end_ns":2})j"}, false) ==
+        "rank-1.jsonl:2: field 'like' is 0 but no op with that id comes before this line in this file");
+}

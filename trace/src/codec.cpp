@@ -611,13 +611,8 @@ std::vector<std::vector<std::string>> ParsePlacementLists(const Fields& f, const
   return out;
 }
 
-Op ParseOp(const Fields& f) {
-  Op e;
-  e.id = f.Int("id", 0, kI64Max);
-  e.step = f.Int("step", 0, kI64Max);
-  e.name = f.Str("name");
-  if (e.name.empty()) f.Fail("field 'name' must be a non-empty string");
-  e.args = f.Str("args");
+void ParseOpInputs(const Fields& f, Op& e) {
+  e.inputs.clear();
   const json& inputs = f.Array("inputs", kMaxOpOperands, "op inputs");
   for (size_t i = 0; i < inputs.size(); ++i) {
     Fields s(inputs[i], f.at(), "inputs[" + std::to_string(i) + "]");
@@ -628,6 +623,10 @@ Op ParseOp(const Fields& f) {
     in.redistribute_id = s.Int("redistribute_id", -1, kI64Max);
     e.inputs.push_back(std::move(in));
   }
+}
+
+void ParseOpOutputs(const Fields& f, Op& e) {
+  e.outputs.clear();
   const json& outputs = f.Array("outputs", kMaxOpOperands, "op outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     Fields s(outputs[i], f.at(), "outputs[" + std::to_string(i) + "]");
@@ -645,6 +644,10 @@ Op ParseOp(const Fields& f) {
     }
     e.outputs.push_back(std::move(out));
   }
+}
+
+void ParseOpCandidates(const Fields& f, Op& e) {
+  e.candidates.clear();
   const json& candidates = f.Array("candidates", kMaxOpCandidates, "strategies");
   for (size_t i = 0; i < candidates.size(); ++i) {
     Fields s(candidates[i], f.at(), "candidates[" + std::to_string(i) + "]");
@@ -663,12 +666,47 @@ Op ParseOp(const Fields& f) {
     }
     e.candidates.push_back(std::move(c));
   }
-  e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
-  e.rule = f.Str("rule");
-  e.note = f.Str("note");
+}
+
+// v2: `like` names an earlier op of the file whose name .. note this line may leave out, and
+// `redistribute_ids` (one per input) replaces the inputs' redistribute ids (format_v2.hpp).
+Op ParseOp(const Fields& f, const FileContext& ctx) {
+  Op e;
+  const Op* base = nullptr;
+  if (ctx.v2() && f.Has("like")) {
+    const int64_t like = f.Int("like", 0, kI64Max);
+    base = ctx.OpWithId(like);
+    if (base == nullptr) {
+      f.Fail("field 'like' is " + std::to_string(like) +
+             " but no op with that id comes before this line in this file");
+    }
+    e = *base;
+    e.error.clear();
+  }
+  auto has = [&](const char* name) { return base == nullptr || f.Has(name); };
+  e.id = f.Int("id", 0, kI64Max);
+  e.step = f.Int("step", 0, kI64Max);
+  if (has("name")) {
+    e.name = f.Str("name");
+    if (e.name.empty()) f.Fail("field 'name' must be a non-empty string");
+  }
+  if (has("args")) e.args = f.Str("args");
+  if (has("inputs")) ParseOpInputs(f, e);
+  if (has("outputs")) ParseOpOutputs(f, e);
+  if (has("candidates")) ParseOpCandidates(f, e);
+  if (has("chosen")) e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
+  if (has("rule")) e.rule = f.Str("rule");
+  if (has("note")) e.note = f.Str("note");
+  if (ctx.v2() && f.Has("redistribute_ids")) {
+    const std::vector<int64_t> ids = f.Ints("redistribute_ids", kMaxOpOperands, -1, kI64Max);
+    if (ids.size() != e.inputs.size())
+      f.Fail("field 'redistribute_ids' must have one entry per input (" + std::to_string(e.inputs.size()) +
+             ")");
+    for (size_t i = 0; i < ids.size(); ++i) e.inputs[i].redistribute_id = ids[i];
+  }
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   e.end_ns = f.Int("end_ns", -kMaxTimeNs, kMaxTimeNs);
-  e.ok = f.Bool("ok");
+  e.ok = !ctx.v2() || f.Has("ok") ? f.Bool("ok") : true;  // v2: absent means true
   if (f.Has("error")) e.error = f.Str("error");
   // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates.
   if (e.chosen >= static_cast<int64_t>(e.candidates.size()) || (e.chosen < 0 && e.ok)) {
@@ -745,7 +783,7 @@ std::optional<Event> ParseEvent(const json& line, const LineRef& at, const FileC
   if (type == kTypeStepBegin) return ParseStepBegin(f, ctx);
   if (type == kTypeStepEnd) return ParseStepEnd(f);
   if (type == kTypeCollective) return ParseCollective(f, ctx);
-  if (type == kTypeOp) return ParseOp(f);
+  if (type == kTypeOp) return ParseOp(f, ctx);
   if (type == kTypeHeader) ThrowAt(at, "a second header line; each file holds one rank's trace");
   return std::nullopt;
 }

@@ -2,6 +2,9 @@
 // reads every v2 line back and compares it with the event written.
 #include "encode_v2.hpp"
 
+#include <cmath>
+#include <cstring>
+
 #include "fast_encode.hpp"
 #include "format_v2.hpp"
 #include "line_builder.hpp"
@@ -63,6 +66,28 @@ void BeginFields(Line& l, const RedistributeBegin& e) {
     l.EndArray();
   }
   l.Num("cost_us", e.cost_us);
+}
+
+// Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
+// redistribute ids (those a `redistribute_ids` field gives).
+bool SameOpFields(const Op& a, const Op& b) {
+  if (a.name != b.name || a.args != b.args || a.inputs.size() != b.inputs.size() || a.outputs != b.outputs ||
+      a.candidates.size() != b.candidates.size() || a.chosen != b.chosen || a.rule != b.rule ||
+      a.note != b.note)
+    return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    const OpInput &x = a.inputs[i], &y = b.inputs[i];
+    if (x.tensor != y.tensor || x.placements != y.placements || x.required != y.required) return false;
+  }
+  // Costs as written: +inf and -1 are both "-1", and -0.0 differs from 0.0 in the text.
+  for (size_t i = 0; i < a.candidates.size(); ++i) {
+    const OpStrategy &x = a.candidates[i], &y = b.candidates[i];
+    if (x.inputs != y.inputs || x.outputs != y.outputs ||
+        std::isfinite(x.cost_us) != std::isfinite(y.cost_us) ||
+        (std::isfinite(x.cost_us) && std::memcmp(&x.cost_us, &y.cost_us, sizeof(double)) != 0))
+      return false;
+  }
+  return true;
 }
 
 void Bytes(Line& l, std::string_view name, const std::vector<int64_t>& group,
@@ -172,7 +197,32 @@ void EncoderV2::Encode(const Collective& e, std::string& out) {
 }
 
 void EncoderV2::Encode(const Op& e, std::string& out) {
-  if (!FastEncode(e, out)) Fallback(e, out);
+  const Op* like = nullptr;
+  for (const Op& r : recent_ops_)
+    if (SameOpFields(r, e)) like = &r;
+  if (like != nullptr) {
+    Line l(out);
+    l.Str("type", "op");
+    l.Int("id", e.id);
+    l.Int("like", like->id);
+    l.Int("step", e.step);
+    bool same_ids = true;
+    for (size_t i = 0; i < e.inputs.size(); ++i)
+      same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
+    if (!same_ids) {
+      std::vector<int64_t> ids;
+      for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
+      l.Ints("redistribute_ids", ids);
+    }
+    l.Int("t_ns", e.t_ns);
+    l.Int("end_ns", e.end_ns);
+    if (!e.ok) l.Bool("ok", false);
+    if (!e.error.empty()) l.Str("error", e.error);
+    if (l.Finish()) return;
+  }
+  if (!FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
+  if (recent_ops_.size() == kRecentOps) recent_ops_.erase(recent_ops_.begin());
+  recent_ops_.push_back(e);
 }
 
 }  // namespace shardscope::trace::detail

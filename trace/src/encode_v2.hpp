@@ -46,6 +46,10 @@ class EncoderV2 {
   };
   const PlanStep* StepOf(int64_t redistribute_id, int64_t step, const Open** open) const;
 
+  // An op written in full, which later ops with the same fields refer to by `like`.
+  std::vector<Op> recent_ops_;  // at most kRecentOps, oldest first
+  static constexpr size_t kRecentOps = 16;
+
   // The group a reader derives for these mesh dims (format_v2.hpp's MeshGroup), cached.
   const std::vector<int64_t>& MeshGroupOf(const std::vector<int64_t>& mesh_dims);
 

@@ -9,9 +9,17 @@ const RedistributeBegin* FileContext::Begin(int64_t id) const {
   return it == begins_.end() ? nullptr : &it->second;
 }
 
+const Op* FileContext::OpWithId(int64_t id) const {
+  auto it = ops_.find(id);
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
 void FileContext::Remember(const Event& event) {
   if (!v2()) return;  // v1 lines never refer to earlier ones
-  if (const auto* begin = std::get_if<RedistributeBegin>(&event)) begins_.try_emplace(begin->id, *begin);
+  if (const auto* begin = std::get_if<RedistributeBegin>(&event))
+    begins_.try_emplace(begin->id, *begin);
+  else if (const auto* op = std::get_if<Op>(&event))
+    ops_.try_emplace(op->id, *op);
 }
 
 std::vector<int64_t> MeshGroup(const std::vector<int64_t>& mesh_shape, int64_t rank,

@@ -29,6 +29,8 @@ class FileContext {
   int64_t rank() const { return rank_; }
   /// The first redistribute_begin with this id read so far, or nullptr.
   const RedistributeBegin* Begin(int64_t id) const;
+  /// The first op with this id read so far, or nullptr (an op line's `like`).
+  const Op* OpWithId(int64_t id) const;
   /// Call with every event the reader accepted, in file order (v1 files keep nothing).
   void Remember(const Event& event);
   /// MeshGroup of this file's rank over `mesh_dims` (cached); empty when it has none.
@@ -39,6 +41,7 @@ class FileContext {
   int64_t rank_ = 0;
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
+  std::unordered_map<int64_t, Op> ops_;
   mutable std::map<std::vector<int64_t>, SharedVec<int64_t>> groups_;
 };
 
