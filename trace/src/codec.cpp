@@ -335,6 +335,19 @@ class Fields {
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 
+// Which fields a line has that v2 lets it leave out (bits as format_v2.hpp numbers them). In v1
+// every field counts as present, so reading it fails when it is missing.
+struct Presence {
+  const Fields& f;
+  bool v2;
+  uint32_t bits = 0;
+  bool operator()(const char* name, uint32_t bit) {
+    const bool here = !v2 || f.Has(name);
+    if (here) bits |= bit;
+    return here;
+  }
+};
+
 // v2 lets a plan step leave out `flattened` (false) and `avg_scale` (1).
 std::vector<PlanStep> ParsePlan(const Fields& f, const char* name, bool v2) {
   const json& arr = f.Array(name, kMaxPlanSteps, "plan steps");
@@ -407,37 +420,31 @@ ImportedPlan ParseImported(const Fields& f) {
 RedistributeBegin ParseRedistributeBegin(const Fields& f, const FileContext& ctx) {
   RedistributeBegin e;
   const bool v2 = ctx.v2();
-  uint32_t present = 0;
-  int bit = 0;
-  auto has = [&](const char* name) {
-    const bool here = !v2 || f.Has(name);
-    if (here) present |= 1u << bit;
-    ++bit;
-    return here;
-  };
+  Presence has{f, v2};
+
   e.id = f.Int("id", 0, kI64Max);
-  if (has("tensor")) e.tensor = f.Str("tensor");
-  if (has("global_shape")) e.global_shape = f.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
-  if (has("dtype")) e.dtype = f.Str("dtype");
-  if (has("src_placements")) e.src_placements = f.Strs("src_placements", kMaxMeshDims);
-  if (has("dst_placements")) e.dst_placements = f.Strs("dst_placements", kMaxMeshDims);
-  if (has("src_order")) e.src_order = f.Str("src_order");
-  if (has("dst_order")) e.dst_order = f.Str("dst_order");
-  if (has("planner")) e.planner = f.Str("planner");
-  if (has("planner_reason")) e.planner_reason = f.Str("planner_reason");
-  if (has("notation")) e.notation = f.Str("notation");
-  if (has("notation_unoptimized")) e.notation_unoptimized = f.Str("notation_unoptimized");
-  if (has("raw_plan")) e.raw_plan = ParsePlan(f, "raw_plan", v2);
-  if (has("optimized_plan")) e.optimized_plan = ParsePlan(f, "optimized_plan", v2);
-  if (has("skipped_merges")) e.skipped_merges = ParseSkipped(f, "skipped_merges");
-  if (has("cost_us")) e.cost_us = f.Number("cost_us");
+  if (has("tensor", 1u << 0)) e.tensor = f.Str("tensor");
+  if (has("global_shape", 1u << 1)) e.global_shape = f.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
+  if (has("dtype", 1u << 2)) e.dtype = f.Str("dtype");
+  if (has("src_placements", 1u << 3)) e.src_placements = f.Strs("src_placements", kMaxMeshDims);
+  if (has("dst_placements", 1u << 4)) e.dst_placements = f.Strs("dst_placements", kMaxMeshDims);
+  if (has("src_order", 1u << 5)) e.src_order = f.Str("src_order");
+  if (has("dst_order", 1u << 6)) e.dst_order = f.Str("dst_order");
+  if (has("planner", 1u << 7)) e.planner = f.Str("planner");
+  if (has("planner_reason", 1u << 8)) e.planner_reason = f.Str("planner_reason");
+  if (has("notation", 1u << 9)) e.notation = f.Str("notation");
+  if (has("notation_unoptimized", 1u << 10)) e.notation_unoptimized = f.Str("notation_unoptimized");
+  if (has("raw_plan", 1u << 11)) e.raw_plan = ParsePlan(f, "raw_plan", v2);
+  if (has("optimized_plan", 1u << 12)) e.optimized_plan = ParsePlan(f, "optimized_plan", v2);
+  if (has("skipped_merges", 1u << 13)) e.skipped_merges = ParseSkipped(f, "skipped_merges");
+  if (has("cost_us", 1u << 14)) e.cost_us = f.Number("cost_us");
   static_assert(kBeginFieldCount == 15, "ParseRedistributeBegin reads kBeginFields in order");
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   ParseOpLink(f, e.op_id, e.op_input);
   if (f.Has("imported")) e.imported = ParseImported(f);
   if (v2) {
     const int64_t like = f.Has("like") ? f.Int("like", 0, kI64Max) : -1;
-    if (std::string why = CompleteBegin(e, present, like, ctx); !why.empty()) f.Fail(why);
+    if (std::string why = CompleteBegin(e, has.bits, like, ctx); !why.empty()) f.Fail(why);
   }
   return e;
 }
@@ -456,12 +463,7 @@ RedistributeEnd ParseRedistributeEnd(const Fields& f, const FileContext& ctx) {
 StepBegin ParseStepBegin(const Fields& f, const FileContext& ctx) {
   StepBegin e;
   const bool v2 = ctx.v2();
-  uint32_t present = 0;
-  auto has = [&](const char* name, uint32_t bit) {
-    const bool here = !v2 || f.Has(name);
-    if (here) present |= bit;
-    return here;
-  };
+  Presence has{f, v2};
   e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   if (has("mesh_dims", kStepMeshDims)) e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
@@ -473,7 +475,7 @@ StepBegin ParseStepBegin(const Fields& f, const FileContext& ctx) {
   e.local_shape_before = f.Ints("local_shape_before", kMaxTensorDims, 0, kMaxExtent);
   e.global_offset_before = f.Ints("global_offset_before", kMaxTensorDims, 0, kMaxExtent);
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
-  if (std::string why = CompleteStepBegin(e, present, ctx); !why.empty()) f.Fail(why);
+  if (std::string why = CompleteStepBegin(e, has.bits, ctx); !why.empty()) f.Fail(why);
   return e;
 }
 
@@ -560,12 +562,7 @@ Collective ParseCollective(const Fields& f, const FileContext& ctx) {
   }
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
   const bool v2 = ctx.v2();
-  uint32_t present = 0;
-  auto has = [&](const char* name, uint32_t bit) {
-    const bool here = !v2 || f.Has(name);
-    if (here) present |= bit;
-    return here;
-  };
+  Presence has{f, v2};
   if (has("kind", kCollKind)) {
     e.kind = f.Str("kind");
     if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
@@ -573,10 +570,10 @@ Collective ParseCollective(const Fields& f, const FileContext& ctx) {
   if (has("mesh_dims", kCollMeshDims)) e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
   if (has("group", kCollGroup)) e.group = f.Ints("group", kMaxRanks, 0, kMaxRanks - 1);
   if (has("dtype", kCollDtype)) e.dtype = f.Str("dtype");
-  e.bytes_sent = ParseBytes(f, "bytes_sent", v2, kCollUniformSent, present);
-  e.bytes_recv = ParseBytes(f, "bytes_recv", v2, kCollUniformRecv, present);
+  e.bytes_sent = ParseBytes(f, "bytes_sent", v2, kCollUniformSent, has.bits);
+  e.bytes_recv = ParseBytes(f, "bytes_recv", v2, kCollUniformRecv, has.bits);
   if (v2) {
-    if (std::string why = CompleteCollective(e, present, ctx); !why.empty()) f.Fail(why);
+    if (std::string why = CompleteCollective(e, has.bits, ctx); !why.empty()) f.Fail(why);
     if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
   }
   if (e.bytes_sent.size() != e.group.size() || e.bytes_recv.size() != e.group.size()) {

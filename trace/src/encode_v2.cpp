@@ -20,24 +20,6 @@ void Fallback(const E& e, std::string& out) {
   out += ToLine(ToJson(Event(e)));
 }
 
-// A plan without the steps' default fields (flattened false, avg_scale 1).
-void PlanV2(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
-  l.BeginArray(name);
-  for (const PlanStep& s : plan) {
-    l.BeginObject();
-    l.Ints("mesh_dims", s.mesh_dims);
-    l.Str("src", s.src);
-    l.Str("dst", s.dst);
-    l.Str("comm", s.comm);
-    l.Ints("logical_shape", s.logical_shape);
-    if (s.flattened) l.Bool("flattened", true);
-    if (s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
-    l.Num("cost_us", s.cost_us);
-    l.EndObject();
-  }
-  l.EndArray();
-}
-
 // The fields of kBeginFields, each left out where it has its default.
 void BeginFields(Line& l, const RedistributeBegin& e) {
   l.Str("tensor", e.tensor);
@@ -51,20 +33,9 @@ void BeginFields(Line& l, const RedistributeBegin& e) {
   l.Str("planner_reason", e.planner_reason);
   l.Str("notation", e.notation);
   if (e.notation_unoptimized != e.notation) l.Str("notation_unoptimized", e.notation_unoptimized);
-  PlanV2(l, "raw_plan", e.raw_plan);
-  if (e.optimized_plan != e.raw_plan) PlanV2(l, "optimized_plan", e.optimized_plan);
-  if (!e.skipped_merges.empty()) {
-    l.BeginArray("skipped_merges");
-    for (const SkippedMerge& m : e.skipped_merges) {
-      l.BeginObject();
-      l.Ints("mesh_dims", m.mesh_dims);
-      l.Str("comm", m.comm);
-      l.Str("reason", m.reason);
-      l.Str("hint", m.hint);
-      l.EndObject();
-    }
-    l.EndArray();
-  }
+  Plan(l, "raw_plan", e.raw_plan, true);
+  if (e.optimized_plan != e.raw_plan) Plan(l, "optimized_plan", e.optimized_plan, true);
+  if (!e.skipped_merges.empty()) SkippedMerges(l, e.skipped_merges);
   l.Num("cost_us", e.cost_us);
 }
 

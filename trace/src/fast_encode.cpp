@@ -71,9 +71,7 @@ void AppendDouble(double value, std::string& out) {
   }
 }
 
-namespace {
-
-void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
+void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults) {
   l.BeginArray(name);
   for (const PlanStep& s : plan) {
     l.BeginObject();
@@ -82,15 +80,26 @@ void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
     l.Str("dst", s.dst);
     l.Str("comm", s.comm);
     l.Ints("logical_shape", s.logical_shape);
-    l.Bool("flattened", s.flattened);
-    l.Num("avg_scale", s.avg_scale);
+    if (!omit_defaults || s.flattened) l.Bool("flattened", s.flattened);
+    if (!omit_defaults || s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
     l.Num("cost_us", s.cost_us);
     l.EndObject();
   }
   l.EndArray();
 }
 
-}  // namespace
+void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges) {
+  l.BeginArray("skipped_merges");
+  for (const SkippedMerge& m : merges) {
+    l.BeginObject();
+    l.Ints("mesh_dims", m.mesh_dims);
+    l.Str("comm", m.comm);
+    l.Str("reason", m.reason);
+    l.Str("hint", m.hint);
+    l.EndObject();
+  }
+  l.EndArray();
+}
 
 bool FastEncode(const RedistributeBegin& e, std::string& out) {
   Line l(out);
@@ -108,18 +117,9 @@ bool FastEncode(const RedistributeBegin& e, std::string& out) {
   l.Str("planner_reason", e.planner_reason);
   l.Str("notation", e.notation);
   l.Str("notation_unoptimized", e.notation_unoptimized);
-  Plan(l, "raw_plan", e.raw_plan);
-  Plan(l, "optimized_plan", e.optimized_plan);
-  l.BeginArray("skipped_merges");
-  for (const SkippedMerge& m : e.skipped_merges) {
-    l.BeginObject();
-    l.Ints("mesh_dims", m.mesh_dims);
-    l.Str("comm", m.comm);
-    l.Str("reason", m.reason);
-    l.Str("hint", m.hint);
-    l.EndObject();
-  }
-  l.EndArray();
+  Plan(l, "raw_plan", e.raw_plan, false);
+  Plan(l, "optimized_plan", e.optimized_plan, false);
+  SkippedMerges(l, e.skipped_merges);
   l.Num("cost_us", e.cost_us);
   l.Int("t_ns", e.t_ns);
   if (e.op_id >= 0) {
