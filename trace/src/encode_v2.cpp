@@ -2,6 +2,7 @@
 // reads every v2 line back and compares it with the event written.
 #include "encode_v2.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -79,15 +80,20 @@ const std::vector<int64_t>& EncoderV2::MeshGroupOf(const std::vector<int64_t>& m
 }
 
 const PlanStep* EncoderV2::StepOf(int64_t redistribute_id, int64_t step, const Open** open) const {
-  auto it = open_.find(redistribute_id);
-  if (it == open_.end()) return nullptr;
-  *open = &it->second;
-  const std::vector<PlanStep>& plan = it->second.plan;
+  auto it =
+      std::find_if(open_.rbegin(), open_.rend(), [&](const Open& o) { return o.id == redistribute_id; });
+  if (it == open_.rend()) return nullptr;
+  *open = &*it;
+  const std::vector<PlanStep>& plan = it->plan;
   return step >= 0 && step < static_cast<int64_t>(plan.size()) ? &plan[static_cast<size_t>(step)] : nullptr;
 }
 
 void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
-  open_.try_emplace(e.id, Open{e.optimized_plan, std::string(e.dtype)});
+  // The first begin of an id is what the reader refers to (a second one is an error it reports).
+  if (std::none_of(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; })) {
+    if (open_.size() == kMaxOpen) open_.erase(open_.begin());
+    open_.push_back({e.id, e.optimized_plan, std::string(e.dtype)});
+  }
   Line l(out);
   if (e.imported) l.Decline();  // rare: the JSON encoder writes it
   l.Str("type", "redistribute_begin");
@@ -112,7 +118,11 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
 }
 
 void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
-  open_.erase(e.id);
+  auto it = std::find_if(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; });
+  if (it != open_.end()) {
+    if (it + 1 != open_.end()) *it = std::move(open_.back());  // no self-move
+    open_.pop_back();
+  }
   Line l(out);
   l.Str("type", "redistribute_end");
   l.Int("id", e.id);

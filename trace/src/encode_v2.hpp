@@ -37,9 +37,11 @@ class EncoderV2 {
  private:
   // What the reader will know of a redistribute begun and not yet ended.
   struct Open {
+    int64_t id = 0;
     SharedVec<PlanStep> plan;
     std::string dtype;
   };
+  static constexpr size_t kMaxOpen = 1024;  // begins without an end beyond this are forgotten
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -56,7 +58,7 @@ class EncoderV2 {
   int64_t rank_;
   std::vector<int64_t> mesh_shape_;
   std::map<std::vector<int64_t>, std::vector<int64_t>> groups_;
-  std::unordered_map<int64_t, Open> open_;
+  std::vector<Open> open_;  // a handful at a time: searched linearly, no allocation per redistribute
   // The plan fields of a written redistribute_begin (their text) -> its id.
   std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> like_;
 };
