@@ -1,8 +1,10 @@
 // `shardscope bench trace`: the trace writer's cost per event (STYLE.md rule 17). Batches with
 // tracing on (trace::Writer::Emit into a file, flushes included) and off (the same loop taking the
 // tracing-off branch) alternate, so drifts of a shared machine hit both alike; the median and the
-// 10th-90th percentile spread of each are printed.
+// 10th-90th percentile spread of each are printed, in wall-clock time and in the thread's CPU time
+// (which a loaded machine inflates less: time spent waiting for a core is not counted).
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,9 +66,20 @@ Redistribute Sample() {
   return r;
 }
 
+double ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+struct Elapsed {
+  double wall_ns = 0, cpu_ns = 0;
+};
+
 // Emits `count` redistributes (5 events each) through `writer`, or takes the off branch when it is
-// null; returns the elapsed nanoseconds.
-double Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int count) {
+// null; returns the elapsed wall-clock and thread CPU nanoseconds.
+Elapsed Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int count) {
+  const double cpu_start = ThreadCpuNs();
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
     const int64_t id = first_id + i;
@@ -84,7 +97,9 @@ double Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int count
       writer->Emit(r.end);
     }
   }
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  return {wall, ThreadCpuNs() - cpu_start};
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -102,7 +117,7 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("shardscope_bench_trace_" + std::to_string(::getpid()));
   Redistribute r = Sample();
-  std::vector<double> on_ns, off_ns;  // per event
+  std::vector<double> on_ns, off_ns, on_cpu, off_cpu;  // per event
   const double events = 5.0 * args.redistributes;
   {
     trace::Header header;
@@ -114,9 +129,11 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
     Batch(&writer, r, 0, args.redistributes);  // warm-up: buffers, page cache
     int64_t next_id = args.redistributes;
     for (int rep = 0; rep < args.repetitions; ++rep) {
-      on_ns.push_back(Batch(&writer, r, next_id, args.redistributes) / events);
+      const Elapsed on = Batch(&writer, r, next_id, args.redistributes);
       next_id += args.redistributes;
-      off_ns.push_back(Batch(nullptr, r, 0, args.redistributes) / events);
+      const Elapsed off = Batch(nullptr, r, 0, args.redistributes);
+      on_ns.push_back(on.wall_ns / events), on_cpu.push_back(on.cpu_ns / events);
+      off_ns.push_back(off.wall_ns / events), off_cpu.push_back(off.cpu_ns / events);
     }
     writer.Close();
   }
@@ -130,14 +147,19 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
   out << line;
   std::snprintf(line, sizeof line, "%-12s %10s %10s %10s\n", "tracing", "median", "p10", "p90");
   out << line;
-  for (auto [name, v] : {std::pair<const char*, std::vector<double>*>{"on", &on_ns}, {"off", &off_ns}}) {
+  for (auto [name, v] : {std::pair<const char*, std::vector<double>*>{"on", &on_ns},
+                         {"off", &off_ns},
+                         {"on (cpu)", &on_cpu},
+                         {"off (cpu)", &off_cpu}}) {
     std::snprintf(line, sizeof line, "%-12s %10.0f %10.0f %10.0f\n", name, Percentile(*v, 0.5),
                   Percentile(*v, 0.1), Percentile(*v, 0.9));
     out << line;
   }
-  std::snprintf(line, sizeof line, "on - off: %.0f ns per event; %.0f bytes per event on disk\n",
+  std::snprintf(line, sizeof line,
+                "on - off: %.0f ns per event (cpu: %.0f ns); %.0f bytes per event on disk (format v%d)\n",
                 Percentile(on_ns, 0.5) - Percentile(off_ns, 0.5),
-                file_bytes / (events * (args.repetitions + 1)));
+                Percentile(on_cpu, 0.5) - Percentile(off_cpu, 0.5),
+                file_bytes / (events * (args.repetitions + 1)), trace::kCurrentVersion);
   out << line;
   return 0;
 }

@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "../common/trace_rewrite.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
@@ -172,6 +173,15 @@ class Mutator {
   std::mt19937_64 rng_;
 };
 
+// Each seed directory rewritten in trace format v2 under `work` (the reader's v2 rules get mutated
+// input too).
+std::vector<fs::path> AsV2(const std::vector<fs::path>& seeds, const fs::path& work) {
+  std::vector<fs::path> out;
+  for (const fs::path& seed : seeds)
+    out.push_back(shardscope::testing::WriteTraceAs(trace::ReadTraceDir(seed), work / seed.filename(), 2));
+  return out;
+}
+
 // Everything downstream of the reader must cope with whatever the reader accepted.
 void Exercise(const trace::Model& model, const trace::Model& original) {
   (void)trace::FormatShowText(model);
@@ -188,12 +198,14 @@ void Exercise(const trace::Model& model, const trace::Model& original) {
 }  // namespace
 
 TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error", "[trace][fuzz]") {
-  const std::vector<fs::path> seeds = {
+  std::vector<fs::path> seeds = {
       kSource / "tests/golden/trace/two_rank",       kSource / "tests/golden/check/clean",
       kSource / "tests/golden/check/missing_ranks",  kSource / "samples/ci/golden",
       kSource / "tests/golden/trace/program",           // ops, implicit redistributes, a halo exchange
       kSource / "tests/golden/trace/flight_recorder"};  // imported Flight Recorder entries ("flight")
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
+  const fs::path v2_seeds = work.string() + "_v2";
+  for (const fs::path& v2 : AsV2(seeds, v2_seeds)) seeds.push_back(v2);
   Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)));
   std::vector<trace::Model> originals;
   for (const fs::path& seed : seeds) originals.push_back(trace::ReadTraceDir(seed));
@@ -229,6 +241,7 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
     }
   }
   fs::remove_all(work);
+  fs::remove_all(v2_seeds);
   WARN("trace fuzz: " << accepted << " accepted, " << rejected << " rejected");
   CHECK(accepted + rejected > 0);
 }
@@ -237,12 +250,17 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
 // reference path, so both must agree on every mutated file: the same events and diagnostics, or
 // the same error.
 TEST_CASE("fuzz: the fast and the reference reader agree on mutated rank files", "[trace][fuzz][fast]") {
-  std::vector<fs::path> files;
+  std::vector<fs::path> dirs;
   for (const char* dir : {"tests/golden/trace/two_rank", "tests/golden/check/clean", "samples/ci/golden",
                           "tests/golden/trace/program", "tests/golden/trace/torn"})
-    for (const auto& entry : fs::directory_iterator(kSource / dir)) files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
+    dirs.push_back(kSource / dir);
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_fast_" + std::to_string(::getpid()));
+  const fs::path v2_seeds = work.string() + "_v2";
+  for (const fs::path& v2 : AsV2(dirs, v2_seeds)) dirs.push_back(v2);  // both readers' v2 rules
+  std::vector<fs::path> files;
+  for (const fs::path& dir : dirs)
+    for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
   fs::create_directories(work);
   const fs::path file = work / "rank-0.jsonl";
   Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)) + 2);
@@ -276,6 +294,7 @@ TEST_CASE("fuzz: the fast and the reference reader agree on mutated rank files",
     ++same;
   }
   fs::remove_all(work);
+  fs::remove_all(v2_seeds);
   CHECK(same > 0);
 }
 

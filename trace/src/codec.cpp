@@ -1,6 +1,8 @@
 // The one home of the trace format's field names: encoding (writer) and decoding (reader).
 #include "codec.hpp"
 
+#include "format_v2.hpp"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -333,7 +335,21 @@ class Fields {
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 
-std::vector<PlanStep> ParsePlan(const Fields& f, const char* name) {
+// Which fields a line has that v2 lets it leave out (bits as format_v2.hpp numbers them). In v1
+// every field counts as present, so reading it fails when it is missing.
+struct Presence {
+  const Fields& f;
+  bool v2;
+  uint32_t bits = 0;
+  bool operator()(const char* name, uint32_t bit) {
+    const bool here = !v2 || f.Has(name);
+    if (here) bits |= bit;
+    return here;
+  }
+};
+
+// v2 lets a plan step leave out `flattened` (false) and `avg_scale` (1).
+std::vector<PlanStep> ParsePlan(const Fields& f, const char* name, bool v2) {
   const json& arr = f.Array(name, kMaxPlanSteps, "plan steps");
   std::vector<PlanStep> plan;
   plan.reserve(arr.size());
@@ -345,8 +361,8 @@ std::vector<PlanStep> ParsePlan(const Fields& f, const char* name) {
     p.dst = s.Str("dst");
     p.comm = s.Str("comm");
     p.logical_shape = s.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
-    p.flattened = s.Bool("flattened");
-    p.avg_scale = s.Number("avg_scale");
+    if (!v2 || s.Has("flattened")) p.flattened = s.Bool("flattened");
+    if (!v2 || s.Has("avg_scale")) p.avg_scale = s.Number("avg_scale");
     p.cost_us = s.Number("cost_us");
     plan.push_back(std::move(p));
   }
@@ -399,53 +415,67 @@ ImportedPlan ParseImported(const Fields& f) {
   return p;
 }
 
-RedistributeBegin ParseRedistributeBegin(const Fields& f) {
+// In v2 every field of kBeginFields may be absent; CompleteBegin (format_v2.cpp) rebuilds it from
+// `like` or its default, or names the one missing. v1 requires them all, in this order.
+RedistributeBegin ParseRedistributeBegin(const Fields& f, const FileContext& ctx) {
   RedistributeBegin e;
+  const bool v2 = ctx.v2();
+  Presence has{f, v2};
+
   e.id = f.Int("id", 0, kI64Max);
-  e.tensor = f.Str("tensor");
-  e.global_shape = f.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
-  e.dtype = f.Str("dtype");
-  e.src_placements = f.Strs("src_placements", kMaxMeshDims);
-  e.dst_placements = f.Strs("dst_placements", kMaxMeshDims);
-  e.src_order = f.Str("src_order");
-  e.dst_order = f.Str("dst_order");
-  e.planner = f.Str("planner");
-  e.planner_reason = f.Str("planner_reason");
-  e.notation = f.Str("notation");
-  e.notation_unoptimized = f.Str("notation_unoptimized");
-  e.raw_plan = ParsePlan(f, "raw_plan");
-  e.optimized_plan = ParsePlan(f, "optimized_plan");
-  e.skipped_merges = ParseSkipped(f, "skipped_merges");
-  e.cost_us = f.Number("cost_us");
+  if (has("tensor", 1u << 0)) e.tensor = f.Str("tensor");
+  if (has("global_shape", 1u << 1)) e.global_shape = f.Ints("global_shape", kMaxTensorDims, 0, kMaxExtent);
+  if (has("dtype", 1u << 2)) e.dtype = f.Str("dtype");
+  if (has("src_placements", 1u << 3)) e.src_placements = f.Strs("src_placements", kMaxMeshDims);
+  if (has("dst_placements", 1u << 4)) e.dst_placements = f.Strs("dst_placements", kMaxMeshDims);
+  if (has("src_order", 1u << 5)) e.src_order = f.Str("src_order");
+  if (has("dst_order", 1u << 6)) e.dst_order = f.Str("dst_order");
+  if (has("planner", 1u << 7)) e.planner = f.Str("planner");
+  if (has("planner_reason", 1u << 8)) e.planner_reason = f.Str("planner_reason");
+  if (has("notation", 1u << 9)) e.notation = f.Str("notation");
+  if (has("notation_unoptimized", 1u << 10)) e.notation_unoptimized = f.Str("notation_unoptimized");
+  if (has("raw_plan", 1u << 11)) e.raw_plan = ParsePlan(f, "raw_plan", v2);
+  if (has("optimized_plan", 1u << 12)) e.optimized_plan = ParsePlan(f, "optimized_plan", v2);
+  if (has("skipped_merges", 1u << 13)) e.skipped_merges = ParseSkipped(f, "skipped_merges");
+  if (has("cost_us", 1u << 14)) e.cost_us = f.Number("cost_us");
+  static_assert(kBeginFieldCount == 15, "ParseRedistributeBegin reads kBeginFields in order");
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   ParseOpLink(f, e.op_id, e.op_input);
   if (f.Has("imported")) e.imported = ParseImported(f);
+  if (v2) {
+    const int64_t like = f.Has("like") ? f.Int("like", 0, kI64Max) : -1;
+    if (std::string why = CompleteBegin(e, has.bits, like, ctx); !why.empty()) f.Fail(why);
+  }
   return e;
 }
 
-RedistributeEnd ParseRedistributeEnd(const Fields& f) {
+RedistributeEnd ParseRedistributeEnd(const Fields& f, const FileContext& ctx) {
   RedistributeEnd e;
   e.id = f.Int("id", 0, kI64Max);
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
-  e.ok = f.Bool("ok");
+  if (!ctx.v2() || f.Has("ok")) e.ok = f.Bool("ok");  // v2: absent means true
   if (f.Has("error")) e.error = f.Str("error");
   if (f.Has("checksum_before")) e.checksum_before = f.Uint("checksum_before");
   if (f.Has("checksum_after")) e.checksum_after = f.Uint("checksum_after");
   return e;
 }
 
-StepBegin ParseStepBegin(const Fields& f) {
+StepBegin ParseStepBegin(const Fields& f, const FileContext& ctx) {
   StepBegin e;
+  const bool v2 = ctx.v2();
+  Presence has{f, v2};
   e.redistribute_id = f.Int("redistribute_id", 0, kI64Max);
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
-  e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
-  e.src = f.Str("src");
-  e.dst = f.Str("dst");
-  e.comm = f.Str("comm");
-  e.logical_shape = f.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
+  if (has("mesh_dims", kStepMeshDims)) e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+  if (has("src", kStepSrc)) e.src = f.Str("src");
+  if (has("dst", kStepDst)) e.dst = f.Str("dst");
+  if (has("comm", kStepComm)) e.comm = f.Str("comm");
+  if (has("logical_shape", kStepLogicalShape))
+    e.logical_shape = f.Ints("logical_shape", kMaxTensorDims, 0, kMaxExtent);
   e.local_shape_before = f.Ints("local_shape_before", kMaxTensorDims, 0, kMaxExtent);
   e.global_offset_before = f.Ints("global_offset_before", kMaxTensorDims, 0, kMaxExtent);
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
+  if (std::string why = CompleteStepBegin(e, has.bits, ctx); !why.empty()) f.Fail(why);
   return e;
 }
 
@@ -504,7 +534,22 @@ FlightRecord ParseFlight(const Fields& f) {
   return r;
 }
 
-Collective ParseCollective(const Fields& f) {
+// v2: one per-peer byte list written as one integer (format_v2.hpp's uniform count); held in a
+// one-entry list until CompleteCollective expands it.
+std::vector<int64_t> ParseBytes(const Fields& f, const char* name, bool v2, uint32_t uniform_bit,
+                                uint32_t& present) {
+  const json& v = f.Get(name);
+  if (!v2 || v.is_array()) return f.Ints(name, kMaxRanks, 0, kMaxBytes);
+  if (!v.is_number_integer() && !v.is_number_unsigned()) {
+    f.Fail("field '" + f.Path(name) +
+           "' must be an array of integers (one per rank of 'group') or one integer (the amount for every "
+           "other rank of 'group', 0 for this rank)");
+  }
+  present |= uniform_bit;
+  return {f.Int(name, 0, kMaxBytes)};
+}
+
+Collective ParseCollective(const Fields& f, const FileContext& ctx) {
   Collective e;
   e.redistribute_id = f.Int("redistribute_id", -1, kI64Max);
   if (f.Has("op_id")) e.op_id = f.Int("op_id", 0, kI64Max);
@@ -516,18 +561,26 @@ Collective ParseCollective(const Fields& f) {
         "'flight')");
   }
   e.step = f.Int("step", 0, kMaxPlanSteps - 1);
-  e.kind = f.Str("kind");
-  if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
-  e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
-  e.group = f.Ints("group", kMaxRanks, 0, kMaxRanks - 1);
-  e.dtype = f.Str("dtype");
-  e.bytes_sent = f.Ints("bytes_sent", kMaxRanks, 0, kMaxBytes);
-  e.bytes_recv = f.Ints("bytes_recv", kMaxRanks, 0, kMaxBytes);
+  const bool v2 = ctx.v2();
+  Presence has{f, v2};
+  if (has("kind", kCollKind)) {
+    e.kind = f.Str("kind");
+    if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
+  }
+  if (has("mesh_dims", kCollMeshDims)) e.mesh_dims = f.Ints("mesh_dims", kMaxMeshDims, 0, kMaxMeshDims - 1);
+  if (has("group", kCollGroup)) e.group = f.Ints("group", kMaxRanks, 0, kMaxRanks - 1);
+  if (has("dtype", kCollDtype)) e.dtype = f.Str("dtype");
+  e.bytes_sent = ParseBytes(f, "bytes_sent", v2, kCollUniformSent, has.bits);
+  e.bytes_recv = ParseBytes(f, "bytes_recv", v2, kCollUniformRecv, has.bits);
+  if (v2) {
+    if (std::string why = CompleteCollective(e, has.bits, ctx); !why.empty()) f.Fail(why);
+    if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
+  }
   if (e.bytes_sent.size() != e.group.size() || e.bytes_recv.size() != e.group.size()) {
     f.Fail("fields 'bytes_sent' and 'bytes_recv' must have one entry per rank of 'group' (" +
            std::to_string(e.group.size()) + ")");
   }
-  e.negotiated = f.Bool("negotiated");
+  if (has("negotiated", kCollNegotiated)) e.negotiated = f.Bool("negotiated");
   e.start_ns = f.Int("start_ns", -kMaxTimeNs, kMaxTimeNs);
   e.end_ns = f.Int("end_ns", -kMaxTimeNs, kMaxTimeNs);
   return e;
@@ -555,13 +608,8 @@ std::vector<std::vector<std::string>> ParsePlacementLists(const Fields& f, const
   return out;
 }
 
-Op ParseOp(const Fields& f) {
-  Op e;
-  e.id = f.Int("id", 0, kI64Max);
-  e.step = f.Int("step", 0, kI64Max);
-  e.name = f.Str("name");
-  if (e.name.empty()) f.Fail("field 'name' must be a non-empty string");
-  e.args = f.Str("args");
+void ParseOpInputs(const Fields& f, Op& e) {
+  e.inputs.clear();
   const json& inputs = f.Array("inputs", kMaxOpOperands, "op inputs");
   for (size_t i = 0; i < inputs.size(); ++i) {
     Fields s(inputs[i], f.at(), "inputs[" + std::to_string(i) + "]");
@@ -572,6 +620,10 @@ Op ParseOp(const Fields& f) {
     in.redistribute_id = s.Int("redistribute_id", -1, kI64Max);
     e.inputs.push_back(std::move(in));
   }
+}
+
+void ParseOpOutputs(const Fields& f, Op& e) {
+  e.outputs.clear();
   const json& outputs = f.Array("outputs", kMaxOpOperands, "op outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     Fields s(outputs[i], f.at(), "outputs[" + std::to_string(i) + "]");
@@ -589,6 +641,10 @@ Op ParseOp(const Fields& f) {
     }
     e.outputs.push_back(std::move(out));
   }
+}
+
+void ParseOpCandidates(const Fields& f, Op& e) {
+  e.candidates.clear();
   const json& candidates = f.Array("candidates", kMaxOpCandidates, "strategies");
   for (size_t i = 0; i < candidates.size(); ++i) {
     Fields s(candidates[i], f.at(), "candidates[" + std::to_string(i) + "]");
@@ -607,12 +663,47 @@ Op ParseOp(const Fields& f) {
     }
     e.candidates.push_back(std::move(c));
   }
-  e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
-  e.rule = f.Str("rule");
-  e.note = f.Str("note");
+}
+
+// v2: `like` names an earlier op of the file whose name .. note this line may leave out, and
+// `redistribute_ids` (one per input) replaces the inputs' redistribute ids (format_v2.hpp).
+Op ParseOp(const Fields& f, const FileContext& ctx) {
+  Op e;
+  const Op* base = nullptr;
+  if (ctx.v2() && f.Has("like")) {
+    const int64_t like = f.Int("like", 0, kI64Max);
+    base = ctx.OpWithId(like);
+    if (base == nullptr) {
+      f.Fail("field 'like' is " + std::to_string(like) +
+             " but no op with that id comes before this line in this file");
+    }
+    e = *base;
+    e.error.clear();
+  }
+  auto has = [&](const char* name) { return base == nullptr || f.Has(name); };
+  e.id = f.Int("id", 0, kI64Max);
+  e.step = f.Int("step", 0, kI64Max);
+  if (has("name")) {
+    e.name = f.Str("name");
+    if (e.name.empty()) f.Fail("field 'name' must be a non-empty string");
+  }
+  if (has("args")) e.args = f.Str("args");
+  if (has("inputs")) ParseOpInputs(f, e);
+  if (has("outputs")) ParseOpOutputs(f, e);
+  if (has("candidates")) ParseOpCandidates(f, e);
+  if (has("chosen")) e.chosen = f.Int("chosen", -1, kMaxOpCandidates - 1);
+  if (has("rule")) e.rule = f.Str("rule");
+  if (has("note")) e.note = f.Str("note");
+  if (ctx.v2() && f.Has("redistribute_ids")) {
+    const std::vector<int64_t> ids = f.Ints("redistribute_ids", kMaxOpOperands, -1, kI64Max);
+    if (ids.size() != e.inputs.size())
+      f.Fail("field 'redistribute_ids' must have one entry per input (" + std::to_string(e.inputs.size()) +
+             ")");
+    for (size_t i = 0; i < ids.size(); ++i) e.inputs[i].redistribute_id = ids[i];
+  }
   e.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
   e.end_ns = f.Int("end_ns", -kMaxTimeNs, kMaxTimeNs);
-  e.ok = f.Bool("ok");
+  e.ok = !ctx.v2() || f.Has("ok") ? f.Bool("ok") : true;  // v2: absent means true
   if (f.Has("error")) e.error = f.Str("error");
   // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates.
   if (e.chosen >= static_cast<int64_t>(e.candidates.size()) || (e.chosen < 0 && e.ok)) {
@@ -681,15 +772,15 @@ Header ParseHeader(const json& line, const LineRef& at) {
   return h;
 }
 
-std::optional<Event> ParseEvent(const json& line, const LineRef& at) {
+std::optional<Event> ParseEvent(const json& line, const LineRef& at, const FileContext& ctx) {
   std::string type = LineType(line, at);
   Fields f(line, at, "");
-  if (type == kTypeRedistributeBegin) return ParseRedistributeBegin(f);
-  if (type == kTypeRedistributeEnd) return ParseRedistributeEnd(f);
-  if (type == kTypeStepBegin) return ParseStepBegin(f);
+  if (type == kTypeRedistributeBegin) return ParseRedistributeBegin(f, ctx);
+  if (type == kTypeRedistributeEnd) return ParseRedistributeEnd(f, ctx);
+  if (type == kTypeStepBegin) return ParseStepBegin(f, ctx);
   if (type == kTypeStepEnd) return ParseStepEnd(f);
-  if (type == kTypeCollective) return ParseCollective(f);
-  if (type == kTypeOp) return ParseOp(f);
+  if (type == kTypeCollective) return ParseCollective(f, ctx);
+  if (type == kTypeOp) return ParseOp(f, ctx);
   if (type == kTypeHeader) ThrowAt(at, "a second header line; each file holds one rank's trace");
   return std::nullopt;
 }

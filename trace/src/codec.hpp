@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format_v2.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
@@ -36,7 +37,8 @@ Header ParseHeader(const nlohmann::json& line, const LineRef& at);
 
 /// Parses one event object. Returns nullopt when its type is unknown to this version (the caller
 /// counts and skips it). Throws kInvalidInput naming the first bad field. Checks that do not need
-/// the header (types, sizes against the kMax* limits) happen here.
-std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at);
+/// the header (types, sizes against the kMax* limits) happen here. `ctx` says the file's version;
+/// a v2 line may leave out fields that earlier lines of the file give (format_v2.hpp).
+std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at, const FileContext& ctx);
 
 }  // namespace shardscope::trace::detail

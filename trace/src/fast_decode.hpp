@@ -11,13 +11,16 @@
 
 #include <simdjson.h>
 
+#include "format_v2.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
 
-/// Decodes `line` (the raw text of `element`, for cheap pre-scans) into `out`. Returns false when
+/// Decodes `line` (the raw text of `element`, for cheap pre-scans) into `out`; `ctx` says the
+/// file's version and holds what a v2 line may refer to. Returns false when
 /// the line is anything but a well-formed event of a kind the fast path decodes; `out` is then
 /// unspecified. Thread-compatible (no shared state).
-bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, Event& out);
+bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, const FileContext& ctx,
+                     Event& out);
 
 }  // namespace shardscope::trace::detail

@@ -2,6 +2,8 @@
 // format); tests/trace/writer_test.cpp compares both encodings of every event kind, field by field.
 #include "fast_encode.hpp"
 
+#include "line_builder.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -69,135 +71,7 @@ void AppendDouble(double value, std::string& out) {
   }
 }
 
-namespace {
-
-// Builds one line; any field that the fast path cannot write makes the whole line decline.
-class Line {
- public:
-  explicit Line(std::string& out) : out_(out), start_(out.size()) { out_ += '{'; }
-
-  void Key(std::string_view name) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    out_ += '"';
-    out_ += name;
-    out_ += "\":";
-  }
-  void Str(std::string_view name, std::string_view s) {
-    Key(name);
-    Quoted(s);
-  }
-  void Int(std::string_view name, int64_t v) {
-    Key(name);
-    Integer(v);
-  }
-  void Uint(std::string_view name, uint64_t v) {
-    Key(name);
-    char buf[24];
-    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  }
-  void Bool(std::string_view name, bool v) {
-    Key(name);
-    out_ += v ? "true" : "false";
-  }
-  void Num(std::string_view name, double v) {
-    Key(name);
-    Double(v);
-  }
-  void Ints(std::string_view name, const std::vector<int64_t>& v) {
-    Key(name);
-    out_ += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out_ += ',';
-      Integer(v[i]);
-    }
-    out_ += ']';
-  }
-  void Strs(std::string_view name, const std::vector<std::string>& v) {
-    Key(name);
-    out_ += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out_ += ',';
-      Quoted(v[i]);
-    }
-    out_ += ']';
-  }
-  void StrLists(std::string_view name, const std::vector<std::vector<std::string>>& v) {
-    Key(name);
-    out_ += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out_ += ',';
-      out_ += '[';
-      for (size_t j = 0; j < v[i].size(); ++j) {
-        if (j) out_ += ',';
-        Quoted(v[i][j]);
-      }
-      out_ += ']';
-    }
-    out_ += ']';
-  }
-  // Starts an array of objects / one object inside it; End* close them.
-  void BeginArray(std::string_view name) {
-    Key(name);
-    out_ += '[';
-    first_ = true;
-  }
-  void BeginObject() {
-    if (!first_) out_ += ',';
-    out_ += '{';
-    first_ = true;
-  }
-  void EndObject() {
-    out_ += '}';
-    first_ = false;
-  }
-  void EndArray() {
-    out_ += ']';
-    first_ = false;
-  }
-
-  // Makes the line go through codec.cpp instead (e.g. for a rare optional payload).
-  void Decline() { ok_ = false; }
-
-  // Closes the line; on a declined field, restores `out` and returns false.
-  bool Finish() {
-    if (!ok_) {
-      out_.resize(start_);
-      return false;
-    }
-    out_ += '}';
-    return true;
-  }
-
- private:
-  void Integer(int64_t v) {
-    char buf[24];
-    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  }
-  void Double(double v) {
-    if (!std::isfinite(v)) {
-      ok_ = false;
-      return;
-    }
-    AppendDouble(v, out_);
-  }
-  void Quoted(std::string_view s) {
-    for (char c : s) {
-      auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') ok_ = false;
-    }
-    out_ += '"';
-    out_ += s;
-    out_ += '"';
-  }
-
-  std::string& out_;
-  size_t start_;
-  bool first_ = true;
-  bool ok_ = true;
-};
-
-void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
+void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults) {
   l.BeginArray(name);
   for (const PlanStep& s : plan) {
     l.BeginObject();
@@ -206,15 +80,26 @@ void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan) {
     l.Str("dst", s.dst);
     l.Str("comm", s.comm);
     l.Ints("logical_shape", s.logical_shape);
-    l.Bool("flattened", s.flattened);
-    l.Num("avg_scale", s.avg_scale);
+    if (!omit_defaults || s.flattened) l.Bool("flattened", s.flattened);
+    if (!omit_defaults || s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
     l.Num("cost_us", s.cost_us);
     l.EndObject();
   }
   l.EndArray();
 }
 
-}  // namespace
+void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges) {
+  l.BeginArray("skipped_merges");
+  for (const SkippedMerge& m : merges) {
+    l.BeginObject();
+    l.Ints("mesh_dims", m.mesh_dims);
+    l.Str("comm", m.comm);
+    l.Str("reason", m.reason);
+    l.Str("hint", m.hint);
+    l.EndObject();
+  }
+  l.EndArray();
+}
 
 bool FastEncode(const RedistributeBegin& e, std::string& out) {
   Line l(out);
@@ -232,18 +117,9 @@ bool FastEncode(const RedistributeBegin& e, std::string& out) {
   l.Str("planner_reason", e.planner_reason);
   l.Str("notation", e.notation);
   l.Str("notation_unoptimized", e.notation_unoptimized);
-  Plan(l, "raw_plan", e.raw_plan);
-  Plan(l, "optimized_plan", e.optimized_plan);
-  l.BeginArray("skipped_merges");
-  for (const SkippedMerge& m : e.skipped_merges) {
-    l.BeginObject();
-    l.Ints("mesh_dims", m.mesh_dims);
-    l.Str("comm", m.comm);
-    l.Str("reason", m.reason);
-    l.Str("hint", m.hint);
-    l.EndObject();
-  }
-  l.EndArray();
+  Plan(l, "raw_plan", e.raw_plan, false);
+  Plan(l, "optimized_plan", e.optimized_plan, false);
+  SkippedMerges(l, e.skipped_merges);
   l.Num("cost_us", e.cost_us);
   l.Int("t_ns", e.t_ns);
   if (e.op_id >= 0) {

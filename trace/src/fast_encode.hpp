@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "line_builder.hpp"  // AppendDouble
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
@@ -22,7 +23,9 @@ bool FastEncode(const StepEnd& e, std::string& out);
 bool FastEncode(const Collective& e, std::string& out);
 bool FastEncode(const Op& e, std::string& out);
 
-/// A finite double as the fast path writes it (shortest round-trip digits, nlohmann's layout).
-void AppendDouble(double value, std::string& out);
+/// A plan ("raw_plan", "optimized_plan") and the skipped merges as both encoders write them; with
+/// `omit_defaults` (v2) a step leaves out flattened false and avg_scale 1.
+void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults);
+void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges);
 
 }  // namespace shardscope::trace::detail

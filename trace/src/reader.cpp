@@ -410,6 +410,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
   LineRef at{name, 0};
   Event event;
   detail::EventPools pools;
+  detail::FileContext context;  // what v2 lines may refer to (set from the header)
   int64_t lines_fast = 0, lines_reference = 0;
 
   while (source.Next(text)) {
@@ -420,8 +421,9 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
       // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
       simdjson::dom::element element;
       if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
-          detail::FastDecodeEvent(element, text, event)) {
+          detail::FastDecodeEvent(element, text, context, event)) {
         pools.Intern(event);
+        context.Remember(event);
         assembler.Add(event, at);
         result.trace.events.push_back(std::move(event));
         ++lines_fast;
@@ -439,16 +441,19 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
     }
     if (!have_header) {
       result.trace.header = detail::ParseHeader(line, at);
+      context = detail::FileContext(result.trace.header.version, result.trace.header.rank,
+                                    result.trace.header.mesh_shape);
       have_header = true;
       continue;
     }
-    std::optional<Event> parsed = detail::ParseEvent(line, at);
+    std::optional<Event> parsed = detail::ParseEvent(line, at, context);
     if (!parsed) {
       auto [it, inserted] = unknown.try_emplace(detail::LineType(line, at), 0, at.line);
       ++it->second.first;
       continue;
     }
     pools.Intern(*parsed);
+    context.Remember(*parsed);
     assembler.Add(*parsed, at);
     result.trace.events.push_back(std::move(*parsed));
   }

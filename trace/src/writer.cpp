@@ -6,6 +6,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "encode_v2.hpp"
 #include "fast_encode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -51,7 +52,10 @@ Writer::Writer(const std::filesystem::path& dir, Header header,
                std::function<void(const std::string&)> on_write_error)
     : header_(std::move(header)), on_write_error_(std::move(on_write_error)) {
   header_.format = std::string(kFormatName);
-  header_.version = kCurrentVersion;
+  // The header's version picks the format: v1 for interchange with older readers, else this
+  // library's (v2).
+  if (header_.version != 1) header_.version = kCurrentVersion;
+  if (header_.version >= 2) v2_ = std::make_unique<detail::EncoderV2>(header_.rank, header_.mesh_shape);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InvalidInput("trace: cannot create directory '" + dir.string() + "': " + ec.message());
@@ -71,12 +75,16 @@ Writer::~Writer() {
   }
 }
 
-// The common events are written straight into the buffer (fast_encode.cpp); one the fast path
-// declines (a string to escape, a non-finite number) goes through the JSON tree of codec.cpp.
+// The common events are written straight into the buffer (encode_v2.cpp, or fast_encode.cpp for
+// v1); one the fast path declines (a string to escape, a non-finite number) goes through the JSON
+// tree of codec.cpp.
 template <typename E>
 void Writer::EmitFast(const E& event, bool flush) {
   if (file_ == nullptr) return;
-  if (!detail::FastEncode(event, buffer_)) buffer_ += ToLine(ToJson(Event(event)));
+  if (v2_)
+    v2_->Encode(event, buffer_);
+  else if (!detail::FastEncode(event, buffer_))
+    buffer_ += ToLine(ToJson(Event(event)));
   buffer_ += '\n';
   if (flush || buffer_.size() >= kFlushBytes) Flush();
 }

@@ -19,7 +19,7 @@ namespace shardscope::trace {
 /// Format name written in every header; a file with another name is not a shardscope trace.
 inline constexpr std::string_view kFormatName = "shardscope-trace";
 /// Version this library writes; readers accept [kMinVersion, kCurrentVersion].
-inline constexpr int kCurrentVersion = 1;
+inline constexpr int kCurrentVersion = 2;
 /// Oldest version this library still reads.
 inline constexpr int kMinVersion = 1;
 

@@ -5,12 +5,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace {
+
+namespace detail {
+class EncoderV2;
+}
 
 /// Nanoseconds of std::chrono::steady_clock since its epoch; the clock every *_ns field uses
 /// (Header::clock.name == "steady"). Thread-safe, never throws.
@@ -37,7 +42,8 @@ class Writer {
   static constexpr size_t kFlushBytes = size_t{1} << 20;
 
   /// Creates `dir` (and parents) if needed, truncates dir/rank-<header.rank>.jsonl and writes and
-  /// flushes the header line; format and version are set to this library's. Throws
+  /// flushes the header line. The format is set to this library's; `header.version` 1 writes format
+  /// version 1 (for readers that predate v2), any other value this library's kCurrentVersion. Throws
   /// Error(kInvalidInput) naming the path when the directory or file cannot be created.
   ///
   /// With `on_write_error` set, a failed write or close (disk full, ...) does not throw: it is
@@ -82,6 +88,7 @@ class Writer {
   std::string buffer_;
   bool ok_ = true;
   std::function<void(const std::string&)> on_write_error_;  ///< empty: throw
+  std::unique_ptr<detail::EncoderV2> v2_;                   ///< null: version 1
 };
 
 }  // namespace shardscope::trace

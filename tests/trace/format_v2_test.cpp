@@ -1,0 +1,363 @@
+// Trace format version 2 (docs/trace-format.md, "Version 2"): every trace in the repository read
+// as v1, written as v2 and read again gives the same model through both readers; the v2 writer's
+// abbreviations are what the format defines; malformed abbreviations get a message at file:line.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../common/trace_rewrite.hpp"
+#include "shardscope/error.hpp"
+#include "shardscope/trace/codec.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/summary.hpp"
+#include "shardscope/trace/writer.hpp"
+
+namespace fs = std::filesystem;
+using namespace shardscope::trace;
+using shardscope::testing::WriteTraceAs;
+
+namespace {
+
+const fs::path kSource = SHARDSCOPE_SOURCE_DIR;
+
+fs::path Temp(const std::string& name) {
+  return fs::temp_directory_path() / ("shardscope_v2_" + name + "_" + std::to_string(std::random_device{}()));
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every directory of rank files in the repository that loads (corrupt fixtures are refused and
+// skipped here; their messages are the reader tests' business).
+std::vector<fs::path> LoadableTraces() {
+  std::vector<fs::path> dirs = {kSource / "samples/ci/golden"};
+  for (const char* root : {"tests/golden/trace", "tests/golden/check"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(kSource / root)) {
+      if (!entry.is_directory() || RankFilesIn(entry.path()).empty()) continue;
+      dirs.push_back(entry.path());
+    }
+  }
+  std::vector<fs::path> loadable;
+  for (const fs::path& dir : dirs) {
+    try {
+      (void)ReadTraceDir(dir);
+      loadable.push_back(dir);
+    } catch (const shardscope::Error&) {
+    }
+  }
+  return loadable;
+}
+
+// Diagnostics about lines the model does not hold (a torn last line, events of an unknown type):
+// a rewritten trace has no such lines.
+bool LostInRewrite(const Diagnostic& d) {
+  return d.message.find("of unknown type") != std::string::npos ||
+         d.message.find("torn last line") != std::string::npos;
+}
+
+// What a model says, line for line: headers (version aside), events and diagnostics.
+std::string Describe(const Model& m) {
+  std::string out;
+  for (const RankTrace& r : m.ranks) {
+    Header h = r.header;
+    h.version = 0;
+    out += r.file + " " + ToLine(ToJson(h)) + "\n";
+    for (const Event& e : r.events) out += ToLine(ToJson(e)) + "\n";
+  }
+  for (const Diagnostic& d : m.diagnostics)
+    if (!LostInRewrite(d)) out += d.file + ":" + std::to_string(d.line) + " " + d.message + "\n";
+  return out;
+}
+
+// "" when equal, else both texts from the line where they first differ (a readable failure).
+std::string Difference(const std::string& a, const std::string& b) {
+  if (a == b) return "";
+  size_t at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+  at = a.rfind('\n', at) == std::string::npos ? 0 : a.rfind('\n', at) + 1;
+  return "got:\n" + a.substr(at, 600) + "\nexpected:\n" + b.substr(at, 600);
+}
+
+int64_t Bytes(const fs::path& dir) {
+  int64_t n = 0;
+  for (const fs::path& f : RankFilesIn(dir)) n += static_cast<int64_t>(fs::file_size(f));
+  return n;
+}
+
+Header OneRank(int version) {
+  Header h;
+  h.version = version;
+  h.rank = 1;
+  h.world = 4;
+  h.mesh_shape = {4};
+  h.mesh_dim_names = {"dp"};
+  return h;
+}
+
+// The message reading `lines` (after a v2 header of rank 1 of 4) gives, through one reader path.
+std::string ErrorOf(const std::vector<std::string>& lines, bool fast) {
+  const fs::path dir = Temp("bad");
+  fs::create_directories(dir);
+  std::string text = ToLine(ToJson(OneRank(2))) + "\n";
+  for (const std::string& l : lines) text += l + "\n";
+  std::ofstream(dir / "rank-1.jsonl", std::ios::binary) << text;
+  std::string message = "(no error)";
+  try {
+    (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast});
+  } catch (const shardscope::Error& e) {
+    message = e.what();
+  }
+  fs::remove_all(dir);
+  return message;
+}
+
+const std::string kBegin =
+    R"j({"type":"redistribute_begin","id":0,"tensor":"x","global_shape":[8,4],"dtype":"f32",)j"
+    R"j("src_placements":["S(0)"],"dst_placements":["R"],"planner":"greedy","planner_reason":"default",)j"
+    R"j("notation":"S(0)->R","raw_plan":[{"mesh_dims":[0],"src":"S(0)","dst":"R","comm":"all_gather",)j"
+    R"j("logical_shape":[8,4],"cost_us":1.5}],"cost_us":1.5,"t_ns":10})j";
+
+}  // namespace
+
+TEST_CASE("v1 -> model -> v2 -> model: every trace in the repository reads back the same",
+          "[trace][v2][roundtrip]") {
+  const std::vector<fs::path> dirs = LoadableTraces();
+  CHECK(dirs.size() >= 20);
+  int64_t v1_bytes = 0, v2_bytes = 0;
+  for (const fs::path& dir : dirs) {
+    CAPTURE(dir);
+    const Model v1 = ReadTraceDir(dir);
+    const fs::path out = WriteTraceAs(v1, Temp("roundtrip"), 2);
+    for (bool fast : {true, false}) {
+      const Model v2 = ReadTraceDir(out, {.jobs = 1, .fast = fast});
+      for (const RankTrace& r : v2.ranks) CHECK(r.header.version == 2);
+      CHECK(Difference(Describe(v2), Describe(v1)) == "");
+      if (std::any_of(v1.diagnostics.begin(), v1.diagnostics.end(), LostInRewrite)) continue;
+      std::string show = FormatShowText(v2);
+      const size_t at = show.find("format v2");
+      REQUIRE(at != std::string::npos);
+      CHECK(Difference(show.replace(at, 9, "format v1"), FormatShowText(v1)) == "");
+    }
+    // And back: v2 -> model -> v1 is the model again.
+    const fs::path back = WriteTraceAs(ReadTraceDir(out), Temp("back"), 1);
+    CHECK(Difference(Describe(ReadTraceDir(back)), Describe(v1)) == "");
+    v1_bytes += Bytes(back);
+    v2_bytes += Bytes(out);
+    fs::remove_all(out);
+    fs::remove_all(back);
+  }
+  CHECK(v2_bytes < v1_bytes);
+}
+
+TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[trace][v2][writer]") {
+  const fs::path dir = Temp("abbrev");
+  RedistributeBegin b;
+  b.tensor = "x";
+  b.global_shape = {8, 4};
+  b.dtype = "f32";
+  b.src_placements = {"S(0)"};
+  b.dst_placements = {"R"};
+  b.planner = "greedy";
+  b.planner_reason = "default";
+  b.notation = b.notation_unoptimized = "S(0)->R";
+  b.raw_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 4}, false, 1.0, 1.5}};
+  b.optimized_plan = b.raw_plan;
+  b.cost_us = 1.5;
+  b.t_ns = 10;
+  StepBegin sb{0, 0, {0}, "S(0)", "R", "all_gather", {8, 4}, {2, 4}, {2, 0}, 20};
+  // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
+  Collective c{0,  0,  "all_gather", {0}, {0, 1, 2, 3}, "f32", {32, 0, 32, 32}, {32, 0, 32, 16}, false,
+               30, 40, -1,           {}};
+  StepEnd se{0, 0, {8, 4}, {0, 0}, 50};
+  RedistributeEnd e{0, 60, true, "", std::nullopt, std::nullopt};
+  std::vector<Event> events;
+  for (int64_t id = 0; id < 3; ++id) {
+    for (Event ev : std::vector<Event>{b, sb, c, se, e}) {
+      std::visit(
+          [&](auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, RedistributeBegin> || std::is_same_v<T, RedistributeEnd>)
+              x.id = id;
+            else if constexpr (requires { x.redistribute_id; })
+              x.redistribute_id = id;
+          },
+          ev);
+      events.push_back(ev);
+    }
+  }
+  std::get<RedistributeBegin>(events[10]).tensor = "y";  // id 2: another tensor, not like id 0
+  {
+    Writer w(dir, OneRank(2));
+    for (const Event& ev : events) w.Emit(ev);
+  }
+  const std::string text = Slurp(dir / "rank-1.jsonl");
+  std::vector<std::string> lines;
+  for (std::stringstream ss(text); std::getline(ss, lines.emplace_back());) {
+  }
+  lines.pop_back();
+  REQUIRE(lines.size() == 16);
+  CAPTURE(text);
+  // Redistribute 0 in full, without defaults (src_order, optimized_plan = raw_plan, ...).
+  CHECK(lines[1].find("\"raw_plan\"") != std::string::npos);
+  for (const char* absent : {"optimized_plan", "notation_unoptimized", "src_order", "skipped_merges",
+                             "flattened", "avg_scale", "like"})
+    CHECK(lines[1].find(absent) == std::string::npos);
+  // Redistribute 1 has redistribute 0's plan: only id, like and time.
+  CHECK(lines[6] == R"j({"type":"redistribute_begin","id":1,"like":0,"t_ns":10})j");
+  CHECK(lines[11].find("\"like\"") == std::string::npos);  // another tensor
+  // Steps and collectives take their plan step's fields, the group is the mesh's group over the
+  // mesh dims ([0, 1, 2, 3] on a 4-rank mesh), uniform bytes are one number.
+  CHECK(
+      lines[2] ==
+      R"j({"type":"step_begin","redistribute_id":0,"step":0,"local_shape_before":[2,4],"global_offset_before":[2,0],"t_ns":20})j");
+  CHECK(
+      lines[3] ==
+      R"j({"type":"collective","redistribute_id":0,"step":0,"bytes_sent":32,"bytes_recv":[32,0,32,16],"start_ns":30,"end_ns":40})j");
+  CHECK(lines[5] == R"j({"type":"redistribute_end","id":0,"t_ns":60})j");
+  // And it reads back as written, through both readers.
+  for (bool fast : {true, false}) {
+    Model m = ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast});
+    std::vector<Event> got(m.ranks[0].events.begin(), m.ranks[0].events.end());
+    CHECK(got == events);
+  }
+  // header.version 1 writes the v1 format.
+  {
+    Writer w(dir, OneRank(1));
+    for (const Event& ev : events) w.Emit(ev);
+  }
+  const std::string v1 = Slurp(dir / "rank-1.jsonl");
+  CHECK(v1.find("\"like\"") == std::string::npos);
+  CHECK(v1.find("\"version\":1") != std::string::npos);
+  CHECK(v1.size() > text.size());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("malformed v2 abbreviations are refused at file:line by both readers", "[trace][v2][reader]") {
+  const std::string coll_head = R"j({"type":"collective","redistribute_id":0,"step":0,"group":[0,1],)j";
+  const std::string coll_tail = R"j(,"start_ns":1,"end_ns":2})j";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{kBegin, coll_head + R"j("bytes_sent":"8","bytes_recv":8)j" + coll_tail},
+       "rank-1.jsonl:3: field 'bytes_sent' must be an array of integers (one per rank of 'group') or one "
+       "integer (the amount for every other rank of 'group', 0 for this rank)"},
+      {{kBegin, coll_head + R"j("bytes_sent":-8,"bytes_recv":8)j" + coll_tail},
+       "rank-1.jsonl:3: field 'bytes_sent' is -8, outside [0, 4398046511104]"},
+      {{kBegin, coll_head + R"j("bytes_sent":8,"bytes_recv":[1,2,3])j" + coll_tail},
+       "rank-1.jsonl:3: fields 'bytes_sent' and 'bytes_recv' must have one entry per rank of 'group' (2)"},
+      {{coll_head + R"j("bytes_sent":8,"bytes_recv":8)j" + coll_tail},
+       "rank-1.jsonl:2: collective leaves out 'kind' but no redistribute_begin with id 0 comes before it in "
+       "this file"},
+      {{kBegin, R"j({"type":"collective","redistribute_id":0,"step":3,"group":[0,1],"bytes_sent":8,)j"
+                R"j("bytes_recv":8,"start_ns":1,"end_ns":2})j"},
+       "rank-1.jsonl:3: collective leaves out 'kind' but step 3 is not in redistribute 0's optimized_plan (1 "
+       "steps)"},
+      {{kBegin,
+        R"j({"type":"step_begin","redistribute_id":0,"step":0,"comm":"x","local_shape_before":[4,4],)j"
+        R"j("global_offset_before":[0,0],"t_ns":3})j"},
+       "(no error)"},
+      {{R"j({"type":"step_begin","redistribute_id":4,"step":0,"local_shape_before":[4,4],)j"
+        R"j("global_offset_before":[0,0],"t_ns":3})j"},
+       "rank-1.jsonl:2: step_begin leaves out 'mesh_dims' but no redistribute_begin with id 4 comes before "
+       "it "
+       "in this file"},
+      {{kBegin, R"j({"type":"collective","redistribute_id":0,"step":0,"mesh_dims":[7],"bytes_sent":8,)j"
+                R"j("bytes_recv":8,"start_ns":1,"end_ns":2})j"},
+       "rank-1.jsonl:3: collective leaves out 'group' but its mesh dims are not all in the header's mesh"},
+      {{kBegin, R"j({"type":"redistribute_begin","id":1,"like":5,"t_ns":3})j"},
+       "rank-1.jsonl:3: field 'like' is 5 but no redistribute_begin with that id comes before this line in "
+       "this file"},
+      {{kBegin, R"j({"type":"redistribute_begin","id":1,"like":"0","t_ns":3})j"},
+       "rank-1.jsonl:3: field 'like' must be an integer"},
+      {{R"j({"type":"redistribute_begin","id":0,"tensor":"x","t_ns":3})j"},
+       "rank-1.jsonl:2: missing field 'global_shape'"},
+      {{R"j({"type":"collective","redistribute_id":-1,"op_id":0,"step":0,"group":[1],"bytes_sent":0,)j"
+        R"j("bytes_recv":0,"start_ns":1,"end_ns":2})j"},
+       "rank-1.jsonl:2: missing field 'kind'"},
+  };
+  for (const auto& [lines, expected] : cases) {
+    CAPTURE(lines.back());
+    CHECK(ErrorOf(lines, true) == expected);
+    CHECK(ErrorOf(lines, false) == expected);
+  }
+}
+
+TEST_CASE("a v1 file keeps v1's rules: no field may be left out", "[trace][v2][reader]") {
+  const fs::path dir = Temp("v1rules");
+  fs::create_directories(dir);
+  std::ofstream(dir / "rank-1.jsonl", std::ios::binary) << ToLine(ToJson(OneRank(1))) << "\n"
+                                                        << kBegin << "\n";
+  for (bool fast : {true, false}) {
+    CHECK_THROWS_WITH(ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast}),
+                      "rank-1.jsonl:2: missing field 'src_order'");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][v2][writer]") {
+  // Rank 0 of the program golden three times over, each round under new redistribute and op ids
+  // (so an op's inputs name other implicit redistributes each round).
+  const Model program = ReadTraceDir(kSource / "tests/golden/trace/program");
+  std::vector<Event> events;
+  size_t op_count = 0;
+  for (int64_t round = 0; round < 3; ++round) {
+    const int64_t shift = round * 100;
+    auto moved = [&](int64_t id) { return id >= 0 ? id + shift : id; };
+    for (Event e : program.ranks[0].events) {
+      std::visit(
+          [&](auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, RedistributeBegin>) {
+              x.id = moved(x.id), x.op_id = moved(x.op_id);
+            } else if constexpr (std::is_same_v<T, RedistributeEnd>) {
+              x.id = moved(x.id);
+            } else if constexpr (std::is_same_v<T, Collective>) {
+              x.redistribute_id = moved(x.redistribute_id), x.op_id = moved(x.op_id);
+            } else if constexpr (std::is_same_v<T, Op>) {
+              x.id = moved(x.id);
+              for (OpInput& in : x.inputs) in.redistribute_id = moved(in.redistribute_id);
+              op_count += round == 0;
+            } else {
+              x.redistribute_id = moved(x.redistribute_id);
+            }
+          },
+          e);
+      events.push_back(e);
+    }
+  }
+  REQUIRE(op_count >= 2);
+  const fs::path dir = Temp("ops");
+  Header h = program.ranks[0].header;
+  h.version = 2;
+  {
+    Writer w(dir, h);
+    for (const Event& e : events) w.Emit(e);
+  }
+  const std::string text = Slurp(dir / RankFileName(h.rank));
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Round 0's ops in full; rounds 1 and 2 by `like`, with redistribute_ids where inputs moved.
+  CHECK(count("{\"type\":\"op\",") == 3 * op_count);
+  CHECK(count("{\"type\":\"op\",\"id\":") == 3 * op_count);
+  CHECK(count("\"like\":") >= 2 * op_count);
+  CHECK(count("\"redistribute_ids\":") >= 1);
+  for (bool fast : {true, false}) {
+    Model m = ReadTraceFile(dir / RankFileName(h.rank), {.jobs = 1, .fast = fast});
+    std::vector<Event> got(m.ranks[0].events.begin(), m.ranks[0].events.end());
+    CHECK(got == events);
+  }
+  fs::remove_all(dir);
+  CHECK(ErrorOf({R"j({"type":"op","id":1,"like":0,"step":0,"t_ns":1,"end_ns":2})j"}, false) ==
+        "rank-1.jsonl:2: field 'like' is 0 but no op with that id comes before this line in this file");
+}

@@ -1,0 +1,209 @@
+// Field names and omissions here must stay those format_v2.cpp rebuilds; tests/trace/writer_test.cpp
+// reads every v2 line back and compares it with the event written.
+#include "encode_v2.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "fast_encode.hpp"
+#include "format_v2.hpp"
+#include "line_builder.hpp"
+#include "shardscope/trace/codec.hpp"
+
+namespace shardscope::trace::detail {
+
+namespace {
+
+// The v1 form of an event the line builder declined (v2 readers read it as it is).
+template <typename E>
+void Fallback(const E& e, std::string& out) {
+  out += ToLine(ToJson(Event(e)));
+}
+
+// The fields of kBeginFields, each left out where it has its default.
+void BeginFields(Line& l, const RedistributeBegin& e) {
+  l.Str("tensor", e.tensor);
+  l.Ints("global_shape", e.global_shape);
+  l.Str("dtype", e.dtype);
+  l.Strs("src_placements", e.src_placements);
+  l.Strs("dst_placements", e.dst_placements);
+  if (!e.src_order.empty()) l.Str("src_order", e.src_order);
+  if (!e.dst_order.empty()) l.Str("dst_order", e.dst_order);
+  l.Str("planner", e.planner);
+  l.Str("planner_reason", e.planner_reason);
+  l.Str("notation", e.notation);
+  if (e.notation_unoptimized != e.notation) l.Str("notation_unoptimized", e.notation_unoptimized);
+  Plan(l, "raw_plan", e.raw_plan, true);
+  if (e.optimized_plan != e.raw_plan) Plan(l, "optimized_plan", e.optimized_plan, true);
+  if (!e.skipped_merges.empty()) SkippedMerges(l, e.skipped_merges);
+  l.Num("cost_us", e.cost_us);
+}
+
+// Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
+// redistribute ids (those a `redistribute_ids` field gives).
+bool SameOpFields(const Op& a, const Op& b) {
+  if (a.name != b.name || a.args != b.args || a.inputs.size() != b.inputs.size() || a.outputs != b.outputs ||
+      a.candidates.size() != b.candidates.size() || a.chosen != b.chosen || a.rule != b.rule ||
+      a.note != b.note)
+    return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    const OpInput &x = a.inputs[i], &y = b.inputs[i];
+    if (x.tensor != y.tensor || x.placements != y.placements || x.required != y.required) return false;
+  }
+  // Costs as written: +inf and -1 are both "-1", and -0.0 differs from 0.0 in the text.
+  for (size_t i = 0; i < a.candidates.size(); ++i) {
+    const OpStrategy &x = a.candidates[i], &y = b.candidates[i];
+    if (x.inputs != y.inputs || x.outputs != y.outputs ||
+        std::isfinite(x.cost_us) != std::isfinite(y.cost_us) ||
+        (std::isfinite(x.cost_us) && std::memcmp(&x.cost_us, &y.cost_us, sizeof(double)) != 0))
+      return false;
+  }
+  return true;
+}
+
+void Bytes(Line& l, std::string_view name, const std::vector<int64_t>& group,
+           const std::vector<int64_t>& bytes, int64_t rank) {
+  int64_t count = 0;
+  if (UniformBytes(group, bytes, rank, count))
+    l.Int(name, count);
+  else
+    l.Ints(name, bytes);
+}
+
+}  // namespace
+
+const std::vector<int64_t>& EncoderV2::MeshGroupOf(const std::vector<int64_t>& mesh_dims) {
+  auto it = groups_.find(mesh_dims);
+  if (it == groups_.end()) it = groups_.emplace(mesh_dims, MeshGroup(mesh_shape_, rank_, mesh_dims)).first;
+  return it->second;
+}
+
+const PlanStep* EncoderV2::StepOf(int64_t redistribute_id, int64_t step, const Open** open) const {
+  auto it =
+      std::find_if(open_.rbegin(), open_.rend(), [&](const Open& o) { return o.id == redistribute_id; });
+  if (it == open_.rend()) return nullptr;
+  *open = &*it;
+  const std::vector<PlanStep>& plan = it->plan;
+  return step >= 0 && step < static_cast<int64_t>(plan.size()) ? &plan[static_cast<size_t>(step)] : nullptr;
+}
+
+void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
+  // The first begin of an id is what the reader refers to (a second one is an error it reports).
+  if (std::none_of(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; })) {
+    if (open_.size() == kMaxOpen) open_.erase(open_.begin());
+    open_.push_back({e.id, e.optimized_plan, std::string(e.dtype)});
+  }
+  Line l(out);
+  if (e.imported) l.Decline();  // rare: the JSON encoder writes it
+  l.Str("type", "redistribute_begin");
+  l.Int("id", e.id);
+  const size_t fields_at = l.size();
+  BeginFields(l, e);
+  if (l.ok()) {
+    std::string_view fields = l.Since(fields_at);
+    if (auto it = like_.find(fields); it != like_.end()) {
+      l.Truncate(fields_at, false);
+      l.Int("like", it->second);
+    } else if (like_.size() < kMaxLikeTargets) {
+      like_.emplace(std::string(fields), e.id);
+    }
+  }
+  l.Int("t_ns", e.t_ns);
+  if (e.op_id >= 0) {
+    l.Int("op_id", e.op_id);
+    l.Int("op_input", e.op_input);
+  }
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
+  auto it = std::find_if(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; });
+  if (it != open_.end()) {
+    if (it + 1 != open_.end()) *it = std::move(open_.back());  // no self-move
+    open_.pop_back();
+  }
+  Line l(out);
+  l.Str("type", "redistribute_end");
+  l.Int("id", e.id);
+  l.Int("t_ns", e.t_ns);
+  if (!e.ok) l.Bool("ok", false);
+  if (!e.error.empty()) l.Str("error", e.error);
+  if (e.checksum_before) l.Uint("checksum_before", *e.checksum_before);
+  if (e.checksum_after) l.Uint("checksum_after", *e.checksum_after);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const StepBegin& e, std::string& out) {
+  const Open* open = nullptr;
+  const PlanStep* s = StepOf(e.redistribute_id, e.step, &open);
+  Line l(out);
+  l.Str("type", "step_begin");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (s == nullptr || e.src != s->src) l.Str("src", e.src);
+  if (s == nullptr || e.dst != s->dst) l.Str("dst", e.dst);
+  if (s == nullptr || e.comm != s->comm) l.Str("comm", e.comm);
+  if (s == nullptr || e.logical_shape != s->logical_shape) l.Ints("logical_shape", e.logical_shape);
+  l.Ints("local_shape_before", e.local_shape_before);
+  l.Ints("global_offset_before", e.global_offset_before);
+  l.Int("t_ns", e.t_ns);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const StepEnd& e, std::string& out) {
+  if (!FastEncode(e, out)) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const Collective& e, std::string& out) {
+  const Open* open = nullptr;
+  const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
+  Line l(out);
+  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
+  l.Str("type", "collective");
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  if (s == nullptr || e.kind != s->comm) l.Str("kind", e.kind);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (e.redistribute_id < 0 || e.group != MeshGroupOf(e.mesh_dims)) l.Ints("group", e.group);
+  if (open == nullptr || e.dtype != open->dtype) l.Str("dtype", e.dtype);
+  Bytes(l, "bytes_sent", e.group, e.bytes_sent, rank_);
+  Bytes(l, "bytes_recv", e.group, e.bytes_recv, rank_);
+  if (e.negotiated) l.Bool("negotiated", true);
+  l.Int("start_ns", e.start_ns);
+  l.Int("end_ns", e.end_ns);
+  if (e.op_id >= 0) l.Int("op_id", e.op_id);
+  if (!l.Finish()) Fallback(e, out);
+}
+
+void EncoderV2::Encode(const Op& e, std::string& out) {
+  const Op* like = nullptr;
+  for (const Op& r : recent_ops_)
+    if (SameOpFields(r, e)) like = &r;
+  if (like != nullptr) {
+    Line l(out);
+    l.Str("type", "op");
+    l.Int("id", e.id);
+    l.Int("like", like->id);
+    l.Int("step", e.step);
+    bool same_ids = true;
+    for (size_t i = 0; i < e.inputs.size(); ++i)
+      same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
+    if (!same_ids) {
+      std::vector<int64_t> ids;
+      for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
+      l.Ints("redistribute_ids", ids);
+    }
+    l.Int("t_ns", e.t_ns);
+    l.Int("end_ns", e.end_ns);
+    if (!e.ok) l.Bool("ok", false);
+    if (!e.error.empty()) l.Str("error", e.error);
+    if (l.Finish()) return;
+  }
+  if (!FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
+  if (recent_ops_.size() == kRecentOps) recent_ops_.erase(recent_ops_.begin());
+  recent_ops_.push_back(e);
+}
+
+}  // namespace shardscope::trace::detail
