@@ -7,6 +7,9 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <set>
 #include <system_error>
@@ -391,7 +394,7 @@ class Assembler {
 // A renamed file (header rank != the rank in its name) is reported by ReadTraceDir's merge, which
 // checks every header against its file name before it looks at any event.
 FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress,
-                        simdjson::dom::parser& parser) {
+                        simdjson::dom::parser& parser, detail::SharedPools* shared) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
@@ -409,7 +412,7 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
   std::map<std::string, std::pair<int64_t, int64_t>> unknown;  // type -> (count, first line)
   LineRef at{name, 0};
   Event event;
-  detail::EventPools pools;
+  detail::EventPools pools(shared);
   int64_t lines_fast = 0, lines_reference = 0;
 
   while (source.Next(text)) {
@@ -497,6 +500,14 @@ void SortRedistributes(Model& model) {
   model.Reindex();
 }
 
+// Hands the memory that parsing freed (line buffers, parser state, the per-file results) back to
+// the system, so that what stays resident after a load is the model.
+void ReleaseFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 // Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
 // them), each index once; every thread owns one DOM parser, which keeps its buffers from file to file.
 template <typename Work>
@@ -543,7 +554,7 @@ Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& option
   Model model;
   model.source = path;
   simdjson::dom::parser parser;
-  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser));
+  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser, nullptr));
   if (options.progress != nullptr) ++options.progress->files_done;
   SortRedistributes(model);
   return model;
@@ -588,9 +599,11 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
   std::vector<std::optional<FileResult>> results(list.size());
   std::vector<std::optional<Error>> errors(list.size());
   std::vector<std::exception_ptr> crashes(list.size());
+  // The ranks of a run repeat each other's lists (groups, plans, shapes): one buffer each.
+  auto shared = std::make_unique<detail::SharedPools>();
   ParallelFor(list.size(), options.jobs, worth, [&](size_t i, simdjson::dom::parser& parser) {
     try {
-      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser);
+      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser, shared.get());
     } catch (const Error& e) {
       errors[i] = e;
     } catch (...) {
@@ -598,6 +611,7 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
     }
     if (options.progress != nullptr) ++options.progress->files_done;
   });
+  shared.reset();
   for (const std::exception_ptr& crash : crashes)
     if (crash) std::rethrow_exception(crash);
 
@@ -661,6 +675,7 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
                                      (skipped.size() > 8 ? ", ..." : "") + ")"});
     for (Diagnostic& d : skipped) model.diagnostics.push_back(std::move(d));
   }
+  ReleaseFreedMemory();
   if (static_cast<int64_t>(files.size()) < model.world) {
     std::string missing;
     int listed = 0;
