@@ -120,10 +120,93 @@ TEST_CASE("the reader shares equal lists across rank files", "[trace][compact]")
     for (const RedistributeRecord& rec : m.redistributes) {
       CHECK(rec.collectives.at(0).group.SharesWith(first.collectives.at(0).group));
       CHECK(rec.collectives.at(0).bytes_sent.SharesWith(first.collectives.at(0).bytes_sent));
-      CHECK(rec.begin.optimized_plan.SharesWith(first.begin.optimized_plan));
-      CHECK(rec.begin.global_shape.SharesWith(first.begin.global_shape));
+      CHECK(rec.begin->optimized_plan.SharesWith(first.begin->optimized_plan));
+      CHECK(rec.begin->global_shape.SharesWith(first.begin->global_shape));
       CHECK(rec.collectives.at(0).kind.c_str() == first.collectives.at(0).kind.c_str());
     }
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("records refer to the events stored in their rank's list; a copied model to its own",
+          "[trace][compact]") {
+  Model m = ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/two_rank");
+  REQUIRE(!m.redistributes.empty());
+  auto rank_of = [](const Model& model, int64_t rank) -> const EventList& {
+    for (const RankTrace& r : model.ranks)
+      if (r.header.rank == rank) return r.events;
+    FAIL("no rank " << rank);
+    return model.ranks.front().events;
+  };
+  auto stored_in = [](const auto& event, const auto& column) {
+    for (const auto& e : column)
+      if (&e == &event) return true;
+    return false;
+  };
+  auto check_refs = [&](const Model& model) {
+    for (const RedistributeRecord& rec : model.redistributes) {
+      const EventList& list = rank_of(model, rec.rank);
+      CHECK(rec.begin.IsReference());
+      CHECK(stored_in(*rec.begin, list.Of<RedistributeBegin>()));
+      if (rec.end) CHECK(stored_in(*rec.end, list.Of<RedistributeEnd>()));
+      for (const StepRecord& s : rec.steps) {
+        CHECK(stored_in(*s.begin, list.Of<StepBegin>()));
+        if (s.end) CHECK(stored_in(*s.end, list.Of<StepEnd>()));
+      }
+      for (const Collective& c : rec.collectives) CHECK(stored_in(c, list.Of<Collective>()));
+    }
+  };
+  check_refs(m);
+  Model copy = m;
+  check_refs(copy);
+  REQUIRE(copy.redistributes.size() == m.redistributes.size());
+  for (size_t i = 0; i < m.redistributes.size(); ++i) {
+    CHECK(*copy.redistributes[i].begin == *m.redistributes[i].begin);
+    CHECK(&*copy.redistributes[i].begin != &*m.redistributes[i].begin);
+  }
+  // Writing through a record copies the event into it first: the rank's list keeps its event.
+  RedistributeRecord& rec = copy.redistributes.front();
+  const RedistributeBegin* stored = &*rec.begin;
+  const double cost = stored->cost_us;
+  rec.begin.Mutable().cost_us = cost + 1;
+  CHECK_FALSE(rec.begin.IsReference());
+  CHECK(rec.begin->cost_us == cost + 1);
+  CHECK(stored->cost_us == cost);
+}
+
+TEST_CASE("EventRef reads like std::optional and owns what is assigned to it", "[trace][compact]") {
+  EventRef<RedistributeEnd> none;
+  CHECK_FALSE(none);
+  CHECK_FALSE(none.has_value());
+  CHECK(none->id == 0);  // a default event to read
+  RedistributeEnd e{3, 10, false, "boom", std::nullopt, 7u};
+  EventRef<RedistributeEnd> owned = e;
+  REQUIRE(owned);
+  CHECK_FALSE(owned.IsReference());
+  CHECK(*owned == e);
+  EventRef<RedistributeEnd> copy = owned;
+  CHECK(&*copy != &*owned);  // an owned event is copied with its record
+  CHECK(*copy == e);
+  EventRef<RedistributeEnd> ref = EventRef<RedistributeEnd>::To(&e);
+  CHECK(ref.IsReference());
+  CHECK(&*ref == &e);
+  EventRef<RedistributeEnd> ref_copy = ref;
+  CHECK(&*ref_copy == &e);
+  ref_copy.Mutable().error = "other";
+  CHECK(e.error == "boom");
+  CHECK(ref_copy->error == "other");
+  owned.reset();
+  CHECK_FALSE(owned);
+  EventRefs<Collective> list;
+  Collective c;
+  c.kind = "all_gather";
+  list.push_back(c);
+  list.push_back(EventRef<Collective>::To(&c));
+  REQUIRE(list.size() == 2);
+  CHECK(&list[1] == &c);
+  CHECK(&list[0] != &c);
+  int n = 0;
+  for (const Collective& x : list) n += x.kind == "all_gather";
+  CHECK(n == 2);
+  CHECK(list.ToVector() == std::vector<Collective>{c, c});
 }

@@ -147,7 +147,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
       continue;
     }
     rec->end->ok ? ++ok : ++failed;
-    int64_t d = rec->end->t_ns - rec->begin.t_ns;
+    int64_t d = rec->end->t_ns - rec->begin->t_ns;
     min_ns = min_ns < 0 ? d : std::min(min_ns, d);
     max_ns = std::max(max_ns, d);
   }
@@ -188,7 +188,7 @@ void RedistributeListPanel::Prepare(const ViewContext& ctx) {
   for (int64_t id : ctx.model->RedistributeIds()) {
     auto recs = ctx.model->RedistributesWithId(id);
     if (recs.empty()) continue;
-    const auto& b = recs.front()->begin;
+    const auto& b = *recs.front()->begin;
     bool failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
     std::string text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
                        Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " +

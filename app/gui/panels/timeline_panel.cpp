@@ -49,7 +49,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
-    auto add = [this](const std::vector<trace::Collective>& collectives) {
+    auto add = [this](const auto& collectives) {
       for (const trace::Collective& c : collectives) {
         if (std::find(kinds_.begin(), kinds_.end(), c.kind) == kinds_.end()) kinds_.push_back(c.kind);
       }
@@ -93,10 +93,10 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
       break;
     }
     for (const trace::StepRecord& s : rec->steps) {
-      if (s.begin.step != step) continue;
-      first_enter = std::min(first_enter, s.begin.t_ns + off);
-      last_enter = std::max(last_enter, s.begin.t_ns + off);
-      last_leave = std::max(last_leave, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
+      if (s.begin->step != step) continue;
+      first_enter = std::min(first_enter, s.begin->t_ns + off);
+      last_enter = std::max(last_enter, s.begin->t_ns + off);
+      last_leave = std::max(last_leave, (s.end ? s.end->t_ns : s.begin->t_ns) + off);
     }
   }
   if (first_enter > last_leave) return;
@@ -302,7 +302,7 @@ void TimelinePanel::Draw(ViewContext& ctx) {
         const std::string label =
             op_bars ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
                     : "#" + std::to_string(s.redistribute_id) + " " +
-                          ctx.model->redistributes[static_cast<size_t>(s.record)].begin.tensor;
+                          ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
         list->PushClipRect(ImVec2(sx0, ly), ImVec2(sx1, ly + lane_h), true);
         list->AddText(ImVec2(sx0 + 3, ly), op_bars ? IM_COL32(225, 235, 235, 255) : IM_COL32(15, 15, 20, 255),
                       label.c_str());
@@ -326,9 +326,9 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     } else if (hit->collective < 0) {
       const auto& rec = ctx.model->redistributes[static_cast<size_t>(hit->record)];
       ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(hit->redistribute_id),
-                  rec.begin.tensor.c_str(), rec.begin.notation.c_str());
+                  rec.begin->tensor.c_str(), rec.begin->notation.c_str());
       ImGui::Text("duration %s  predicted %.1f us  %s",
-                  FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(), rec.begin.cost_us,
+                  FormatTimeNs(static_cast<double>(hit->end - hit->start)).c_str(), rec.begin->cost_us,
                   rec.end ? (rec.end->ok ? "ok" : ("failed: " + rec.end->error).c_str()) : "incomplete");
     } else {
       const trace::Collective& c = SpanCollective(*ctx.model, *hit);
