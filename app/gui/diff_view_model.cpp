@@ -95,7 +95,7 @@ std::string_view DiffRowMarker(DiffRowKind kind) {
 const trace::RedistributeRecord* FirstRecord(const trace::Model& model, int64_t id) {
   const trace::RedistributeRecord* best = nullptr;
   for (const trace::RedistributeRecord& rec : model.redistributes) {
-    if (rec.begin.id == id && (best == nullptr || rec.rank < best->rank)) best = &rec;
+    if (rec.begin->id == id && (best == nullptr || rec.rank < best->rank)) best = &rec;
   }
   return best;
 }

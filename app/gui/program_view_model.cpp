@@ -36,7 +36,7 @@ std::string ImportedText(const trace::RedistributeBegin& b) {
 }
 
 bool ImportedDiffers(const trace::RedistributeRecord* r) {
-  return r && r->begin.imported && r->begin.imported->verdict != "same";
+  return r && r->begin->imported && r->begin->imported->verdict != "same";
 }
 
 std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std::vector<std::string>& from,
@@ -44,18 +44,18 @@ std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std
   std::string comms;
   if (r) {
     std::vector<std::string> kinds;
-    for (const trace::PlanStep& s : r->begin.optimized_plan) {
+    for (const trace::PlanStep& s : r->begin->optimized_plan) {
       if (s.comm != "local" && std::find(kinds.begin(), kinds.end(), s.comm) == kinds.end())
         kinds.push_back(s.comm);
     }
     for (size_t i = 0; i < kinds.size(); ++i) comms += (i ? "+" : "") + kinds[i];
     if (comms.empty()) comms = "local";
   }
-  const auto& src = r ? r->begin.src_placements.get() : from;
-  const auto& dst = r ? r->begin.dst_placements.get() : to;
+  const auto& src = r ? r->begin->src_placements.get() : from;
+  const auto& dst = r ? r->begin->dst_placements.get() : to;
   std::string text = JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) +
                      " #" + std::to_string(id);
-  if (with_imported && r && r->begin.imported) text += " | " + ImportedText(r->begin);  // both plans
+  if (with_imported && r && r->begin->imported) text += " | " + ImportedText(r->begin);  // both plans
   return text;
 }
 
@@ -90,7 +90,7 @@ std::vector<StepRef> ProgramSteps(const trace::Model& model, int64_t rank) {
   for (const trace::OpRecord& r : model.ops)
     if (r.rank == rank) steps.push_back({r.op.t_ns, &r, nullptr});
   for (const trace::RedistributeRecord& r : model.redistributes)
-    if (r.rank == rank && r.begin.op_id < 0) steps.push_back({r.begin.t_ns, nullptr, &r});
+    if (r.rank == rank && r.begin->op_id < 0) steps.push_back({r.begin->t_ns, nullptr, &r});
   std::stable_sort(steps.begin(), steps.end(), [](const StepRef& a, const StepRef& b) {
     if (a.op && b.op) return a.op->op.id < b.op->op.id;
     return a.t_ns < b.t_ns;

@@ -65,7 +65,7 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       engine::Plan plan = engine::MakePlan(item.src, item.dst, r, item.options);
       trace::RedistributeRecord rec;
       rec.rank = r;
-      auto& b = rec.begin;
+      auto& b = rec.begin.Mutable();
       b.id = static_cast<int64_t>(id);
       b.tensor = item.tensor;
       b.global_shape = item.src.shape;
@@ -104,16 +104,16 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
         engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
         engine::RankLayout after = engine::ComputeRankLayout(in2, r);
         trace::StepRecord sr;
-        sr.begin.redistribute_id = b.id;
-        sr.begin.step = static_cast<int64_t>(k);
-        for (int d : tr.mesh_dims) sr.begin.mesh_dims.push_back(d);
-        sr.begin.src = tr.src.ToString();
-        sr.begin.dst = tr.dst.ToString();
-        sr.begin.comm = std::string(engine::CommKindName(tr.comm));
-        sr.begin.logical_shape = tr.logical_shape;
-        sr.begin.local_shape_before = before.local_shape;
-        sr.begin.global_offset_before = before.global_offset;
-        sr.begin.t_ns = now + 100;
+        sr.begin.Mutable().redistribute_id = b.id;
+        sr.begin.Mutable().step = static_cast<int64_t>(k);
+        for (int d : tr.mesh_dims) sr.begin.Mutable().mesh_dims.push_back(d);
+        sr.begin.Mutable().src = tr.src.ToString();
+        sr.begin.Mutable().dst = tr.dst.ToString();
+        sr.begin.Mutable().comm = std::string(engine::CommKindName(tr.comm));
+        sr.begin.Mutable().logical_shape = tr.logical_shape;
+        sr.begin.Mutable().local_shape_before = before.local_shape;
+        sr.begin.Mutable().global_offset_before = before.global_offset;
+        sr.begin.Mutable().t_ns = now + 100;
         int64_t dur = std::max<int64_t>(2000, static_cast<int64_t>(tr.cost_us * 1000.0));
         if (tr.comm != engine::CommKind::kLocal) {
           trace::Collective c;
@@ -146,9 +146,9 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       rec.end = trace::RedistributeEnd{b.id, now + 200, true, "", std::nullopt, std::nullopt};
       item_end = std::max(item_end, now + 200);
       auto& events = model->ranks[static_cast<size_t>(r)].events;
-      events.push_back(rec.begin);
+      events.push_back(*rec.begin);
       for (size_t k = 0; k < rec.steps.size(); ++k) {
-        events.push_back(rec.steps[k].begin);
+        events.push_back(*rec.steps[k].begin);
         for (const auto& c : rec.collectives) {
           if (c.step == static_cast<int64_t>(k)) events.push_back(c);
         }
@@ -161,7 +161,7 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
   }
   std::sort(model->redistributes.begin(), model->redistributes.end(),
             [](const trace::RedistributeRecord& a, const trace::RedistributeRecord& b) {
-              return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
+              return a.rank != b.rank ? a.rank < b.rank : a.begin->id < b.begin->id;
             });
   return model;
 }

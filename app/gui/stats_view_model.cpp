@@ -46,14 +46,14 @@ TraceStats ComputeTraceStats(const trace::Model& model) {
   std::map<int64_t, StatsRow> redistributes;
   // model.redistributes is sorted by (rank, id): the first record of an id is its lowest rank's.
   for (const trace::RedistributeRecord& rec : model.redistributes) {
-    auto [it, inserted] = redistributes.try_emplace(rec.begin.id);
+    auto [it, inserted] = redistributes.try_emplace(rec.begin->id);
     StatsRow& row = it->second;
     if (inserted) {
-      row.id = rec.begin.id;
+      row.id = rec.begin->id;
       row.label =
-          "#" + std::to_string(rec.begin.id) + (rec.begin.tensor.empty() ? "" : " " + rec.begin.tensor);
+          "#" + std::to_string(rec.begin->id) + (rec.begin->tensor.empty() ? "" : " " + rec.begin->tensor);
     }
-    AddSample(row, rec.rank, rec.end.has_value(), rec.end ? rec.end->t_ns - rec.begin.t_ns : 0);
+    AddSample(row, rec.rank, rec.end.has_value(), rec.end ? rec.end->t_ns - rec.begin->t_ns : 0);
     for (const trace::Collective& c : rec.collectives) {
       AddBytes(row, c);
       AddCollective(kinds, rec.rank, c);

@@ -32,19 +32,19 @@ TimelineData BuildTimeline(const trace::Model& model) {
     const trace::RedistributeRecord& rec = model.redistributes[i];
     if (rec.rank < 0 || rec.rank >= lanes) continue;
     int64_t off = offset[static_cast<size_t>(rec.rank)];
-    int64_t start = rec.begin.t_ns + off;
+    int64_t start = rec.begin->t_ns + off;
     int64_t end = start;
     if (rec.end) end = rec.end->t_ns + off;
-    for (const auto& s : rec.steps) end = std::max(end, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
+    for (const auto& s : rec.steps) end = std::max(end, (s.end ? s.end->t_ns : s.begin->t_ns) + off);
     for (size_t c = 0; c < rec.collectives.size(); ++c) {
       const trace::Collective& col = rec.collectives[c];
       data.collectives[static_cast<size_t>(rec.rank)].push_back(
-          {col.start_ns + off, col.end_ns + off, rec.begin.id, static_cast<int32_t>(col.step),
+          {col.start_ns + off, col.end_ns + off, rec.begin->id, static_cast<int32_t>(col.step),
            static_cast<int32_t>(i), static_cast<int32_t>(c)});
       end = std::max(end, col.end_ns + off);
     }
     data.bars[static_cast<size_t>(rec.rank)].push_back(
-        {start, end, rec.begin.id, -1, static_cast<int32_t>(i), -1});
+        {start, end, rec.begin->id, -1, static_cast<int32_t>(i), -1});
     t0 = std::min(t0, start);
     t1 = std::max(t1, end);
     data.events += 2 + rec.steps.size() * 2 + rec.collectives.size();

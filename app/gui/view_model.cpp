@@ -96,9 +96,9 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
     view.steps[k].predicted_us = begin.optimized_plan[k].cost_us;
   for (const trace::RedistributeRecord* rec : view.per_rank) {
     for (const trace::StepRecord& s : rec->steps) {
-      if (s.begin.step < 0 || s.begin.step >= static_cast<int64_t>(view.steps.size()) || !s.end) continue;
-      auto& m = view.steps[static_cast<size_t>(s.begin.step)];
-      double d = static_cast<double>(s.end->t_ns - s.begin.t_ns);
+      if (s.begin->step < 0 || s.begin->step >= static_cast<int64_t>(view.steps.size()) || !s.end) continue;
+      auto& m = view.steps[static_cast<size_t>(s.begin->step)];
+      double d = static_cast<double>(s.end->t_ns - s.begin->t_ns);
       if (!m.measured_max_ns || d > *m.measured_max_ns) m.slowest_rank = rec->rank;
       m.measured_max_ns = std::max(m.measured_max_ns.value_or(0.0), d);
     }

@@ -50,8 +50,8 @@ TEST_CASE("diff view rows: aligned pairs, a changed plan, a removed and an added
   auto candidate = gui::ModelFromPlans(DiffItems(true), "candidate");
   // Precondition from the engine: the optimizer merges w's gathers (one step), without it two.
   REQUIRE(baseline->redistributes.size() == 16);
-  REQUIRE(gui::FirstRecord(*baseline, 1)->begin.optimized_plan.size() == 1);
-  REQUIRE(gui::FirstRecord(*candidate, 1)->begin.optimized_plan.size() == 2);
+  REQUIRE(gui::FirstRecord(*baseline, 1)->begin->optimized_plan.size() == 1);
+  REQUIRE(gui::FirstRecord(*candidate, 1)->begin->optimized_plan.size() == 2);
 
   gui::DiffView view = gui::BuildDiffView(*baseline, *candidate);
   CHECK(view.error.empty());
@@ -119,9 +119,9 @@ TEST_CASE("diff view steps: missing, different and named steps differ, equal one
   auto steps_of = [&](size_t row) {
     const gui::DiffRow& r = view.rows[row];
     const trace::RedistributeBegin* b =
-        r.baseline_id ? &gui::FirstRecord(*baseline, *r.baseline_id)->begin : nullptr;
+        r.baseline_id ? &*gui::FirstRecord(*baseline, *r.baseline_id)->begin : nullptr;
     const trace::RedistributeBegin* c =
-        r.candidate_id ? &gui::FirstRecord(*candidate, *r.candidate_id)->begin : nullptr;
+        r.candidate_id ? &*gui::FirstRecord(*candidate, *r.candidate_id)->begin : nullptr;
     return gui::DiffSteps(view, r, b, c);
   };
   // w: one flattened all_gather against two all_gathers: step 0 differs, step 1 exists on one side.

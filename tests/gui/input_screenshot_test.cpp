@@ -24,7 +24,7 @@ namespace {
 namespace trace = shardscope::trace;
 
 int64_t StepsOf(const trace::Model& model, int64_t id) {
-  return static_cast<int64_t>(model.RedistributesWithId(id).front()->begin.optimized_plan.size());
+  return static_cast<int64_t>(model.RedistributesWithId(id).front()->begin->optimized_plan.size());
 }
 
 // Every panel that shows a redistribute shows `id`; those that show a step show `step`.
@@ -147,7 +147,7 @@ TEST_CASE("clicks: a program badge selects its redistribute in every panel and i
   const trace::Model model = trace::ReadTraceDir(t);
   // The op that caused the redistribute (its op_id) is the program panel's op.
   for (const auto& p : geo["panels"]) {
-    if (p["panel"] == "program") CHECK(p["op_id"] == model.RedistributesWithId(id).front()->begin.op_id);
+    if (p["panel"] == "program") CHECK(p["op_id"] == model.RedistributesWithId(id).front()->begin->op_id);
   }
 }
 

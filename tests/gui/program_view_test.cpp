@@ -87,13 +87,13 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
         expected_marked.insert({id, static_cast<int64_t>(i)});
         const trace::RedistributeRecord* rr = model.FindRedistribute(rank, in.redistribute_id);
         REQUIRE(rr != nullptr);
-        CHECK(rr->begin.op_id == id);
-        CHECK(rr->begin.op_input == static_cast<int64_t>(i));
+        CHECK(rr->begin->op_id == id);
+        CHECK(rr->begin->op_input == static_cast<int64_t>(i));
         // The badge names the transition and the collective in words, not only in colour.
-        CHECK(e.marker.find(JoinPlacements(rr->begin.src_placements) + "->" +
-                            JoinPlacements(rr->begin.dst_placements)) == 0);
+        CHECK(e.marker.find(JoinPlacements(rr->begin->src_placements) + "->" +
+                            JoinPlacements(rr->begin->dst_placements)) == 0);
         CHECK(e.marker.find("#" + std::to_string(in.redistribute_id)) != std::string::npos);
-        for (const trace::PlanStep& s : rr->begin.optimized_plan)
+        for (const trace::PlanStep& s : rr->begin->optimized_plan)
           CHECK(e.marker.find(s.comm) != std::string::npos);
       } else {
         CHECK(e.marker.empty());
@@ -118,7 +118,7 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
   }
   size_t explicit_steps = 0;
   for (const trace::RedistributeRecord& r : model.redistributes)
-    explicit_steps += r.rank == rank && r.begin.op_id < 0 ? 1 : 0;
+    explicit_steps += r.rank == rank && r.begin->op_id < 0 ? 1 : 0;
   CHECK(view.edges.size() == expected_edges + explicit_steps);
   CHECK(marked == expected_marked);
 

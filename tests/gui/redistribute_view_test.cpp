@@ -77,11 +77,11 @@ TEST_CASE("a non-default shard order is traced in PyTorch's notation and every s
   RedistributeView view = BuildRedistributeView(model, 0);
   INFO(view.error);
   REQUIRE(view.ok());
-  CHECK(view.first->begin.src_order == "S(0)[1]S(0)[0]");
-  CHECK(view.first->begin.dst_order == "");
+  CHECK(view.first->begin->src_order == "S(0)[1]S(0)[0]");
+  CHECK(view.first->begin->dst_order == "");
   // Graph plan (non-default order): the newest mesh dim of the order (0) is gathered first,
   // then mesh dim 1: S(0)[1]S(0)[0] -> RS(0) -> RR.
-  CHECK(view.first->begin.notation == "S(0)[1]S(0)[0]->RS(0)->RR");
+  CHECK(view.first->begin->notation == "S(0)[1]S(0)[0]->RS(0)->RR");
   REQUIRE(view.states.size() == 3);
   engine::Mesh mesh({2, 2});
   CHECK(SameIndices(LayoutsFor(view, view.states[0]), Layouts(mesh, "S(0),S(0)", "0:1,0", {8, 6})));
@@ -124,7 +124,7 @@ TEST_CASE("literal _StridedShard with an explicit order is traced and drawn in t
   RedistributeView view = BuildRedistributeView(model, 0);
   INFO(view.error);
   REQUIRE(view.ok());
-  CHECK(view.first->begin.src_order == "S(0)[0]S(0)[1]_S(0, 3)[2]");
+  CHECK(view.first->begin->src_order == "S(0)[0]S(0)[1]_S(0, 3)[2]");
   engine::Mesh mesh({2, 2, 2});
   CHECK(SameIndices(LayoutsFor(view, view.states.front()),
                     Layouts(mesh, "S(0),S(0),_S(0,3)", "0:0,1,2", {31})));
@@ -157,8 +157,8 @@ TEST_CASE("a step's measured time names its slowest rank", "[gui][view]") {
   int64_t want = -1, longest = -1;
   for (const trace::RedistributeRecord* rec : view.per_rank) {
     for (const trace::StepRecord& s : rec->steps) {
-      if (s.begin.step != 0 || !s.end) continue;
-      const int64_t d = s.end->t_ns - s.begin.t_ns;
+      if (s.begin->step != 0 || !s.end) continue;
+      const int64_t d = s.end->t_ns - s.begin->t_ns;
       if (d > longest || (d == longest && rec->rank < want)) longest = d, want = rec->rank;
     }
   }

@@ -67,8 +67,8 @@ TEST_CASE("statistics count op collectives and leave an unfinished rank untimed"
   model.world = 2;
   trace::RedistributeRecord done;
   done.rank = 0;
-  done.begin.id = 7;
-  done.begin.t_ns = 100;
+  done.begin.Mutable().id = 7;
+  done.begin.Mutable().t_ns = 100;
   done.end = trace::RedistributeEnd{7, 600, true, "", std::nullopt, std::nullopt};
   trace::RedistributeRecord unfinished = done;
   unfinished.rank = 1;

@@ -101,8 +101,8 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
     CHECK(first.bytes_recv.SharesWith(first.bytes_sent));
     for (const RedistributeRecord& rec : m.redistributes) {
       CHECK(rec.collectives.at(0).group.SharesWith(first.group));
-      CHECK(rec.begin.optimized_plan.SharesWith(m.redistributes[0].begin.raw_plan));
-      CHECK(rec.begin.src_placements.SharesWith(m.redistributes[0].begin.src_placements));
+      CHECK(rec.begin->optimized_plan.SharesWith(m.redistributes[0].begin->raw_plan));
+      CHECK(rec.begin->src_placements.SharesWith(m.redistributes[0].begin->src_placements));
     }
     // The rank's event list holds the same buffers as the records.
     const Collective in_list = std::get<Collective>(m.ranks.at(0).events.at(1));

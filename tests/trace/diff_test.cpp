@@ -44,7 +44,7 @@ Model Make(const std::vector<Spec>& specs) {
       const Spec& s = specs[i];
       RedistributeRecord rec;
       rec.rank = rank;
-      RedistributeBegin& b = rec.begin;
+      RedistributeBegin& b = rec.begin.Mutable();
       b.id = static_cast<int64_t>(i);
       b.tensor = s.tensor;
       b.global_shape = s.shape;
@@ -65,10 +65,10 @@ Model Make(const std::vector<Spec>& specs) {
         b.optimized_plan.push_back(p);
         b.raw_plan.push_back(p);
         StepRecord step;
-        step.begin.redistribute_id = b.id;
-        step.begin.step = static_cast<int64_t>(k);
-        step.begin.local_shape_before = {2, 2};
-        step.begin.global_offset_before = {2 * rank, 0};
+        step.begin.Mutable().redistribute_id = b.id;
+        step.begin.Mutable().step = static_cast<int64_t>(k);
+        step.begin.Mutable().local_shape_before = {2, 2};
+        step.begin.Mutable().global_offset_before = {2 * rank, 0};
         StepEnd end;
         end.redistribute_id = b.id;
         end.step = static_cast<int64_t>(k);
@@ -368,7 +368,7 @@ TEST_CASE("diff: added and removed ops; implicit redistributes stay redistribute
   // The implicit redistribute of layer_norm_backward is diffed as a redistribute (#1).
   Model cand2 = Program();
   for (RedistributeRecord& rec : cand2.redistributes)
-    if (rec.begin.id == 1) rec.begin.cost_us = 3.0;
+    if (rec.begin->id == 1) rec.begin.Mutable().cost_us = 3.0;
   DiffResult r2 = DiffTraces(base, cand2, DiffOptions{});
   CHECK(Whats(r2) == std::vector<std::string>{"cost|predicted cost"});
   CHECK_FALSE(r2.differences[0].op);

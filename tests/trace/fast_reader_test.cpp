@@ -52,7 +52,7 @@ Outcome Read(const fs::path& path, ReadOptions options) {
     o.ranks = m.ranks;
     o.diagnostics = m.diagnostics;
     for (const RedistributeRecord& r : m.redistributes) {
-      o.records.emplace_back(r.rank, r.begin.id);
+      o.records.emplace_back(r.rank, r.begin->id);
       o.record_sizes.push_back(r.steps.size() * 1000 + r.collectives.size());
     }
     for (const OpRecord& r : m.ops) o.ops.emplace_back(r.rank, r.op.id);
@@ -217,12 +217,12 @@ TEST_CASE("the id index answers like a scan of the records", "[trace][reader][in
     Model model = ReadTraceDir(kSource / dir);
     REQUIRE(model.index.built);
     std::set<int64_t> ids;
-    for (const RedistributeRecord& r : model.redistributes) ids.insert(r.begin.id);
+    for (const RedistributeRecord& r : model.redistributes) ids.insert(r.begin->id);
     CHECK(model.RedistributeIds() == std::vector<int64_t>(ids.begin(), ids.end()));
     for (int64_t id : ids) {
       std::vector<const RedistributeRecord*> scan;
       for (const RedistributeRecord& r : model.redistributes)
-        if (r.begin.id == id) scan.push_back(&r);
+        if (r.begin->id == id) scan.push_back(&r);
       std::stable_sort(scan.begin(), scan.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
       CHECK(model.RedistributesWithId(id) == scan);
     }
@@ -239,7 +239,7 @@ TEST_CASE("the id index answers like a scan of the records", "[trace][reader][in
     // A record added by hand makes the index stale: lookups scan instead of answering wrongly.
     RedistributeRecord extra = model.redistributes.front();
     extra.rank = 99;
-    extra.begin.id = 12345;
+    extra.begin.Mutable().id = 12345;
     model.redistributes.push_back(extra);
     REQUIRE(model.RedistributesWithId(12345).size() == 1);
     CHECK(model.RedistributesWithId(12345)[0]->rank == 99);

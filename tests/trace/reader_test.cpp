@@ -69,8 +69,8 @@ TEST_CASE("events of an op without its op event are a warning", "[trace][reader]
         Diagnostic{"rank-0.jsonl", 4, "op 1 has no op event (the rank stopped before finishing it)"});
   CHECK(model.ops.empty());
   REQUIRE(model.redistributes.size() == 1);
-  CHECK(model.redistributes[0].begin.op_id == 0);
-  CHECK(model.redistributes[0].begin.op_input == 1);
+  CHECK(model.redistributes[0].begin->op_id == 0);
+  CHECK(model.redistributes[0].begin->op_input == 1);
 }
 
 TEST_CASE("a missing rank file is a warning", "[trace][reader]") {

@@ -119,7 +119,7 @@ TEST_CASE("written events read back equal", "[trace][writer]") {
   REQUIRE(model.redistributes.size() == 6);
   const RedistributeRecord& rec = model.redistributes[4];  // rank 1, id 1
   CHECK(rec.rank == 1);
-  CHECK(rec.begin.id == 1);
+  CHECK(rec.begin->id == 1);
   REQUIRE(rec.end.has_value());
   CHECK_FALSE(rec.end->ok);
   CHECK(rec.end->checksum_before == 0xFFFFFFFFFFFFFFFFull);
@@ -302,9 +302,9 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
   CHECK(model.FindOp(2, 0) == nullptr);
   const RedistributeRecord* rec = model.FindRedistribute(1, 5);
   REQUIRE(rec != nullptr);
-  CHECK(rec->begin.op_id == 0);
-  CHECK(rec->begin.op_input == 1);
-  CHECK(model.FindRedistribute(1, 4)->begin.op_id == -1);
+  CHECK(rec->begin->op_id == 0);
+  CHECK(rec->begin->op_input == 1);
+  CHECK(model.FindRedistribute(1, 4)->begin->op_id == -1);
   fs::remove_all(dir);
 }
 

@@ -416,7 +416,7 @@ class Checker {
         if (std::find(vote.deviants.begin(), vote.deviants.end(), r->rank) == vote.deviants.end()) continue;
         if (!r->end) {
           int64_t last = -1;
-          for (const StepRecord& s : r->steps) last = std::max(last, s.begin.step);
+          for (const StepRecord& s : r->steps) last = std::max(last, s.begin->step);
           detail +=
               "; rank " + std::to_string(r->rank) + " stopped " +
               (last < 0 ? std::string("before its first step") : "in or after step " + std::to_string(last));
@@ -478,9 +478,10 @@ class Checker {
     for (const RedistributeRecord* r : recs) {
       std::vector<const StepRecord*> steps;
       for (const StepRecord& s : r->steps) steps.push_back(&s);
-      std::sort(steps.begin(), steps.end(), [](auto* x, auto* y) { return x->begin.step < y->begin.step; });
+      std::sort(steps.begin(), steps.end(), [](auto* x, auto* y) { return x->begin->step < y->begin->step; });
       if (steps.empty() || !steps.back()->end) continue;
-      before[r->rank] = {steps.front()->begin.local_shape_before, steps.front()->begin.global_offset_before};
+      before[r->rank] = {steps.front()->begin->local_shape_before,
+                         steps.front()->begin->global_offset_before};
       after[r->rank] = {steps.back()->end->local_shape_after, steps.back()->end->global_offset_after};
       // One rank's steps chain: a step starts from the shard the previous one left.
       for (size_t k = 0; k + 1 < steps.size(); ++k) {
@@ -490,7 +491,7 @@ class Checker {
         if (e.local_shape_after != n.local_shape_before || e.global_offset_after != n.global_offset_before) {
           ReportRedistribute(MismatchClass::kShape, {r->rank}, id, n.step,
                              subject + ": rank " + std::to_string(r->rank) + " ends step " +
-                                 std::to_string(steps[k]->begin.step) + " with shape " +
+                                 std::to_string(steps[k]->begin->step) + " with shape " +
                                  detail::FormatInts(e.local_shape_after) + " offset " +
                                  detail::FormatInts(e.global_offset_after) + " but starts step " +
                                  std::to_string(n.step) + " from shape " +

@@ -130,7 +130,7 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_
     end = r.end->t_ns;
   } else {
     for (const StepRecord& s : r.steps)
-      end = std::max({end, s.begin.t_ns, s.end ? s.end->t_ns : s.begin.t_ns});
+      end = std::max({end, s.begin->t_ns, s.end ? s.end->t_ns : s.begin->t_ns});
     for (const Collective& c : r.collectives) end = std::max(end, c.end_ns);
   }
   std::string name = "redistribute #" + std::to_string(b.id) + " " +

@@ -154,20 +154,21 @@ std::string ShardText(const std::vector<int64_t>& shape, const std::vector<int64
 
 std::optional<std::string> ShardBefore(const RedistributeRecord& rec) {
   for (const StepRecord& s : rec.steps)
-    if (s.begin.step == 0) return ShardText(s.begin.local_shape_before, s.begin.global_offset_before);
+    if (s.begin->step == 0) return ShardText(s.begin->local_shape_before, s.begin->global_offset_before);
   return std::nullopt;
 }
 
 std::optional<std::string> ShardAfterStep(const RedistributeRecord& rec, int64_t step) {
   for (const StepRecord& s : rec.steps)
-    if (s.begin.step == step && s.end) return ShardText(s.end->local_shape_after, s.end->global_offset_after);
+    if (s.begin->step == step && s.end)
+      return ShardText(s.end->local_shape_after, s.end->global_offset_after);
   return std::nullopt;
 }
 
 std::optional<std::string> ShardAfter(const RedistributeRecord& rec) {
   const StepRecord* last = nullptr;
   for (const StepRecord& s : rec.steps)
-    if (s.end && (last == nullptr || s.begin.step > last->begin.step)) last = &s;
+    if (s.end && (last == nullptr || s.begin->step > last->begin->step)) last = &s;
   if (last == nullptr) return std::nullopt;
   return ShardText(last->end->local_shape_after, last->end->global_offset_after);
 }
@@ -176,7 +177,7 @@ std::optional<int64_t> MaxDurationNs(const Logical& l) {
   std::optional<int64_t> out;
   for (const RedistributeRecord* r : l.recs) {
     if (!r->end) continue;
-    int64_t ns = r->end->t_ns - r->begin.t_ns;
+    int64_t ns = r->end->t_ns - r->begin->t_ns;
     if (!out || ns > *out) out = ns;
   }
   return out;

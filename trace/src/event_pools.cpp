@@ -1,31 +1,73 @@
 #include "event_pools.hpp"
 
+#include <functional>
 #include <variant>
 
 namespace shardscope::trace::detail {
+namespace {
+
+size_t Mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+size_t HashOf(int64_t v) { return std::hash<int64_t>()(v); }
+size_t HashOf(const std::string& s) { return std::hash<std::string>()(s); }
+size_t HashOf(const PlanStep& p) {
+  size_t h = Mix(std::hash<IStr>()(p.comm), std::hash<IStr>()(p.src));
+  h = Mix(h, std::hash<IStr>()(p.dst));
+  for (int64_t d : p.mesh_dims) h = Mix(h, HashOf(d));
+  for (int64_t d : p.logical_shape) h = Mix(h, HashOf(d));
+  return h;
+}
+size_t HashOf(const SkippedMerge& m) { return Mix(HashOf(m.reason), HashOf(m.comm)); }
+
+}  // namespace
+
+template <typename T>
+void SharedListPool<T>::Intern(SharedVec<T>& v) {
+  size_t h = v.size();
+  for (const T& x : v) h = Mix(h, HashOf(x));
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [first, last] = lists_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == v) {
+      v = it->second;
+      return;
+    }
+  }
+  lists_.emplace(h, v);
+}
+
+template <typename T>
+void EventPools::One(InternPool<T>& local, SharedListPool<T>* shared, SharedVec<T>& v) {
+  if (local.Find(v)) return;
+  if (shared != nullptr) shared->Intern(v);
+  local.Remember(v);
+}
 
 void EventPools::Intern(Event& event) {
+  SharedPools* s = shared_;
   if (auto* b = std::get_if<RedistributeBegin>(&event)) {
-    ints_.Intern(b->global_shape);
-    strs_.Intern(b->src_placements);
-    strs_.Intern(b->dst_placements);
-    plans_.Intern(b->raw_plan);
-    plans_.Intern(b->optimized_plan);
-    merges_.Intern(b->skipped_merges);
-  } else if (auto* s = std::get_if<StepBegin>(&event)) {
-    ints_.Intern(s->mesh_dims);
-    ints_.Intern(s->logical_shape);
-    ints_.Intern(s->local_shape_before);
-    ints_.Intern(s->global_offset_before);
+    One(ints_, s ? &s->ints : nullptr, b->global_shape);
+    One(strs_, s ? &s->strs : nullptr, b->src_placements);
+    One(strs_, s ? &s->strs : nullptr, b->dst_placements);
+    One(plans_, s ? &s->plans : nullptr, b->raw_plan);
+    One(plans_, s ? &s->plans : nullptr, b->optimized_plan);
+    One(merges_, s ? &s->merges : nullptr, b->skipped_merges);
+  } else if (auto* sb = std::get_if<StepBegin>(&event)) {
+    for (SharedVec<int64_t>* v :
+         {&sb->mesh_dims, &sb->logical_shape, &sb->local_shape_before, &sb->global_offset_before})
+      One(ints_, s ? &s->ints : nullptr, *v);
   } else if (auto* e = std::get_if<StepEnd>(&event)) {
-    ints_.Intern(e->local_shape_after);
-    ints_.Intern(e->global_offset_after);
+    One(ints_, s ? &s->ints : nullptr, e->local_shape_after);
+    One(ints_, s ? &s->ints : nullptr, e->global_offset_after);
   } else if (auto* c = std::get_if<Collective>(&event)) {
-    ints_.Intern(c->mesh_dims);
-    ints_.Intern(c->group);
-    ints_.Intern(c->bytes_sent);
-    ints_.Intern(c->bytes_recv);
+    for (SharedVec<int64_t>* v : {&c->mesh_dims, &c->group, &c->bytes_sent, &c->bytes_recv})
+      One(ints_, s ? &s->ints : nullptr, *v);
   }
 }
+
+template class SharedListPool<int64_t>;
+template class SharedListPool<std::string>;
+template class SharedListPool<PlanStep>;
+template class SharedListPool<SkippedMerge>;
 
 }  // namespace shardscope::trace::detail

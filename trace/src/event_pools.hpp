@@ -1,19 +1,49 @@
 #pragma once
-// The reader's per-file pools that make the lists of one event share their buffers with equal
-// lists of earlier events (shared_vec.hpp): a rank repeats one group, one per-peer byte list and
-// one plan over and over.
+// The reader's pools that make the lists of one event share their buffers with equal lists seen
+// before (shared_vec.hpp): a rank repeats one group, one per-peer byte list and one plan over and
+// over (EventPools, one per file, no lock), and the ranks of a run repeat each other's lists
+// (SharedPools, one per load, shared by the reading threads).
+
+#include <cstddef>
+#include <mutex>
+#include <unordered_map>
 
 #include "shardscope/trace/events.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 
 namespace shardscope::trace::detail {
 
+/// Equal lists of every file of one load: one buffer each. Thread-safe.
+template <typename T>
+class SharedListPool {
+ public:
+  /// Replaces v by an equal list seen before in any file, or remembers v.
+  void Intern(SharedVec<T>& v);
+
+ private:
+  std::mutex mutex_;
+  std::unordered_multimap<size_t, SharedVec<T>> lists_;  // by content hash
+};
+
+struct SharedPools {
+  SharedListPool<int64_t> ints;
+  SharedListPool<std::string> strs;
+  SharedListPool<PlanStep> plans;
+  SharedListPool<SkippedMerge> merges;
+};
+
 class EventPools {
  public:
+  /// `shared`, when given, must outlive this object.
+  explicit EventPools(SharedPools* shared = nullptr) : shared_(shared) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
  private:
+  template <typename T>
+  void One(InternPool<T>& local, SharedListPool<T>* shared, SharedVec<T>& v);
+
+  SharedPools* shared_;
   InternPool<int64_t> ints_;
   InternPool<std::string> strs_;
   InternPool<PlanStep> plans_;

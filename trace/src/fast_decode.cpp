@@ -75,6 +75,13 @@ bool Str(element v, std::string& out) {
   return true;
 }
 
+bool Str(element v, IStr& out) {
+  std::string_view s;
+  if (v.type() != element_type::STRING || v.get_string().get(s) != simdjson::SUCCESS) return false;
+  out = IStr(s);
+  return true;
+}
+
 bool Arr(element v, int64_t max_len, array& out) {
   // DOM array sizes saturate at 0xFFFFFF, which is above every kMax* length limit.
   return v.type() == element_type::ARRAY && v.get_array().get(out) == simdjson::SUCCESS &&

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <set>
 #include <system_error>
@@ -164,30 +167,36 @@ class Assembler {
  public:
   Assembler(FileResult& result) : r_(result) {}
 
-  void Add(const Event& event, const LineRef& at) {
-    std::visit([&](const auto& e) { AddOne(e, at); }, event);
+  /// Adds events [0, count) of the rank's list; lines[i] is the line of event i. The records refer
+  /// to the stored events, so the list must not change afterwards.
+  void AddStored(size_t count, const std::vector<int64_t>& lines) {
+    LineRef at{r_.trace.file, 0};
+    for (size_t i = 0; i < count; ++i) {
+      at.line = lines[i];
+      r_.trace.events.Visit(i, [&](const auto& e) { AddOne(e, at); });
+    }
   }
 
   void Finish() {
     for (const RedistributeRecord& rec : r_.records) {
       if (!rec.end) {
-        r_.diagnostics.push_back({r_.trace.file, begin_line_.at(rec.begin.id),
-                                  "redistribute " + std::to_string(rec.begin.id) +
+        r_.diagnostics.push_back({r_.trace.file, begin_line_.at(rec.begin->id),
+                                  "redistribute " + std::to_string(rec.begin->id) +
                                       " has no redistribute_end (the rank stopped before finishing it)"});
       }
-      int64_t op_id = rec.begin.op_id;
+      int64_t op_id = rec.begin->op_id;
       if (op_id < 0) continue;
       auto it = op_index_.find(op_id);
       if (it != op_index_.end()) {
         OpRecord& op = r_.ops[it->second];
-        if (rec.begin.op_input >= static_cast<int64_t>(op.op.inputs.size())) {
-          ThrowAt({r_.trace.file, begin_line_.at(rec.begin.id)},
-                  "field 'op_input' is " + std::to_string(rec.begin.op_input) + " but op " +
+        if (rec.begin->op_input >= static_cast<int64_t>(op.op.inputs.size())) {
+          ThrowAt({r_.trace.file, begin_line_.at(rec.begin->id)},
+                  "field 'op_input' is " + std::to_string(rec.begin->op_input) + " but op " +
                       std::to_string(op_id) + " has " + std::to_string(op.op.inputs.size()) + " inputs");
         }
-        op.redistribute_ids.push_back(rec.begin.id);
+        op.redistribute_ids.push_back(rec.begin->id);
       } else if (!unfinished_ops_.count(op_id)) {
-        unfinished_ops_[op_id] = begin_line_.at(rec.begin.id);
+        unfinished_ops_[op_id] = begin_line_.at(rec.begin->id);
       }
     }
     for (const auto& [op_id, halo] : pending_halo_) {
@@ -234,10 +243,10 @@ class Assembler {
   }
 
   void CheckStep(const RedistributeRecord& rec, int64_t step, const LineRef& at) {
-    int64_t n = static_cast<int64_t>(rec.begin.optimized_plan.size());
+    int64_t n = static_cast<int64_t>(rec.begin->optimized_plan.size());
     if (step >= n) {
       ThrowAt(at, "field 'step' is " + std::to_string(step) + " but redistribute " +
-                      std::to_string(rec.begin.id) + " has " + std::to_string(n) + " optimized plan steps");
+                      std::to_string(rec.begin->id) + " has " + std::to_string(n) + " optimized plan steps");
     }
   }
 
@@ -258,14 +267,14 @@ class Assembler {
     begin_line_[e.id] = at.line;
     RedistributeRecord rec;
     rec.rank = header().rank;
-    rec.begin = e;
+    rec.begin = EventRef<RedistributeBegin>::To(&e);
     r_.records.push_back(std::move(rec));
   }
 
   void AddOne(const RedistributeEnd& e, const LineRef& at) {
     RedistributeRecord& rec = Record(e.id, "redistribute_end", at);
     if (rec.end) ThrowAt(at, "redistribute " + std::to_string(e.id) + " ends twice");
-    rec.end = e;
+    rec.end = EventRef<RedistributeEnd>::To(&e);
   }
 
   void AddOne(const StepBegin& e, const LineRef& at) {
@@ -273,17 +282,17 @@ class Assembler {
     CheckStep(rec, e.step, at);
     CheckMeshDims(e.mesh_dims, "mesh_dims", at);
     for (const StepRecord& s : rec.steps) {
-      if (s.begin.step == e.step) ThrowAt(at, "step " + std::to_string(e.step) + " begins twice");
+      if (s.begin->step == e.step) ThrowAt(at, "step " + std::to_string(e.step) + " begins twice");
     }
-    rec.steps.push_back({e, std::nullopt});
+    rec.steps.push_back({EventRef<StepBegin>::To(&e), std::nullopt});
   }
 
   void AddOne(const StepEnd& e, const LineRef& at) {
     RedistributeRecord& rec = Record(e.redistribute_id, "step_end", at);
     for (StepRecord& s : rec.steps) {
-      if (s.begin.step != e.step) continue;
+      if (s.begin->step != e.step) continue;
       if (s.end) ThrowAt(at, "step " + std::to_string(e.step) + " ends twice");
-      s.end = e;
+      s.end = EventRef<StepEnd>::To(&e);
       return;
     }
     ThrowAt(at, "step_end for step " + std::to_string(e.step) + " has no earlier step_begin");
@@ -306,7 +315,7 @@ class Assembler {
     if (!has_self)
       ThrowAt(at, "field 'group' must contain this file's rank " + std::to_string(header().rank));
     if (rec != nullptr) {
-      rec->collectives.push_back(e);
+      rec->collectives.push_back(EventRef<Collective>::To(&e));
       return;
     }
     if (e.op_id < 0) return;  // an imported Flight Recorder entry: neither a redistribute's nor an op's
@@ -335,7 +344,7 @@ class Assembler {
       CheckPlacements(in.required, (path + ".required").c_str(), at);
       if (in.redistribute_id < 0) continue;
       const RedistributeRecord& rec = Record(in.redistribute_id, "op input", at);
-      if (rec.begin.op_id != e.id || rec.begin.op_input != static_cast<int64_t>(i)) {
+      if (rec.begin->op_id != e.id || rec.begin->op_input != static_cast<int64_t>(i)) {
         ThrowAt(at, "field '" + path + ".redistribute_id' is " + std::to_string(in.redistribute_id) +
                         " but that redistribute_begin (line " +
                         std::to_string(begin_line_[in.redistribute_id]) + ") does not carry op_id " +
@@ -391,7 +400,7 @@ class Assembler {
 // A renamed file (header rank != the rank in its name) is reported by ReadTraceDir's merge, which
 // checks every header against its file name before it looks at any event.
 FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress,
-                        simdjson::dom::parser& parser) {
+                        simdjson::dom::parser& parser, detail::SharedPools* shared) {
   FileResult result;
   std::string name = path.filename().string();
   result.trace.file = name;
@@ -409,54 +418,65 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
   std::map<std::string, std::pair<int64_t, int64_t>> unknown;  // type -> (count, first line)
   LineRef at{name, 0};
   Event event;
-  detail::EventPools pools;
+  detail::EventPools pools(shared);
   detail::FileContext context;  // what v2 lines may refer to (set from the header)
   int64_t lines_fast = 0, lines_reference = 0;
-
-  while (source.Next(text)) {
-    at.line = source.number();
-    if (IsBlank(text)) continue;
-    if (pending_torn) ThrowAt({name, pending_torn->first}, pending_torn->second);
-    if (fast && have_header) {
-      // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
-      simdjson::dom::element element;
-      if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
-          detail::FastDecodeEvent(element, text, context, event)) {
-        pools.Intern(event);
-        context.Remember(event);
-        assembler.Add(event, at);
-        result.trace.events.push_back(std::move(event));
-        ++lines_fast;
+  // Events are stored first and grouped into records once the list is complete (the records refer
+  // to the stored events). An error that stops the reading is thrown after the events before it
+  // are assembled, so the error reported is still the first one in file order.
+  std::vector<int64_t> event_lines;
+  std::exception_ptr stopped;
+  try {
+    while (source.Next(text)) {
+      at.line = source.number();
+      if (IsBlank(text)) continue;
+      if (pending_torn) ThrowAt({name, pending_torn->first}, pending_torn->second);
+      if (fast && have_header) {
+        // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
+        simdjson::dom::element element;
+        if (parser.parse(text.data(), text.size(), false).get(element) == simdjson::SUCCESS &&
+            detail::FastDecodeEvent(element, text, context, event)) {
+          pools.Intern(event);
+          context.Remember(event);
+          result.trace.events.push_back(std::move(event));
+          event_lines.push_back(at.line);
+          ++lines_fast;
+          continue;
+        }
+      }
+      // The reference path: every line the fast path declined, and every line when !fast.
+      ++lines_reference;
+      json line;
+      std::string why;
+      if (!ParseJsonLine(text, line, why)) {
+        if (!have_header) ThrowAt(at, "header line: " + why);
+        pending_torn.emplace(at.line, why);
         continue;
       }
+      if (!have_header) {
+        result.trace.header = detail::ParseHeader(line, at);
+        context = detail::FileContext(result.trace.header.version, result.trace.header.rank,
+                                      result.trace.header.mesh_shape);
+        have_header = true;
+        continue;
+      }
+      std::optional<Event> parsed = detail::ParseEvent(line, at, context);
+      if (!parsed) {
+        auto [it, inserted] = unknown.try_emplace(detail::LineType(line, at), 0, at.line);
+        ++it->second.first;
+        continue;
+      }
+      pools.Intern(*parsed);
+      context.Remember(*parsed);
+      result.trace.events.push_back(std::move(*parsed));
+      event_lines.push_back(at.line);
     }
-    // The reference path: every line the fast path declined, and every line when !fast.
-    ++lines_reference;
-    json line;
-    std::string why;
-    if (!ParseJsonLine(text, line, why)) {
-      if (!have_header) ThrowAt(at, "header line: " + why);
-      pending_torn.emplace(at.line, why);
-      continue;
-    }
-    if (!have_header) {
-      result.trace.header = detail::ParseHeader(line, at);
-      context = detail::FileContext(result.trace.header.version, result.trace.header.rank,
-                                    result.trace.header.mesh_shape);
-      have_header = true;
-      continue;
-    }
-    std::optional<Event> parsed = detail::ParseEvent(line, at, context);
-    if (!parsed) {
-      auto [it, inserted] = unknown.try_emplace(detail::LineType(line, at), 0, at.line);
-      ++it->second.first;
-      continue;
-    }
-    pools.Intern(*parsed);
-    context.Remember(*parsed);
-    assembler.Add(*parsed, at);
-    result.trace.events.push_back(std::move(*parsed));
+  } catch (...) {
+    stopped = std::current_exception();
   }
+  result.trace.events.shrink_to_fit();
+  assembler.AddStored(event_lines.size(), event_lines);
+  if (stopped) std::rethrow_exception(stopped);
   if (progress != nullptr) {
     progress->lines_fast += lines_fast;
     progress->lines_reference += lines_reference;
@@ -472,7 +492,6 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
                                       type + "' (written by a newer shardscope?)"});
   }
   assembler.Finish();
-  result.trace.events.shrink_to_fit();
   std::sort(result.diagnostics.begin(), result.diagnostics.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
   return result;
@@ -490,7 +509,7 @@ void SortRedistributes(Model& model) {
   // Files are merged in rank order and writers number redistributes and ops in file order, so the
   // records are usually sorted already; moving a million records around costs more than checking.
   auto by_rank_id = [](const RedistributeRecord& a, const RedistributeRecord& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.begin.id < b.begin.id;
+    return a.rank != b.rank ? a.rank < b.rank : a.begin->id < b.begin->id;
   };
   if (!std::is_sorted(model.redistributes.begin(), model.redistributes.end(), by_rank_id))
     std::stable_sort(model.redistributes.begin(), model.redistributes.end(), by_rank_id);
@@ -500,6 +519,14 @@ void SortRedistributes(Model& model) {
   if (!std::is_sorted(model.ops.begin(), model.ops.end(), op_by_rank_id))
     std::stable_sort(model.ops.begin(), model.ops.end(), op_by_rank_id);
   model.Reindex();
+}
+
+// Hands the memory that parsing freed (line buffers, parser state, the per-file results) back to
+// the system, so that what stays resident after a load is the model.
+void ReleaseFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
@@ -548,7 +575,7 @@ Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& option
   Model model;
   model.source = path;
   simdjson::dom::parser parser;
-  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser));
+  AddFile(model, ReadRankFile(path, options.fast, options.progress, parser, nullptr));
   if (options.progress != nullptr) ++options.progress->files_done;
   SortRedistributes(model);
   return model;
@@ -593,9 +620,11 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
   std::vector<std::optional<FileResult>> results(list.size());
   std::vector<std::optional<Error>> errors(list.size());
   std::vector<std::exception_ptr> crashes(list.size());
+  // The ranks of a run repeat each other's lists (groups, plans, shapes): one buffer each.
+  auto shared = std::make_unique<detail::SharedPools>();
   ParallelFor(list.size(), options.jobs, worth, [&](size_t i, simdjson::dom::parser& parser) {
     try {
-      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser);
+      results[i] = ReadRankFile(list[i].second, options.fast, options.progress, parser, shared.get());
     } catch (const Error& e) {
       errors[i] = e;
     } catch (...) {
@@ -603,6 +632,7 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
     }
     if (options.progress != nullptr) ++options.progress->files_done;
   });
+  shared.reset();
   for (const std::exception_ptr& crash : crashes)
     if (crash) std::rethrow_exception(crash);
 
@@ -666,6 +696,7 @@ Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options)
                                      (skipped.size() > 8 ? ", ..." : "") + ")"});
     for (Diagnostic& d : skipped) model.diagnostics.push_back(std::move(d));
   }
+  ReleaseFreedMemory();
   if (static_cast<int64_t>(files.size()) < model.world) {
     std::string missing;
     int listed = 0;
@@ -712,7 +743,7 @@ std::vector<const Record*> WithId(const std::vector<Record>& records,
 
 void Model::Reindex() {
   BuildIdIndex(
-      redistributes, [](const RedistributeRecord& r) { return r.begin.id; }, index.redistributes,
+      redistributes, [](const RedistributeRecord& r) { return r.begin->id; }, index.redistributes,
       index.redistribute_ids);
   BuildIdIndex(
       ops, [](const OpRecord& r) { return r.op.id; }, index.ops, index.op_ids);
@@ -726,7 +757,7 @@ std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) co
     return WithId(redistributes, index.redistributes, id);
   std::vector<const RedistributeRecord*> out;
   for (const RedistributeRecord& rec : redistributes) {
-    if (rec.begin.id == id) out.push_back(&rec);
+    if (rec.begin->id == id) out.push_back(&rec);
   }
   return out;
 }
@@ -734,7 +765,7 @@ std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) co
 std::vector<int64_t> Model::RedistributeIds() const {
   if (index.built && index.indexed_redistributes == redistributes.size()) return index.redistribute_ids;
   std::set<int64_t> ids;
-  for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin.id);
+  for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin->id);
   return {ids.begin(), ids.end()};
 }
 
@@ -765,9 +796,9 @@ const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {
 const RedistributeRecord* Model::FindRedistribute(int64_t rank, int64_t id) const {
   auto it = std::lower_bound(redistributes.begin(), redistributes.end(), std::make_pair(rank, id),
                              [](const RedistributeRecord& rec, const std::pair<int64_t, int64_t>& key) {
-                               return std::make_pair(rec.rank, rec.begin.id) < key;
+                               return std::make_pair(rec.rank, rec.begin->id) < key;
                              });
-  return it != redistributes.end() && it->rank == rank && it->begin.id == id ? &*it : nullptr;
+  return it != redistributes.end() && it->rank == rank && it->begin->id == id ? &*it : nullptr;
 }
 
 }  // namespace shardscope::trace

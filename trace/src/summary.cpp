@@ -66,7 +66,7 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
         s.ranks_ok.push_back(rec->rank);
       else
         s.ranks_failed.emplace_back(rec->rank, rec->end->error);
-      int64_t ns = rec->end->t_ns - rec->begin.t_ns;
+      int64_t ns = rec->end->t_ns - rec->begin->t_ns;
       if (!s.min_ns || ns < *s.min_ns) s.min_ns = ns;
       if (!s.max_ns || ns > *s.max_ns) {
         s.max_ns = ns;
@@ -79,12 +79,12 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
     const StepRecord* first = nullptr;
     const StepRecord* last_ended = nullptr;
     for (const StepRecord& st : rec->steps) {
-      if (!first || st.begin.step < first->begin.step) first = &st;
-      if (st.end && (!last_ended || st.begin.step > last_ended->begin.step)) last_ended = &st;
+      if (!first || st.begin->step < first->begin->step) first = &st;
+      if (st.end && (!last_ended || st.begin->step > last_ended->begin->step)) last_ended = &st;
     }
     if (first) {
-      layout.shape_before = first->begin.local_shape_before;
-      layout.offset_before = first->begin.global_offset_before;
+      layout.shape_before = first->begin->local_shape_before;
+      layout.offset_before = first->begin->global_offset_before;
     }
     if (last_ended) {
       layout.shape_after = last_ended->end->local_shape_after;

@@ -85,8 +85,8 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
   }
   if (steps_row_ != selected_) {
     steps_row_ = selected_;
-    const trace::RedistributeBegin* b = sides_[0].view.first ? &sides_[0].view.first->begin : nullptr;
-    const trace::RedistributeBegin* c = sides_[1].view.first ? &sides_[1].view.first->begin : nullptr;
+    const trace::RedistributeBegin* b = sides_[0].view.first ? &*sides_[0].view.first->begin : nullptr;
+    const trace::RedistributeBegin* c = sides_[1].view.first ? &*sides_[1].view.first->begin : nullptr;
     steps_ = row ? DiffSteps(diff_, *row, b, c) : std::vector<DiffStepRow>{};
   }
   // Not while loading: --step must survive until the diff exists.
@@ -260,7 +260,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
   ImGui::SameLine();
   ImGui::TextDisabled("#%lld", static_cast<long long>(v.id));
   ImGui::SameLine();
-  NotationText(v.first->begin.notation, std::min<int64_t>(step_, std::max<int64_t>(0, v.num_steps() - 1)));
+  NotationText(v.first->begin->notation, std::min<int64_t>(step_, std::max<int64_t>(0, v.num_steps() - 1)));
   ImGuiTableFlags flags =
       ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   std::snprintf(id, sizeof id, "##diff_steps_table_%d", side);
@@ -274,7 +274,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
     ImGui::TableSetupColumn("logical shape");
     ImGui::TableSetupColumn("pred");
     ImGui::TableHeadersRow();
-    const auto& plan = v.first->begin.optimized_plan;
+    const auto& plan = v.first->begin->optimized_plan;
     for (const DiffStepRow& st : steps_) {
       ImGui::TableNextRow();
       if (st.differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, Im(kDiffTintColor));

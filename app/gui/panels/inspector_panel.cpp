@@ -147,7 +147,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
       continue;
     }
     rec->end->ok ? ++ok : ++failed;
-    int64_t d = rec->end->t_ns - rec->begin.t_ns;
+    int64_t d = rec->end->t_ns - rec->begin->t_ns;
     min_ns = min_ns < 0 ? d : std::min(min_ns, d);
     max_ns = std::max(max_ns, d);
   }

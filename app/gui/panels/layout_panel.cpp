@@ -111,14 +111,14 @@ void LayoutPanel::Prepare(const ViewContext& ctx) {
     // Cross-check the trace's recorded shard shapes against the engine's layout.
     for (const trace::RedistributeRecord* rec : view->per_rank) {
       for (const trace::StepRecord& s : rec->steps) {
-        if (s.begin.step != step || rec->rank < 0 ||
+        if (s.begin->step != step || rec->rank < 0 ||
             rec->rank >= static_cast<int64_t>(before_.layouts.size()))
           continue;
         const auto& expect = before_.layouts[static_cast<size_t>(rec->rank)].local_shape;
-        if (!s.begin.local_shape_before.empty() && s.begin.local_shape_before != expect &&
+        if (!s.begin->local_shape_before.empty() && s.begin->local_shape_before != expect &&
             warnings_.size() < 8) {
           warnings_.push_back("r" + std::to_string(rec->rank) + " recorded " +
-                              FormatInts(s.begin.local_shape_before) + " before step " +
+                              FormatInts(s.begin->local_shape_before) + " before step " +
                               std::to_string(step) + ", engine layout says " + FormatInts(expect));
         }
       }
@@ -141,8 +141,8 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   }
   int ndim = static_cast<int>(view->shape.size());
   ImGui::Text("%s  %s  %s",
-              view->first->begin.tensor.empty() ? "(anonymous)" : view->first->begin.tensor.c_str(),
-              engine::FormatShape(view->shape).c_str(), view->first->begin.dtype.c_str());
+              view->first->begin->tensor.empty() ? "(anonymous)" : view->first->begin->tensor.c_str(),
+              engine::FormatShape(view->shape).c_str(), view->first->begin->dtype.c_str());
   if (ndim >= 2) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);

@@ -21,7 +21,7 @@ void MergePanel::Prepare(const ViewContext& ctx) {
   key_model_ = ctx.model, key_serial_ = ctx.model_serial, key_id_ = view->id,
   key_focus_ = ctx.selection->focus_rank;
   merged_.clear();
-  const auto& b = view->first->begin;
+  const auto& b = *view->first->begin;
   // A flattened step replaced the raw transforms with the same src -> dst whose mesh dims it
   // covers (PyTorch R-new merges consecutive same-kind transforms into one over their union).
   std::vector<bool> used(b.raw_plan.size(), false);
@@ -61,7 +61,7 @@ void MergePanel::Draw(ViewContext& ctx) {
     ImGui::TextDisabled("No redistribute selected.");
     return;
   }
-  const auto& b = view->first->begin;
+  const auto& b = *view->first->begin;
   ImGui::Text("%zu raw transform%s -> %zu executed", b.raw_plan.size(), b.raw_plan.size() == 1 ? "" : "s",
               b.optimized_plan.size());
   if (merged_.empty()) ImGui::TextDisabled("no flattened step");

@@ -79,10 +79,10 @@ void ProgramPanel::Draw(ViewContext& ctx) {
     // On the first frame an op selected on the command line wins over the default redistribute.
     bool keep_op = first && sel.op_id >= 0;
     if (!keep_op && ctx.redistribute && ctx.redistribute->first &&
-        ctx.redistribute->first->begin.op_id >= 0 && ctx.redistribute->id == sel.redistribute_id) {
+        ctx.redistribute->first->begin->op_id >= 0 && ctx.redistribute->id == sel.redistribute_id) {
       // Not on the first frame: sizes are not settled and the program's start should show.
-      if (!first && sel.op_id != ctx.redistribute->first->begin.op_id) scroll_to_selection_ = true;
-      sel.op_id = ctx.redistribute->first->begin.op_id;
+      if (!first && sel.op_id != ctx.redistribute->first->begin->op_id) scroll_to_selection_ = true;
+      sel.op_id = ctx.redistribute->first->begin->op_id;
     }
   }
   if (sel.op_id < 0 || view_.NodeOfOp(sel.op_id) < 0) sel.op_id = view_.op_ids.front();

@@ -72,7 +72,7 @@ void SandboxPanel::PlanOnly() {
     Request req = MakeRequest();
     auto model = ModelFromPlans({{"sandbox", req.src, req.dst, req.options}}, "sandbox (plan only)");
     title_ = req.title + " (plan only)";
-    const auto& b = model->redistributes.front().begin;
+    const auto& b = *model->redistributes.front().begin;
     summary_ = "planned on " + std::to_string(req.src.mesh.size()) + " ranks: " + b.notation + "  (" +
                b.planner + ", " + std::to_string(b.optimized_plan.size()) + " steps, predicted " +
                std::to_string(b.cost_us) + " us; times synthetic)";
@@ -130,7 +130,7 @@ void SandboxPanel::Prepare() {
   try {
     auto model = running_.get();
     title_ = running_title_ + " (local)";
-    const auto& b = model->redistributes.front().begin;
+    const auto& b = *model->redistributes.front().begin;
     summary_ = "ran on the local backend, verified against the definition: " + b.notation + "  (" +
                b.planner + ", " + std::to_string(b.optimized_plan.size()) + " steps)";
     result_ = model;

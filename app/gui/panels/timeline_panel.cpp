@@ -38,7 +38,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
-    auto add = [this](const std::vector<trace::Collective>& collectives) {
+    auto add = [this](const auto& collectives) {
       for (const trace::Collective& c : collectives) {
         if (std::find(kinds_.begin(), kinds_.end(), c.kind) == kinds_.end()) kinds_.push_back(c.kind);
       }
@@ -107,10 +107,10 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
       break;
     }
     for (const trace::StepRecord& s : rec->steps) {
-      if (s.begin.step != step) continue;
-      first_enter = std::min(first_enter, s.begin.t_ns + off);
-      last_enter = std::max(last_enter, s.begin.t_ns + off);
-      last_leave = std::max(last_leave, (s.end ? s.end->t_ns : s.begin.t_ns) + off);
+      if (s.begin->step != step) continue;
+      first_enter = std::min(first_enter, s.begin->t_ns + off);
+      last_enter = std::max(last_enter, s.begin->t_ns + off);
+      last_leave = std::max(last_leave, (s.end ? s.end->t_ns : s.begin->t_ns) + off);
     }
   }
   if (first_enter > last_leave) return;

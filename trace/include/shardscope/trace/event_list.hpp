@@ -71,6 +71,13 @@ class EventList {
   const std::vector<T>& Of() const {
     return std::get<std::vector<T>>(columns_);
   }
+  /// Calls f(stored) with the i-th event as stored (a const reference into its column).
+  template <typename F>
+  void Visit(size_t i, F&& f) const {
+    const uint64_t slot = order_[i];
+    VisitAt(static_cast<size_t>(slot >> kIndexBits), static_cast<size_t>(slot & kIndexMask), f,
+            std::make_index_sequence<std::variant_size_v<Event>>{});
+  }
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, order_.size()}; }
 
@@ -120,6 +127,10 @@ class EventList {
     using Getter = Event (EventList::*)(size_t) const;
     static constexpr Getter kGetters[] = {&EventList::GetAt<K>...};
     return (this->*kGetters[kind])(index);
+  }
+  template <typename F, size_t... K>
+  void VisitAt(size_t kind, size_t index, F& f, std::index_sequence<K...>) const {
+    (void)((kind == K ? (f(std::get<K>(columns_)[index]), true) : false) || ...);
   }
   Event Get(size_t kind, size_t index) const {
     return GetOf(kind, index, std::make_index_sequence<std::variant_size_v<Event>>{});

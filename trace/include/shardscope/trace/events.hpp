@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "shardscope/trace/istr.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 
 namespace shardscope::trace {
@@ -92,9 +93,9 @@ class Rare {
 /// One transform of a plan (PyTorch's _TransformInfo plus comm kind and predicted cost).
 struct PlanStep {
   std::vector<int64_t> mesh_dims;      ///< mesh dims it acts on; several when flattened
-  std::string src;                     ///< placement before, e.g. "S(0)"
-  std::string dst;                     ///< placement after, e.g. "R"
-  std::string comm;                    ///< collective kind ("all_gather", ...) or "local"
+  IStr src;                            ///< placement before, e.g. "S(0)"
+  IStr dst;                            ///< placement after, e.g. "R"
+  IStr comm;                           ///< collective kind ("all_gather", ...) or "local"
   std::vector<int64_t> logical_shape;  ///< tensor shape seen by this transform
   bool flattened = false;              ///< true when the optimizer merged mesh dims into one group
   double avg_scale = 1.0;              ///< divisor applied for P(avg) on a merged group, else 1
@@ -137,17 +138,17 @@ struct ImportedPlan {
 /// the same logical redistribute has the same id on every rank of the run.
 struct RedistributeBegin {
   int64_t id = 0;
-  std::string tensor;  ///< tensor name ("" when anonymous)
+  IStr tensor;  ///< tensor name ("" when anonymous)
   SharedVec<int64_t> global_shape;
-  std::string dtype;                      ///< "f32", "f64", "f16", "bf16", "i32", "i64"
+  IStr dtype;                             ///< "f32", "f64", "f16", "bf16", "i32", "i64"
   SharedVec<std::string> src_placements;  ///< one per mesh dim
   SharedVec<std::string> dst_placements;  ///< one per mesh dim
-  std::string src_order;                  ///< shard order notation, "" for the default order
-  std::string dst_order;
-  std::string planner;                 ///< "greedy" or "graph"
-  std::string planner_reason;          ///< why this planner was chosen
-  std::string notation;                ///< optimized plan as text
-  std::string notation_unoptimized;    ///< raw plan as text
+  IStr src_order;                         ///< shard order notation, "" for the default order
+  IStr dst_order;
+  IStr planner;                        ///< "greedy" or "graph"
+  IStr planner_reason;                 ///< why this planner was chosen
+  IStr notation;                       ///< optimized plan as text
+  IStr notation_unoptimized;           ///< raw plan as text
   SharedVec<PlanStep> raw_plan;        ///< planner output
   SharedVec<PlanStep> optimized_plan;  ///< after the flattening optimizer; this is executed
   SharedVec<SkippedMerge> skipped_merges;
@@ -168,7 +169,7 @@ struct RedistributeEnd {
   int64_t id = 0;
   int64_t t_ns = 0;
   bool ok = true;
-  std::string error;                        ///< error message when !ok, else ""
+  IStr error;                               ///< error message when !ok, else ""
   std::optional<uint64_t> checksum_before;  ///< checksum of the local shard before, if computed
   std::optional<uint64_t> checksum_after;   ///< checksum of the local shard after, if computed
   bool operator==(const RedistributeEnd&) const = default;
@@ -179,9 +180,9 @@ struct StepBegin {
   int64_t redistribute_id = 0;
   int64_t step = 0;  ///< index into optimized_plan
   SharedVec<int64_t> mesh_dims;
-  std::string src;
-  std::string dst;
-  std::string comm;
+  IStr src;
+  IStr dst;
+  IStr comm;
   SharedVec<int64_t> logical_shape;
   SharedVec<int64_t> local_shape_before;    ///< this rank's shard shape before the step
   SharedVec<int64_t> global_offset_before;  ///< global index of its first element per dim
@@ -230,11 +231,11 @@ struct Collective {
   /// which then has op_id >= 0.
   int64_t redistribute_id = 0;
   int64_t step = 0;              ///< index into optimized_plan
-  std::string kind;              ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+  IStr kind;                     ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
                                  ///< "broadcast", "barrier", "shape_exchange", ... (open set)
   SharedVec<int64_t> mesh_dims;  ///< mesh dims of the group; several when flattened
   SharedVec<int64_t> group;      ///< global ranks of the group, in group order
-  std::string dtype;
+  IStr dtype;
   SharedVec<int64_t> bytes_sent;  ///< aligned with group
   SharedVec<int64_t> bytes_recv;  ///< aligned with group
   bool negotiated = false;        ///< true for a shape-negotiation collective

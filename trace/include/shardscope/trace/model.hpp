@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shardscope/trace/event_list.hpp"
+#include "shardscope/trace/event_ref.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace {
@@ -22,8 +23,8 @@ struct Diagnostic {
 };
 
 /// Everything one rank file holds, in file order. `events` stores each event in a column of its
-/// type and yields Event values (event_list.hpp); lists inside events share their buffers with
-/// the rank's records (shared_vec.hpp), so the copy in a record costs little beyond its struct.
+/// type and yields Event values (event_list.hpp); the records of a Model refer to these stored
+/// events (event_ref.hpp), so each event is stored once.
 struct RankTrace {
   std::string file;  ///< file name (no directory)
   Header header;
@@ -32,18 +33,19 @@ struct RankTrace {
 
 /// One executed transform on one rank: its begin and, if the rank got that far, its end.
 struct StepRecord {
-  StepBegin begin;
-  std::optional<StepEnd> end;
+  EventRef<StepBegin> begin;
+  EventRef<StepEnd> end;
 };
 
 /// One redistribute on one rank with the steps and collectives that referred to its id, in file
-/// order. `end` is empty when the rank stopped before finishing it.
+/// order. `end` is empty when the rank stopped before finishing it. The events are those stored in
+/// the rank's RankTrace (a record built by hand owns copies instead; event_ref.hpp).
 struct RedistributeRecord {
   int64_t rank = 0;
-  RedistributeBegin begin;
-  std::optional<RedistributeEnd> end;
+  EventRef<RedistributeBegin> begin;
+  EventRef<RedistributeEnd> end;
   std::vector<StepRecord> steps;
-  std::vector<Collective> collectives;
+  EventRefs<Collective> collectives;
 };
 
 /// One op on one rank: its event, the implicit redistributes it caused on this rank (ids of
@@ -80,6 +82,14 @@ struct Model {
   /// Built by the reader; a model assembled or edited by hand calls Reindex() (the lookups below
   /// fall back to scanning when the index does not match the record counts).
   ModelIndex index;
+
+  Model() = default;
+  Model(Model&&) noexcept = default;
+  Model& operator=(Model&&) noexcept = default;
+  ~Model() = default;
+  /// A copy whose records refer to the copy's events (not to those of `other`).
+  Model(const Model& other);
+  Model& operator=(const Model& other);
 
   /// (Re)builds `index` from redistributes and ops, which must be sorted by (rank, id). O(n log n).
   void Reindex();

@@ -125,18 +125,27 @@ class InternPool {
  public:
   static constexpr size_t kRecent = 16;
   void Intern(SharedVec<T>& v) {
+    if (!Find(v)) Remember(v);
+  }
+  /// Replaces v by an equal recent list and returns true, or returns false (v is then unchanged,
+  /// except that an empty list drops its buffer and counts as found).
+  bool Find(SharedVec<T>& v) {
     if (v.empty()) {
       v.clear();
-      return;
+      return true;
     }
     for (size_t i = 0; i < recent_.size(); ++i) {
       if (recent_[i].SharesWith(v) || recent_[i] == v) {
         v = recent_[i];
         std::rotate(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(i),
                     recent_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-        return;
+        return true;
       }
     }
+    return false;
+  }
+  /// Makes v the most recent list (after a Find that returned false).
+  void Remember(const SharedVec<T>& v) {
     if (recent_.size() == kRecent) recent_.pop_back();
     recent_.insert(recent_.begin(), v);
   }

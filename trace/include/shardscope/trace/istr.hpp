@@ -1,0 +1,108 @@
+#pragma once
+// IStr: an interned string, 8 bytes. A trace repeats the same few strings on every event and every
+// rank (kinds, dtypes, placements, planner names, plan notations, tensor names); an IStr points to
+// the one copy of its text in a process-wide pool, so equal strings are stored once and compare by
+// pointer. Value semantics like std::string (constructible from std::string, std::string_view and
+// const char*; converts to const std::string& and std::string_view; compares and orders by text),
+// so code written against a std::string field keeps working. The pool never shrinks: its strings
+// live until the process ends (a trace has few distinct strings; a tool that loads many traces
+// keeps their distinct strings). Thread-safe.
+
+#include <compare>
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace shardscope::trace {
+
+class IStr {
+ public:
+  IStr() = default;
+  IStr(std::string_view s) : p_(Intern(s)) {}               // NOLINT(google-explicit-constructor)
+  IStr(const std::string& s) : p_(Intern(s)) {}             // NOLINT(google-explicit-constructor)
+  IStr(const char* s) : p_(Intern(std::string_view(s))) {}  // NOLINT(google-explicit-constructor)
+
+  /// The text ("" for an empty string).
+  const std::string& str() const { return p_ != nullptr ? *p_ : Empty(); }
+  std::string_view view() const { return str(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  operator std::string_view() const { return str(); }    // NOLINT(google-explicit-constructor)
+
+  bool empty() const { return p_ == nullptr; }
+  size_t size() const { return str().size(); }
+  size_t length() const { return str().size(); }
+  const char* c_str() const { return str().c_str(); }
+  const char* data() const { return str().data(); }
+  char operator[](size_t i) const { return str()[i]; }
+  char front() const { return str().front(); }
+  char back() const { return str().back(); }
+  std::string::const_iterator begin() const { return str().begin(); }
+  std::string::const_iterator end() const { return str().end(); }
+  std::string substr(size_t pos, size_t n = std::string::npos) const { return str().substr(pos, n); }
+  size_t find(std::string_view s, size_t pos = 0) const { return str().find(s, pos); }
+  size_t find(char c, size_t pos = 0) const { return str().find(c, pos); }
+  size_t rfind(std::string_view s, size_t pos = std::string::npos) const { return str().rfind(s, pos); }
+  size_t rfind(char c, size_t pos = std::string::npos) const { return str().rfind(c, pos); }
+  bool starts_with(std::string_view s) const { return view().starts_with(s); }
+  bool ends_with(std::string_view s) const { return view().ends_with(s); }
+  int compare(std::string_view s) const { return view().compare(s); }
+  void clear() { p_ = nullptr; }
+
+  /// Equal texts are one pool entry, so equality is pointer equality.
+  friend bool operator==(const IStr& a, const IStr& b) { return a.p_ == b.p_; }
+  friend bool operator==(const IStr& a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(const IStr& a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(const IStr& a, const char* b) { return a.view() == b; }
+  friend std::strong_ordering operator<=>(const IStr& a, const IStr& b) { return a.view() <=> b.view(); }
+  friend std::strong_ordering operator<=>(const IStr& a, std::string_view b) { return a.view() <=> b; }
+  friend std::strong_ordering operator<=>(const IStr& a, const std::string& b) {
+    return a.view() <=> std::string_view(b);
+  }
+  friend std::strong_ordering operator<=>(const IStr& a, const char* b) {
+    return a.view() <=> std::string_view(b);
+  }
+
+  friend std::string operator+(const IStr& a, const std::string& b) { return a.str() + b; }
+  friend std::string operator+(const std::string& a, const IStr& b) { return a + b.str(); }
+  friend std::string operator+(const IStr& a, const char* b) { return a.str() + b; }
+  friend std::string operator+(const char* a, const IStr& b) { return a + b.str(); }
+  friend std::string operator+(const IStr& a, char b) { return a.str() + b; }
+  friend std::string operator+(char a, const IStr& b) { return a + b.str(); }
+  friend std::string operator+(const IStr& a, const IStr& b) { return a.str() + b.str(); }
+  friend std::string operator+(std::string&& a, const IStr& b) { return std::move(a) + b.str(); }
+  friend std::ostream& operator<<(std::ostream& out, const IStr& s);
+
+  /// Number of distinct strings in the pool and the bytes they hold (for `bench load`).
+  static size_t PoolSize();
+  static size_t PoolBytes();
+
+ private:
+  static const std::string* Intern(std::string_view s);
+  static const std::string& Empty() {
+    static const std::string empty;
+    return empty;
+  }
+  const std::string* p_ = nullptr;  // null for ""; else the pool's copy
+};
+
+/// nlohmann::json conversions, found by argument-dependent lookup (templates, so that this header
+/// does not include nlohmann).
+template <typename Json>
+void to_json(Json& j, const IStr& s) {
+  j = s.str();
+}
+template <typename Json>
+void from_json(const Json& j, IStr& s) {
+  s = IStr(j.template get<std::string>());
+}
+
+}  // namespace shardscope::trace
+
+template <>
+struct std::hash<shardscope::trace::IStr> {
+  size_t operator()(const shardscope::trace::IStr& s) const noexcept {
+    return std::hash<std::string_view>()(s.view());
+  }
+};
