@@ -146,9 +146,10 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
       const TimelineGroup* g = group ? &data_.groups[static_cast<size_t>(row.group)] : nullptr;
       const size_t lane = group ? 0 : static_cast<size_t>(row.rank);
       auto label_of = [&](const TimelineSpan& s, int64_t slowest) -> std::string {
-        std::string text = op_bars ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
-                                   : "#" + std::to_string(s.redistribute_id) + " " +
-                                         ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
+        std::string text = op_bars
+                               ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
+                               : "#" + std::to_string(s.redistribute_id) + " " +
+                                     ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
         return slowest < 0 ? text : text + "  slowest r" + std::to_string(slowest);
       };
       auto each = [&](const auto& spans, auto&& slowest_of) {
