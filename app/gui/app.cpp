@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "app_impl.hpp"
 #include "widgets.hpp"
@@ -102,6 +103,11 @@ int App::Run() {
       if (static_cast<int>(frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
     }
     platform_->SwapBuffers();
+    // While traces load the window shows only progress bars: a few frames a second are enough, and
+    // the reader's threads get the cores (a frame costs tens of ms on a software GL renderer).
+    const bool loading =
+        std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
+    if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
   }
   if (!frame_ms.empty()) {
     frame_ms.erase(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(kSettleFrames, frame_ms.size()));
