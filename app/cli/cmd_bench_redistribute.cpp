@@ -26,6 +26,9 @@ using namespace bench_cpu;  // bench_cpu.hpp
 using engine::DType;
 using engine::LocalTensor;
 
+// Untraced and traced runs of a case alternate this many times for its 'trace cost' column.
+constexpr int kTraceRounds = 5;
+
 struct RedistCase {
   std::string name;
   engine::TensorSpec src, dst;
@@ -80,9 +83,11 @@ void PrintRedistributeHeader(CpuBench& bench) {
     out << "shardscope bench redistribute: mpi backend, " << n
         << " processes (--ranks ignored: the job size), f32, 1-D mesh; local backend (" << n
         << " threads in rank 0's process, the other processes asleep) on the same work\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = (traced "
-           "- "
-           "untraced) / untraced on mpi; 'local x' = mpi time / local time\n\n"
+        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = median "
+           "of "
+        << kTraceRounds
+        << " alternating rounds' (traced - untraced) / untraced on mpi; 'local x' = mpi time / local "
+           "time\n\n"
         << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
         << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(12) << "trace cost"
         << std::setw(12) << "local us" << std::setw(10) << "GB/s" << std::setw(10) << "local x"
@@ -90,15 +95,32 @@ void PrintRedistributeHeader(CpuBench& bench) {
   } else {
     out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
         << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
-        << n
-        << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = (traced - untraced) "
-           "/ "
-           "untraced\n\n"
+        << n << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
+        << kTraceRounds << " alternating rounds' (traced - untraced) / untraced\n\n"
         << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
         << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
         << std::setw(12) << "trace cost"
         << "\n";
   }
+}
+
+// Tracing's cost on one case: untraced and traced runs alternate kTraceRounds times, so that drift,
+// warm caches and the other threads' load fall on both alike. `plain` is the median untraced time
+// per redistribute, `cost` the median of the rounds' (traced - untraced) / untraced.
+struct TraceCost {
+  double plain = 0;
+  double cost = 0;
+};
+TraceCost MeasureTraceCost(engine::MpiWorld* mpi, const RedistCase& c, int iters,
+                           const std::filesystem::path& trace_dir) {
+  std::vector<double> plain, cost;
+  for (int round = 0; round < kTraceRounds; ++round) {
+    const double p = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, "");
+    const double t = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+    plain.push_back(p);
+    cost.push_back((t - p) / p);
+  }
+  return {bench_cpu::Quantile(plain, 0.5), bench_cpu::Quantile(cost, 0.5)};
 }
 
 // Each case at every --sizes size, untraced and traced (the trace goes to `trace_dir`).
@@ -120,15 +142,14 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
       int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-      double plain = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "");
-      double traced = TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+      const auto [plain, trace_cost] = MeasureTraceCost(mpi.get(), c, iters, trace_dir);
       if (mpi) {
         double local =
             OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown, ""); });
         out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
             << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
             << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-            << (traced - plain) / plain * 100 << "%" << std::setprecision(1) << std::setw(12) << local * 1e6
+            << trace_cost * 100 << "%" << std::setprecision(1) << std::setw(12) << local * 1e6
             << std::setprecision(2) << std::setw(10) << static_cast<double>(out_bytes) / local / 1e9
             << std::setw(9) << plain / local << "x\n"
             << std::defaultfloat;
@@ -138,7 +159,7 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
           << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-          << memcpy_s / plain << std::setw(11) << (traced - plain) / plain * 100 << "%\n"
+          << memcpy_s / plain << std::setw(11) << trace_cost * 100 << "%\n"
           << std::defaultfloat;
     }
   }
