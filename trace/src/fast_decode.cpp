@@ -228,8 +228,12 @@ bool DecodeRedistributeBegin(element v, const FileContext& ctx, RedistributeBegi
                                                 "op_id",
                                                 "op_input",
                                                 "like"};
-  constexpr int kFirst = 2;  // kNames[kFirst + i] == kBeginFields[i]
-  static_assert(kBeginFieldCount == 15 && kNames[kFirst + kBeginFieldCount] == "t_ns");
+  constexpr int kFirst = 2;  // kNames[kFirst + i] == kBeginFields[i], checked for every i
+  static_assert([] {
+    for (int i = 0; i < kBeginFieldCount; ++i)
+      if (kNames[kFirst + i] != kBeginFields[i]) return false;
+    return kNames[kFirst + kBeginFieldCount] == "t_ns";
+  }());
   const bool v2 = ctx.v2();
   uint64_t seen_link = 0, seen = 0;
   int64_t like = -1;
