@@ -9,6 +9,7 @@
 #include "import_commands.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/program/debugmode_import.hpp"
+#include "shardscope/text.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -19,8 +20,7 @@ constexpr std::streamoff kMaxDumpBytes = std::streamoff{1} << 30;
 constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
 
 std::string Joined(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  std::string s = Join(parts, ", ");
   return s.empty() ? "-" : s;
 }
 

@@ -21,6 +21,16 @@ namespace {
 constexpr double kPlayPeriodS = 0.8;
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
+// The next window fills the viewport when it is the focused view, else opens at `size`.
+void PlaceWindow(const ImGuiViewport* vp, bool fills_viewport, ImVec2 size) {
+  if (fills_viewport) {
+    ImGui::SetNextWindowPos(vp->Pos);
+    ImGui::SetNextWindowSize(vp->Size);
+  } else {
+    ImGui::SetNextWindowSize(size, ImGuiCond_FirstUseEver);
+  }
+}
+
 }  // namespace
 
 int App::Run() {
@@ -199,21 +209,11 @@ void App::Frame() {
   ImGui::End();
 
   if (show_gallery_) {
-    if (options_.view == "gallery") {
-      ImGui::SetNextWindowPos(vp->Pos);
-      ImGui::SetNextWindowSize(vp->Size);
-    } else {
-      ImGui::SetNextWindowSize(ImVec2(1100, 800), ImGuiCond_FirstUseEver);
-    }
+    PlaceWindow(vp, options_.view == "gallery", ImVec2(1100, 800));
     gallery_.Draw(renderer_.get(), &show_gallery_, options_.view == "gallery");
   }
   if (show_sandbox_) {
-    if (options_.view == "sandbox") {
-      ImGui::SetNextWindowPos(vp->Pos);
-      ImGui::SetNextWindowSize(vp->Size);
-    } else {
-      ImGui::SetNextWindowSize(ImVec2(760, 640), ImGuiCond_FirstUseEver);
-    }
+    PlaceWindow(vp, options_.view == "sandbox", ImVec2(760, 640));
     ImGui::Begin("Sandbox", &show_sandbox_, options_.view == "sandbox" ? ImGuiWindowFlags_NoDecoration : 0);
     sandbox_.Draw(ctx_);
     ImGui::End();
@@ -307,7 +307,7 @@ void App::SyncSelection() {
     if (options_.select >= 0) selection_.redistribute_id = options_.select;
     selection_.step = options_.step;
     if (options_.select_op >= 0) selection_.op_id = options_.select_op;
-    if (!options_.search.empty()) list_.SetQuery(options_.search);
+    if (!options_.search.empty()) redistribute_panels_.list.SetQuery(options_.search);
     selection_applied_ = true;
     // The ids exist only once the trace is read: a selection it lacks is a usage error then.
     auto range = [](const std::vector<int64_t>& v) {
@@ -348,7 +348,7 @@ void App::HandleKeys(double dt) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
   }
-  if (taps.Count(InputKey::kCtrlF) > 0) list_.FocusSearch();
+  if (taps.Count(InputKey::kCtrlF) > 0) redistribute_panels_.list.FocusSearch();
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   const std::vector<int64_t>& ids = ids_;
@@ -391,12 +391,7 @@ void App::PrepareAll() {
   } else {
     errors_.Prepare(failures_, ActiveModel());
   }
-  list_.Prepare(ctx_);
-  inspector_.Prepare(ctx_);
-  timeline_.Prepare(ctx_);
-  layout_.Prepare(ctx_);
-  mesh_.Prepare(ctx_);
-  merge_.Prepare(ctx_);
+  redistribute_panels_.Prepare(ctx_);
   stats_.Prepare();
   program_.Prepare(ctx_);
   flight_.Prepare(ctx_);
@@ -415,14 +410,23 @@ int App::Capture() {
       canvases = diff_.canvases();
     } else {
       for (const CanvasGeometry& c :
-           options_.view == "gallery" ? gallery_.layout_geometry() : layout_.geometry())
+           options_.view == "gallery" ? gallery_.layout_geometry() : redistribute_panels_.layout.geometry())
         canvases.push_back({"", c});
     }
-    GeometrySources sources{fb_w_,          fb_h_,    options_.view, &canvases, diff_mode_ ? &diff_ : nullptr,
-                            &program_,      &flight_, &list_,        &panels_,  &selection_,
-                            errors_.rect(), &stats_};
-    sources.mesh = &mesh_;
-    if (!diff_mode_) sources.timeline = &timeline_;
+    GeometrySources sources{fb_w_,
+                            fb_h_,
+                            options_.view,
+                            &canvases,
+                            diff_mode_ ? &diff_ : nullptr,
+                            &program_,
+                            &flight_,
+                            &redistribute_panels_.list,
+                            &panels_,
+                            &selection_,
+                            errors_.rect(),
+                            &stats_};
+    sources.mesh = &redistribute_panels_.mesh;
+    if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

@@ -17,14 +17,10 @@
 #include "panels/diff_panel.hpp"
 #include "panels/error_panel.hpp"
 #include "panels/flight_panel.hpp"
-#include "panels/inspector_panel.hpp"
-#include "panels/layout_panel.hpp"
-#include "panels/merge_panel.hpp"
-#include "panels/mesh_panel.hpp"
 #include "panels/program_panel.hpp"
+#include "panels/redistribute_panels.hpp"
 #include "panels/sandbox_panel.hpp"
 #include "panels/stats_panel.hpp"
-#include "panels/timeline_panel.hpp"
 #include "platform_glfw.hpp"
 #include "trace_loader.hpp"
 
@@ -91,12 +87,7 @@ class App {
   ViewContext ctx_;
 
   ErrorPanel errors_;
-  RedistributeListPanel list_;
-  InspectorPanel inspector_;
-  TimelinePanel timeline_;
-  LayoutPanel layout_;
-  MeshPanel mesh_;
-  MergePanel merge_;
+  RedistributePanels redistribute_panels_;
   StatsPanel stats_;
   ProgramPanel program_;
   FlightPanel flight_;

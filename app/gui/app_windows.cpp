@@ -199,11 +199,11 @@ void App::DrawMain() {
     float h = ImGui::GetContentRegionAvail().y;
     const float list_h = SplitterFraction("##left_hsplit", false, 6, h, &sizes_.left_top, 80, 160);
     ImGui::BeginChild("##list", ImVec2(0, list_h), true);
-    DrawPanel("Redistributes", "list", list_);
+    DrawPanel("Redistributes", "list", redistribute_panels_.list);
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     ImGui::BeginChild("##inspector", ImVec2(0, 0), true);
-    DrawPanel("Inspector", "inspector", inspector_);
+    DrawPanel("Inspector", "inspector", redistribute_panels_.inspector);
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -220,16 +220,16 @@ void App::DrawMain() {
     float h2 = ImGui::GetContentRegionAvail().y;
     const float mid_h = SplitterFraction("##right_split2", false, 6, h2, &sizes_.right_mid, 120, 150);
     ImGui::BeginChild("##layout", ImVec2(0, mid_h), true, ImGuiWindowFlags_NoScrollWithMouse);
-    DrawPanel("Layout", "layout", layout_);
+    DrawPanel("Layout", "layout", redistribute_panels_.layout);
     ImGui::EndChild();
     ImGui::Dummy(ImVec2(0, 1));
     float w = ImGui::GetContentRegionAvail().x;
     ImGui::BeginChild("##mesh", ImVec2(w * 0.62f, 0), true);
-    DrawPanel("Mesh and bytes", "mesh", mesh_);
+    DrawPanel("Mesh and bytes", "mesh", redistribute_panels_.mesh);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("##merge", ImVec2(0, 0), true);
-    DrawPanel("Merges", "merge", merge_);
+    DrawPanel("Merges", "merge", redistribute_panels_.merge);
     ImGui::EndChild();
   }
   ImGui::EndChild();
@@ -237,7 +237,7 @@ void App::DrawMain() {
 
 void App::DrawTimelineOrProgram() {
   if (!program_.HasOps()) {
-    DrawPanel("Timeline", "timeline", timeline_);
+    DrawPanel("Timeline", "timeline", redistribute_panels_.timeline);
     return;
   }
   // A program trace opens on the Program tab, with room for the graph.
@@ -253,7 +253,7 @@ void App::DrawTimelineOrProgram() {
     ImGui::EndTabItem();
   }
   if (ImGui::BeginTabItem("Timeline")) {
-    DrawPanel(nullptr, "timeline", timeline_);
+    DrawPanel(nullptr, "timeline", redistribute_panels_.timeline);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -261,11 +261,11 @@ void App::DrawTimelineOrProgram() {
 
 void App::DrawFocused(const std::string& v) {
   ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (v == "timeline") DrawPanel("Timeline", "timeline", timeline_);
-  if (v == "inspector") DrawPanel("Inspector", "inspector", inspector_);
-  if (v == "layout") DrawPanel("Layout", "layout", layout_);
-  if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", mesh_);
-  if (v == "merge") DrawPanel("Merges", "merge", merge_);
+  if (v == "timeline") DrawPanel("Timeline", "timeline", redistribute_panels_.timeline);
+  if (v == "inspector") DrawPanel("Inspector", "inspector", redistribute_panels_.inspector);
+  if (v == "layout") DrawPanel("Layout", "layout", redistribute_panels_.layout);
+  if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", redistribute_panels_.mesh);
+  if (v == "merge") DrawPanel("Merges", "merge", redistribute_panels_.merge);
   if (v == "program") DrawPanel("Program", "program", program_);
   if (v == "stats") DrawPanel("Statistics", "stats", stats_);
   if (v == "flight") flight_.Draw(ctx_);

@@ -5,14 +5,10 @@
 #include <map>
 #include <set>
 
+#include "shardscope/text.hpp"
+
 namespace shardscope::app::gui {
 namespace {
-
-std::string Join(const std::vector<std::string>& parts) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "," : "") + parts[i];
-  return s;
-}
 
 // Lowest rank's record of every id, in id order (from the model's id index).
 std::map<int64_t, const trace::RedistributeRecord*> FirstRecords(const trace::Model& model) {
@@ -30,8 +26,8 @@ std::string RowText(const trace::RedistributeRecord& rec) {
   const trace::RedistributeBegin& b = rec.begin;
   size_t steps = b.optimized_plan.size();
   return "#" + std::to_string(b.id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
-         Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " + std::to_string(steps) + " step" +
-         (steps == 1 ? "" : "s");
+         Join(b.src_placements, ",") + " -> " + Join(b.dst_placements, ",") + "  " + std::to_string(steps) +
+         " step" + (steps == 1 ? "" : "s");
 }
 
 // The CLI's line for one difference: FormatDiffText of a result holding only it, less the summary.

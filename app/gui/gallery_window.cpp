@@ -8,6 +8,19 @@
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {
+namespace {
+
+// One bordered, titled child region of the gallery showing `panel`.
+template <class Panel>
+void Section(const char* id, const char* title, ImVec2 size, ImGuiWindowFlags flags, Panel& panel,
+             ViewContext& ctx) {
+  ImGui::BeginChild(id, size, true, flags);
+  SectionTitle(title);
+  panel.Draw(ctx);
+  ImGui::EndChild();
+}
+
+}  // namespace
 
 void GalleryWindow::Prepare() {
   if (!model_ && error_.empty()) {
@@ -25,12 +38,7 @@ void GalleryWindow::Prepare() {
   }
   selection_.step = std::clamp<int64_t>(selection_.step, 0, std::max<int64_t>(0, view_.num_steps() - 1));
   ctx_ = ViewContext{model_.get(), view_.first ? &view_ : nullptr, &selection_, nullptr, 0};
-  list_.Prepare(ctx_);
-  inspector_.Prepare(ctx_);
-  timeline_.Prepare(ctx_);
-  layout_.Prepare(ctx_);
-  mesh_.Prepare(ctx_);
-  merge_.Prepare(ctx_);
+  panels_.Prepare(ctx_);
 }
 
 void GalleryWindow::Draw(GlRenderer* renderer, bool* open, bool fullscreen) {
@@ -48,33 +56,17 @@ void GalleryWindow::Draw(GlRenderer* renderer, bool* open, bool fullscreen) {
   ImGui::TextDisabled("sample: 2x2 mesh (dp,tp), plans from the engine's planner, synthetic timings");
   float w = ImGui::GetContentRegionAvail().x;
   float h = ImGui::GetContentRegionAvail().y;
-  ImGui::BeginChild("##g_list", ImVec2(w * 0.3f, h * 0.22f), true);
-  SectionTitle("Redistributes");
-  list_.Draw(ctx_);
-  ImGui::EndChild();
+  Section("##g_list", "Redistributes", ImVec2(w * 0.3f, h * 0.22f), 0, panels_.list, ctx_);
   ImGui::SameLine();
-  ImGui::BeginChild("##g_timeline", ImVec2(0, h * 0.22f), true, ImGuiWindowFlags_NoScrollWithMouse);
-  SectionTitle("Timeline");
-  timeline_.Draw(ctx_);
-  ImGui::EndChild();
-  ImGui::BeginChild("##g_inspector", ImVec2(w * 0.36f, h * 0.42f), true);
-  SectionTitle("Inspector");
-  inspector_.Draw(ctx_);
-  ImGui::EndChild();
+  Section("##g_timeline", "Timeline", ImVec2(0, h * 0.22f), ImGuiWindowFlags_NoScrollWithMouse,
+          panels_.timeline, ctx_);
+  Section("##g_inspector", "Inspector", ImVec2(w * 0.36f, h * 0.42f), 0, panels_.inspector, ctx_);
   ImGui::SameLine();
-  ImGui::BeginChild("##g_layout", ImVec2(0, h * 0.42f), true, ImGuiWindowFlags_NoScrollWithMouse);
-  SectionTitle("Layout");
-  layout_.Draw(ctx_);
-  ImGui::EndChild();
-  ImGui::BeginChild("##g_mesh", ImVec2(w * 0.6f, 0), true);
-  SectionTitle("Mesh and bytes");
-  mesh_.Draw(ctx_);
-  ImGui::EndChild();
+  Section("##g_layout", "Layout", ImVec2(0, h * 0.42f), ImGuiWindowFlags_NoScrollWithMouse, panels_.layout,
+          ctx_);
+  Section("##g_mesh", "Mesh and bytes", ImVec2(w * 0.6f, 0), 0, panels_.mesh, ctx_);
   ImGui::SameLine();
-  ImGui::BeginChild("##g_merge", ImVec2(0, 0), true);
-  SectionTitle("Merges");
-  merge_.Draw(ctx_);
-  ImGui::EndChild();
+  Section("##g_merge", "Merges", ImVec2(0, 0), 0, panels_.merge, ctx_);
   ImGui::End();
 }
 

@@ -6,11 +6,7 @@
 #include <vector>
 
 #include "app_state.hpp"
-#include "panels/inspector_panel.hpp"
-#include "panels/layout_panel.hpp"
-#include "panels/merge_panel.hpp"
-#include "panels/mesh_panel.hpp"
-#include "panels/timeline_panel.hpp"
+#include "panels/redistribute_panels.hpp"
 
 namespace shardscope::app::gui {
 
@@ -28,7 +24,7 @@ class GalleryWindow {
     selected_ = true;
   }
   /// Layout canvases drawn by the gallery's layout panel in the last frame.
-  const std::vector<CanvasGeometry>& layout_geometry() const { return layout_.geometry(); }
+  const std::vector<CanvasGeometry>& layout_geometry() const { return panels_.layout.geometry(); }
 
  private:
   std::shared_ptr<const trace::Model> model_;
@@ -38,12 +34,7 @@ class GalleryWindow {
   RedistributeView view_;
   int64_t view_id_ = -2;
   ViewContext ctx_;
-  RedistributeListPanel list_;
-  InspectorPanel inspector_;
-  TimelinePanel timeline_;
-  LayoutPanel layout_;
-  MeshPanel mesh_;
-  MergePanel merge_;
+  RedistributePanels panels_;
 };
 
 }  // namespace shardscope::app::gui

@@ -5,22 +5,39 @@
 #include <imgui.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "shardscope_shaders.hpp"
 
 namespace shardscope::app::gui {
 namespace {
 
+// The info log of a shader that did not compile (`program` false) or a program that did not link
+// (`program` true); nullopt when it did.
+std::optional<std::string> FailureLog(GLuint object, bool program) {
+  GLint ok = 0;
+  if (program) {
+    glGetProgramiv(object, GL_LINK_STATUS, &ok);
+  } else {
+    glGetShaderiv(object, GL_COMPILE_STATUS, &ok);
+  }
+  if (ok) return std::nullopt;
+  char log[1024] = {};
+  if (program) {
+    glGetProgramInfoLog(object, sizeof log, nullptr, log);
+  } else {
+    glGetShaderInfoLog(object, sizeof log, nullptr, log);
+  }
+  return std::string(log);
+}
+
 unsigned Compile(GLenum type, const char* source, std::string& error) {
   GLuint shader = glCreateShader(type);
   glShaderSource(shader, 1, &source, nullptr);
   glCompileShader(shader);
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[1024] = {};
-    glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-    error = std::string(type == GL_VERTEX_SHADER ? "quad.vert.glsl: " : "quad.frag.glsl: ") + log;
+  if (std::optional<std::string> log = FailureLog(shader, false)) {
+    error = std::string(type == GL_VERTEX_SHADER ? "quad.vert.glsl: " : "quad.frag.glsl: ") + *log;
     for (char& c : error) {
       if (c == '\n') c = ' ';
     }
@@ -72,12 +89,8 @@ bool GlRenderer::Init(std::string& error) {
   glLinkProgram(program_);
   glDeleteShader(vs);
   glDeleteShader(fs);
-  GLint ok = 0;
-  glGetProgramiv(program_, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[1024] = {};
-    glGetProgramInfoLog(program_, sizeof log, nullptr, log);
-    error = std::string("quad shader link: ") + log;
+  if (std::optional<std::string> log = FailureLog(program_, true)) {
+    error = "quad shader link: " + *log;
     return false;
   }
   u_projection_ = glGetUniformLocation(program_, "u_projection");

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "shardscope/text.hpp"
 #include "view_model.hpp"
 
 namespace shardscope::app::gui {
@@ -64,8 +65,7 @@ float TextW(const std::string& s, const ProgramMetrics& m) { return static_cast<
 }  // namespace
 
 std::string JoinPlacements(const std::vector<std::string>& placements) {
-  std::string s;
-  for (size_t i = 0; i < placements.size(); ++i) s += (i ? "," : "") + placements[i];
+  std::string s = Join(placements, ",");
   return s.empty() ? "-" : s;
 }
 

@@ -14,12 +14,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// "S(0),R" for a placement list (a std::vector or a trace SharedVec).
-template <class List>
-std::string Join(const List& parts) {
-  return JoinWith(parts, ",", [](const std::string& p) -> const std::string& { return p; });
-}
-
 // Words separated by ' ' and '|' so that a term never matches across two fields.
 void Add(std::string& hay, std::string_view word) {
   if (word.empty()) return;
@@ -34,13 +28,13 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   const trace::RedistributeBegin& b = recs.front()->begin;
   e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
   e.text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
-           Join(b.src_placements) + " -> " + Join(b.dst_placements) + "  " +
+           Join(b.src_placements, ",") + " -> " + Join(b.dst_placements, ",") + "  " +
            std::to_string(b.optimized_plan.size()) + " step" + (b.optimized_plan.size() == 1 ? "" : "s");
   std::string& hay = e.haystack;
   Add(hay, "#" + std::to_string(id));
   Add(hay, b.tensor);
-  Add(hay, Join(b.src_placements));
-  Add(hay, Join(b.dst_placements));
+  Add(hay, Join(b.src_placements, ","));
+  Add(hay, Join(b.dst_placements, ","));
   for (const std::string& p : b.src_placements) Add(hay, p);
   for (const std::string& p : b.dst_placements) Add(hay, p);
   Add(hay, b.dtype);
@@ -70,13 +64,13 @@ SearchEntry OpEntry(const trace::Model& model, int64_t id) {
   Add(hay, op.name);
   for (const trace::OpInput& in : op.inputs) {
     Add(hay, in.tensor);
-    Add(hay, Join(in.placements));
-    Add(hay, Join(in.required));
+    Add(hay, Join(in.placements, ","));
+    Add(hay, Join(in.required, ","));
     for (const std::string& p : in.placements) Add(hay, p);
   }
   for (const trace::OpOutput& out : op.outputs) {
     Add(hay, out.tensor);
-    Add(hay, Join(out.placements));
+    Add(hay, Join(out.placements, ","));
     for (const std::string& p : out.placements) Add(hay, p);
   }
   for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind);

@@ -5,6 +5,8 @@
 
 #include <imgui_internal.h>
 
+#include "view_model.hpp"
+
 namespace shardscope::app::gui {
 
 ImU32 RankImColor(int64_t rank, int64_t world, uint8_t alpha) {
@@ -104,6 +106,25 @@ void LabelBox(ImDrawList* list, ImVec2 pos, const std::string& text, ImU32 backg
   list->AddRectFilled(ImVec2(pos.x - 2, pos.y - 1), ImVec2(pos.x + size.x + 2, pos.y + size.y + 1),
                       background, 2.0f);
   list->AddText(pos, foreground, text.c_str());
+}
+
+void SetupColumns(std::initializer_list<const char*> names) {
+  for (const char* name : names) ImGui::TableSetupColumn(name);
+}
+
+void SetupPlanStepColumns() { SetupColumns({"mesh dims", "src -> dst", "comm", "logical shape", "pred"}); }
+
+void PlanStepCells(const trace::PlanStep& step, const std::string& mesh_dims) {
+  ImGui::TableNextColumn();
+  ImGui::Text("%s%s", mesh_dims.c_str(), step.flattened ? " flat" : "");
+  ImGui::TableNextColumn();
+  ImGui::Text("%s -> %s", step.src.c_str(), step.dst.c_str());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(step.comm.c_str());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(FormatInts(step.logical_shape).c_str());
+  ImGui::TableNextColumn();
+  ImGui::Text("%.1f us", step.cost_us);
 }
 
 }  // namespace shardscope::app::gui

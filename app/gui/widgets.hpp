@@ -3,11 +3,13 @@
 // section titles. Only call between ImGui::NewFrame and ImGui::Render.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include <imgui.h>
 
 #include "rank_palette.hpp"
+#include "shardscope/trace/events.hpp"
 
 namespace shardscope::app::gui {
 
@@ -30,6 +32,14 @@ bool Splitter(const char* id, bool split_vertically, float thickness, float* siz
 /// clamped so both regions keep their minima when `total` allows; returns the first size in pixels.
 float SplitterFraction(const char* id, bool split_vertically, float thickness, float total, float* fraction,
                        float min1, float min2);
+/// Sets up one table column per name, with default column flags (call between BeginTable and
+/// TableHeadersRow).
+void SetupColumns(std::initializer_list<const char*> names);
+/// Sets up the columns every plan table shows after its own: mesh dims, src -> dst, comm, logical
+/// shape, pred (the planner's cost).
+void SetupPlanStepColumns();
+/// Fills those columns for one plan step; `mesh_dims` is the panel's text for the step's mesh dims.
+void PlanStepCells(const trace::PlanStep& step, const std::string& mesh_dims);
 /// A bold-ish section title with a separator.
 void SectionTitle(const char* title);
 /// Text on a filled rectangle at `pos` (draw-list coordinates).

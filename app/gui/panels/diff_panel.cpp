@@ -28,8 +28,6 @@ void DrawMarker(DiffRowGeometry& g, ImVec2 row_min, ImVec2 row_max, std::string_
                 IM_COL32(255, 235, 245, 255), text.c_str());
 }
 
-std::string StepCell(const trace::PlanStep& s) { return s.src + " -> " + s.dst; }
-
 }  // namespace
 
 void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baseline_label,
@@ -268,11 +266,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, kMarkerColumn);
     ImGui::TableSetupColumn("#");
-    ImGui::TableSetupColumn("mesh dims");
-    ImGui::TableSetupColumn("src -> dst");
-    ImGui::TableSetupColumn("comm");
-    ImGui::TableSetupColumn("logical shape");
-    ImGui::TableSetupColumn("pred");
+    SetupPlanStepColumns();
     ImGui::TableHeadersRow();
     const auto& plan = v.first->begin->optimized_plan;
     for (const DiffStepRow& st : steps_) {
@@ -299,16 +293,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
         continue;
       }
       const trace::PlanStep& p = plan[k];
-      ImGui::TableNextColumn();
-      ImGui::Text("%s%s", FormatInts(p.mesh_dims).c_str(), p.flattened ? " flat" : "");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(StepCell(p).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(p.comm.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(FormatInts(p.logical_shape).c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f us", p.cost_us);
+      PlanStepCells(p, FormatInts(p.mesh_dims));
     }
     ImGui::EndTable();
   }

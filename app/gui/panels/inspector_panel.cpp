@@ -6,16 +6,11 @@
 
 #include <imgui.h>
 
+#include "shardscope/text.hpp"
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {
 namespace {
-
-std::string Join(const std::vector<std::string>& parts) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "," : "") + parts[i];
-  return s;
-}
 
 void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t highlight,
                const engine::Mesh& mesh) {
@@ -23,11 +18,7 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable(id, 6, flags)) return;
   ImGui::TableSetupColumn("#");
-  ImGui::TableSetupColumn("mesh dims");
-  ImGui::TableSetupColumn("src -> dst");
-  ImGui::TableSetupColumn("comm");
-  ImGui::TableSetupColumn("logical shape");
-  ImGui::TableSetupColumn("pred");
+  SetupPlanStepColumns();
   ImGui::TableHeadersRow();
   for (size_t k = 0; k < plan.size(); ++k) {
     const trace::PlanStep& s = plan[k];
@@ -37,16 +28,7 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
     }
     ImGui::TableNextColumn();
     ImGui::Text("%zu", k);
-    ImGui::TableNextColumn();
-    ImGui::Text("%s%s", FormatMeshDims(s.mesh_dims, mesh).c_str(), s.flattened ? " flat" : "");
-    ImGui::TableNextColumn();
-    ImGui::Text("%s -> %s", s.src.c_str(), s.dst.c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(s.comm.c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FormatInts(s.logical_shape).c_str());
-    ImGui::TableNextColumn();
-    ImGui::Text("%.1f us", s.cost_us);
+    PlanStepCells(s, FormatMeshDims(s.mesh_dims, mesh));
   }
   ImGui::EndTable();
 }
@@ -68,7 +50,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   ImGui::Text("#%lld  %s  %s  %s", static_cast<long long>(b.id),
               b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
               b.dtype.c_str());
-  ImGui::Text("%s -> %s", Join(b.src_placements).c_str(), Join(b.dst_placements).c_str());
+  ImGui::Text("%s -> %s", Join(b.src_placements, ",").c_str(), Join(b.dst_placements, ",").c_str());
   if (b.op_id >= 0) {
     // An implicit redistribute: name the op input it placed (the program view shows the op).
     const trace::OpRecord* op = ctx.model ? ctx.model->FindOp(view->first->rank, b.op_id) : nullptr;

@@ -197,11 +197,8 @@ void LayoutPanel::DrawRanges(int64_t world) {
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("##ranges", 5, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  ImGui::TableSetupColumn("rank");
-  ImGui::TableSetupColumn("before: local shape");
-  ImGui::TableSetupColumn("before: global [begin,end) per dim");
-  ImGui::TableSetupColumn("after: local shape");
-  ImGui::TableSetupColumn("after: global [begin,end) per dim");
+  SetupColumns({"rank", "before: local shape", "before: global [begin,end) per dim", "after: local shape",
+                "after: global [begin,end) per dim"});
   ImGui::TableHeadersRow();
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(world));

@@ -269,10 +269,7 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##op_inputs", 4, flags)) {
-    ImGui::TableSetupColumn("input");
-    ImGui::TableSetupColumn("current");
-    ImGui::TableSetupColumn("required");
-    ImGui::TableSetupColumn("implicit redistribute");
+    SetupColumns({"input", "current", "required", "implicit redistribute"});
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const trace::OpInput& in = op.inputs[i];
@@ -301,10 +298,7 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   }
   ImGui::Spacing();
   if (ImGui::BeginTable("##op_outputs", 4, flags)) {
-    ImGui::TableSetupColumn("output");
-    ImGui::TableSetupColumn("placements");
-    ImGui::TableSetupColumn("global shape");
-    ImGui::TableSetupColumn("local shape");
+    SetupColumns({"output", "placements", "global shape", "local shape"});
     ImGui::TableHeadersRow();
     for (size_t k = 0; k < op.outputs.size(); ++k) {
       const trace::OpOutput& out = op.outputs[k];
@@ -328,10 +322,7 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
   if (ImGui::BeginTable("##op_candidates", 4, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 0))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("#");
-    ImGui::TableSetupColumn("inputs");
-    ImGui::TableSetupColumn("outputs");
-    ImGui::TableSetupColumn("cost");
+    SetupColumns({"#", "inputs", "outputs", "cost"});
     ImGui::TableHeadersRow();
     for (size_t c = 0; c < op.candidates.size(); ++c) {
       const trace::OpStrategy& s = op.candidates[c];
