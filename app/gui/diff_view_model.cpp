@@ -61,31 +61,13 @@ bool SameTransform(const trace::PlanStep& a, const trace::PlanStep& b) {
 }  // namespace
 
 std::string_view DiffRowKindName(DiffRowKind kind) {
-  switch (kind) {
-    case DiffRowKind::kSame:
-      return "same";
-    case DiffRowKind::kChanged:
-      return "changed";
-    case DiffRowKind::kRemoved:
-      return "removed";
-    case DiffRowKind::kAdded:
-      return "added";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"same", "changed", "removed", "added"};
+  return kNames[static_cast<size_t>(kind)];
 }
 
 std::string_view DiffRowMarker(DiffRowKind kind) {
-  switch (kind) {
-    case DiffRowKind::kSame:
-      return "";
-    case DiffRowKind::kChanged:
-      return "!=";
-    case DiffRowKind::kRemoved:
-      return "-";
-    case DiffRowKind::kAdded:
-      return "+";
-  }
-  return "?";
+  constexpr std::string_view kMarkers[] = {"", "!=", "-", "+"};
+  return kMarkers[static_cast<size_t>(kind)];
 }
 
 const trace::RedistributeRecord* FirstRecord(const trace::Model& model, int64_t id) {

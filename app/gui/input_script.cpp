@@ -8,9 +8,15 @@
 namespace shardscope::app::gui {
 namespace {
 
-constexpr const char* kNames[] = {"Left",  "Right", "Up", "Down", "Space",  "Plus",
-                                  "Minus", "A",     "D",  "F",    "Escape", "CtrlF"};
-static_assert(sizeof kNames / sizeof kNames[0] == static_cast<size_t>(InputKey::kCount));
+// Per InputKey, in order: its script name and the character it types (0 for none).
+struct KeyInfo {
+  const char* name;
+  char typed;
+};
+constexpr KeyInfo kKeys[] = {{"Left", 0},    {"Right", 0},  {"Up", 0},      {"Down", 0},
+                             {"Space", ' '}, {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'},
+                             {"D", 'd'},     {"F", 'f'},    {"Escape", 0},  {"CtrlF", 0}};
+static_assert(sizeof kKeys / sizeof kKeys[0] == static_cast<size_t>(InputKey::kCount));
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -43,31 +49,14 @@ InputEvent Event(InputEvent::Kind kind, InputKey key = InputKey::kLeft) {
 
 }  // namespace
 
-const char* InputKeyName(InputKey key) { return kNames[static_cast<size_t>(key)]; }
+const char* InputKeyName(InputKey key) { return kKeys[static_cast<size_t>(key)].name; }
 
-char InputKeyChar(InputKey key) {
-  switch (key) {
-    case InputKey::kPlus:
-      return '+';
-    case InputKey::kMinus:
-      return '-';
-    case InputKey::kA:
-      return 'a';
-    case InputKey::kD:
-      return 'd';
-    case InputKey::kF:
-      return 'f';
-    case InputKey::kSpace:
-      return ' ';
-    default:
-      return 0;
-  }
-}
+char InputKeyChar(InputKey key) { return kKeys[static_cast<size_t>(key)].typed; }
 
 std::string InputKeyNames() {
   std::string s;
   for (size_t i = 0; i < static_cast<size_t>(InputKey::kCount); ++i)
-    s += (i ? ", " : "") + std::string(kNames[i]);
+    s += (i ? ", " : "") + std::string(kKeys[i].name);
   return s;
 }
 
@@ -114,7 +103,7 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
     } else {
       bool found = false;
       for (size_t k = 0; k < static_cast<size_t>(InputKey::kCount) && !found; ++k) {
-        if (EqualsNoCase(token, kNames[k])) {
+        if (EqualsNoCase(token, kKeys[k].name)) {
           out.push_back(Event(InputEvent::Kind::kKey, static_cast<InputKey>(k)));
           found = true;
         }

@@ -8,6 +8,17 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 SCEN="$ROOT/samples/flatten_merge.json"
 mkdir -p "$TMP/s"
+# Runs a copy of the scenario changed by the Python statement $2 (on d, the parsed JSON) with a
+# trace in $TMP/$1.
+run_variant() {
+  "$PYTHON" - "$SCEN" "$TMP/s/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+  "$BIN" run "$TMP/s/$1.json" --trace "$TMP/$1" >/dev/null || fail "run $1"
+}
 "$BIN" run "$SCEN" --trace "$TMP/a" >/dev/null || fail "run $SCEN (a)"
 "$BIN" run "$SCEN" --trace "$TMP/b" >/dev/null || fail "run $SCEN (b)"
 
@@ -23,13 +34,7 @@ CHECKS=$((CHECKS + 1))
 bash "$ROOT/samples/ci/check_plans.sh" "$BIN" >"$TMP/ci.out" 2>&1 || fail "samples/ci/check_plans.sh: exit $?: $(cat "$TMP/ci.out")"
 
 # Planner change 1: the flattening optimizer off for step 0.
-"$PYTHON" - "$SCEN" "$TMP/s/noopt.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["steps"][0]["optimize"] = False
-json.dump(d, open(sys.argv[2], "w"))
-PY
-"$BIN" run "$TMP/s/noopt.json" --trace "$TMP/noopt" >/dev/null || fail "run noopt"
+run_variant noopt 'd["steps"][0]["optimize"] = False'
 run diff "$TMP/a" "$TMP/noopt"
 expect_rc 1
 expect_out_contains "#0 w [8, 8] R,S(0),S(0) -> R,R,R: notation: "
@@ -48,25 +53,13 @@ expect_rc 1
 expect_json 'j["failed"] and any(d["category"] == "plan" and d["what"] == "notation" and d["baseline_id"] == 0 for d in j["differences"])'
 
 # Planner change 2: step 1 forced to the graph planner.
-"$PYTHON" - "$SCEN" "$TMP/s/graph.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["steps"][1]["planner"] = "graph"
-json.dump(d, open(sys.argv[2], "w"))
-PY
-"$BIN" run "$TMP/s/graph.json" --trace "$TMP/graph" >/dev/null || fail "run graph"
+run_variant graph 'd["steps"][1]["planner"] = "graph"'
 run diff "$TMP/a" "$TMP/graph" --fail-on plan
 expect_rc 1
 expect_out_contains "#1 loss [8, 8] P(sum),P(sum),R -> R,R,R: planner: greedy -> graph"
 
 # An added redistribute: one more step at the end.
-"$PYTHON" - "$SCEN" "$TMP/s/more.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["steps"].append({"redistribute": "w", "to": ["R", "S(0)", "R"]})
-json.dump(d, open(sys.argv[2], "w"))
-PY
-"$BIN" run "$TMP/s/more.json" --trace "$TMP/more" >/dev/null || fail "run more"
+run_variant more 'd["steps"].append({"redistribute": "w", "to": ["R", "S(0)", "R"]})'
 run diff "$TMP/a" "$TMP/more"
 expect_rc 1
 expect_out_contains "+#2 w [8, 8] R,R,R -> R,S(0),R: added (candidate only: "

@@ -29,21 +29,23 @@ TEST_CASE("backward target: Partial becomes Replicate under a shard or replicate
           "[engine][backward]") {
   Mesh mesh({2, 2});
   // normalized[i] = R if grad[i] is shard-like or R and forward src[i] is Partial, else src[i].
-  CHECK(BackwardTargetSpec(Spec(mesh, "P(sum),P(sum)", {8, 8}), Spec(mesh, "S(0),R", {8, 8})).placements ==
-        ParsePlacements("R,R", "want"));
-  CHECK(BackwardTargetSpec(Spec(mesh, "P(avg),R", {8, 8}), Spec(mesh, "S(1),R", {8, 8})).placements ==
-        ParsePlacements("R,R", "want"));
-  // Partial grad over a Partial src: stays (#170147/#170355 fix).
-  CHECK(BackwardTargetSpec(Spec(mesh, "P(sum),R", {8, 8}), Spec(mesh, "P(sum),R", {8, 8})).placements ==
-        ParsePlacements("P(sum),R", "want"));
-  // Non-partial src placements are kept whatever the grad is.
-  CHECK(BackwardTargetSpec(Spec(mesh, "S(0),R", {8, 8}), Spec(mesh, "R,S(1)", {8, 8})).placements ==
-        ParsePlacements("S(0),R", "want"));
-  CHECK(BackwardTargetSpec(Spec(mesh, "R,S(1)", {8, 8}), Spec(mesh, "P(sum),R", {8, 8})).placements ==
-        ParsePlacements("R,S(1)", "want"));
-  // Mixed per mesh dim.
-  CHECK(BackwardTargetSpec(Spec(mesh, "P(sum),S(0)", {8, 8}), Spec(mesh, "S(1),R", {8, 8})).placements ==
-        ParsePlacements("R,S(0)", "want"));
+  // {forward src, grad, target}
+  const char* cases[][3] = {
+      {"P(sum),P(sum)", "S(0),R", "R,R"},
+      {"P(avg),R", "S(1),R", "R,R"},
+      // Partial grad over a Partial src: stays (#170147/#170355 fix).
+      {"P(sum),R", "P(sum),R", "P(sum),R"},
+      // Non-partial src placements are kept whatever the grad is.
+      {"S(0),R", "R,S(1)", "S(0),R"},
+      {"R,S(1)", "P(sum),R", "R,S(1)"},
+      // Mixed per mesh dim.
+      {"P(sum),S(0)", "S(1),R", "R,S(0)"},
+  };
+  for (const auto& [src, grad, want] : cases) {
+    INFO(src << " with grad " << grad);
+    CHECK(BackwardTargetSpec(Spec(mesh, src, {8, 8}), Spec(mesh, grad, {8, 8})).placements ==
+          ParsePlacements(want, "want"));
+  }
 }
 
 TEST_CASE("backward target: a strided grad counts as shard-like", "[engine][backward]") {

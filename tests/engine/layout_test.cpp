@@ -22,16 +22,29 @@ TensorSpec Spec(Shape mesh, const char* placements, Shape shape, ChunkRule rule 
                   std::move(shape), DType::kF32, rule, {}, "test");
 }
 
+// SplitSizes(length, n, rule) for each {length, n, sizes}.
+struct SplitCase {
+  int64_t length;
+  int64_t n;
+  std::vector<int64_t> sizes;
+};
+void CheckSplits(ChunkRule rule, const std::vector<SplitCase>& cases) {
+  for (const SplitCase& c : cases) {
+    INFO("L=" << c.length << " n=" << c.n);
+    CHECK(SplitSizes(c.length, c.n, rule) == c.sizes);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("torch.chunk split sizes match the reference examples", "[engine][layout]") {
   // semantics §8.1: 10 on 4 -> 3,3,3,1; 13 -> 4,4,4,1; 14 -> 4,4,4,2; 2 on 4 -> 1,1,0,0.
-  CHECK(SplitSizes(10, 4, ChunkRule::kTorch) == std::vector<int64_t>{3, 3, 3, 1});
-  CHECK(SplitSizes(13, 4, ChunkRule::kTorch) == std::vector<int64_t>{4, 4, 4, 1});
-  CHECK(SplitSizes(14, 4, ChunkRule::kTorch) == std::vector<int64_t>{4, 4, 4, 2});
-  CHECK(SplitSizes(2, 4, ChunkRule::kTorch) == std::vector<int64_t>{1, 1, 0, 0});
-  CHECK(SplitSizes(5, 4, ChunkRule::kTorch) == std::vector<int64_t>{2, 2, 1, 0});
-  CHECK(SplitSizes(0, 3, ChunkRule::kTorch) == std::vector<int64_t>{0, 0, 0});
+  CheckSplits(ChunkRule::kTorch, {{10, 4, {3, 3, 3, 1}},
+                                  {13, 4, {4, 4, 4, 1}},
+                                  {14, 4, {4, 4, 4, 2}},
+                                  {2, 4, {1, 1, 0, 0}},
+                                  {5, 4, {2, 2, 1, 0}},
+                                  {0, 3, {0, 0, 0}}});
 }
 
 TEST_CASE("torch.chunk split sizes follow PyTorch's formula for every small case", "[engine][layout]") {
@@ -46,11 +59,11 @@ TEST_CASE("torch.chunk split sizes follow PyTorch's formula for every small case
 TEST_CASE("PhysicsNeMo compute_split_shapes differs from torch.chunk", "[engine][layout]") {
   // shardtensor-and-collective-perf.md: (3,4) -> 0,0,0,3; (2,4) -> 0,0,0,2; (5,4) -> 1,1,1,2; (10,4) ->
   // 3,3,3,1.
-  CHECK(SplitSizes(3, 4, ChunkRule::kPhysicsNemo) == std::vector<int64_t>{0, 0, 0, 3});
-  CHECK(SplitSizes(2, 4, ChunkRule::kPhysicsNemo) == std::vector<int64_t>{0, 0, 0, 2});
-  CHECK(SplitSizes(5, 4, ChunkRule::kPhysicsNemo) == std::vector<int64_t>{1, 1, 1, 2});
-  CHECK(SplitSizes(10, 4, ChunkRule::kPhysicsNemo) == std::vector<int64_t>{3, 3, 3, 1});
-  CHECK(SplitSizes(8, 4, ChunkRule::kPhysicsNemo) == std::vector<int64_t>{2, 2, 2, 2});
+  CheckSplits(ChunkRule::kPhysicsNemo, {{3, 4, {0, 0, 0, 3}},
+                                        {2, 4, {0, 0, 0, 2}},
+                                        {5, 4, {1, 1, 1, 2}},
+                                        {10, 4, {3, 3, 3, 1}},
+                                        {8, 4, {2, 2, 2, 2}}});
 }
 
 TEST_CASE("local shard size and offset: empty shards sit at the end", "[engine][layout]") {

@@ -32,6 +32,14 @@ TensorSpec Spec(Mesh mesh, const char* placements, Shape shape,
                   DType::kF32, ChunkRule::kTorch, std::move(explicit_sizes), "test");
 }
 
+// Optimizes `in` (default options) and checks that nothing was merged: the transforms come back as
+// they went in. Returns the result for its skipped-merge records.
+OptimizeResult Unmerged(const std::vector<Transform>& in, const TensorSpec& spec) {
+  OptimizeResult r = OptimizeTransforms(in, spec, {});
+  CHECK(r.transforms == in);
+  return r;
+}
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
@@ -79,8 +87,7 @@ TEST_CASE("all_gathers in descending mesh-dim order merge onto the flattened mes
 TEST_CASE("all_gathers in ascending order are not merged: non_ascending_mesh_dims", "[engine][optimizer]") {
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(0, "S(0)", "R", {8, 4}), T(1, "S(0)", "R", {4, 4})};
-  auto r = OptimizeTransforms(in, spec, PlanOptions{});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].mesh_dims == std::vector<int>{0, 1});
   CHECK(r.skipped[0].comm == CommKind::kAllGather);
@@ -115,8 +122,7 @@ TEST_CASE("mixed emission order is named in the hint", "[engine][optimizer]") {
   TensorSpec spec = Spec(mesh, "S(0),S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(0, "S(0)", "R", {8, 4}), T(2, "S(0)", "R", {2, 4}),
                                T(1, "S(0)", "R", {4, 4})};
-  auto r = OptimizeTransforms(in, spec, {});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].reason == "non_ascending_mesh_dims");
   CHECK(r.skipped[0].hint == "the planner emits these dims in order 0,2,1; merging needs descending");
@@ -154,8 +160,7 @@ TEST_CASE("no registered flattened mesh: no_flattened_mesh with the flag that fi
           "[engine][optimizer]") {
   TensorSpec spec = Spec(Mesh({2, 2}), "S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(1, "S(0)", "R", {4, 4}), T(0, "S(0)", "R", {8, 4})};
-  auto r = OptimizeTransforms(in, spec, {});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].mesh_dims == std::vector<int>{1, 0});
   CHECK(r.skipped[0].reason == "no_flattened_mesh");
@@ -181,8 +186,7 @@ TEST_CASE("reduce_scatter over an extent not divisible by the group: uneven_tens
           "[engine][optimizer]") {
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "P(sum),P(sum)", {6, 4});
   std::vector<Transform> in = {T(0, "P(sum)", "S(0)", {6, 4}), T(1, "P(sum)", "S(0)", {6, 4})};
-  auto r = OptimizeTransforms(in, spec, {});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].reason == "uneven_tensor_shape");
   CHECK(r.skipped[0].comm == CommKind::kReduceScatter);
@@ -242,8 +246,7 @@ TEST_CASE("#194457 guard also refuses uneven explicit per-rank sizes", "[engine]
   // (8,4) divides by 4, but mesh dim 1 splits each 4-row half as 3,1 (ShardTensor sizes).
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "S(0),S(0)", {8, 4}, {{1, {3, 1}}});
   std::vector<Transform> in = {T(1, "S(0)", "R", {4, 4}), T(0, "S(0)", "R", {8, 4})};
-  auto r = OptimizeTransforms(in, spec, {});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].reason == "uneven_tensor_shape");
   CHECK(r.skipped[0].hint ==
@@ -317,14 +320,13 @@ TEST_CASE("different destinations or non-partial sources break a group", "[engin
   mesh.RegisterAllFlattened();
   TensorSpec ps = Spec(mesh, "P(sum),P(sum),R", {8, 8});
   std::vector<Transform> diff_dst = {T(0, "P(sum)", "S(0)", {8, 8}), T(1, "P(sum)", "S(1)", {8, 8})};
-  auto r = OptimizeTransforms(diff_dst, ps, {});
-  CHECK(r.transforms == diff_dst);
+  auto r = Unmerged(diff_dst, ps);
   CHECK(r.skipped.empty());
 
   // S(0)->R then S(1)->R: same comm kind, different pairs, not mergeable.
   TensorSpec ss = Spec(mesh, "S(1),S(0),R", {8, 8});
   std::vector<Transform> diff_src = {T(1, "S(0)", "R", {8, 8}), T(0, "S(1)", "R", {8, 8})};
-  CHECK(OptimizeTransforms(diff_src, ss, {}).transforms == diff_src);
+  Unmerged(diff_src, ss);
 }
 
 TEST_CASE("a group stops at the first non-matching transform and the rest is scanned anew",
@@ -349,13 +351,12 @@ TEST_CASE("all_to_all and local transforms are never merged", "[engine][optimize
   mesh.RegisterAllFlattened();
   TensorSpec spec = Spec(mesh, "S(0),S(0)", {8, 8});
   std::vector<Transform> a2a = {T(1, "S(0)", "S(1)", {4, 8}), T(0, "S(0)", "S(1)", {8, 8})};
-  auto r = OptimizeTransforms(a2a, spec, {});
-  CHECK(r.transforms == a2a);
+  auto r = Unmerged(a2a, spec);
   CHECK(r.skipped.empty());
 
   TensorSpec rep = Spec(mesh, "R,R", {8, 8});
   std::vector<Transform> local = {T(0, "R", "S(0)", {8, 8}), T(1, "R", "S(0)", {8, 8})};
-  CHECK(OptimizeTransforms(local, rep, {}).transforms == local);
+  Unmerged(local, rep);
 }
 
 TEST_CASE("strided shard transforms are never merged (R-new keys use is_shard())", "[engine][optimizer]") {
@@ -363,12 +364,10 @@ TEST_CASE("strided shard transforms are never merged (R-new keys use is_shard())
   mesh.RegisterAllFlattened();
   TensorSpec spec = Spec(mesh, "_S(0, 2),S(0)", {8, 8});
   std::vector<Transform> in = {T(1, "S(0)", "R", {8, 8}), T(0, "_S(0, 2)", "R", {8, 8})};
-  auto r = OptimizeTransforms(in, spec, {});
-  CHECK(r.transforms == in);
+  auto r = Unmerged(in, spec);
   CHECK(r.skipped.empty());
   // Even identical strided pairs form no group.
   std::vector<Transform> same = {T(1, "_S(0, 2)", "R", {8, 8}), T(0, "_S(0, 2)", "R", {8, 8})};
-  auto r2 = OptimizeTransforms(same, spec, {});
-  CHECK(r2.transforms == same);
+  auto r2 = Unmerged(same, spec);
   CHECK(r2.skipped.empty());
 }

@@ -71,45 +71,48 @@ void CheckNearest(float f, uint16_t got, int mant_bits, int bias) {
   }
 }
 
-}  // namespace
+// A 16-bit float format (sign, exponent, `mant_bits` significand bits, exponent `bias`) and the
+// scalar conversions under test.
+struct Format16 {
+  int mant_bits;
+  int bias;
+  float (*decode)(uint16_t);
+  uint16_t (*encode)(float);
+};
 
-TEST_CASE("every binary16 pattern decodes by the definition and encodes back to itself", "[engine][scalar]") {
+// Every one of the 65536 patterns decodes to the definition's value (Decode) and encodes back to
+// itself; a NaN decodes to NaN and encodes back to a NaN (exponent all ones, a non-zero quiet
+// significand) with its sign kept.
+void CheckEveryPattern(const Format16& f) {
+  const uint32_t mant_mask = (1u << f.mant_bits) - 1u;
+  const uint32_t exp_mask = 0x7FFFu & ~mant_mask;
   for (uint32_t b = 0; b < 0x10000u; ++b) {
     const uint16_t h = static_cast<uint16_t>(b);
-    const double want = Decode(h, 10, 15);
-    const float got = scalar::HalfBitsToFloat(h);
+    const double want = Decode(h, f.mant_bits, f.bias);
+    const float got = f.decode(h);
     INFO("bits " << b);
     if (std::isnan(want)) {
       REQUIRE(std::isnan(got));
-      // NaN stays NaN: exponent all ones, a non-zero (quiet) significand, the sign kept.
-      const uint16_t back = scalar::FloatToHalfBits(got);
-      REQUIRE((back & 0x7C00u) == 0x7C00u);
-      REQUIRE((back & 0x03FFu) != 0);
+      const uint16_t back = f.encode(got);
+      REQUIRE((back & exp_mask) == exp_mask);
+      REQUIRE((back & mant_mask) != 0);
       REQUIRE((back & 0x8000u) == (h & 0x8000u));
     } else {
       REQUIRE(static_cast<double>(got) == want);
       REQUIRE(std::signbit(got) == ((h & 0x8000u) != 0));
-      REQUIRE(scalar::FloatToHalfBits(got) == h);
+      REQUIRE(f.encode(got) == h);
     }
   }
 }
 
+}  // namespace
+
+TEST_CASE("every binary16 pattern decodes by the definition and encodes back to itself", "[engine][scalar]") {
+  CheckEveryPattern({10, 15, scalar::HalfBitsToFloat, scalar::FloatToHalfBits});
+}
+
 TEST_CASE("every bfloat16 pattern decodes by the definition and encodes back to itself", "[engine][scalar]") {
-  for (uint32_t b = 0; b < 0x10000u; ++b) {
-    const uint16_t h = static_cast<uint16_t>(b);
-    const double want = Decode(h, 7, 127);
-    const float got = scalar::BFloat16BitsToFloat(h);
-    INFO("bits " << b);
-    if (std::isnan(want)) {
-      REQUIRE(std::isnan(got));
-      const uint16_t back = scalar::FloatToBFloat16Bits(got);
-      REQUIRE((back & 0x7F80u) == 0x7F80u);
-      REQUIRE((back & 0x007Fu) != 0);
-    } else {
-      REQUIRE(static_cast<double>(got) == want);
-      REQUIRE(scalar::FloatToBFloat16Bits(got) == h);
-    }
-  }
+  CheckEveryPattern({7, 127, scalar::BFloat16BitsToFloat, scalar::FloatToBFloat16Bits});
 }
 
 TEST_CASE("binary32 to binary16 and bfloat16 rounds to nearest even (200000 random floats)",

@@ -49,14 +49,9 @@ DiffDirs WriteDiffTraces(const fs::path& dir) {
 TEST_CASE("diff view: exactly the rows trace::DiffTraces reports are highlighted", "[gui][diff]") {
   fs::path dir = TempDir("diff");
   DiffDirs traces = WriteDiffTraces(dir);
-  auto r = RunGui("--diff " + traces.baseline.string() + " " + traces.candidate.string() + " --screenshot " +
-                      (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string() +
-                      " --size 1600x1000",
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto geo = Shoot(
+      dir, "--diff " + traces.baseline.string() + " " + traces.candidate.string() + " --size 1600x1000");
   Image img = LoadPng(dir / "shot.png");
-  auto geo = ReadJson(dir / "geo.json");
   REQUIRE(geo["view"] == "diff");
   REQUIRE(geo["diff"].is_object());
   CHECK(geo["diff"]["error"] == "");
@@ -129,13 +124,8 @@ TEST_CASE("diff view: exactly the rows trace::DiffTraces reports are highlighted
 TEST_CASE("diff view: --select picks a row by baseline id and identical rows stay unmarked", "[gui][diff]") {
   fs::path dir = TempDir("diff_select");
   DiffDirs traces = WriteDiffTraces(dir);
-  auto r = RunGui("--diff " + traces.baseline.string() + " " + traces.candidate.string() + " --select 2" +
-                      " --screenshot " + (dir / "shot.png").string() + " --geometry " +
-                      (dir / "geo.json").string(),
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  auto geo = ReadJson(dir / "geo.json");
+  auto geo =
+      Shoot(dir, "--diff " + traces.baseline.string() + " " + traces.candidate.string() + " --select 2");
   CHECK(geo["diff"]["selected_row"] == 2);
   Image img = LoadPng(dir / "shot.png");
   // b's plans are identical: no step row is marked and no step row has the diff colour.

@@ -205,6 +205,28 @@ inline std::pair<std::vector<engine::RankLayout>, std::vector<engine::RankLayout
   return {engine::ComputeLayouts(a), engine::ComputeLayouts(b)};
 }
 
+// A tensor spec on `mesh` from placement text: torch chunking, the default shard order unless
+// `order` ("0:1,0") is given.
+inline engine::TensorSpec Spec(const engine::Mesh& mesh, const char* placements, engine::Shape shape,
+                               const char* order = nullptr, engine::DType dtype = engine::DType::kF32) {
+  std::optional<engine::ShardOrder> o;
+  if (order) o = engine::ParseShardOrder(order, "t");
+  return engine::MakeSpec(mesh, engine::ParsePlacements(placements, "t"), std::move(o), std::move(shape),
+                          dtype, engine::ChunkRule::kTorch, {}, "t");
+}
+
+// Checks the screenshot's before and after canvases against the layouts around step 0 of the
+// engine's plan `src` -> `dst` for a tensor of `shape` on `mesh`.
+inline void CheckFirstStepCanvases(const Image& img, const nlohmann::json& geo, const engine::Mesh& mesh,
+                                   const engine::Shape& shape, const char* src, const char* dst,
+                                   int64_t min_ranks_checked) {
+  engine::TensorSpec from = Spec(mesh, src, shape);
+  engine::Plan plan = engine::MakePlan(from, Spec(mesh, dst, shape), 0, {});
+  auto [lb, la] = StepLayouts(from, plan, 0);
+  for (const auto& canvas : geo["canvases"])
+    CheckCanvas(img, canvas, canvas["which"] == "before" ? lb : la, mesh.size(), min_ranks_checked);
+}
+
 inline std::string Golden(const std::string& rel) {
   return std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trace/" + rel;
 }

@@ -50,13 +50,8 @@ TEST_CASE("program view: badges at exactly the implicit redistributes of the tra
   RunSampleProgram("tp_mlp", dir / "trace");
   trace::Model model = trace::ReadTraceDir(dir / "trace");
   REQUIRE_FALSE(model.ops.empty());
-  auto r = RunGui((dir / "trace").string() + " --view program --screenshot " + (dir / "shot.png").string() +
-                      " --geometry " + (dir / "geo.json").string() + " --size 1600x1000",
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto geo = Shoot(dir, (dir / "trace").string() + " --view program --size 1600x1000");
   Image img = LoadPng(dir / "shot.png");
-  auto geo = ReadJson(dir / "geo.json");
   REQUIRE(geo["view"] == "program");
 
   // Expected badges, from the lowest rank's op events.
@@ -106,12 +101,7 @@ TEST_CASE("program view: badges at exactly the implicit redistributes of the tra
 TEST_CASE("program view: halo badge, --select-op and the main window's Program tab", "[gui][program]") {
   fs::path dir = TempDir("program_handmade");
   WriteHandMadeProgramTrace(dir / "trace");
-  auto r = RunGui((dir / "trace").string() + " --view program --select-op 1 --screenshot " +
-                      (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  auto geo = ReadJson(dir / "geo.json");
+  auto geo = Shoot(dir, (dir / "trace").string() + " --view program --select-op 1");
   Image img = LoadPng(dir / "shot.png");
   CHECK(geo["selected_op"] == 1);
   int halos = 0, ops = 0, markers = 0;
@@ -145,12 +135,7 @@ TEST_CASE("program view: an imported redistribute whose plan differs has a diff-
           "[gui][program][import]") {
   fs::path dir = TempDir("program_imported");
   WriteImportedProgramTrace(dir / "trace");
-  auto r = RunGui((dir / "trace").string() + " --view program --screenshot " + (dir / "shot.png").string() +
-                      " --geometry " + (dir / "geo.json").string() + " --size 1600x900",
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  auto geo = ReadJson(dir / "geo.json");
+  auto geo = Shoot(dir, (dir / "trace").string() + " --view program --size 1600x900");
   Image img = LoadPng(dir / "shot.png");
   std::set<int64_t> seen;
   for (const auto& item : geo["program"]) {

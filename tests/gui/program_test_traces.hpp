@@ -83,25 +83,32 @@ inline trace::Op MakeOp(int64_t id, int64_t step, const std::string& name, const
   return op;
 }
 
+// Rank `rank` of the two ranks of a local run on mesh [2] whose dim is named `dim_name`.
+inline trace::Header Header(int64_t rank, const char* dim_name) {
+  trace::Header h;
+  h.rank = rank, h.world = 2, h.mesh_shape = {2}, h.mesh_dim_names = {dim_name}, h.backend = "local";
+  return h;
+}
+
+// A redistribute_begin and its end 40 ns later.
+inline void EmitRedistribute(trace::Writer& w, const trace::RedistributeBegin& b) {
+  w.Emit(b);
+  trace::RedistributeEnd e;
+  e.id = b.id, e.t_ns = b.t_ns + 40;
+  w.Emit(e);
+}
+
 }  // namespace program_detail
 
 /// Writes the hand-made program trace (see the file comment) into `dir`.
 inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
   using namespace program_detail;
   for (int64_t rank = 0; rank < 2; ++rank) {
-    trace::Header h;
-    h.rank = rank, h.world = 2, h.mesh_shape = {2}, h.mesh_dim_names = {"tp"}, h.backend = "local";
-    trace::Writer w(dir, h);
-    auto redistribute = [&](const trace::RedistributeBegin& b) {
-      w.Emit(b);
-      trace::RedistributeEnd e;
-      e.id = b.id, e.t_ns = b.t_ns + 40;
-      w.Emit(e);
-    };
-    redistribute(Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110));
+    trace::Writer w(dir, Header(rank, "tp"));
+    EmitRedistribute(w, Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110));
     w.Emit(MakeOp(0, 0, "mm", "", {In("x", "S(0)", "S(0)", -1), In("w", "S(0)", "R", 0)}, {Out("y", "S(0)")},
                   100));
-    redistribute(Begin(1, "y", "S(0)", "R", "all_gather", -1, -1, 300));
+    EmitRedistribute(w, Begin(1, "y", "S(0)", "R", "all_gather", -1, -1, 300));
     trace::Collective halo;
     halo.redistribute_id = -1, halo.op_id = 1, halo.kind = "halo_exchange", halo.mesh_dims = {0},
     halo.group = {0, 1}, halo.dtype = "f32";
@@ -111,7 +118,7 @@ inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
     w.Emit(halo);
     w.Emit(MakeOp(1, 2, "conv", "dim=0, kernel=3 taps", {In("x", "S(0)", "S(0)", -1)}, {Out("xs", "S(0)")},
                   400));
-    redistribute(Begin(2, "y", "R", "S(0)", "local", 2, 0, 510));
+    EmitRedistribute(w, Begin(2, "y", "R", "S(0)", "local", 2, 0, 510));
     trace::Op add = MakeOp(2, 3, "add", "", {In("y", "R", "S(0)", 2), In("xs", "S(0)", "S(0)", -1)},
                            {Out("z", "S(0)")}, 500);
     add.note = "hand-made note: shardscope differs from PyTorch here";
@@ -137,22 +144,15 @@ inline void WriteImportedProgramTrace(const std::filesystem::path& dir) {
     return b;
   };
   for (int64_t rank = 0; rank < 2; ++rank) {
-    trace::Header h;
-    h.rank = rank, h.world = 2, h.mesh_shape = {2}, h.mesh_dim_names = {""}, h.backend = "local";
-    trace::Writer w(dir, h);
-    auto redistribute = [&](const trace::RedistributeBegin& b) {
-      w.Emit(b);
-      trace::RedistributeEnd e;
-      e.id = b.id, e.t_ns = b.t_ns + 40;
-      w.Emit(e);
-    };
-    redistribute(imported(Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110), "S(0)->R", "same"));
+    trace::Writer w(dir, Header(rank, ""));
+    EmitRedistribute(w, imported(Begin(0, "w", "S(0)", "R", "all_gather", 0, 1, 110), "S(0)->R", "same"));
     w.Emit(MakeOp(0, 0, "aten::mm", "", {In("x", "S(0)", "S(0)", -1), In("w", "S(0)", "R", 0)},
                   {Out("y", "S(0)")}, 100));
-    redistribute(imported(Begin(1, "y", "R", "S(0)", "local", 1, 0, 210), "R->P(sum)->S(0)", "differs"));
+    EmitRedistribute(w,
+                     imported(Begin(1, "y", "R", "S(0)", "local", 1, 0, 210), "R->P(sum)->S(0)", "differs"));
     w.Emit(MakeOp(1, 1, "aten::add.Tensor", "", {In("y", "R", "S(0)", 1)}, {Out("z", "S(0)")}, 200));
-    redistribute(
-        imported(Begin(2, "z", "S(0)", "R", "all_gather", -1, -1, 300), "S(0)-->R", "corrupting_merge"));
+    EmitRedistribute(
+        w, imported(Begin(2, "z", "S(0)", "R", "all_gather", -1, -1, 300), "S(0)-->R", "corrupting_merge"));
     w.Close();
   }
 }

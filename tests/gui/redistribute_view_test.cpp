@@ -63,6 +63,20 @@ bool SameIndices(const std::vector<engine::RankLayout>& a, const std::vector<eng
   return true;
 }
 
+// The view of redistribute 0, which must have been built without an error.
+RedistributeView OkView(const trace::Model& model) {
+  RedistributeView view = BuildRedistributeView(model, 0);
+  INFO(view.error);
+  REQUIRE(view.ok());
+  return view;
+}
+
+// True when the view's layouts at `state` hold the definition's indices for these placements.
+bool LayoutsAre(const RedistributeView& view, const engine::PlanState& state, const engine::Mesh& mesh,
+                const char* placements, const char* order, engine::Shape shape) {
+  return SameIndices(LayoutsFor(view, state), Layouts(mesh, placements, order, std::move(shape)));
+}
+
 }  // namespace
 
 TEST_CASE("a non-default shard order is traced in PyTorch's notation and every step has layouts",
@@ -74,9 +88,7 @@ TEST_CASE("a non-default shard order is traced in PyTorch's notation and every s
       "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8, 6], \"placements\": \"S(0),S(0)\", \"order\": "
       "\"0:1,0\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}",
       dir);
-  RedistributeView view = BuildRedistributeView(model, 0);
-  INFO(view.error);
-  REQUIRE(view.ok());
+  RedistributeView view = OkView(model);
   CHECK(view.first->begin->src_order == "S(0)[1]S(0)[0]");
   CHECK(view.first->begin->dst_order == "");
   // Graph plan (non-default order): the newest mesh dim of the order (0) is gathered first,
@@ -84,9 +96,9 @@ TEST_CASE("a non-default shard order is traced in PyTorch's notation and every s
   CHECK(view.first->begin->notation == "S(0)[1]S(0)[0]->RS(0)->RR");
   REQUIRE(view.states.size() == 3);
   engine::Mesh mesh({2, 2});
-  CHECK(SameIndices(LayoutsFor(view, view.states[0]), Layouts(mesh, "S(0),S(0)", "0:1,0", {8, 6})));
-  CHECK(SameIndices(LayoutsFor(view, view.states[1]), Layouts(mesh, "R,S(0)", nullptr, {8, 6})));
-  CHECK(SameIndices(LayoutsFor(view, view.states[2]), Layouts(mesh, "R,R", nullptr, {8, 6})));
+  CHECK(LayoutsAre(view, view.states[0], mesh, "S(0),S(0)", "0:1,0", {8, 6}));
+  CHECK(LayoutsAre(view, view.states[1], mesh, "R,S(0)", nullptr, {8, 6}));
+  CHECK(LayoutsAre(view, view.states[2], mesh, "R,R", nullptr, {8, 6}));
 }
 
 TEST_CASE("strided shards: a 4x2 mesh, 15 rows, _S(0,2),S(0) -> R,R has layouts at every step",
@@ -99,17 +111,15 @@ TEST_CASE("strided shards: a 4x2 mesh, 15 rows, _S(0,2),S(0) -> R,R has layouts 
       "{\"mesh\": [4, 2], \"tensors\": {\"x\": {\"shape\": [15], \"placements\": \"_S(0, 2),S(0)\"}}, "
       "\"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}",
       dir);
-  RedistributeView view = BuildRedistributeView(model, 0);
-  INFO(view.error);
-  REQUIRE(view.ok());
+  RedistributeView view = OkView(model);
   REQUIRE(view.states.size() == 3);
   engine::Mesh mesh({4, 2});
   auto before = LayoutsFor(view, view.states[0]);
-  CHECK(SameIndices(before, Layouts(mesh, "_S(0, 2),S(0)", nullptr, {15})));
+  CHECK(SameIndices(before, Layouts(mesh, "_S(0, 2),S(0)", nullptr, {15}));
   const int64_t offsets[] = {0, 8, 2, 10, 4, 12, 6, 14};
   for (int r = 0; r < 8; ++r) CHECK(before[static_cast<size_t>(r)].global_offset[0] == offsets[r]);
-  CHECK(SameIndices(LayoutsFor(view, view.states[1]), Layouts(mesh, "R,S(0)", nullptr, {15})));
-  CHECK(SameIndices(LayoutsFor(view, view.states[2]), Layouts(mesh, "R,R", nullptr, {15})));
+  CHECK(LayoutsAre(view, view.states[1], mesh, "R,S(0)", nullptr, {15}));
+  CHECK(LayoutsAre(view, view.states[2], mesh, "R,R", nullptr, {15}));
 }
 
 TEST_CASE("literal _StridedShard with an explicit order is traced and drawn in that order",
@@ -121,14 +131,11 @@ TEST_CASE("literal _StridedShard with an explicit order is traced and drawn in t
       "\"order\": \"0:0,1,2\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,S(0),S(0)\", \"order\": "
       "\"0:1,2\"}]}",
       dir);
-  RedistributeView view = BuildRedistributeView(model, 0);
-  INFO(view.error);
-  REQUIRE(view.ok());
+  RedistributeView view = OkView(model);
   CHECK(view.first->begin->src_order == "S(0)[0]S(0)[1]_S(0, 3)[2]");
   engine::Mesh mesh({2, 2, 2});
-  CHECK(SameIndices(LayoutsFor(view, view.states.front()),
-                    Layouts(mesh, "S(0),S(0),_S(0,3)", "0:0,1,2", {31})));
-  CHECK(SameIndices(LayoutsFor(view, view.states.back()), Layouts(mesh, "R,S(0),S(0)", nullptr, {31})));
+  CHECK(LayoutsAre(view, view.states.front(), mesh, "S(0),S(0),_S(0,3)", "0:0,1,2", {31}));
+  CHECK(LayoutsAre(view, view.states.back(), mesh, "R,S(0),S(0)", nullptr, {31}));
 }
 
 TEST_CASE("the trace's order text round-trips through the engine's one parser", "[gui][view][order]") {

@@ -16,21 +16,14 @@ TEST_CASE("layout view of two_rank: rank regions have rank colours before and af
           "[gui][layout]") {
   fs::path dir = TempDir("two_rank");
   // Redistribute 1 of the fixture is y [5,3] S(0) -> S(1) on a 1-d mesh of 2 (one all_to_all step).
-  auto r = RunGui(Golden("two_rank") + " --screenshot " + (dir / "shot.png").string() + " --geometry " +
-                      (dir / "geo.json").string() + " --view layout --select 1 --step 0 --size 1600x1000",
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto geo = Shoot(dir, Golden("two_rank") + " --view layout --select 1 --step 0 --size 1600x1000");
   Image img = LoadPng(dir / "shot.png");
   CHECK(img.w == 1600);
   CHECK(img.h == 1000);
-  auto geo = ReadJson(dir / "geo.json");
   REQUIRE(geo["canvases"].size() == 2);
   engine::Mesh mesh({2});
-  auto before = engine::MakeSpec(mesh, engine::ParsePlacements("S(0)", "t"), std::nullopt, {5, 3},
-                                 engine::DType::kI64, engine::ChunkRule::kTorch, {}, "t");
-  auto after = engine::MakeSpec(mesh, engine::ParsePlacements("S(1)", "t"), std::nullopt, {5, 3},
-                                engine::DType::kI64, engine::ChunkRule::kTorch, {}, "t");
+  auto before = Spec(mesh, "S(0)", {5, 3}, nullptr, engine::DType::kI64);
+  auto after = Spec(mesh, "S(1)", {5, 3}, nullptr, engine::DType::kI64);
   for (const auto& canvas : geo["canvases"]) {
     bool is_before = canvas["which"] == "before";
     CHECK(canvas["redistribute_id"] == 1);
@@ -43,11 +36,7 @@ TEST_CASE("layout view of a 2x2 trace written by the trace writer: rank 3's regi
   fs::path dir = TempDir("mesh2x2");
   fs::path trace_dir = dir / "trace";
   engine::Mesh mesh({2, 2}, {"dp", "tp"});
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {8, 6}, engine::DType::kF32,
-                            engine::ChunkRule::kTorch, {}, "t");
-  };
-  auto src = spec("S(0),S(1)"), dst = spec("R,S(0)");
+  auto src = Spec(mesh, "S(0),S(1)", {8, 6}), dst = Spec(mesh, "R,S(0)", {8, 6});
   engine::Plan plan = engine::MakePlan(src, dst, 0, {});
   REQUIRE(plan.optimized.size() >= 2);
   // The trace file content comes from the engine's plans, written through trace::Writer.
@@ -121,21 +110,12 @@ TEST_CASE("layout view of traced runs with a shard order and with strided shards
           program::RunScenario(program::ParseScenario(c.scenario, "test.json"), options);
       REQUIRE(report.steps.size() == 1);
       REQUIRE(report.steps[0].verified);
-      auto r = RunGui((dir / "trace").string() + " --screenshot " + (dir / "shot.png").string() +
-                          " --geometry " + (dir / "geo.json").string() + " --view layout --select 0 --step 0",
-                      dir / "log.txt");
-      INFO(r.output);
-      REQUIRE(r.exit_code == 0);
+      auto geo = Shoot(dir, (dir / "trace").string() + " --view layout --select 0 --step 0");
       Image img = LoadPng(dir / "shot.png");
-      auto geo = ReadJson(dir / "geo.json");
       REQUIRE(geo["canvases"].size() == 2);  // "layout unavailable" draws no canvas
       engine::Mesh mesh(c.mesh);
       auto layouts = [&](const char* placements, const char* order) {
-        std::optional<engine::ShardOrder> o;
-        if (order) o = engine::ParseShardOrder(order, "t");
-        return engine::ComputeLayouts(engine::MakeSpec(mesh, engine::ParsePlacements(placements, "t"), o,
-                                                       c.shape, engine::DType::kF32,
-                                                       engine::ChunkRule::kTorch, {}, "t"));
+        return engine::ComputeLayouts(Spec(mesh, placements, c.shape, order));
       };
       for (const auto& canvas : geo["canvases"]) {
         const bool before = canvas["which"] == "before";
@@ -148,26 +128,13 @@ TEST_CASE("layout view of traced runs with a shard order and with strided shards
 
 TEST_CASE("gallery renders every panel on sample data with engine-consistent layouts", "[gui][gallery]") {
   fs::path dir = TempDir("gallery");
-  auto r = RunGui("--screenshot " + (dir / "shot.png").string() + " --geometry " +
-                      (dir / "geo.json").string() + " --view gallery",
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto geo = Shoot(dir, "--view gallery");
   Image img = LoadPng(dir / "shot.png");
-  auto geo = ReadJson(dir / "geo.json");
   REQUIRE(geo["canvases"].size() == 2);
   // The gallery's first sample is h [8,6] S(0),S(1) -> S(1),S(0) on a 2x2 mesh, step 0.
   engine::Mesh mesh({2, 2}, {"dp", "tp"});
   mesh.RegisterFlattened({0, 1});
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {8, 6}, engine::DType::kF32,
-                            engine::ChunkRule::kTorch, {}, "t");
-  };
-  auto src = spec("S(0),S(1)");
-  engine::Plan plan = engine::MakePlan(src, spec("S(1),S(0)"), 0, {});
-  auto [lb, la] = StepLayouts(src, plan, 0);
-  for (const auto& canvas : geo["canvases"])
-    CheckCanvas(img, canvas, canvas["which"] == "before" ? lb : la, 4, 1);
+  CheckFirstStepCanvases(img, geo, mesh, {8, 6}, "S(0),S(1)", "S(1),S(0)", 1);
 }
 
 TEST_CASE("sandbox runs its redistribute on the local backend and shows the new trace", "[gui][sandbox]") {
@@ -185,15 +152,7 @@ TEST_CASE("sandbox runs its redistribute on the local backend and shows the new 
   // sub-mesh registered.
   engine::Mesh mesh({2, 2}, {"dp", "tp"});
   mesh.RegisterAllFlattened();
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {15, 6}, engine::DType::kF32,
-                            engine::ChunkRule::kTorch, {}, "t");
-  };
-  auto src = spec("S(0),S(0)");
-  engine::Plan plan = engine::MakePlan(src, spec("R,R"), 0, {});
-  auto [lb, la] = StepLayouts(src, plan, 0);
-  for (const auto& canvas : geo["canvases"])
-    CheckCanvas(img, canvas, canvas["which"] == "before" ? lb : la, 4, 4);
+  CheckFirstStepCanvases(img, geo, mesh, {15, 6}, "S(0),S(0)", "R,R", 4);
 }
 
 TEST_CASE("a corrupt trace shows the error panel naming file:line", "[gui][errors]") {

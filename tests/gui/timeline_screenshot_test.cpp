@@ -29,10 +29,7 @@ TEST_CASE("the timeline at 4096 ranks: group lanes, expand, zoom to selection, g
           "[gui][timeline][scale]") {
   fs::path dir = TempDir("timeline4096");
   engine::Mesh mesh({64, 64}, {"dp", "tp"});
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {128, 128},
-                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t");
-  };
+  auto spec = [&](const char* p) { return Spec(mesh, p, {128, 128}); };
   WriteTraceDir(
       *gui::ModelFromPlans(
           {{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}, {"u", spec("S(0),R"), spec("R,R"), {}}}, "test"),

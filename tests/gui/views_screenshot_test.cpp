@@ -89,11 +89,7 @@ TEST_CASE("every view on a 3-D mesh, strided shards, a shard order and a program
         if (!t.placements || (std::string(view) != "layout" && std::string(view) != "main")) continue;
         Image img = LoadPng(dir / "shot.png");
         engine::Mesh mesh(t.mesh);
-        std::optional<engine::ShardOrder> order;
-        if (t.order) order = engine::ParseShardOrder(t.order, "t");
-        auto before = engine::ComputeLayouts(
-            engine::MakeSpec(mesh, engine::ParsePlacements(t.placements, "t"), order, t.shape,
-                             engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t"));
+        auto before = engine::ComputeLayouts(Spec(mesh, t.placements, t.shape, t.order));
         for (const auto& canvas : geo["canvases"])
           if (canvas["which"] == "before") CheckCanvas(img, canvas, before, mesh.size(), 1);
       }
@@ -105,19 +101,11 @@ TEST_CASE("Replicate reads as replicas: S(1),R on 2x2 is two column blocks, each
           "[gui][layout][replicate]") {
   fs::path dir = TempDir("replicate");
   engine::Mesh mesh({2, 2});
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {8, 8}, engine::DType::kF32,
-                            engine::ChunkRule::kTorch, {}, "t");
-  };
+  auto spec = [&](const char* p) { return Spec(mesh, p, {8, 8}); };
   WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(1),R"), spec("R,R"), {}}}, "test"),
                 dir / "trace");
-  auto r = RunGui((dir / "trace").string() + " --view layout --select 0 --screenshot " +
-                      (dir / "shot.png").string() + " --geometry " + (dir / "geo.json").string(),
-                  dir / "log.txt");
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto geo = Shoot(dir, (dir / "trace").string() + " --view layout --select 0");
   Image img = LoadPng(dir / "shot.png");
-  auto geo = ReadJson(dir / "geo.json");
   const nlohmann::json* before = nullptr;
   for (const auto& c : geo["canvases"])
     if (c["which"] == "before") before = &c;
@@ -160,10 +148,7 @@ TEST_CASE("Replicate reads as replicas: S(1),R on 2x2 is two column blocks, each
 TEST_CASE("every view on a 4096-rank trace (64x64 mesh)", "[gui][views][scale]") {
   fs::path dir = TempDir("ranks4096");
   engine::Mesh mesh({64, 64}, {"dp", "tp"});
-  auto spec = [&](const char* p) {
-    return engine::MakeSpec(mesh, engine::ParsePlacements(p, "t"), std::nullopt, {128, 128},
-                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t");
-  };
+  auto spec = [&](const char* p) { return Spec(mesh, p, {128, 128}); };
   WriteTraceDir(*shardscope::app::gui::ModelFromPlans({{"t", spec("S(0),S(1)"), spec("S(0),R"), {}}}, "test"),
                 dir / "trace");
   for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge", "stats"}) {
