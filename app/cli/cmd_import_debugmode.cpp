@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -19,6 +20,16 @@ constexpr std::streamoff kMaxDumpBytes = std::streamoff{1} << 30;
 
 constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
 
+// `value` as JSON when `present`, else null.
+template <class T>
+nlohmann::ordered_json OrNull(bool present, const T& value) {
+  return present ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+}
+template <class T>
+nlohmann::ordered_json OrNull(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
 std::string Joined(const std::vector<std::string>& parts) {
   std::string s = Join(parts, ", ");
   return s.empty() ? "-" : s;
@@ -32,15 +43,14 @@ nlohmann::ordered_json OpsJson(const program::ImportResult& result) {
     ops.push_back({
         {"line", op.line},
         {"op", op.name},
-        {"shardscope_op",
-         v.shardscope_op.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(v.shardscope_op)},
+        {"shardscope_op", OrNull(!v.shardscope_op.empty(), v.shardscope_op)},
         {"inputs", v.inputs},
         {"recorded_outputs", v.recorded_outputs},
         {"shardscope_outputs", v.shardscope_outputs},
         {"verdict", v.verdict},
         {"reason", v.reason},
         {"computed", v.computed},
-        {"trace_id", v.trace_id >= 0 ? nlohmann::ordered_json(v.trace_id) : nlohmann::ordered_json()},
+        {"trace_id", OrNull(v.trace_id >= 0, v.trace_id)},
     });
   }
   return ops;
@@ -95,35 +105,32 @@ nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine:
     nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
     for (const auto& c : r.collectives) {
       collectives.push_back({{"kind", c.kind},
-                             {"group_size", c.group_size >= 0 ? nlohmann::ordered_json(c.group_size)
-                                                              : nlohmann::ordered_json()},
+                             {"group_size", OrNull(c.group_size >= 0, c.group_size)},
                              {"group_name", c.group_name}});
     }
     const program::DumpOp* op = r.op >= 0 ? &result.dump.ops[static_cast<size_t>(r.op)] : nullptr;
     redistributes.push_back({
         {"line", r.line},
         {"op", op ? nlohmann::ordered_json(op->name) : nlohmann::ordered_json()},
-        {"arg_index", r.arg_index >= 0 ? nlohmann::ordered_json(r.arg_index) : nlohmann::ordered_json()},
+        {"arg_index", OrNull(r.arg_index >= 0, r.arg_index)},
         {"explicit", r.explicit_call},
-        {"global_shape",
-         r.has_global_shape ? nlohmann::ordered_json(r.global_shape) : nlohmann::ordered_json()},
+        {"global_shape", OrNull(r.has_global_shape, r.global_shape)},
         {"global_shape_inferred", r.global_shape_inferred},
         {"dtype", r.dtype},
         {"src", Strings(r.src)},
         {"src_text", r.src_text},
         {"dst", Strings(r.dst)},
         {"dst_text", r.dst_text},
-        {"pytorch_trace",
-         r.pytorch_trace ? nlohmann::ordered_json(*r.pytorch_trace) : nlohmann::ordered_json()},
+        {"pytorch_trace", OrNull(r.pytorch_trace)},
         {"recorded_collectives", collectives},
-        {"local_shape", r.has_local_shape ? nlohmann::ordered_json(r.local_shape) : nlohmann::ordered_json()},
+        {"local_shape", OrNull(r.has_local_shape, r.local_shape)},
         {"module", r.module},
         {"shardscope_notation", v.shardscope_notation},
         {"shardscope_collectives", v.shardscope_collectives},
         {"verdict", v.verdict},
         {"reason", v.reason},
         {"replayed", v.replayed},
-        {"trace_id", v.trace_id >= 0 ? nlohmann::ordered_json(v.trace_id) : nlohmann::ordered_json()},
+        {"trace_id", OrNull(v.trace_id >= 0, v.trace_id)},
     });
   }
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();

@@ -33,11 +33,10 @@ void PlaceWindow(const ImGuiViewport* vp, bool fills_viewport, ImVec2 size) {
 
 }  // namespace
 
-int App::Run() {
+int App::InitWindow(bool headless) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
-  bool headless = !options_.screenshot.empty() || options_.bench_frames > 0;
   if (headless) io.IniFilename = nullptr;  // screenshots must not depend on a previous session
   RegisterPanelSizesSettings(&sizes_);
   ImGui::StyleColorsDark();
@@ -61,6 +60,10 @@ int App::Run() {
     ImGui::DestroyContext();
     return 3;
   }
+  return 0;
+}
+
+void App::OpenRequested() {
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
   if (!options_.diff_baseline.empty()) {
     diff_mode_ = true;
@@ -83,10 +86,15 @@ int App::Run() {
     if (!sandbox_.error().empty())
       std::fprintf(stderr, "shardscope-gui: sandbox: %s\n", sandbox_.error().c_str());
   }
+}
+
+int App::Run() {
+  const bool headless = !options_.screenshot.empty() || options_.bench_frames > 0;
+  if (int code = InitWindow(headless)) return code;
+  OpenRequested();
 
   int exit_code = 0;
-  std::vector<double> frame_ms;
-  double sum_prepare = 0, sum_build = 0, sum_render = 0;
+  BenchTimes bench;
   while (!platform_->ShouldClose()) {
     auto t_start = std::chrono::steady_clock::now();
     Frame();
@@ -105,12 +113,12 @@ int App::Run() {
     }
     if (options_.bench_frames > 0 && Ready()) {
       glFinish();
-      frame_ms.push_back(
+      bench.frame_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count());
-      if (static_cast<int>(frame_ms.size()) > kSettleFrames) {
-        sum_prepare += prepare_ms_, sum_build += build_ms_, sum_render += render_ms_;
+      if (static_cast<int>(bench.frame_ms.size()) > kSettleFrames) {
+        bench.prepare += prepare_ms_, bench.build += build_ms_, bench.render += render_ms_;
       }
-      if (static_cast<int>(frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
+      if (static_cast<int>(bench.frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
     }
     platform_->SwapBuffers();
     // While traces load the window shows only progress bars: a few frames a second are enough, and
@@ -119,38 +127,40 @@ int App::Run() {
         std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
     if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
   }
-  if (!frame_ms.empty()) {
-    frame_ms.erase(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(kSettleFrames, frame_ms.size()));
-    std::vector<double> sorted = frame_ms;
-    std::sort(sorted.begin(), sorted.end());
-    double sum = 0;
-    for (double v : sorted) sum += v;
-    const trace::Model* m = ActiveModel();
-    size_t events = 0;
-    if (m) {
-      for (const auto& r : m->ranks) events += r.events.size();
-    }
-    auto pct = [&](double p) {
-      return sorted.empty() ? 0.0
-                            : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
-    };
-    std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu\n", sorted.size(),
-                options_.view.c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0), events,
-                renderer_->quads_last_frame());
-    std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
-                sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
-                sorted.empty() ? 0.0 : sorted.back());
-    double n = static_cast<double>(std::max<size_t>(1, sorted.size()));
-    std::printf("  of which: prepare %.2f ms  ImGui/panel draw calls %.2f ms  GL render + glFinish %.2f ms\n",
-                sum_prepare / n, sum_build / n, sum_render / n);
-    std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
-                first_frame_s_, first_ready_s_);
-  }
+  if (!bench.frame_ms.empty()) PrintBench(std::move(bench));
   loaders_.clear();
   renderer_.reset();
   platform_.reset();
   ImGui::DestroyContext();
   return exit_code;
+}
+
+void App::PrintBench(BenchTimes bench) const {
+  std::vector<double>& frame_ms = bench.frame_ms;
+  frame_ms.erase(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(kSettleFrames, frame_ms.size()));
+  std::vector<double> sorted = frame_ms;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  const trace::Model* m = ActiveModel();
+  size_t events = 0;
+  if (m) {
+    for (const auto& r : m->ranks) events += r.events.size();
+  }
+  auto pct = [&](double p) {
+    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
+  };
+  std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu\n", sorted.size(),
+              options_.view.c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0), events,
+              renderer_->quads_last_frame());
+  std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
+              sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
+              sorted.empty() ? 0.0 : sorted.back());
+  double n = static_cast<double>(std::max<size_t>(1, sorted.size()));
+  std::printf("  of which: prepare %.2f ms  ImGui/panel draw calls %.2f ms  GL render + glFinish %.2f ms\n",
+              bench.prepare / n, bench.build / n, bench.render / n);
+  std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
+              first_frame_s_, first_ready_s_);
 }
 
 bool App::Ready() const {

@@ -39,6 +39,15 @@ class App {
     std::shared_ptr<const trace::Model> model;
   };
 
+  // Run's parts: the ImGui context, window and GL renderer (0, else the exit code); the loads and
+  // windows the command line asks for; the --bench-frames report.
+  int InitWindow(bool headless);
+  void OpenRequested();
+  struct BenchTimes {
+    std::vector<double> frame_ms;
+    double prepare = 0, build = 0, render = 0;  // sums over the frames after the settle frames
+  };
+  void PrintBench(BenchTimes bench) const;
   void Frame();
   void PollLoaders();
   void SyncSelection();

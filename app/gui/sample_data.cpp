@@ -33,6 +33,129 @@ int64_t Numel(const engine::Shape& s) {
   return n;
 }
 
+// Rank `r`'s file and header in a plan-only sample on `mesh`.
+trace::RankTrace SampleRank(const engine::Mesh& mesh, int64_t r) {
+  trace::RankTrace rt;
+  rt.file = "rank-" + std::to_string(r) + ".jsonl";
+  rt.header.rank = r;
+  rt.header.world = mesh.size();
+  rt.header.mesh_shape = mesh.shape();
+  rt.header.mesh_dim_names = mesh.dim_names();
+  // One entry per mesh dim, "" when unnamed, as trace::Session writes them (the reader insists).
+  rt.header.mesh_dim_names.resize(mesh.shape().size());
+  rt.header.backend = "plan-only";
+  rt.header.host = "sandbox";
+  return rt;
+}
+
+// The begin event of redistribute `id` of `item`, planned as `plan` (its time is set by the caller).
+void DescribeBegin(int64_t id, const SampleRedistribute& item, const engine::Plan& plan,
+                   trace::RedistributeBegin& b) {
+  b.id = id;
+  b.tensor = item.tensor;
+  b.global_shape = item.src.shape;
+  b.dtype = std::string(engine::DTypeName(item.src.dtype));
+  for (const auto& p : item.src.placements) b.src_placements.push_back(p.ToString());
+  for (const auto& p : item.dst.placements) b.dst_placements.push_back(p.ToString());
+  b.src_order = OrderText(item.src);
+  b.dst_order = OrderText(item.dst);
+  b.planner = std::string(engine::PlannerName(plan.planner));
+  b.planner_reason = plan.planner_reason;
+  b.notation = plan.notation;
+  b.notation_unoptimized = plan.notation_unoptimized;
+  for (const auto& tr : plan.raw) b.raw_plan.push_back(ToTraceStep(tr));
+  for (const auto& tr : plan.optimized) b.optimized_plan.push_back(ToTraceStep(tr));
+  for (const auto& sm : plan.skipped_merges) {
+    trace::SkippedMerge s;
+    for (int d : sm.mesh_dims) s.mesh_dims.push_back(d);
+    s.comm = std::string(engine::CommKindName(sm.comm));
+    s.reason = sm.reason;
+    s.hint = sm.hint;
+    b.skipped_merges.push_back(s);
+  }
+  b.cost_us = plan.cost_us;
+}
+
+// The collective rank `r` runs for step `k` (transform `tr`) of redistribute `b`, holding `mine`
+// bytes before it, from `start_ns` to `end_ns`.
+trace::Collective SampleCollective(const trace::RedistributeBegin& b, size_t k, const engine::Transform& tr,
+                                   const engine::Mesh& mesh, int64_t r, int64_t mine, int64_t start_ns,
+                                   int64_t end_ns) {
+  trace::Collective c;
+  c.redistribute_id = b.id;
+  c.step = static_cast<int64_t>(k);
+  c.kind = std::string(engine::CommKindName(tr.comm));
+  for (int d : tr.mesh_dims) c.mesh_dims.push_back(d);
+  c.group = mesh.Group(r, tr.mesh_dims);
+  c.dtype = b.dtype;
+  int64_t g = static_cast<int64_t>(c.group.size());
+  for (int64_t peer : c.group) {
+    int64_t sent = 0;
+    if (peer != r) {
+      // all_gather sends the whole shard to each peer; the others send a 1/g share.
+      sent = tr.comm == engine::CommKind::kAllGather ? mine : mine / std::max<int64_t>(1, g);
+    }
+    c.bytes_sent.push_back(sent);
+    c.bytes_recv.push_back(sent);
+  }
+  c.start_ns = start_ns;
+  c.end_ns = end_ns;
+  return c;
+}
+
+// Rank `r`'s steps (and collectives) of `plan` for `item` on `mesh` in `rec`, on a synthetic clock from
+// `now`: each step lasts its predicted cost. Returns the clock after the last step.
+int64_t AddSteps(const engine::Mesh& mesh, const SampleRedistribute& item, const engine::Plan& plan,
+                 int64_t r, int64_t now, trace::RedistributeRecord& rec) {
+  const int64_t id = rec.begin->id;
+  const engine::ShardOrder src_order = item.src.EffectiveOrder();
+  engine::PlanState state = engine::ExecutionStartState(item.src.placements, &src_order, mesh,
+                                                        static_cast<int>(item.src.shape.size()));
+  int itemsize = engine::DTypeSize(item.src.dtype);
+  for (size_t k = 0; k < plan.optimized.size(); ++k) {
+    const engine::Transform& tr = plan.optimized[k];
+    engine::LayoutInput in{&mesh, &state.placements, &state.order, &item.src.shape};
+    engine::RankLayout before = engine::ComputeRankLayout(in, r);
+    engine::PlanState next = engine::ExecutionAdvance(state, tr, mesh);
+    engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
+    engine::RankLayout after = engine::ComputeRankLayout(in2, r);
+    trace::StepRecord sr;
+    sr.begin.Mutable().redistribute_id = id;
+    sr.begin.Mutable().step = static_cast<int64_t>(k);
+    for (int d : tr.mesh_dims) sr.begin.Mutable().mesh_dims.push_back(d);
+    sr.begin.Mutable().src = tr.src.ToString();
+    sr.begin.Mutable().dst = tr.dst.ToString();
+    sr.begin.Mutable().comm = std::string(engine::CommKindName(tr.comm));
+    sr.begin.Mutable().logical_shape = tr.logical_shape;
+    sr.begin.Mutable().local_shape_before = before.local_shape;
+    sr.begin.Mutable().global_offset_before = before.global_offset;
+    sr.begin.Mutable().t_ns = now + 100;
+    int64_t dur = std::max<int64_t>(2000, static_cast<int64_t>(tr.cost_us * 1000.0));
+    if (tr.comm != engine::CommKind::kLocal) {
+      rec.collectives.push_back(SampleCollective(
+          *rec.begin, k, tr, mesh, r, Numel(before.local_shape) * itemsize, now + 300, now + dur - 300));
+    }
+    now += dur;
+    sr.end = trace::StepEnd{id, static_cast<int64_t>(k), after.local_shape, after.global_offset, now};
+    rec.steps.push_back(sr);
+    state = next;
+  }
+  return now;
+}
+
+// The record's events in file order: begin, each step's begin, collectives and end, then end.
+void AppendEvents(const trace::RedistributeRecord& rec, trace::EventList& events) {
+  events.push_back(*rec.begin);
+  for (size_t k = 0; k < rec.steps.size(); ++k) {
+    events.push_back(*rec.steps[k].begin);
+    for (const auto& c : rec.collectives) {
+      if (c.step == static_cast<int64_t>(k)) events.push_back(c);
+    }
+    events.push_back(*rec.steps[k].end);
+  }
+  events.push_back(*rec.end);
+}
+
 }  // namespace
 
 std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribute>& items,
@@ -43,20 +166,7 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
   auto model = std::make_shared<trace::Model>();
   model->source = source;
   model->world = world;
-  std::vector<int64_t> mesh_shape = mesh.shape();
-  for (int64_t r = 0; r < world; ++r) {
-    trace::RankTrace rt;
-    rt.file = "rank-" + std::to_string(r) + ".jsonl";
-    rt.header.rank = r;
-    rt.header.world = world;
-    rt.header.mesh_shape = mesh_shape;
-    rt.header.mesh_dim_names = mesh.dim_names();
-    // One entry per mesh dim, "" when unnamed, as trace::Session writes them (the reader insists).
-    rt.header.mesh_dim_names.resize(mesh_shape.size());
-    rt.header.backend = "plan-only";
-    rt.header.host = "sandbox";
-    model->ranks.push_back(std::move(rt));
-  }
+  for (int64_t r = 0; r < world; ++r) model->ranks.push_back(SampleRank(mesh, r));
   int64_t t = 1000;
   for (size_t id = 0; id < items.size(); ++id) {
     const SampleRedistribute& item = items[id];
@@ -66,95 +176,13 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       trace::RedistributeRecord rec;
       rec.rank = r;
       auto& b = rec.begin.Mutable();
-      b.id = static_cast<int64_t>(id);
-      b.tensor = item.tensor;
-      b.global_shape = item.src.shape;
-      b.dtype = std::string(engine::DTypeName(item.src.dtype));
-      for (const auto& p : item.src.placements) b.src_placements.push_back(p.ToString());
-      for (const auto& p : item.dst.placements) b.dst_placements.push_back(p.ToString());
-      b.src_order = OrderText(item.src);
-      b.dst_order = OrderText(item.dst);
-      b.planner = std::string(engine::PlannerName(plan.planner));
-      b.planner_reason = plan.planner_reason;
-      b.notation = plan.notation;
-      b.notation_unoptimized = plan.notation_unoptimized;
-      for (const auto& tr : plan.raw) b.raw_plan.push_back(ToTraceStep(tr));
-      for (const auto& tr : plan.optimized) b.optimized_plan.push_back(ToTraceStep(tr));
-      for (const auto& sm : plan.skipped_merges) {
-        trace::SkippedMerge s;
-        for (int d : sm.mesh_dims) s.mesh_dims.push_back(d);
-        s.comm = std::string(engine::CommKindName(sm.comm));
-        s.reason = sm.reason;
-        s.hint = sm.hint;
-        b.skipped_merges.push_back(s);
-      }
-      b.cost_us = plan.cost_us;
-      // Synthetic clock: ranks start a little apart and each step lasts its predicted cost.
-      int64_t now = item_start + r * 150;
-      b.t_ns = now;
-      const engine::ShardOrder src_order = item.src.EffectiveOrder();
-      engine::PlanState state = engine::ExecutionStartState(item.src.placements, &src_order, mesh,
-                                                            static_cast<int>(item.src.shape.size()));
-      int itemsize = engine::DTypeSize(item.src.dtype);
-      for (size_t k = 0; k < plan.optimized.size(); ++k) {
-        const engine::Transform& tr = plan.optimized[k];
-        engine::LayoutInput in{&mesh, &state.placements, &state.order, &item.src.shape};
-        engine::RankLayout before = engine::ComputeRankLayout(in, r);
-        engine::PlanState next = engine::ExecutionAdvance(state, tr, mesh);
-        engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
-        engine::RankLayout after = engine::ComputeRankLayout(in2, r);
-        trace::StepRecord sr;
-        sr.begin.Mutable().redistribute_id = b.id;
-        sr.begin.Mutable().step = static_cast<int64_t>(k);
-        for (int d : tr.mesh_dims) sr.begin.Mutable().mesh_dims.push_back(d);
-        sr.begin.Mutable().src = tr.src.ToString();
-        sr.begin.Mutable().dst = tr.dst.ToString();
-        sr.begin.Mutable().comm = std::string(engine::CommKindName(tr.comm));
-        sr.begin.Mutable().logical_shape = tr.logical_shape;
-        sr.begin.Mutable().local_shape_before = before.local_shape;
-        sr.begin.Mutable().global_offset_before = before.global_offset;
-        sr.begin.Mutable().t_ns = now + 100;
-        int64_t dur = std::max<int64_t>(2000, static_cast<int64_t>(tr.cost_us * 1000.0));
-        if (tr.comm != engine::CommKind::kLocal) {
-          trace::Collective c;
-          c.redistribute_id = b.id;
-          c.step = static_cast<int64_t>(k);
-          c.kind = std::string(engine::CommKindName(tr.comm));
-          for (int d : tr.mesh_dims) c.mesh_dims.push_back(d);
-          c.group = mesh.Group(r, tr.mesh_dims);
-          c.dtype = b.dtype;
-          int64_t g = static_cast<int64_t>(c.group.size());
-          int64_t mine = Numel(before.local_shape) * itemsize;
-          for (int64_t peer : c.group) {
-            int64_t sent = 0;
-            if (peer != r) {
-              // all_gather sends the whole shard to each peer; the others send a 1/g share.
-              sent = tr.comm == engine::CommKind::kAllGather ? mine : mine / std::max<int64_t>(1, g);
-            }
-            c.bytes_sent.push_back(sent);
-            c.bytes_recv.push_back(sent);
-          }
-          c.start_ns = now + 300;
-          c.end_ns = now + dur - 300;
-          rec.collectives.push_back(c);
-        }
-        now += dur;
-        sr.end = trace::StepEnd{b.id, static_cast<int64_t>(k), after.local_shape, after.global_offset, now};
-        rec.steps.push_back(sr);
-        state = next;
-      }
+      DescribeBegin(static_cast<int64_t>(id), item, plan, b);
+      // Synthetic clock: ranks start a little apart.
+      b.t_ns = item_start + r * 150;
+      int64_t now = AddSteps(mesh, item, plan, r, b.t_ns, rec);
       rec.end = trace::RedistributeEnd{b.id, now + 200, true, "", std::nullopt, std::nullopt};
       item_end = std::max(item_end, now + 200);
-      auto& events = model->ranks[static_cast<size_t>(r)].events;
-      events.push_back(*rec.begin);
-      for (size_t k = 0; k < rec.steps.size(); ++k) {
-        events.push_back(*rec.steps[k].begin);
-        for (const auto& c : rec.collectives) {
-          if (c.step == static_cast<int64_t>(k)) events.push_back(c);
-        }
-        events.push_back(*rec.steps[k].end);
-      }
-      events.push_back(*rec.end);
+      AppendEvents(rec, model->ranks[static_cast<size_t>(r)].events);
       model->redistributes.push_back(std::move(rec));
     }
     t = item_end + 3000;

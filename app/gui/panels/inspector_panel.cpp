@@ -33,6 +33,93 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
   ImGui::EndTable();
 }
 
+// An imported redistribute: the plan the other tool recorded, beside shardscope's above.
+void ImportedPlanLines(const trace::ImportedPlan& p) {
+  std::string recorded;
+  for (const auto& c : p.collectives) {
+    recorded += (recorded.empty() ? "" : ", ") + c.kind +
+                (c.group_size >= 0 ? " over " + std::to_string(c.group_size) : std::string()) + " (group " +
+                c.group_name + ")";
+  }
+  ImGui::Text("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
+              p.notation.empty() ? "no notation recorded" : p.notation.c_str());
+  ImGui::TextDisabled("recorded: %s", recorded.empty() ? "no collectives" : recorded.c_str());
+  ImVec4 colour = p.verdict == "same"
+                      ? ImVec4(0.55f, 0.85f, 0.55f, 1.0f)
+                      : ImVec4(kDiffColor.r / 255.0f, kDiffColor.g / 255.0f, kDiffColor.b / 255.0f, 1.0f);
+  ImGui::TextColored(colour, "verdict: %s", p.verdict.c_str());
+  if (!p.reason.empty()) ImGui::TextWrapped("%s", p.reason.c_str());
+}
+
+// Step controls: buttons (the arrow keys and play are the App's), and which step is shown.
+void StepControls(Selection& sel, int64_t steps) {
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) sel.step = std::max<int64_t>(0, sel.step - 1);
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right))
+    sel.step = std::min(sel.step + 1, std::max<int64_t>(0, steps - 1));
+  ImGui::SameLine();
+  if (ImGui::Button(sel.playing ? "pause" : "play")) {
+    sel.playing = !sel.playing;
+    if (sel.playing && sel.step + 1 >= steps) sel.step = 0;
+  }
+  ImGui::SameLine();
+  // Steps are numbered from 0 in every panel, as in the trace, `show` and `plan`.
+  if (steps > 0) {
+    ImGui::Text("step %lld of 0..%lld", static_cast<long long>(sel.step), static_cast<long long>(steps - 1));
+  } else {
+    ImGui::TextUnformatted("no steps");
+  }
+}
+
+// Step `step` (plan step `s`): what it does, its predicted and measured time and bytes.
+void StepFigures(const RedistributeView& view, const trace::PlanStep& s, int64_t step) {
+  ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view.mesh).c_str(), s.src.c_str(),
+              s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
+  const StepMeasure& m = view.steps[static_cast<size_t>(step)];
+  // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
+  const std::string slowest =
+      m.slowest_rank >= 0 ? " (slowest: r" + std::to_string(m.slowest_rank) + ")" : "";
+  ImGui::Text("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
+              m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
+  ImGui::Text("bytes sent %s in %lld collective calls",
+              FormatBytes(static_cast<double>(m.bytes_sent)).c_str(), static_cast<long long>(m.collectives));
+}
+
+// Whole-redistribute figures: total times, and ranks that finished, failed or never ended.
+void RankOutcomes(const RedistributeView& view, double cost_us) {
+  int64_t ok = 0, failed = 0, incomplete = 0, min_ns = -1, max_ns = -1;
+  for (const trace::RedistributeRecord* rec : view.per_rank) {
+    if (!rec->end) {
+      ++incomplete;
+      continue;
+    }
+    rec->end->ok ? ++ok : ++failed;
+    int64_t d = rec->end->t_ns - rec->begin->t_ns;
+    min_ns = min_ns < 0 ? d : std::min(min_ns, d);
+    max_ns = std::max(max_ns, d);
+  }
+  ImGui::Text("total: predicted %.1f us  measured %s .. %s", cost_us,
+              min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
+              max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
+  ImGui::Text("ranks ok %lld", static_cast<long long>(ok));
+  if (failed) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed %lld", static_cast<long long>(failed));
+  }
+  if (incomplete) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "incomplete %lld", static_cast<long long>(incomplete));
+  }
+  for (const trace::RedistributeRecord* rec : view.per_rank) {
+    if (rec->end && !rec->end->ok) {
+      ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "r%lld: %s", static_cast<long long>(rec->rank),
+                         rec->end->error.c_str());
+      break;
+    }
+  }
+  if (!view.error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", view.error.c_str());
+}
+
 }  // namespace
 
 void InspectorPanel::Prepare(const ViewContext& /*ctx*/) {}
@@ -70,89 +157,12 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   NotationText(b.notation, sel.step);
   if (b.notation_unoptimized != b.notation)
     ImGui::TextDisabled("unoptimized: %s", b.notation_unoptimized.c_str());
-  if (b.imported) {
-    // An imported redistribute: the plan the other tool recorded, beside shardscope's above.
-    const trace::ImportedPlan& p = *b.imported;
-    std::string recorded;
-    for (const auto& c : p.collectives) {
-      recorded += (recorded.empty() ? "" : ", ") + c.kind +
-                  (c.group_size >= 0 ? " over " + std::to_string(c.group_size) : std::string()) + " (group " +
-                  c.group_name + ")";
-    }
-    ImGui::Text("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
-                p.notation.empty() ? "no notation recorded" : p.notation.c_str());
-    ImGui::TextDisabled("recorded: %s", recorded.empty() ? "no collectives" : recorded.c_str());
-    ImVec4 colour = p.verdict == "same"
-                        ? ImVec4(0.55f, 0.85f, 0.55f, 1.0f)
-                        : ImVec4(kDiffColor.r / 255.0f, kDiffColor.g / 255.0f, kDiffColor.b / 255.0f, 1.0f);
-    ImGui::TextColored(colour, "verdict: %s", p.verdict.c_str());
-    if (!p.reason.empty()) ImGui::TextWrapped("%s", p.reason.c_str());
-  }
+  if (b.imported) ImportedPlanLines(*b.imported);
   ImGui::Spacing();
 
-  // Step controls: buttons, arrow keys (App), play.
-  if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) sel.step = std::max<int64_t>(0, sel.step - 1);
-  ImGui::SameLine();
-  if (ImGui::ArrowButton("##next", ImGuiDir_Right))
-    sel.step = std::min(sel.step + 1, std::max<int64_t>(0, steps - 1));
-  ImGui::SameLine();
-  if (ImGui::Button(sel.playing ? "pause" : "play")) {
-    sel.playing = !sel.playing;
-    if (sel.playing && sel.step + 1 >= steps) sel.step = 0;
-  }
-  ImGui::SameLine();
-  // Steps are numbered from 0 in every panel, as in the trace, `show` and `plan`.
-  if (steps > 0) {
-    ImGui::Text("step %lld of 0..%lld", static_cast<long long>(sel.step), static_cast<long long>(steps - 1));
-  } else {
-    ImGui::TextUnformatted("no steps");
-  }
-  if (steps > 0) {
-    const trace::PlanStep& s = b.optimized_plan[static_cast<size_t>(sel.step)];
-    ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view->mesh).c_str(),
-                s.src.c_str(), s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
-    const StepMeasure& m = view->steps[static_cast<size_t>(sel.step)];
-    // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
-    const std::string slowest =
-        m.slowest_rank >= 0 ? " (slowest: r" + std::to_string(m.slowest_rank) + ")" : "";
-    ImGui::Text("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
-                m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
-    ImGui::Text("bytes sent %s in %lld collective calls",
-                FormatBytes(static_cast<double>(m.bytes_sent)).c_str(),
-                static_cast<long long>(m.collectives));
-  }
-  // Whole-redistribute figures.
-  int64_t ok = 0, failed = 0, incomplete = 0, min_ns = -1, max_ns = -1;
-  for (const trace::RedistributeRecord* rec : view->per_rank) {
-    if (!rec->end) {
-      ++incomplete;
-      continue;
-    }
-    rec->end->ok ? ++ok : ++failed;
-    int64_t d = rec->end->t_ns - rec->begin->t_ns;
-    min_ns = min_ns < 0 ? d : std::min(min_ns, d);
-    max_ns = std::max(max_ns, d);
-  }
-  ImGui::Text("total: predicted %.1f us  measured %s .. %s", b.cost_us,
-              min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
-              max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
-  ImGui::Text("ranks ok %lld", static_cast<long long>(ok));
-  if (failed) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed %lld", static_cast<long long>(failed));
-  }
-  if (incomplete) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "incomplete %lld", static_cast<long long>(incomplete));
-  }
-  for (const trace::RedistributeRecord* rec : view->per_rank) {
-    if (rec->end && !rec->end->ok) {
-      ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "r%lld: %s", static_cast<long long>(rec->rank),
-                         rec->end->error.c_str());
-      break;
-    }
-  }
-  if (!view->error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", view->error.c_str());
+  StepControls(sel, steps);
+  if (steps > 0) StepFigures(*view, b.optimized_plan[static_cast<size_t>(sel.step)], sel.step);
+  RankOutcomes(*view, b.cost_us);
   ImGui::Spacing();
   ImGui::TextDisabled("optimized plan (executed)");
   PlanTable("##optimized", b.optimized_plan, sel.step, view->mesh);

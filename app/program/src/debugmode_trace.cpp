@@ -96,6 +96,11 @@ trace::ImportedPlan ImportedOf(const DumpRedistribute& r, const ImportedRedistri
   return p;
 }
 
+// A dump tensor's name: its DTensor id ("dt$6"), else `unnamed` and its position ("arg 1", "out 0").
+std::string NameOr(const DumpTensor& t, const char* unnamed, int64_t index) {
+  return t.id.empty() ? unnamed + (" " + std::to_string(index)) : t.prefix + t.id;
+}
+
 std::string TensorName(const DumpRedistribute& r, const DebugModeDump& dump) {
   if (r.op >= 0 && r.input >= 0) {
     const DumpTensor& t = dump.ops[static_cast<size_t>(r.op)].inputs[static_cast<size_t>(r.input)];
@@ -281,7 +286,7 @@ class TraceBuilder {
       if (i < 0) continue;
       const DumpTensor& t = op.inputs[static_cast<size_t>(i)];
       trace::OpInput& in = e.inputs[k];
-      in.tensor = t.id.empty() ? "arg " + std::to_string(i) : t.prefix + t.id;
+      in.tensor = NameOr(t, "arg", static_cast<int64_t>(i));
       in.placements = Strings(t.placements);
       for (int64_t ri : op.redistributes) {
         const DumpRedistribute& r = result_.dump.redistributes[static_cast<size_t>(ri)];
@@ -301,8 +306,8 @@ class TraceBuilder {
         continue;
       }
       if (!out.requested) continue;
-      out.tensor = o < named.size() && !named[o]->id.empty() ? named[o]->prefix + named[o]->id
-                                                             : "out " + std::to_string(o);
+      out.tensor =
+          o < named.size() ? NameOr(*named[o], "out", static_cast<int64_t>(o)) : "out " + std::to_string(o);
     }
     const ImportedOp& v = result_.ops[j];
     // The dump's name and arguments, as for an opaque op; the rule says what computed it.
@@ -318,38 +323,15 @@ class TraceBuilder {
     clock += 1000;
   }
 
-  void WriteOp(trace::Writer& writer, int64_t rank, size_t j, const std::vector<int64_t>& op_id,
-               const std::vector<int64_t>& redistribute_id, int64_t& clock) {
-    if (Computed(j)) return WriteComputedOp(writer, rank, j, op_id[j], redistribute_id, clock);
-    const DumpOp& op = result_.dump.ops[j];
+  // The op's outputs as the dump records them (placements, global and this rank's local shape),
+  // or, when it names none, the output placements of its strategy line.
+  void RecordedOutputs(const DumpOp& op, int64_t rank, trace::Op& e, trace::OpStrategy& recorded) const {
     const engine::Mesh& mesh = options_.mesh;
-    trace::Op e;
-    e.id = op_id[j];
-    e.step = e.id;
-    e.name = op.name;
-    e.args = op.args;
-    trace::OpStrategy recorded;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const DumpTensor& t = op.inputs[i];
-      if (!t.IsDTensor() || !t.has_placements) continue;
-      trace::OpInput in;
-      in.tensor = t.id.empty() ? "arg " + std::to_string(i) : t.prefix + t.id;
-      in.placements = Strings(t.placements);
-      in.required = in.placements;
-      for (int64_t ri : op.redistributes) {
-        const DumpRedistribute& r = result_.dump.redistributes[static_cast<size_t>(ri)];
-        if (r.input != static_cast<int64_t>(i) || redistribute_id[static_cast<size_t>(ri)] < 0) continue;
-        in.required = Strings(r.dst);
-        if (in.redistribute_id < 0) in.redistribute_id = redistribute_id[static_cast<size_t>(ri)];
-      }
-      recorded.inputs.push_back(in.required);
-      e.inputs.push_back(std::move(in));
-    }
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const DumpTensor& t = op.outputs[o];
       if (!t.IsDTensor() || !t.has_placements) continue;
       trace::OpOutput out;
-      out.tensor = t.id.empty() ? "out " + std::to_string(o) : t.prefix + t.id;
+      out.tensor = NameOr(t, "out", static_cast<int64_t>(o));
       out.placements = Strings(t.placements);
       out.global_shape = t.shape;
       out.local_shape = t.shape;
@@ -377,6 +359,35 @@ class TraceBuilder {
         }
       }
     }
+  }
+
+  void WriteOp(trace::Writer& writer, int64_t rank, size_t j, const std::vector<int64_t>& op_id,
+               const std::vector<int64_t>& redistribute_id, int64_t& clock) {
+    if (Computed(j)) return WriteComputedOp(writer, rank, j, op_id[j], redistribute_id, clock);
+    const DumpOp& op = result_.dump.ops[j];
+    trace::Op e;
+    e.id = op_id[j];
+    e.step = e.id;
+    e.name = op.name;
+    e.args = op.args;
+    trace::OpStrategy recorded;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const DumpTensor& t = op.inputs[i];
+      if (!t.IsDTensor() || !t.has_placements) continue;
+      trace::OpInput in;
+      in.tensor = NameOr(t, "arg", static_cast<int64_t>(i));
+      in.placements = Strings(t.placements);
+      in.required = in.placements;
+      for (int64_t ri : op.redistributes) {
+        const DumpRedistribute& r = result_.dump.redistributes[static_cast<size_t>(ri)];
+        if (r.input != static_cast<int64_t>(i) || redistribute_id[static_cast<size_t>(ri)] < 0) continue;
+        in.required = Strings(r.dst);
+        if (in.redistribute_id < 0) in.redistribute_id = redistribute_id[static_cast<size_t>(ri)];
+      }
+      recorded.inputs.push_back(in.required);
+      e.inputs.push_back(std::move(in));
+    }
+    RecordedOutputs(op, rank, e, recorded);
     e.candidates.push_back(std::move(recorded));
     e.chosen = 0;
     // Op::note is reserved for "shardscope differs from PyTorch here"; the module goes in the rule.
