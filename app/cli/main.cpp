@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <initializer_list>
 #include <iostream>
 #include <string>
 
@@ -70,6 +71,13 @@ void AddRankListOptions(CLI::App* cmd, std::string& ranks, bool& json) {
   cmd->add_flag("--json", json, "print one JSON object (schema: docs/cli.md)");
 }
 
+// The footer of a command's --help: "Example:" or "Examples:", then each command line indented.
+void Examples(CLI::App* cmd, std::initializer_list<const char*> lines) {
+  std::string text = lines.size() == 1 ? "Example:" : "Examples:";
+  for (const char* line : lines) text += std::string("\n  ") + line;
+  cmd->footer(text);
+}
+
 void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("plan", "Plan a redistribute: planner, notation, collectives, costs, layouts");
@@ -93,14 +101,13 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   cmd->add_option("--rank", args.rank, "whose plan to show (logical shapes are per rank)")
       ->capture_default_str();
   AddRankListOptions(cmd, args.ranks, args.json);
-  cmd->footer(
-      "Examples:\n"
-      "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'\n"
-      "  shardscope plan --mesh 2x2 --mesh-names dp,tp --flatten all --shape 8x8 --from 'S(0),S(0)' --to "
-      "R,R\n"
-      "  shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),S(0)' --src-order '0:1,0,2' --to "
-      "'R,S(0),S(0)'\n"
-      "  shardscope plan --mesh 4 --shape 1024x1024 --from 'S(0)' --to R --backward --json");
+  Examples(
+      cmd,
+      {"shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),R' --to 'R,S(1),S(0)'",
+       "shardscope plan --mesh 2x2 --mesh-names dp,tp --flatten all --shape 8x8 --from 'S(0),S(0)' --to R,R",
+       "shardscope plan --mesh 2x2x2 --shape 8x8x8 --from 'S(0),S(0),S(0)' --src-order '0:1,0,2' --to "
+       "'R,S(0),S(0)'",
+       "shardscope plan --mesh 4 --shape 1024x1024 --from 'S(0)' --to R --backward --json"});
 }
 
 void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
@@ -112,21 +119,16 @@ void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");
   AddRankListOptions(cmd, args.ranks, args.json);
-  cmd->footer(
-      "Examples:\n"
-      "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'\n"
-      "  shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)' --order '0:1,0'\n"
-      "  shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json");
+  Examples(cmd, {"shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)'",
+                 "shardscope layout --mesh 4x2 --shape 18x2 --placements 'S(0),S(0)' --order '0:1,0'",
+                 "shardscope layout --mesh 4 --shape 5 --placements 'S(0)' --chunking physicsnemo --json"});
 }
 
 void AddEnvCommand(CLI::App& app, EnvArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "env", "List the SHARDSCOPE_* environment knobs: what each does, accepts, defaults to, is now");
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/cli.md)");
-  cmd->footer(
-      "Examples:\n"
-      "  shardscope env\n"
-      "  SHARDSCOPE_BLOCK_CACHE_MIB=0 shardscope env --json");
+  Examples(cmd, {"shardscope env", "SHARDSCOPE_BLOCK_CACHE_MIB=0 shardscope env --json"});
 }
 
 void AddRunCommand(CLI::App& app, RunArgs& args) {
@@ -151,12 +153,10 @@ void AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->add_flag("--checksums", args.checksums, "record shard checksums before/after in the trace");
   cmd->add_flag("--force", args.force, "replace a trace already in the --trace directory (its rank files)");
   cmd->add_option("--timeout", args.timeout_s, "collective watchdog in seconds")->capture_default_str();
-  cmd->footer(
-      "Examples:\n"
-      "  shardscope run samples/healda_loop.json --trace /tmp/healda --verify\n"
-      "  shardscope run samples/uneven_empty.json --verify --repeat 10\n"
-      "  mpirun -np 4 shardscope run samples/tp_mlp.json --backend mpi --verify --trace /tmp/tp\n"
-      "  shardscope run samples/fsdp_tp.json --backend cuda --verify");
+  Examples(cmd, {"shardscope run samples/healda_loop.json --trace /tmp/healda --verify",
+                 "shardscope run samples/uneven_empty.json --verify --repeat 10",
+                 "mpirun -np 4 shardscope run samples/tp_mlp.json --backend mpi --verify --trace /tmp/tp",
+                 "shardscope run samples/fsdp_tp.json --backend cuda --verify"});
 }
 
 // --jobs of the commands that read traces: rank files parsed concurrently.
@@ -171,19 +171,19 @@ void AddShowCommand(CLI::App& app, ShowArgs& args) {
   cmd->add_option("trace", args.path, "trace directory (rank-*.jsonl) or one rank file")->required();
   cmd->add_flag("--json", args.json, "print one JSON object");
   AddJobsOption(cmd, args.jobs);
-  cmd->footer("Example:\n  shardscope show /tmp/healda");
+  Examples(cmd, {"shardscope show /tmp/healda"});
 }
 
 void AddBenchCommand(CLI::App& app, BenchPlanArgs& args, CLI::App*& bench_plan) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmark programs that print figures");
   bench->require_subcommand(1);
-  bench->footer("Example:\n  shardscope bench plan");
+  Examples(bench, {"shardscope bench plan"});
   bench_plan =
       bench->add_subcommand("plan", "Planning cost: greedy, graph (2-D..4-D meshes), plan cache hit");
   bench_plan->add_option("--repetitions", args.repetitions, "timed batches per case (median reported)")
       ->capture_default_str()
       ->check(AtLeast(1));
-  bench_plan->footer("Example:\n  shardscope bench plan");
+  Examples(bench_plan, {"shardscope bench plan"});
 }
 
 void AddBenchCommOptions(CLI::App* cmd, BenchCommArgs& args) {
@@ -214,7 +214,7 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
       ->check(kNonEmpty);
   d->add_flag("--json", diff.json, "print one JSON object (schema: docs/trace-tools.md)");
   AddJobsOption(d, diff.jobs);
-  d->footer("Example:\n  shardscope diff samples/ci/golden /tmp/candidate --fail-on plan");
+  Examples(d, {"shardscope diff samples/ci/golden /tmp/candidate --fail-on plan"});
   CLI::App* c =
       app.add_subcommand("check", "Cross-rank consistency of a multi-rank trace (Flight Recorder classes)");
   c->add_option("trace", check.path, "trace directory (rank-*.jsonl) or Flight Recorder dump directory")
@@ -224,14 +224,14 @@ void AddTraceToolCommands(CLI::App& app, DiffArgs& diff, CheckArgs& check, Expor
       ->check(AtLeast(0));
   c->add_flag("--json", check.json, "print one JSON object (schema: docs/trace-tools.md)");
   AddJobsOption(c, check.jobs);
-  c->footer("Examples:\n  shardscope check /tmp/healda\n  shardscope check /tmp/fr_dumps");
+  Examples(c, {"shardscope check /tmp/healda", "shardscope check /tmp/fr_dumps"});
   CLI::App* e = app.add_subcommand("export", "Export a trace for Perfetto / chrome://tracing");
   e->add_option("trace", exp.path, "trace directory (rank-*.jsonl) or rank file")->required();
   e->add_option("--format", exp.format, "output format (chrome: Chrome Trace Event JSON)")
       ->capture_default_str();
   e->add_option("-o,--output", exp.output, "output file, - for stdout")->required()->check(kNonEmpty);
   AddJobsOption(e, exp.jobs);
-  e->footer("Example:\n  shardscope export --format chrome /tmp/healda -o healda.json");
+  Examples(e, {"shardscope export --format chrome /tmp/healda -o healda.json"});
 }
 
 // `import fr`: the `import` parent holds one subcommand per foreign record format.
@@ -241,10 +241,7 @@ CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
   fr->add_option("paths", args.paths, "dump directories or files; a file name ends in its rank")->required();
   fr->add_option("-o,--output", args.output, "write the trace (rank-<R>.jsonl files) into this directory");
   fr->add_flag("--json", args.json, "print what was read as one JSON object");
-  fr->footer(
-      "Examples:\n"
-      "  shardscope import fr /tmp/fr_dumps -o /tmp/fr_trace\n"
-      "  shardscope check /tmp/fr_dumps");
+  Examples(fr, {"shardscope import fr /tmp/fr_dumps -o /tmp/fr_trace", "shardscope check /tmp/fr_dumps"});
   return fr;
 }
 
@@ -263,11 +260,9 @@ CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& a
   cmd->add_option("--max-replay-elements", args.max_replay_elements,
                   "replay only tensors with at most this many elements (larger ones are judged only)")
       ->capture_default_str();
-  cmd->footer(
-      "Examples:\n"
-      "  shardscope import debugmode samples/pytorch/debugmode_tp.txt --mesh 4x2 --mesh-names dp,tp -o "
-      "/tmp/tp\n"
-      "  shardscope import debugmode dump.json --mesh 8 --json --strict");
+  Examples(cmd, {"shardscope import debugmode samples/pytorch/debugmode_tp.txt --mesh 4x2 --mesh-names dp,tp "
+                 "-o /tmp/tp",
+                 "shardscope import debugmode dump.json --mesh 8 --json --strict"});
   return cmd;
 }
 
@@ -278,7 +273,7 @@ CLI::App* AddBenchLoadCommand(CLI::App* bench, BenchLoadArgs& args) {
   AddJobsOption(cmd, args.jobs);
   cmd->add_option("--repetitions", args.repetitions, "loads per reader (median reported)")
       ->capture_default_str();
-  cmd->footer("Example:\n  shardscope bench load samples/ci/golden");
+  Examples(cmd, {"shardscope bench load samples/ci/golden"});
   return cmd;
 }
 
@@ -289,7 +284,7 @@ CLI::App* AddBenchTraceCommand(CLI::App* bench, BenchTraceArgs& args) {
       ->capture_default_str();
   cmd->add_option("--redistributes", args.redistributes, "redistributes (5 events) per batch")
       ->capture_default_str();
-  cmd->footer("Example:\n  shardscope bench trace");
+  Examples(cmd, {"shardscope bench trace"});
   return cmd;
 }
 
@@ -321,6 +316,70 @@ bool KnownCommand(const CLI::App& app, const CLI::App& bench, int argc, char** a
   return false;
 }
 
+// Every command's options and the subcommands whose parse Main checks.
+struct Commands {
+  PlanArgs plan;
+  LayoutArgs layout;
+  BenchPlanArgs bench_plan;
+  RunArgs run;
+  ShowArgs show;
+  EnvArgs env;
+  DiffArgs diff;
+  CheckArgs check;
+  ExportArgs export_;
+  BenchCommArgs bench_comm, bench_redistribute;
+  ImportFrArgs import_fr;
+  ImportDebugModeArgs import_debugmode;
+  BenchLoadArgs bench_load;
+  BenchTraceArgs bench_trace;
+  CLI::App *bench_plan_cmd = nullptr, *bench_comm_cmd = nullptr, *bench_redistribute_cmd = nullptr,
+           *bench_load_cmd = nullptr, *bench_trace_cmd = nullptr, *import_fr_cmd = nullptr,
+           *import_debugmode_cmd = nullptr;
+};
+
+void AddCommands(CLI::App& app, Commands& c) {
+  AddPlanCommand(app, c.plan);
+  AddLayoutCommand(app, c.layout);
+  AddBenchCommand(app, c.bench_plan, c.bench_plan_cmd);
+  AddRunCommand(app, c.run);
+  AddShowCommand(app, c.show);
+  AddEnvCommand(app, c.env);
+  AddTraceToolCommands(app, c.diff, c.check, c.export_);
+  c.bench_redistribute.sizes = "64K,1M,16M,64M";
+  CLI::App* import_cmd = app.add_subcommand("import", "Import other tools' records as shardscope traces");
+  import_cmd->require_subcommand(1);
+  c.import_fr_cmd = AddImportFrCommand(import_cmd, c.import_fr);
+  CLI::App* bench = app.get_subcommand("bench");
+  c.bench_comm_cmd = bench->add_subcommand("comm", "Collectives on the local backend: algbw/busbw vs memcpy");
+  AddBenchCommOptions(c.bench_comm_cmd, c.bench_comm);
+  c.bench_redistribute_cmd = bench->add_subcommand(
+      "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
+  AddBenchCommOptions(c.bench_redistribute_cmd, c.bench_redistribute);
+  c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
+  c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
+  c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
+}
+
+// Runs the parsed command; -1 when none was given.
+int RunCommand(const CLI::App& app, Commands& c) {
+  if (app.got_subcommand("plan")) return RunPlan(c.plan, std::cout);
+  if (app.got_subcommand("layout")) return RunLayout(c.layout, std::cout);
+  if (c.bench_plan_cmd != nullptr && c.bench_plan_cmd->parsed()) return RunBenchPlan(c.bench_plan, std::cout);
+  if (c.bench_comm_cmd->parsed()) return RunBenchComm(c.bench_comm, std::cout);
+  if (c.bench_redistribute_cmd->parsed()) return RunBenchRedistribute(c.bench_redistribute, std::cout);
+  if (c.bench_load_cmd->parsed()) return RunBenchLoad(c.bench_load, std::cout);
+  if (c.bench_trace_cmd->parsed()) return RunBenchTrace(c.bench_trace, std::cout);
+  if (app.got_subcommand("run")) return RunRun(c.run, std::cout);
+  if (app.got_subcommand("show")) return RunShow(c.show, std::cout);
+  if (app.got_subcommand("env")) return RunEnv(c.env, std::cout);
+  if (app.got_subcommand("diff")) return RunDiff(c.diff, std::cout);
+  if (app.got_subcommand("check")) return RunCheck(c.check, std::cout);
+  if (app.got_subcommand("export")) return RunExport(c.export_, std::cout);
+  if (c.import_fr_cmd->parsed()) return RunImportFr(c.import_fr, std::cout);
+  if (c.import_debugmode_cmd->parsed()) return RunImportDebugMode(c.import_debugmode, std::cout);
+  return -1;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -333,44 +392,9 @@ int Main(int argc, char** argv) {
       "  shardscope show /tmp/healda\n"
       "  shardscope bench plan\n"
       "Run 'shardscope <command> --help' for a command's options.");
-  PlanArgs plan_args;
-  LayoutArgs layout_args;
-  BenchPlanArgs bench_args;
-  AddPlanCommand(app, plan_args);
-  AddLayoutCommand(app, layout_args);
-  CLI::App* bench_plan = nullptr;
-  AddBenchCommand(app, bench_args, bench_plan);
-  RunArgs run_args;
-  ShowArgs show_args;
-  AddRunCommand(app, run_args);
-  AddShowCommand(app, show_args);
-  EnvArgs env_args;
-  AddEnvCommand(app, env_args);
-  DiffArgs diff_args;
-  CheckArgs check_args;
-  ExportArgs export_args;
-  AddTraceToolCommands(app, diff_args, check_args, export_args);
-  BenchCommArgs comm_args;
-  BenchCommArgs redist_args;
-  redist_args.sizes = "64K,1M,16M,64M";
-  CLI::App* import_cmd = app.add_subcommand("import", "Import other tools' records as shardscope traces");
-  import_cmd->require_subcommand(1);
-  ImportFrArgs import_fr_args;
-  CLI::App* import_fr = AddImportFrCommand(import_cmd, import_fr_args);
-  CLI::App* bench = app.get_subcommand("bench");
-  CLI::App* bench_comm =
-      bench->add_subcommand("comm", "Collectives on the local backend: algbw/busbw vs memcpy");
-  AddBenchCommOptions(bench_comm, comm_args);
-  CLI::App* bench_redist = bench->add_subcommand(
-      "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
-  AddBenchCommOptions(bench_redist, redist_args);
-  ImportDebugModeArgs import_debugmode_args;
-  CLI::App* import_debugmode = AddImportDebugModeCommand(import_cmd, import_debugmode_args);
-  BenchLoadArgs load_args;
-  CLI::App* bench_load = AddBenchLoadCommand(bench, load_args);
-  BenchTraceArgs trace_args;
-  CLI::App* bench_trace = AddBenchTraceCommand(bench, trace_args);
-  if (!KnownCommand(app, *bench, argc, argv)) return kUsageExit;
+  Commands commands;
+  AddCommands(app, commands);
+  if (!KnownCommand(app, *app.get_subcommand("bench"), argc, argv)) return kUsageExit;
 
   try {
     app.parse(argc, argv);
@@ -381,21 +405,7 @@ int Main(int argc, char** argv) {
   }
 
   try {
-    if (app.got_subcommand("plan")) return RunPlan(plan_args, std::cout);
-    if (app.got_subcommand("layout")) return RunLayout(layout_args, std::cout);
-    if (bench_plan != nullptr && bench_plan->parsed()) return RunBenchPlan(bench_args, std::cout);
-    if (bench_comm->parsed()) return RunBenchComm(comm_args, std::cout);
-    if (bench_redist->parsed()) return RunBenchRedistribute(redist_args, std::cout);
-    if (bench_load->parsed()) return RunBenchLoad(load_args, std::cout);
-    if (bench_trace->parsed()) return RunBenchTrace(trace_args, std::cout);
-    if (app.got_subcommand("run")) return RunRun(run_args, std::cout);
-    if (app.got_subcommand("show")) return RunShow(show_args, std::cout);
-    if (app.got_subcommand("env")) return RunEnv(env_args, std::cout);
-    if (app.got_subcommand("diff")) return RunDiff(diff_args, std::cout);
-    if (app.got_subcommand("check")) return RunCheck(check_args, std::cout);
-    if (app.got_subcommand("export")) return RunExport(export_args, std::cout);
-    if (import_fr->parsed()) return RunImportFr(import_fr_args, std::cout);
-    if (import_debugmode->parsed()) return RunImportDebugMode(import_debugmode_args, std::cout);
+    if (int code = RunCommand(app, commands); code >= 0) return code;
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

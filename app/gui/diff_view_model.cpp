@@ -53,6 +53,22 @@ std::optional<int64_t> NamedStep(const std::string& what) {
   return std::nullopt;
 }
 
+// The last line of the CLI's diff text: its summary.
+std::string SummaryOf(const trace::DiffResult& result) {
+  std::string all = trace::FormatDiffText(result);
+  if (!all.empty() && all.back() == '\n') all.pop_back();
+  size_t last = all.rfind('\n');
+  return last == std::string::npos ? all : all.substr(last + 1);
+}
+
+// The positions in `ids` of the ids not in `unmatched`.
+std::vector<size_t> Matched(const std::vector<int64_t>& ids, const std::set<int64_t>& unmatched) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (!unmatched.count(ids[i])) out.push_back(i);
+  return out;
+}
+
 bool SameTransform(const trace::PlanStep& a, const trace::PlanStep& b) {
   return a.mesh_dims == b.mesh_dims && a.src == b.src && a.dst == b.dst && a.comm == b.comm &&
          a.logical_shape == b.logical_shape && a.flattened == b.flattened;
@@ -83,10 +99,7 @@ DiffView BuildDiffView(const trace::Model& baseline, const trace::Model& candida
   DiffView view;
   view.result = trace::DiffTraces(baseline, candidate, options);
   const std::vector<trace::Difference>& diffs = view.result.differences;
-  std::string all = trace::FormatDiffText(view.result);
-  if (!all.empty() && all.back() == '\n') all.pop_back();
-  size_t last = all.rfind('\n');
-  view.summary = last == std::string::npos ? all : all.substr(last + 1);
+  view.summary = SummaryOf(view.result);
 
   std::set<int64_t> removed, added;
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_pair;
@@ -117,11 +130,7 @@ DiffView BuildDiffView(const trace::Model& baseline, const trace::Model& candida
   for (const auto& [id, rec] : first_c) ids_c.push_back(id);
   // DiffTraces matches in order, so the redistributes it did not report as removed or added are
   // its aligned pairs, k-th with k-th.
-  std::vector<size_t> matched_b, matched_c;
-  for (size_t i = 0; i < ids_b.size(); ++i)
-    if (!removed.count(ids_b[i])) matched_b.push_back(i);
-  for (size_t j = 0; j < ids_c.size(); ++j)
-    if (!added.count(ids_c[j])) matched_c.push_back(j);
+  std::vector<size_t> matched_b = Matched(ids_b, removed), matched_c = Matched(ids_c, added);
   if (matched_b.size() != matched_c.size() || static_cast<int64_t>(matched_b.size()) != view.result.aligned) {
     view.error = "cannot recover the alignment: " + std::to_string(matched_b.size()) + " and " +
                  std::to_string(matched_c.size()) + " unmatched-free redistributes, " +

@@ -37,87 +37,94 @@ int Usage(const std::string& message) {
   return 2;
 }
 
-}  // namespace
+using shardscope::app::gui::AppOptions;
 
-int main(int argc, char** argv) {
-  using shardscope::app::gui::AppOptions;
-  AppOptions options;
-  bool view_given = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) return nullptr;
-      (void)name;
-      return argv[++i];
-    };
-    long long n = 0;
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--screenshot") {
-      const char* v = value("--screenshot");
-      if (!v) return Usage("--screenshot needs a file name");
-      options.screenshot = v;
-    } else if (arg == "--view") {
-      const char* v = value("--view");
-      std::string view = v ? v : "";
-      if (view != "main" && view != "timeline" && view != "inspector" && view != "layout" && view != "mesh" &&
-          view != "merge" && view != "program" && view != "gallery" && view != "sandbox" && view != "diff" &&
-          view != "flight" && view != "stats") {
-        return Usage("--view: '" + view +
-                     "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
-                     "sandbox, diff, flight");
-      }
-      options.view = view;
-      view_given = true;
-    } else if (arg == "--diff") {
-      auto is_option = [](const char* t) { return t[0] == '-' && t[1] != '\0'; };
-      if (i + 2 >= argc || is_option(argv[i + 1]) || is_option(argv[i + 2]))
-        return Usage("--diff needs two traces: BASELINE CANDIDATE");
-      options.diff_baseline = argv[++i];
-      options.diff_candidate = argv[++i];
-    } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames") {
-      const char* v = value(arg.c_str());
-      if (!v || !ParseInt(v, n) || n < 0)
-        return Usage(arg + ": '" + (v ? v : "") + "' is not a non-negative integer");
-      if (arg == "--select") options.select = n;
-      if (arg == "--step") options.step = n;
-      if (arg == "--select-op") options.select_op = n;
-      if (arg == "--bench-frames") options.bench_frames = static_cast<int>(n);
-    } else if (arg == "--size") {
-      const char* v = value("--size");
-      int w = 0, h = 0;
-      char extra = 0;
-      if (!v || std::sscanf(v, "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 ||
-          h > 8192) {
-        return Usage("--size: '" + std::string(v ? v : "") +
-                     "' is not WIDTHxHEIGHT within 320x240..8192x8192");
-      }
-      options.width = w, options.height = h;
-    } else if (arg == "--search") {
-      const char* v = value("--search");
-      if (!v) return Usage("--search needs a query such as \"all_gather\"");
-      options.search = v;
-    } else if (arg == "--sandbox-run") {
-      options.sandbox_run = true;
-    } else if (arg == "--keys") {
-      const char* v = value("--keys");
-      if (!v) return Usage("--keys needs a script such as \"Down,Right,click:400:300\"");
-      try {
-        options.script = shardscope::app::gui::ParseInputScript(v);
-      } catch (const std::invalid_argument& e) {
-        return Usage(std::string("--keys: ") + e.what());
-      }
-    } else if (arg == "--geometry") {
-      const char* v = value("--geometry");
-      if (!v) return Usage("--geometry needs a file name");
-      options.geometry = v;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return Usage("unknown option '" + arg + "'");
-    } else {
-      options.traces.push_back(arg);
-    }
+bool KnownView(const std::string& view) {
+  for (const char* v : {"main", "timeline", "inspector", "layout", "mesh", "merge", "program", "gallery",
+                        "sandbox", "diff", "flight", "stats"}) {
+    if (view == v) return true;
   }
+  return false;
+}
+
+// Reads the option or trace at argv[i] (and its value, advancing i) into `options`. Returns an exit
+// code when the command line ends here (help, or a usage error), else -1.
+int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_given) {
+  std::string arg = argv[i];
+  auto value = [&](const char* name) -> const char* {
+    if (i + 1 >= argc) return nullptr;
+    (void)name;
+    return argv[++i];
+  };
+  long long n = 0;
+  if (arg == "-h" || arg == "--help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  } else if (arg == "--screenshot") {
+    const char* v = value("--screenshot");
+    if (!v) return Usage("--screenshot needs a file name");
+    options.screenshot = v;
+  } else if (arg == "--view") {
+    const char* v = value("--view");
+    std::string view = v ? v : "";
+    if (!KnownView(view)) {
+      return Usage("--view: '" + view +
+                   "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
+                   "sandbox, diff, flight");
+    }
+    options.view = view;
+    view_given = true;
+  } else if (arg == "--diff") {
+    auto is_option = [](const char* t) { return t[0] == '-' && t[1] != '\0'; };
+    if (i + 2 >= argc || is_option(argv[i + 1]) || is_option(argv[i + 2]))
+      return Usage("--diff needs two traces: BASELINE CANDIDATE");
+    options.diff_baseline = argv[++i];
+    options.diff_candidate = argv[++i];
+  } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames") {
+    const char* v = value(arg.c_str());
+    if (!v || !ParseInt(v, n) || n < 0)
+      return Usage(arg + ": '" + (v ? v : "") + "' is not a non-negative integer");
+    if (arg == "--select") options.select = n;
+    if (arg == "--step") options.step = n;
+    if (arg == "--select-op") options.select_op = n;
+    if (arg == "--bench-frames") options.bench_frames = static_cast<int>(n);
+  } else if (arg == "--size") {
+    const char* v = value("--size");
+    int w = 0, h = 0;
+    char extra = 0;
+    if (!v || std::sscanf(v, "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 || h > 8192) {
+      return Usage("--size: '" + std::string(v ? v : "") + "' is not WIDTHxHEIGHT within 320x240..8192x8192");
+    }
+    options.width = w, options.height = h;
+  } else if (arg == "--search") {
+    const char* v = value("--search");
+    if (!v) return Usage("--search needs a query such as \"all_gather\"");
+    options.search = v;
+  } else if (arg == "--sandbox-run") {
+    options.sandbox_run = true;
+  } else if (arg == "--keys") {
+    const char* v = value("--keys");
+    if (!v) return Usage("--keys needs a script such as \"Down,Right,click:400:300\"");
+    try {
+      options.script = shardscope::app::gui::ParseInputScript(v);
+    } catch (const std::invalid_argument& e) {
+      return Usage(std::string("--keys: ") + e.what());
+    }
+  } else if (arg == "--geometry") {
+    const char* v = value("--geometry");
+    if (!v) return Usage("--geometry needs a file name");
+    options.geometry = v;
+  } else if (arg.size() > 1 && arg[0] == '-') {
+    return Usage("unknown option '" + arg + "'");
+  } else {
+    options.traces.push_back(arg);
+  }
+  return -1;
+}
+
+// --diff BASELINE CANDIDATE, or --view diff with two traces: the diff view. Returns an exit code for
+// a usage error, else -1.
+int ResolveDiff(AppOptions& options, bool view_given) {
   bool diff = !options.diff_baseline.empty();
   if (diff && !options.traces.empty())
     return Usage("--diff takes exactly two traces; '" + options.traces.front() + "' is one too many");
@@ -132,5 +139,17 @@ int main(int argc, char** argv) {
     diff = true;
   }
   if (diff) options.view = "diff";
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  AppOptions options;
+  bool view_given = false;
+  for (int i = 1; i < argc; ++i) {
+    if (int code = ParseArg(argc, argv, i, options, view_given); code >= 0) return code;
+  }
+  if (int code = ResolveDiff(options, view_given); code >= 0) return code;
   return shardscope::app::gui::RunApp(options);
 }

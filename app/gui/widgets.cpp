@@ -112,6 +112,13 @@ void SetupColumns(std::initializer_list<const char*> names) {
   for (const char* name : names) ImGui::TableSetupColumn(name);
 }
 
+bool BeginHeaderTable(const char* id, ImGuiTableFlags flags, std::initializer_list<const char*> names) {
+  if (!ImGui::BeginTable(id, static_cast<int>(names.size()), flags)) return false;
+  SetupColumns(names);
+  ImGui::TableHeadersRow();
+  return true;
+}
+
 void SetupPlanStepColumns() { SetupColumns({"mesh dims", "src -> dst", "comm", "logical shape", "pred"}); }
 
 void PlanStepCells(const trace::PlanStep& step, const std::string& mesh_dims) {

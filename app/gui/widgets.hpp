@@ -35,6 +35,9 @@ float SplitterFraction(const char* id, bool split_vertically, float thickness, f
 /// Sets up one table column per name, with default column flags (call between BeginTable and
 /// TableHeadersRow).
 void SetupColumns(std::initializer_list<const char*> names);
+/// ImGui::BeginTable with one column per name and the header row; when it returns true, call
+/// ImGui::EndTable after the rows.
+bool BeginHeaderTable(const char* id, ImGuiTableFlags flags, std::initializer_list<const char*> names);
 /// Sets up the columns every plan table shows after its own: mesh dims, src -> dst, comm, logical
 /// shape, pred (the planner's cost).
 void SetupPlanStepColumns();

@@ -26,6 +26,13 @@ Mesh FlatMesh(Shape shape, std::vector<std::vector<int>> flattened) {
   return mesh;
 }
 
+// A mesh with every flattened sub-mesh registered.
+Mesh AllFlattened(Shape shape) {
+  Mesh mesh(std::move(shape));
+  mesh.RegisterAllFlattened();
+  return mesh;
+}
+
 TensorSpec Spec(Mesh mesh, const char* placements, Shape shape,
                 std::map<int, std::vector<int64_t>> explicit_sizes = {}) {
   return MakeSpec(std::move(mesh), ParsePlacements(placements, "test"), std::nullopt, std::move(shape),
@@ -38,6 +45,13 @@ OptimizeResult Unmerged(const std::vector<Transform>& in, const TensorSpec& spec
   OptimizeResult r = OptimizeTransforms(in, spec, {});
   CHECK(r.transforms == in);
   return r;
+}
+
+// Unmerged, with exactly one skipped merge: that record.
+SkippedMerge OnlySkipped(const std::vector<Transform>& in, const TensorSpec& spec) {
+  OptimizeResult r = Unmerged(in, spec);
+  REQUIRE(r.skipped.size() == 1);
+  return r.skipped[0];
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -87,12 +101,11 @@ TEST_CASE("all_gathers in descending mesh-dim order merge onto the flattened mes
 TEST_CASE("all_gathers in ascending order are not merged: non_ascending_mesh_dims", "[engine][optimizer]") {
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(0, "S(0)", "R", {8, 4}), T(1, "S(0)", "R", {4, 4})};
-  auto r = Unmerged(in, spec);
-  REQUIRE(r.skipped.size() == 1);
-  CHECK(r.skipped[0].mesh_dims == std::vector<int>{0, 1});
-  CHECK(r.skipped[0].comm == CommKind::kAllGather);
-  CHECK(r.skipped[0].reason == "non_ascending_mesh_dims");
-  CHECK(r.skipped[0].hint == "the planner emits these dims in ascending order; merging needs descending");
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.mesh_dims == std::vector<int>{0, 1});
+  CHECK(skipped.comm == CommKind::kAllGather);
+  CHECK(skipped.reason == "non_ascending_mesh_dims");
+  CHECK(skipped.hint == "the planner emits these dims in ascending order; merging needs descending");
 }
 
 TEST_CASE("reduce_scatters in ascending order merge; descending ones do not", "[engine][optimizer]") {
@@ -117,15 +130,13 @@ TEST_CASE("reduce_scatters in ascending order merge; descending ones do not", "[
 }
 
 TEST_CASE("mixed emission order is named in the hint", "[engine][optimizer]") {
-  Mesh mesh({2, 2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2, 2});
   TensorSpec spec = Spec(mesh, "S(0),S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(0, "S(0)", "R", {8, 4}), T(2, "S(0)", "R", {2, 4}),
                                T(1, "S(0)", "R", {4, 4})};
-  auto r = Unmerged(in, spec);
-  REQUIRE(r.skipped.size() == 1);
-  CHECK(r.skipped[0].reason == "non_ascending_mesh_dims");
-  CHECK(r.skipped[0].hint == "the planner emits these dims in order 0,2,1; merging needs descending");
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.reason == "non_ascending_mesh_dims");
+  CHECK(skipped.hint == "the planner emits these dims in order 0,2,1; merging needs descending");
 }
 
 TEST_CASE("all_reduces merge in any order", "[engine][optimizer]") {
@@ -160,11 +171,10 @@ TEST_CASE("no registered flattened mesh: no_flattened_mesh with the flag that fi
           "[engine][optimizer]") {
   TensorSpec spec = Spec(Mesh({2, 2}), "S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(1, "S(0)", "R", {4, 4}), T(0, "S(0)", "R", {8, 4})};
-  auto r = Unmerged(in, spec);
-  REQUIRE(r.skipped.size() == 1);
-  CHECK(r.skipped[0].mesh_dims == std::vector<int>{1, 0});
-  CHECK(r.skipped[0].reason == "no_flattened_mesh");
-  CHECK(r.skipped[0].hint == "register a flattened mesh over dims 0,1 (--flatten 0,1)");
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.mesh_dims == std::vector<int>{1, 0});
+  CHECK(skipped.reason == "no_flattened_mesh");
+  CHECK(skipped.hint == "register a flattened mesh over dims 0,1 (--flatten 0,1)");
 
   // A flattened mesh over other dims does not count.
   TensorSpec other = Spec(FlatMesh({2, 2, 2}, {{0, 1}}), "R,S(0),S(0)", {8, 4});
@@ -186,11 +196,10 @@ TEST_CASE("reduce_scatter over an extent not divisible by the group: uneven_tens
           "[engine][optimizer]") {
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "P(sum),P(sum)", {6, 4});
   std::vector<Transform> in = {T(0, "P(sum)", "S(0)", {6, 4}), T(1, "P(sum)", "S(0)", {6, 4})};
-  auto r = Unmerged(in, spec);
-  REQUIRE(r.skipped.size() == 1);
-  CHECK(r.skipped[0].reason == "uneven_tensor_shape");
-  CHECK(r.skipped[0].comm == CommKind::kReduceScatter);
-  CHECK(r.skipped[0].hint == "make dim 0's size 6 divisible by 4");
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.reason == "uneven_tensor_shape");
+  CHECK(skipped.comm == CommKind::kReduceScatter);
+  CHECK(skipped.hint == "make dim 0's size 6 divisible by 4");
 }
 
 TEST_CASE("reduce_scatter divisibility counts only the group's own mesh dims", "[engine][optimizer]") {
@@ -246,17 +255,14 @@ TEST_CASE("#194457 guard also refuses uneven explicit per-rank sizes", "[engine]
   // (8,4) divides by 4, but mesh dim 1 splits each 4-row half as 3,1 (ShardTensor sizes).
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "S(0),S(0)", {8, 4}, {{1, {3, 1}}});
   std::vector<Transform> in = {T(1, "S(0)", "R", {4, 4}), T(0, "S(0)", "R", {8, 4})};
-  auto r = Unmerged(in, spec);
-  REQUIRE(r.skipped.size() == 1);
-  CHECK(r.skipped[0].reason == "uneven_tensor_shape");
-  CHECK(r.skipped[0].hint ==
-        "mesh dim 1 has uneven explicit sizes; a flattened all_gather needs equal shards");
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.reason == "uneven_tensor_shape");
+  CHECK(skipped.hint == "mesh dim 1 has uneven explicit sizes; a flattened all_gather needs equal shards");
 }
 
 TEST_CASE("sum and avg partials merge into one sum with avg_scale", "[engine][optimizer]") {
   // T1: (P(avg),P(avg),P(sum)) -> RRR on 2x2x2 sums over 8 ranks and divides by 2*2 = 4.
-  Mesh mesh({2, 2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2, 2});
   TensorSpec spec = Spec(mesh, "P(avg),P(avg),P(sum)", {4, 4});
   auto r = OptimizeTransforms(
       {T(0, "P(avg)", "R", {4, 4}), T(1, "P(avg)", "R", {4, 4}), T(2, "P(sum)", "R", {4, 4})}, spec, {});
@@ -301,8 +307,7 @@ TEST_CASE("identical non-linear partial pairs merge without a scale", "[engine][
 }
 
 TEST_CASE("groups are consecutive only: P,S0,P -> R,R,R stays AR, AG, AR", "[engine][optimizer]") {
-  Mesh mesh({2, 2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2, 2});
   TensorSpec spec = Spec(mesh, "P(sum),S(0),P(sum)", {8, 4});
   std::vector<Transform> in = {T(0, "P(sum)", "R", {8, 4}), T(1, "S(0)", "R", {8, 4}),
                                T(2, "P(sum)", "R", {4, 4})};
@@ -316,12 +321,10 @@ TEST_CASE("groups are consecutive only: P,S0,P -> R,R,R stays AR, AG, AR", "[eng
 }
 
 TEST_CASE("different destinations or non-partial sources break a group", "[engine][optimizer]") {
-  Mesh mesh({2, 2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2, 2});
   TensorSpec ps = Spec(mesh, "P(sum),P(sum),R", {8, 8});
   std::vector<Transform> diff_dst = {T(0, "P(sum)", "S(0)", {8, 8}), T(1, "P(sum)", "S(1)", {8, 8})};
-  auto r = Unmerged(diff_dst, ps);
-  CHECK(r.skipped.empty());
+  CHECK(Unmerged(diff_dst, ps).skipped.empty());
 
   // S(0)->R then S(1)->R: same comm kind, different pairs, not mergeable.
   TensorSpec ss = Spec(mesh, "S(1),S(0),R", {8, 8});
@@ -332,8 +335,7 @@ TEST_CASE("different destinations or non-partial sources break a group", "[engin
 TEST_CASE("a group stops at the first non-matching transform and the rest is scanned anew",
           "[engine][optimizer]") {
   // [S1,S0,S0] -> [R,R,R]: (2,S0->R),(1,S0->R) merge; (0,S1->R) stays alone.
-  Mesh mesh({2, 2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2, 2});
   TensorSpec spec = Spec(mesh, "S(1),S(0),S(0)", {8, 8});
   std::vector<Transform> in = {T(2, "S(0)", "R", {4, 4}), T(1, "S(0)", "R", {8, 4}),
                                T(0, "S(1)", "R", {8, 8})};
@@ -347,12 +349,10 @@ TEST_CASE("a group stops at the first non-matching transform and the rest is sca
 }
 
 TEST_CASE("all_to_all and local transforms are never merged", "[engine][optimizer]") {
-  Mesh mesh({2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2});
   TensorSpec spec = Spec(mesh, "S(0),S(0)", {8, 8});
   std::vector<Transform> a2a = {T(1, "S(0)", "S(1)", {4, 8}), T(0, "S(0)", "S(1)", {8, 8})};
-  auto r = Unmerged(a2a, spec);
-  CHECK(r.skipped.empty());
+  CHECK(Unmerged(a2a, spec).skipped.empty());
 
   TensorSpec rep = Spec(mesh, "R,R", {8, 8});
   std::vector<Transform> local = {T(0, "R", "S(0)", {8, 8}), T(1, "R", "S(0)", {8, 8})};
@@ -360,14 +360,11 @@ TEST_CASE("all_to_all and local transforms are never merged", "[engine][optimize
 }
 
 TEST_CASE("strided shard transforms are never merged (R-new keys use is_shard())", "[engine][optimizer]") {
-  Mesh mesh({2, 2});
-  mesh.RegisterAllFlattened();
+  Mesh mesh = AllFlattened({2, 2});
   TensorSpec spec = Spec(mesh, "_S(0, 2),S(0)", {8, 8});
   std::vector<Transform> in = {T(1, "S(0)", "R", {8, 8}), T(0, "_S(0, 2)", "R", {8, 8})};
-  auto r = Unmerged(in, spec);
-  CHECK(r.skipped.empty());
+  CHECK(Unmerged(in, spec).skipped.empty());
   // Even identical strided pairs form no group.
   std::vector<Transform> same = {T(1, "_S(0, 2)", "R", {8, 8}), T(0, "_S(0, 2)", "R", {8, 8})};
-  auto r2 = Unmerged(same, spec);
-  CHECK(r2.skipped.empty());
+  CHECK(Unmerged(same, spec).skipped.empty());
 }

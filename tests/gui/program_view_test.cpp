@@ -39,6 +39,72 @@ bool Overlap(float ax0, float ay0, float ax1, float ay1, float bx0, float by0, f
   return ax0 < bx1 && bx0 < ax1 && ay0 < by1 && by0 < ay1;
 }
 
+// Input `i` (`in`) of op `id` and its edge `e`: an implicit redistribute's badge names the
+// transition, the redistribute and its collectives in words, not only in colour; no badge else.
+void CheckMarker(const trace::Model& model, int64_t rank, int64_t id, size_t i, const trace::OpInput& in,
+                 const ProgramEdge& e) {
+  if (in.redistribute_id >= 0) {
+    const trace::RedistributeRecord* rr = model.FindRedistribute(rank, in.redistribute_id);
+    REQUIRE(rr != nullptr);
+    CHECK(rr->begin->op_id == id);
+    CHECK(rr->begin->op_input == static_cast<int64_t>(i));
+    // The badge names the transition and the collective in words, not only in colour.
+    CHECK(e.marker.find(JoinPlacements(rr->begin->src_placements) + "->" +
+                        JoinPlacements(rr->begin->dst_placements)) == 0);
+    CHECK(e.marker.find("#" + std::to_string(in.redistribute_id)) != std::string::npos);
+    for (const trace::PlanStep& s : rr->begin->optimized_plan)
+      CHECK(e.marker.find(s.comm) != std::string::npos);
+  } else {
+    CHECK(e.marker.empty());
+  }
+}
+
+// The producer of edge `e` into node `n` (op `id`, input `in`): the last earlier step writing this
+// tensor, or a program input.
+void CheckProducer(const ProgramView& view, const ProgramNode& n, int64_t id, const trace::OpInput& in,
+                   const ProgramEdge& e) {
+  const ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
+  if (from.kind == ProgramNode::Kind::kInput) {
+    CHECK(from.tensor == in.tensor);
+  } else if (from.kind == ProgramNode::Kind::kRedistribute) {
+    CHECK(from.tensor == in.tensor);
+    CHECK(from.y0 < n.y0);
+  } else {
+    const trace::Op& p = from.op->op;
+    REQUIRE(e.from_output < static_cast<int>(p.outputs.size()));
+    CHECK(p.outputs[static_cast<size_t>(e.from_output)].tensor == in.tensor);
+    CHECK(p.id < id);
+  }
+}
+
+// Layout: steps top to bottom without overlap, inputs left of the lanes, badges between the lanes
+// and the nodes on their consumer's input row, inside the canvas.
+void CheckLayout(const ProgramView& view) {
+  float last_y1 = -1;
+  for (const ProgramNode& n : view.nodes) {
+    CHECK(n.x1 <= view.width);
+    CHECK(n.y1 <= view.height);
+    if (n.kind == ProgramNode::Kind::kInput) {
+      CHECK(n.x1 < view.lane_x0);
+      continue;
+    }
+    CHECK(n.y0 > last_y1);
+    last_y1 = n.y1;
+    CHECK(n.x0 == view.node_x0);
+  }
+  for (const ProgramEdge& e : view.edges) {
+    CHECK(e.lane_x > view.lane_x0);
+    CHECK(e.lane_x < view.label_x0);
+    if (e.marker.empty()) continue;
+    CHECK(e.marker_x0 >= view.label_x0);
+    CHECK(e.marker_x1 < view.node_x0);
+    CHECK(e.marker_y0 < e.y_to);
+    CHECK(e.marker_y1 > e.y_to);
+    for (const ProgramNode& n : view.nodes)
+      CHECK_FALSE(Overlap(e.marker_x0, e.marker_y0, e.marker_x1, e.marker_y1, n.x0, n.y0, n.x1, n.y1));
+  }
+}
+
 // Every structural property, checked against the lowest rank's events of `model`.
 void CheckGraph(const trace::Model& model, const ProgramView& view) {
   REQUIRE(view.error.empty());
@@ -83,34 +149,9 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
       CHECK(e.placements == in.placements);
       CHECK(e.label.rfind(in.tensor + ": " + JoinPlacements(in.placements), 0) == 0);
       CHECK(e.redistribute_id == in.redistribute_id);
-      if (in.redistribute_id >= 0) {
-        expected_marked.insert({id, static_cast<int64_t>(i)});
-        const trace::RedistributeRecord* rr = model.FindRedistribute(rank, in.redistribute_id);
-        REQUIRE(rr != nullptr);
-        CHECK(rr->begin->op_id == id);
-        CHECK(rr->begin->op_input == static_cast<int64_t>(i));
-        // The badge names the transition and the collective in words, not only in colour.
-        CHECK(e.marker.find(JoinPlacements(rr->begin->src_placements) + "->" +
-                            JoinPlacements(rr->begin->dst_placements)) == 0);
-        CHECK(e.marker.find("#" + std::to_string(in.redistribute_id)) != std::string::npos);
-        for (const trace::PlanStep& s : rr->begin->optimized_plan)
-          CHECK(e.marker.find(s.comm) != std::string::npos);
-      } else {
-        CHECK(e.marker.empty());
-      }
-      // The producer: the last earlier step writing this tensor, or a program input.
-      const ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
-      if (from.kind == ProgramNode::Kind::kInput) {
-        CHECK(from.tensor == in.tensor);
-      } else if (from.kind == ProgramNode::Kind::kRedistribute) {
-        CHECK(from.tensor == in.tensor);
-        CHECK(from.y0 < n.y0);
-      } else {
-        const trace::Op& p = from.op->op;
-        REQUIRE(e.from_output < static_cast<int>(p.outputs.size()));
-        CHECK(p.outputs[static_cast<size_t>(e.from_output)].tensor == in.tensor);
-        CHECK(p.id < id);
-      }
+      if (in.redistribute_id >= 0) expected_marked.insert({id, static_cast<int64_t>(i)});
+      CheckMarker(model, rank, id, i, in, e);
+      CheckProducer(view, n, id, in, e);
     }
   }
   for (const ProgramEdge& e : view.edges) {
@@ -122,31 +163,7 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
   CHECK(view.edges.size() == expected_edges + explicit_steps);
   CHECK(marked == expected_marked);
 
-  // Layout: steps top to bottom without overlap, inputs left of the lanes, badges between the
-  // lanes and the nodes on their consumer's input row, inside the canvas.
-  float last_y1 = -1;
-  for (const ProgramNode& n : view.nodes) {
-    CHECK(n.x1 <= view.width);
-    CHECK(n.y1 <= view.height);
-    if (n.kind == ProgramNode::Kind::kInput) {
-      CHECK(n.x1 < view.lane_x0);
-      continue;
-    }
-    CHECK(n.y0 > last_y1);
-    last_y1 = n.y1;
-    CHECK(n.x0 == view.node_x0);
-  }
-  for (const ProgramEdge& e : view.edges) {
-    CHECK(e.lane_x > view.lane_x0);
-    CHECK(e.lane_x < view.label_x0);
-    if (e.marker.empty()) continue;
-    CHECK(e.marker_x0 >= view.label_x0);
-    CHECK(e.marker_x1 < view.node_x0);
-    CHECK(e.marker_y0 < e.y_to);
-    CHECK(e.marker_y1 > e.y_to);
-    for (const ProgramNode& n : view.nodes)
-      CHECK_FALSE(Overlap(e.marker_x0, e.marker_y0, e.marker_x1, e.marker_y1, n.x0, n.y0, n.x1, n.y1));
-  }
+  CheckLayout(view);
 }
 
 }  // namespace

@@ -34,8 +34,10 @@ fs::path Temp(const std::string& name) {
   return dir;
 }
 
-// Runs `scenario_json` on the local backend with a trace, verified, and loads the trace.
-trace::Model RunTraced(const std::string& scenario_json, const fs::path& dir) {
+// Runs `scenario_json` on the local backend with a trace in a fresh temporary directory `name`,
+// verified, and loads the trace.
+trace::Model RunTraced(const std::string& scenario_json, const std::string& name) {
+  const fs::path dir = Temp(name);
   program::Scenario scenario = program::ParseScenario(scenario_json, "test.json");
   program::RunOptions options;
   options.trace_dir = dir;
@@ -83,11 +85,10 @@ TEST_CASE("a non-default shard order is traced in PyTorch's notation and every s
           "[gui][view][order]") {
   // The issue's case: 2x2, "order": "0:1,0". Tensor dim 0 is split by mesh dim 1 first, so
   // the trace's src_order is S(0)[1]S(0)[0] (format_shard_order_str: [k] is the position).
-  fs::path dir = Temp("order");
   trace::Model model = RunTraced(
       "{\"mesh\": [2, 2], \"tensors\": {\"x\": {\"shape\": [8, 6], \"placements\": \"S(0),S(0)\", \"order\": "
       "\"0:1,0\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}",
-      dir);
+      "order");
   RedistributeView view = OkView(model);
   CHECK(view.first->begin->src_order == "S(0)[1]S(0)[0]");
   CHECK(view.first->begin->dst_order == "");
@@ -106,16 +107,15 @@ TEST_CASE("strided shards: a 4x2 mesh, 15 rows, _S(0,2),S(0) -> R,R has layouts 
   // U1: [_S(0,2), S(0)] on (4,2) with 15 rows holds rows at offsets 0,8,2,10,4,12,6,14; it
   // decodes to S0S0 with order 0:1,0 (T0 test_shard_order_same_data_as_strided_shard), so the
   // graph planner gathers mesh dim 0 first, leaving R,S(0).
-  fs::path dir = Temp("strided");
   trace::Model model = RunTraced(
       "{\"mesh\": [4, 2], \"tensors\": {\"x\": {\"shape\": [15], \"placements\": \"_S(0, 2),S(0)\"}}, "
       "\"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}",
-      dir);
+      "strided");
   RedistributeView view = OkView(model);
   REQUIRE(view.states.size() == 3);
   engine::Mesh mesh({4, 2});
   auto before = LayoutsFor(view, view.states[0]);
-  CHECK(SameIndices(before, Layouts(mesh, "_S(0, 2),S(0)", nullptr, {15}));
+  CHECK(SameIndices(before, Layouts(mesh, "_S(0, 2),S(0)", nullptr, {15})));
   const int64_t offsets[] = {0, 8, 2, 10, 4, 12, 6, 14};
   for (int r = 0; r < 8; ++r) CHECK(before[static_cast<size_t>(r)].global_offset[0] == offsets[r]);
   CHECK(LayoutsAre(view, view.states[1], mesh, "R,S(0)", nullptr, {15}));
@@ -125,12 +125,11 @@ TEST_CASE("strided shards: a 4x2 mesh, 15 rows, _S(0,2),S(0) -> R,R has layouts 
 TEST_CASE("literal _StridedShard with an explicit order is traced and drawn in that order",
           "[gui][view][strided]") {
   // Mesh 2x2x2, 31 rows: S(0),S(0),_S(0,3) applied in order 0,1,2 (explicit, so literal).
-  fs::path dir = Temp("literal");
   trace::Model model = RunTraced(
       "{\"mesh\": [2, 2, 2], \"tensors\": {\"x\": {\"shape\": [31], \"placements\": \"S(0),S(0),_S(0,3)\", "
       "\"order\": \"0:0,1,2\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,S(0),S(0)\", \"order\": "
       "\"0:1,2\"}]}",
-      dir);
+      "literal");
   RedistributeView view = OkView(model);
   CHECK(view.first->begin->src_order == "S(0)[0]S(0)[1]_S(0, 3)[2]");
   engine::Mesh mesh({2, 2, 2});
@@ -157,7 +156,7 @@ TEST_CASE("a step's measured time names its slowest rank", "[gui][view]") {
   const trace::Model model = RunTraced(
       "{\"mesh\": [4], \"tensors\": {\"x\": {\"shape\": [8, 4], \"placements\": \"S(0)\"}}, \"steps\": "
       "[{\"redistribute\": \"x\", \"to\": \"R\"}]}",
-      Temp("slowest"));
+      "slowest");
   const RedistributeView view = BuildRedistributeView(model, 0);
   REQUIRE(view.steps.size() == 1);
   // Definition: the rank with the largest end - begin of step 0 (the lowest such rank on a tie).

@@ -33,6 +33,25 @@ void DashedRect(ImDrawList* list, ImVec2 a, ImVec2 b, ImU32 color) {
   }
 }
 
+// The time axis in milliseconds from the first collective: a 1-2-5 step giving at most about 6
+// labels, over [x0, x1] for [0, t_end] ns.
+void DrawMsAxis(ImDrawList* list, ImVec2 origin, float x0, float x1, int64_t t_end) {
+  auto x_of = [&](int64_t t) {
+    return x0 + static_cast<float>(static_cast<double>(t) / static_cast<double>(t_end)) * (x1 - x0);
+  };
+  const double range_ms = static_cast<double>(t_end) / 1e6;
+  const double raw = std::max(range_ms / 6.0, 1e-6);
+  const double p10 = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw <= p10 ? p10 : raw <= 2 * p10 ? 2 * p10 : raw <= 5 * p10 ? 5 * p10 : 10 * p10;
+  for (double v = 0; v <= range_ms; v += step) {
+    float x = x_of(static_cast<int64_t>(v * 1e6));
+    list->AddLine({x, origin.y + kAxisHeight - 4}, {x, origin.y + kAxisHeight}, IM_COL32(160, 160, 160, 255));
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g ms", v);
+    list->AddText({x + 2, origin.y + 2}, IM_COL32(170, 170, 170, 255), text);
+  }
+}
+
 }  // namespace
 
 void FlightPanel::Prepare(const ViewContext& ctx) {
@@ -94,7 +113,14 @@ void FlightPanel::Draw(ViewContext& ctx) {
   geometry_.clear();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float list_w = std::max(320.0f, avail.x * 0.34f);
-  ImGui::BeginChild("##fr_lanes", ImVec2(avail.x - list_w - 6, avail.y), true,
+  DrawLanes(avail.x - list_w - 6, avail.y);
+  ImGui::SameLine(0, 6);
+  DrawMismatches(avail.y);
+}
+
+// One lane per rank with its collectives, incomplete ones and the missing rank's slots.
+void FlightPanel::DrawLanes(float width, float height) {
+  ImGui::BeginChild("##fr_lanes", ImVec2(width, height), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   SectionTitle("Flight Recorder: collectives per rank");
   ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -109,19 +135,7 @@ void FlightPanel::Draw(ViewContext& ctx) {
   auto x_of = [&](int64_t t) {
     return x0 + static_cast<float>(static_cast<double>(t) / static_cast<double>(t_end_)) * (x1 - x0);
   };
-  // Axis in milliseconds from the first collective.
-  const double range_ms = static_cast<double>(t_end_) / 1e6;
-  // A 1-2-5 step giving at most about 6 labels.
-  const double raw = std::max(range_ms / 6.0, 1e-6);
-  const double p10 = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw <= p10 ? p10 : raw <= 2 * p10 ? 2 * p10 : raw <= 5 * p10 ? 5 * p10 : 10 * p10;
-  for (double v = 0; v <= range_ms; v += step) {
-    float x = x_of(static_cast<int64_t>(v * 1e6));
-    list->AddLine({x, origin.y + kAxisHeight - 4}, {x, origin.y + kAxisHeight}, IM_COL32(160, 160, 160, 255));
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g ms", v);
-    list->AddText({x + 2, origin.y + 2}, IM_COL32(170, 170, 170, 255), text);
-  }
+  DrawMsAxis(list, origin, x0, x1, t_end_);
   for (int64_t r = 0; r < world_; ++r) {
     float y = y0 + lane_h * static_cast<float>(r);
     list->AddRectFilled({x0, y + 1}, {x1, y + lane_h - 1}, Col(kFlightLaneBackground));
@@ -169,8 +183,11 @@ void FlightPanel::Draw(ViewContext& ctx) {
     ImGui::EndTooltip();
   }
   ImGui::EndChild();
-  ImGui::SameLine(0, 6);
-  ImGui::BeginChild("##fr_mismatches", ImVec2(0, avail.y), true);
+}
+
+// The checker's mismatches, each with its culprits, and its notes.
+void FlightPanel::DrawMismatches(float height) {
+  ImGui::BeginChild("##fr_mismatches", ImVec2(0, height), true);
   SectionTitle("Mismatches (Flight Recorder classes)");
   if (check_.mismatches.empty()) ImGui::TextColored(ImVec4(0.5f, 0.85f, 0.5f, 1), "all ranks matched");
   for (const trace::Mismatch& mm : check_.mismatches) {

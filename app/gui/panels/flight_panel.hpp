@@ -53,6 +53,9 @@ class FlightPanel {
   const std::vector<FlightItemGeometry>& geometry() const { return geometry_; }
 
  private:
+  void DrawLanes(float width, float height);
+  void DrawMismatches(float height);
+
   const void* key_model_ = nullptr;
   uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   bool active_ = false;

@@ -53,6 +53,151 @@ void AxisLabels(ImDrawList* list, const std::vector<int64_t>& breaks, bool along
   }
 }
 
+// Where one side's canvas lies on screen: element column `col` starts at px(col), row `row` at py(row).
+struct Canvas {
+  const LayoutGrid& grid;
+  float x0, y0, w, h;
+  float px(int64_t col) const { return x0 + static_cast<float>(static_cast<double>(col) / grid.cols * w); }
+  float py(int64_t row) const { return y0 + static_cast<float>(static_cast<double>(row) / grid.rows * h); }
+};
+
+// The cells in their holders' colours (hatched when partial; several holders on diagonal bands).
+// Returns whether any cell has several holders.
+bool DrawCells(ViewContext& ctx, ImDrawList* list, const Canvas& c, int64_t world) {
+  const LayoutGrid& grid = c.grid;
+  const float x0 = c.x0, y0 = c.y0, w = c.w, h = c.h;
+  std::vector<Quad> quads;
+  size_t nr = static_cast<size_t>(grid.num_row_segments()), nc = static_cast<size_t>(grid.num_col_segments());
+  quads.reserve(nr * nc + 1);
+  quads.push_back(MakeQuad(x0 - 1, y0 - 1, x0 + w + 1, y0 + h + 1, Rgb{70, 72, 80}));
+  QuadStyle style = grid.partial ? QuadStyle::kHatch : QuadStyle::kSolid;
+  bool shared = false;
+  for (size_t i = 0; i < nr; ++i) {
+    float cy0 = c.py(grid.row_breaks[i]), cy1 = c.py(grid.row_breaks[i + 1]);
+    for (size_t j = 0; j < nc; ++j) {
+      float cx0 = c.px(grid.col_breaks[j]), cx1 = c.px(grid.col_breaks[j + 1]);
+      const auto& holders = grid.holders[i * nc + j];
+      if (holders.size() <= 1) {
+        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1,
+                                 holders.empty() ? kCanvasColor : RankColor(holders[0], world),
+                                 holders.empty() ? QuadStyle::kSolid : style));
+        continue;
+      }
+      // Several holders (Replicate, or Partial over several ranks): the whole cell shows each
+      // holder's colour on anti-diagonal bands, never axis-aligned stripes that read as shards.
+      shared = true;
+      const int bands = static_cast<int>(std::min<size_t>(holders.size(), 32));
+      for (int k = 0; k < bands; ++k) {
+        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1, RankColor(holders[static_cast<size_t>(k)], world),
+                                 QuadStyle::kReplica, ReplicaParam(k, bands, grid.partial)));
+      }
+    }
+  }
+  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
+  return shared;
+}
+
+// The element grid (faint) when elements are big enough to see, then the borders between shards.
+void DrawBorders(ImDrawList* list, const Canvas& c) {
+  const LayoutGrid& grid = c.grid;
+  const float x0 = c.x0, y0 = c.y0, w = c.w, h = c.h;
+  size_t nr = static_cast<size_t>(grid.num_row_segments()), nc = static_cast<size_t>(grid.num_col_segments());
+  if (w / grid.cols >= 6 && h / grid.rows >= 6 && grid.cols <= 256 && grid.rows <= 256) {
+    for (int64_t col = 1; col < grid.cols; ++col)
+      list->AddLine(ImVec2(c.px(col), y0), ImVec2(c.px(col), y0 + h), IM_COL32(0, 0, 0, 40));
+    for (int64_t r = 1; r < grid.rows; ++r)
+      list->AddLine(ImVec2(x0, c.py(r)), ImVec2(x0 + w, c.py(r)), IM_COL32(0, 0, 0, 40));
+  }
+  // Borders between shards: 2 px where shards are wide, 1 px and fainter down to 4 px shards, none
+  // below (at thousands of ranks borders would cover the colours).
+  const float row_px = h / static_cast<float>(std::max<size_t>(nr, 1));
+  const float col_px = w / static_cast<float>(std::max<size_t>(nc, 1));
+  auto border = [](float px) { return px >= 12 ? IM_COL32(10, 10, 14, 200) : IM_COL32(10, 10, 14, 110); };
+  for (size_t i = 1; i < nr && row_px >= 4; ++i) {
+    list->AddLine(ImVec2(x0, c.py(grid.row_breaks[i])), ImVec2(x0 + w, c.py(grid.row_breaks[i])),
+                  border(row_px), row_px >= 12 ? 2.0f : 1.0f);
+  }
+  for (size_t j = 1; j < nc && col_px >= 4; ++j) {
+    list->AddLine(ImVec2(c.px(grid.col_breaks[j]), y0), ImVec2(c.px(grid.col_breaks[j]), y0 + h),
+                  border(col_px), col_px >= 12 ? 2.0f : 1.0f);
+  }
+}
+
+// Labels in each cell's top-left corner (the centre stays the rank's colour), at most 400.
+void DrawCellLabels(ImDrawList* list, const Canvas& c) {
+  const LayoutGrid& grid = c.grid;
+  size_t nr = static_cast<size_t>(grid.num_row_segments()), nc = static_cast<size_t>(grid.num_col_segments());
+  int labels = 0;
+  float min_label_h = ImGui::GetTextLineHeight() + 4;
+  for (size_t i = 0; i < nr && labels < 400; ++i) {
+    if (c.py(grid.row_breaks[i + 1]) - c.py(grid.row_breaks[i]) < min_label_h) continue;
+    for (size_t j = 0; j < nc && labels < 400; ++j) {
+      const auto& holders = grid.holders[i * nc + j];
+      if (holders.empty()) continue;
+      float cx0 = c.px(grid.col_breaks[j]), cy0 = c.py(grid.row_breaks[i]);
+      float cw = c.px(grid.col_breaks[j + 1]) - cx0, ch = c.py(grid.row_breaks[i + 1]) - cy0;
+      if (cw < 16) continue;
+      std::string text = (holders.size() > 1 ? (grid.partial ? "P " : "R ") : "") + HolderLabel(holders);
+      ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+      if (ts.x + 6 > cw || ts.y + 4 > ch) continue;
+      LabelBox(list, ImVec2(cx0 + 4, cy0 + 3), text, IM_COL32(0, 0, 0, 150), IM_COL32(255, 255, 255, 255));
+      ++labels;
+    }
+  }
+}
+
+// Under the mouse: which ranks hold the element and where in their local shard (`slice` fixes the
+// dims the canvas does not show).
+void ElementTooltip(ImDrawList* list, const Canvas& c, const std::vector<engine::RankLayout>& layouts,
+                    const std::vector<int64_t>& slice, const char* which, int64_t world) {
+  const LayoutGrid& grid = c.grid;
+  const float x0 = c.x0, y0 = c.y0, w = c.w, h = c.h;
+  ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (!ImGui::IsWindowHovered() || mouse.x < x0 || mouse.x >= x0 + w || mouse.y < y0 || mouse.y >= y0 + h)
+    return;
+  int64_t col = std::clamp<int64_t>(static_cast<int64_t>((mouse.x - x0) / w * grid.cols), 0, grid.cols - 1);
+  int64_t row = std::clamp<int64_t>(static_cast<int64_t>((mouse.y - y0) / h * grid.rows), 0, grid.rows - 1);
+  std::vector<int64_t> index = slice;
+  if (grid.row_dim >= 0) index[static_cast<size_t>(grid.row_dim)] = row;
+  if (grid.col_dim >= 0) index[static_cast<size_t>(grid.col_dim)] = col;
+  list->AddRect(ImVec2(c.px(col), c.py(row)), ImVec2(c.px(col + 1), c.py(row + 1)),
+                IM_COL32(255, 255, 255, 255), 0, 0, 2);
+  auto holders = HoldersAt(layouts, index);
+  ImGui::BeginTooltip();
+  ImGui::Text("%s: element %s", which, FormatInts(index).c_str());
+  if (holders.empty()) ImGui::TextDisabled("held by no rank");
+  for (size_t k = 0; k < holders.size() && k < 16; ++k) {
+    RankSwatch(holders[k].rank, world);
+    ImGui::SameLine();
+    ImGui::Text("at local %s%s", FormatInts(holders[k].local_index).c_str(),
+                grid.partial ? " (partial value)" : "");
+  }
+  if (holders.size() > 16) ImGui::Text("... %zu holders in all", holders.size());
+  ImGui::EndTooltip();
+}
+
+// Legend: replicas, partial, empty shards, ranks outside the slice; wrapped within this side so
+// that it never runs over the other canvas.
+void Legend(const LayoutGrid& grid, float width, bool shared) {
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 4);
+  const size_t fit = static_cast<size_t>(std::max(4.0f, width / 44.0f));  // ranks listed per line
+  if (shared) {
+    ImGui::TextDisabled("diagonal bands = held by several ranks (%s), one band colour per holder",
+                        grid.partial ? "partial values" : "replicas");
+  }
+  if (grid.partial)
+    ImGui::TextColored(ImVec4(0.9f, 0.7f, 1.0f, 1), "hatched = partial: %s", grid.partial_text.c_str());
+  if (!grid.empty_ranks.empty())
+    ImGui::TextWrapped("empty shards: %s", RankList(grid.empty_ranks, fit).c_str());
+  if (!grid.off_slice_ranks.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("not in this slice: %s", RankList(grid.off_slice_ranks, fit).c_str());
+    ImGui::PopStyleColor();
+  }
+  if (grid.truncated) ImGui::TextDisabled("many shard boundaries: cells merged for display");
+  ImGui::PopTextWrapPos();
+}
+
 }  // namespace
 
 void LayoutPanel::DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h) {
@@ -244,123 +389,16 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   float x0 = origin.x + 2 + axis_left, y0 = origin.y + 2 + axis_top;
   ImGui::Dummy(ImVec2(width, h + 4 + axis_top));
   ImDrawList* list = ImGui::GetWindowDrawList();
-  auto px = [&](int64_t col) { return x0 + static_cast<float>(static_cast<double>(col) / grid.cols * w); };
-  auto py = [&](int64_t row) { return y0 + static_cast<float>(static_cast<double>(row) / grid.rows * h); };
   DrawAxes(list, grid, x0, y0, w, h);
 
-  std::vector<Quad> quads;
-  size_t nr = static_cast<size_t>(grid.num_row_segments()), nc = static_cast<size_t>(grid.num_col_segments());
-  quads.reserve(nr * nc + 1);
-  quads.push_back(MakeQuad(x0 - 1, y0 - 1, x0 + w + 1, y0 + h + 1, Rgb{70, 72, 80}));
-  QuadStyle style = grid.partial ? QuadStyle::kHatch : QuadStyle::kSolid;
-  bool shared = false;
-  for (size_t i = 0; i < nr; ++i) {
-    float cy0 = py(grid.row_breaks[i]), cy1 = py(grid.row_breaks[i + 1]);
-    for (size_t j = 0; j < nc; ++j) {
-      float cx0 = px(grid.col_breaks[j]), cx1 = px(grid.col_breaks[j + 1]);
-      const auto& holders = grid.holders[i * nc + j];
-      if (holders.size() <= 1) {
-        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1,
-                                 holders.empty() ? kCanvasColor : RankColor(holders[0], world),
-                                 holders.empty() ? QuadStyle::kSolid : style));
-        continue;
-      }
-      // Several holders (Replicate, or Partial over several ranks): the whole cell shows each
-      // holder's colour on anti-diagonal bands, never axis-aligned stripes that read as shards.
-      shared = true;
-      const int bands = static_cast<int>(std::min<size_t>(holders.size(), 32));
-      for (int k = 0; k < bands; ++k) {
-        quads.push_back(MakeQuad(cx0, cy0, cx1, cy1, RankColor(holders[static_cast<size_t>(k)], world),
-                                 QuadStyle::kReplica, ReplicaParam(k, bands, grid.partial)));
-      }
-    }
-  }
-  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
-
-  // Element grid (faint) when elements are big enough to see, then segment borders.
-  if (w / grid.cols >= 6 && h / grid.rows >= 6 && grid.cols <= 256 && grid.rows <= 256) {
-    for (int64_t c = 1; c < grid.cols; ++c)
-      list->AddLine(ImVec2(px(c), y0), ImVec2(px(c), y0 + h), IM_COL32(0, 0, 0, 40));
-    for (int64_t r = 1; r < grid.rows; ++r)
-      list->AddLine(ImVec2(x0, py(r)), ImVec2(x0 + w, py(r)), IM_COL32(0, 0, 0, 40));
-  }
-  // Borders between shards: 2 px where shards are wide, 1 px and fainter down to 4 px shards, none
-  // below (at thousands of ranks borders would cover the colours).
-  const float row_px = h / static_cast<float>(std::max<size_t>(nr, 1));
-  const float col_px = w / static_cast<float>(std::max<size_t>(nc, 1));
-  auto border = [](float px) { return px >= 12 ? IM_COL32(10, 10, 14, 200) : IM_COL32(10, 10, 14, 110); };
-  for (size_t i = 1; i < nr && row_px >= 4; ++i) {
-    list->AddLine(ImVec2(x0, py(grid.row_breaks[i])), ImVec2(x0 + w, py(grid.row_breaks[i])), border(row_px),
-                  row_px >= 12 ? 2.0f : 1.0f);
-  }
-  for (size_t j = 1; j < nc && col_px >= 4; ++j) {
-    list->AddLine(ImVec2(px(grid.col_breaks[j]), y0), ImVec2(px(grid.col_breaks[j]), y0 + h), border(col_px),
-                  col_px >= 12 ? 2.0f : 1.0f);
-  }
-  // Labels in each cell's top-left corner (the centre stays the rank's colour).
-  int labels = 0;
-  float min_label_h = ImGui::GetTextLineHeight() + 4;
-  for (size_t i = 0; i < nr && labels < 400; ++i) {
-    if (py(grid.row_breaks[i + 1]) - py(grid.row_breaks[i]) < min_label_h) continue;
-    for (size_t j = 0; j < nc && labels < 400; ++j) {
-      const auto& holders = grid.holders[i * nc + j];
-      if (holders.empty()) continue;
-      float cx0 = px(grid.col_breaks[j]), cy0 = py(grid.row_breaks[i]);
-      float cw = px(grid.col_breaks[j + 1]) - cx0, ch = py(grid.row_breaks[i + 1]) - cy0;
-      if (cw < 16) continue;
-      std::string text = (holders.size() > 1 ? (grid.partial ? "P " : "R ") : "") + HolderLabel(holders);
-      ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-      if (ts.x + 6 > cw || ts.y + 4 > ch) continue;
-      LabelBox(list, ImVec2(cx0 + 4, cy0 + 3), text, IM_COL32(0, 0, 0, 150), IM_COL32(255, 255, 255, 255));
-      ++labels;
-    }
-  }
+  const Canvas canvas{grid, x0, y0, w, h};
+  const bool shared = DrawCells(ctx, list, canvas, world);
+  DrawBorders(list, canvas);
+  DrawCellLabels(list, canvas);
   geometry_.push_back(CanvasGeometry{which, x0, y0, x0 + w, y0 + h, grid.row_dim, grid.col_dim, grid.rows,
                                      grid.cols, key_id_, key_step_, slice_});
-
-  // Hover: which ranks hold the element and where in their local shard.
-  ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (ImGui::IsWindowHovered() && mouse.x >= x0 && mouse.x < x0 + w && mouse.y >= y0 && mouse.y < y0 + h) {
-    int64_t col = std::clamp<int64_t>(static_cast<int64_t>((mouse.x - x0) / w * grid.cols), 0, grid.cols - 1);
-    int64_t row = std::clamp<int64_t>(static_cast<int64_t>((mouse.y - y0) / h * grid.rows), 0, grid.rows - 1);
-    std::vector<int64_t> index = slice_;
-    if (grid.row_dim >= 0) index[static_cast<size_t>(grid.row_dim)] = row;
-    if (grid.col_dim >= 0) index[static_cast<size_t>(grid.col_dim)] = col;
-    list->AddRect(ImVec2(px(col), py(row)), ImVec2(px(col + 1), py(row + 1)), IM_COL32(255, 255, 255, 255), 0,
-                  0, 2);
-    auto holders = HoldersAt(side.layouts, index);
-    ImGui::BeginTooltip();
-    ImGui::Text("%s: element %s", which, FormatInts(index).c_str());
-    if (holders.empty()) ImGui::TextDisabled("held by no rank");
-    for (size_t k = 0; k < holders.size() && k < 16; ++k) {
-      RankSwatch(holders[k].rank, world);
-      ImGui::SameLine();
-      ImGui::Text("at local %s%s", FormatInts(holders[k].local_index).c_str(),
-                  grid.partial ? " (partial value)" : "");
-    }
-    if (holders.size() > 16) ImGui::Text("... %zu holders in all", holders.size());
-    ImGui::EndTooltip();
-  }
-
-  // Legend: replicas, partial, empty shards, ranks outside the slice; wrapped within this side so
-  // that it never runs over the other canvas.
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - 4);
-  const size_t fit = static_cast<size_t>(std::max(4.0f, width / 44.0f));  // ranks listed per line
-  if (shared) {
-    ImGui::TextDisabled("diagonal bands = held by several ranks (%s), one band colour per holder",
-                        grid.partial ? "partial values" : "replicas");
-  }
-  if (grid.partial)
-    ImGui::TextColored(ImVec4(0.9f, 0.7f, 1.0f, 1), "hatched = partial: %s", grid.partial_text.c_str());
-  if (!grid.empty_ranks.empty())
-    ImGui::TextWrapped("empty shards: %s", RankList(grid.empty_ranks, fit).c_str());
-  if (!grid.off_slice_ranks.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("not in this slice: %s", RankList(grid.off_slice_ranks, fit).c_str());
-    ImGui::PopStyleColor();
-  }
-  if (grid.truncated) ImGui::TextDisabled("many shard boundaries: cells merged for display");
-  ImGui::PopTextWrapPos();
+  ElementTooltip(list, canvas, side.layouts, slice_, which, world);
+  Legend(grid, width, shared);
 }
 
 }  // namespace shardscope::app::gui

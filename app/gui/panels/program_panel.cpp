@@ -48,6 +48,54 @@ void SelectRedistribute(Selection& sel, int64_t id) {
   sel.playing = false;
 }
 
+// The op's outputs: placements, global shape and `rank`'s local shape.
+void OutputsTable(const trace::Op& op, int64_t rank, ImGuiTableFlags flags) {
+  if (BeginHeaderTable("##op_outputs", flags, {"output", "placements", "global shape", "local shape"})) {
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      const trace::OpOutput& out = op.outputs[k];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (!out.requested) {
+        ImGui::TextDisabled("%zu (not requested)", k);
+        continue;
+      }
+      ImGui::Text("%zu %s", k, out.tensor.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(JoinPlacements(out.placements).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(FormatInts(out.global_shape).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (r%lld)", FormatInts(out.local_shape).c_str(), static_cast<long long>(rank));
+    }
+    ImGui::EndTable();
+  }
+}
+
+// The op's candidate strategies, the chosen one highlighted.
+void CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
+  ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
+  if (ImGui::BeginTable("##op_candidates", 4, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 0))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    SetupColumns({"#", "inputs", "outputs", "cost"});
+    ImGui::TableHeadersRow();
+    for (size_t c = 0; c < op.candidates.size(); ++c) {
+      const trace::OpStrategy& s = op.candidates[c];
+      bool chosen = static_cast<int64_t>(c) == op.chosen;
+      ImGui::TableNextRow();
+      if (chosen) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(120, 95, 20, 200));
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu%s", c, chosen ? " chosen" : "");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Operands(s.inputs).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Operands(s.outputs).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(CostText(s.cost_us).c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
 }  // namespace
 
 void ProgramPanel::Prepare(const ViewContext& ctx) {
@@ -103,6 +151,19 @@ void ProgramPanel::Draw(ViewContext& ctx) {
   }
 }
 
+// What one frame of the graph draws with: the draw list, the graph's screen origin (P maps graph
+// coordinates to the screen), the visible window rectangle, and the mouse.
+struct ProgramPanel::GraphFrame {
+  ImDrawList* dl;
+  ImVec2 origin, clip0, clip1, mouse;
+  bool hovered, clicked;
+  bool click_taken = false;  // a click selects one thing: the first badge or node under it
+  ImVec2 P(float x, float y) const { return ImVec2(origin.x + x, origin.y + y); }
+  bool Visible(float x0, float y0, float x1, float y1) const {
+    return x1 > clip0.x && x0 < clip1.x && y1 > clip0.y && y0 < clip1.y;
+  }
+};
+
 void ProgramPanel::DrawGraph(ViewContext& ctx) {
   Selection& sel = *ctx.selection;
   ImGui::TextDisabled(
@@ -114,54 +175,58 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
   ImGui::Dummy(ImVec2(view_.width, view_.height));
   const ImVec2 clip0 = ImGui::GetWindowPos();
   const ImVec2 clip1(clip0.x + ImGui::GetWindowWidth(), clip0.y + ImGui::GetWindowHeight());
-  auto visible = [&](float x0, float y0, float x1, float y1) {
-    return x1 > clip0.x && x0 < clip1.x && y1 > clip0.y && y0 < clip1.y;
-  };
-  auto P = [&](float x, float y) { return ImVec2(origin.x + x, origin.y + y); };
-  const float lh = built_metrics_.line_h;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool hovered = ImGui::IsWindowHovered();
-  const bool clicked = hovered && ImGui::IsMouseClicked(0);
-  bool click_taken = false;
+  GraphFrame f{
+      dl, origin, clip0, clip1, ImGui::GetIO().MousePos, hovered, hovered && ImGui::IsMouseClicked(0)};
+  if (scroll_to_selection_) ScrollToSelection(sel);
+  DrawEdges(f);
+  DrawBadges(f, sel);
+  DrawNodes(f, sel);
+}
 
-  if (scroll_to_selection_) {
-    int n = view_.NodeOfOp(sel.op_id);
-    // Only when the op is not already in view (the first frame keeps the program's start visible).
-    if (n >= 0) {
-      const ProgramNode& node = view_.nodes[static_cast<size_t>(n)];
-      float top = ImGui::GetScrollY(), bottom = top + ImGui::GetWindowHeight() - 40.0f;
-      if (node.y0 < top || node.y1 > bottom) ImGui::SetScrollY(std::max(0.0f, node.y0 - 20.0f));
-    }
-    scroll_to_selection_ = false;
+void ProgramPanel::ScrollToSelection(const Selection& sel) {
+  int n = view_.NodeOfOp(sel.op_id);
+  // Only when the op is not already in view (the first frame keeps the program's start visible).
+  if (n >= 0) {
+    const ProgramNode& node = view_.nodes[static_cast<size_t>(n)];
+    float top = ImGui::GetScrollY(), bottom = top + ImGui::GetWindowHeight() - 40.0f;
+    if (node.y0 < top || node.y1 > bottom) ImGui::SetScrollY(std::max(0.0f, node.y0 - 20.0f));
   }
+  scroll_to_selection_ = false;
+}
 
+void ProgramPanel::DrawEdges(GraphFrame& f) const {
   // Edges first (under the nodes): source stubs, lanes, consumer stubs with arrowheads.
   for (const ProgramEdge& e : view_.edges) {
     const ProgramNode& from = view_.nodes[static_cast<size_t>(e.from_node)];
     float port_x = from.kind == ProgramNode::Kind::kInput ? from.x1 : from.x0;
     ImU32 col = e.redistribute_id >= 0 ? Col(kImplicitRedistributeColor, 200) : kEdgeColor;
-    dl->AddLine(P(port_x, e.y_from), P(e.lane_x, e.y_from), kEdgeColor, 1.5f);
-    dl->AddLine(P(e.lane_x, std::min(e.y_from, e.y_to)), P(e.lane_x, std::max(e.y_from, e.y_to)), kEdgeColor,
-                1.5f);
-    dl->AddCircleFilled(P(e.lane_x, e.y_from), 2.5f, kEdgeColor);
-    dl->AddCircleFilled(P(e.lane_x, e.y_to), 2.5f, kEdgeColor);
-    dl->AddLine(P(e.lane_x, e.y_to), P(e.x_to - 6, e.y_to), col, 1.5f);
-    dl->AddTriangleFilled(P(e.x_to - 7, e.y_to - 4), P(e.x_to - 7, e.y_to + 4), P(e.x_to, e.y_to), col);
+    f.dl->AddLine(f.P(port_x, e.y_from), f.P(e.lane_x, e.y_from), kEdgeColor, 1.5f);
+    f.dl->AddLine(f.P(e.lane_x, std::min(e.y_from, e.y_to)), f.P(e.lane_x, std::max(e.y_from, e.y_to)),
+                  kEdgeColor, 1.5f);
+    f.dl->AddCircleFilled(f.P(e.lane_x, e.y_from), 2.5f, kEdgeColor);
+    f.dl->AddCircleFilled(f.P(e.lane_x, e.y_to), 2.5f, kEdgeColor);
+    f.dl->AddLine(f.P(e.lane_x, e.y_to), f.P(e.x_to - 6, e.y_to), col, 1.5f);
+    f.dl->AddTriangleFilled(f.P(e.x_to - 7, e.y_to - 4), f.P(e.x_to - 7, e.y_to + 4), f.P(e.x_to, e.y_to),
+                            col);
   }
+}
+
+void ProgramPanel::DrawBadges(GraphFrame& f, Selection& sel) {
   // Labels and implicit-redistribute badges on the consumer stubs.
   for (size_t i = 0; i < view_.edges.size(); ++i) {
     const ProgramEdge& e = view_.edges[i];
     float ty = e.y_to - ImGui::GetTextLineHeight() / 2;
-    LabelBox(dl, P(e.label_x, ty), e.label, kLabelBg, kLabelFg);
+    LabelBox(f.dl, f.P(e.label_x, ty), e.label, kLabelBg, kLabelFg);
     if (e.redistribute_id < 0) continue;
-    ImVec2 a = P(e.marker_x0, e.marker_y0), b = P(e.marker_x1, e.marker_y1);
+    ImVec2 a = f.P(e.marker_x0, e.marker_y0), b = f.P(e.marker_x1, e.marker_y1);
     bool selected = sel.redistribute_id == e.redistribute_id;
-    bool over = hovered && Inside(mouse, a.x, a.y, b.x, b.y);
-    dl->AddRectFilled(a, b, Col(e.imported_differs ? kDiffColor : kImplicitRedistributeColor), 3.0f);
+    bool over = f.hovered && Inside(f.mouse, a.x, a.y, b.x, b.y);
+    f.dl->AddRectFilled(a, b, Col(e.imported_differs ? kDiffColor : kImplicitRedistributeColor), 3.0f);
     if (selected || over)
-      dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), kSelectedBorder, 3.0f, 0, 2.0f);
-    dl->AddText(P(e.marker_x0 + 4, ty), IM_COL32(0, 0, 0, 255), e.marker.c_str());
-    if (visible(a.x, a.y, b.x, b.y)) {
+      f.dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), kSelectedBorder, 3.0f, 0, 2.0f);
+    f.dl->AddText(f.P(e.marker_x0 + 4, ty), IM_COL32(0, 0, 0, 255), e.marker.c_str());
+    if (f.Visible(a.x, a.y, b.x, b.y)) {
       int consumer_op = static_cast<int>(view_.nodes[static_cast<size_t>(e.to_node)].op_id);
       geometry_.push_back(
           {"marker", consumer_op, e.to_input, e.redistribute_id, e.tensor, a.x, a.y, b.x, b.y});
@@ -171,68 +236,72 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
           "implicit redistribute #%lld of %s: %s -> %s\n%s\nclick: open it in the inspector and layout",
           static_cast<long long>(e.redistribute_id), e.tensor.c_str(), JoinPlacements(e.placements).c_str(),
           JoinPlacements(e.required).c_str(), e.marker.c_str());
-      if (clicked && !click_taken) {
+      if (f.clicked && !f.click_taken) {
         SelectRedistribute(sel, e.redistribute_id);
         sel.op_id = view_.nodes[static_cast<size_t>(e.to_node)].op_id;
         seen_redistribute_ = e.redistribute_id;
-        click_taken = true;
+        f.click_taken = true;
       }
     }
   }
+}
+
+void ProgramPanel::DrawNodes(GraphFrame& f, Selection& sel) {
+  const float lh = built_metrics_.line_h;
   // Nodes.
   for (const ProgramNode& n : view_.nodes) {
-    ImVec2 a = P(n.x0, n.y0), b = P(n.x1, n.y1);
-    if (!visible(a.x, a.y, b.x, b.y)) continue;
-    bool over = hovered && Inside(mouse, a.x, a.y, b.x, b.y);
+    ImVec2 a = f.P(n.x0, n.y0), b = f.P(n.x1, n.y1);
+    if (!f.Visible(a.x, a.y, b.x, b.y)) continue;
+    bool over = f.hovered && Inside(f.mouse, a.x, a.y, b.x, b.y);
     if (n.kind == ProgramNode::Kind::kInput) {
-      dl->AddRectFilled(a, b, kInputBg, 3.0f);
-      dl->AddRect(a, b, kNodeBorder, 3.0f);
-      dl->AddText(ImVec2(a.x + 6, (a.y + b.y - ImGui::GetTextLineHeight()) / 2), kLabelFg,
-                  n.output_rows.front().c_str());
+      f.dl->AddRectFilled(a, b, kInputBg, 3.0f);
+      f.dl->AddRect(a, b, kNodeBorder, 3.0f);
+      f.dl->AddText(ImVec2(a.x + 6, (a.y + b.y - ImGui::GetTextLineHeight()) / 2), kLabelFg,
+                    n.output_rows.front().c_str());
       geometry_.push_back({"input", -1, -1, -1, n.tensor, a.x, a.y, b.x, b.y});
       if (over) ImGui::SetTooltip("program input %s", n.tensor.c_str());
       continue;
     }
     bool is_op = n.kind == ProgramNode::Kind::kOp;
     bool selected = is_op ? sel.op_id == n.op_id : sel.redistribute_id == n.redistribute_id;
-    dl->AddRectFilled(a, b, is_op ? kNodeBg : kRedistributeNodeBg, 4.0f);
-    dl->AddRect(a, b,
-                !n.ok                ? kFailedBorder
-                : selected           ? kSelectedBorder
-                : n.imported_differs ? Col(kDiffColor)
-                                     : kNodeBorder,
-                4.0f, 0, selected || !n.ok || n.imported_differs ? 2.0f : 1.0f);
+    f.dl->AddRectFilled(a, b, is_op ? kNodeBg : kRedistributeNodeBg, 4.0f);
+    f.dl->AddRect(a, b,
+                  !n.ok                ? kFailedBorder
+                  : selected           ? kSelectedBorder
+                  : n.imported_differs ? Col(kDiffColor)
+                                       : kNodeBorder,
+                  4.0f, 0, selected || !n.ok || n.imported_differs ? 2.0f : 1.0f);
     float y = n.y0 + 4;
     for (size_t k = 0; k < n.lines.size(); ++k, y += lh)
-      dl->AddText(P(n.x0 + 8, y), k == 0 ? kLabelFg : kDimText, n.lines[k].c_str());
+      f.dl->AddText(f.P(n.x0 + 8, y), k == 0 ? kLabelFg : kDimText, n.lines[k].c_str());
     if (!n.note.empty()) {
       std::string text = "! differs from PyTorch: " + n.note;
       size_t max_chars = static_cast<size_t>(std::max(8.0f, (n.x1 - n.x0 - 16) / built_metrics_.char_w));
       if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
-      dl->AddText(P(n.x0 + 8, y), Col(kNoteColor), text.c_str());
+      f.dl->AddText(f.P(n.x0 + 8, y), Col(kNoteColor), text.c_str());
       y += lh;
     }
     if (!n.halo.empty()) {
-      ImVec2 h0 = P(n.x0 + 6, y - 1);
+      ImVec2 h0 = f.P(n.x0 + 6, y - 1);
       ImVec2 h1(h0.x + ImGui::CalcTextSize(n.halo.c_str()).x + 8, h0.y + lh);
-      dl->AddRectFilled(h0, h1, Col(kHaloColor), 3.0f);
-      dl->AddText(ImVec2(h0.x + 4, h0.y + 1), IM_COL32(0, 0, 0, 255), n.halo.c_str());
+      f.dl->AddRectFilled(h0, h1, Col(kHaloColor), 3.0f);
+      f.dl->AddText(ImVec2(h0.x + 4, h0.y + 1), IM_COL32(0, 0, 0, 255), n.halo.c_str());
       geometry_.push_back({"halo", n.op_id, -1, -1, "", h0.x, h0.y, h1.x, h1.y});
       y += lh;
     }
     for (size_t k = 0; k < n.input_rows.size(); ++k) {
-      dl->AddText(P(n.x0 + 8, n.input_y[k] - ImGui::GetTextLineHeight() / 2), kDimText,
-                  ("in " + std::to_string(k) + ": " + n.input_rows[k]).c_str());
+      f.dl->AddText(f.P(n.x0 + 8, n.input_y[k] - ImGui::GetTextLineHeight() / 2), kDimText,
+                    ("in " + std::to_string(k) + ": " + n.input_rows[k]).c_str());
     }
     for (size_t k = 0; k < n.output_rows.size(); ++k) {
-      dl->AddText(P(n.x0 + 8, n.output_y[k] - ImGui::GetTextLineHeight() / 2), kLabelFg,
-                  n.output_rows[k].c_str());
-      dl->AddCircleFilled(P(n.x0, n.output_y[k]), 3.0f, kEdgeColor);
+      f.dl->AddText(f.P(n.x0 + 8, n.output_y[k] - ImGui::GetTextLineHeight() / 2), kLabelFg,
+                    n.output_rows[k].c_str());
+      f.dl->AddCircleFilled(f.P(n.x0, n.output_y[k]), 3.0f, kEdgeColor);
     }
     geometry_.push_back(
         {is_op ? "op" : "redistribute", n.op_id, -1, n.redistribute_id, n.tensor, a.x, a.y, b.x, b.y});
-    if (over && clicked && !click_taken) {
-      click_taken = true;
+    if (over && f.clicked && !f.click_taken) {
+      f.click_taken = true;
       if (is_op) {
         sel.op_id = n.op_id;
       } else {
@@ -268,9 +337,16 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   ImGui::Spacing();
   ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##op_inputs", 4, flags)) {
-    SetupColumns({"input", "current", "required", "implicit redistribute"});
-    ImGui::TableHeadersRow();
+  DrawInputs(op, sel, flags);
+  ImGui::Spacing();
+  OutputsTable(op, n.op->rank, flags);
+  ImGui::Spacing();
+  CandidatesTable(op, flags);
+}
+
+// The op's inputs: current and required placements, and a button opening each implicit redistribute.
+void ProgramPanel::DrawInputs(const trace::Op& op, Selection& sel, int flags) {
+  if (BeginHeaderTable("##op_inputs", flags, {"input", "current", "required", "implicit redistribute"})) {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const trace::OpInput& in = op.inputs[i];
       ImGui::TableNextRow();
@@ -293,50 +369,6 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
       } else {
         ImGui::TextDisabled("none");
       }
-    }
-    ImGui::EndTable();
-  }
-  ImGui::Spacing();
-  if (ImGui::BeginTable("##op_outputs", 4, flags)) {
-    SetupColumns({"output", "placements", "global shape", "local shape"});
-    ImGui::TableHeadersRow();
-    for (size_t k = 0; k < op.outputs.size(); ++k) {
-      const trace::OpOutput& out = op.outputs[k];
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      if (!out.requested) {
-        ImGui::TextDisabled("%zu (not requested)", k);
-        continue;
-      }
-      ImGui::Text("%zu %s", k, out.tensor.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(JoinPlacements(out.placements).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(FormatInts(out.global_shape).c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%s (r%lld)", FormatInts(out.local_shape).c_str(), static_cast<long long>(n.op->rank));
-    }
-    ImGui::EndTable();
-  }
-  ImGui::Spacing();
-  ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
-  if (ImGui::BeginTable("##op_candidates", 4, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 0))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    SetupColumns({"#", "inputs", "outputs", "cost"});
-    ImGui::TableHeadersRow();
-    for (size_t c = 0; c < op.candidates.size(); ++c) {
-      const trace::OpStrategy& s = op.candidates[c];
-      bool chosen = static_cast<int64_t>(c) == op.chosen;
-      ImGui::TableNextRow();
-      if (chosen) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(120, 95, 20, 200));
-      ImGui::TableNextColumn();
-      ImGui::Text("%zu%s", c, chosen ? " chosen" : "");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(Operands(s.inputs).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(Operands(s.outputs).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(CostText(s.cost_us).c_str());
     }
     ImGui::EndTable();
   }

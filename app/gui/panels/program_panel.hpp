@@ -39,8 +39,14 @@ class ProgramPanel {
   PanelShows shows() const { return shows_; }
 
  private:
+  struct GraphFrame;
   void DrawGraph(ViewContext& ctx);
+  void ScrollToSelection(const Selection& sel);
+  void DrawEdges(GraphFrame& f) const;
+  void DrawBadges(GraphFrame& f, Selection& sel);
+  void DrawNodes(GraphFrame& f, Selection& sel);
   void DrawDetails(ViewContext& ctx);
+  void DrawInputs(const trace::Op& op, Selection& sel, int flags);
 
   const void* key_model_ = nullptr;
 

@@ -115,6 +115,8 @@ struct Mapper {
   bool Map(std::string_view name);
   bool Reduction(engine::OpKind kind, bool with_dims);
   bool LayerNorm();
+  bool Softmax(bool internal);
+  bool Transpose(bool t);
 };
 
 bool Mapper::Reduction(engine::OpKind kind, bool with_dims) {
@@ -222,37 +224,8 @@ bool Mapper::Map(std::string_view name) {
     return Reduction(name == "aten::sum" ? K::kSum : K::kMean, false);
   if (name == "aten::sum.dim_IntList" || name == "aten::mean.dim")
     return Reduction(name == "aten::sum.dim_IntList" ? K::kSum : K::kMean, true);
-  if (name == "aten::_softmax" || name == "aten::softmax.int") {
-    out.call.kind = K::kSoftmax;
-    const bool internal = name == "aten::_softmax";  // (self, dim, half_to_float) vs (self, dim, dtype=None)
-    std::string third = Arg(op, kw, 2, internal ? "half_to_float" : "dtype", internal ? "False" : "None");
-    if (third != (internal ? "False" : "None")) {
-      why = std::string(internal ? "half_to_float=" : "dtype=") + third + " changes the dtype";
-      return false;
-    }
-    kw.erase(internal ? "half_to_float" : "dtype");
-    return OnlyKeywords({}) && Positional(3) && AllInputs(1) &&
-           Int(Arg(op, kw, 1, "dim", ""), out.call.dim, "dim");
-  }
-  if (name == "aten::t") {
-    out.call.kind = K::kTranspose;
-    out.call.dims = {0, 1};
-    if (op.inputs.size() == 1 && op.inputs[0].shape.size() != 2) {
-      why =
-          "t of a " + std::to_string(op.inputs[0].shape.size()) + "-d tensor (shardscope transposes 2 dims)";
-      return false;
-    }
-    return OnlyKeywords({}) && Positional(1) && AllInputs(1);
-  }
-  if (name == "aten::transpose.int") {
-    out.call.kind = K::kTranspose;
-    int64_t a = 0, b = 0;
-    if (!OnlyKeywords({}) || !Positional(3) || !AllInputs(1) || !Int(Arg(op, kw, 1, "dim0", ""), a, "dim0") ||
-        !Int(Arg(op, kw, 2, "dim1", ""), b, "dim1"))
-      return false;
-    out.call.dims = {a, b};
-    return true;
-  }
+  if (name == "aten::_softmax" || name == "aten::softmax.int") return Softmax(name == "aten::_softmax");
+  if (name == "aten::t" || name == "aten::transpose.int") return Transpose(name == "aten::t");
   if (name == "aten::permute") {
     out.call.kind = K::kPermute;
     return OnlyKeywords({}) && Positional(2) && AllInputs(1) &&
@@ -276,6 +249,39 @@ bool Mapper::Map(std::string_view name) {
   }
   if (name == "aten::layer_norm" || name == "aten::native_layer_norm") return LayerNorm();
   return false;
+}
+
+// aten::_softmax (`internal`: self, dim, half_to_float) or aten::softmax.int (self, dim, dtype=None).
+bool Mapper::Softmax(bool internal) {
+  out.call.kind = engine::OpKind::kSoftmax;
+  std::string third = Arg(op, kw, 2, internal ? "half_to_float" : "dtype", internal ? "False" : "None");
+  if (third != (internal ? "False" : "None")) {
+    why = std::string(internal ? "half_to_float=" : "dtype=") + third + " changes the dtype";
+    return false;
+  }
+  kw.erase(internal ? "half_to_float" : "dtype");
+  return OnlyKeywords({}) && Positional(3) && AllInputs(1) &&
+         Int(Arg(op, kw, 1, "dim", ""), out.call.dim, "dim");
+}
+
+// aten::t (`t`: a 2-d tensor's dims 0 and 1) or aten::transpose.int (self, dim0, dim1).
+bool Mapper::Transpose(bool t) {
+  out.call.kind = engine::OpKind::kTranspose;
+  if (t) {
+    out.call.dims = {0, 1};
+    if (op.inputs.size() == 1 && op.inputs[0].shape.size() != 2) {
+      why =
+          "t of a " + std::to_string(op.inputs[0].shape.size()) + "-d tensor (shardscope transposes 2 dims)";
+      return false;
+    }
+    return OnlyKeywords({}) && Positional(1) && AllInputs(1);
+  }
+  int64_t a = 0, b = 0;
+  if (!OnlyKeywords({}) || !Positional(3) || !AllInputs(1) || !Int(Arg(op, kw, 1, "dim0", ""), a, "dim0") ||
+      !Int(Arg(op, kw, 2, "dim1", ""), b, "dim1"))
+    return false;
+  out.call.dims = {a, b};
+  return true;
 }
 
 std::string Text(const engine::Placements& p, const std::optional<engine::ShardOrder>& order) {

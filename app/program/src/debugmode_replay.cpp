@@ -221,21 +221,19 @@ struct Distinct {
   }
 };
 
-}  // namespace
-
-void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
-                         const std::vector<const ComputableOp*>& ops, const ImportOptions& options) {
-  // Distinct units (redistributes, then ops), skipping tensors over the size limit.
+// Adds the distinct units to replay (redistributes, then ops), skipping tensors over the size
+// limit: a redistribute left out gets a warning; an op says so in its reason (and its trace rule),
+// not as a warning: it was judged.
+void AddUnits(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
+              const std::vector<const ComputableOp*>& ops, const ImportOptions& options,
+              Distinct<Replayable>& redistributes, Distinct<ComputableOp>& computed) {
   ReplayBudget budget(options.max_replay_elements);
-  Distinct<Replayable> redistributes;
-  Distinct<ComputableOp> computed;
   for (size_t i = 0; i < replays.size(); ++i) {
     if (!replays[i]) continue;
     const int64_t elements = engine::NumElements(replays[i]->src.shape);
     std::string why = redistributes.Add(i, *replays[i], ReplayKey(*replays[i]), elements, elements, budget);
     if (!why.empty()) result.warnings.push_back({result.dump.redistributes[i].line, "not replayed: " + why});
   }
-  // An op left out says so in its reason (and its trace rule), not as a warning: it was judged.
   std::map<const ComputableOp*, std::string> op_keys;  // repeated calls share one ComputableOp
   for (size_t j = 0; j < ops.size(); ++j) {
     if (!ops[j]) continue;
@@ -248,6 +246,16 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
       reason += (reason.empty() ? "" : "; ") + std::string("not computed: ") + why;
     }
   }
+}
+
+}  // namespace
+
+void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<Replayable>>& replays,
+                         const std::vector<const ComputableOp*>& ops, const ImportOptions& options) {
+  // Distinct units (redistributes, then ops), skipping tensors over the size limit.
+  Distinct<Replayable> redistributes;
+  Distinct<ComputableOp> computed;
+  AddUnits(result, replays, ops, options, redistributes, computed);
   // One run for all; when it fails, each distinct unit alone so a failure is pinned on the
   // record that caused it.
   std::vector<RunEvents> runs;

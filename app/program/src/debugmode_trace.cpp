@@ -101,6 +101,15 @@ std::string NameOr(const DumpTensor& t, const char* unnamed, int64_t index) {
   return t.id.empty() ? unnamed + (" " + std::to_string(index)) : t.prefix + t.id;
 }
 
+// An op input or output record of dump tensor `t` (position `index`): its name and placements.
+template <class Record>
+Record Recorded(const DumpTensor& t, const char* unnamed, size_t index) {
+  Record r;
+  r.tensor = NameOr(t, unnamed, static_cast<int64_t>(index));
+  r.placements = Strings(t.placements);
+  return r;
+}
+
 std::string TensorName(const DumpRedistribute& r, const DebugModeDump& dump) {
   if (r.op >= 0 && r.input >= 0) {
     const DumpTensor& t = dump.ops[static_cast<size_t>(r.op)].inputs[static_cast<size_t>(r.input)];
@@ -330,9 +339,7 @@ class TraceBuilder {
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const DumpTensor& t = op.outputs[o];
       if (!t.IsDTensor() || !t.has_placements) continue;
-      trace::OpOutput out;
-      out.tensor = NameOr(t, "out", static_cast<int64_t>(o));
-      out.placements = Strings(t.placements);
+      auto out = Recorded<trace::OpOutput>(t, "out", o);
       out.global_shape = t.shape;
       out.local_shape = t.shape;
       try {
@@ -374,9 +381,7 @@ class TraceBuilder {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const DumpTensor& t = op.inputs[i];
       if (!t.IsDTensor() || !t.has_placements) continue;
-      trace::OpInput in;
-      in.tensor = NameOr(t, "arg", static_cast<int64_t>(i));
-      in.placements = Strings(t.placements);
+      auto in = Recorded<trace::OpInput>(t, "arg", i);
       in.required = in.placements;
       for (int64_t ri : op.redistributes) {
         const DumpRedistribute& r = result_.dump.redistributes[static_cast<size_t>(ri)];
