@@ -62,87 +62,36 @@ TEST_CASE("plan cache hits return the same plan", "[engine][plan_cache]") {
 TEST_CASE("plan cache keys differ in every plan-relevant field", "[engine][plan_cache]") {
   const Key base = BaseKey();
   std::vector<std::pair<std::string, Key>> variants;
-  auto add = [&](std::string name, Key k) { variants.emplace_back(std::move(name), std::move(k)); };
-  {
+  // Each variant is `base` with one field changed.
+  auto vary = [&](std::string name, auto change) {
     Key k = base;
-    k.src.dtype = k.dst.dtype = DType::kBF16;
-    add("dtype", k);
-  }
-  {
-    Key k = base;
-    k.src.chunking = ChunkRule::kPhysicsNemo;
-    add("chunking", k);
-  }
-  {
-    Key k = base;
-    k.src.explicit_sizes = {{1, {3, 1}}};
-    add("explicit sizes", k);
-  }
-  {
-    Key k = base;
-    k.src.explicit_sizes = {{1, {1, 3}}};
-    add("explicit sizes, other values", k);
-  }
-  {
-    Key k = base;
-    k.src.shard_order = ParseShardOrder("0:1,0", "t");
-    add("src order", k);
-  }
-  {
-    Key k = base;
+    change(k);
+    variants.emplace_back(std::move(name), std::move(k));
+  };
+  vary("dtype", [](Key& k) { k.src.dtype = k.dst.dtype = DType::kBF16; });
+  vary("chunking", [](Key& k) { k.src.chunking = ChunkRule::kPhysicsNemo; });
+  vary("explicit sizes", [](Key& k) { k.src.explicit_sizes = {{1, {3, 1}}}; });
+  vary("explicit sizes, other values", [](Key& k) { k.src.explicit_sizes = {{1, {1, 3}}}; });
+  vary("src order", [](Key& k) { k.src.shard_order = ParseShardOrder("0:1,0", "t"); });
+  vary("flattened set", [](Key& k) {
     Mesh flat({2, 2});
     flat.RegisterFlattened({0, 1});
     k.src = WithMesh(k.src, flat);
     k.dst = WithMesh(k.dst, flat);
-    add("flattened set", k);
-  }
-  {
-    Key k = base;
+  });
+  vary("dim names", [](Key& k) {
     Mesh named({2, 2}, {"dp", "tp"});
     k.src = WithMesh(k.src, named);
     k.dst = WithMesh(k.dst, named);
-    add("dim names", k);
-  }
-  {
-    Key k = base;
-    k.src.shape = k.dst.shape = {8, 9};
-    add("shape", k);
-  }
-  {
-    Key k = base;
-    k.src.placements = ParsePlacements("S(0),S(1)", "t");
-    add("src placements", k);
-  }
-  {
-    Key k = base;
-    k.dst.placements = ParsePlacements("R,S(1)", "t");
-    add("dst placements", k);
-  }
-  {
-    Key k = base;
-    k.rank = 3;
-    add("rank", k);
-  }
-  {
-    Key k = base;
-    k.options.planner = PlannerChoice::kGraph;
-    add("planner", k);
-  }
-  {
-    Key k = base;
-    k.options.optimize = false;
-    add("optimize", k);
-  }
-  {
-    Key k = base;
-    k.options.devices_per_host = 2;
-    add("devices per host", k);
-  }
-  {
-    Key k = base;
-    k.options.guard_uneven_all_gather = false;
-    add("guard", k);
-  }
+  });
+  vary("shape", [](Key& k) { k.src.shape = k.dst.shape = {8, 9}; });
+  vary("src placements", [](Key& k) { k.src.placements = ParsePlacements("S(0),S(1)", "t"); });
+  vary("dst placements", [](Key& k) { k.dst.placements = ParsePlacements("R,S(1)", "t"); });
+  vary("rank", [](Key& k) { k.rank = 3; });
+  vary("planner", [](Key& k) { k.options.planner = PlannerChoice::kGraph; });
+  vary("optimize", [](Key& k) { k.options.optimize = false; });
+  vary("devices per host", [](Key& k) { k.options.devices_per_host = 2; });
+  vary("guard", [](Key& k) { k.options.guard_uneven_all_gather = false; });
 
   PlanCache cache;
   auto base_plan = cache.Get(base.src, base.dst, base.rank, base.options);

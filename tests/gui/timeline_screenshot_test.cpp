@@ -23,6 +23,31 @@ namespace {
 
 std::string Px(double v) { return std::to_string(static_cast<int>(v)); }
 
+// Group dp=0's widest collective union is drawn in the lower half of its lane; where none of its
+// ranks is busy (after the last span) the lane shows its background.
+void CheckGroupLane(const fs::path& dir, const nlohmann::json& tl, const gui::TimelineData& data) {
+  const float px0 = tl["plot"][0], px1 = tl["plot"][2];
+  const double vs = tl["view_start_ns"], ve = tl["view_end_ns"];
+  const gui::TimelineGroup& g = data.groups[0];
+  REQUIRE(!g.collectives.empty());
+  const gui::GroupSpan& widest = *std::max_element(
+      g.collectives.begin(), g.collectives.end(),
+      [](const gui::GroupSpan& a, const gui::GroupSpan& b) { return a.end - a.start < b.end - b.start; });
+  auto x_of = [&](int64_t t) {
+    return px0 + (static_cast<double>(t - data.t0) - vs) / (ve - vs) * (px1 - px0);
+  };
+  const auto& row = tl["visible_rows"][0]["rect"];
+  const float ry0 = row[1], ry1 = row[3];
+  static Image img = LoadPng(dir / "shot.png");
+  const int cy = static_cast<int>(ry0 + (ry1 - ry0) * 0.75f);
+  INFO("collective union " << widest.start << ".." << widest.end);
+  REQUIRE(x_of(widest.end) - x_of(widest.start) >= 8);
+  CHECK_FALSE(PatchIs(img, static_cast<int>((x_of(widest.start) + x_of(widest.end)) / 2), cy,
+                      gui::kTimelineGroupBackground));
+  const int64_t last = g.bars.back().end;
+  CHECK(PatchIs(img, static_cast<int>((x_of(last) + px1) / 2), cy, gui::kTimelineGroupBackground));
+}
+
 }  // namespace
 
 TEST_CASE("the timeline at 4096 ranks: group lanes, expand, zoom to selection, go to rank, measure",
@@ -53,28 +78,7 @@ TEST_CASE("the timeline at 4096 ranks: group lanes, expand, zoom to selection, g
   const float px0 = tl["plot"][0], py0 = tl["plot"][1], px1 = tl["plot"][2];
   const double vs = tl["view_start_ns"], ve = tl["view_end_ns"];
   CHECK(vs == 0.0);
-  // Group dp=0's widest collective union is drawn in the lower half of its lane; where none of its
-  // ranks is busy (after the last span) the lane shows its background.
-  {
-    const gui::TimelineGroup& g = data.groups[0];
-    REQUIRE(!g.collectives.empty());
-    const gui::GroupSpan& widest = *std::max_element(
-        g.collectives.begin(), g.collectives.end(),
-        [](const gui::GroupSpan& a, const gui::GroupSpan& b) { return a.end - a.start < b.end - b.start; });
-    auto x_of = [&](int64_t t) {
-      return px0 + (static_cast<double>(t - data.t0) - vs) / (ve - vs) * (px1 - px0);
-    };
-    const auto& row = tl["visible_rows"][0]["rect"];
-    const float ry0 = row[1], ry1 = row[3];
-    static Image img = LoadPng(dir / "shot.png");
-    const int cy = static_cast<int>(ry0 + (ry1 - ry0) * 0.75f);
-    INFO("collective union " << widest.start << ".." << widest.end);
-    REQUIRE(x_of(widest.end) - x_of(widest.start) >= 8);
-    CHECK_FALSE(PatchIs(img, static_cast<int>((x_of(widest.start) + x_of(widest.end)) / 2), cy,
-                        gui::kTimelineGroupBackground));
-    const int64_t last = g.bars.back().end;
-    CHECK(PatchIs(img, static_cast<int>((x_of(last) + px1) / 2), cy, gui::kTimelineGroupBackground));
-  }
+  CheckGroupLane(dir, tl, data);
 
   SECTION("a click on a group's label expands it; F zooms to the selected redistribute") {
     const auto& label = tl["visible_rows"][1];  // dp=1

@@ -209,6 +209,83 @@ TEST_CASE("the written trace carries PyTorch's plan beside shardscope's", "[prog
   fs::remove_all(dir);
 }
 
+namespace {
+
+// Pieces of the dump grammar (and hostile values) the fuzzer inserts.
+const std::vector<std::string>& FuzzTokens() {
+  static const std::vector<std::string> tokens = {"(",
+                                                  ")",
+                                                  "[",
+                                                  "]",
+                                                  ",",
+                                                  "->",
+                                                  "-->",
+                                                  "  ->  ",
+                                                  "  # ",
+                                                  "|",
+                                                  "$",
+                                                  ":",
+                                                  "dt: ",
+                                                  "t: ",
+                                                  "f32[",
+                                                  "S(",
+                                                  "_S(0, ",
+                                                  "P",
+                                                  "R",
+                                                  "[1]",
+                                                  "[99]",
+                                                  "DM(",
+                                                  "redistribute_input",
+                                                  "trace: ",
+                                                  "\n",
+                                                  "'",
+                                                  "\"",
+                                                  "{",
+                                                  "}",
+                                                  "\xff",
+                                                  "-1",
+                                                  "9223372036854775807",
+                                                  "281474976710657",
+                                                  "1048577",
+                                                  "0",
+                                                  std::string(2000, '['),
+                                                  std::string(2000, '(')};
+  return tokens;
+}
+
+// One to three random edits of `s`: a byte changed, a cut, a token inserted, a span erased or a
+// line duplicated; `below(n)` draws in [0, n).
+template <class Below>
+void Mutate(std::string& s, Below& below) {
+  for (int round = 0, rounds = 1 + static_cast<int>(below(3)); round < rounds; ++round) {
+    switch (below(5)) {
+      case 0:
+        if (!s.empty()) s[below(s.size())] = static_cast<char>(below(256));
+        break;
+      case 1:
+        s = s.substr(0, below(s.size() + 1));
+        break;
+      case 2:
+        s.insert(below(s.size() + 1), FuzzTokens()[below(FuzzTokens().size())]);
+        break;
+      case 3: {
+        size_t at = below(s.size() + 1), len = below(40);
+        s.erase(at, len);
+        break;
+      }
+      default: {  // duplicate a line
+        size_t at = s.find('\n', below(s.size() + 1));
+        if (at == std::string::npos) break;
+        size_t end = s.find('\n', at + 1);
+        if (end == std::string::npos) break;
+        s.insert(at, s.substr(at, end - at));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("fuzz: mutated dumps import or fail with shardscope::Error", "[program][debugmode][fuzz]") {
   std::vector<std::pair<std::string, engine::Shape>> seeds;
   for (const auto& [name, mesh] :
@@ -226,43 +303,6 @@ TEST_CASE("fuzz: mutated dumps import or fail with shardscope::Error", "[program
                                                           {"save_logs.json", {8}}}) {
     seeds.emplace_back(ReadFile(kDumps / name), mesh);
   }
-  static const std::vector<std::string> kTokens = {"(",
-                                                   ")",
-                                                   "[",
-                                                   "]",
-                                                   ",",
-                                                   "->",
-                                                   "-->",
-                                                   "  ->  ",
-                                                   "  # ",
-                                                   "|",
-                                                   "$",
-                                                   ":",
-                                                   "dt: ",
-                                                   "t: ",
-                                                   "f32[",
-                                                   "S(",
-                                                   "_S(0, ",
-                                                   "P",
-                                                   "R",
-                                                   "[1]",
-                                                   "[99]",
-                                                   "DM(",
-                                                   "redistribute_input",
-                                                   "trace: ",
-                                                   "\n",
-                                                   "'",
-                                                   "\"",
-                                                   "{",
-                                                   "}",
-                                                   "\xff",
-                                                   "-1",
-                                                   "9223372036854775807",
-                                                   "281474976710657",
-                                                   "1048577",
-                                                   "0",
-                                                   std::string(2000, '['),
-                                                   std::string(2000, '(')};
   std::mt19937_64 rng(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 14)));
   auto below = [&](size_t n) {
     return n == 0 ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng);
@@ -274,31 +314,7 @@ TEST_CASE("fuzz: mutated dumps import or fail with shardscope::Error", "[program
   for (; done < iterations && std::chrono::steady_clock::now() < deadline; ++done) {
     const auto& [text, mesh] = seeds[below(seeds.size())];
     std::string s = text;
-    for (int round = 0, rounds = 1 + static_cast<int>(below(3)); round < rounds; ++round) {
-      switch (below(5)) {
-        case 0:
-          if (!s.empty()) s[below(s.size())] = static_cast<char>(below(256));
-          break;
-        case 1:
-          s = s.substr(0, below(s.size() + 1));
-          break;
-        case 2:
-          s.insert(below(s.size() + 1), kTokens[below(kTokens.size())]);
-          break;
-        case 3: {
-          size_t at = below(s.size() + 1), len = below(40);
-          s.erase(at, len);
-          break;
-        }
-        default: {  // duplicate a line
-          size_t at = s.find('\n', below(s.size() + 1));
-          if (at == std::string::npos) break;
-          size_t end = s.find('\n', at + 1);
-          if (end == std::string::npos) break;
-          s.insert(at, s.substr(at, end - at));
-        }
-      }
-    }
+    Mutate(s, below);
     try {
       ImportResult r = ImportDebugMode(s, Options(mesh));
       ++imported;
