@@ -39,12 +39,21 @@ int Usage(const std::string& message) {
 
 using shardscope::app::gui::AppOptions;
 
+// The views --view accepts, in the order --help and its error message list them.
+constexpr const char* kViews[] = {"main",    "timeline", "inspector", "layout", "mesh",   "merge",
+                                  "program", "gallery",  "sandbox",   "diff",   "flight", "stats"};
+
 bool KnownView(const std::string& view) {
-  for (const char* v : {"main", "timeline", "inspector", "layout", "mesh", "merge", "program", "gallery",
-                        "sandbox", "diff", "flight", "stats"}) {
+  for (const char* v : kViews) {
     if (view == v) return true;
   }
   return false;
+}
+
+std::string ViewList() {
+  std::string out;
+  for (const char* v : kViews) out += (out.empty() ? "" : ", ") + std::string(v);
+  return out;
 }
 
 // Reads the option or trace at argv[i] (and its value, advancing i) into `options`. Returns an exit
@@ -68,9 +77,7 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
     const char* v = value("--view");
     std::string view = v ? v : "";
     if (!KnownView(view)) {
-      return Usage("--view: '" + view +
-                   "' is not one of main, timeline, inspector, layout, mesh, merge, program, gallery, "
-                   "sandbox, diff, flight");
+      return Usage("--view: '" + view + "' is not one of " + ViewList());
     }
     options.view = view;
     view_given = true;

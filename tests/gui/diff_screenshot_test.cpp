@@ -183,3 +183,18 @@ TEST_CASE("diff mode usage errors exit 2", "[gui][diff]") {
   CHECK(view.exit_code == 2);
   CHECK_FALSE(fs::exists(dir / "shot.png"));
 }
+
+TEST_CASE("an unknown --view exits 2 naming every view --help lists", "[gui]") {
+  fs::path dir = TempDir("view_usage");
+  auto bad = RunGui("--view nosuch " + Golden("two_rank"), dir / "log.txt");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--view: 'nosuch' is not one of") != std::string::npos);
+  auto help = RunGui("--help", dir / "help.txt");
+  // The same twelve views as the usage line "[--view main|timeline|...|stats]".
+  for (const char* view : {"main", "timeline", "inspector", "layout", "mesh", "merge", "program", "gallery",
+                           "sandbox", "diff", "flight", "stats"}) {
+    INFO(view);
+    CHECK(bad.output.find(std::string(view)) != std::string::npos);
+    CHECK(help.output.find(std::string(view)) != std::string::npos);
+  }
+}
