@@ -1,5 +1,7 @@
 #include "exec/trace_records.hpp"
 
+#include <utility>
+
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -45,7 +47,7 @@ void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src,
   e.t_ns = trace::NowNs();
   e.op_id = options.op_id;
   e.op_input = options.op_id >= 0 ? options.op_input : -1;
-  options.trace->Emit(e);
+  options.trace->Emit(std::move(e));
 }
 
 void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
@@ -59,7 +61,7 @@ void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::stri
     e.checksum_before = Checksum(in);
     if (out != nullptr) e.checksum_after = Checksum(*out);
   }
-  options.trace->Emit(e);
+  options.trace->Emit(std::move(e));
 }
 
 }  // namespace shardscope::engine::detail
