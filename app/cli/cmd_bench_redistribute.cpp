@@ -35,13 +35,14 @@ struct RedistCase {
 };
 
 // Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
-// With `cpu`, the process's CPU seconds per redistribute (every thread: ranks and the background
-// trace writer; set-up, warm-up and the session's Close() included) are stored there.
+// With `cpu`, the process's CPU seconds per timed redistribute are stored there: every thread
+// (ranks and the background trace writer), from rank 0's first timed iteration to the end of the
+// session's Close(), which writes what the background thread had not yet; set-up and warm-up not.
 double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
                         const std::string& trace_dir, std::vector<double>* samples = nullptr,
                         double* cpu = nullptr) {
   const int64_t n = c.src.mesh.size();
-  const double cpu_start = ProcessCpuSeconds();
+  double cpu_start = 0;
   trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
   double seconds = TimePerIteration(
       mpi, n, iters,
@@ -57,14 +58,16 @@ double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, e
         }
         options.tensor_name = c.name;
         auto id = std::make_shared<int64_t>(0);
-        return [&comm, rank, plan, in, options, id, &c]() mutable {
+        double* start = comm.rank() == 0 || mpi != nullptr ? &cpu_start : nullptr;
+        return [&comm, rank, plan, in, options, id, &c, start]() mutable {
+          if (start != nullptr && *id == 1) *start = ProcessCpuSeconds();  // after warm-up and barrier
           options.trace_id = (*id)++;
           engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
         };
       },
       samples);
   session.Close();
-  if (cpu != nullptr) *cpu = (ProcessCpuSeconds() - cpu_start) / (iters + 1);
+  if (cpu != nullptr) *cpu = (ProcessCpuSeconds() - cpu_start) / iters;
   return seconds;
 }
 
@@ -104,9 +107,9 @@ void PrintRedistributeHeader(CpuBench& bench) {
         << n << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
         << kTraceRounds
         << " alternating rounds' (traced - untraced) / untraced time per redistribute; 'trace cpu' = the "
-           "same "
-           "in the process's CPU time (every thread, the background trace writer included), and 'cpu us' "
-           "its traced - untraced difference per redistribute\n\n"
+           "same in the process's CPU time (every thread, the background trace writer and the final write "
+           "at close included; waiting ranks spin, so it also counts the others' wait), 'cpu us' = its "
+           "traced - untraced microseconds per redistribute\n\n"
         << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
         << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
         << std::setw(12) << "trace cost" << std::setw(11) << "trace cpu" << std::setw(9) << "cpu us"
