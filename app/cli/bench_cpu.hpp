@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -47,6 +49,13 @@ inline std::string HumanBytes(int64_t bytes) {
   std::ostringstream s;
   s << std::setprecision(v < 10 ? 2 : 4) << v << " " << units[u];
   return s.str();
+}
+
+// CPU time of the whole process, every thread (a background trace writer's too), in seconds.
+inline double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // The q-quantile (nearest rank) of per-iteration times, and "[p10, p90]" of them in us.

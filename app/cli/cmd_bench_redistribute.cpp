@@ -35,9 +35,14 @@ struct RedistCase {
 };
 
 // Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
+// With `cpu`, the process's CPU seconds per timed redistribute are stored there: every thread
+// (ranks and the background trace writer), from rank 0's first timed iteration to the end of the
+// session's Close(), which writes what the background thread had not yet; set-up and warm-up not.
 double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
-                        const std::string& trace_dir, std::vector<double>* samples = nullptr) {
+                        const std::string& trace_dir, std::vector<double>* samples = nullptr,
+                        double* cpu = nullptr) {
   const int64_t n = c.src.mesh.size();
+  double cpu_start = 0;
   trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
   double seconds = TimePerIteration(
       mpi, n, iters,
@@ -53,13 +58,16 @@ double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, e
         }
         options.tensor_name = c.name;
         auto id = std::make_shared<int64_t>(0);
-        return [&comm, rank, plan, in, options, id, &c]() mutable {
+        double* start = comm.rank() == 0 || mpi != nullptr ? &cpu_start : nullptr;
+        return [&comm, rank, plan, in, options, id, &c, start]() mutable {
+          if (start != nullptr && *id == 1) *start = ProcessCpuSeconds();  // after warm-up and barrier
           options.trace_id = (*id)++;
           engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
         };
       },
       samples);
   session.Close();
+  if (cpu != nullptr) *cpu = (ProcessCpuSeconds() - cpu_start) / iters;
   return seconds;
 }
 
@@ -86,41 +94,53 @@ void PrintRedistributeHeader(CpuBench& bench) {
         << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = median "
            "of "
         << kTraceRounds
-        << " alternating rounds' (traced - untraced) / untraced on mpi; 'local x' = mpi time / local "
-           "time\n\n"
+        << " alternating rounds' (traced - untraced) / untraced on mpi, in time and in this process's CPU "
+           "time; 'local x' = mpi time / local time\n\n"
         << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
         << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(12) << "trace cost"
-        << std::setw(12) << "local us" << std::setw(10) << "GB/s" << std::setw(10) << "local x"
+        << std::setw(11) << "trace cpu" << std::setw(12) << "local us" << std::setw(10) << "GB/s"
+        << std::setw(10) << "local x"
         << "\n";
   } else {
     out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
         << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
         << n << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
-        << kTraceRounds << " alternating rounds' (traced - untraced) / untraced\n\n"
+        << kTraceRounds
+        << " alternating rounds' (traced - untraced) / untraced time per redistribute; 'trace cpu' = the "
+           "same in the process's CPU time (every thread, the background trace writer and the final write "
+           "at close included; waiting ranks spin, so it also counts the others' wait), 'cpu us' = its "
+           "traced - untraced microseconds per redistribute\n\n"
         << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
         << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
-        << std::setw(12) << "trace cost"
+        << std::setw(12) << "trace cost" << std::setw(11) << "trace cpu" << std::setw(9) << "cpu us"
         << "\n";
   }
 }
 
 // Tracing's cost on one case: untraced and traced runs alternate kTraceRounds times, so that drift,
 // warm caches and the other threads' load fall on both alike. `plain` is the median untraced time
-// per redistribute, `cost` the median of the rounds' (traced - untraced) / untraced.
+// per redistribute, `cost` the median of the rounds' (traced - untraced) / untraced; `cpu_cost`
+// the same in process CPU time and `cpu_us` the median traced - untraced CPU microseconds.
 struct TraceCost {
   double plain = 0;
   double cost = 0;
+  double cpu_cost = 0;
+  double cpu_us = 0;
 };
 TraceCost MeasureTraceCost(engine::MpiWorld* mpi, const RedistCase& c, int iters,
                            const std::filesystem::path& trace_dir) {
-  std::vector<double> plain, cost;
+  std::vector<double> plain, cost, cpu_cost, cpu_us;
   for (int round = 0; round < kTraceRounds; ++round) {
-    const double p = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, "");
-    const double t = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, trace_dir.string());
+    double p_cpu = 0, t_cpu = 0;
+    const double p = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, "", nullptr, &p_cpu);
+    const double t =
+        TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, trace_dir.string(), nullptr, &t_cpu);
     plain.push_back(p);
     cost.push_back((t - p) / p);
+    cpu_cost.push_back((t_cpu - p_cpu) / p_cpu);
+    cpu_us.push_back((t_cpu - p_cpu) * 1e6);
   }
-  return {bench_cpu::Quantile(plain, 0.5), bench_cpu::Quantile(cost, 0.5)};
+  return {Quantile(plain, 0.5), Quantile(cost, 0.5), Quantile(cpu_cost, 0.5), Quantile(cpu_us, 0.5)};
 }
 
 // Each case at every --sizes size, untraced and traced (the trace goes to `trace_dir`).
@@ -142,16 +162,17 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
       int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-      const auto [plain, trace_cost] = MeasureTraceCost(mpi.get(), c, iters, trace_dir);
+      const auto [plain, trace_cost, trace_cpu, trace_cpu_us] =
+          MeasureTraceCost(mpi.get(), c, iters, trace_dir);
       if (mpi) {
         double local =
             OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown, ""); });
         out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
             << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
             << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-            << trace_cost * 100 << "%" << std::setprecision(1) << std::setw(12) << local * 1e6
-            << std::setprecision(2) << std::setw(10) << static_cast<double>(out_bytes) / local / 1e9
-            << std::setw(9) << plain / local << "x\n"
+            << trace_cost * 100 << "%" << std::setw(10) << trace_cpu * 100 << "%" << std::setprecision(1)
+            << std::setw(12) << local * 1e6 << std::setprecision(2) << std::setw(10)
+            << static_cast<double>(out_bytes) / local / 1e9 << std::setw(9) << plain / local << "x\n"
             << std::defaultfloat;
         continue;
       }
@@ -159,7 +180,8 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
           << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-          << memcpy_s / plain << std::setw(11) << trace_cost * 100 << "%\n"
+          << memcpy_s / plain << std::setw(11) << trace_cost * 100 << "%" << std::setw(10) << trace_cpu * 100
+          << "%" << std::setprecision(1) << std::setw(9) << trace_cpu_us << "\n"
           << std::defaultfloat;
     }
   }

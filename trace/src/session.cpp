@@ -42,10 +42,11 @@ struct TraceSession::Warning {
 
 TraceSession::TraceSession() : mutex_(std::make_unique<std::mutex>()) {}
 
-TraceSession::TraceSession(std::filesystem::path dir, TraceFailure on_failure)
+TraceSession::TraceSession(std::filesystem::path dir, TraceFailure on_failure, Durability durability)
     : enabled_(true),
       dir_(std::move(dir)),
       on_failure_(on_failure),
+      durability_(durability),
       warning_(std::make_shared<Warning>()),
       mutex_(std::make_unique<std::mutex>()) {}
 
@@ -76,7 +77,7 @@ Writer* TraceSession::WriterFor(int64_t rank, const Header& header) {
     h.rank = rank;
     if (on_failure_ == TraceFailure::kThrow) {
       try {
-        slot = std::make_unique<Writer>(dir_, std::move(h));
+        slot = std::make_unique<Writer>(dir_, std::move(h), nullptr, durability_);
       } catch (...) {
         writers_.erase(rank);
         throw;
@@ -84,8 +85,9 @@ Writer* TraceSession::WriterFor(int64_t rank, const Header& header) {
     } else {
       try {
         std::shared_ptr<Warning> warning = warning_;
-        slot = std::make_unique<Writer>(dir_, std::move(h),
-                                        [warning](const std::string& message) { warning->Print(message); });
+        slot = std::make_unique<Writer>(
+            dir_, std::move(h), [warning](const std::string& message) { warning->Print(message); },
+            durability_);
       } catch (const std::exception& e) {  // Error from the file system, bad_alloc: never the job's end
         writers_.erase(rank);
         warning_->Print(e.what());

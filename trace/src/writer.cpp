@@ -7,9 +7,9 @@
 #include <system_error>
 
 #include "encode_v2.hpp"
-#include "fast_encode.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
+#include "writer_sink.hpp"
 
 namespace shardscope::trace {
 
@@ -49,22 +49,34 @@ std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir)
 }
 
 Writer::Writer(const std::filesystem::path& dir, Header header,
-               std::function<void(const std::string&)> on_write_error)
-    : header_(std::move(header)), on_write_error_(std::move(on_write_error)) {
+               std::function<void(const std::string&)> on_write_error, Durability durability)
+    : header_(std::move(header)), durability_(durability), sink_(std::make_shared<detail::Sink>()) {
   header_.format = std::string(kFormatName);
   // The header's version picks the format: v1 for interchange with older readers, else this
   // library's (v2).
   if (header_.version != 1) header_.version = kCurrentVersion;
-  if (header_.version >= 2) v2_ = std::make_unique<detail::EncoderV2>(header_.rank, header_.mesh_shape);
+  if (header_.version >= 2) sink_->v2 = std::make_unique<detail::EncoderV2>(header_.rank, header_.mesh_shape);
+  sink_->on_write_error = std::move(on_write_error);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InvalidInput("trace: cannot create directory '" + dir.string() + "': " + ec.message());
   path_ = dir / RankFileName(header_.rank);
-  file_ = std::fopen(path_.c_str(), "wb");
-  if (file_ == nullptr) {
+  sink_->path = path_;
+  sink_->file = std::fopen(path_.c_str(), "wb");
+  if (sink_->file == nullptr) {
     throw InvalidInput("trace: cannot open '" + path_.string() + "' for writing: " + std::strerror(errno));
   }
-  Append(ToLine(ToJson(header_)), /*flush=*/true);
+  sink_->WriteNow(ToLine(ToJson(header_)) + '\n');
+  ThrowPendingError();
+  if (durability_ == Durability::kBackground) {
+    try {
+      flusher_ = detail::Flusher::Get();
+      flusher_->Add(sink_);
+    } catch (const std::system_error&) {  // no thread to be had: write on the caller's
+      flusher_.reset();
+      durability_ = Durability::kEveryEnd;
+    }
+  }
 }
 
 Writer::~Writer() {
@@ -75,65 +87,89 @@ Writer::~Writer() {
   }
 }
 
-// The common events are written straight into the buffer (encode_v2.cpp, or fast_encode.cpp for
-// v1); one the fast path declines (a string to escape, a non-finite number) goes through the JSON
-// tree of codec.cpp.
+bool Writer::ok() const { return sink_->ok.load(std::memory_order_relaxed); }
+
 template <typename E>
-void Writer::EmitFast(const E& event, bool flush) {
-  if (file_ == nullptr) return;
-  if (v2_)
-    v2_->Encode(event, buffer_);
-  else if (!detail::FastEncode(event, buffer_))
-    buffer_ += ToLine(ToJson(Event(event)));
-  buffer_ += '\n';
-  if (flush || buffer_.size() >= kFlushBytes) Flush();
+void Writer::Capture(E&& event, bool handoff) {
+  if (closed_) return;
+  if (!sink_->ok.load(std::memory_order_relaxed)) {   // after a failure nothing more is captured
+    if (!sink_->on_write_error) ThrowPendingError();  // a background write's error, thrown once
+    return;
+  }
+  captured_.emplace_back(std::forward<E>(event));
+  if (handoff || captured_.size() >= kHandoffEvents) Handoff();
 }
 
-void Writer::Emit(const RedistributeBegin& event) { EmitFast(event, false); }
-void Writer::Emit(const RedistributeEnd& event) { EmitFast(event, true); }
-void Writer::Emit(const StepBegin& event) { EmitFast(event, false); }
-void Writer::Emit(const StepEnd& event) { EmitFast(event, false); }
-void Writer::Emit(const Collective& event) { EmitFast(event, false); }
-void Writer::Emit(const Op& event) { EmitFast(event, true); }
+// Moves the captured events behind the handed-off ones; returns how many wait in the queue.
+size_t Writer::Enqueue() {
+  std::lock_guard<std::mutex> lock(sink_->queue_mu);
+  std::vector<Event>& queue = sink_->queue;
+  if (queue.empty()) {
+    std::swap(queue, captured_);  // captured_ takes the queue's empty vector and its capacity
+  } else {
+    queue.insert(queue.end(), std::make_move_iterator(captured_.begin()),
+                 std::make_move_iterator(captured_.end()));
+    captured_.clear();
+  }
+  return queue.size();
+}
+
+void Writer::Handoff() {
+  const size_t queued = Enqueue();
+  if (!flusher_ || queued >= kMaxQueuedEvents) {
+    sink_->Drain();  // kEveryEnd, or the background thread is behind: write on this thread
+    ThrowPendingError();
+  } else if (queued >= kMaxQueuedEvents / 2) {
+    flusher_->Wake();
+  }
+  if (!sink_->on_write_error && !sink_->ok.load(std::memory_order_relaxed)) ThrowPendingError();
+}
+
+void Writer::ThrowPendingError() {
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(sink_->queue_mu);
+    message.swap(sink_->error);
+  }
+  if (!message.empty()) throw InvalidInput(message);
+}
+
+void Writer::Emit(const RedistributeBegin& event) { Capture(event, false); }
+void Writer::Emit(const RedistributeEnd& event) { Capture(event, true); }
+void Writer::Emit(const StepBegin& event) { Capture(event, false); }
+void Writer::Emit(const StepEnd& event) { Capture(event, false); }
+void Writer::Emit(const Collective& event) { Capture(event, false); }
+void Writer::Emit(const Op& event) { Capture(event, true); }
+void Writer::Emit(RedistributeBegin&& event) { Capture(std::move(event), false); }
+void Writer::Emit(RedistributeEnd&& event) { Capture(std::move(event), true); }
+void Writer::Emit(StepBegin&& event) { Capture(std::move(event), false); }
+void Writer::Emit(StepEnd&& event) { Capture(std::move(event), false); }
+void Writer::Emit(Collective&& event) { Capture(std::move(event), false); }
+void Writer::Emit(Op&& event) { Capture(std::move(event), true); }
 void Writer::Emit(const Event& event) {
-  std::visit([this](const auto& e) { Emit(e); }, event);
+  const bool handoff = std::holds_alternative<RedistributeEnd>(event) || std::holds_alternative<Op>(event);
+  Capture(event, handoff);
 }
-
-void Writer::Append(const std::string& line, bool flush) {
-  if (file_ == nullptr || !ok_) return;  // after a failed write nothing more is buffered
-  buffer_ += line;
-  buffer_ += '\n';
-  if (flush || buffer_.size() >= kFlushBytes) Flush();
+void Writer::Emit(Event&& event) {
+  const bool handoff = std::holds_alternative<RedistributeEnd>(event) || std::holds_alternative<Op>(event);
+  Capture(std::move(event), handoff);
 }
 
 void Writer::Flush() {
-  if (file_ == nullptr || !ok_) return;
-  // Whole lines only reach the file, so a kill leaves at most the last line torn.
-  size_t written = buffer_.empty() ? 0 : std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
-  bool failed = written != buffer_.size() || std::fflush(file_) != 0;
-  buffer_.clear();
-  if (failed) Fail("trace: write to '" + path_.string() + "' failed: " + std::strerror(errno));
-}
-
-void Writer::Fail(const std::string& message) {
-  ok_ = false;
-  if (!on_write_error_) throw InvalidInput(message);
-  on_write_error_(message);
+  if (closed_) return;
+  if (!captured_.empty()) Enqueue();
+  sink_->Drain();
+  ThrowPendingError();
 }
 
 void Writer::Close() {
-  if (file_ == nullptr) return;
-  std::FILE* file = file_;
-  try {
-    Flush();
-  } catch (const Error&) {
-    std::fclose(file);
-    file_ = nullptr;
-    throw;
-  }
-  file_ = nullptr;
-  if (std::fclose(file) != 0 && ok_)
-    Fail("trace: closing '" + path_.string() + "' failed: " + std::strerror(errno));
+  if (closed_) return;
+  closed_ = true;
+  if (flusher_) flusher_->Remove(sink_.get());
+  flusher_.reset();  // the last writer of the process stops the background thread
+  if (!captured_.empty()) Enqueue();
+  sink_->CloseFile();
+  ThrowPendingError();
 }
 
 }  // namespace shardscope::trace

@@ -335,7 +335,7 @@ class Executor {
     e.negotiated = negotiated;
     e.start_ns = stats.start_ns;
     e.end_ns = stats.end_ns;
-    options_.trace->Emit(e);
+    options_.trace->Emit(std::move(e));
   }
 
   // This rank's position in `group`.
@@ -483,7 +483,7 @@ class Executor {
     e.local_shape_before = mine.local_shape;
     e.global_offset_before = mine.global_offset;
     e.t_ns = trace::NowNs();
-    options_.trace->Emit(e);
+    options_.trace->Emit(std::move(e));
   }
 
   void EmitStepEnd(int64_t k, const RankLayout& mine) {
@@ -493,7 +493,7 @@ class Executor {
     e.local_shape_after = mine.local_shape;
     e.global_offset_after = mine.global_offset;
     e.t_ns = trace::NowNs();
-    options_.trace->Emit(e);
+    options_.trace->Emit(std::move(e));
   }
 
   Communicator* comm_;

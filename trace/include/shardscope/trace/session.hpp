@@ -35,8 +35,11 @@ class TraceSession {
  public:
   /// A disabled session: WriterFor always returns nullptr.
   TraceSession();
-  /// An enabled session writing into `dir` (created on the first WriterFor).
-  explicit TraceSession(std::filesystem::path dir, TraceFailure on_failure = TraceFailure::kThrow);
+  /// An enabled session writing into `dir` (created on the first WriterFor). Its writers hand
+  /// completed redistributes to the background trace thread by default (Durability::kBackground:
+  /// the job's threads only capture events; a SIGKILL can lose the last ~5 ms of them).
+  explicit TraceSession(std::filesystem::path dir, TraceFailure on_failure = TraceFailure::kThrow,
+                        Durability durability = Durability::kBackground);
   /// Enabled iff SHARDSCOPE_TRACE is set and non-empty; its value is the directory. The capture
   /// API: failures follow TraceFailure::kWarnAndStop, so an unwritable directory, a regular file
   /// or a full disk never disturbs the job (the lines written before a failure are kept).
@@ -65,6 +68,7 @@ class TraceSession {
   bool enabled_ = false;
   std::filesystem::path dir_;
   TraceFailure on_failure_ = TraceFailure::kThrow;
+  Durability durability_ = Durability::kBackground;
   std::shared_ptr<Warning> warning_;
   bool failed_ = false;  ///< kWarnAndStop: a writer could not open; guarded by mutex_
   std::unique_ptr<std::mutex> mutex_;

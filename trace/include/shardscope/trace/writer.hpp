@@ -2,7 +2,6 @@
 // Per-rank trace writer: DIR/rank-<R>.jsonl, one JSON object per line (docs/trace-format.md).
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -14,8 +13,9 @@
 namespace shardscope::trace {
 
 namespace detail {
-class EncoderV2;
-}
+struct Sink;
+class Flusher;
+}  // namespace detail
 
 /// Nanoseconds of std::chrono::steady_clock since its epoch; the clock every *_ns field uses
 /// (Header::clock.name == "steady"). Thread-safe, never throws.
@@ -32,14 +32,34 @@ int64_t RankOfFileName(const std::string& name);
 /// remove them first. Throws Error(kInvalidInput) when `dir` exists but is not a directory.
 std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir);
 
-/// Writes one rank's trace. Events are buffered in memory and written (fwrite + fflush) at every
-/// RedistributeEnd and Op, when the buffer passes kFlushBytes, at Flush()/Close() and at destruction, so a
-/// process killed mid-run leaves every completed redistribute readable.
-/// Not thread-safe: one Writer per rank, used by one thread at a time.
+/// When a Writer's completed redistributes reach its file.
+enum class Durability {
+  /// Emit only captures the event (a move into a vector). At every RedistributeEnd and Op the
+  /// captured events are handed to the process's background trace thread, which encodes and
+  /// writes them (write(2), no fsync) within about 5 ms. A process killed by SIGKILL loses the
+  /// redistributes completed in those last ~5 ms besides the open one; Flush(), Close(),
+  /// destruction and a normal exit lose nothing. The default of TraceSession (capture in a job).
+  kBackground,
+  /// Emit captures, and every RedistributeEnd and Op encodes and writes the captured events on
+  /// the calling thread before returning: a SIGKILL loses only the open redistribute. Costs the
+  /// encoding and one write(2) per redistribute on the job's thread.
+  kEveryEnd,
+};
+
+/// Writes one rank's trace. Events are captured in memory and handed off (see Durability) at
+/// every RedistributeEnd and Op, and when kHandoffEvents are captured inside one redistribute;
+/// Flush()/Close() and destruction write everything. Lines keep the order of the Emit calls.
+/// At most kMaxQueuedEvents handed-off events wait for the background thread: past that bound
+/// (a disk slower than the job) the emitting thread encodes and writes them itself, so the job
+/// slows to the disk's pace, memory stays bounded and no event is dropped.
+/// Not thread-safe: one Writer per rank, used by one thread at a time (the background thread
+/// touches only the handed-off events and the file).
 class Writer {
  public:
-  /// Buffered bytes that force a write even inside a redistribute (bounds memory).
-  static constexpr size_t kFlushBytes = size_t{1} << 20;
+  /// Captured events that force a hand-off even inside a redistribute.
+  static constexpr size_t kHandoffEvents = 1024;
+  /// Handed-off events past which the emitting thread writes them itself (the queue's bound).
+  static constexpr size_t kMaxQueuedEvents = size_t{1} << 14;
 
   /// Creates `dir` (and parents) if needed, truncates dir/rank-<header.rank>.jsonl and writes and
   /// flushes the header line. The format is set to this library's; `header.version` 1 writes format
@@ -47,17 +67,22 @@ class Writer {
   /// Error(kInvalidInput) naming the path when the directory or file cannot be created.
   ///
   /// With `on_write_error` set, a failed write or close (disk full, ...) does not throw: it is
-  /// called once with the message, the writer stops writing (ok() turns false) and the lines
-  /// written so far stay readable. Capture inside a job uses this: tracing must never take the
-  /// job down. Opening still throws.
+  /// called once with the message (from the background thread when that wrote), the writer stops
+  /// writing (ok() turns false) and the lines written so far stay readable. Capture inside a job
+  /// uses this: tracing must never take the job down. Opening still throws. Without it, the error
+  /// of a background write is thrown by the next Emit, Flush or Close.
+  /// kBackground falls back to kEveryEnd when the background thread cannot be started.
   Writer(const std::filesystem::path& dir, Header header,
-         std::function<void(const std::string&)> on_write_error = {});
+         std::function<void(const std::string&)> on_write_error = {},
+         Durability durability = Durability::kEveryEnd);
   ~Writer();  ///< Close()s, swallowing errors (check ok() or call Close() to see them).
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  /// Appends one event line. A RedistributeEnd or an Op (written when the op finished) also flushes. Throws
-  /// Error(kInvalidInput) when a write fails (disk full, ...); after Close() calls are ignored.
+  /// Captures one event line. A RedistributeEnd or an Op (written when the op finished) also hands
+  /// off (see Durability). Throws Error(kInvalidInput) when a write failed (disk full, ...) and
+  /// there is no on_write_error; after Close() calls are ignored. The rvalue overloads move the
+  /// event instead of copying it.
   void Emit(const RedistributeBegin& event);
   void Emit(const RedistributeEnd& event);
   void Emit(const StepBegin& event);
@@ -65,30 +90,40 @@ class Writer {
   void Emit(const Collective& event);
   void Emit(const Op& event);
   void Emit(const Event& event);
+  void Emit(RedistributeBegin&& event);
+  void Emit(RedistributeEnd&& event);
+  void Emit(StepBegin&& event);
+  void Emit(StepEnd&& event);
+  void Emit(Collective&& event);
+  void Emit(Op&& event);
+  void Emit(Event&& event);
 
-  /// Writes buffered lines and fflush()es. Throws Error(kInvalidInput) on a write error.
+  /// Encodes and writes every captured line and fflush()es, on the calling thread. Throws
+  /// Error(kInvalidInput) on a write error.
   void Flush();
   /// Flushes and closes the file; later Emit calls are ignored. Idempotent; throws like Flush.
   void Close();
 
   const Header& header() const { return header_; }
   const std::filesystem::path& path() const { return path_; }
-  /// False once a write has failed.
-  bool ok() const { return ok_; }
+  Durability durability() const { return durability_; }
+  /// False once a write has failed (also one on the background thread).
+  bool ok() const;
 
  private:
-  void Append(const std::string& line, bool flush);
-  void Fail(const std::string& message);
   template <typename E>
-  void EmitFast(const E& event, bool flush);
+  void Capture(E&& event, bool handoff);
+  size_t Enqueue();
+  void Handoff();
+  void ThrowPendingError();
 
   Header header_;
   std::filesystem::path path_;
-  std::FILE* file_ = nullptr;
-  std::string buffer_;
-  bool ok_ = true;
-  std::function<void(const std::string&)> on_write_error_;  ///< empty: throw
-  std::unique_ptr<detail::EncoderV2> v2_;                   ///< null: version 1
+  Durability durability_;
+  bool closed_ = false;
+  std::vector<Event> captured_;  ///< this rank's events since the last hand-off
+  std::shared_ptr<detail::Sink> sink_;
+  std::shared_ptr<detail::Flusher> flusher_;  ///< null: kEveryEnd
 };
 
 }  // namespace shardscope::trace

@@ -1,0 +1,95 @@
+#pragma once
+// Private to the trace library: one Writer's file and event queue (Sink), and the one background
+// thread per process that encodes and writes every sink's queued events (Flusher). The capture
+// side (Writer::Emit) only moves an event into a vector; encoding (encode_v2.cpp, fast_encode.cpp)
+// and the write(2) happen in Sink::Drain, on the flusher thread or, when asked, on the caller's.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscope/trace/events.hpp"
+
+namespace shardscope::trace::detail {
+
+class EncoderV2;
+
+struct Sink {
+  Sink();
+  ~Sink();  // closes the file if still open (errors ignored)
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  /// Encodes and writes every handed-off event, in hand-off order, then fflush()es. A failed write
+  /// turns ok false and is reported once (on_write_error, else kept in `error` for the owner).
+  void Drain();
+  /// Drains, then closes the file (a failed fclose is reported like a failed write); later drains
+  /// do nothing.
+  void CloseFile();
+  /// Writes `text` as is (the header line) and fflush()es; a failure is reported like Drain's.
+  void WriteNow(const std::string& text);
+
+  // Hand-off side, guarded by queue_mu.
+  std::mutex queue_mu;
+  std::vector<Event> queue;  ///< handed off by the writer, not yet taken by a drain
+  std::string error;         ///< the first write error of a writer without on_write_error
+
+  // Drain side, guarded by write_mu (taken before queue_mu when both are held, so a drain that
+  // took its batch first also writes it first: lines keep their hand-off order).
+  std::mutex write_mu;
+  std::vector<Event> draining;
+  std::string buffer;
+  std::FILE* file = nullptr;
+  std::unique_ptr<EncoderV2> v2;  ///< null: format version 1
+  std::filesystem::path path;
+
+  std::function<void(const std::string&)> on_write_error;  ///< set once, before any drain
+  std::atomic<bool> ok{true};
+
+ private:
+  void Fail(const std::string& message);  // write_mu held
+  void WriteBuffer();                     // write_mu held
+};
+
+/// The process's background trace thread: every kPeriod it drains each registered sink, so an
+/// event handed off is in the file (write(2) done, not fsync'ed) within about kPeriod. It sleeps
+/// without waking while no sink is registered. Shared by every Writer of the process and alive
+/// while one of them is: the last writer's Close() or destruction stops the thread.
+class Flusher {
+ public:
+  static constexpr std::chrono::milliseconds kPeriod{5};
+
+  /// The process's flusher, its thread started on first use. Throws std::system_error when the
+  /// thread cannot be started.
+  static std::shared_ptr<Flusher> Get();
+
+  Flusher();
+  ~Flusher();  ///< drains every sink still registered, then stops the thread
+  Flusher(const Flusher&) = delete;
+  Flusher& operator=(const Flusher&) = delete;
+
+  void Add(std::shared_ptr<Sink> sink);
+  void Remove(const Sink* sink);
+  /// Drains now rather than at the next period (a queue past half its bound).
+  void Wake();
+
+ private:
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool wake_ = false;
+  std::vector<std::shared_ptr<Sink>> sinks_;
+  std::thread thread_;  // last: started once the members above exist
+};
+
+}  // namespace shardscope::trace::detail
