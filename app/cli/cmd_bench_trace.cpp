@@ -114,11 +114,6 @@ Elapsed Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int coun
   return {wall, ThreadCpuNs() - cpu_start};
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
 // Per-event figures of one durability mode: the emitting thread's on/off batches, and the whole
 // process's CPU (the background writer thread included) per traced event.
 struct ModeResult {
@@ -168,15 +163,15 @@ void PrintMode(const char* name, const ModeResult& m, std::ostream& out) {
                         {"off", &m.off_ns},
                         {"on (cpu)", &m.on_cpu},
                         {"off (cpu)", &m.off_cpu}}) {
-    std::snprintf(line, sizeof line, "%-12s %-12s %10.0f %10.0f %10.0f\n", name, row, Percentile(*v, 0.5),
-                  Percentile(*v, 0.1), Percentile(*v, 0.9));
+    std::snprintf(line, sizeof line, "%-12s %-12s %10.0f %10.0f %10.0f\n", name, row,
+                  bench_cpu::Quantile(*v, 0.5), bench_cpu::Quantile(*v, 0.1), bench_cpu::Quantile(*v, 0.9));
     out << line;
   }
   std::snprintf(line, sizeof line,
                 "%s: on - off: %.0f ns per event on the emitting thread (cpu: %.0f ns); process cpu, every "
                 "thread: %.0f ns per event\n",
-                name, Percentile(m.on_ns, 0.5) - Percentile(m.off_ns, 0.5),
-                Percentile(m.on_cpu, 0.5) - Percentile(m.off_cpu, 0.5), m.process_cpu_ns);
+                name, bench_cpu::Quantile(m.on_ns, 0.5) - bench_cpu::Quantile(m.off_ns, 0.5),
+                bench_cpu::Quantile(m.on_cpu, 0.5) - bench_cpu::Quantile(m.off_cpu, 0.5), m.process_cpu_ns);
   out << line;
 }
 
@@ -268,9 +263,10 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
       "engine: a traced P(sum)->S(0) redistribute on a 1-rank mesh (%.0f events) costs its thread "
       "%.0f ns more CPU than an untraced one (median; p10-p90 of traced %.0f-%.0f, untraced %.0f-%.0f "
       "ns)\n",
-      engine_cost.events, Percentile(engine_cost.on_cpu, 0.5) - Percentile(engine_cost.off_cpu, 0.5),
-      Percentile(engine_cost.on_cpu, 0.1), Percentile(engine_cost.on_cpu, 0.9),
-      Percentile(engine_cost.off_cpu, 0.1), Percentile(engine_cost.off_cpu, 0.9));
+      engine_cost.events,
+      bench_cpu::Quantile(engine_cost.on_cpu, 0.5) - bench_cpu::Quantile(engine_cost.off_cpu, 0.5),
+      bench_cpu::Quantile(engine_cost.on_cpu, 0.1), bench_cpu::Quantile(engine_cost.on_cpu, 0.9),
+      bench_cpu::Quantile(engine_cost.off_cpu, 0.1), bench_cpu::Quantile(engine_cost.off_cpu, 0.9));
   out << line;
   std::snprintf(line, sizeof line,
                 "engine: process cpu, every thread (the background writer included): %.0f ns more per "

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -285,5 +287,79 @@ TEST_CASE("background writer: without on_write_error the owner's next call throw
   REQUIRE_FALSE(w.ok());
   CHECK_THROWS_WITH(w.Flush(), Catch::Contains("trace: write to '" + pipe.fifo.string() + "' failed"));
   CHECK_NOTHROW(w.Close());  // thrown once
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Runs `child` in a fork()ed process that ends with _exit(child()), or is killed after 20 s (a hang
+// is a failure, not a stuck test); returns its exit status, or -1 when it did not exit normally.
+int InChild(const std::function<int()>& child) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    alarm(20);
+    int code = 99;
+    try {
+      code = child();
+    } catch (...) {
+      code = 98;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+// Not [local]: TSan does not support threads started after a multi-threaded fork.
+TEST_CASE("background writer: a forked child writes its own trace and never waits for the parent's thread",
+          "[trace][writer]") {
+  fs::path dir = TempDir("fork");
+  // The parent's writer is open, so its background thread runs when fork() is called.
+  Writer parent(dir / "parent", RankHeader(0, 2), {}, Durability::kBackground);
+  for (Event& e : Redistribute(0, 2, 0)) parent.Emit(std::move(e));
+  parent.Flush();  // nothing queued at fork(): the child's copy holds no event of the parent's
+  const int status = InChild([&] {
+    // A new writer in the child: a background thread of the child's own writes it.
+    Writer child(dir / "child", RankHeader(1, 2), {}, Durability::kBackground);
+    for (int64_t id = 0; id < 3; ++id) {
+      for (Event& e : Redistribute(1, 2, id)) child.Emit(std::move(e));
+    }
+    if (WaitForLines(child.path(), 1 + 3 * 5) != 16) return 1;  // written without Close
+    child.Close();
+    // The inherited writer: its thread is the parent's, so it writes on this thread; closing it
+    // (the last reference to the inherited flusher) must not join a thread this process lacks.
+    for (Event& e : Redistribute(0, 2, 1)) parent.Emit(std::move(e));
+    parent.Close();
+    return 0;
+  });
+  CHECK(status == 0);
+  CHECK(CompleteIds(dir / "child" / RankFileName(1)) == Iota(3));
+  // The parent's writer and thread are untouched by the child. The child's copy appended its
+  // redistribute 1 to the same file (a shared offset), so the file reads 0, 1, 2, every line whole.
+  for (Event& e : Redistribute(0, 2, 2)) parent.Emit(std::move(e));
+  CHECK(WaitForLines(parent.path(), 1 + 3 * 5) == 16);  // the parent's thread still writes
+  parent.Close();
+  CHECK(CompleteIds(parent.path()) == Iota(3));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("background writer: exit() with a writer still open writes every handed-off event first",
+          "[trace][writer]") {
+  fs::path dir = TempDir("exit");
+  const int status = InChild([&] {
+    // Never closed or destroyed (a session a job leaks): the atexit handler drains it.
+    auto* w = new Writer(dir, RankHeader(0, 2), {}, Durability::kBackground);
+    for (int64_t id = 0; id < 200; ++id) {
+      for (Event& e : Redistribute(0, 2, id)) w->Emit(std::move(e));
+    }
+    std::exit(0);  // runs atexit handlers, unlike the _exit InChild ends with
+    return 1;
+  });
+  CHECK(status == 0);
+  CHECK(CompleteIds(dir / RankFileName(0)) == Iota(200));
   fs::remove_all(dir);
 }

@@ -116,8 +116,10 @@ size_t Writer::Enqueue() {
 
 void Writer::Handoff() {
   const size_t queued = Enqueue();
-  if (!flusher_ || queued >= kMaxQueuedEvents) {
-    sink_->Drain();  // kEveryEnd, or the background thread is behind: write on this thread
+  if (!flusher_ || !flusher_->running() || queued >= kMaxQueuedEvents) {
+    // kEveryEnd, no background thread (stopped at exit, or a forked child), or it is behind: write
+    // on this thread.
+    sink_->Drain();
     ThrowPendingError();
   } else if (queued >= kMaxQueuedEvents / 2) {
     flusher_->Wake();

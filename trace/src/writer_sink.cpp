@@ -1,6 +1,9 @@
 #include "writer_sink.hpp"
 
+#include <pthread.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <variant>
 
@@ -81,27 +84,111 @@ void Sink::CloseFile() {
     Fail("trace: closing '" + path.string() + "' failed: " + std::strerror(errno));
 }
 
+namespace {
+
+// The registry of the process's flusher. Immortal, so the exit and fork handlers below can use it
+// at any point of the process's life.
+std::mutex& RegistryMutex() {
+  static std::mutex* mu = new std::mutex();  // NOLINT: immortal on purpose
+  return *mu;
+}
+std::weak_ptr<Flusher>& Current() {
+  static auto* current = new std::weak_ptr<Flusher>();  // NOLINT: immortal on purpose
+  return *current;
+}
+// The flusher a fork() in progress holds locked (set by the prepare handler).
+std::shared_ptr<Flusher>& Forking() {
+  static auto* forking = new std::shared_ptr<Flusher>();  // NOLINT: immortal on purpose
+  return *forking;
+}
+
+void StopAtExit() {
+  std::shared_ptr<Flusher> flusher;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    flusher = Current().lock();
+  }
+  if (flusher) flusher->Stop();
+}
+
+void PrepareFork() {
+  RegistryMutex().lock();
+  Forking() = Current().lock();
+  if (Forking()) Forking()->LockForFork();
+}
+
+void AfterFork(bool child) {
+  std::shared_ptr<Flusher> flusher = std::move(Forking());
+  Forking().reset();
+  if (flusher) flusher->UnlockAfterFork(child);
+  if (child) Current().reset();  // a writer the child opens gets a thread of its own
+  RegistryMutex().unlock();
+  // `flusher` may be the last reference: its destructor runs here, with no lock held.
+}
+
+void ParentAfterFork() { AfterFork(false); }
+void ChildAfterFork() { AfterFork(true); }
+
+}  // namespace
+
 std::shared_ptr<Flusher> Flusher::Get() {
-  static std::mutex mu;
-  static std::weak_ptr<Flusher> current;
-  std::lock_guard<std::mutex> lock(mu);
-  std::shared_ptr<Flusher> flusher = current.lock();
+  static std::once_flag handlers;
+  std::call_once(handlers, [] {
+    std::atexit(StopAtExit);
+    pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
+  });
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  std::shared_ptr<Flusher> flusher = Current().lock();
   if (!flusher) {
     flusher = std::make_shared<Flusher>();
-    current = flusher;
+    Current() = flusher;
   }
   return flusher;
 }
 
-Flusher::Flusher() : thread_([this] { Loop(); }) {}
+Flusher::Flusher() {
+  running_.store(true, std::memory_order_release);
+  try {
+    thread_ = std::make_unique<std::thread>([this] { Loop(); });
+  } catch (...) {
+    running_.store(false, std::memory_order_release);
+    throw;
+  }
+}
 
-Flusher::~Flusher() {
+Flusher::~Flusher() { Stop(); }
+
+void Flusher::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
     stop_ = true;
   }
   cv_.notify_one();
-  thread_.join();
+  if (thread_ && thread_->joinable()) {
+    if (thread_->get_id() == std::this_thread::get_id())
+      thread_->detach();  // exit() called from a write-error callback on the thread itself
+    else
+      thread_->join();  // the thread drains every sink a last time before it returns
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+void Flusher::LockForFork() {
+  drain_mu_.lock();  // waits for a drain in progress: no sink lock is held by the thread now
+  mu_.lock();
+}
+
+void Flusher::UnlockAfterFork(bool child) {
+  if (child) {
+    // The thread is the parent's: never join it or destroy its handle here (it would wait forever
+    // or terminate); writers of the child drain on their own thread.
+    running_.store(false, std::memory_order_release);
+    stop_ = true;
+    (void)thread_.release();  // NOLINT: the handle of a thread this process does not have
+  }
+  mu_.unlock();
+  drain_mu_.unlock();
 }
 
 void Flusher::Add(std::shared_ptr<Sink> sink) {
@@ -138,7 +225,10 @@ void Flusher::Loop() {
     const bool last = stop_;
     batch = sinks_;
     lock.unlock();
-    for (const std::shared_ptr<Sink>& sink : batch) sink->Drain();
+    {
+      std::lock_guard<std::mutex> drain_lock(drain_mu_);
+      for (const std::shared_ptr<Sink>& sink : batch) sink->Drain();
+    }
     batch.clear();
     lock.lock();
     if (last) return;

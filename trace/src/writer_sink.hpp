@@ -63,6 +63,14 @@ struct Sink {
 /// event handed off is in the file (write(2) done, not fsync'ed) within about kPeriod. It sleeps
 /// without waking while no sink is registered. Shared by every Writer of the process and alive
 /// while one of them is: the last writer's Close() or destruction stops the thread.
+///
+/// Exit and fork, since this thread runs inside a user's job:
+/// - At exit() (an atexit handler registered with the first flusher) the thread drains every sink
+///   one last time and stops, before static destructors run, so it never runs beside them; writers
+///   still open (a session in a static) then write on their own thread and at Close().
+/// - fork() waits for a drain in progress (pthread_atfork), so the child inherits no lock held by
+///   a thread it does not have. In the child the thread does not exist: running() is false, the
+///   child's writers write on their own thread, and the Flusher never joins it.
 class Flusher {
  public:
   static constexpr std::chrono::milliseconds kPeriod{5};
@@ -80,16 +88,28 @@ class Flusher {
   void Remove(const Sink* sink);
   /// Drains now rather than at the next period (a queue past half its bound).
   void Wake();
+  /// False once the thread has stopped (exit) or is not in this process (a forked child): handed-off
+  /// events are then the writer's to drain.
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  /// Drains every sink a last time and joins the thread; idempotent. (The atexit handler.)
+  void Stop();
+  /// pthread_atfork: the forking thread holds drain_mu_ and mu_ across fork(); the child marks the
+  /// thread as gone.
+  void LockForFork();
+  void UnlockAfterFork(bool child);
 
  private:
   void Loop();
 
   std::mutex mu_;
+  std::mutex drain_mu_;  ///< held by the thread while it drains (never together with mu_)
   std::condition_variable cv_;
   bool stop_ = false;
   bool wake_ = false;
+  std::atomic<bool> running_{false};
   std::vector<std::shared_ptr<Sink>> sinks_;
-  std::thread thread_;  // last: started once the members above exist
+  std::unique_ptr<std::thread> thread_;  // last: started once the members above exist
 };
 
 }  // namespace shardscope::trace::detail

@@ -121,7 +121,7 @@ LocalTensor HaloExchange(Communicator& comm, int64_t rank, const OpCall& call, c
     e.bytes_recv = stats.bytes_recv;
     e.start_ns = stats.start_ns;
     e.end_ns = stats.end_ns;
-    options.trace->Emit(e);
+    options.trace->Emit(std::move(e));
   }
   return padded;
 }
@@ -270,14 +270,14 @@ std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t ra
     std::vector<std::optional<LocalTensor>> outputs = RunKernel(comm, rank, call, decision, ready, options);
     CheckOutputs(rank, call, decision, outputs, event);
     event.end_ns = trace::NowNs();
-    if (options.trace) options.trace->Emit(event);
+    if (options.trace) options.trace->Emit(std::move(event));
     return outputs;
   } catch (const Error& e) {
     if (options.trace) {
       event.ok = false;
       event.error = e.what();
       event.end_ns = trace::NowNs();
-      options.trace->Emit(event);
+      options.trace->Emit(std::move(event));
     }
     throw;
   }
