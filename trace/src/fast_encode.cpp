@@ -1,4 +1,4 @@
-// Field names and order here must stay those of codec.cpp's EncodeEvent (the one home of the
+// Field names and order here must stay those of codec_encode.cpp's EncodeEvent (the one home of the
 // format); tests/trace/writer_test.cpp compares both encodings of every event kind, field by field.
 #include "fast_encode.hpp"
 
@@ -220,7 +220,7 @@ bool FastEncode(const Op& e, std::string& out) {
     l.BeginObject();
     l.StrLists("inputs", c.inputs);
     l.StrLists("outputs", c.outputs);
-    l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec.cpp's CostToJson
+    l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec_encode.cpp's CostToJson
     l.EndObject();
   }
   l.EndArray();

@@ -1,9 +1,9 @@
 #pragma once
 // Private: the writer's fast path. Appends the line of a common event (redistribute begin/end,
-// step begin/end, collective, op) straight to a string, field for field as codec.cpp's ToJson writes
+// step begin/end, collective, op) straight to a string, field for field as codec_encode.cpp's ToJson writes
 // it, without building a JSON tree. It declines (returns false, `out` unchanged) whenever a string
 // holds anything but printable ASCII without quotes or backslashes, or a number is not finite; the
-// writer then encodes the event through codec.cpp, which escapes and replaces. Floats are written
+// writer then encodes the event through codec_encode.cpp, which escapes and replaces. Floats are written
 // in shortest round-trip form (std::to_chars) laid out as nlohmann lays them out ("1.0", "0.001",
 // "1e+20").
 
