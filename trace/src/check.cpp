@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "collective_sizes.hpp"
 #include "fr_check.hpp"
 #include "json_null.hpp"
 #include "shardscope/names.hpp"
@@ -166,141 +167,12 @@ class Checker {
     return true;
   }
 
-  // One call's collectives by rank, and where each rank stands in the group's order.
-  struct CallSizes {
-    const detail::GroupCalls& g;
-    int64_t call;
-    const std::map<int64_t, const Collective*>& at;
-    const std::string& where;
-    const Collective& ref;
-    size_t n;
-    std::map<int64_t, size_t> index;
-  };
-
   bool ConsistentSizes(const detail::GroupCalls& g, int64_t call,
                        const std::map<int64_t, const Collective*>& at, const std::string& where) {
-    const Collective& ref = *at.begin()->second;
-    const std::vector<int64_t>& order = ref.group;  // equal on every member (checked above)
-    CallSizes c{g, call, at, where, ref, order.size(), {}};
-    for (size_t i = 0; i < c.n; ++i) c.index[order[i]] = i;
-    return KindRuleHolds(c) && SameSizeAcrossRanks(c) && AllToAllTotalsAgree(c) && PairsAgree(c);
-  }
-
-  static bool PeersEqual(const std::vector<int64_t>& v, size_t self) {
-    std::optional<int64_t> first;
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (k == self) continue;
-      if (first && v[k] != *first) return false;
-      first = v[k];
-    }
-    return true;
-  }
-
-  bool KindRuleHolds(const CallSizes& c) {
-    // The kind's own rule on each rank: an all_gather sends its one input to every peer, a
-    // reduce_scatter receives its one output chunk from every peer, an all_reduce does both.
-    for (const auto& [rank, col] : c.at) {
-      size_t self = c.index.at(rank);
-      std::string bad;
-      if ((col->kind == "all_gather" || col->kind == "all_reduce") && !PeersEqual(col->bytes_sent, self))
-        bad = "sends different byte counts to its peers " + detail::FormatInts(col->bytes_sent) + " in one " +
-              col->kind;
-      else if ((col->kind == "reduce_scatter" || col->kind == "all_reduce") &&
-               !PeersEqual(col->bytes_recv, self))
-        bad = "receives different byte counts from its peers " + detail::FormatInts(col->bytes_recv) +
-              " in one " + col->kind;
-      else if (col->kind == "all_reduce" && c.n > 1 &&
-               col->bytes_sent[(self + 1) % c.n] != col->bytes_recv[(self + 1) % c.n])
-        bad = "sends " + std::to_string(col->bytes_sent[(self + 1) % c.n]) + " B but receives " +
-              std::to_string(col->bytes_recv[(self + 1) % c.n]) +
-              " B per peer in an all_reduce (in must equal out)";
-      if (!bad.empty()) {
-        Report(MismatchClass::kSizeOrSyntax, {rank}, col, &c.g, c.call,
-               c.where + ": rank " + std::to_string(rank) + " " + bad);
-        return false;
-      }
-    }
-    return true;
-  }
-
-  bool SameSizeAcrossRanks(const CallSizes& c) {
-    // Across ranks: every all_reduce member moves the same size; every reduce_scatter member
-    // reduces the same input (its chunks sent plus its own output chunk: in = out x group when even).
-    if (c.n > 1 && (c.ref.kind == "all_reduce" || c.ref.kind == "reduce_scatter")) {
-      std::vector<std::pair<int64_t, std::string>> values;
-      for (const auto& [rank, col] : c.at) {
-        size_t self = c.index.at(rank);
-        int64_t peer_recv = col->bytes_recv[(self + 1) % c.n];
-        int64_t size = c.ref.kind == "all_reduce"
-                           ? col->bytes_sent[(self + 1) % c.n]
-                           : detail::SumBytes(col->bytes_sent) - col->bytes_sent[self] + peer_recv;
-        values.emplace_back(rank, std::to_string(size) + " B");
-      }
-      Vote vote = Majority(values);
-      if (!vote.deviants.empty()) {
-        std::string noun = c.ref.kind == "all_reduce" ? "all_reduce size" : "reduce_scatter input size";
-        Report(MismatchClass::kSizeOrSyntax, vote.deviants, &c.ref, &c.g, c.call,
-               c.where + ": " + noun + " differs: " + VoteText(values, vote));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  bool AllToAllTotalsAgree(const CallSizes& c) {
-    // all_to_all totals (Flight Recorder's error case 2), only decidable with every member present.
-    if (c.ref.kind == "all_to_all" && c.at.size() == c.g.ranks.size()) {
-      int64_t sent = 0, recv = 0;
-      for (const auto& [rank, col] : c.at) {
-        sent = detail::SaturatingAdd(sent,
-                                     detail::SumBytes(col->bytes_sent) - col->bytes_sent[c.index.at(rank)]);
-        recv = detail::SaturatingAdd(recv,
-                                     detail::SumBytes(col->bytes_recv) - col->bytes_recv[c.index.at(rank)]);
-      }
-      if (sent != recv) {
-        Report(MismatchClass::kAllToAllTotal, PairwiseCulprits(c.at, c.index), &c.ref, &c.g, c.call,
-               c.where + ": the group sends " + std::to_string(sent) + " B in total but receives " +
-                   std::to_string(recv) + " B");
-        return false;
-      }
-    }
-    return true;
-  }
-
-  bool PairsAgree(const CallSizes& c) {
-    // Pairwise: what i sends to j is what j receives from i.
-    for (const auto& [i, ci] : c.at) {
-      for (const auto& [j, cj] : c.at) {
-        if (i == j) continue;
-        int64_t sent = ci->bytes_sent[c.index.at(j)], recv = cj->bytes_recv[c.index.at(i)];
-        if (sent == recv) continue;
-        Report(MismatchClass::kSizeOrSyntax, PairwiseCulprits(c.at, c.index), ci, &c.g, c.call,
-               c.where + ": rank " + std::to_string(i) + " sends " + std::to_string(sent) + " B to rank " +
-                   std::to_string(j) + ", which receives " + std::to_string(recv) + " B from it");
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The ranks involved in the most pairwise disagreements (all tied ones).
-  static std::vector<int64_t> PairwiseCulprits(const std::map<int64_t, const Collective*>& at,
-                                               const std::map<int64_t, size_t>& index) {
-    std::map<int64_t, int64_t> count;
-    for (const auto& [i, ci] : at) {
-      for (const auto& [j, cj] : at) {
-        if (i != j && ci->bytes_sent[index.at(j)] != cj->bytes_recv[index.at(i)]) {
-          ++count[i];
-          ++count[j];
-        }
-      }
-    }
-    int64_t best = 0;
-    for (const auto& [r, k] : count) best = std::max(best, k);
-    std::vector<int64_t> out;
-    for (const auto& [r, k] : count)
-      if (k == best && best > 0) out.push_back(r);
-    return out;
+    std::optional<detail::SizeFinding> found = detail::CheckCallSizes(g, at, where);
+    if (!found) return true;
+    Report(found->kind, std::move(found->culprits), found->at, &g, call, std::move(found->message));
+    return false;
   }
 
   // ---- ops: every rank runs the same program ----
