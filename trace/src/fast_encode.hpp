@@ -28,4 +28,28 @@ bool FastEncode(const Op& e, std::string& out);
 void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults);
 void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges);
 
+// The fields of each event as both encoders (v1 here, v2 in encode_v2.cpp) write them, in the
+// format's order. Where a v2 line may leave a field out (format_v2.hpp), the argument says what
+// the reader rebuilds it from; false or nullptr (v1) writes every field.
+
+/// The redistribute_begin fields of kBeginFields (tensor .. cost_us); v2 leaves out defaults.
+void BeginFields(Line& l, const RedistributeBegin& e, bool v2);
+/// op_id and op_input, when the redistribute belongs to an op.
+void OpLink(Line& l, const RedistributeBegin& e);
+/// A redistribute_end line; v2 leaves out ok when true.
+void EndLine(Line& l, const RedistributeEnd& e, bool v2);
+/// A step_begin line; `step` (v2: the redistribute's optimized_plan[step], if known) gives the
+/// fields left out where they are equal.
+void StepBeginLine(Line& l, const StepBegin& e, const PlanStep* step);
+
+/// What a v2 reader rebuilds a collective's fields from.
+struct CollectiveBasis {
+  const PlanStep* step = nullptr;               ///< its plan step (kind, mesh_dims), if known
+  const std::string* dtype = nullptr;           ///< its redistribute's dtype, if known
+  const std::vector<int64_t>* group = nullptr;  ///< MeshGroup over its mesh_dims (redistributes only)
+  int64_t rank = 0;                             ///< this file's rank (uniform byte counts)
+};
+/// A collective line; with `v2`, abbreviated as format_v2.hpp allows.
+void CollectiveLine(Line& l, const Collective& e, const CollectiveBasis* v2);
+
 }  // namespace shardscope::trace::detail
