@@ -182,48 +182,33 @@ void CollectiveLine(Line& l, const Collective& e, const CollectiveBasis* v2) {
   if (e.op_id >= 0) l.Int("op_id", e.op_id);
 }
 
-bool FastEncode(const RedistributeBegin& e, std::string& out) {
-  Line l(out);
+namespace {
+
+// Each event's v1 line, every field written.
+void V1Line(Line& l, const RedistributeBegin& e) {
   if (e.imported) l.Decline();  // an imported plan (DebugMode) is rare: the JSON encoder writes it
   l.Str("type", "redistribute_begin");
   l.Int("id", e.id);
   BeginFields(l, e, false);
   l.Int("t_ns", e.t_ns);
   OpLink(l, e);
-  return l.Finish();
 }
 
-bool FastEncode(const RedistributeEnd& e, std::string& out) {
-  Line l(out);
-  EndLine(l, e, false);
-  return l.Finish();
-}
+void V1Line(Line& l, const RedistributeEnd& e) { EndLine(l, e, false); }
+void V1Line(Line& l, const StepBegin& e) { StepBeginLine(l, e, nullptr); }
 
-bool FastEncode(const StepBegin& e, std::string& out) {
-  Line l(out);
-  StepBeginLine(l, e, nullptr);
-  return l.Finish();
-}
-
-bool FastEncode(const StepEnd& e, std::string& out) {
-  Line l(out);
+void V1Line(Line& l, const StepEnd& e) {
   l.Str("type", "step_end");
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
   l.Ints("local_shape_after", e.local_shape_after);
   l.Ints("global_offset_after", e.global_offset_after);
   l.Int("t_ns", e.t_ns);
-  return l.Finish();
 }
 
-bool FastEncode(const Collective& e, std::string& out) {
-  Line l(out);
-  CollectiveLine(l, e, nullptr);
-  return l.Finish();
-}
+void V1Line(Line& l, const Collective& e) { CollectiveLine(l, e, nullptr); }
 
-bool FastEncode(const Op& e, std::string& out) {
-  Line l(out);
+void V1Line(Line& l, const Op& e) {
   l.Str("type", "op");
   l.Int("id", e.id);
   l.Int("step", e.step);
@@ -266,7 +251,22 @@ bool FastEncode(const Op& e, std::string& out) {
   l.Int("end_ns", e.end_ns);
   l.Bool("ok", e.ok);
   if (!e.error.empty()) l.Str("error", e.error);
+}
+
+}  // namespace
+
+template <typename E>
+bool FastEncode(const E& e, std::string& out) {
+  Line l(out);
+  V1Line(l, e);
   return l.Finish();
 }
+
+template bool FastEncode(const RedistributeBegin&, std::string&);
+template bool FastEncode(const RedistributeEnd&, std::string&);
+template bool FastEncode(const StepBegin&, std::string&);
+template bool FastEncode(const StepEnd&, std::string&);
+template bool FastEncode(const Collective&, std::string&);
+template bool FastEncode(const Op&, std::string&);
 
 }  // namespace shardscope::trace::detail

@@ -14,14 +14,10 @@
 
 namespace shardscope::trace::detail {
 
-/// Each appends one line without its '\n' to `out` and returns true, or returns false and leaves
-/// `out` as it was. Pure; thread-compatible.
-bool FastEncode(const RedistributeBegin& e, std::string& out);
-bool FastEncode(const RedistributeEnd& e, std::string& out);
-bool FastEncode(const StepBegin& e, std::string& out);
-bool FastEncode(const StepEnd& e, std::string& out);
-bool FastEncode(const Collective& e, std::string& out);
-bool FastEncode(const Op& e, std::string& out);
+/// Appends the line of `e` (any event struct: RedistributeBegin .. Op) without its '\n' to `out`
+/// and returns true, or returns false and leaves `out` as it was. Pure; thread-compatible.
+template <typename E>
+bool FastEncode(const E& e, std::string& out);
 
 /// A plan ("raw_plan", "optimized_plan") and the skipped merges as both encoders write them; with
 /// `omit_defaults` (v2) a step leaves out flattened false and avg_scale 1.
