@@ -73,9 +73,7 @@ void AppendDouble(double value, std::string& out) {
 }
 
 void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults) {
-  l.BeginArray(name);
-  for (const PlanStep& s : plan) {
-    l.BeginObject();
+  l.Objects(name, plan, [&](const PlanStep& s) {
     l.Ints("mesh_dims", s.mesh_dims);
     l.Str("src", s.src);
     l.Str("dst", s.dst);
@@ -84,22 +82,16 @@ void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, boo
     if (!omit_defaults || s.flattened) l.Bool("flattened", s.flattened);
     if (!omit_defaults || s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
     l.Num("cost_us", s.cost_us);
-    l.EndObject();
-  }
-  l.EndArray();
+  });
 }
 
 void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges) {
-  l.BeginArray("skipped_merges");
-  for (const SkippedMerge& m : merges) {
-    l.BeginObject();
+  l.Objects("skipped_merges", merges, [&](const SkippedMerge& m) {
     l.Ints("mesh_dims", m.mesh_dims);
     l.Str("comm", m.comm);
     l.Str("reason", m.reason);
     l.Str("hint", m.hint);
-    l.EndObject();
-  }
-  l.EndArray();
+  });
 }
 
 void BeginFields(Line& l, const RedistributeBegin& e, bool v2) {
@@ -214,36 +206,24 @@ void V1Line(Line& l, const Op& e) {
   l.Int("step", e.step);
   l.Str("name", e.name);
   l.Str("args", e.args);
-  l.BeginArray("inputs");
-  for (const OpInput& in : e.inputs) {
-    l.BeginObject();
+  l.Objects("inputs", e.inputs, [&](const OpInput& in) {
     l.Str("tensor", in.tensor);
     l.Strs("placements", in.placements);
     l.Strs("required", in.required);
     l.Int("redistribute_id", in.redistribute_id);
-    l.EndObject();
-  }
-  l.EndArray();
-  l.BeginArray("outputs");
-  for (const OpOutput& o : e.outputs) {
-    l.BeginObject();
+  });
+  l.Objects("outputs", e.outputs, [&](const OpOutput& o) {
     l.Str("tensor", o.tensor);
     l.Bool("requested", o.requested);
     l.Strs("placements", o.placements);
     l.Ints("global_shape", o.global_shape);
     l.Ints("local_shape", o.local_shape);
-    l.EndObject();
-  }
-  l.EndArray();
-  l.BeginArray("candidates");
-  for (const OpStrategy& c : e.candidates) {
-    l.BeginObject();
+  });
+  l.Objects("candidates", e.candidates, [&](const OpStrategy& c) {
     l.StrLists("inputs", c.inputs);
     l.StrLists("outputs", c.outputs);
     l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec_encode.cpp's CostToJson
-    l.EndObject();
-  }
-  l.EndArray();
+  });
   l.Int("chosen", e.chosen);
   l.Str("rule", e.rule);
   l.Str("note", e.note);

@@ -127,6 +127,17 @@ class Line {
     out_ += ']';
     first_ = false;
   }
+  /// "name":[{...},{...}]: an object per item of `list`, whose fields `write(item)` adds.
+  template <typename List, typename Write>
+  void Objects(std::string_view name, const List& list, Write write) {
+    BeginArray(name);
+    for (const auto& item : list) {
+      BeginObject();
+      write(item);
+      EndObject();
+    }
+    EndArray();
+  }
 
   // Makes the line go through codec_encode.cpp instead (e.g. for a rare optional payload).
   void Decline() { ok_ = false; }
