@@ -228,7 +228,8 @@ class PickleParser {
 
   // One opcode, by family: each Step* returns false for an opcode not of its family.
   void Step(uint8_t op, size_t at) {
-    if (!StepFraming(op, at) && !StepScalar(op, at) && !StepContainer(op, at) && !StepMemo(op, at))
+    if (!StepFraming(op, at) && !StepScalar(op, at) && !StepString(op, at) && !StepContainer(op, at) &&
+        !StepMemo(op, at))
       Refuse(op, at);
   }
 
@@ -265,7 +266,7 @@ class PickleParser {
     }
   }
 
-  // None, booleans, integers, floats, strings and bytes.
+  // None, booleans, integers and floats.
   bool StepScalar(uint8_t op, size_t at) {
     switch (op) {
       case 'N':
@@ -306,30 +307,35 @@ class PickleParser {
         Push(n);
         return true;
       }
-      case 'X':  // BINUNICODE
-        Str(Raw(Unsigned(4), at), Kind::kStr, at);
-        return true;
-      case 0x8c:  // SHORT_BINUNICODE
-        Str(Raw(Unsigned(1), at), Kind::kStr, at);
-        return true;
-      case 0x8d:  // BINUNICODE8
-        Str(Raw(Unsigned(8), at), Kind::kStr, at);
-        return true;
-      case 'T':  // BINSTRING (a Python 2 str)
-      case 'B':  // BINBYTES
-        Str(Raw(Unsigned(4), at), Kind::kBytes, at);
-        return true;
-      case 'U':  // SHORT_BINSTRING
-      case 'C':  // SHORT_BINBYTES
-        Str(Raw(Unsigned(1), at), Kind::kBytes, at);
-        return true;
-      case 0x8e:  // BINBYTES8
-      case 0x96:  // BYTEARRAY8
-        Str(Raw(Unsigned(8), at), Kind::kBytes, at);
-        return true;
       default:
         return false;
     }
+  }
+
+  // Strings and bytes: each opcode's length prefix width and what the value is.
+  bool StepString(uint8_t op, size_t at) {
+    struct Form {
+      uint8_t op;
+      size_t width;
+      Kind kind;
+    };
+    static constexpr Form kForms[] = {
+        {'X', 4, Kind::kStr},     // BINUNICODE
+        {0x8c, 1, Kind::kStr},    // SHORT_BINUNICODE
+        {0x8d, 8, Kind::kStr},    // BINUNICODE8
+        {'T', 4, Kind::kBytes},   // BINSTRING (a Python 2 str)
+        {'B', 4, Kind::kBytes},   // BINBYTES
+        {'U', 1, Kind::kBytes},   // SHORT_BINSTRING
+        {'C', 1, Kind::kBytes},   // SHORT_BINBYTES
+        {0x8e, 8, Kind::kBytes},  // BINBYTES8
+        {0x96, 8, Kind::kBytes},  // BYTEARRAY8
+    };
+    for (const Form& f : kForms) {
+      if (f.op != op) continue;
+      Str(Raw(Unsigned(f.width), at), f.kind, at);
+      return true;
+    }
+    return false;
   }
 
   // Lists, dicts and tuples, and filling them.
