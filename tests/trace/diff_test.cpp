@@ -105,6 +105,15 @@ std::vector<std::string> Whats(const DiffResult& r) {
   return out;
 }
 
+// The diff of one default redistribute against the same one changed by `change`.
+template <typename Change>
+DiffResult DiffChanged(Change change, const DiffOptions& options = DiffOptions{}) {
+  Spec base;
+  Spec changed = base;
+  change(changed);
+  return DiffTraces(Make({base}), Make({changed}), options);
+}
+
 const Difference* Find(const DiffResult& r, const std::string& what) {
   for (const Difference& d : r.differences)
     if (d.what == what) return &d;
@@ -150,10 +159,7 @@ TEST_CASE("diff: a planner change is a failing plan difference by default", "[tr
 }
 
 TEST_CASE("diff: bytes per collective and per rank", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.bytes = 8;
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  DiffResult r = DiffChanged([](Spec& s) { s.bytes = 8; });
   // Over both ranks the all_gather sends 16 + 16 = 32 B and receives 32 B; now 8 + 8.
   const Difference* call = Find(r, "bytes of step 0 all_gather on mesh dims [0]");
   REQUIRE(call != nullptr);
@@ -171,11 +177,8 @@ TEST_CASE("diff: bytes per collective and per rank", "[trace][diff]") {
 }
 
 TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.comms = {"all_gather", "all_gather"};
-  changed.notation = base.notation;  // same text, one more step: the plan steps differ
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  // Same notation text, one more step: the plan steps differ.
+  DiffResult r = DiffChanged([](Spec& s) { s.comms = {"all_gather", "all_gather"}; });
   const Difference* d = Find(r, "collectives all_gather on mesh dims [0]");
   REQUIRE(d != nullptr);
   CHECK(d->baseline == "2 rank-side calls");
@@ -186,10 +189,7 @@ TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
 }
 
 TEST_CASE("diff: per-rank shard shapes", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.rank1_after = {3, 2};
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), ParseFailOn("shapes"));
+  DiffResult r = DiffChanged([](Spec& s) { s.rank1_after = {3, 2}; }, ParseFailOn("shapes"));
   REQUIRE(r.differences.size() == 1);
   const Difference& d = r.differences[0];
   CHECK(d.category == DiffCategory::kShapes);
@@ -200,10 +200,7 @@ TEST_CASE("diff: per-rank shard shapes", "[trace][diff]") {
 }
 
 TEST_CASE("diff: predicted cost", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.cost_us = 6.5;
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  DiffResult r = DiffChanged([](Spec& s) { s.cost_us = 6.5; });
   REQUIRE(r.differences.size() == 1);
   CHECK(r.differences[0].category == DiffCategory::kCost);
   CHECK(r.differences[0].baseline == "4.00 us");
@@ -268,10 +265,7 @@ TEST_CASE("diff: --fail-on parsing", "[trace][diff]") {
 }
 
 TEST_CASE("diff: JSON carries every difference", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.planner = "graph";
-  nlohmann::json j = DiffJson(DiffTraces(Make({base}), Make({changed}), DiffOptions{}));
+  nlohmann::json j = DiffJson(DiffChanged([](Spec& s) { s.planner = "graph"; }));
   CHECK(j["failed"] == true);
   CHECK(j["aligned"] == 1);
   REQUIRE(j["differences"].size() == 1);
