@@ -114,6 +114,18 @@ DiffResult DiffChanged(Change change, const DiffOptions& options = DiffOptions{}
   return DiffTraces(Make({base}), Make({changed}), options);
 }
 
+// `r` holds one difference: of `category`, about `what` (unless nullptr), from `baseline` to
+// `candidate`.
+void CheckOnlyDifference(const DiffResult& r, DiffCategory category, const char* what,
+                         const std::string& baseline, const std::string& candidate) {
+  REQUIRE(r.differences.size() == 1);
+  const Difference& d = r.differences[0];
+  CHECK(d.category == category);
+  if (what != nullptr) CHECK(d.what == what);
+  CHECK(d.baseline == baseline);
+  CHECK(d.candidate == candidate);
+}
+
 const Difference* Find(const DiffResult& r, const std::string& what) {
   for (const Difference& d : r.differences)
     if (d.what == what) return &d;
@@ -190,21 +202,14 @@ TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
 
 TEST_CASE("diff: per-rank shard shapes", "[trace][diff]") {
   DiffResult r = DiffChanged([](Spec& s) { s.rank1_after = {3, 2}; }, ParseFailOn("shapes"));
-  REQUIRE(r.differences.size() == 1);
-  const Difference& d = r.differences[0];
-  CHECK(d.category == DiffCategory::kShapes);
-  CHECK(d.what == "rank 1 shard after step 0");
-  CHECK(d.baseline == "shape [4, 2] offset [0, 0]");
-  CHECK(d.candidate == "shape [3, 2] offset [0, 0]");
+  CheckOnlyDifference(r, DiffCategory::kShapes, "rank 1 shard after step 0", "shape [4, 2] offset [0, 0]",
+                      "shape [3, 2] offset [0, 0]");
   CHECK(r.Failed());
 }
 
 TEST_CASE("diff: predicted cost", "[trace][diff]") {
   DiffResult r = DiffChanged([](Spec& s) { s.cost_us = 6.5; });
-  REQUIRE(r.differences.size() == 1);
-  CHECK(r.differences[0].category == DiffCategory::kCost);
-  CHECK(r.differences[0].baseline == "4.00 us");
-  CHECK(r.differences[0].candidate == "6.50 us");
+  CheckOnlyDifference(r, DiffCategory::kCost, nullptr, "4.00 us", "6.50 us");
 }
 
 TEST_CASE("diff: added and removed redistributes are aligned around", "[trace][diff]") {
@@ -241,10 +246,7 @@ TEST_CASE("diff: time beyond the threshold, only when asked", "[trace][diff]") {
   slower.duration_ns = 12000;  // +20%
   CHECK(DiffTraces(Make({base}), Make({slower}), DiffOptions{}).differences.empty());
   DiffResult r = DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:10%"));
-  REQUIRE(r.differences.size() == 1);
-  CHECK(r.differences[0].category == DiffCategory::kTime);
-  CHECK(r.differences[0].baseline == "10.00 us");
-  CHECK(r.differences[0].candidate == "12.00 us (+20.0%)");
+  CheckOnlyDifference(r, DiffCategory::kTime, nullptr, "10.00 us", "12.00 us (+20.0%)");
   CHECK(r.Failed());
   CHECK(DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:25%")).differences.empty());
   // Faster is never a difference.
@@ -338,13 +340,9 @@ TEST_CASE("diff: candidate costs are compared like time, only with a threshold",
   CHECK(DiffTraces(base, cand, DiffOptions{}).differences.empty());
   CHECK(DiffTraces(base, cand, ParseFailOn("ops,time:25%")).differences.empty());
   DiffResult r = DiffTraces(base, cand, ParseFailOn("ops,time:10%"));
-  REQUIRE(r.differences.size() == 1);
-  const Difference& d = r.differences[0];
-  CHECK(d.category == DiffCategory::kTime);
-  CHECK(d.what == "cost of strategy S(0)R, RR => S(0)R");
-  CHECK(d.baseline == "7.50 us");
-  CHECK(d.candidate == "9.00 us (+20.0%)");
-  CHECK(d.failing);
+  CheckOnlyDifference(r, DiffCategory::kTime, "cost of strategy S(0)R, RR => S(0)R", "7.50 us",
+                      "9.00 us (+20.0%)");
+  CHECK(r.differences[0].failing);
 }
 
 TEST_CASE("diff: added and removed ops; implicit redistributes stay redistributes", "[trace][diff]") {
