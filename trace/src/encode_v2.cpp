@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "codec.hpp"
 #include "fast_encode.hpp"
 #include "format_v2.hpp"
 #include "line_builder.hpp"
@@ -68,7 +69,7 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
   }
   Line l(out);
   if (e.imported) l.Decline();  // rare: the JSON encoder writes it
-  l.Str("type", "redistribute_begin");
+  l.Str("type", kTypeRedistributeBegin);
   l.Int("id", e.id);
   const size_t fields_at = l.size();
   BeginFields(l, e, true);
@@ -125,7 +126,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
     if (SameOpFields(r, e)) like = &r;
   if (like != nullptr) {
     Line l(out);
-    l.Str("type", "op");
+    l.Str("type", kTypeOp);
     l.Int("id", e.id);
     l.Int("like", like->id);
     l.Int("step", e.step);

@@ -2,6 +2,7 @@
 // format); tests/trace/writer_test.cpp compares both encodings of every event kind, field by field.
 #include "fast_encode.hpp"
 
+#include "codec.hpp"
 #include "format_v2.hpp"
 #include "line_builder.hpp"
 
@@ -119,7 +120,7 @@ void OpLink(Line& l, const RedistributeBegin& e) {
 }
 
 void EndLine(Line& l, const RedistributeEnd& e, bool v2) {
-  l.Str("type", "redistribute_end");
+  l.Str("type", kTypeRedistributeEnd);
   l.Int("id", e.id);
   l.Int("t_ns", e.t_ns);
   if (!v2 || !e.ok) l.Bool("ok", e.ok);
@@ -129,7 +130,7 @@ void EndLine(Line& l, const RedistributeEnd& e, bool v2) {
 }
 
 void StepBeginLine(Line& l, const StepBegin& e, const PlanStep* s) {
-  l.Str("type", "step_begin");
+  l.Str("type", kTypeStepBegin);
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
   if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
@@ -159,7 +160,7 @@ void Bytes(Line& l, std::string_view name, const SharedVec<int64_t>& bytes, cons
 void CollectiveLine(Line& l, const Collective& e, const CollectiveBasis* v2) {
   const PlanStep* s = v2 ? v2->step : nullptr;
   if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
-  l.Str("type", "collective");
+  l.Str("type", kTypeCollective);
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
   if (s == nullptr || e.kind != s->comm) l.Str("kind", e.kind);
@@ -179,7 +180,7 @@ namespace {
 // Each event's v1 line, every field written.
 void V1Line(Line& l, const RedistributeBegin& e) {
   if (e.imported) l.Decline();  // an imported plan (DebugMode) is rare: the JSON encoder writes it
-  l.Str("type", "redistribute_begin");
+  l.Str("type", kTypeRedistributeBegin);
   l.Int("id", e.id);
   BeginFields(l, e, false);
   l.Int("t_ns", e.t_ns);
@@ -190,7 +191,7 @@ void V1Line(Line& l, const RedistributeEnd& e) { EndLine(l, e, false); }
 void V1Line(Line& l, const StepBegin& e) { StepBeginLine(l, e, nullptr); }
 
 void V1Line(Line& l, const StepEnd& e) {
-  l.Str("type", "step_end");
+  l.Str("type", kTypeStepEnd);
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
   l.Ints("local_shape_after", e.local_shape_after);
@@ -201,7 +202,7 @@ void V1Line(Line& l, const StepEnd& e) {
 void V1Line(Line& l, const Collective& e) { CollectiveLine(l, e, nullptr); }
 
 void V1Line(Line& l, const Op& e) {
-  l.Str("type", "op");
+  l.Str("type", kTypeOp);
   l.Int("id", e.id);
   l.Int("step", e.step);
   l.Str("name", e.name);
