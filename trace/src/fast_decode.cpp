@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "codec.hpp"
 #include "format_v2.hpp"
@@ -194,37 +195,46 @@ bool Noted(element x, Collective& e, Scratch& s) {
 
 constexpr uint64_t All(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
 
-// Walks the members of one object once, in any order: each key must be one of `fields` and appear
-// once, and decodes into `e`. `required` is a bit mask over `fields` that must be seen.
-template <typename E, size_t N>
-bool Members(element v, const Field<E> (&fields)[N], uint64_t required, E& e, Scratch& s,
-             uint64_t* seen_out = nullptr) {
+// Decodes `x` by field `i` of the table: a direct call per field, so each decoder inlines here
+// as a switch case would.
+template <const auto& Fields, typename E, size_t... I>
+bool DecodeField(size_t i, element x, E& e, Scratch& s, std::index_sequence<I...>) {
+  bool ok = false;
+  (void)((i == I ? (ok = Fields[I].decode(x, e, s), true) : false) || ...);
+  return ok;
+}
+
+// Walks the members of one object once, in any order: each key must be one of `Fields` and appear
+// once, and decodes into `e`. `required` is a bit mask over `Fields` that must be seen.
+template <const auto& Fields, typename E>
+bool Members(element v, uint64_t required, E& e, Scratch& s, uint64_t* seen_out = nullptr) {
+  constexpr size_t N = std::size(Fields);
   static_assert(N <= 64);
   object obj;
   if (v.type() != element_type::OBJECT || v.get_object().get(obj) != simdjson::SUCCESS) return false;
   uint64_t seen = 0;
   for (simdjson::dom::key_value_pair kv : obj) {
     size_t i = 0;
-    while (i < N && fields[i].name != kv.key) ++i;
+    while (i < N && Fields[i].name != kv.key) ++i;
     if (i == N) return false;  // unknown field: the reference path decides what it means
     const uint64_t bit = uint64_t{1} << i;
     if (seen & bit) return false;  // duplicated field
     seen |= bit;
-    if (!fields[i].decode(kv.value, e, s)) return false;
+    if (!DecodeField<Fields>(i, kv.value, e, s, std::make_index_sequence<N>{})) return false;
   }
   if (seen_out != nullptr) *seen_out = seen;
   return (seen & required) == required;
 }
 
-// A list of objects, each decoded by `fields`.
-template <typename E, size_t N>
-bool Objects(element v, const Field<E> (&fields)[N], uint64_t required, Scratch& s, std::vector<E>& out) {
+// A list of objects, each decoded by `Fields`.
+template <const auto& Fields, typename E>
+bool Objects(element v, uint64_t required, Scratch& s, std::vector<E>& out) {
   array arr;
   if (!Arr(v, kMaxPlanSteps, arr)) return false;
   out.clear();
   out.reserve(arr.size());
   for (element x : arr) {
-    if (!Members(x, fields, required, out.emplace_back(), s)) return false;
+    if (!Members<Fields>(x, required, out.emplace_back(), s)) return false;
   }
   return true;
 }
@@ -242,7 +252,7 @@ constexpr Field<P> kPlanStep[] = {{"mesh_dims", MeshDims<&P::mesh_dims>},
 // v2 lets a step leave out flattened (false) and avg_scale (1).
 template <auto M>
 bool Steps(element x, Of<M>& e, Scratch& s) {
-  return Objects(x, kPlanStep, s.v2 ? All(5) | 1u << 7 : All(8), s, (e.*M).Mutable());
+  return Objects<kPlanStep>(x, s.v2 ? All(5) | 1u << 7 : All(8), s, (e.*M).Mutable());
 }
 
 using SM = SkippedMerge;
@@ -253,7 +263,7 @@ constexpr Field<SM> kSkippedMerge[] = {{"mesh_dims", MeshDims<&SM::mesh_dims>},
 
 template <auto M>
 bool Skipped(element x, Of<M>& e, Scratch& s) {
-  return Objects(x, kSkippedMerge, All(4), s, (e.*M).Mutable());
+  return Objects<kSkippedMerge>(x, All(4), s, (e.*M).Mutable());
 }
 
 // op_id and op_input appear together or not at all.
@@ -301,7 +311,7 @@ static_assert([] {
 bool DecodeRedistributeBegin(element v, const FileContext& ctx, RedistributeBegin& e) {
   Scratch s{ctx.v2()};
   uint64_t seen = 0;
-  if (!Members(v, kRedistributeBegin, s.v2 ? (All(2) | uint64_t{1} << 17) : All(18), e, s, &seen) ||
+  if (!Members<kRedistributeBegin>(v, s.v2 ? (All(2) | uint64_t{1} << 17) : All(18), e, s, &seen) ||
       s.links == 1)
     return false;
   if (!s.v2) return true;
@@ -320,7 +330,7 @@ constexpr Field<RE> kRedistributeEnd[] = {{"type", Skip},
 
 bool DecodeRedistributeEnd(element v, const FileContext& ctx, RedistributeEnd& e) {
   Scratch s{ctx.v2()};
-  return Members(v, kRedistributeEnd, s.v2 ? All(3) : All(4), e, s);
+  return Members<kRedistributeEnd>(v, s.v2 ? All(3) : All(4), e, s);
 }
 
 using SB = StepBegin;
@@ -340,7 +350,7 @@ constexpr int kStepFirst = 3;  // kStepBegin[kStepFirst..kStepFirst+4]: the Step
 bool DecodeStepBegin(element v, const FileContext& ctx, StepBegin& e) {
   Scratch s{ctx.v2()};
   uint64_t seen = 0;
-  if (!Members(v, kStepBegin, s.v2 ? All(kStepFirst) | uint64_t{7} << 8 : All(11), e, s, &seen)) return false;
+  if (!Members<kStepBegin>(v, s.v2 ? All(kStepFirst) | uint64_t{7} << 8 : All(11), e, s, &seen)) return false;
   return !s.v2 || CompleteStepBegin(e, static_cast<uint32_t>((seen >> kStepFirst) & kStepAll), ctx).empty();
 }
 
@@ -354,7 +364,7 @@ constexpr Field<SE> kStepEnd[] = {{"type", Skip},
 
 bool DecodeStepEnd(element v, StepEnd& e) {
   Scratch s;
-  return Members(v, kStepEnd, All(6), e, s);
+  return Members<kStepEnd>(v, All(6), e, s);
 }
 
 // A per-peer byte list; in v2 also one integer (a uniform count, held as a one-entry list).
@@ -392,7 +402,7 @@ bool DecodeCollective(element v, const FileContext& ctx, Collective& e) {
   Scratch s{ctx.v2()};
   // v2 requires type, redistribute_id, step, bytes_sent, bytes_recv, start_ns, end_ns.
   constexpr uint64_t kV2Required = All(3) | 1u << 7 | 1u << 8 | 1u << 10 | 1u << 11;
-  if (!Members(v, kCollective, s.v2 ? kV2Required : All(12), e, s) || (e.redistribute_id < 0 && e.op_id < 0))
+  if (!Members<kCollective>(v, s.v2 ? kV2Required : All(12), e, s) || (e.redistribute_id < 0 && e.op_id < 0))
     return false;
   if (s.v2 && !(CompleteCollective(e, s.present, ctx).empty() && !e.kind.empty())) return false;
   return e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
