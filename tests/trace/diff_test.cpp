@@ -105,6 +105,27 @@ std::vector<std::string> Whats(const DiffResult& r) {
   return out;
 }
 
+// The diff of one default redistribute against the same one changed by `change`.
+template <typename Change>
+DiffResult DiffChanged(Change change, const DiffOptions& options = DiffOptions{}) {
+  Spec base;
+  Spec changed = base;
+  change(changed);
+  return DiffTraces(Make({base}), Make({changed}), options);
+}
+
+// `r` holds one difference: of `category`, about `what` (unless nullptr), from `baseline` to
+// `candidate`.
+void CheckOnlyDifference(const DiffResult& r, DiffCategory category, const char* what,
+                         const std::string& baseline, const std::string& candidate) {
+  REQUIRE(r.differences.size() == 1);
+  const Difference& d = r.differences[0];
+  CHECK(d.category == category);
+  if (what != nullptr) CHECK(d.what == what);
+  CHECK(d.baseline == baseline);
+  CHECK(d.candidate == candidate);
+}
+
 const Difference* Find(const DiffResult& r, const std::string& what) {
   for (const Difference& d : r.differences)
     if (d.what == what) return &d;
@@ -150,10 +171,7 @@ TEST_CASE("diff: a planner change is a failing plan difference by default", "[tr
 }
 
 TEST_CASE("diff: bytes per collective and per rank", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.bytes = 8;
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  DiffResult r = DiffChanged([](Spec& s) { s.bytes = 8; });
   // Over both ranks the all_gather sends 16 + 16 = 32 B and receives 32 B; now 8 + 8.
   const Difference* call = Find(r, "bytes of step 0 all_gather on mesh dims [0]");
   REQUIRE(call != nullptr);
@@ -171,11 +189,8 @@ TEST_CASE("diff: bytes per collective and per rank", "[trace][diff]") {
 }
 
 TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.comms = {"all_gather", "all_gather"};
-  changed.notation = base.notation;  // same text, one more step: the plan steps differ
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
+  // Same notation text, one more step: the plan steps differ.
+  DiffResult r = DiffChanged([](Spec& s) { s.comms = {"all_gather", "all_gather"}; });
   const Difference* d = Find(r, "collectives all_gather on mesh dims [0]");
   REQUIRE(d != nullptr);
   CHECK(d->baseline == "2 rank-side calls");
@@ -186,28 +201,15 @@ TEST_CASE("diff: collective kinds and counts", "[trace][diff]") {
 }
 
 TEST_CASE("diff: per-rank shard shapes", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.rank1_after = {3, 2};
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), ParseFailOn("shapes"));
-  REQUIRE(r.differences.size() == 1);
-  const Difference& d = r.differences[0];
-  CHECK(d.category == DiffCategory::kShapes);
-  CHECK(d.what == "rank 1 shard after step 0");
-  CHECK(d.baseline == "shape [4, 2] offset [0, 0]");
-  CHECK(d.candidate == "shape [3, 2] offset [0, 0]");
+  DiffResult r = DiffChanged([](Spec& s) { s.rank1_after = {3, 2}; }, ParseFailOn("shapes"));
+  CheckOnlyDifference(r, DiffCategory::kShapes, "rank 1 shard after step 0", "shape [4, 2] offset [0, 0]",
+                      "shape [3, 2] offset [0, 0]");
   CHECK(r.Failed());
 }
 
 TEST_CASE("diff: predicted cost", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.cost_us = 6.5;
-  DiffResult r = DiffTraces(Make({base}), Make({changed}), DiffOptions{});
-  REQUIRE(r.differences.size() == 1);
-  CHECK(r.differences[0].category == DiffCategory::kCost);
-  CHECK(r.differences[0].baseline == "4.00 us");
-  CHECK(r.differences[0].candidate == "6.50 us");
+  DiffResult r = DiffChanged([](Spec& s) { s.cost_us = 6.5; });
+  CheckOnlyDifference(r, DiffCategory::kCost, nullptr, "4.00 us", "6.50 us");
 }
 
 TEST_CASE("diff: added and removed redistributes are aligned around", "[trace][diff]") {
@@ -244,10 +246,7 @@ TEST_CASE("diff: time beyond the threshold, only when asked", "[trace][diff]") {
   slower.duration_ns = 12000;  // +20%
   CHECK(DiffTraces(Make({base}), Make({slower}), DiffOptions{}).differences.empty());
   DiffResult r = DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:10%"));
-  REQUIRE(r.differences.size() == 1);
-  CHECK(r.differences[0].category == DiffCategory::kTime);
-  CHECK(r.differences[0].baseline == "10.00 us");
-  CHECK(r.differences[0].candidate == "12.00 us (+20.0%)");
+  CheckOnlyDifference(r, DiffCategory::kTime, nullptr, "10.00 us", "12.00 us (+20.0%)");
   CHECK(r.Failed());
   CHECK(DiffTraces(Make({base}), Make({slower}), ParseFailOn("time:25%")).differences.empty());
   // Faster is never a difference.
@@ -268,10 +267,7 @@ TEST_CASE("diff: --fail-on parsing", "[trace][diff]") {
 }
 
 TEST_CASE("diff: JSON carries every difference", "[trace][diff]") {
-  Spec base;
-  Spec changed = base;
-  changed.planner = "graph";
-  nlohmann::json j = DiffJson(DiffTraces(Make({base}), Make({changed}), DiffOptions{}));
+  nlohmann::json j = DiffJson(DiffChanged([](Spec& s) { s.planner = "graph"; }));
   CHECK(j["failed"] == true);
   CHECK(j["aligned"] == 1);
   REQUIRE(j["differences"].size() == 1);
@@ -344,13 +340,9 @@ TEST_CASE("diff: candidate costs are compared like time, only with a threshold",
   CHECK(DiffTraces(base, cand, DiffOptions{}).differences.empty());
   CHECK(DiffTraces(base, cand, ParseFailOn("ops,time:25%")).differences.empty());
   DiffResult r = DiffTraces(base, cand, ParseFailOn("ops,time:10%"));
-  REQUIRE(r.differences.size() == 1);
-  const Difference& d = r.differences[0];
-  CHECK(d.category == DiffCategory::kTime);
-  CHECK(d.what == "cost of strategy S(0)R, RR => S(0)R");
-  CHECK(d.baseline == "7.50 us");
-  CHECK(d.candidate == "9.00 us (+20.0%)");
-  CHECK(d.failing);
+  CheckOnlyDifference(r, DiffCategory::kTime, "cost of strategy S(0)R, RR => S(0)R", "7.50 us",
+                      "9.00 us (+20.0%)");
+  CHECK(r.differences[0].failing);
 }
 
 TEST_CASE("diff: added and removed ops; implicit redistributes stay redistributes", "[trace][diff]") {

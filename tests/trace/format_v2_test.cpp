@@ -159,21 +159,24 @@ TEST_CASE("v1 -> model -> v2 -> model: every trace in the repository reads back 
   CHECK(v2_bytes < v1_bytes);
 }
 
-TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[trace][v2][writer]") {
-  const fs::path dir = Temp("abbrev");
-  RedistributeBegin b;
-  b.tensor = "x";
-  b.global_shape = {8, 4};
-  b.dtype = "f32";
-  b.src_placements = {"S(0)"};
-  b.dst_placements = {"R"};
-  b.planner = "greedy";
-  b.planner_reason = "default";
-  b.notation = b.notation_unoptimized = "S(0)->R";
-  b.raw_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 4}, false, 1.0, 1.5}};
-  b.optimized_plan = b.raw_plan;
-  b.cost_us = 1.5;
-  b.t_ns = 10;
+namespace {
+
+// Redistributes 0, 1 and 2 of rank 1 of a 4-rank run, alike but for their ids.
+std::vector<Event> ThreeRedistributes() {
+  const PlanStep step{{0}, "S(0)", "R", "all_gather", {8, 4}, false, 1.0, 1.5};
+  RedistributeBegin b{.tensor = "x",
+                      .global_shape = {8, 4},
+                      .dtype = "f32",
+                      .src_placements = {"S(0)"},
+                      .dst_placements = {"R"},
+                      .planner = "greedy",
+                      .planner_reason = "default",
+                      .notation = "S(0)->R",
+                      .notation_unoptimized = "S(0)->R",
+                      .raw_plan = {step},
+                      .optimized_plan = {step},
+                      .cost_us = 1.5,
+                      .t_ns = 10};
   StepBegin sb{0, 0, {0}, "S(0)", "R", "all_gather", {8, 4}, {2, 4}, {2, 0}, 20};
   // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
   Collective c{0,  0,  "all_gather", {0}, {0, 1, 2, 3}, "f32", {32, 0, 32, 32}, {32, 0, 32, 16}, false,
@@ -195,6 +198,14 @@ TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[t
       events.push_back(ev);
     }
   }
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[trace][v2][writer]") {
+  const fs::path dir = Temp("abbrev");
+  std::vector<Event> events = ThreeRedistributes();
   std::get<RedistributeBegin>(events[10]).tensor = "y";  // id 2: another tensor, not like id 0
   {
     Writer w(dir, OneRank(2));

@@ -80,58 +80,78 @@ class Mutator {
   }
 
  private:
+  static inline const std::vector<std::string> kNumbers = {"0",
+                                                           "-1",
+                                                           "-9223372036854775808",
+                                                           "9223372036854775807",
+                                                           "18446744073709551616",
+                                                           "1e308",
+                                                           "-1e308",
+                                                           "1.5",
+                                                           "281474976710657",
+                                                           "1048577",
+                                                           "4294967296",
+                                                           "65537",
+                                                           "NaN",
+                                                           "1e-400",
+                                                           "99999999999999999999999999"};
+  static inline const std::vector<std::string> kTokens = {"{",
+                                                          "}",
+                                                          "[",
+                                                          "]",
+                                                          ",",
+                                                          ":",
+                                                          "\"",
+                                                          "null",
+                                                          "true",
+                                                          "\\u0000",
+                                                          "\xff",
+                                                          "\xc3",
+                                                          "\n",
+                                                          "\"type\":\"collective\"",
+                                                          "\"type\":\"op\"",
+                                                          "\"op_id\":0,",
+                                                          "\"redistribute_id\":-1,",
+                                                          "\"\"",
+                                                          "[]"};
+  std::string ExtremeNumber(std::string s) {
+    std::vector<size_t> starts;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (std::isdigit(static_cast<unsigned char>(s[i])) &&
+          (i == 0 || !std::isdigit(static_cast<unsigned char>(s[i - 1]))))
+        starts.push_back(i);
+    if (starts.empty()) return s;
+    size_t b = starts[Below(starts.size())], e = b;
+    while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+    return s.substr(0, b) + kNumbers[Below(kNumbers.size())] + s.substr(e);
+  }
+
+  std::string LineEdit(const std::string& s) {
+    std::vector<std::string> lines;
+    std::stringstream in(s);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    if (lines.empty()) return s;
+    size_t i = Below(lines.size()), j = Below(lines.size());
+    if (Below(3) == 0)
+      lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
+    else if (Below(2) == 0)
+      lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(i), lines[j]);
+    else
+      std::swap(lines[i], lines[j]);
+    std::string out;
+    for (const std::string& l : lines) out += l + "\n";
+    return out;
+  }
+
   std::string MutateOnce(std::string s) {
-    static const std::vector<std::string> kNumbers = {"0",
-                                                      "-1",
-                                                      "-9223372036854775808",
-                                                      "9223372036854775807",
-                                                      "18446744073709551616",
-                                                      "1e308",
-                                                      "-1e308",
-                                                      "1.5",
-                                                      "281474976710657",
-                                                      "1048577",
-                                                      "4294967296",
-                                                      "65537",
-                                                      "NaN",
-                                                      "1e-400",
-                                                      "99999999999999999999999999"};
-    static const std::vector<std::string> kTokens = {"{",
-                                                     "}",
-                                                     "[",
-                                                     "]",
-                                                     ",",
-                                                     ":",
-                                                     "\"",
-                                                     "null",
-                                                     "true",
-                                                     "\\u0000",
-                                                     "\xff",
-                                                     "\xc3",
-                                                     "\n",
-                                                     "\"type\":\"collective\"",
-                                                     "\"type\":\"op\"",
-                                                     "\"op_id\":0,",
-                                                     "\"redistribute_id\":-1,",
-                                                     "\"\"",
-                                                     "[]"};
     switch (Below(9)) {
       case 0:  // flip a byte
         if (!s.empty()) s[Below(s.size())] = static_cast<char>(Below(256));
         return s;
       case 1:  // truncate
         return s.substr(0, Below(s.size() + 1));
-      case 2: {  // replace a run of digits by an extreme number
-        std::vector<size_t> starts;
-        for (size_t i = 0; i < s.size(); ++i)
-          if (std::isdigit(static_cast<unsigned char>(s[i])) &&
-              (i == 0 || !std::isdigit(static_cast<unsigned char>(s[i - 1]))))
-            starts.push_back(i);
-        if (starts.empty()) return s;
-        size_t b = starts[Below(starts.size())], e = b;
-        while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
-        return s.substr(0, b) + kNumbers[Below(kNumbers.size())] + s.substr(e);
-      }
+      case 2:  // replace a run of digits by an extreme number
+        return ExtremeNumber(std::move(s));
       case 3: {  // deep nesting in place of a value
         size_t at = s.find(':', Below(s.size()));
         if (at == std::string::npos) return s;
@@ -145,22 +165,8 @@ class Mutator {
       }
       case 5:
       case 6:
-      case 7: {  // line edits: drop, duplicate, swap
-        std::vector<std::string> lines;
-        std::stringstream in(s);
-        for (std::string line; std::getline(in, line);) lines.push_back(line);
-        if (lines.empty()) return s;
-        size_t i = Below(lines.size()), j = Below(lines.size());
-        if (Below(3) == 0)
-          lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
-        else if (Below(2) == 0)
-          lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(i), lines[j]);
-        else
-          std::swap(lines[i], lines[j]);
-        std::string out;
-        for (const std::string& l : lines) out += l + "\n";
-        return out;
-      }
+      case 7:  // line edits: drop, duplicate, swap
+        return LineEdit(s);
       default: {  // copy a span over another place (mixes fields of different events)
         if (s.size() < 2) return s;
         size_t from = Below(s.size()), len = 1 + Below(std::min<size_t>(64, s.size() - from));

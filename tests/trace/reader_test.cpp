@@ -28,6 +28,14 @@ shardscope::Error ErrorOf(Fn read) {
   return shardscope::Error(ErrorCode::kInternal, "unreachable");
 }
 
+// `read` fails with kInvalidInput and a message that `matcher` accepts.
+template <typename Fn, typename Matcher>
+void CheckInvalidInput(Fn read, const Matcher& matcher) {
+  shardscope::Error e = ErrorOf(read);
+  CHECK(e.code() == ErrorCode::kInvalidInput);
+  CHECK_THAT(e.what(), matcher);
+}
+
 }  // namespace
 
 TEST_CASE("a torn last line is a warning and the rest is readable", "[trace][reader]") {
@@ -168,9 +176,7 @@ TEST_CASE("each kind of corrupt file is an error naming file, line and what was 
       {"op_input_outside.jsonl", "op_input_outside.jsonl:2: field 'op_input' is 3 but op 0 has 1 inputs"},
   }));
   CAPTURE(c.file);
-  shardscope::Error e = ErrorOf([&] { ReadTraceFile(kGolden / "corrupt" / c.file); });
-  CHECK(e.code() == ErrorCode::kInvalidInput);
-  CHECK_THAT(e.what(), Catch::StartsWith(c.message));
+  CheckInvalidInput([&] { ReadTraceFile(kGolden / "corrupt" / c.file); }, Catch::StartsWith(c.message));
 }
 
 TEST_CASE("inconsistent trace directories are errors", "[trace][reader]") {
@@ -185,9 +191,7 @@ TEST_CASE("inconsistent trace directories are errors", "[trace][reader]") {
       {"rank_name_mismatch", "rank-1.jsonl:1: header says rank 0 but the file name says rank 1"},
   }));
   CAPTURE(c.dir);
-  shardscope::Error e = ErrorOf([&] { ReadTraceDir(kGolden / "dirs" / c.dir); });
-  CHECK(e.code() == ErrorCode::kInvalidInput);
-  CHECK_THAT(e.what(), Catch::Contains(c.message));
+  CheckInvalidInput([&] { ReadTraceDir(kGolden / "dirs" / c.dir); }, Catch::Contains(c.message));
 }
 
 TEST_CASE("missing files and empty directories are errors", "[trace][reader]") {

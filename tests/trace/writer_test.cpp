@@ -89,24 +89,30 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   return {b, sb, c, se, e};
 }
 
+// Writes `events(rank)` for both ranks of a two-rank run into `dir`, each event through the
+// Writer overload of its type.
+template <typename Events>
+void WriteTwoRanks(const fs::path& dir, Events events) {
+  TraceSession session(dir);
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    Writer* w = session.WriterFor(rank, TwoRankHeader(rank));
+    REQUIRE(w != nullptr);
+    for (const Event& e : events(rank)) std::visit([&](const auto& x) { w->Emit(x); }, e);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("written events read back equal", "[trace][writer]") {
   fs::path dir = TempDir("roundtrip");
-  std::vector<Event> expected[2];
-  {
-    TraceSession session(dir);
-    for (int64_t rank = 0; rank < 2; ++rank) {
-      Writer* w = session.WriterFor(rank, TwoRankHeader(rank));
-      REQUIRE(w != nullptr);
-      for (int64_t id = 0; id < 3; ++id) {
-        for (const Event& e : Redistribute(rank, id)) {
-          w->Emit(e);
-          expected[rank].push_back(e);
-        }
-      }
+  auto events = [](int64_t rank) {
+    std::vector<Event> out;
+    for (int64_t id = 0; id < 3; ++id) {
+      for (const Event& e : Redistribute(rank, id)) out.push_back(e);
     }
-  }
+    return out;
+  };
+  WriteTwoRanks(dir, events);
   Model model = ReadTraceDir(dir);
   CHECK(model.diagnostics.empty());
   CHECK(model.world == 2);
@@ -114,7 +120,7 @@ TEST_CASE("written events read back equal", "[trace][writer]") {
   for (int64_t rank = 0; rank < 2; ++rank) {
     CHECK(model.ranks[rank].header == TwoRankHeader(rank));
     CHECK(model.ranks[rank].file == "rank-" + std::to_string(rank) + ".jsonl");
-    CHECK(model.ranks[rank].events == expected[rank]);
+    CHECK(model.ranks[rank].events == events(rank));
   }
   REQUIRE(model.redistributes.size() == 6);
   const RedistributeRecord& rec = model.redistributes[4];  // rank 1, id 1
@@ -258,21 +264,12 @@ std::vector<Event> OpWithLinks(int64_t rank) {
 
 TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][writer]") {
   fs::path dir = TempDir("ops");
-  std::vector<Event> expected[2];
-  {
-    TraceSession session(dir);
-    for (int64_t rank = 0; rank < 2; ++rank) {
-      Writer* w = session.WriterFor(rank, TwoRankHeader(rank));
-      REQUIRE(w != nullptr);
-      for (const Event& e : Redistribute(rank, 4)) w->Emit(e);  // an explicit redistribute first
-      for (const Event& e : OpWithLinks(rank)) {
-        if (const Op* op = std::get_if<Op>(&e))
-          w->Emit(*op);
-        else
-          w->Emit(e);
-      }
-    }
-  }
+  auto events = [](int64_t rank) {
+    std::vector<Event> out = Redistribute(rank, 4);  // an explicit redistribute first
+    for (const Event& e : OpWithLinks(rank)) out.push_back(e);
+    return out;
+  };
+  WriteTwoRanks(dir, events);
   fs::path rank0 = dir / "rank-0.jsonl";
   std::string text = Slurp(rank0);
   // Explicit redistributes and redistribute collectives carry no op fields; infinity is -1.
@@ -284,11 +281,7 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
 
   Model model = ReadTraceDir(dir);
   CHECK(model.diagnostics.empty());
-  for (int64_t rank = 0; rank < 2; ++rank) {
-    std::vector<Event> events = Redistribute(rank, 4);
-    for (const Event& e : OpWithLinks(rank)) events.push_back(e);
-    CHECK(model.ranks[rank].events == events);
-  }
+  for (int64_t rank = 0; rank < 2; ++rank) CHECK(model.ranks[rank].events == events(rank));
   REQUIRE(model.ops.size() == 2);
   CHECK(model.OpIds() == std::vector<int64_t>{0});
   CHECK(model.OpsWithId(0).size() == 2);

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collective_match.hpp"
+#include "collective_sizes.hpp"
 #include "fr_check.hpp"
 #include "json_null.hpp"
 #include "shardscope/names.hpp"
@@ -168,109 +169,10 @@ class Checker {
 
   bool ConsistentSizes(const detail::GroupCalls& g, int64_t call,
                        const std::map<int64_t, const Collective*>& at, const std::string& where) {
-    const Collective& ref = *at.begin()->second;
-    const std::vector<int64_t>& order = ref.group;  // equal on every member (checked above)
-    const size_t n = order.size();
-    std::map<int64_t, size_t> index;
-    for (size_t i = 0; i < n; ++i) index[order[i]] = i;
-    auto peers_equal = [&](const std::vector<int64_t>& v, size_t self) {
-      std::optional<int64_t> first;
-      for (size_t k = 0; k < v.size(); ++k) {
-        if (k == self) continue;
-        if (first && v[k] != *first) return false;
-        first = v[k];
-      }
-      return true;
-    };
-    // The kind's own rule on each rank: an all_gather sends its one input to every peer, a
-    // reduce_scatter receives its one output chunk from every peer, an all_reduce does both.
-    for (const auto& [rank, c] : at) {
-      size_t self = index.at(rank);
-      std::string bad;
-      if ((c->kind == "all_gather" || c->kind == "all_reduce") && !peers_equal(c->bytes_sent, self))
-        bad = "sends different byte counts to its peers " + detail::FormatInts(c->bytes_sent) + " in one " +
-              c->kind;
-      else if ((c->kind == "reduce_scatter" || c->kind == "all_reduce") && !peers_equal(c->bytes_recv, self))
-        bad = "receives different byte counts from its peers " + detail::FormatInts(c->bytes_recv) +
-              " in one " + c->kind;
-      else if (c->kind == "all_reduce" && n > 1 &&
-               c->bytes_sent[(self + 1) % n] != c->bytes_recv[(self + 1) % n])
-        bad = "sends " + std::to_string(c->bytes_sent[(self + 1) % n]) + " B but receives " +
-              std::to_string(c->bytes_recv[(self + 1) % n]) +
-              " B per peer in an all_reduce (in must equal out)";
-      if (!bad.empty()) {
-        Report(MismatchClass::kSizeOrSyntax, {rank}, c, &g, call,
-               where + ": rank " + std::to_string(rank) + " " + bad);
-        return false;
-      }
-    }
-    // Across ranks: every all_reduce member moves the same size; every reduce_scatter member
-    // reduces the same input (its chunks sent plus its own output chunk: in = out x group when even).
-    if (n > 1 && (ref.kind == "all_reduce" || ref.kind == "reduce_scatter")) {
-      std::vector<std::pair<int64_t, std::string>> values;
-      for (const auto& [rank, c] : at) {
-        size_t self = index.at(rank);
-        int64_t peer_recv = c->bytes_recv[(self + 1) % n];
-        int64_t size = ref.kind == "all_reduce"
-                           ? c->bytes_sent[(self + 1) % n]
-                           : detail::SumBytes(c->bytes_sent) - c->bytes_sent[self] + peer_recv;
-        values.emplace_back(rank, std::to_string(size) + " B");
-      }
-      Vote vote = Majority(values);
-      if (!vote.deviants.empty()) {
-        std::string noun = ref.kind == "all_reduce" ? "all_reduce size" : "reduce_scatter input size";
-        Report(MismatchClass::kSizeOrSyntax, vote.deviants, &ref, &g, call,
-               where + ": " + noun + " differs: " + VoteText(values, vote));
-        return false;
-      }
-    }
-    // all_to_all totals (Flight Recorder's error case 2), only decidable with every member present.
-    if (ref.kind == "all_to_all" && at.size() == g.ranks.size()) {
-      int64_t sent = 0, recv = 0;
-      for (const auto& [rank, c] : at) {
-        sent = detail::SaturatingAdd(sent, detail::SumBytes(c->bytes_sent) - c->bytes_sent[index.at(rank)]);
-        recv = detail::SaturatingAdd(recv, detail::SumBytes(c->bytes_recv) - c->bytes_recv[index.at(rank)]);
-      }
-      if (sent != recv) {
-        Report(MismatchClass::kAllToAllTotal, PairwiseCulprits(at, index), &ref, &g, call,
-               where + ": the group sends " + std::to_string(sent) + " B in total but receives " +
-                   std::to_string(recv) + " B");
-        return false;
-      }
-    }
-    // Pairwise: what i sends to j is what j receives from i.
-    for (const auto& [i, ci] : at) {
-      for (const auto& [j, cj] : at) {
-        if (i == j) continue;
-        int64_t sent = ci->bytes_sent[index.at(j)], recv = cj->bytes_recv[index.at(i)];
-        if (sent == recv) continue;
-        Report(MismatchClass::kSizeOrSyntax, PairwiseCulprits(at, index), ci, &g, call,
-               where + ": rank " + std::to_string(i) + " sends " + std::to_string(sent) + " B to rank " +
-                   std::to_string(j) + ", which receives " + std::to_string(recv) + " B from it");
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The ranks involved in the most pairwise disagreements (all tied ones).
-  static std::vector<int64_t> PairwiseCulprits(const std::map<int64_t, const Collective*>& at,
-                                               const std::map<int64_t, size_t>& index) {
-    std::map<int64_t, int64_t> count;
-    for (const auto& [i, ci] : at) {
-      for (const auto& [j, cj] : at) {
-        if (i != j && ci->bytes_sent[index.at(j)] != cj->bytes_recv[index.at(i)]) {
-          ++count[i];
-          ++count[j];
-        }
-      }
-    }
-    int64_t best = 0;
-    for (const auto& [r, k] : count) best = std::max(best, k);
-    std::vector<int64_t> out;
-    for (const auto& [r, k] : count)
-      if (k == best && best > 0) out.push_back(r);
-    return out;
+    std::optional<detail::SizeFinding> found = detail::CheckCallSizes(g, at, where);
+    if (!found) return true;
+    Report(found->kind, std::move(found->culprits), found->at, &g, call, std::move(found->message));
+    return false;
   }
 
   // ---- ops: every rank runs the same program ----

@@ -1,5 +1,6 @@
 #pragma once
-// Private: parsing of trace lines with file:line error messages. Field names live in codec.cpp.
+// Private: parsing of trace lines with file:line error messages. Field names live in codec.cpp
+// (decoding) and codec_encode.cpp (encoding).
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +19,15 @@ namespace shardscope::trace::detail {
 // on any trace the reader accepts.
 inline constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 inline constexpr int64_t kMaxBytes = int64_t{1} << 42;
+
+/// The "type" of each line.
+inline constexpr const char* kTypeHeader = "header";
+inline constexpr const char* kTypeRedistributeBegin = "redistribute_begin";
+inline constexpr const char* kTypeRedistributeEnd = "redistribute_end";
+inline constexpr const char* kTypeStepBegin = "step_begin";
+inline constexpr const char* kTypeStepEnd = "step_end";
+inline constexpr const char* kTypeCollective = "collective";
+inline constexpr const char* kTypeOp = "op";
 
 /// Where a line came from, for messages "file:line: what".
 struct LineRef {

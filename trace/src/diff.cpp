@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -23,12 +24,19 @@ namespace {
 
 std::string Micros(double us) { return Fixed(us, 2) + " us"; }
 
-// One logical redistribute: the records of one id on every rank that ran it (rank order).
-struct Logical {
+// One logical redistribute or op: the records of one id on every rank that ran it (rank order);
+// the lowest rank's is the reference.
+template <typename Record>
+struct LogicalOf {
   int64_t id = 0;
-  std::vector<const RedistributeRecord*> recs;
-  const RedistributeBegin& Begin() const { return recs.front()->begin; }
+  std::vector<const Record*> recs;
+  const RedistributeBegin& Begin() const requires std::same_as<Record, RedistributeRecord> {
+    return recs.front()->begin;
+  }
+  const Op& Ref() const requires std::same_as<Record, OpRecord> { return recs.front()->op; }
 };
+using Logical = LogicalOf<RedistributeRecord>;
+using LogicalOp = LogicalOf<OpRecord>;
 
 std::vector<Logical> Logicals(const Model& model) {
   std::vector<Logical> out;
@@ -184,13 +192,6 @@ std::optional<int64_t> MaxDurationNs(const Logical& l) {
 }
 
 // ---- ops ----
-
-// One logical op: its records on every rank (rank order); the lowest rank's is the reference.
-struct LogicalOp {
-  int64_t id = 0;
-  std::vector<const OpRecord*> recs;
-  const Op& Ref() const { return recs.front()->op; }
-};
 
 std::vector<LogicalOp> LogicalOps(const Model& model) {
   std::vector<LogicalOp> out;
@@ -520,6 +521,29 @@ class Differ {
   std::optional<int64_t> baseline_id_, candidate_id_;
 };
 
+// Aligns the baseline list `b` with the candidate list `c` by `key` and walks both in order:
+// `unmatched(x, in_baseline)` for an item without a partner, `compare(x, y)` for an aligned pair.
+// Returns the number of aligned pairs.
+template <typename T, typename Key, typename Unmatched, typename Compare>
+int64_t AlignAndWalk(const std::vector<T>& b, const std::vector<T>& c, Key key, Unmatched unmatched,
+                     Compare compare) {
+  std::vector<std::string> kb, kc;
+  for (const T& x : b) kb.push_back(key(x));
+  for (const T& x : c) kc.push_back(key(x));
+  std::vector<std::pair<size_t, size_t>> pairs = Align(kb, kc);
+  const auto aligned = static_cast<int64_t>(pairs.size());
+  pairs.emplace_back(b.size(), c.size());  // sentinel flushes the tails
+  size_t i = 0, j = 0;
+  for (const auto& [pi, pj] : pairs) {
+    for (; i < pi; ++i) unmatched(b[i], true);
+    for (; j < pj; ++j) unmatched(c[j], false);
+    if (pi < b.size() && pj < c.size()) compare(b[pi], c[pj]);
+    i = pi + 1;
+    j = pj + 1;
+  }
+  return aligned;
+}
+
 }  // namespace
 
 bool DiffResult::Failed() const {
@@ -532,11 +556,6 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
   std::vector<Logical> lb = Logicals(baseline), lc = Logicals(candidate);
   result.baseline_redistributes = static_cast<int64_t>(lb.size());
   result.candidate_redistributes = static_cast<int64_t>(lc.size());
-  std::vector<std::string> kb, kc;
-  for (const Logical& l : lb) kb.push_back(Signature(l.Begin()));
-  for (const Logical& l : lc) kc.push_back(Signature(l.Begin()));
-  std::vector<std::pair<size_t, size_t>> pairs = Align(kb, kc);
-  result.aligned = static_cast<int64_t>(pairs.size());
 
   Differ differ(options, result.differences);
   differ.Run(baseline, candidate);
@@ -546,30 +565,14 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
   std::vector<LogicalOp> ob = LogicalOps(baseline), oc = LogicalOps(candidate);
   result.baseline_ops = static_cast<int64_t>(ob.size());
   result.candidate_ops = static_cast<int64_t>(oc.size());
-  std::vector<std::string> okb, okc;
-  for (const LogicalOp& l : ob) okb.push_back(OpSubject(l.Ref()));
-  for (const LogicalOp& l : oc) okc.push_back(OpSubject(l.Ref()));
-  std::vector<std::pair<size_t, size_t>> op_pairs = Align(okb, okc);
-  result.aligned_ops = static_cast<int64_t>(op_pairs.size());
-  op_pairs.emplace_back(ob.size(), oc.size());
-  size_t oi = 0, oj = 0;
-  for (const auto& [pi, pj] : op_pairs) {
-    for (; oi < pi; ++oi) differ.UnmatchedOp(ob[oi], true);
-    for (; oj < pj; ++oj) differ.UnmatchedOp(oc[oj], false);
-    if (pi < ob.size() && pj < oc.size()) differ.CompareOp(ob[pi], oc[pj]);
-    oi = pi + 1;
-    oj = pj + 1;
-  }
-
-  size_t i = 0, j = 0;
-  pairs.emplace_back(lb.size(), lc.size());  // sentinel flushes the tails
-  for (const auto& [pi, pj] : pairs) {
-    for (; i < pi; ++i) differ.Unmatched(lb[i], true);
-    for (; j < pj; ++j) differ.Unmatched(lc[j], false);
-    if (pi < lb.size() && pj < lc.size()) differ.Compare(lb[pi], lc[pj]);
-    i = pi + 1;
-    j = pj + 1;
-  }
+  result.aligned_ops = AlignAndWalk(
+      ob, oc, [](const LogicalOp& l) { return OpSubject(l.Ref()); },
+      [&](const LogicalOp& l, bool in_baseline) { differ.UnmatchedOp(l, in_baseline); },
+      [&](const LogicalOp& b, const LogicalOp& c) { differ.CompareOp(b, c); });
+  result.aligned = AlignAndWalk(
+      lb, lc, [](const Logical& l) { return Signature(l.Begin()); },
+      [&](const Logical& l, bool in_baseline) { differ.Unmatched(l, in_baseline); },
+      [&](const Logical& b, const Logical& c) { differ.Compare(b, c); });
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "codec.hpp"
 #include "fast_encode.hpp"
 #include "format_v2.hpp"
 #include "line_builder.hpp"
@@ -19,25 +20,6 @@ namespace {
 template <typename E>
 void Fallback(const E& e, std::string& out) {
   out += ToLine(ToJson(Event(e)));
-}
-
-// The fields of kBeginFields, each left out where it has its default.
-void BeginFields(Line& l, const RedistributeBegin& e) {
-  l.Str("tensor", e.tensor);
-  l.Ints("global_shape", e.global_shape);
-  l.Str("dtype", e.dtype);
-  l.Strs("src_placements", e.src_placements);
-  l.Strs("dst_placements", e.dst_placements);
-  if (!e.src_order.empty()) l.Str("src_order", e.src_order);
-  if (!e.dst_order.empty()) l.Str("dst_order", e.dst_order);
-  l.Str("planner", e.planner);
-  l.Str("planner_reason", e.planner_reason);
-  l.Str("notation", e.notation);
-  if (e.notation_unoptimized != e.notation) l.Str("notation_unoptimized", e.notation_unoptimized);
-  Plan(l, "raw_plan", e.raw_plan, true);
-  if (e.optimized_plan != e.raw_plan) Plan(l, "optimized_plan", e.optimized_plan, true);
-  if (!e.skipped_merges.empty()) SkippedMerges(l, e.skipped_merges);
-  l.Num("cost_us", e.cost_us);
 }
 
 // Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
@@ -60,15 +42,6 @@ bool SameOpFields(const Op& a, const Op& b) {
       return false;
   }
   return true;
-}
-
-void Bytes(Line& l, std::string_view name, const std::vector<int64_t>& group,
-           const std::vector<int64_t>& bytes, int64_t rank) {
-  int64_t count = 0;
-  if (UniformBytes(group, bytes, rank, count))
-    l.Int(name, count);
-  else
-    l.Ints(name, bytes);
 }
 
 }  // namespace
@@ -96,10 +69,10 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
   }
   Line l(out);
   if (e.imported) l.Decline();  // rare: the JSON encoder writes it
-  l.Str("type", "redistribute_begin");
+  l.Str("type", kTypeRedistributeBegin);
   l.Int("id", e.id);
   const size_t fields_at = l.size();
-  BeginFields(l, e);
+  BeginFields(l, e, true);
   if (l.ok()) {
     std::string_view fields = l.Since(fields_at);
     if (auto it = like_.find(fields); it != like_.end()) {
@@ -110,10 +83,7 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
     }
   }
   l.Int("t_ns", e.t_ns);
-  if (e.op_id >= 0) {
-    l.Int("op_id", e.op_id);
-    l.Int("op_input", e.op_input);
-  }
+  OpLink(l, e);
   if (!l.Finish()) Fallback(e, out);
 }
 
@@ -124,13 +94,7 @@ void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
     open_.pop_back();
   }
   Line l(out);
-  l.Str("type", "redistribute_end");
-  l.Int("id", e.id);
-  l.Int("t_ns", e.t_ns);
-  if (!e.ok) l.Bool("ok", false);
-  if (!e.error.empty()) l.Str("error", e.error);
-  if (e.checksum_before) l.Uint("checksum_before", *e.checksum_before);
-  if (e.checksum_after) l.Uint("checksum_after", *e.checksum_after);
+  EndLine(l, e, true);
   if (!l.Finish()) Fallback(e, out);
 }
 
@@ -138,17 +102,7 @@ void EncoderV2::Encode(const StepBegin& e, std::string& out) {
   const Open* open = nullptr;
   const PlanStep* s = StepOf(e.redistribute_id, e.step, &open);
   Line l(out);
-  l.Str("type", "step_begin");
-  l.Int("redistribute_id", e.redistribute_id);
-  l.Int("step", e.step);
-  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
-  if (s == nullptr || e.src != s->src) l.Str("src", e.src);
-  if (s == nullptr || e.dst != s->dst) l.Str("dst", e.dst);
-  if (s == nullptr || e.comm != s->comm) l.Str("comm", e.comm);
-  if (s == nullptr || e.logical_shape != s->logical_shape) l.Ints("logical_shape", e.logical_shape);
-  l.Ints("local_shape_before", e.local_shape_before);
-  l.Ints("global_offset_before", e.global_offset_before);
-  l.Int("t_ns", e.t_ns);
+  StepBeginLine(l, e, s);
   if (!l.Finish()) Fallback(e, out);
 }
 
@@ -159,21 +113,10 @@ void EncoderV2::Encode(const StepEnd& e, std::string& out) {
 void EncoderV2::Encode(const Collective& e, std::string& out) {
   const Open* open = nullptr;
   const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
+  CollectiveBasis basis{s, open ? &open->dtype : nullptr,
+                        e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr, rank_};
   Line l(out);
-  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
-  l.Str("type", "collective");
-  l.Int("redistribute_id", e.redistribute_id);
-  l.Int("step", e.step);
-  if (s == nullptr || e.kind != s->comm) l.Str("kind", e.kind);
-  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
-  if (e.redistribute_id < 0 || e.group != MeshGroupOf(e.mesh_dims)) l.Ints("group", e.group);
-  if (open == nullptr || e.dtype != open->dtype) l.Str("dtype", e.dtype);
-  Bytes(l, "bytes_sent", e.group, e.bytes_sent, rank_);
-  Bytes(l, "bytes_recv", e.group, e.bytes_recv, rank_);
-  if (e.negotiated) l.Bool("negotiated", true);
-  l.Int("start_ns", e.start_ns);
-  l.Int("end_ns", e.end_ns);
-  if (e.op_id >= 0) l.Int("op_id", e.op_id);
+  CollectiveLine(l, e, &basis);
   if (!l.Finish()) Fallback(e, out);
 }
 
@@ -183,7 +126,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
     if (SameOpFields(r, e)) like = &r;
   if (like != nullptr) {
     Line l(out);
-    l.Str("type", "op");
+    l.Str("type", kTypeOp);
     l.Int("id", e.id);
     l.Int("like", like->id);
     l.Int("step", e.step);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "codec.hpp"
 #include "format_v2.hpp"
@@ -112,336 +113,298 @@ bool Strs(element v, int64_t max_len, std::vector<std::string>& out) {
   return true;
 }
 
-// Walks the members of one object once, in any order: each key must be one of `names` and appear
-// once; `take(index, value)` decodes it. `required` is a bit mask over `names` that must be seen.
-template <size_t N, typename Take>
-bool Members(element v, const std::string_view (&names)[N], uint64_t required, Take take,
-             uint64_t* seen_out = nullptr) {
+// Event fields held as SharedVec decode into a buffer of their own; the reader interns them after.
+bool Ints(element v, int64_t max_len, int64_t min, int64_t max, SharedVec<int64_t>& out) {
+  return Ints(v, max_len, min, max, out.Mutable());
+}
+bool Strs(element v, int64_t max_len, SharedVec<std::string>& out) { return Strs(v, max_len, out.Mutable()); }
+
+// What decoding one line carries from field to field: the file's version, and what the line wrote.
+struct Scratch {
+  bool v2 = false;
+  uint32_t present = 0;  // collective: CollectiveField bits of the fields written
+  int links = 0;         // redistribute_begin: how many of op_id and op_input were written
+  int64_t like = -1;     // redistribute_begin: the v2 `like`
+};
+
+/// One field of a line: its name and how its value decodes into E.
+template <typename E>
+struct Field {
+  std::string_view name;
+  bool (*decode)(element, E&, Scratch&);
+};
+
+// The struct that member pointer M points into.
+template <typename M>
+struct ClassOf;
+template <typename C, typename T>
+struct ClassOf<T C::*> {
+  using type = C;
+};
+template <auto M>
+using Of = typename ClassOf<decltype(M)>::type;
+
+// Field decoders by what the value means; M is the member it decodes into.
+bool Skip(element, auto&, Scratch&) { return true; }  // "type", checked by the caller
+template <auto M>
+bool Id(element x, Of<M>& e, Scratch&) {
+  return Int(x, 0, kI64Max, e.*M);
+}
+template <auto M>
+bool StepIndex(element x, Of<M>& e, Scratch&) {
+  return Int(x, 0, kMaxPlanSteps - 1, e.*M);
+}
+template <auto M>
+bool Time(element x, Of<M>& e, Scratch&) {
+  return Int(x, -kMaxTimeNs, kMaxTimeNs, e.*M);
+}
+template <auto M>
+bool Shape(element x, Of<M>& e, Scratch&) {
+  return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.*M);
+}
+template <auto M>
+bool MeshDims(element x, Of<M>& e, Scratch&) {
+  return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.*M);
+}
+template <auto M>
+bool Text(element x, Of<M>& e, Scratch&) {
+  return Str(x, e.*M);
+}
+template <auto M>
+bool Placements(element x, Of<M>& e, Scratch&) {
+  return Strs(x, kMaxMeshDims, e.*M);
+}
+template <auto M>
+bool Flag(element x, Of<M>& e, Scratch&) {
+  return Bool(x, e.*M);
+}
+template <auto M>
+bool Real(element x, Of<M>& e, Scratch&) {
+  return Number(x, e.*M);
+}
+template <auto M>
+bool Checksum(element x, Of<M>& e, Scratch&) {
+  return Uint(x, (e.*M).emplace());
+}
+// A collective field a v2 line may leave out: notes that it was written.
+template <uint32_t Bit, auto Decode>
+bool Noted(element x, Collective& e, Scratch& s) {
+  s.present |= Bit;
+  return Decode(x, e, s);
+}
+
+constexpr uint64_t All(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+
+// Decodes `x` by field `i` of the table: a direct call per field, so each decoder inlines here
+// as a switch case would.
+template <const auto& Fields, typename E, size_t... I>
+bool DecodeField(size_t i, element x, E& e, Scratch& s, std::index_sequence<I...>) {
+  bool ok = false;
+  (void)((i == I ? (ok = Fields[I].decode(x, e, s), true) : false) || ...);
+  return ok;
+}
+
+// Walks the members of one object once, in any order: each key must be one of `Fields` and appear
+// once, and decodes into `e`. `required` is a bit mask over `Fields` that must be seen.
+template <const auto& Fields, typename E>
+bool Members(element v, uint64_t required, E& e, Scratch& s, uint64_t* seen_out = nullptr) {
+  constexpr size_t N = std::size(Fields);
   static_assert(N <= 64);
   object obj;
   if (v.type() != element_type::OBJECT || v.get_object().get(obj) != simdjson::SUCCESS) return false;
   uint64_t seen = 0;
   for (simdjson::dom::key_value_pair kv : obj) {
     size_t i = 0;
-    while (i < N && names[i] != kv.key) ++i;
+    while (i < N && Fields[i].name != kv.key) ++i;
     if (i == N) return false;  // unknown field: the reference path decides what it means
     const uint64_t bit = uint64_t{1} << i;
     if (seen & bit) return false;  // duplicated field
     seen |= bit;
-    if (!take(i, kv.value)) return false;
+    if (!DecodeField<Fields>(i, kv.value, e, s, std::make_index_sequence<N>{})) return false;
   }
   if (seen_out != nullptr) *seen_out = seen;
   return (seen & required) == required;
 }
 
-constexpr uint64_t All(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
-
-// v2 lets a step leave out flattened (false) and avg_scale (1).
-bool Plan(element v, bool v2, std::vector<PlanStep>& plan) {
-  static constexpr std::string_view kNames[] = {"mesh_dims",     "src",       "dst",       "comm",
-                                                "logical_shape", "flattened", "avg_scale", "cost_us"};
-  array arr;
-  if (!Arr(v, kMaxPlanSteps, arr)) return false;
-  plan.clear();
-  plan.reserve(arr.size());
-  for (element s : arr) {
-    PlanStep& p = plan.emplace_back();
-    bool ok = Members(s, kNames, v2 ? All(5) | 1u << 7 : All(8), [&](size_t i, element x) {
-      switch (i) {
-        case 0:
-          return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, p.mesh_dims);
-        case 1:
-          return Str(x, p.src);
-        case 2:
-          return Str(x, p.dst);
-        case 3:
-          return Str(x, p.comm);
-        case 4:
-          return Ints(x, kMaxTensorDims, 0, kMaxExtent, p.logical_shape);
-        case 5:
-          return Bool(x, p.flattened);
-        case 6:
-          return Number(x, p.avg_scale);
-        default:
-          return Number(x, p.cost_us);
-      }
-    });
-    if (!ok) return false;
-  }
-  return true;
-}
-
-bool Skipped(element v, std::vector<SkippedMerge>& out) {
-  static constexpr std::string_view kNames[] = {"mesh_dims", "comm", "reason", "hint"};
+// A list of objects, each decoded by `Fields`.
+template <const auto& Fields, typename E>
+bool Objects(element v, uint64_t required, Scratch& s, std::vector<E>& out) {
   array arr;
   if (!Arr(v, kMaxPlanSteps, arr)) return false;
   out.clear();
   out.reserve(arr.size());
-  for (element s : arr) {
-    SkippedMerge& m = out.emplace_back();
-    bool ok = Members(s, kNames, All(4), [&](size_t i, element x) {
-      switch (i) {
-        case 0:
-          return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, m.mesh_dims);
-        case 1:
-          return Str(x, m.comm);
-        case 2:
-          return Str(x, m.reason);
-        default:
-          return Str(x, m.hint);
-      }
-    });
-    if (!ok) return false;
+  for (element x : arr) {
+    if (!Members<Fields>(x, required, out.emplace_back(), s)) return false;
   }
   return true;
 }
 
-// Event fields held as SharedVec decode into a buffer of their own; the reader interns them after.
-bool Ints(element v, int64_t max_len, int64_t min, int64_t max, SharedVec<int64_t>& out) {
-  return Ints(v, max_len, min, max, out.Mutable());
-}
-bool Strs(element v, int64_t max_len, SharedVec<std::string>& out) { return Strs(v, max_len, out.Mutable()); }
-bool Plan(element v, bool v2, SharedVec<PlanStep>& plan) { return Plan(v, v2, plan.Mutable()); }
-bool Skipped(element v, SharedVec<SkippedMerge>& out) { return Skipped(v, out.Mutable()); }
+using P = PlanStep;
+constexpr Field<P> kPlanStep[] = {{"mesh_dims", MeshDims<&P::mesh_dims>},
+                                  {"src", Text<&P::src>},
+                                  {"dst", Text<&P::dst>},
+                                  {"comm", Text<&P::comm>},
+                                  {"logical_shape", Shape<&P::logical_shape>},
+                                  {"flattened", Flag<&P::flattened>},
+                                  {"avg_scale", Real<&P::avg_scale>},
+                                  {"cost_us", Real<&P::cost_us>}};
 
-// Index 0 of every table is "type", already checked by the caller. In a v2 file the fields that
-// format_v2.cpp can rebuild are not required here; Complete* there decides.
-bool DecodeRedistributeBegin(element v, const FileContext& ctx, RedistributeBegin& e) {
-  static constexpr std::string_view kNames[] = {"type",
-                                                "id",
-                                                "tensor",
-                                                "global_shape",
-                                                "dtype",
-                                                "src_placements",
-                                                "dst_placements",
-                                                "src_order",
-                                                "dst_order",
-                                                "planner",
-                                                "planner_reason",
-                                                "notation",
-                                                "notation_unoptimized",
-                                                "raw_plan",
-                                                "optimized_plan",
-                                                "skipped_merges",
-                                                "cost_us",
-                                                "t_ns",
-                                                "op_id",
-                                                "op_input",
-                                                "like"};
-  constexpr int kFirst = 2;  // kNames[kFirst + i] == kBeginFields[i], checked for every i
-  static_assert([] {
-    for (int i = 0; i < kBeginFieldCount; ++i)
-      if (kNames[kFirst + i] != kBeginFields[i]) return false;
-    return kNames[kFirst + kBeginFieldCount] == "t_ns";
-  }());
-  const bool v2 = ctx.v2();
-  uint64_t seen_link = 0, seen = 0;
-  int64_t like = -1;
-  bool ok = Members(
-      v, kNames, v2 ? (All(2) | uint64_t{1} << 17) : All(18),
-      [&](size_t i, element x) {
-        switch (i) {
-          case 0:
-            return true;
-          case 1:
-            return Int(x, 0, kI64Max, e.id);
-          case 2:
-            return Str(x, e.tensor);
-          case 3:
-            return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_shape);
-          case 4:
-            return Str(x, e.dtype);
-          case 5:
-            return Strs(x, kMaxMeshDims, e.src_placements);
-          case 6:
-            return Strs(x, kMaxMeshDims, e.dst_placements);
-          case 7:
-            return Str(x, e.src_order);
-          case 8:
-            return Str(x, e.dst_order);
-          case 9:
-            return Str(x, e.planner);
-          case 10:
-            return Str(x, e.planner_reason);
-          case 11:
-            return Str(x, e.notation);
-          case 12:
-            return Str(x, e.notation_unoptimized);
-          case 13:
-            return Plan(x, v2, e.raw_plan);
-          case 14:
-            return Plan(x, v2, e.optimized_plan);
-          case 15:
-            return Skipped(x, e.skipped_merges);
-          case 16:
-            return Number(x, e.cost_us);
-          case 17:
-            return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
-          case 18:
-            ++seen_link;
-            return Int(x, 0, kI64Max, e.op_id);
-          case 19:
-            ++seen_link;
-            return Int(x, 0, kMaxOpOperands - 1, e.op_input);
-          default:  // v1 ignores "like"; the reference path too
-            return !v2 || Int(x, 0, kI64Max, like);
-        }
-      },
-      &seen);
-  if (!ok || seen_link == 1) return false;  // op_id and op_input appear together or not at all
-  if (!v2) return true;
-  const auto present = static_cast<uint32_t>((seen >> kFirst) & All(kBeginFieldCount));
-  return CompleteBegin(e, present, like, ctx).empty();
+// v2 lets a step leave out flattened (false) and avg_scale (1).
+template <auto M>
+bool Steps(element x, Of<M>& e, Scratch& s) {
+  return Objects<kPlanStep>(x, s.v2 ? All(5) | 1u << 7 : All(8), s, (e.*M).Mutable());
 }
+
+using SM = SkippedMerge;
+constexpr Field<SM> kSkippedMerge[] = {{"mesh_dims", MeshDims<&SM::mesh_dims>},
+                                       {"comm", Text<&SM::comm>},
+                                       {"reason", Text<&SM::reason>},
+                                       {"hint", Text<&SM::hint>}};
+
+template <auto M>
+bool Skipped(element x, Of<M>& e, Scratch& s) {
+  return Objects<kSkippedMerge>(x, All(4), s, (e.*M).Mutable());
+}
+
+// op_id and op_input appear together or not at all.
+template <auto Decode>
+bool Link(element x, RedistributeBegin& e, Scratch& s) {
+  ++s.links;
+  return Decode(x, e, s);
+}
+bool OpInput(element x, RedistributeBegin& e, Scratch&) { return Int(x, 0, kMaxOpOperands - 1, e.op_input); }
+bool Like(element x, RedistributeBegin&, Scratch& s) {  // v1 ignores "like"; the reference path too
+  return !s.v2 || Int(x, 0, kI64Max, s.like);
+}
+
+using RB = RedistributeBegin;
+constexpr Field<RB> kRedistributeBegin[] = {{"type", Skip},
+                                            {"id", Id<&RB::id>},
+                                            {"tensor", Text<&RB::tensor>},
+                                            {"global_shape", Shape<&RB::global_shape>},
+                                            {"dtype", Text<&RB::dtype>},
+                                            {"src_placements", Placements<&RB::src_placements>},
+                                            {"dst_placements", Placements<&RB::dst_placements>},
+                                            {"src_order", Text<&RB::src_order>},
+                                            {"dst_order", Text<&RB::dst_order>},
+                                            {"planner", Text<&RB::planner>},
+                                            {"planner_reason", Text<&RB::planner_reason>},
+                                            {"notation", Text<&RB::notation>},
+                                            {"notation_unoptimized", Text<&RB::notation_unoptimized>},
+                                            {"raw_plan", Steps<&RB::raw_plan>},
+                                            {"optimized_plan", Steps<&RB::optimized_plan>},
+                                            {"skipped_merges", Skipped<&RB::skipped_merges>},
+                                            {"cost_us", Real<&RB::cost_us>},
+                                            {"t_ns", Time<&RB::t_ns>},
+                                            {"op_id", Link<Id<&RB::op_id>>},
+                                            {"op_input", Link<OpInput>},
+                                            {"like", Like}};
+constexpr int kBeginFirst = 2;  // kRedistributeBegin[kBeginFirst + i].name == kBeginFields[i], for every i
+static_assert([] {
+  for (int i = 0; i < kBeginFieldCount; ++i)
+    if (kRedistributeBegin[kBeginFirst + i].name != kBeginFields[i]) return false;
+  return kRedistributeBegin[kBeginFirst + kBeginFieldCount].name == "t_ns";
+}());
+
+// In a v2 file the fields that format_v2.cpp can rebuild are not required here; Complete* there
+// decides.
+bool DecodeRedistributeBegin(element v, const FileContext& ctx, RedistributeBegin& e) {
+  Scratch s{ctx.v2()};
+  uint64_t seen = 0;
+  if (!Members<kRedistributeBegin>(v, s.v2 ? (All(2) | uint64_t{1} << 17) : All(18), e, s, &seen) ||
+      s.links == 1)
+    return false;
+  if (!s.v2) return true;
+  const auto present = static_cast<uint32_t>((seen >> kBeginFirst) & All(kBeginFieldCount));
+  return CompleteBegin(e, present, s.like, ctx).empty();
+}
+
+using RE = RedistributeEnd;
+constexpr Field<RE> kRedistributeEnd[] = {{"type", Skip},
+                                          {"id", Id<&RE::id>},
+                                          {"t_ns", Time<&RE::t_ns>},
+                                          {"ok", Flag<&RE::ok>},
+                                          {"error", Text<&RE::error>},
+                                          {"checksum_before", Checksum<&RE::checksum_before>},
+                                          {"checksum_after", Checksum<&RE::checksum_after>}};
 
 bool DecodeRedistributeEnd(element v, const FileContext& ctx, RedistributeEnd& e) {
-  static constexpr std::string_view kNames[] = {
-      "type", "id", "t_ns", "ok", "error", "checksum_before", "checksum_after"};
-  return Members(v, kNames, ctx.v2() ? All(3) : All(4), [&](size_t i, element x) {
-    switch (i) {
-      case 0:
-        return true;
-      case 1:
-        return Int(x, 0, kI64Max, e.id);
-      case 2:
-        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
-      case 3:
-        return Bool(x, e.ok);
-      case 4:
-        return Str(x, e.error);
-      case 5:
-        return Uint(x, e.checksum_before.emplace());
-      default:
-        return Uint(x, e.checksum_after.emplace());
-    }
-  });
+  Scratch s{ctx.v2()};
+  return Members<kRedistributeEnd>(v, s.v2 ? All(3) : All(4), e, s);
 }
+
+using SB = StepBegin;
+constexpr Field<SB> kStepBegin[] = {{"type", Skip},
+                                    {"redistribute_id", Id<&SB::redistribute_id>},
+                                    {"step", StepIndex<&SB::step>},
+                                    {"mesh_dims", MeshDims<&SB::mesh_dims>},
+                                    {"src", Text<&SB::src>},
+                                    {"dst", Text<&SB::dst>},
+                                    {"comm", Text<&SB::comm>},
+                                    {"logical_shape", Shape<&SB::logical_shape>},
+                                    {"local_shape_before", Shape<&SB::local_shape_before>},
+                                    {"global_offset_before", Shape<&SB::global_offset_before>},
+                                    {"t_ns", Time<&SB::t_ns>}};
+constexpr int kStepFirst = 3;  // kStepBegin[kStepFirst..kStepFirst+4]: the StepBeginField bits in order
 
 bool DecodeStepBegin(element v, const FileContext& ctx, StepBegin& e) {
-  static constexpr std::string_view kNames[] = {"type",
-                                                "redistribute_id",
-                                                "step",
-                                                "mesh_dims",
-                                                "src",
-                                                "dst",
-                                                "comm",
-                                                "logical_shape",
-                                                "local_shape_before",
-                                                "global_offset_before",
-                                                "t_ns"};
-  constexpr int kFirst = 3;  // kNames[kFirst..kFirst+4]: the StepBeginField bits in order
+  Scratch s{ctx.v2()};
   uint64_t seen = 0;
-  bool ok = Members(
-      v, kNames, ctx.v2() ? All(kFirst) | uint64_t{7} << 8 : All(11),
-      [&](size_t i, element x) {
-        switch (i) {
-          case 0:
-            return true;
-          case 1:
-            return Int(x, 0, kI64Max, e.redistribute_id);
-          case 2:
-            return Int(x, 0, kMaxPlanSteps - 1, e.step);
-          case 3:
-            return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.mesh_dims);
-          case 4:
-            return Str(x, e.src);
-          case 5:
-            return Str(x, e.dst);
-          case 6:
-            return Str(x, e.comm);
-          case 7:
-            return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.logical_shape);
-          case 8:
-            return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.local_shape_before);
-          case 9:
-            return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_offset_before);
-          default:
-            return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
-        }
-      },
-      &seen);
-  if (!ok) return false;
-  return !ctx.v2() || CompleteStepBegin(e, static_cast<uint32_t>((seen >> kFirst) & kStepAll), ctx).empty();
+  if (!Members<kStepBegin>(v, s.v2 ? All(kStepFirst) | uint64_t{7} << 8 : All(11), e, s, &seen)) return false;
+  return !s.v2 || CompleteStepBegin(e, static_cast<uint32_t>((seen >> kStepFirst) & kStepAll), ctx).empty();
 }
 
+using SE = StepEnd;
+constexpr Field<SE> kStepEnd[] = {{"type", Skip},
+                                  {"redistribute_id", Id<&SE::redistribute_id>},
+                                  {"step", StepIndex<&SE::step>},
+                                  {"local_shape_after", Shape<&SE::local_shape_after>},
+                                  {"global_offset_after", Shape<&SE::global_offset_after>},
+                                  {"t_ns", Time<&SE::t_ns>}};
+
 bool DecodeStepEnd(element v, StepEnd& e) {
-  static constexpr std::string_view kNames[] = {
-      "type", "redistribute_id", "step", "local_shape_after", "global_offset_after", "t_ns"};
-  return Members(v, kNames, All(6), [&](size_t i, element x) {
-    switch (i) {
-      case 0:
-        return true;
-      case 1:
-        return Int(x, 0, kI64Max, e.redistribute_id);
-      case 2:
-        return Int(x, 0, kMaxPlanSteps - 1, e.step);
-      case 3:
-        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.local_shape_after);
-      case 4:
-        return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.global_offset_after);
-      default:
-        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
-    }
-  });
+  Scratch s;
+  return Members<kStepEnd>(v, All(6), e, s);
 }
 
 // A per-peer byte list; in v2 also one integer (a uniform count, held as a one-entry list).
-bool Bytes(element x, bool v2, uint32_t uniform_bit, uint32_t& present, SharedVec<int64_t>& out) {
-  if (v2 && x.type() != element_type::ARRAY) {
+template <auto M, uint32_t UniformBit>
+bool Bytes(element x, Collective& e, Scratch& s) {
+  if (s.v2 && x.type() != element_type::ARRAY) {
     int64_t n = 0;
     if (!Int(x, 0, kMaxBytes, n)) return false;
-    out = SharedVec<int64_t>{n};
-    present |= uniform_bit;
+    e.*M = SharedVec<int64_t>{n};
+    s.present |= UniformBit;
     return true;
   }
-  return Ints(x, kMaxRanks, 0, kMaxBytes, out);
+  return Ints(x, kMaxRanks, 0, kMaxBytes, e.*M);
 }
+bool CollId(element x, Collective& e, Scratch&) { return Int(x, -1, kI64Max, e.redistribute_id); }
+bool Kind(element x, Collective& e, Scratch&) { return Str(x, e.kind) && !e.kind.empty(); }
+bool Group(element x, Collective& e, Scratch&) { return Ints(x, kMaxRanks, 0, kMaxRanks - 1, e.group); }
+
+using C = Collective;
+constexpr Field<C> kCollective[] = {{"type", Skip},
+                                    {"redistribute_id", CollId},
+                                    {"step", StepIndex<&C::step>},
+                                    {"kind", Noted<kCollKind, Kind>},
+                                    {"mesh_dims", Noted<kCollMeshDims, MeshDims<&C::mesh_dims>>},
+                                    {"group", Noted<kCollGroup, Group>},
+                                    {"dtype", Noted<kCollDtype, Text<&C::dtype>>},
+                                    {"bytes_sent", Bytes<&C::bytes_sent, kCollUniformSent>},
+                                    {"bytes_recv", Bytes<&C::bytes_recv, kCollUniformRecv>},
+                                    {"negotiated", Noted<kCollNegotiated, Flag<&C::negotiated>>},
+                                    {"start_ns", Time<&C::start_ns>},
+                                    {"end_ns", Time<&C::end_ns>},
+                                    {"op_id", Id<&C::op_id>}};
 
 bool DecodeCollective(element v, const FileContext& ctx, Collective& e) {
-  static constexpr std::string_view kNames[] = {
-      "type",       "redistribute_id", "step",       "kind",     "mesh_dims", "group", "dtype",
-      "bytes_sent", "bytes_recv",      "negotiated", "start_ns", "end_ns",    "op_id"};
-  const bool v2 = ctx.v2();
-  uint32_t present = 0;
+  Scratch s{ctx.v2()};
   // v2 requires type, redistribute_id, step, bytes_sent, bytes_recv, start_ns, end_ns.
   constexpr uint64_t kV2Required = All(3) | 1u << 7 | 1u << 8 | 1u << 10 | 1u << 11;
-  bool ok = Members(v, kNames, v2 ? kV2Required : All(12), [&](size_t i, element x) {
-    switch (i) {
-      case 0:
-        return true;
-      case 1:
-        return Int(x, -1, kI64Max, e.redistribute_id);
-      case 2:
-        return Int(x, 0, kMaxPlanSteps - 1, e.step);
-      case 3:
-        present |= kCollKind;
-        return Str(x, e.kind) && !e.kind.empty();
-      case 4:
-        present |= kCollMeshDims;
-        return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.mesh_dims);
-      case 5:
-        present |= kCollGroup;
-        return Ints(x, kMaxRanks, 0, kMaxRanks - 1, e.group);
-      case 6:
-        present |= kCollDtype;
-        return Str(x, e.dtype);
-      case 7:
-        return Bytes(x, v2, kCollUniformSent, present, e.bytes_sent);
-      case 8:
-        return Bytes(x, v2, kCollUniformRecv, present, e.bytes_recv);
-      case 9:
-        present |= kCollNegotiated;
-        return Bool(x, e.negotiated);
-      case 10:
-        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.start_ns);
-      case 11:
-        return Int(x, -kMaxTimeNs, kMaxTimeNs, e.end_ns);
-      default:
-        return Int(x, 0, kI64Max, e.op_id);
-    }
-  });
-  if (!ok || (e.redistribute_id < 0 && e.op_id < 0)) return false;
-  if (v2 && !(CompleteCollective(e, present, ctx).empty() && !e.kind.empty())) return false;
+  if (!Members<kCollective>(v, s.v2 ? kV2Required : All(12), e, s) || (e.redistribute_id < 0 && e.op_id < 0))
+    return false;
+  if (s.v2 && !(CompleteCollective(e, s.present, ctx).empty() && !e.kind.empty())) return false;
   return e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 

@@ -1,7 +1,9 @@
-// Field names and order here must stay those of codec.cpp's EncodeEvent (the one home of the
+// Field names and order here must stay those of codec_encode.cpp's EncodeEvent (the one home of the
 // format); tests/trace/writer_test.cpp compares both encodings of every event kind, field by field.
 #include "fast_encode.hpp"
 
+#include "codec.hpp"
+#include "format_v2.hpp"
 #include "line_builder.hpp"
 
 #include <charconv>
@@ -72,9 +74,7 @@ void AppendDouble(double value, std::string& out) {
 }
 
 void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, bool omit_defaults) {
-  l.BeginArray(name);
-  for (const PlanStep& s : plan) {
-    l.BeginObject();
+  l.Objects(name, plan, [&](const PlanStep& s) {
     l.Ints("mesh_dims", s.mesh_dims);
     l.Str("src", s.src);
     l.Str("dst", s.dst);
@@ -83,147 +83,148 @@ void Plan(Line& l, std::string_view name, const std::vector<PlanStep>& plan, boo
     if (!omit_defaults || s.flattened) l.Bool("flattened", s.flattened);
     if (!omit_defaults || s.avg_scale != 1.0) l.Num("avg_scale", s.avg_scale);
     l.Num("cost_us", s.cost_us);
-    l.EndObject();
-  }
-  l.EndArray();
+  });
 }
 
 void SkippedMerges(Line& l, const std::vector<SkippedMerge>& merges) {
-  l.BeginArray("skipped_merges");
-  for (const SkippedMerge& m : merges) {
-    l.BeginObject();
+  l.Objects("skipped_merges", merges, [&](const SkippedMerge& m) {
     l.Ints("mesh_dims", m.mesh_dims);
     l.Str("comm", m.comm);
     l.Str("reason", m.reason);
     l.Str("hint", m.hint);
-    l.EndObject();
-  }
-  l.EndArray();
+  });
 }
 
-bool FastEncode(const RedistributeBegin& e, std::string& out) {
-  Line l(out);
-  if (e.imported) l.Decline();  // an imported plan (DebugMode) is rare: the JSON encoder writes it
-  l.Str("type", "redistribute_begin");
-  l.Int("id", e.id);
+void BeginFields(Line& l, const RedistributeBegin& e, bool v2) {
   l.Str("tensor", e.tensor);
   l.Ints("global_shape", e.global_shape);
   l.Str("dtype", e.dtype);
   l.Strs("src_placements", e.src_placements);
   l.Strs("dst_placements", e.dst_placements);
-  l.Str("src_order", e.src_order);
-  l.Str("dst_order", e.dst_order);
+  if (!v2 || !e.src_order.empty()) l.Str("src_order", e.src_order);
+  if (!v2 || !e.dst_order.empty()) l.Str("dst_order", e.dst_order);
   l.Str("planner", e.planner);
   l.Str("planner_reason", e.planner_reason);
   l.Str("notation", e.notation);
-  l.Str("notation_unoptimized", e.notation_unoptimized);
-  Plan(l, "raw_plan", e.raw_plan, false);
-  Plan(l, "optimized_plan", e.optimized_plan, false);
-  SkippedMerges(l, e.skipped_merges);
+  if (!v2 || e.notation_unoptimized != e.notation) l.Str("notation_unoptimized", e.notation_unoptimized);
+  Plan(l, "raw_plan", e.raw_plan, v2);
+  if (!v2 || e.optimized_plan != e.raw_plan) Plan(l, "optimized_plan", e.optimized_plan, v2);
+  if (!v2 || !e.skipped_merges.empty()) SkippedMerges(l, e.skipped_merges);
   l.Num("cost_us", e.cost_us);
-  l.Int("t_ns", e.t_ns);
-  if (e.op_id >= 0) {
-    l.Int("op_id", e.op_id);
-    l.Int("op_input", e.op_input);
-  }
-  return l.Finish();
 }
 
-bool FastEncode(const RedistributeEnd& e, std::string& out) {
-  Line l(out);
-  l.Str("type", "redistribute_end");
+void OpLink(Line& l, const RedistributeBegin& e) {
+  if (e.op_id < 0) return;
+  l.Int("op_id", e.op_id);
+  l.Int("op_input", e.op_input);
+}
+
+void EndLine(Line& l, const RedistributeEnd& e, bool v2) {
+  l.Str("type", kTypeRedistributeEnd);
   l.Int("id", e.id);
   l.Int("t_ns", e.t_ns);
-  l.Bool("ok", e.ok);
+  if (!v2 || !e.ok) l.Bool("ok", e.ok);
   if (!e.error.empty()) l.Str("error", e.error);
   if (e.checksum_before) l.Uint("checksum_before", *e.checksum_before);
   if (e.checksum_after) l.Uint("checksum_after", *e.checksum_after);
-  return l.Finish();
 }
 
-bool FastEncode(const StepBegin& e, std::string& out) {
-  Line l(out);
-  l.Str("type", "step_begin");
+void StepBeginLine(Line& l, const StepBegin& e, const PlanStep* s) {
+  l.Str("type", kTypeStepBegin);
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
-  l.Ints("mesh_dims", e.mesh_dims);
-  l.Str("src", e.src);
-  l.Str("dst", e.dst);
-  l.Str("comm", e.comm);
-  l.Ints("logical_shape", e.logical_shape);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (s == nullptr || e.src != s->src) l.Str("src", e.src);
+  if (s == nullptr || e.dst != s->dst) l.Str("dst", e.dst);
+  if (s == nullptr || e.comm != s->comm) l.Str("comm", e.comm);
+  if (s == nullptr || e.logical_shape != s->logical_shape) l.Ints("logical_shape", e.logical_shape);
   l.Ints("local_shape_before", e.local_shape_before);
   l.Ints("global_offset_before", e.global_offset_before);
   l.Int("t_ns", e.t_ns);
-  return l.Finish();
 }
 
-bool FastEncode(const StepEnd& e, std::string& out) {
-  Line l(out);
-  l.Str("type", "step_end");
+namespace {
+
+// v2 writes a byte list that gives every peer the same count as that one count.
+void Bytes(Line& l, std::string_view name, const SharedVec<int64_t>& bytes, const Collective& e,
+           const CollectiveBasis* v2) {
+  int64_t count = 0;
+  if (v2 != nullptr && UniformBytes(e.group, bytes, v2->rank, count))
+    l.Int(name, count);
+  else
+    l.Ints(name, bytes);
+}
+
+}  // namespace
+
+void CollectiveLine(Line& l, const Collective& e, const CollectiveBasis* v2) {
+  const PlanStep* s = v2 ? v2->step : nullptr;
+  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
+  l.Str("type", kTypeCollective);
+  l.Int("redistribute_id", e.redistribute_id);
+  l.Int("step", e.step);
+  if (s == nullptr || e.kind != s->comm) l.Str("kind", e.kind);
+  if (s == nullptr || e.mesh_dims != s->mesh_dims) l.Ints("mesh_dims", e.mesh_dims);
+  if (!v2 || v2->group == nullptr || e.group != *v2->group) l.Ints("group", e.group);
+  if (!v2 || v2->dtype == nullptr || e.dtype != *v2->dtype) l.Str("dtype", e.dtype);
+  Bytes(l, "bytes_sent", e.bytes_sent, e, v2);
+  Bytes(l, "bytes_recv", e.bytes_recv, e, v2);
+  if (!v2 || e.negotiated) l.Bool("negotiated", e.negotiated);
+  l.Int("start_ns", e.start_ns);
+  l.Int("end_ns", e.end_ns);
+  if (e.op_id >= 0) l.Int("op_id", e.op_id);
+}
+
+namespace {
+
+// Each event's v1 line, every field written.
+void V1Line(Line& l, const RedistributeBegin& e) {
+  if (e.imported) l.Decline();  // an imported plan (DebugMode) is rare: the JSON encoder writes it
+  l.Str("type", kTypeRedistributeBegin);
+  l.Int("id", e.id);
+  BeginFields(l, e, false);
+  l.Int("t_ns", e.t_ns);
+  OpLink(l, e);
+}
+
+void V1Line(Line& l, const RedistributeEnd& e) { EndLine(l, e, false); }
+void V1Line(Line& l, const StepBegin& e) { StepBeginLine(l, e, nullptr); }
+
+void V1Line(Line& l, const StepEnd& e) {
+  l.Str("type", kTypeStepEnd);
   l.Int("redistribute_id", e.redistribute_id);
   l.Int("step", e.step);
   l.Ints("local_shape_after", e.local_shape_after);
   l.Ints("global_offset_after", e.global_offset_after);
   l.Int("t_ns", e.t_ns);
-  return l.Finish();
 }
 
-bool FastEncode(const Collective& e, std::string& out) {
-  Line l(out);
-  if (e.flight) l.Decline();  // Flight Recorder fields are rare: the JSON encoder writes them
-  l.Str("type", "collective");
-  l.Int("redistribute_id", e.redistribute_id);
-  l.Int("step", e.step);
-  l.Str("kind", e.kind);
-  l.Ints("mesh_dims", e.mesh_dims);
-  l.Ints("group", e.group);
-  l.Str("dtype", e.dtype);
-  l.Ints("bytes_sent", e.bytes_sent);
-  l.Ints("bytes_recv", e.bytes_recv);
-  l.Bool("negotiated", e.negotiated);
-  l.Int("start_ns", e.start_ns);
-  l.Int("end_ns", e.end_ns);
-  if (e.op_id >= 0) l.Int("op_id", e.op_id);
-  return l.Finish();
-}
+void V1Line(Line& l, const Collective& e) { CollectiveLine(l, e, nullptr); }
 
-bool FastEncode(const Op& e, std::string& out) {
-  Line l(out);
-  l.Str("type", "op");
+void V1Line(Line& l, const Op& e) {
+  l.Str("type", kTypeOp);
   l.Int("id", e.id);
   l.Int("step", e.step);
   l.Str("name", e.name);
   l.Str("args", e.args);
-  l.BeginArray("inputs");
-  for (const OpInput& in : e.inputs) {
-    l.BeginObject();
+  l.Objects("inputs", e.inputs, [&](const OpInput& in) {
     l.Str("tensor", in.tensor);
     l.Strs("placements", in.placements);
     l.Strs("required", in.required);
     l.Int("redistribute_id", in.redistribute_id);
-    l.EndObject();
-  }
-  l.EndArray();
-  l.BeginArray("outputs");
-  for (const OpOutput& o : e.outputs) {
-    l.BeginObject();
+  });
+  l.Objects("outputs", e.outputs, [&](const OpOutput& o) {
     l.Str("tensor", o.tensor);
     l.Bool("requested", o.requested);
     l.Strs("placements", o.placements);
     l.Ints("global_shape", o.global_shape);
     l.Ints("local_shape", o.local_shape);
-    l.EndObject();
-  }
-  l.EndArray();
-  l.BeginArray("candidates");
-  for (const OpStrategy& c : e.candidates) {
-    l.BeginObject();
+  });
+  l.Objects("candidates", e.candidates, [&](const OpStrategy& c) {
     l.StrLists("inputs", c.inputs);
     l.StrLists("outputs", c.outputs);
-    l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec.cpp's CostToJson
-    l.EndObject();
-  }
-  l.EndArray();
+    l.Num("cost_us", std::isfinite(c.cost_us) ? c.cost_us : -1.0);  // codec_encode.cpp's CostToJson
+  });
   l.Int("chosen", e.chosen);
   l.Str("rule", e.rule);
   l.Str("note", e.note);
@@ -231,7 +232,22 @@ bool FastEncode(const Op& e, std::string& out) {
   l.Int("end_ns", e.end_ns);
   l.Bool("ok", e.ok);
   if (!e.error.empty()) l.Str("error", e.error);
+}
+
+}  // namespace
+
+template <typename E>
+bool FastEncode(const E& e, std::string& out) {
+  Line l(out);
+  V1Line(l, e);
   return l.Finish();
 }
+
+template bool FastEncode(const RedistributeBegin&, std::string&);
+template bool FastEncode(const RedistributeEnd&, std::string&);
+template bool FastEncode(const StepBegin&, std::string&);
+template bool FastEncode(const StepEnd&, std::string&);
+template bool FastEncode(const Collective&, std::string&);
+template bool FastEncode(const Op&, std::string&);
 
 }  // namespace shardscope::trace::detail

@@ -270,20 +270,35 @@ class FrChecker {
     return "";
   }
 
+  // Every entry's own field (`field` of each collective) put to a vote; deviants are reported.
+  template <typename Field>
+  bool Agree(MismatchClass cls, const std::string& noun, Group& g, int64_t seq,
+             const std::map<int64_t, const Collective*>& at, const std::string& where, Field field) {
+    std::vector<std::pair<int64_t, std::string>> values;
+    for (const auto& [r, c] : at) values.emplace_back(r, field(*c));
+    std::string text;
+    std::vector<int64_t> bad = Deviants(values, text);
+    if (bad.empty()) return true;
+    Report(cls, bad, g, seq, where + ": " + noun + " differ: " + text);
+    return false;
+  }
+
   bool CompareEntries(Group& g, int64_t seq, const std::map<int64_t, const Collective*>& at,
                       const std::string& where) {
-    auto vote = [&](MismatchClass cls, const std::string& noun, auto field) {
-      std::vector<std::pair<int64_t, std::string>> values;
-      for (const auto& [r, c] : at) values.emplace_back(r, field(*c));
-      std::string text;
-      std::vector<int64_t> bad = Deviants(values, text);
-      if (bad.empty()) return true;
-      Report(cls, bad, g, seq, where + ": " + noun + " differ: " + text);
+    if (!Agree(MismatchClass::kCollectiveType, "collective types", g, seq, at, where,
+               [](const Collective& c) { return "'" + c.flight->profiling_name + "'"; }))
       return false;
-    };
-    if (!vote(MismatchClass::kCollectiveType, "collective types",
-              [](const Collective& c) { return "'" + c.flight->profiling_name + "'"; }))
+    if (!SizeRulesHold(g, seq, at, where) || !SizesAgree(g, seq, at, where)) return false;
+    if (!Agree(MismatchClass::kDtype, "dtypes", g, seq, at, where, [](const Collective& c) {
+          return Strs(c.flight->input_dtypes) + " -> " + Strs(c.flight->output_dtypes);
+        }))
       return false;
+    return NoMixedDtypes(g, seq, at, where) && StatesAgree(g, seq, at, where);
+  }
+
+  // Each entry against its kind's size rule.
+  bool SizeRulesHold(Group& g, int64_t seq, const std::map<int64_t, const Collective*>& at,
+                     const std::string& where) {
     const auto group_size = static_cast<int64_t>(g.ranks.size());
     std::vector<int64_t> broken_ranks;
     std::string first_broken;
@@ -306,8 +321,14 @@ class FrChecker {
       Report(MismatchClass::kSizeOrSyntax, broken_ranks, g, seq, where + ": " + first_broken + also);
       return false;
     }
+    return true;
+  }
+
+  // all_to_all: the group's totals (the split per peer is not recorded); others: equal input sizes.
+  bool SizesAgree(Group& g, int64_t seq, const std::map<int64_t, const Collective*>& at,
+                  const std::string& where) {
     if (at.begin()->second->kind == "all_to_all") {
-      if (static_cast<int64_t>(at.size()) == group_size) {
+      if (at.size() == g.ranks.size()) {
         int64_t in = 0, out = 0;
         for (const auto& [r, c] : at) {
           for (const auto& s : c->flight->input_sizes) in = SaturatingAdd(in, Numel(s));
@@ -321,14 +342,15 @@ class FrChecker {
         }
       }
       ++g.undecided;
-    } else if (!vote(MismatchClass::kSizeOrSyntax, "input sizes",
-                     [](const Collective& c) { return Shapes(c.flight->input_sizes); })) {
+    } else if (!Agree(MismatchClass::kSizeOrSyntax, "input sizes", g, seq, at, where,
+                      [](const Collective& c) { return Shapes(c.flight->input_sizes); })) {
       return false;
     }
-    if (!vote(MismatchClass::kDtype, "dtypes", [](const Collective& c) {
-          return Strs(c.flight->input_dtypes) + " -> " + Strs(c.flight->output_dtypes);
-        }))
-      return false;
+    return true;
+  }
+
+  bool NoMixedDtypes(Group& g, int64_t seq, const std::map<int64_t, const Collective*>& at,
+                     const std::string& where) {
     for (const auto& [r, c] : at) {
       const FlightRecord& f = *c->flight;
       std::set<std::string> kinds(f.input_dtypes.begin(), f.input_dtypes.end());
@@ -340,6 +362,11 @@ class FrChecker {
         return false;
       }
     }
+    return true;
+  }
+
+  bool StatesAgree(Group& g, int64_t seq, const std::map<int64_t, const Collective*>& at,
+                   const std::string& where) {
     // State: the ranks least far along (scheduled < started < completed) hold the others up.
     int lowest = 2, highest = 0;
     for (const auto& [r, c] : at) {

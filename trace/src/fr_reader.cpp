@@ -9,6 +9,7 @@
 #include <set>
 #include <system_error>
 
+#include "missing_ranks.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -254,9 +255,8 @@ struct RankDump {
   int64_t max_rank = 0;  // largest rank the dump names (own rank and pg members)
 };
 
-RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
-  Obj top(dump, name, "");
-  // The version is checked first: another major version may have changed every field.
+// The version is checked first: another major version may have changed every field.
+void CheckDumpVersion(const Obj& top, const std::string& name) {
   const json& v = top.Get("version");
   std::string version = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
   if (version.rfind("2.", 0) != 0 || version.size() < 3 ||
@@ -264,21 +264,142 @@ RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
     throw Unsupported(name + ": Flight Recorder dump version '" + (version.empty() ? v.dump() : version) +
                       "' is not supported (this shardscope reads versions 2.x)");
   }
-  RankDump out;
-  out.max_rank = rank;
+}
+
+// pg_config by key; `max_rank` grows to the largest member named.
+std::map<std::string, ProcessGroup> ParseProcessGroups(const Obj& top, const std::string& name,
+                                                       int64_t& max_rank) {
   std::map<std::string, ProcessGroup> pgs;
-  if (const json* cfg = top.Find("pg_config")) {
-    if (!cfg->is_object()) top.Fail("pg_config", "expected a dict");
-    for (const auto& [key, value] : cfg->items()) {
-      Obj pg(value, name, "pg_config." + key);
-      ProcessGroup g;
-      g.name = pg.StrOr("name", key);
-      g.desc = pg.StrOr("desc", "");
-      g.ranks = ParseRanks(pg.Get("ranks"), pg);
-      for (int64_t r : g.ranks) out.max_rank = std::max(out.max_rank, r);
-      pgs[key] = std::move(g);
+  const json* cfg = top.Find("pg_config");
+  if (cfg == nullptr) return pgs;
+  if (!cfg->is_object()) top.Fail("pg_config", "expected a dict");
+  for (const auto& [key, value] : cfg->items()) {
+    Obj pg(value, name, "pg_config." + key);
+    ProcessGroup g;
+    g.name = pg.StrOr("name", key);
+    g.desc = pg.StrOr("desc", "");
+    g.ranks = ParseRanks(pg.Get("ranks"), pg);
+    for (int64_t r : g.ranks) max_rank = std::max(max_rank, r);
+    pgs[key] = std::move(g);
+  }
+  return pgs;
+}
+
+// One entry's own fields (pg_desc from the entry only: the caller fills it from pg_config).
+FlightRecord ParseEntry(const Obj& e) {
+  FlightRecord f;
+  f.record_id = e.Int("record_id", 0, INT64_MAX);
+  if (const json* pg = e.Find("process_group")) {
+    if (!pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
+      e.Fail("process_group", "expected [name, desc]");
+    f.pg_name = Printable((*pg)[0].get<std::string>());
+    f.pg_desc = Printable((*pg)[1].get<std::string>());
+  } else {
+    f.pg_name = std::to_string(e.Int("pg_id", 0, INT64_MAX));
+  }
+  f.seq_id = e.Int("collective_seq_id", 0, INT64_MAX);
+  f.p2p_seq_id = e.IntOr("p2p_seq_id", 0, 0, INT64_MAX);
+  f.op_id = e.IntOr("op_id", 0, 0, INT64_MAX);
+  f.profiling_name = e.Str("profiling_name");
+  f.state = e.Str("state");
+  if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
+    e.Fail("state", "'" + f.state + "' is not scheduled, started or completed");
+  f.input_sizes = e.Shapes("input_sizes");
+  f.output_sizes = e.Shapes("output_sizes");
+  f.input_dtypes = e.Strs("input_dtypes");
+  f.output_dtypes = e.Strs("output_dtypes");
+  f.created_ns = e.Int("time_created_ns", 0, kMaxTimeNs);
+  if (const json* d = e.Find("duration_ms")) {
+    if (!d->is_number() || !(d->get<double>() >= 0.0)) e.Fail("duration_ms", "expected a number >= 0");
+    f.duration_ms = d->get<double>();
+  }
+  f.timeout_ms = e.IntOr("timeout_ms", 0, 0, INT64_MAX);
+  if (const json* p = e.Find("is_p2p")) {
+    if (!p->is_boolean()) e.Fail("is_p2p", "expected a bool");
+    f.is_p2p = p->get<bool>();
+  } else {  // versions before is_p2p: a send or recv by its profiling name
+    const std::string kind = KindOf(f.profiling_name);
+    f.is_p2p = kind == "send" || kind == "recv";
+  }
+  return f;
+}
+
+// Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
+// reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
+// send/recv moves its tensor to/from the one peer named in its profiling name.
+void PeerBytes(const FlightRecord& f, int64_t rank, Collective& c) {
+  const size_t n = c.group.size();
+  std::vector<int64_t>& sent = c.bytes_sent.Mutable();
+  std::vector<int64_t>& recv = c.bytes_recv.Mutable();
+  sent.assign(n, 0);
+  recv.assign(n, 0);
+  const int64_t in_bytes = TensorBytes(f.input_sizes, f.input_dtypes);
+  const int64_t out_bytes = TensorBytes(f.output_sizes, f.output_dtypes);
+  for (size_t k = 0; k < n; ++k) {
+    if (c.group[k] == rank) continue;
+    if (c.kind == "all_gather" || c.kind == "all_reduce") {
+      sent[k] = in_bytes;
+      recv[k] = in_bytes;
+    } else if (c.kind == "reduce_scatter") {
+      sent[k] = out_bytes;
+      recv[k] = out_bytes;
+    } else if (c.kind == "all_to_all" && n > 1) {
+      sent[k] = in_bytes / static_cast<int64_t>(n);
+      recv[k] = out_bytes / static_cast<int64_t>(n);
     }
   }
+  const int64_t peer = f.is_p2p ? P2pPeer(f.profiling_name) : -1;
+  if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank) {
+    if (c.kind == "send")
+      sent[static_cast<size_t>(peer)] = in_bytes;
+    else if (c.kind == "recv")
+      recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
+  }
+}
+
+// Entry `e` of the dump of `rank` as a collective of that rank; a process group missing from
+// pg_config goes into `unknown_pgs` and the collective is taken as this rank's alone.
+Collective EntryCollective(const Obj& e, int64_t rank, const std::map<std::string, ProcessGroup>& pgs,
+                           std::set<std::string>& unknown_pgs) {
+  FlightRecord f = ParseEntry(e);
+  // Unknown discovered times are null in pickle and 0 in JSON.
+  const int64_t started = e.IntOr("time_discovered_started_ns", 0, 0, kMaxTimeNs);
+  const int64_t completed = e.IntOr("time_discovered_completed_ns", 0, 0, kMaxTimeNs);
+  auto pg_it = pgs.find(f.pg_name);
+  if (pg_it != pgs.end() && f.pg_desc.empty()) f.pg_desc = pg_it->second.desc;
+  Collective c;
+  c.redistribute_id = -1;
+  c.kind = KindOf(f.profiling_name);
+  if (pg_it != pgs.end()) {
+    c.group = pg_it->second.ranks;
+  } else {
+    unknown_pgs.insert(f.pg_name);
+    c.group = {rank};
+  }
+  if (std::find(c.group.begin(), c.group.end(), rank) == c.group.end()) {
+    e.Fail("process_group", "group '" + f.pg_name +
+                                "' (ranks from pg_config) does not contain this dump's rank " +
+                                std::to_string(rank) + " (is the file name's rank right?)");
+  }
+  const std::vector<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
+  c.dtype = dtypes.empty() ? "" : ShortDtype(dtypes.front());
+  PeerBytes(f, rank, c);
+  c.start_ns = started > 0 ? started : f.created_ns;
+  c.end_ns = completed > 0 ? completed
+             : f.duration_ms && f.state == "completed"
+                 ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
+                 : c.start_ns;
+  c.end_ns = std::max(c.end_ns, c.start_ns);
+  c.flight = std::move(f);
+  return c;
+}
+
+RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
+  Obj top(dump, name, "");
+  CheckDumpVersion(top, name);
+  RankDump out;
+  out.max_rank = rank;
+  const std::map<std::string, ProcessGroup> pgs = ParseProcessGroups(top, name, out.max_rank);
   const json& entries = top.Get("entries");
   if (!entries.is_array()) top.Fail("entries", "expected a list");
   if (static_cast<int64_t>(entries.size()) > kMaxEntries) top.Fail("entries", "more than 2^22 entries");
@@ -286,103 +407,7 @@ RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
   std::set<std::string> unknown_pgs;
   for (size_t i = 0; i < entries.size(); ++i) {
     Obj e(entries[i], name, "entries[" + std::to_string(i) + "]");
-    FlightRecord f;
-    f.record_id = e.Int("record_id", 0, INT64_MAX);
-    std::string pg_name, pg_desc;
-    if (const json* pg = e.Find("process_group")) {
-      if (!pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
-        e.Fail("process_group", "expected [name, desc]");
-      pg_name = Printable((*pg)[0].get<std::string>());
-      pg_desc = Printable((*pg)[1].get<std::string>());
-    } else {
-      pg_name = std::to_string(e.Int("pg_id", 0, INT64_MAX));
-    }
-    f.pg_name = pg_name;
-    f.seq_id = e.Int("collective_seq_id", 0, INT64_MAX);
-    f.p2p_seq_id = e.IntOr("p2p_seq_id", 0, 0, INT64_MAX);
-    f.op_id = e.IntOr("op_id", 0, 0, INT64_MAX);
-    f.profiling_name = e.Str("profiling_name");
-    f.state = e.Str("state");
-    if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
-      e.Fail("state", "'" + f.state + "' is not scheduled, started or completed");
-    f.input_sizes = e.Shapes("input_sizes");
-    f.output_sizes = e.Shapes("output_sizes");
-    f.input_dtypes = e.Strs("input_dtypes");
-    f.output_dtypes = e.Strs("output_dtypes");
-    f.created_ns = e.Int("time_created_ns", 0, kMaxTimeNs);
-    if (const json* d = e.Find("duration_ms")) {
-      if (!d->is_number() || !(d->get<double>() >= 0.0)) e.Fail("duration_ms", "expected a number >= 0");
-      f.duration_ms = d->get<double>();
-    }
-    f.timeout_ms = e.IntOr("timeout_ms", 0, 0, INT64_MAX);
-    if (const json* p = e.Find("is_p2p")) {
-      if (!p->is_boolean()) e.Fail("is_p2p", "expected a bool");
-      f.is_p2p = p->get<bool>();
-    } else {  // versions before is_p2p: a send or recv by its profiling name
-      const std::string kind = KindOf(f.profiling_name);
-      f.is_p2p = kind == "send" || kind == "recv";
-    }
-    // Unknown discovered times are null in pickle and 0 in JSON.
-    const int64_t started = e.IntOr("time_discovered_started_ns", 0, 0, kMaxTimeNs);
-    const int64_t completed = e.IntOr("time_discovered_completed_ns", 0, 0, kMaxTimeNs);
-
-    auto pg_it = pgs.find(pg_name);
-    if (pg_it != pgs.end() && pg_desc.empty()) pg_desc = pg_it->second.desc;
-    f.pg_desc = pg_desc;
-    Collective c;
-    c.redistribute_id = -1;
-    c.kind = KindOf(f.profiling_name);
-    if (pg_it != pgs.end()) {
-      c.group = pg_it->second.ranks;
-    } else {
-      unknown_pgs.insert(pg_name);
-      c.group = {rank};
-    }
-    if (std::find(c.group.begin(), c.group.end(), rank) == c.group.end()) {
-      e.Fail("process_group", "group '" + pg_name +
-                                  "' (ranks from pg_config) does not contain this dump's rank " +
-                                  std::to_string(rank) + " (is the file name's rank right?)");
-    }
-    const std::vector<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
-    c.dtype = dtypes.empty() ? "" : ShortDtype(dtypes.front());
-    // Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
-    // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
-    // send/recv moves its tensor to/from the one peer named in its profiling name.
-    const size_t n = c.group.size();
-    std::vector<int64_t>& sent = c.bytes_sent.Mutable();
-    std::vector<int64_t>& recv = c.bytes_recv.Mutable();
-    sent.assign(n, 0);
-    recv.assign(n, 0);
-    const int64_t in_bytes = TensorBytes(f.input_sizes, f.input_dtypes);
-    const int64_t out_bytes = TensorBytes(f.output_sizes, f.output_dtypes);
-    for (size_t k = 0; k < n; ++k) {
-      if (c.group[k] == rank) continue;
-      if (c.kind == "all_gather" || c.kind == "all_reduce") {
-        sent[k] = in_bytes;
-        recv[k] = in_bytes;
-      } else if (c.kind == "reduce_scatter") {
-        sent[k] = out_bytes;
-        recv[k] = out_bytes;
-      } else if (c.kind == "all_to_all" && n > 1) {
-        sent[k] = in_bytes / static_cast<int64_t>(n);
-        recv[k] = out_bytes / static_cast<int64_t>(n);
-      }
-    }
-    const int64_t peer = f.is_p2p ? P2pPeer(f.profiling_name) : -1;
-    if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank) {
-      if (c.kind == "send")
-        sent[static_cast<size_t>(peer)] = in_bytes;
-      else if (c.kind == "recv")
-        recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
-    }
-    c.start_ns = started > 0 ? started : f.created_ns;
-    c.end_ns = completed > 0 ? completed
-               : f.duration_ms && f.state == "completed"
-                   ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
-                   : c.start_ns;
-    c.end_ns = std::max(c.end_ns, c.start_ns);
-    c.flight = std::move(f);
-    collectives.push_back(std::move(c));
+    collectives.push_back(EntryCollective(e, rank, pgs, unknown_pgs));
   }
   // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
   std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
@@ -536,23 +561,10 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
     rt.header.mesh_shape = {model.world};
     rt.header.mesh_dim_names = {""};
   }
-  if (static_cast<int64_t>(files.size()) < model.world) {
-    std::string missing;
-    int listed = 0;
-    size_t next = 0;
-    for (int64_t r = 0; r < model.world && listed <= 8; ++r) {
-      if (next < files.size() && files[next].rank == r) {
-        ++next;
-        continue;
-      }
-      missing += (listed ? ", " : "") + (listed == 8 ? std::string("...") : std::to_string(r));
-      ++listed;
-    }
-    model.diagnostics.push_back(
-        {"", 0,
-         "warning: " + std::to_string(model.world - static_cast<int64_t>(files.size())) + " of " +
-             std::to_string(model.world) + " ranks have no dump (" + missing + ")"});
-  }
+  std::vector<int64_t> present;
+  for (const DumpFile& f : files) present.push_back(f.rank);
+  if (auto missing = detail::MissingRanks(present, model.world, "dump"))
+    model.diagnostics.push_back(std::move(*missing));
   return model;
 }
 

@@ -3,7 +3,7 @@
 // (fast_encode.cpp for v1, encode_v2.cpp for v2). It writes strings without escaping, so it
 // declines (Finish() returns false and restores `out`) a string holding anything but printable
 // ASCII without quotes or backslashes, and a number that is not finite: the writer then encodes
-// that event through codec.cpp, which escapes and replaces.
+// that event through codec_encode.cpp, which escapes and replaces.
 
 #include <charconv>
 #include <cmath>
@@ -127,8 +127,19 @@ class Line {
     out_ += ']';
     first_ = false;
   }
+  /// "name":[{...},{...}]: an object per item of `list`, whose fields `write(item)` adds.
+  template <typename List, typename Write>
+  void Objects(std::string_view name, const List& list, Write write) {
+    BeginArray(name);
+    for (const auto& item : list) {
+      BeginObject();
+      write(item);
+      EndObject();
+    }
+    EndArray();
+  }
 
-  // Makes the line go through codec.cpp instead (e.g. for a rare optional payload).
+  // Makes the line go through codec_encode.cpp instead (e.g. for a rare optional payload).
   void Decline() { ok_ = false; }
   bool ok() const { return ok_; }
   // The text written so far, and going back to an earlier size of it (for a field list that is

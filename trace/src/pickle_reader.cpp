@@ -226,52 +226,68 @@ class PickleParser {
     Push(n);
   }
 
+  // One opcode, by family: each Step* returns false for an opcode not of its family.
   void Step(uint8_t op, size_t at) {
+    if (!StepFraming(op, at) && !StepScalar(op, at) && !StepString(op, at) && !StepContainer(op, at) &&
+        !StepMemo(op, at))
+      Refuse(op, at);
+  }
+
+  // Protocol, frames, marks and the stack itself.
+  bool StepFraming(uint8_t op, size_t at) {
     switch (op) {
       case 0x80: {  // PROTO
         uint8_t proto = Byte();
         if (proto < 2 || proto > 5)
           FailAt(at, "protocol " + std::to_string(proto) + " is not supported (2 to 5 are)");
-        return;
+        return true;
       }
       case 0x95:  // FRAME: a length hint only
         Unsigned(8);
-        return;
+        return true;
       case '(':  // MARK
         marks_.push_back(stack_.size());
-        return;
+        return true;
       case '0':  // POP
         if (!marks_.empty() && marks_.back() == stack_.size()) {
           marks_.pop_back();  // POP of a mark removes the mark, as in CPython
         } else {
           Pop(at);
         }
-        return;
+        return true;
       case '1':  // POP_MARK
         PopMark(at);
-        return;
+        return true;
       case '2':  // DUP
         Push(Top(at));
-        return;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // None, booleans, integers and floats.
+  bool StepScalar(uint8_t op, size_t at) {
+    switch (op) {
       case 'N':
         Push(NewNode(Kind::kNone, at));
-        return;
+        return true;
       case 0x88:
       case 0x89: {  // NEWTRUE, NEWFALSE
         size_t n = NewNode(Kind::kBool, at);
         nodes_[n].b = op == 0x88;
         Push(n);
-        return;
+        return true;
       }
       case 'J':  // BININT: signed 32-bit
         Int(static_cast<int32_t>(static_cast<uint32_t>(Unsigned(4))), at);
-        return;
+        return true;
       case 'K':  // BININT1
         Int(static_cast<int64_t>(Unsigned(1)), at);
-        return;
+        return true;
       case 'M':  // BININT2
         Int(static_cast<int64_t>(Unsigned(2)), at);
-        return;
+        return true;
       case 0x8a:    // LONG1
       case 0x8b: {  // LONG4: little-endian two's complement of n bytes
         uint64_t n = op == 0x8a ? Unsigned(1) : Unsigned(4);
@@ -280,7 +296,7 @@ class PickleParser {
         uint64_t v = Unsigned(static_cast<size_t>(n));
         if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);  // sign-extend
         Int(static_cast<int64_t>(v), at);
-        return;
+        return true;
       }
       case 'G': {  // BINFLOAT: big-endian IEEE double
         uint64_t le = Unsigned(8);
@@ -289,38 +305,51 @@ class PickleParser {
         size_t n = NewNode(Kind::kFloat, at);
         nodes_[n].f = std::bit_cast<double>(be);
         Push(n);
-        return;
+        return true;
       }
-      case 'X':  // BINUNICODE
-        Str(Raw(Unsigned(4), at), Kind::kStr, at);
-        return;
-      case 0x8c:  // SHORT_BINUNICODE
-        Str(Raw(Unsigned(1), at), Kind::kStr, at);
-        return;
-      case 0x8d:  // BINUNICODE8
-        Str(Raw(Unsigned(8), at), Kind::kStr, at);
-        return;
-      case 'T':  // BINSTRING (a Python 2 str)
-      case 'B':  // BINBYTES
-        Str(Raw(Unsigned(4), at), Kind::kBytes, at);
-        return;
-      case 'U':  // SHORT_BINSTRING
-      case 'C':  // SHORT_BINBYTES
-        Str(Raw(Unsigned(1), at), Kind::kBytes, at);
-        return;
-      case 0x8e:  // BINBYTES8
-      case 0x96:  // BYTEARRAY8
-        Str(Raw(Unsigned(8), at), Kind::kBytes, at);
-        return;
+      default:
+        return false;
+    }
+  }
+
+  // Strings and bytes: each opcode's length prefix width and what the value is.
+  bool StepString(uint8_t op, size_t at) {
+    struct Form {
+      uint8_t op;
+      size_t width;
+      Kind kind;
+    };
+    static constexpr Form kForms[] = {
+        {'X', 4, Kind::kStr},     // BINUNICODE
+        {0x8c, 1, Kind::kStr},    // SHORT_BINUNICODE
+        {0x8d, 8, Kind::kStr},    // BINUNICODE8
+        {'T', 4, Kind::kBytes},   // BINSTRING (a Python 2 str)
+        {'B', 4, Kind::kBytes},   // BINBYTES
+        {'U', 1, Kind::kBytes},   // SHORT_BINSTRING
+        {'C', 1, Kind::kBytes},   // SHORT_BINBYTES
+        {0x8e, 8, Kind::kBytes},  // BINBYTES8
+        {0x96, 8, Kind::kBytes},  // BYTEARRAY8
+    };
+    for (const Form& f : kForms) {
+      if (f.op != op) continue;
+      Str(Raw(Unsigned(f.width), at), f.kind, at);
+      return true;
+    }
+    return false;
+  }
+
+  // Lists, dicts and tuples, and filling them.
+  bool StepContainer(uint8_t op, size_t at) {
+    switch (op) {
       case ']':  // EMPTY_LIST
         Push(NewNode(Kind::kList, at));
-        return;
+        return true;
       case '}':  // EMPTY_DICT
         Push(NewNode(Kind::kDict, at));
-        return;
+        return true;
       case ')':  // EMPTY_TUPLE
         Tuple({}, at);
-        return;
+        return true;
       case 0x85:    // TUPLE1
       case 0x86:    // TUPLE2
       case 0x87: {  // TUPLE3
@@ -328,54 +357,61 @@ class PickleParser {
         std::vector<size_t> items(n);
         for (size_t k = n; k-- > 0;) items[k] = Pop(at);
         Tuple(std::move(items), at);
-        return;
+        return true;
       }
       case 't':  // TUPLE
         Tuple(PopMark(at), at);
-        return;
+        return true;
       case 'a': {  // APPEND
         size_t v = Pop(at);
         Container(Top(at), Kind::kList, at, "APPEND").items.push_back(v);
-        return;
+        return true;
       }
       case 'e': {  // APPENDS
         std::vector<size_t> items = PopMark(at);
         Node& list = Container(Top(at), Kind::kList, at, "APPENDS");
         list.items.insert(list.items.end(), items.begin(), items.end());
-        return;
+        return true;
       }
       case 's': {  // SETITEM
         size_t v = Pop(at), k = Pop(at);
         Node& dict = Container(Top(at), Kind::kDict, at, "SETITEM");
         dict.items.push_back(k);
         dict.items.push_back(v);
-        return;
+        return true;
       }
       case 'u': {  // SETITEMS
         std::vector<size_t> kv = PopMark(at);
         if (kv.size() % 2 != 0) FailAt(at, "SETITEMS with an odd number of values");
         Node& dict = Container(Top(at), Kind::kDict, at, "SETITEMS");
         dict.items.insert(dict.items.end(), kv.begin(), kv.end());
-        return;
+        return true;
       }
+      default:
+        return false;
+    }
+  }
+
+  // The memo: storing and fetching values by index.
+  bool StepMemo(uint8_t op, size_t at) {
+    switch (op) {
       case 'q':  // BINPUT
-        Memo(Unsigned(1), at);
-        return;
       case 'r':  // LONG_BINPUT
-        Memo(Unsigned(4), at);
-        return;
+        Memo(Unsigned(op == 'q' ? 1 : 4), at);
+        return true;
       case 0x94:  // MEMOIZE
         Memo(memo_next_++, at);
-        return;
+        return true;
       case 'h':  // BINGET
-        Get(Unsigned(1), at);
-        return;
       case 'j':  // LONG_BINGET
-        Get(Unsigned(4), at);
-        return;
+        Get(Unsigned(op == 'h' ? 1 : 4), at);
+        return true;
       default:
-        break;
+        return false;
     }
+  }
+
+  [[noreturn]] void Refuse(uint8_t op, size_t at) {
     const char* name = OpcodeName(op);
     if (name == nullptr) {
       char hex[8];

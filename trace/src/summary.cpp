@@ -201,7 +201,18 @@ std::vector<RedistributeSummary> Summarize(const Model& model) {
   return out;
 }
 
-std::string FormatShowText(const Model& model) {
+namespace {
+
+// "  FAILED on rank R: error", a line per failed rank.
+std::string FailedText(const std::vector<std::pair<int64_t, std::string>>& failed) {
+  std::string out;
+  for (const auto& [rank, error] : failed)
+    out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
+  return out;
+}
+
+// The trace line (world, ranks, mesh, backend, format) and the diagnostics.
+std::string ShowHeaderText(const Model& model) {
   std::string out;
   if (!model.ranks.empty()) {
     const Header& h = model.ranks.front().header;
@@ -219,80 +230,90 @@ std::string FormatShowText(const Model& model) {
              (d.line > 0 ? ":" + std::to_string(d.line) : std::string()) + ": " + d.message + "\n";
     }
   }
+  return out;
+}
+
+std::string ShowOpText(const Model& model, const OpSummary& s) {
+  std::string out;
+  const Op& op = s.reference->op;
+  out += "op #" + std::to_string(s.id) + " " + OpCallText(op) + "  [chosen " + std::to_string(op.chosen) +
+         "/" + std::to_string(op.candidates.size());
+  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
+    out += ", cost " + CostText(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+  out += (op.rule.empty() ? "" : ", rule " + Printable(op.rule)) + "]\n";
+  for (int64_t rid : s.reference->redistribute_ids) {
+    const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
+    if (rec == nullptr) continue;
+    const RedistributeBegin& b = rec->begin;
+    out += "  redistribute " + std::to_string(rid) + ": " +
+           (b.tensor.empty() ? "<unnamed>" : Printable(b.tensor)) + "  " + PlacementsText(b.src_placements) +
+           " -> " + PlacementsText(b.dst_placements) + "  " + b.notation + "\n";
+  }
+  for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
+  if (!op.note.empty()) out += "  note: " + Printable(op.note) + "\n";
+  out += FailedText(s.ranks_failed);
+  for (const auto& [rank, text] : s.ranks_differing)
+    out += "  differs on rank " + std::to_string(rank) + ": " + text + "\n";
+  if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
+  return out;
+}
+
+std::string ShowRedistributeText(const Model& model, const RedistributeSummary& s) {
+  std::string out;
+  out += "\nredistribute " + std::to_string(s.id) + ": " +
+         (s.tensor.empty() ? "<unnamed>" : Printable(s.tensor)) + " " + s.dtype + " " +
+         detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
+         JoinStrs(s.dst_placements) + "\n";
+  if (s.op_id >= 0) {
+    const OpRecord* op = nullptr;
+    for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
+    out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op.name : std::string()) + " input " +
+           std::to_string(s.op_input) + "\n";
+  }
+  out += "  notation: " + s.notation + "\n";
+  if (s.imported) {
+    out += "  " + s.imported->source + " (line " + std::to_string(s.imported->line) +
+           "): " + (s.imported->notation.empty() ? "no notation recorded" : s.imported->notation) + ", " +
+           s.imported->verdict + (s.imported->reason.empty() ? "" : ": " + s.imported->reason) + "\n";
+  }
+  out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + Printable(s.planner_reason) + ")") +
+         ", " + std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
+         std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
+         " us\n";
+  out += "  time: ";
+  if (s.max_ns) {
+    out +=
+        "max " + Micros(*s.max_ns) + " (rank " + std::to_string(s.max_rank) + "), min " + Micros(*s.min_ns);
+  } else {
+    out += "-";
+  }
+  size_t total = s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size();
+  out += "; ok on " + std::to_string(s.ranks_ok.size()) + " of " + std::to_string(total) + " rank(s)\n";
+  out += FailedText(s.ranks_failed);
+  if (!s.ranks_incomplete.empty()) out += "  incomplete on rank(s) " + Ranks(s.ranks_incomplete) + "\n";
+  if (s.collectives.empty()) {
+    out += "  collectives: none\n";
+  } else {
+    out += "  collectives:\n";
+    for (const CollectiveSummary& c : s.collectives) out += "    " + CollectiveLine(c, true) + "\n";
+  }
+  out += "  layouts (local shape @ global offset, before -> after):\n";
+  for (const RankLayout& l : s.layouts) {
+    out += "    rank " + std::to_string(l.rank) + ": " + LayoutText(l.shape_before, l.offset_before) +
+           " -> " + LayoutText(l.shape_after, l.offset_after) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatShowText(const Model& model) {
+  std::string out = ShowHeaderText(model);
   if (IsFlightRecorderModel(model)) out += FormatFlightText(model);
   std::vector<OpSummary> ops = SummarizeOps(model);
   if (!ops.empty()) out += "\nprogram: " + std::to_string(ops.size()) + " op(s)\n";
-  for (const OpSummary& s : ops) {
-    const Op& op = s.reference->op;
-    out += "op #" + std::to_string(s.id) + " " + OpCallText(op) + "  [chosen " + std::to_string(op.chosen) +
-           "/" + std::to_string(op.candidates.size());
-    if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
-      out += ", cost " + CostText(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
-    out += (op.rule.empty() ? "" : ", rule " + Printable(op.rule)) + "]\n";
-    for (int64_t rid : s.reference->redistribute_ids) {
-      const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
-      if (rec == nullptr) continue;
-      const RedistributeBegin& b = rec->begin;
-      out += "  redistribute " + std::to_string(rid) + ": " +
-             (b.tensor.empty() ? "<unnamed>" : Printable(b.tensor)) + "  " +
-             PlacementsText(b.src_placements) + " -> " + PlacementsText(b.dst_placements) + "  " +
-             b.notation + "\n";
-    }
-    for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
-    if (!op.note.empty()) out += "  note: " + Printable(op.note) + "\n";
-    for (const auto& [rank, error] : s.ranks_failed)
-      out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
-    for (const auto& [rank, text] : s.ranks_differing)
-      out += "  differs on rank " + std::to_string(rank) + ": " + text + "\n";
-    if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
-  }
-  for (const RedistributeSummary& s : Summarize(model)) {
-    out += "\nredistribute " + std::to_string(s.id) + ": " +
-           (s.tensor.empty() ? "<unnamed>" : Printable(s.tensor)) + " " + s.dtype + " " +
-           detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
-           JoinStrs(s.dst_placements) + "\n";
-    if (s.op_id >= 0) {
-      const OpRecord* op = nullptr;
-      for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
-      out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op.name : std::string()) + " input " +
-             std::to_string(s.op_input) + "\n";
-    }
-    out += "  notation: " + s.notation + "\n";
-    if (s.imported) {
-      out += "  " + s.imported->source + " (line " + std::to_string(s.imported->line) +
-             "): " + (s.imported->notation.empty() ? "no notation recorded" : s.imported->notation) + ", " +
-             s.imported->verdict + (s.imported->reason.empty() ? "" : ": " + s.imported->reason) + "\n";
-    }
-    out += "  plan: " + s.planner +
-           (s.planner_reason.empty() ? "" : " (" + Printable(s.planner_reason) + ")") + ", " +
-           std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
-           std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
-           " us\n";
-    out += "  time: ";
-    if (s.max_ns) {
-      out +=
-          "max " + Micros(*s.max_ns) + " (rank " + std::to_string(s.max_rank) + "), min " + Micros(*s.min_ns);
-    } else {
-      out += "-";
-    }
-    size_t total = s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size();
-    out += "; ok on " + std::to_string(s.ranks_ok.size()) + " of " + std::to_string(total) + " rank(s)\n";
-    for (const auto& [rank, error] : s.ranks_failed) {
-      out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
-    }
-    if (!s.ranks_incomplete.empty()) out += "  incomplete on rank(s) " + Ranks(s.ranks_incomplete) + "\n";
-    if (s.collectives.empty()) {
-      out += "  collectives: none\n";
-    } else {
-      out += "  collectives:\n";
-      for (const CollectiveSummary& c : s.collectives) out += "    " + CollectiveLine(c, true) + "\n";
-    }
-    out += "  layouts (local shape @ global offset, before -> after):\n";
-    for (const RankLayout& l : s.layouts) {
-      out += "    rank " + std::to_string(l.rank) + ": " + LayoutText(l.shape_before, l.offset_before) +
-             " -> " + LayoutText(l.shape_after, l.offset_after) + "\n";
-    }
-  }
+  for (const OpSummary& s : ops) out += ShowOpText(model, s);
+  for (const RedistributeSummary& s : Summarize(model)) out += ShowRedistributeText(model, s);
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// JSON encoding of trace lines. Every field name of the format lives in trace/src/codec.cpp,
-// used by both the writer and the reader (docs/trace-format.md documents them).
+// JSON encoding of trace lines. The format's field names live in trace/src/codec_encode.cpp
+// (writing) and trace/src/codec.cpp (reading); docs/trace-format.md documents them.
 
 #include <nlohmann/json.hpp>
 

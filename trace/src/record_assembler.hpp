@@ -1,0 +1,60 @@
+#pragma once
+// Private: groups one rank file's events into redistribute and op records, and checks their
+// references against the header (reader.cpp's second stage, after the lines are decoded).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec.hpp"
+#include "shardscope/trace/model.hpp"
+
+namespace shardscope::trace::detail {
+
+/// One rank file read: its events, the records over them, and its diagnostics.
+struct FileResult {
+  RankTrace trace;
+  std::vector<RedistributeRecord> records;
+  std::vector<OpRecord> ops;
+  std::vector<Diagnostic> diagnostics;
+};
+
+/// Attaches events to their redistribute and checks references against the header; line numbers
+/// are those of the event being added.
+class Assembler {
+ public:
+  explicit Assembler(FileResult& result) : r_(result) {}
+
+  /// Adds events [0, count) of the rank's list; lines[i] is the line of event i. The records refer
+  /// to the stored events, so the list must not change afterwards.
+  void AddStored(size_t count, const std::vector<int64_t>& lines);
+  /// Notes what the file left unfinished (redistributes without an end, ops without an op event)
+  /// and links redistributes to their ops.
+  void Finish();
+
+ private:
+  const Header& header() const { return r_.trace.header; }
+  void CheckMeshDims(const std::vector<int64_t>& dims, const std::string& field, const LineRef& at);
+  void CheckPlacements(const std::vector<std::string>& placements, const char* field, const LineRef& at);
+  RedistributeRecord& Record(int64_t id, const char* type, const LineRef& at);
+  void CheckStep(const RedistributeRecord& rec, int64_t step, const LineRef& at);
+  void AddOne(const RedistributeBegin& e, const LineRef& at);
+  void AddOne(const RedistributeEnd& e, const LineRef& at);
+  void AddOne(const StepBegin& e, const LineRef& at);
+  void AddOne(const StepEnd& e, const LineRef& at);
+  void AddOne(const Collective& e, const LineRef& at);
+  void AddOne(const Op& e, const LineRef& at);
+
+  FileResult& r_;
+  std::map<int64_t, size_t> index_;
+  std::map<int64_t, int64_t> begin_line_;
+  std::map<int64_t, size_t> op_index_;
+  std::map<int64_t, int64_t> op_line_;
+  std::map<int64_t, std::pair<int64_t, std::vector<Collective>>>
+      pending_halo_;                           // op id -> (first line, halos)
+  std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
+};
+
+}  // namespace shardscope::trace::detail
