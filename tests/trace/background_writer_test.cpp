@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/temp_dir.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
@@ -33,12 +34,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-fs::path TempDir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("shardscope_bgw_" + name + "_" + std::to_string(std::random_device{}()));
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path TempDir(const std::string& name) { return shardscope::testing::FreshTempDir("bgw_" + name); }
 
 Header RankHeader(int64_t rank, int64_t world) {
   Header h;

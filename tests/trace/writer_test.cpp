@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "../../trace/src/fast_encode.hpp"  // the writer's private fast path, tested against codec
+#include "../common/temp_dir.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -28,12 +29,7 @@ using namespace shardscope::trace;
 
 namespace {
 
-fs::path TempDir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("shardscope_trace_" + name + "_" + std::to_string(std::random_device{}()));
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path TempDir(const std::string& name) { return shardscope::testing::FreshTempDir("trace_" + name); }
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -49,7 +49,7 @@ void Sink::WriteNow(const std::string& text) {
 
 // The common events are written straight into the buffer (encode_v2.cpp, or fast_encode.cpp for
 // v1); one the v1 fast path declines (a string to escape, a non-finite number) goes through the
-// JSON tree of codec.cpp.
+// JSON tree of codec_encode.cpp.
 void Sink::Drain() {
   std::lock_guard<std::mutex> lock(write_mu);
   {

@@ -45,10 +45,6 @@ bool Shardable(const Mesh& mesh, const Shape& shape, const Placements& placement
   return true;
 }
 
-bool IsLinearPartial(const Placement& p) {
-  return p.IsPartial() && (p.op == ReduceOp::kSum || p.op == ReduceOp::kAvg);
-}
-
 class Propagator {
  public:
   Propagator(const OpCall& call, const std::vector<const TensorSpec*>& inputs, int devices_per_host)
@@ -309,7 +305,7 @@ class Propagator {
         out.push_back(
             Placement::Shard(static_cast<int>(p.dim + out_nd - static_cast<int64_t>(f.shape.size()))));
       } else if (p.IsPartial()) {
-        out.push_back((linear_add || linear_mul) && IsLinearPartial(p) ? p : Placement::Replicate());
+        out.push_back((linear_add || linear_mul) && p.IsLinearPartial() ? p : Placement::Replicate());
       } else {
         out.push_back(p);
       }
@@ -390,7 +386,7 @@ class Propagator {
     Placements replicate;
     bool sharded = false;
     for (const Placement& p : first_->placements) {
-      Placement q = p.IsPartial() && !IsLinearPartial(p) ? Placement::Replicate() : p;
+      Placement q = p.IsPartial() && !p.IsLinearPartial() ? Placement::Replicate() : p;
       keep.push_back(q);
       if (q.IsShard(static_cast<int>(dim))) {
         sharded = true;
@@ -453,7 +449,7 @@ class Propagator {
       Placements req;
       for (const Placement& p : cur) {
         if ((p.IsShard() && p.dim >= axis) ||
-            (p.IsPartial() && !(keep_linear_partial && IsLinearPartial(p)))) {
+            (p.IsPartial() && !(keep_linear_partial && p.IsLinearPartial()))) {
           req.push_back(Placement::Replicate());
         } else {
           req.push_back(p);

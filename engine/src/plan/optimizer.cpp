@@ -36,16 +36,12 @@ bool MergeableKey(const Transform& t, CommKind& key) {
   return false;
 }
 
-bool IsLinearPartial(const Placement& p) {
-  return p.IsPartial() && (p.op == ReduceOp::kSum || p.op == ReduceOp::kAvg);
-}
-
 // R-new are_placements_mergeable: identical pairs, or equal dsts with both srcs Partial(sum|avg)
 // (sum is run for both and avg dims are divided out afterwards).
 bool PlacementsMergeable(const Transform& a, const Transform& b) {
   if (a.src == b.src && a.dst == b.dst) return true;
   if (!(a.dst == b.dst)) return false;
-  return IsLinearPartial(a.src) && IsLinearPartial(b.src);
+  return a.src.IsLinearPartial() && b.src.IsLinearPartial();
 }
 
 std::string JoinDims(const std::vector<int>& dims) { return JoinInts(dims, ","); }

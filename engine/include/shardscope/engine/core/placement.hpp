@@ -40,6 +40,9 @@ struct Placement {
   /// Shard or StridedShard (PyTorch's _is_shard_like).
   bool IsShardLike() const { return IsShard() || IsStridedShard(); }
   bool IsPartial() const { return kind == PlacementKind::kPartial; }
+  /// Partial(sum) or Partial(avg): linear in the pending values, so linear ops may pass it through
+  /// and merged reductions may run one sum for both (avg is divided out afterwards).
+  bool IsLinearPartial() const { return IsPartial() && (op == ReduceOp::kSum || op == ReduceOp::kAvg); }
 
   /// PyTorch's str(): S(0), _S(0, 2), R, P(sum).
   std::string ToString() const;

@@ -1,0 +1,18 @@
+#pragma once
+// A fresh path under the system temp directory for one test: "shardscope_<name>_<random>", removed
+// if it exists and not created (writers and readers under test create what they need).
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace shardscope::testing {
+
+inline std::filesystem::path FreshTempDir(const std::string& name) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("shardscope_" + name + "_" + std::to_string(std::random_device{}()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+}  // namespace shardscope::testing
