@@ -152,8 +152,7 @@ class LocalCommunicator final : public Communicator {
       case CollectiveKind::kBarrier:
         break;
       case CollectiveKind::kShapeExchange:
-        call.shapes_recv->resize(n);
-        for (size_t i = 0; i < n; ++i) (*call.shapes_recv)[i] = posted[i]->shapes_send[me];
+        detail::ReceiveShapes(slot, call);
         break;
     }
   }
