@@ -129,6 +129,14 @@ inline double MemcpySeconds(int64_t ranks, int64_t bytes, int iters) {
   });
 }
 
+// The median of `rounds` MemcpySeconds runs: a baseline for ratios whose other side is itself a
+// median of rounds (one run of it swings by 1.5x on a loaded 2-core machine).
+inline double MedianMemcpySeconds(int64_t ranks, int64_t bytes, int iters, int rounds) {
+  std::vector<double> seconds;
+  for (int r = 0; r < rounds; ++r) seconds.push_back(MemcpySeconds(ranks, bytes, iters));
+  return Quantile(seconds, 0.5);
+}
+
 // Under MPI: runs `fn` on rank 0 alone (a local-backend baseline on threads) while the other
 // processes sleep in a barrier, so they do not take the cores the threads need.
 template <class Fn>

@@ -103,8 +103,10 @@ void PrintRedistributeHeader(CpuBench& bench) {
         << "\n";
   } else {
     out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = time of "
-        << n << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
+        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = median "
+           "time of "
+        << kTraceRounds << " runs of " << n
+        << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
         << kTraceRounds
         << " alternating rounds' (traced - untraced) / untraced time per redistribute; 'trace cpu' = the "
            "same in the process's CPU time (every thread, the background trace writer and the final write "
@@ -176,7 +178,7 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
             << std::defaultfloat;
         continue;
       }
-      double memcpy_s = MemcpySeconds(n, out_bytes, iters);
+      double memcpy_s = MedianMemcpySeconds(n, out_bytes, iters, kTraceRounds);
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
           << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)

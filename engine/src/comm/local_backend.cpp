@@ -37,6 +37,9 @@ constexpr int64_t kChunkBytes = int64_t{1} << 20;
 // Share): small enough that the sender rows one turn reads stay in the core's L2 for the next
 // pieces' turns.
 constexpr int64_t kTurnBytes = int64_t{32} << 10;
+// The shortest turn when the turns follow the sender's runs (see CopyTurns): shorter runs are
+// taken several at a time, so that the per-turn work stays small beside the bytes copied.
+constexpr int64_t kMinTurnBytes = 256;
 
 // The compiled runs of one member's views, published beside its post for the peers that read it.
 // Shared with the rank's ViewRunsCache, so they stay valid until the round is finished even when
@@ -149,8 +152,7 @@ class LocalCommunicator final : public Communicator {
       case CollectiveKind::kBarrier:
         break;
       case CollectiveKind::kShapeExchange:
-        call.shapes_recv->resize(n);
-        for (size_t i = 0; i < n; ++i) (*call.shapes_recv)[i] = posted[i]->shapes_send[me];
+        detail::ReceiveShapes(slot, call);
         break;
     }
   }
@@ -263,27 +265,45 @@ class LocalCommunicator final : public Communicator {
     return std::max<int64_t>(1, kChunkBytes / es / shared);
   }
 
-  // Chunk `round` of every piece of sender `from`, in turns of kTurnBytes per piece.
+  // Chunk `round` of every piece of sender `from`, in turns: each piece copies its next turn of
+  // positions before the next piece does. Where the sender's view is short runs (the pieces of
+  // its rows, 384 B in the HealDA-like all_to_all), a turn is one run, so the pieces together
+  // read the sender's rows in order, one stream the hardware prefetches, and every destination
+  // is written front to back; otherwise kTurnBytes of output.
   static void CopyTurns(const CollectiveCall& call, const RendezvousSlot& slot,
                         const std::vector<Piece>& pieces, const std::vector<std::vector<size_t>>& by_sender,
                         size_t from, int64_t round, StoreMode mode) {
     const int64_t es = DTypeSize(call.dtype);
     const std::vector<size_t>& mine = by_sender[from];
     const int64_t chunk = ChunkOf(pieces[mine[0]], by_sender, es);
-    const int64_t turn = std::max<int64_t>(1, kTurnBytes / es);
-    for (int64_t t = round * chunk; t < (round + 1) * chunk; t += turn) {
+    const int64_t begin = round * chunk, stop = (round + 1) * chunk;
+    std::vector<detail::RunCopier> copiers;
+    std::vector<int64_t> ends;
+    for (size_t k : mine) {
+      const Piece& p = pieces[k];
+      const int64_t end = std::min(p.elements, stop);
+      if (begin >= end) continue;
+      copiers.emplace_back(slot.posted[p.from]->send[p.send_slot].data,
+                           RunsOf(slot, p.from).Send(p.send_slot), slot.calls[p.to]->recv[p.recv_slot].data,
+                           RunsOf(slot, p.to).Recv(p.recv_slot), es, begin);
+      ends.push_back(end);
+    }
+    if (copiers.empty()) return;
+    const int64_t run = copiers[0].source_run_length(), max_turn = std::max<int64_t>(1, kTurnBytes / es);
+    const int64_t turn = run > max_turn ? max_turn : run * std::max<int64_t>(1, kMinTurnBytes / (run * es));
+    // Turns end at multiples of `turn`, so that they keep to the runs after a chunk boundary.
+    for (int64_t t = begin; t < stop; t = (t / turn + 1) * turn) {
+      const int64_t next = (t / turn + 1) * turn;
       bool any = false;
-      for (size_t k : mine) {
-        const Piece& p = pieces[k];
-        const int64_t end = std::min({p.elements, t + turn, (round + 1) * chunk});
+      for (size_t c = 0; c < copiers.size(); ++c) {
+        const int64_t end = std::min(ends[c], next);
         if (t >= end) continue;
         any = true;
-        detail::CopyRuns(slot.posted[p.from]->send[p.send_slot].data, RunsOf(slot, p.from).Send(p.send_slot),
-                         slot.calls[p.to]->recv[p.recv_slot].data, RunsOf(slot, p.to).Recv(p.recv_slot), es,
-                         t, end, mode);
+        copiers[c].Copy(end - t, mode);
       }
-      if (!any) return;
+      if (!any) break;
     }
+    if (mode == StoreMode::kStreaming) detail::StoreFence();
   }
 
   // A large all_reduce (kLocalSplitAllReduceBytes): this member reduces its 1/n of the elements,

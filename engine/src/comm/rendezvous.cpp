@@ -36,6 +36,12 @@ int64_t RendezvousSlot::GroupRecvBytes() const {
   return bytes;
 }
 
+void ReceiveShapes(const RendezvousSlot& slot, CollectiveCall& call) {
+  const size_t n = slot.posted.size(), me = static_cast<size_t>(call.index);
+  call.shapes_recv->resize(n);
+  for (size_t i = 0; i < n; ++i) (*call.shapes_recv)[i] = slot.posted[i]->shapes_send[me];
+}
+
 void RendezvousChannel::SetError(ErrorCode c, const std::string& message) {
   int expected = 0;
   if (fail_state.compare_exchange_strong(expected, 1)) {

@@ -63,6 +63,10 @@ struct RendezvousSlot {
   int64_t GroupRecvBytes() const;
 };
 
+/// A shape exchange's result for member `call.index`, read from the round's posts: what every
+/// member sent to it, in group order (the thread backends' kShapeExchange).
+void ReceiveShapes(const RendezvousSlot& slot, CollectiveCall& call);
+
 /// The rendezvous of one group (its ranks in group order), shared by the members. After a member
 /// gives up on a collective (timeout, a peer that finished) the channel is broken: every later
 /// collective on the group fails at once with the same error.

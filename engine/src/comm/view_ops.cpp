@@ -259,54 +259,24 @@ std::shared_ptr<const ViewRuns> ViewRunsCache::Get(const Shape& shape, const std
   return runs;
 }
 
+RunWalker::RunWalker(const ViewRuns& runs, int64_t position) : group_(runs.groups().data()) {
+  const auto& groups = runs.groups();
+  if (position >= runs.elements()) {
+    group_ += groups.size();
+    return;
+  }
+  size_t lo = 0, hi = groups.size();
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    (runs.GroupStart(mid) <= position ? lo : hi) = mid;
+  }
+  group_ += lo;
+  const int64_t within = position - runs.GroupStart(lo);
+  run_ = within / group_->length;
+  used_ = within % group_->length;
+}
+
 namespace {
-
-// A position in a ViewRuns: group, run within it, elements of that run already consumed.
-class RunWalker {
- public:
-  RunWalker(const ViewRuns& runs, int64_t position) : group_(runs.groups().data()) {
-    const auto& groups = runs.groups();
-    if (position >= runs.elements()) {
-      group_ += groups.size();
-      return;
-    }
-    size_t lo = 0, hi = groups.size();
-    while (hi - lo > 1) {
-      size_t mid = (lo + hi) / 2;
-      (runs.GroupStart(mid) <= position ? lo : hi) = mid;
-    }
-    group_ += lo;
-    const int64_t within = position - runs.GroupStart(lo);
-    run_ = within / group_->length;
-    used_ = within % group_->length;
-  }
-  const RunGroup& group() const { return *group_; }
-  int64_t run() const { return run_; }
-  bool at_run_start() const { return used_ == 0; }
-  int64_t offset() const { return group_->offset + run_ * group_->stride + used_; }
-  int64_t available() const { return group_->length - used_; }
-  int64_t runs_left() const { return group_->count - run_; }
-  void Advance(int64_t m) {
-    used_ += m;
-    if (used_ == group_->length) {
-      used_ = 0;
-      NextRuns(1);
-    }
-  }
-  // Skips `r` whole runs from a run start (r <= runs_left()).
-  void NextRuns(int64_t r) {
-    run_ += r;
-    if (run_ == group_->count) {
-      run_ = 0;
-      ++group_;
-    }
-  }
-
- private:
-  const RunGroup* group_;
-  int64_t run_ = 0;
-  int64_t used_ = 0;
-};
 
 // Copies `bytes` bytes with non-temporal stores (StoreMode::kStreaming); the caller fences once
 // after its last one (StoreFence). The source is prefetched 256 bytes ahead with the
@@ -340,22 +310,15 @@ void StreamBytes(std::byte* dst, const std::byte* src, size_t bytes) {
 #endif
 }
 
-// Orders the non-temporal stores before whatever the caller publishes next (an atomic release
-// does not order them on x86).
+}  // namespace
+
 void StoreFence() {
 #if defined(__SSE2__)
   _mm_sfence();
 #endif
 }
 
-// One run of `bytes` bytes, streamed when the mode asks for it and the run is long enough.
-void CopyBytes(std::byte* dst, const std::byte* src, int64_t bytes, StoreMode mode) {
-  if (mode == StoreMode::kStreaming && bytes >= kStreamingMinRun) {
-    StreamBytes(dst, src, static_cast<size_t>(bytes));
-  } else {
-    std::memcpy(dst, src, static_cast<size_t>(bytes));
-  }
-}
+namespace {
 
 // `count` copies of `bytes` bytes with the given byte strides; small fixed sizes get inlined
 // copies instead of a memcpy call per run.
@@ -365,8 +328,8 @@ void CopyFixed(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t
 }
 
 void CopyStrided(std::byte* dst, int64_t dst_stride, const std::byte* src, int64_t src_stride, int64_t bytes,
-                 int64_t count, StoreMode mode) {
-  if (mode == StoreMode::kStreaming && bytes >= kStreamingMinRun) {
+                 int64_t count, bool stream) {
+  if (stream) {
     for (int64_t k = 0; k < count; ++k)
       StreamBytes(dst + k * dst_stride, src + k * src_stride, static_cast<size_t>(bytes));
     return;
@@ -511,50 +474,77 @@ void ReduceTyped(ReduceOp op, int64_t divisor, const std::vector<RunsInput>& inp
 
 }  // namespace
 
-void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
-              int64_t element_size, int64_t begin, int64_t end, StoreMode mode) {
-  if (end <= begin) return;
-  const int64_t es = element_size;
-  RunWalker s(src_runs, begin), d(dst_runs, begin);
-  int64_t remaining = end - begin;
+namespace {
+
+// Whether `count` runs of `bytes` bytes written at `dst` (`dst_stride` apart), inside a
+// destination run of `dst_run` bytes, are stored non-temporally in `mode`: runs of
+// kStreamingMinRun bytes and more, and shorter runs laid end to end in a destination run that
+// long when each writes whole cache lines (a HealDA-like all_to_all's 384 B pieces of its
+// source rows): the line is then never read for ownership nor written twice.
+bool Streams(StoreMode mode, const std::byte* dst, int64_t dst_stride, int64_t bytes, int64_t count,
+             int64_t dst_run) {
+  if (mode != StoreMode::kStreaming) return false;
+  if (bytes >= kStreamingMinRun) return true;
+  const bool whole_lines = bytes % 64 == 0 && (reinterpret_cast<std::uintptr_t>(dst) & 63) == 0;
+  return whole_lines && (count == 1 || dst_stride == bytes) && dst_run >= kStreamingMinRun;
+}
+
+}  // namespace
+
+RunCopier::RunCopier(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
+                     int64_t element_size, int64_t begin)
+    : src_(src), dst_(dst), es_(element_size), s_(src_runs, begin), d_(dst_runs, begin) {}
+
+void RunCopier::Copy(int64_t count, StoreMode mode) {
+  const int64_t es = es_;
+  RunWalker& s = s_;
+  RunWalker& d = d_;
+  int64_t remaining = count;
   while (remaining > 0) {
     const RunGroup& gs = s.group();
     const RunGroup& gd = d.group();
-    std::byte* to = dst + d.offset() * es;
-    const std::byte* from = src + s.offset() * es;
+    std::byte* to = dst_ + d.offset() * es;
+    const std::byte* from = src_ + s.offset() * es;
     // Whole runs of equal length on both sides: one strided loop.
     if (s.at_run_start() && d.at_run_start() && gs.length == gd.length && gs.length <= remaining) {
       const int64_t r = std::min({s.runs_left(), d.runs_left(), remaining / gs.length});
-      CopyStrided(to, gd.stride * es, from, gs.stride * es, gs.length * es, r, mode);
+      const int64_t bytes = gs.length * es;
+      CopyStrided(to, gd.stride * es, from, gs.stride * es, bytes, r,
+                  Streams(mode, to, gd.stride * es, bytes, r, bytes));
       s.NextRuns(r);
       d.NextRuns(r);
       remaining -= r * gs.length;
       continue;
     }
-    // Whole source runs laid end to end into one destination run (e.g. all_to_all receives).
-    if (s.at_run_start() && gs.length <= d.available() && gs.length <= remaining) {
-      const int64_t r = std::min({s.runs_left(), d.available() / gs.length, remaining / gs.length});
-      CopyStrided(to, gs.length * es, from, gs.stride * es, gs.length * es, r, mode);
-      s.NextRuns(r);
-      d.Advance(r * gs.length);
-      remaining -= r * gs.length;
-      continue;
-    }
-    // Pieces of one source run into whole destination runs (e.g. all_to_all sends).
-    if (d.at_run_start() && gd.length <= s.available() && gd.length <= remaining) {
-      const int64_t r = std::min({d.runs_left(), s.available() / gd.length, remaining / gd.length});
-      CopyStrided(to, gd.stride * es, from, gd.length * es, gd.length * es, r, mode);
-      d.NextRuns(r);
-      s.Advance(r * gd.length);
-      remaining -= r * gd.length;
+    // Whole source runs laid end to end into one destination run (e.g. all_to_all receives), or
+    // pieces of one source run into whole destination runs (e.g. all_to_all sends).
+    const bool gather = s.at_run_start() && gs.length <= d.available() && gs.length <= remaining;
+    if (gather || (d.at_run_start() && gd.length <= s.available() && gd.length <= remaining)) {
+      RunWalker& whole = gather ? s : d;  // the side copied in whole runs
+      RunWalker& part = gather ? d : s;   // the side whose one run they lie in
+      const int64_t length = whole.group().length, bytes = length * es;
+      const int64_t r = std::min({whole.runs_left(), part.available() / length, remaining / length});
+      const int64_t whole_stride = whole.group().stride * es;
+      const int64_t to_stride = gather ? bytes : whole_stride, from_stride = gather ? whole_stride : bytes;
+      CopyStrided(to, to_stride, from, from_stride, bytes, r,
+                  Streams(mode, to, to_stride, bytes, r, gather ? gd.length * es : bytes));
+      whole.NextRuns(r);
+      part.Advance(r * length);
+      remaining -= r * length;
       continue;
     }
     const int64_t m = std::min({s.available(), d.available(), remaining});
-    CopyBytes(to, from, m * es, mode);
+    CopyStrided(to, 0, from, 0, m * es, 1, Streams(mode, to, 0, m * es, 1, m * es));
     s.Advance(m);
     d.Advance(m);
     remaining -= m;
   }
+}
+
+void CopyRuns(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
+              int64_t element_size, int64_t begin, int64_t end, StoreMode mode) {
+  if (end <= begin) return;
+  RunCopier(src, src_runs, dst, dst_runs, element_size, begin).Copy(end - begin, mode);
   if (mode == StoreMode::kStreaming) StoreFence();
 }
 

@@ -97,6 +97,61 @@ enum class StoreMode { kCached, kStreaming };
 /// Runs shorter than this are stored through the cache even in kStreaming mode.
 inline constexpr int64_t kStreamingMinRun = 4096;
 
+/// A position in a ViewRuns: group, run within it, elements of that run already consumed.
+class RunWalker {
+ public:
+  RunWalker(const ViewRuns& runs, int64_t position);
+  const RunGroup& group() const { return *group_; }
+  bool at_run_start() const { return used_ == 0; }
+  int64_t offset() const { return group_->offset + run_ * group_->stride + used_; }
+  int64_t available() const { return group_->length - used_; }
+  int64_t runs_left() const { return group_->count - run_; }
+  void Advance(int64_t m) {
+    used_ += m;
+    if (used_ == group_->length) {
+      used_ = 0;
+      NextRuns(1);
+    }
+  }
+  /// Skips `r` whole runs from a run start (r <= runs_left()).
+  void NextRuns(int64_t r) {
+    run_ += r;
+    if (run_ == group_->count) {
+      run_ = 0;
+      ++group_;
+    }
+  }
+
+ private:
+  const RunGroup* group_;
+  int64_t run_ = 0;
+  int64_t used_ = 0;
+};
+
+/// A view-to-view copy from position `begin` on, carried out in steps: each Copy copies the next
+/// `count` positions (the caller keeps within both views). Several of them interleaved copy the
+/// pieces of one source's rows row by row (the local backend's shared all_to_all). Stores no
+/// fence: a caller in kStreaming mode ends with CopyRuns or a StoreFence of its own.
+class RunCopier {
+ public:
+  RunCopier(const std::byte* src, const ViewRuns& src_runs, std::byte* dst, const ViewRuns& dst_runs,
+            int64_t element_size, int64_t begin);
+  void Copy(int64_t count, StoreMode mode);
+  /// Elements per run of the source run group the next Copy starts in (a position inside the
+  /// source view).
+  int64_t source_run_length() const { return s_.group().length; }
+
+ private:
+  const std::byte* src_;
+  std::byte* dst_;
+  int64_t es_;
+  RunWalker s_, d_;
+};
+
+/// Orders the non-temporal stores of kStreaming copies before whatever the caller publishes next
+/// (an atomic release does not order them on x86).
+void StoreFence();
+
 /// Copies the elements at view positions [begin, end) of `src` to the same positions of `dst`
 /// (byte pointers to the tensors' storage, `element_size` bytes per element). Callers check
 /// that both views hold at least `end` elements.

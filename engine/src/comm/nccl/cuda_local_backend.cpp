@@ -78,8 +78,7 @@ class CudaLocalCommunicator final : public Communicator {
       case CollectiveKind::kBarrier:
         return;
       case CollectiveKind::kShapeExchange:
-        call.shapes_recv->resize(n);
-        for (size_t i = 0; i < n; ++i) (*call.shapes_recv)[i] = posted[i]->shapes_send[me];
+        detail::ReceiveShapes(slot, call);
         return;
       case CollectiveKind::kAllGather:
         for (size_t i = 0; i < n; ++i) sources[i] = StagingOf(slot, i).send_slot(0);
