@@ -305,6 +305,7 @@ int InChild(const std::function<int()>& child) {
   }
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
+  if (WIFSIGNALED(status)) UNSCOPED_INFO("the child was killed by signal " << WTERMSIG(status));
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -121,7 +121,12 @@ void AfterFork(bool child) {
   std::shared_ptr<Flusher> flusher = std::move(Forking());
   Forking().reset();
   if (flusher) flusher->UnlockAfterFork(child);
-  if (child) Current().reset();  // a writer the child opens gets a thread of its own
+  if (child) {
+    Current().reset();  // a writer the child opens gets a thread of its own
+    // The inherited flusher is never destroyed in the child: its condition variable may count the
+    // parent's thread as a waiter, and pthread_cond_destroy would wait for it forever.
+    if (flusher) new std::shared_ptr<Flusher>(flusher);  // NOLINT: leaked on purpose
+  }
   RegistryMutex().unlock();
   // `flusher` may be the last reference: its destructor runs here, with no lock held.
 }

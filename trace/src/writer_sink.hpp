@@ -70,7 +70,8 @@ struct Sink {
 ///   still open (a session in a static) then write on their own thread and at Close().
 /// - fork() waits for a drain in progress (pthread_atfork), so the child inherits no lock held by
 ///   a thread it does not have. In the child the thread does not exist: running() is false, the
-///   child's writers write on their own thread, and the Flusher never joins it.
+///   child's writers write on their own thread, and the inherited Flusher is never joined nor
+///   destroyed there (its condition variable may count the parent's thread as a waiter).
 class Flusher {
  public:
   static constexpr std::chrono::milliseconds kPeriod{5};
