@@ -125,7 +125,8 @@ void AfterFork(bool child) {
     Current().reset();  // a writer the child opens gets a thread of its own
     // The inherited flusher is never destroyed in the child: its condition variable may count the
     // parent's thread as a waiter, and pthread_cond_destroy would wait for it forever.
-    if (flusher) new std::shared_ptr<Flusher>(flusher);  // NOLINT: leaked on purpose
+    static auto* kept = new std::vector<std::shared_ptr<Flusher>>();  // NOLINT: immortal on purpose
+    if (flusher) kept->push_back(flusher);
   }
   RegistryMutex().unlock();
   // `flusher` may be the last reference: its destructor runs here, with no lock held.
