@@ -39,10 +39,7 @@ struct BeginTemplate {
   bool Matches(const TensorSpec& src, const TensorSpec& dst, const Plan& p) const {
     return shape == src.shape && dtype == src.dtype && src_placements == src.placements &&
            dst_placements == dst.placements && src_order == src.shard_order && dst_order == dst.shard_order &&
-           plan.planner == p.planner && plan.cost_us == p.cost_us && plan.raw == p.raw &&
-           plan.optimized == p.optimized && plan.skipped_merges == p.skipped_merges &&
-           plan.planner_reason == p.planner_reason && plan.notation == p.notation &&
-           plan.notation_unoptimized == p.notation_unoptimized;
+           plan == p;
   }
 };
 

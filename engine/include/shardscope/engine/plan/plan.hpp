@@ -66,6 +66,8 @@ struct Plan {
   /// True when the plan makes a new Partial (R -> P), PyTorch's internal redistribute path
   /// (PlanOptions::internal_partial_target); planner_reason says so too.
   bool internal_partial_target = false;
+
+  bool operator==(const Plan&) const = default;
 };
 
 /// A distribution state along a plan: placements plus shard order (PyTorch DistState).
