@@ -11,6 +11,7 @@
 
 #include "bench.hpp"
 #include "bench_cpu.hpp"
+#include "bench_trace_cost.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/exec/executor.hpp"
 #include "shardscope/engine/exec/tensor.hpp"
@@ -26,25 +27,21 @@ using namespace bench_cpu;  // bench_cpu.hpp
 using engine::DType;
 using engine::LocalTensor;
 
-// Untraced and traced runs of a case alternate this many times for its 'trace cost' column.
-constexpr int kTraceRounds = 5;
+// Runs of the memcpy baseline (their median is the 'vs memcpy' baseline).
+constexpr int kMemcpyRounds = 5;
+// Groups of four blocks (untraced, traced, traced, untraced) of the 'trace cost' columns.
+constexpr int kTraceGroups = 7;
 
 struct RedistCase {
   std::string name;
   engine::TensorSpec src, dst;
 };
 
-// Seconds per redistribute of `c` on the local backend, with tracing into `trace_dir` when set.
-// With `cpu`, the process's CPU seconds per timed redistribute are stored there: every thread
-// (ranks and the background trace writer), from rank 0's first timed iteration to the end of the
-// session's Close(), which writes what the background thread had not yet; set-up and warm-up not.
+// Seconds per redistribute of `c` (rank 0's time; see TimePerIteration), untraced.
 double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, engine::ShapeMode shapes,
-                        const std::string& trace_dir, std::vector<double>* samples = nullptr,
-                        double* cpu = nullptr) {
+                        std::vector<double>* samples = nullptr) {
   const int64_t n = c.src.mesh.size();
-  double cpu_start = 0;
-  trace::TraceSession session = trace_dir.empty() ? trace::TraceSession() : trace::TraceSession(trace_dir);
-  double seconds = TimePerIteration(
+  return TimePerIteration(
       mpi, n, iters,
       [&](Communicator& comm, int64_t rank, const Group&) {
         auto plan = std::make_shared<engine::Plan>(engine::MakePlan(c.src, c.dst, rank, {}));
@@ -52,23 +49,12 @@ double TimeRedistribute(engine::MpiWorld* mpi, const RedistCase& c, int iters, e
             std::make_shared<LocalTensor>(engine::ComputeRankLayout(c.src, rank).local_shape, c.src.dtype);
         engine::ExecuteOptions options;
         options.shapes = shapes;
-        if (session.enabled()) {
-          options.trace = session.WriterFor(
-              rank, trace::MakeHeader(rank, n, c.src.mesh.shape(), {}, std::string(comm.backend_name())));
-        }
         options.tensor_name = c.name;
-        auto id = std::make_shared<int64_t>(0);
-        double* start = comm.rank() == 0 || mpi != nullptr ? &cpu_start : nullptr;
-        return [&comm, rank, plan, in, options, id, &c, start]() mutable {
-          if (start != nullptr && *id == 1) *start = ProcessCpuSeconds();  // after warm-up and barrier
-          options.trace_id = (*id)++;
+        return [&comm, rank, plan, in, options, &c]() mutable {
           engine::LocalTensor out = engine::Redistribute(comm, rank, *in, c.src, c.dst, *plan, options);
         };
       },
       samples);
-  session.Close();
-  if (cpu != nullptr) *cpu = (ProcessCpuSeconds() - cpu_start) / iters;
-  return seconds;
 }
 
 engine::TensorSpec OneD(int64_t n, const char* placements, engine::Shape shape) {
@@ -84,6 +70,16 @@ engine::Shape HealdaShape(int64_t n, int64_t elems) {
   return {t_dim, x_dim, c_dim};
 }
 
+// What the trace columns mean (both backends).
+constexpr const char* kTraceColumns =
+    "'trace cost' = tracing's cost on the redistribute's time, as a job traces (SHARDSCOPE_TRACE, run "
+    "--trace: the background thread encodes and writes beside the ranks; on this machine it competes with "
+    "them for the cores), median over groups of blocks of (traced - untraced) / untraced +- the half-width "
+    "of its 95% interval; 'capture' = the same with the events kept in memory until after each block "
+    "(Durability::kDeferred): what the ranks pay themselves, i.e. the cost where a spare core writes the "
+    "trace; 'cpu us' = median traced - untraced process CPU (every thread) per redistribute, which counts "
+    "the ranks' spinning waits too; 'block' = redistributes per block\n\n";
+
 // The table heads of bench redistribute: what is timed and what the columns mean.
 void PrintRedistributeHeader(CpuBench& bench) {
   auto& [mpi, null_buffer, null_out, out, n, sizes, progress] = bench;
@@ -91,58 +87,32 @@ void PrintRedistributeHeader(CpuBench& bench) {
     out << "shardscope bench redistribute: mpi backend, " << n
         << " processes (--ranks ignored: the job size), f32, 1-D mesh; local backend (" << n
         << " threads in rank 0's process, the other processes asleep) on the same work\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'trace cost' = median "
-           "of "
-        << kTraceRounds
-        << " alternating rounds' (traced - untraced) / untraced on mpi, in time and in this process's CPU "
-           "time; 'local x' = mpi time / local time\n\n"
-        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
-        << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(12) << "trace cost"
-        << std::setw(11) << "trace cpu" << std::setw(12) << "local us" << std::setw(10) << "GB/s"
-        << std::setw(10) << "local x"
+        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'local x' = mpi time / "
+           "local time; "
+        << kTraceColumns << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12)
+        << "size/rank" << std::setw(12) << "mpi us" << std::setw(10) << "GB/s" << std::setw(16)
+        << "trace cost" << std::setw(16) << "capture" << std::setw(9) << "cpu us" << std::setw(7) << "block"
+        << std::setw(12) << "local us" << std::setw(10) << "GB/s" << std::setw(10) << "local x"
         << "\n";
   } else {
     out << "shardscope bench redistribute: local backend, " << n << " ranks (threads), f32, 1-D mesh\n"
-        << "size = bytes of each rank's destination shard; GB/s = those bytes / time; 'vs memcpy' = median "
-           "time of "
-        << kTraceRounds << " runs of " << n
-        << " threads each memcpy-ing the same bytes / redistribute time; 'trace cost' = median of "
-        << kTraceRounds
-        << " alternating rounds' (traced - untraced) / untraced time per redistribute; 'trace cpu' = the "
-           "same in the process's CPU time (every thread, the background trace writer and the final write "
-           "at close included; waiting ranks spin, so it also counts the others' wait), 'cpu us' = its "
-           "traced - untraced microseconds per redistribute\n\n"
-        << std::left << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank"
-        << std::setw(12) << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy"
-        << std::setw(12) << "trace cost" << std::setw(11) << "trace cpu" << std::setw(9) << "cpu us"
+        << "size = bytes of each rank's destination shard; time = median untraced time per redistribute; "
+           "GB/s "
+           "= those bytes / time; 'vs memcpy' = median time of "
+        << kMemcpyRounds << " runs of " << n
+        << " threads each memcpy-ing the same bytes / redistribute time; " << kTraceColumns << std::left
+        << std::setw(26) << "redistribute" << std::right << std::setw(12) << "size/rank" << std::setw(12)
+        << "time us" << std::setw(10) << "GB/s" << std::setw(11) << "vs memcpy" << std::setw(16)
+        << "trace cost" << std::setw(16) << "capture" << std::setw(9) << "cpu us" << std::setw(7) << "block"
         << "\n";
   }
 }
 
-// Tracing's cost on one case: untraced and traced runs alternate kTraceRounds times, so that drift,
-// warm caches and the other threads' load fall on both alike. `plain` is the median untraced time
-// per redistribute, `cost` the median of the rounds' (traced - untraced) / untraced; `cpu_cost`
-// the same in process CPU time and `cpu_us` the median traced - untraced CPU microseconds.
-struct TraceCost {
-  double plain = 0;
-  double cost = 0;
-  double cpu_cost = 0;
-  double cpu_us = 0;
-};
-TraceCost MeasureTraceCost(engine::MpiWorld* mpi, const RedistCase& c, int iters,
-                           const std::filesystem::path& trace_dir) {
-  std::vector<double> plain, cost, cpu_cost, cpu_us;
-  for (int round = 0; round < kTraceRounds; ++round) {
-    double p_cpu = 0, t_cpu = 0;
-    const double p = TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, "", nullptr, &p_cpu);
-    const double t =
-        TimeRedistribute(mpi, c, iters, engine::ShapeMode::kKnown, trace_dir.string(), nullptr, &t_cpu);
-    plain.push_back(p);
-    cost.push_back((t - p) / p);
-    cpu_cost.push_back((t_cpu - p_cpu) / p_cpu);
-    cpu_us.push_back((t_cpu - p_cpu) * 1e6);
-  }
-  return {Quantile(plain, 0.5), Quantile(cost, 0.5), Quantile(cpu_cost, 0.5), Quantile(cpu_us, 0.5)};
+// "+1.23% +-0.45" for a cost and its interval.
+std::string CostText(double cost, double ci) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%+.2f%% +-%.2f", cost * 100, ci * 100);
+  return text;
 }
 
 // Each case at every --sizes size, untraced and traced (the trace goes to `trace_dir`).
@@ -164,27 +134,24 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
       int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
-      const auto [plain, trace_cost, trace_cpu, trace_cpu_us] =
-          MeasureTraceCost(mpi.get(), c, iters, trace_dir);
-      if (mpi) {
-        double local =
-            OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown, ""); });
-        out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
-            << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
-            << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-            << trace_cost * 100 << "%" << std::setw(10) << trace_cpu * 100 << "%" << std::setprecision(1)
-            << std::setw(12) << local * 1e6 << std::setprecision(2) << std::setw(10)
-            << static_cast<double>(out_bytes) / local / 1e9 << std::setw(9) << plain / local << "x\n"
-            << std::defaultfloat;
-        continue;
-      }
-      double memcpy_s = MedianMemcpySeconds(n, out_bytes, iters, kTraceRounds);
+      const TraceCost tc =
+          MeasureTraceCost(mpi.get(), n, c.src, c.dst, c.name, TraceBlockIterations(bytes, args.iterations),
+                           kTraceGroups, trace_dir);
+      const double plain = tc.plain_s;
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
-          << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9 << std::setw(11)
-          << memcpy_s / plain << std::setw(11) << trace_cost * 100 << "%" << std::setw(10) << trace_cpu * 100
-          << "%" << std::setprecision(1) << std::setw(9) << trace_cpu_us << "\n"
-          << std::defaultfloat;
+          << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9;
+      if (!mpi) out << std::setw(11) << MedianMemcpySeconds(n, out_bytes, iters, kMemcpyRounds) / plain;
+      out << std::setw(16) << CostText(tc.cost, tc.cost_ci) << std::setw(16)
+          << CostText(tc.capture, tc.capture_ci) << std::setprecision(1) << std::setw(9) << tc.cpu_us
+          << std::setw(7) << tc.block_iters;
+      if (mpi) {
+        double local =
+            OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown); });
+        out << std::setprecision(1) << std::setw(12) << local * 1e6 << std::setprecision(2) << std::setw(10)
+            << static_cast<double>(out_bytes) / local / 1e9 << std::setw(9) << plain / local << "x";
+      }
+      out << "\n" << std::defaultfloat;
     }
   }
 }
@@ -212,8 +179,8 @@ void BenchKnownShapes(CpuBench& bench, const BenchCommArgs& args) {
     if (progress) std::fprintf(stderr, "\r  known vs negotiated %s ...        ", HumanBytes(bytes).c_str());
     const int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
     std::vector<double> known, infer;
-    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, "", &known);
-    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, "", &infer);
+    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kKnown, &known);
+    TimeRedistribute(mpi.get(), c, iters, engine::ShapeMode::kInfer, &infer);
     const double known_median = Quantile(known, 0.5), infer_median = Quantile(infer, 0.5);
     out << std::left << std::setw(12) << HumanBytes(out_bytes) << std::right << std::setw(8) << iters
         << std::fixed << std::setprecision(1) << std::setw(12) << known_median * 1e6 << std::setw(22)

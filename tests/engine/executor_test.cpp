@@ -366,3 +366,93 @@ TEST_CASE("repeated all_to_all and reduce_scatter redistributes take their copy 
   });
   CHECK(wrong == std::vector<int64_t>(4, 0));
 }
+
+namespace {
+
+// `e` without what changes from one run of a redistribute to the next (its ids and times).
+trace::Event WithoutIdsAndTimes(trace::Event e) {
+  std::visit(
+      [](auto& x) {
+        using E = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<E, trace::RedistributeBegin> ||
+                      std::is_same_v<E, trace::RedistributeEnd>) {
+          x.id = 0, x.t_ns = 0;
+        } else if constexpr (std::is_same_v<E, trace::StepBegin> || std::is_same_v<E, trace::StepEnd>) {
+          x.redistribute_id = 0, x.t_ns = 0;
+        } else if constexpr (std::is_same_v<E, trace::Collective>) {
+          x.redistribute_id = 0, x.start_ns = 0, x.end_ns = 0;
+        }
+      },
+      e);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a repeated traced redistribute writes what its first run on the thread wrote",
+          "[engine][executor]") {
+  // The executor builds each event of a redistribute once per thread and copies it on repeats
+  // (trace templates, 8 (src, dst, plan) kept per thread). 12 cases, each run three times in
+  // turn (so templates are evicted and rebuilt while their events wait for the background
+  // writer), shapes known and negotiated, uneven shards, two tensor names: every run's events
+  // must equal the first run's but for ids and times.
+  struct Case {
+    TensorSpec src, dst;
+    ShapeMode shapes;
+  };
+  std::vector<Case> cases;
+  const char* pairs[][2] = {{"S(0)", "R"}, {"S(0)", "S(1)"}, {"P(sum)", "S(0)"},
+                            {"R", "S(1)"}, {"P(sum)", "R"},  {"S(1)", "S(0)"}};
+  for (const auto& p : pairs) {
+    cases.push_back({Spec({4}, p[0], {10, 6}), Spec({4}, p[1], {10, 6}), ShapeMode::kKnown});
+    cases.push_back({Spec({4}, p[0], {7, 9}), Spec({4}, p[1], {7, 9}), ShapeMode::kInfer});
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "shardscope_executor_repeat_trace";
+  std::filesystem::remove_all(dir);
+  {
+    trace::TraceSession session(dir);
+    LocalWorld::Run(4, [&](Communicator& comm, int64_t rank) {
+      ExecuteOptions options;
+      options.trace = session.WriterFor(rank, trace::MakeHeader(rank, 4, {4}, {""}, "local"));
+      int64_t id = 0;
+      for (int run = 0; run < 3; ++run) {
+        for (size_t c = 0; c < cases.size(); ++c) {
+          const Case& k = cases[c];
+          const Plan plan = MakePlan(k.src, k.dst, rank, {});
+          LocalTensor global = Make(k.src.shape, DType::kF32, Arange(NumElements(k.src.shape)));
+          options.shapes = k.shapes;
+          options.tensor_name = c % 2 ? "w" : "x";
+          options.trace_id = id++;
+          Redistribute(comm, rank, Distribute(global, k.src, rank), k.src, k.dst, plan, options);
+        }
+      }
+    });
+  }
+  trace::Model model = trace::ReadTraceDir(dir);
+  REQUIRE(model.ranks.size() == 4);
+  for (const trace::RankTrace& rank : model.ranks) {
+    // This rank's events per redistribute id, ids and times cleared.
+    std::vector<std::vector<trace::Event>> by_id(cases.size() * 3);
+    for (const trace::Event& e : rank.events) {
+      const int64_t id = std::visit(
+          [](const auto& x) -> int64_t {
+            if constexpr (requires { x.redistribute_id; })
+              return x.redistribute_id;
+            else
+              return x.id;
+          },
+          e);
+      REQUIRE(id >= 0);
+      REQUIRE(static_cast<size_t>(id) < by_id.size());
+      by_id[static_cast<size_t>(id)].push_back(WithoutIdsAndTimes(e));
+    }
+    for (size_t c = 0; c < cases.size(); ++c) {
+      INFO("rank " << rank.header.rank << ", case " << c);
+      REQUIRE(by_id[c].size() >= 4);  // begin, a step's begin and end, end
+      CHECK(by_id[c + cases.size()] == by_id[c]);
+      CHECK(by_id[c + 2 * cases.size()] == by_id[c]);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 
 #include "encode_v2.hpp"
 #include "shardscope/error.hpp"
@@ -50,7 +52,10 @@ std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir)
 
 Writer::Writer(const std::filesystem::path& dir, Header header,
                std::function<void(const std::string&)> on_write_error, Durability durability)
-    : header_(std::move(header)), durability_(durability), sink_(std::make_shared<detail::Sink>()) {
+    : header_(std::move(header)),
+      durability_(durability),
+      captured_(std::make_unique<detail::Batch>()),
+      sink_(std::make_shared<detail::Sink>()) {
   header_.format = std::string(kFormatName);
   // The header's version picks the format: v1 for interchange with older readers, else this
   // library's (v2).
@@ -89,33 +94,82 @@ Writer::~Writer() {
 
 bool Writer::ok() const { return sink_->ok.load(std::memory_order_relaxed); }
 
-template <typename E>
-void Writer::Capture(E&& event, bool handoff) {
-  if (closed_) return;
+bool Writer::Capturing() {
+  if (closed_) return false;
   if (!sink_->ok.load(std::memory_order_relaxed)) {   // after a failure nothing more is captured
     if (!sink_->on_write_error) ThrowPendingError();  // a background write's error, thrown once
-    return;
+    return false;
   }
-  captured_.emplace_back(std::forward<E>(event));
-  if (handoff || captured_.size() >= kHandoffEvents) Handoff();
+  return true;
 }
 
-// Moves the captured events behind the handed-off ones; returns how many wait in the queue.
+template <typename E>
+void Writer::Capture(E&& event, bool handoff) {
+  if (!Capturing()) return;
+  detail::Batch& batch = *captured_;
+  batch.records.push_back({nullptr, batch.full.size(), {}});
+  batch.full.emplace_back(std::forward<E>(event));
+  if (handoff || batch.size() >= kHandoffEvents) Handoff();
+}
+
+void Writer::Pin(const EventTemplate& tmpl) {
+  // The same few templates come back at every redistribute: most captures find theirs here.
+  for (auto it = pins_.rbegin(); it != pins_.rend(); ++it) {
+    if (it->get() == tmpl.get()) return;
+  }
+  if (pins_.size() == kPins) {
+    // Lines captured so far may still refer to the oldest: it is released with them.
+    captured_->pins.push_back(std::move(pins_.front()));
+    pins_.erase(pins_.begin());
+  }
+  pins_.push_back(tmpl);
+}
+
+void Writer::Emit(const EventTemplate& tmpl, const TemplateFields& fields) {
+  if (tmpl == nullptr || !Capturing()) return;
+  Pin(tmpl);
+  detail::Batch& batch = *captured_;
+  batch.records.push_back({tmpl.get(), 0, fields});
+  const bool handoff = std::holds_alternative<RedistributeEnd>(*tmpl) || std::holds_alternative<Op>(*tmpl);
+  if (handoff || batch.size() >= kHandoffEvents) Handoff();
+}
+
+Event Materialize(const Event& tmpl, const TemplateFields& f) {
+  Event event = tmpl;
+  std::visit(
+      [&f](auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, RedistributeBegin>) {
+          e.id = f.id, e.t_ns = f.t_ns, e.tensor = f.tensor, e.op_id = f.op_id, e.op_input = f.op_input;
+        } else if constexpr (std::is_same_v<E, RedistributeEnd>) {
+          e.id = f.id, e.t_ns = f.t_ns;
+        } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
+          e.redistribute_id = f.id, e.t_ns = f.t_ns;
+        } else if constexpr (std::is_same_v<E, Collective>) {
+          e.redistribute_id = f.id, e.start_ns = f.t_ns, e.end_ns = f.end_ns;
+        } else {
+          static_assert(std::is_same_v<E, Op>);
+          e.id = f.id, e.t_ns = f.t_ns, e.end_ns = f.end_ns;
+        }
+      },
+      event);
+  return event;
+}
+
+// Moves the captured lines behind the handed-off ones; returns how many wait in the queue.
 size_t Writer::Enqueue() {
   std::lock_guard<std::mutex> lock(sink_->queue_mu);
-  std::vector<Event>& queue = sink_->queue;
-  if (queue.empty()) {
-    std::swap(queue, captured_);  // captured_ takes the queue's empty vector and its capacity
-  } else {
-    queue.insert(queue.end(), std::make_move_iterator(captured_.begin()),
-                 std::make_move_iterator(captured_.end()));
-    captured_.clear();
-  }
+  detail::Batch& queue = sink_->queue;
+  if (queue.empty())
+    std::swap(queue, *captured_);  // captured_ takes the queue's empty vectors and their capacity
+  else
+    queue.Append(*captured_);
   return queue.size();
 }
 
 void Writer::Handoff() {
   const size_t queued = Enqueue();
+  if (durability_ == Durability::kDeferred && queued < kMaxQueuedEvents) return;
   if (!flusher_ || !flusher_->running() || queued >= kMaxQueuedEvents) {
     // kEveryEnd, no background thread (stopped at exit, or a forked child), or it is behind: write
     // on this thread.
@@ -159,7 +213,7 @@ void Writer::Emit(Event&& event) {
 
 void Writer::Flush() {
   if (closed_) return;
-  if (!captured_.empty()) Enqueue();
+  if (!captured_->empty()) Enqueue();
   sink_->Drain();
   ThrowPendingError();
 }
@@ -169,7 +223,9 @@ void Writer::Close() {
   closed_ = true;
   if (flusher_) flusher_->Remove(sink_.get());
   flusher_.reset();  // the last writer of the process stops the background thread
-  if (!captured_.empty()) Enqueue();
+  for (EventTemplate& pin : pins_) captured_->pins.push_back(std::move(pin));
+  pins_.clear();
+  if (!captured_->empty()) Enqueue();
   sink_->CloseFile();
   ThrowPendingError();
 }

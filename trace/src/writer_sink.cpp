@@ -1,6 +1,9 @@
 #include "writer_sink.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -47,9 +50,38 @@ void Sink::WriteNow(const std::string& text) {
   WriteBuffer();
 }
 
-// The common events are written straight into the buffer (encode_v2.cpp, or fast_encode.cpp for
-// v1); one the v1 fast path declines (a string to escape, a non-finite number) goes through the
-// JSON tree of codec_encode.cpp.
+void Batch::Append(Batch& other) {
+  const size_t offset = full.size();
+  for (Captured& c : other.records) {
+    if (c.tmpl == nullptr) c.index += offset;
+  }
+  records.insert(records.end(), other.records.begin(), other.records.end());
+  full.insert(full.end(), std::make_move_iterator(other.full.begin()),
+              std::make_move_iterator(other.full.end()));
+  pins.insert(pins.end(), std::make_move_iterator(other.pins.begin()),
+              std::make_move_iterator(other.pins.end()));
+  other.clear();
+}
+
+namespace {
+
+// Appends the line of `event` (without '\n'): the common events straight into the buffer
+// (encode_v2.cpp, or fast_encode.cpp for v1); one the v1 fast path declines (a string to escape, a
+// non-finite number) goes through the JSON tree of codec_encode.cpp.
+void EncodeLine(const Event& event, EncoderV2* v2, std::string& buffer) {
+  std::visit(
+      [&](const auto& e) {
+        if (v2)
+          v2->Encode(e, buffer);
+        else if (!FastEncode(e, buffer))
+          buffer += ToLine(ToJson(Event(e)));
+      },
+      event);
+  buffer += '\n';
+}
+
+}  // namespace
+
 void Sink::Drain() {
   std::lock_guard<std::mutex> lock(write_mu);
   {
@@ -58,20 +90,15 @@ void Sink::Drain() {
     std::swap(queue, draining);
   }
   if (file != nullptr && ok) {
-    for (const Event& event : draining) {
-      std::visit(
-          [this](const auto& e) {
-            if (v2)
-              v2->Encode(e, buffer);
-            else if (!FastEncode(e, buffer))
-              buffer += ToLine(ToJson(Event(e)));
-          },
-          event);
-      buffer += '\n';
+    for (const Captured& c : draining.records) {
+      if (c.tmpl == nullptr)
+        EncodeLine(draining.full[c.index], v2.get(), buffer);
+      else
+        EncodeLine(Materialize(*c.tmpl, c.fields), v2.get(), buffer);
     }
     WriteBuffer();
   }
-  draining.clear();  // keeps its capacity: the vectors cycle between writer, queue and drain
+  draining.clear();  // keeps its capacity: the batches cycle between writer, queue and drain
 }
 
 void Sink::CloseFile() {
@@ -219,6 +246,10 @@ void Flusher::Wake() {
 }
 
 void Flusher::Loop() {
+  // The lowest CPU priority (Linux: nice applies to this thread only): writing the trace takes
+  // cores the job leaves idle, and never preempts a rank the others then wait for. Failure
+  // (a sandbox without setpriority) leaves the thread at the job's priority.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
   std::vector<std::shared_ptr<Sink>> batch;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

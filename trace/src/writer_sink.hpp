@@ -17,10 +17,34 @@
 #include <vector>
 
 #include "shardscope/trace/events.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace shardscope::trace::detail {
 
 class EncoderV2;
+
+/// One captured line: a whole event (Batch::full[index]) or a template and its changing fields.
+struct Captured {
+  const Event* tmpl = nullptr;  ///< null: the line is Batch::full[index]
+  size_t index = 0;
+  TemplateFields fields;
+};
+
+/// Captured lines in emit order, and what they need kept alive until they are written.
+struct Batch {
+  std::vector<Captured> records;
+  std::vector<Event> full;          ///< the whole events records point to
+  std::vector<EventTemplate> pins;  ///< templates released once this batch is written
+  size_t size() const { return records.size(); }
+  bool empty() const { return records.empty() && pins.empty(); }
+  void clear() {  // keeps the vectors' capacity
+    records.clear();
+    full.clear();
+    pins.clear();
+  }
+  /// Moves `other`'s lines and pins behind this batch's; `other` is left empty.
+  void Append(Batch& other);
+};
 
 struct Sink {
   Sink();
@@ -39,13 +63,13 @@ struct Sink {
 
   // Hand-off side, guarded by queue_mu.
   std::mutex queue_mu;
-  std::vector<Event> queue;  ///< handed off by the writer, not yet taken by a drain
-  std::string error;         ///< the first write error of a writer without on_write_error
+  Batch queue;        ///< handed off by the writer, not yet taken by a drain
+  std::string error;  ///< the first write error of a writer without on_write_error
 
   // Drain side, guarded by write_mu (taken before queue_mu when both are held, so a drain that
   // took its batch first also writes it first: lines keep their hand-off order).
   std::mutex write_mu;
-  std::vector<Event> draining;
+  Batch draining;
   std::string buffer;
   std::FILE* file = nullptr;
   std::unique_ptr<EncoderV2> v2;  ///< null: format version 1

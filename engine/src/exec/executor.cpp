@@ -15,10 +15,7 @@
 namespace shardscope::engine {
 namespace {
 
-using detail::DescribeTransform;
-using detail::EmitRedistributeBegin;
-using detail::EmitRedistributeEnd;
-using detail::ToInt64;
+using detail::RedistributeRecords;
 
 std::string DimsText(const std::vector<int>& dims) {
   std::string out;
@@ -148,9 +145,17 @@ StepGeometryCache& Cache() {
 class Executor {
  public:
   // `comm` may be null for DryRun, which never communicates.
+  // `records` (null when untraced) writes the trace events.
   Executor(Communicator* comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
-           const ExecuteOptions& options)
-      : comm_(comm), rank_(rank), src_(src), dst_(dst), plan_(plan), options_(options), mesh_(src.mesh) {
+           const ExecuteOptions& options, RedistributeRecords* records = nullptr)
+      : comm_(comm),
+        rank_(rank),
+        src_(src),
+        dst_(dst),
+        plan_(plan),
+        options_(options),
+        records_(records),
+        mesh_(src.mesh) {
     for (size_t k = 0; k < plan.optimized.size(); ++k) {
       const Transform& t = plan.optimized[k];
       if (t.src == t.dst) continue;
@@ -200,7 +205,7 @@ class Executor {
         geometry->steps.push_back(std::move(computed));
         step = &geometry->steps.back();
       }
-      if (options_.trace) EmitStepBegin(static_cast<int64_t>(k), t, mine);
+      if (records_) records_->StepBegin(static_cast<int64_t>(k), t, mine);
       if (!step->skip) {
         const Group& group = step->group;
         LocalTensor out = Step(static_cast<int64_t>(k), t, *step, *current, shapes_current);
@@ -209,7 +214,7 @@ class Executor {
         shapes_current = false;
         mine = step->after[MemberIndex(group)];
       }
-      if (options_.trace) EmitStepEnd(static_cast<int64_t>(k), mine);
+      if (records_) records_->StepEnd(static_cast<int64_t>(k), mine);
     }
     if (geometry) {
       RankLayout want = ComputeRankLayout(dst_, rank_);
@@ -322,20 +327,9 @@ class Executor {
 
   void Record(int64_t k, const Group& group, const CollectiveStats& stats, bool negotiated) {
     if (options_.collectives) options_.collectives->push_back({k, group, stats, negotiated});
-    if (!options_.trace) return;
-    trace::Collective e;
-    e.redistribute_id = options_.trace_id;
-    e.step = k;
-    e.kind = std::string(CollectiveKindName(stats.kind));
-    e.mesh_dims = ToInt64(group.mesh_dims);
-    e.group = group.ranks;
-    e.dtype = std::string(DTypeName(negotiated ? DType::kI64 : src_.dtype));
-    e.bytes_sent = stats.bytes_sent;
-    e.bytes_recv = stats.bytes_recv;
-    e.negotiated = negotiated;
-    e.start_ns = stats.start_ns;
-    e.end_ns = stats.end_ns;
-    options_.trace->Emit(std::move(e));
+    if (records_)
+      records_->Collective(k, group.mesh_dims, group.ranks, negotiated ? DType::kI64 : src_.dtype, stats,
+                           negotiated);
   }
 
   // This rank's position in `group`.
@@ -475,33 +469,13 @@ class Executor {
     }
   }
 
-  void EmitStepBegin(int64_t k, const Transform& t, const RankLayout& mine) {
-    trace::StepBegin e;
-    e.redistribute_id = options_.trace_id;
-    e.step = k;
-    DescribeTransform(t, e);
-    e.local_shape_before = mine.local_shape;
-    e.global_offset_before = mine.global_offset;
-    e.t_ns = trace::NowNs();
-    options_.trace->Emit(std::move(e));
-  }
-
-  void EmitStepEnd(int64_t k, const RankLayout& mine) {
-    trace::StepEnd e;
-    e.redistribute_id = options_.trace_id;
-    e.step = k;
-    e.local_shape_after = mine.local_shape;
-    e.global_offset_after = mine.global_offset;
-    e.t_ns = trace::NowNs();
-    options_.trace->Emit(std::move(e));
-  }
-
   Communicator* comm_;
   int64_t rank_;
   const TensorSpec& src_;
   const TensorSpec& dst_;
   const Plan& plan_;
   const ExecuteOptions& options_;
+  RedistributeRecords* records_;
   const Mesh& mesh_;
   std::map<int, int64_t> first_touch_;
   std::map<int, int64_t> last_touch_;
@@ -536,13 +510,14 @@ LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in
                        " ranks but the communicator only " + std::to_string(comm.world_size()));
   }
   if (!options.trace) return Executor(&comm, rank, src, dst, plan, options).Run(in);
-  EmitRedistributeBegin(options, src, dst, plan);
+  RedistributeRecords records(src, dst, plan, options);
+  records.Begin();
   try {
-    LocalTensor out = Executor(&comm, rank, src, dst, plan, options).Run(in);
-    EmitRedistributeEnd(options, true, "", in, &out);
+    LocalTensor out = Executor(&comm, rank, src, dst, plan, options, &records).Run(in);
+    records.End(true, "", in, &out);
     return out;
   } catch (const std::exception& e) {
-    EmitRedistributeEnd(options, false, e.what(), in, nullptr);
+    records.End(false, e.what(), in, nullptr);
     throw;
   }
 }

@@ -1,5 +1,6 @@
 #include "exec/trace_records.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
@@ -70,51 +71,173 @@ trace::RedistributeBegin BuildBegin(const TensorSpec& src, const TensorSpec& dst
   return e;
 }
 
-// The plan-dependent part of a begin event, from this thread's last few distinct (src, dst,
-// plan): a job runs the same redistributes over and over, and comparing them is much cheaper
-// than building the strings and plan steps again (no allocation). The cached event shares its
-// vectors with the events it was copied into (SharedVec), so a hit copies no elements.
-const trace::RedistributeBegin& CachedBegin(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
-  constexpr size_t kSlots = 8;
-  thread_local std::array<std::unique_ptr<BeginTemplate>, kSlots> cache;
-  thread_local size_t next = 0;
-  for (const std::unique_ptr<BeginTemplate>& slot : cache) {
-    if (slot && slot->Matches(src, dst, plan)) return slot->event;
-  }
-  auto entry = std::make_unique<BeginTemplate>(BeginTemplate{src.shape, src.dtype, src.placements,
-                                                             dst.placements, src.shard_order, dst.shard_order,
-                                                             plan, BuildBegin(src, dst, plan)});
-  std::unique_ptr<BeginTemplate>& slot = cache[next];
-  next = (next + 1) % kSlots;
-  slot = std::move(entry);
-  return slot->event;
+bool SameInts(const std::vector<int64_t>& a, const std::vector<int>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](int64_t x, int y) { return x == static_cast<int64_t>(y); });
 }
 
 }  // namespace
 
-void EmitRedistributeBegin(const ExecuteOptions& options, const TensorSpec& src, const TensorSpec& dst,
-                           const Plan& plan) {
-  trace::RedistributeBegin e = CachedBegin(src, dst, plan);
-  e.id = options.trace_id;
-  e.tensor = options.tensor_name;
-  e.t_ns = trace::NowNs();
-  e.op_id = options.op_id;
-  e.op_input = options.op_id >= 0 ? options.op_input : -1;
-  options.trace->Emit(std::move(e));
+struct RedistributeRecords::Templates {
+  BeginTemplate key;  ///< what the templates were built for (its event is the begin template's)
+  trace::EventTemplate begin, end;
+  std::string tensor_name;  ///< the last tensor name a begin carried, and its interned form
+  trace::IStr tensor;
+  struct CollectiveTemplate {
+    CollectiveKind kind = CollectiveKind::kBarrier;
+    bool negotiated = false;
+    trace::EventTemplate event;  ///< a trace::Collective
+  };
+  struct Step {
+    trace::EventTemplate begin, end;              ///< a trace::StepBegin, a trace::StepEnd
+    std::vector<CollectiveTemplate> collectives;  ///< one per (kind, negotiated) seen at this step
+  };
+  std::vector<Step> steps;  ///< one per optimized plan step
+
+  Step& At(int64_t k) {
+    if (static_cast<size_t>(k) >= steps.size()) steps.resize(static_cast<size_t>(k) + 1);
+    return steps[static_cast<size_t>(k)];
+  }
+};
+
+namespace {
+
+// This thread's templates for its last few distinct (src, dst, plan).
+std::shared_ptr<RedistributeRecords::Templates> TemplatesFor(const TensorSpec& src, const TensorSpec& dst,
+                                                             const Plan& plan) {
+  constexpr size_t kSlots = 8;
+  thread_local std::array<std::shared_ptr<RedistributeRecords::Templates>, kSlots> cache;
+  thread_local size_t next = 0;
+  for (const auto& slot : cache) {
+    if (slot && slot->key.Matches(src, dst, plan)) return slot;
+  }
+  auto entry = std::make_shared<RedistributeRecords::Templates>();
+  entry->key = BeginTemplate{src.shape,       src.dtype,       src.placements, dst.placements,
+                             src.shard_order, dst.shard_order, plan,           BuildBegin(src, dst, plan)};
+  entry->begin = std::make_shared<const trace::Event>(entry->key.event);
+  entry->end = std::make_shared<const trace::Event>(trace::RedistributeEnd{});
+  cache[next] = entry;
+  next = (next + 1) % kSlots;
+  return entry;
 }
 
-void EmitRedistributeEnd(const ExecuteOptions& options, bool ok, const std::string& error,
-                         const LocalTensor& in, const LocalTensor* out) {
+// The fields of a step or end template's emit: the redistribute's id and the time now.
+trace::TemplateFields Now(int64_t id) {
+  trace::TemplateFields f;
+  f.id = id;
+  f.t_ns = trace::NowNs();
+  return f;
+}
+
+template <class E>
+const E& As(const trace::EventTemplate& t) {
+  return std::get<E>(*t);
+}
+
+}  // namespace
+
+RedistributeRecords::RedistributeRecords(const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
+                                         const ExecuteOptions& options)
+    : options_(options) {
+  if (options_.trace) templates_ = TemplatesFor(src, dst, plan);
+}
+
+RedistributeRecords::~RedistributeRecords() = default;
+
+void RedistributeRecords::Begin() {
+  if (!options_.trace) return;
+  Templates& t = *templates_;
+  if (options_.tensor_name != t.tensor_name) {
+    t.tensor_name = options_.tensor_name;
+    t.tensor = options_.tensor_name;
+  }
+  trace::TemplateFields f;
+  f.id = options_.trace_id;
+  f.t_ns = trace::NowNs();
+  f.tensor = t.tensor;
+  f.op_id = options_.op_id;
+  f.op_input = options_.op_id >= 0 ? options_.op_input : -1;
+  options_.trace->Emit(t.begin, f);
+}
+
+void RedistributeRecords::StepBegin(int64_t k, const Transform& t, const RankLayout& mine) {
+  if (!options_.trace) return;
+  Templates::Step& s = templates_->At(k);
+  if (!s.begin || As<trace::StepBegin>(s.begin).local_shape_before.get() != mine.local_shape ||
+      As<trace::StepBegin>(s.begin).global_offset_before.get() != mine.global_offset) {
+    trace::StepBegin e;
+    e.step = k;
+    DescribeTransform(t, e);
+    e.local_shape_before = mine.local_shape;
+    e.global_offset_before = mine.global_offset;
+    s.begin = std::make_shared<const trace::Event>(std::move(e));  // never changed once emitted
+  }
+  options_.trace->Emit(s.begin, Now(options_.trace_id));
+}
+
+void RedistributeRecords::StepEnd(int64_t k, const RankLayout& mine) {
+  if (!options_.trace) return;
+  Templates::Step& s = templates_->At(k);
+  if (!s.end || As<trace::StepEnd>(s.end).local_shape_after.get() != mine.local_shape ||
+      As<trace::StepEnd>(s.end).global_offset_after.get() != mine.global_offset) {
+    trace::StepEnd e;
+    e.step = k;
+    e.local_shape_after = mine.local_shape;
+    e.global_offset_after = mine.global_offset;
+    s.end = std::make_shared<const trace::Event>(std::move(e));
+  }
+  options_.trace->Emit(s.end, Now(options_.trace_id));
+}
+
+void RedistributeRecords::Collective(int64_t k, const std::vector<int>& mesh_dims,
+                                     const std::vector<int64_t>& group, DType dtype,
+                                     const CollectiveStats& stats, bool negotiated) {
+  if (!options_.trace) return;
+  std::vector<Templates::CollectiveTemplate>& seen = templates_->At(k).collectives;
+  auto it = std::find_if(seen.begin(), seen.end(), [&](const Templates::CollectiveTemplate& c) {
+    return c.kind == stats.kind && c.negotiated == negotiated;
+  });
+  const std::string_view dtype_name = DTypeName(dtype);
+  const trace::Collective* known = it == seen.end() ? nullptr : &As<trace::Collective>(it->event);
+  if (known == nullptr || known->group.get() != group || !SameInts(known->mesh_dims, mesh_dims) ||
+      known->dtype.view() != dtype_name || known->bytes_sent.get() != stats.bytes_sent ||
+      known->bytes_recv.get() != stats.bytes_recv) {
+    if (it == seen.end()) it = seen.insert(seen.end(), {stats.kind, negotiated, nullptr});
+    trace::Collective c;
+    c.step = k;
+    c.kind = std::string(CollectiveKindName(stats.kind));
+    c.mesh_dims = ToInt64(mesh_dims);
+    c.group = group;
+    c.dtype = dtype_name;
+    c.bytes_sent = stats.bytes_sent;
+    c.bytes_recv = stats.bytes_recv;
+    c.negotiated = negotiated;
+    it->event = std::make_shared<const trace::Event>(std::move(c));
+  }
+  trace::TemplateFields f;
+  f.id = options_.trace_id;
+  f.t_ns = stats.start_ns;
+  f.end_ns = stats.end_ns;
+  options_.trace->Emit(it->event, f);
+}
+
+void RedistributeRecords::End(bool ok, const std::string& error, const LocalTensor& in,
+                              const LocalTensor* out) {
+  if (!options_.trace) return;
+  if (ok && error.empty() && !options_.checksums) {
+    options_.trace->Emit(templates_->end, Now(options_.trace_id));
+    return;
+  }
   trace::RedistributeEnd e;
-  e.id = options.trace_id;
+  e.id = options_.trace_id;
   e.t_ns = trace::NowNs();
   e.ok = ok;
   e.error = error;
-  if (options.checksums) {
+  if (options_.checksums) {
     e.checksum_before = Checksum(in);
     if (out != nullptr) e.checksum_after = Checksum(*out);
   }
-  options.trace->Emit(std::move(e));
+  options_.trace->Emit(std::move(e));
 }
 
 }  // namespace shardscope::engine::detail

@@ -14,8 +14,30 @@ namespace shardscope::trace {
 
 namespace detail {
 struct Sink;
+struct Batch;
 class Flusher;
 }  // namespace detail
+
+/// An event built once and emitted many times with only its ids and times changed: the engine's
+/// redistributes emit the same plan, steps and collectives on every repeat. Immutable once
+/// shared; a Writer keeps it alive until every line made from it is written, so capturing it
+/// copies nothing but a pointer and the fields below.
+using EventTemplate = std::shared_ptr<const Event>;
+
+/// What changes from one emit of an EventTemplate to the next. Each kind takes the fields it has
+/// and ignores the others.
+struct TemplateFields {
+  /// RedistributeBegin/End::id; StepBegin/StepEnd/Collective::redistribute_id; Op::id.
+  int64_t id = 0;
+  int64_t t_ns = 0;       ///< t_ns; Collective::start_ns
+  int64_t end_ns = 0;     ///< Collective::end_ns, Op::end_ns
+  int64_t op_id = -1;     ///< RedistributeBegin::op_id (Collective::op_id stays the template's)
+  int64_t op_input = -1;  ///< RedistributeBegin::op_input
+  IStr tensor;            ///< RedistributeBegin::tensor
+};
+
+/// `tmpl` with `fields` set: the event a template capture stands for.
+Event Materialize(const Event& tmpl, const TemplateFields& fields);
 
 /// Nanoseconds of std::chrono::steady_clock since its epoch; the clock every *_ns field uses
 /// (Header::clock.name == "steady"). Thread-safe, never throws.
@@ -44,6 +66,11 @@ enum class Durability {
   /// the calling thread before returning: a SIGKILL loses only the open redistribute. Costs the
   /// encoding and one write(2) per redistribute on the job's thread.
   kEveryEnd,
+  /// Emit only captures, and the captured events wait in memory until Flush() or Close(), or
+  /// until kMaxQueuedEvents wait (then the emitting thread writes them): the least a traced job
+  /// pays while it runs, at the price of losing every unflushed event to a kill. What `bench
+  /// redistribute` measures capture alone with.
+  kDeferred,
 };
 
 /// Writes one rank's trace. Events are captured in memory and handed off (see Durability) at
@@ -97,6 +124,10 @@ class Writer {
   void Emit(Collective&& event);
   void Emit(Op&& event);
   void Emit(Event&& event);
+  /// Captures `tmpl` with `fields` set (see Materialize): the line written is that of
+  /// Materialize(*tmpl, fields), but the emitting thread copies only a pointer and `fields`.
+  /// A null `tmpl` is ignored. Hands off like the event kind it holds.
+  void Emit(const EventTemplate& tmpl, const TemplateFields& fields);
 
   /// Encodes and writes every captured line and fflush()es, on the calling thread. Throws
   /// Error(kInvalidInput) on a write error.
@@ -113,6 +144,8 @@ class Writer {
  private:
   template <typename E>
   void Capture(E&& event, bool handoff);
+  bool Capturing();  // false: closed or failed (this call may throw a background write's error)
+  void Pin(const EventTemplate& tmpl);
   size_t Enqueue();
   void Handoff();
   void ThrowPendingError();
@@ -121,7 +154,11 @@ class Writer {
   std::filesystem::path path_;
   Durability durability_;
   bool closed_ = false;
-  std::vector<Event> captured_;  ///< this rank's events since the last hand-off
+  std::unique_ptr<detail::Batch> captured_;  ///< this rank's events since the last hand-off
+  /// The templates captured recently, kept alive here; one that leaves is handed off with the
+  /// batch being captured, and released once that batch (the last that can refer to it) is written.
+  std::vector<EventTemplate> pins_;
+  static constexpr size_t kPins = 32;
   std::shared_ptr<detail::Sink> sink_;
   std::shared_ptr<detail::Flusher> flusher_;  ///< null: kEveryEnd
 };
