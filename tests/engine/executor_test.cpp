@@ -7,6 +7,7 @@
 
 #include "shardscope/engine/comm/local_backend.hpp"
 #include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
