@@ -88,14 +88,36 @@ struct Elapsed {
   double wall_ns = 0, cpu_ns = 0;
 };
 
-// Emits `count` redistributes (5 events each) through `writer`, or takes the off branch when it is
-// null; returns the elapsed wall-clock and thread CPU nanoseconds.
-Elapsed Batch(trace::Writer* writer, Redistribute& r, int64_t first_id, int count) {
+// The five events as templates (trace::EventTemplate), emitted with only their ids and times set:
+// how the executor captures a redistribute it has traced before on the same thread.
+struct Templates {
+  trace::EventTemplate begin, step_begin, collective, step_end, end;
+};
+
+Templates MakeTemplates(const Redistribute& r) {
+  auto make = [](const auto& e) { return std::make_shared<const trace::Event>(e); };
+  return {make(r.begin), make(r.step_begin), make(r.collective), make(r.step_end), make(r.end)};
+}
+
+// Emits `count` redistributes (5 events each) through `writer`, whole events copied from `r` or,
+// given `templates`, as templates; takes the off branch when `writer` is null. Returns the elapsed
+// wall-clock and thread CPU nanoseconds.
+Elapsed Batch(trace::Writer* writer, Redistribute& r, const Templates* templates, int64_t first_id,
+              int count) {
   const double cpu_start = ThreadCpuNs();
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
     const int64_t id = first_id + i;
-    if (writer != nullptr) {
+    if (writer != nullptr && templates != nullptr) {
+      trace::TemplateFields f;
+      f.id = id, f.t_ns = f.end_ns = trace::NowNs();
+      f.tensor = r.begin.tensor;
+      writer->Emit(templates->begin, f);
+      writer->Emit(templates->step_begin, f);
+      writer->Emit(templates->collective, f);
+      writer->Emit(templates->step_end, f);
+      writer->Emit(templates->end, f);
+    } else if (writer != nullptr) {
       const int64_t t = trace::NowNs();
       r.begin.id = id, r.begin.t_ns = t;
       writer->Emit(r.begin);
@@ -122,9 +144,11 @@ struct ModeResult {
   double file_bytes = 0;
 };
 
-ModeResult RunMode(const BenchTraceArgs& args, trace::Durability durability,
+ModeResult RunMode(const BenchTraceArgs& args, trace::Durability durability, bool templated,
                    const std::filesystem::path& dir) {
   Redistribute r = Sample();
+  const Templates templates = MakeTemplates(r);
+  const Templates* t = templated ? &templates : nullptr;
   ModeResult m;
   const double events = 5.0 * args.redistributes;
   trace::Header header;
@@ -134,15 +158,15 @@ ModeResult RunMode(const BenchTraceArgs& args, trace::Durability durability,
   header.backend = "local";
   {
     trace::Writer writer(dir, header, {}, durability);
-    Batch(&writer, r, 0, args.redistributes);  // warm-up: buffers, page cache
+    Batch(&writer, r, t, 0, args.redistributes);  // warm-up: buffers, page cache
     writer.Flush();
     int64_t next_id = args.redistributes;
     double off_thread_cpu = 0;
     const double process_start = bench_cpu::ProcessCpuSeconds() * 1e9;
     for (int rep = 0; rep < args.repetitions; ++rep) {
-      const Elapsed on = Batch(&writer, r, next_id, args.redistributes);
+      const Elapsed on = Batch(&writer, r, t, next_id, args.redistributes);
       next_id += args.redistributes;
-      const Elapsed off = Batch(nullptr, r, 0, args.redistributes);
+      const Elapsed off = Batch(nullptr, r, t, 0, args.redistributes);
       off_thread_cpu += off.cpu_ns;
       m.on_ns.push_back(on.wall_ns / events), m.on_cpu.push_back(on.cpu_ns / events);
       m.off_ns.push_back(off.wall_ns / events), m.off_cpu.push_back(off.cpu_ns / events);
@@ -238,20 +262,24 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
     throw InvalidInput("--redistributes: " + std::to_string(args.redistributes) + " is outside [1, 1000000]");
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("shardscope_bench_trace_" + std::to_string(::getpid()));
-  const ModeResult background = RunMode(args, trace::Durability::kBackground, dir);
-  const ModeResult every_end = RunMode(args, trace::Durability::kEveryEnd, dir);
+  const ModeResult templated = RunMode(args, trace::Durability::kBackground, true, dir);
+  const ModeResult background = RunMode(args, trace::Durability::kBackground, false, dir);
+  const ModeResult every_end = RunMode(args, trace::Durability::kEveryEnd, false, dir);
   char line[256];
   std::snprintf(
       line, sizeof line,
       "bench trace: %d interleaved on/off batches of %d redistributes (5 events each), ns per event\n",
       args.repetitions, args.redistributes);
   out << line
-      << "background = events handed to the background writer thread at each redistribute end (what a "
-         "traced job does);\nevery-end = encoded and written (write(2)) on the emitting thread at each "
+      << "template = the events captured as templates plus their ids and times (what the executor does for a "
+         "redistribute it traced before on the thread), handed to the background writer thread at each "
+         "redistribute end;\nbackground = the same with whole events copied;\nevery-end = encoded and "
+         "written (write(2)) on the emitting thread at each "
          "redistribute end; process cpu counts every thread, the background writer included\n";
   std::snprintf(line, sizeof line, "%-12s %-12s %10s %10s %10s\n", "durability", "tracing", "median", "p10",
                 "p90");
   out << line;
+  PrintMode("template", templated, out);
   PrintMode("background", background, out);
   PrintMode("every-end", every_end, out);
   std::snprintf(line, sizeof line, "%.0f bytes per event on disk (format v%d)\n", background.file_bytes,

@@ -58,6 +58,8 @@ expect_rc 2
 run_ok bench trace --repetitions 3 --redistributes 10
 expect_out_contains "3 interleaved on/off batches of 10 redistributes (5 events each)"
 expect_out_contains "bytes per event on disk"
+expect_out_contains "template: on - off"
+expect_out_contains "every-end: on - off"
 run bench trace --repetitions 2
 expect_rc 2
 

@@ -176,3 +176,106 @@ TEST_CASE("a deferred writer writes nothing before Flush, everything at Close, a
   const size_t total = (11 + Writer::kMaxQueuedEvents / t.size() + 1) * t.size();
   CHECK(ReadBack(dir).size() == total);
 }
+
+namespace {
+
+// The lines of a rank file after its header.
+std::string Body(const fs::path& dir) {
+  std::string text = shardscope::testing::ReadFile(dir / RankFileName(0));
+  return text.substr(text.find('\n') + 1);
+}
+
+}  // namespace
+
+TEST_CASE("template capture writes byte for byte what whole events with lists of their own write",
+          "[trace][writer][local]") {
+  // Format v2 writes a begin whose plan fields repeat an earlier begin's as `like`; the encoder
+  // recognises a template's begin by its shared lists instead of formatting them again, and keeps
+  // one copy per event kind while the template repeats. Neither may change a byte: the same
+  // sequence is written once by template capture (the shortcuts taken) and once as whole events
+  // built afresh for every emit (no list shared with anything earlier, so no shortcut applies).
+  // Templates are dropped and rebuilt with other contents now and then, so freed addresses come
+  // back holding other lists; more distinct begins than the encoder remembers.
+  std::mt19937_64 rng(20261204);
+  for (int round = 0; round < 10; ++round) {
+    const fs::path by_template = shardscope::testing::FreshTempDir("tmpl_bytes_t" + std::to_string(round));
+    const fs::path by_event = shardscope::testing::FreshTempDir("tmpl_bytes_e" + std::to_string(round));
+    const int slots = 1 + static_cast<int>(rng() % 20);
+    std::vector<int> content(static_cast<size_t>(slots));
+    std::vector<std::vector<EventTemplate>> templates;
+    for (int s = 0; s < slots; ++s) {
+      content[static_cast<size_t>(s)] = s;
+      templates.push_back(Templates(3, s));
+    }
+    {
+      Writer t(by_template, RankHeader(0, 3), {}, Durability::kBackground);
+      Writer e(by_event, RankHeader(0, 3), {}, Durability::kBackground);
+      int next_content = slots;
+      for (int64_t id = 0; id < 400; ++id) {
+        const size_t s = rng() % templates.size();
+        if (rng() % 16 == 0) {  // a new plan in this slot: the old templates are dropped
+          content[s] = rng() % 2 ? next_content++ : content[(s + 1) % content.size()];
+          templates[s] = Templates(3, content[s]);
+        }
+        const std::vector<EventTemplate> fresh = Templates(3, content[s]);
+        TemplateFields f;
+        f.id = id;
+        f.t_ns = 1000 * id;
+        f.end_ns = 1000 * id + 7;
+        f.tensor = rng() % 3 ? "x" : "weight";
+        f.op_id = rng() % 4 == 0 ? id : -1;
+        f.op_input = f.op_id >= 0 ? 0 : -1;
+        for (size_t k = 0; k < fresh.size(); ++k) {
+          t.Emit(templates[s][k], f);
+          e.Emit(Materialize(*fresh[k], f));
+        }
+      }
+    }
+    INFO("round " << round << ", " << slots << " slots");
+    const std::string want = Body(by_event), got = Body(by_template);
+    REQUIRE(want.size() > 0);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("template capture: begins that share every list but differ in a string or a number are not alike",
+          "[trace][writer][local]") {
+  // Copies of one begin share its lists; each differs from it in one field the lists do not hold.
+  const RedistributeBegin base = std::get<RedistributeBegin>(*Templates(2, 0)[0]);
+  std::vector<RedistributeBegin> variants(6, base);
+  variants[1].cost_us = 4.5;
+  variants[2].planner_reason = "another reason";
+  variants[3].notation = "S(0)-> R";
+  variants[4].dtype = "f64";
+  variants[5].src_order = "S(0)[0]";
+  const fs::path by_template = shardscope::testing::FreshTempDir("tmpl_alike_t");
+  const fs::path by_event = shardscope::testing::FreshTempDir("tmpl_alike_e");
+  {
+    Writer t(by_template, RankHeader(0, 2), {}, Durability::kEveryEnd);
+    Writer e(by_event, RankHeader(0, 2), {}, Durability::kEveryEnd);
+    std::vector<EventTemplate> templates;
+    for (const RedistributeBegin& v : variants) templates.push_back(std::make_shared<const Event>(v));
+    const EventTemplate end = std::make_shared<const Event>(RedistributeEnd{});
+    for (int64_t id = 0; id < 60; ++id) {
+      const size_t v = static_cast<size_t>(id * 7 % 6);
+      const TemplateFields f{id, id, id, -1, -1, "x"};
+      t.Emit(templates[v], f);
+      t.Emit(end, f);
+      Event fresh = Materialize(Event(variants[v]), f);  // its lists copied: shared with nothing
+      auto& b = std::get<RedistributeBegin>(fresh);
+      b.global_shape = std::vector<int64_t>(b.global_shape.get());
+      b.src_placements = std::vector<std::string>(b.src_placements.get());
+      b.dst_placements = std::vector<std::string>(b.dst_placements.get());
+      b.raw_plan = std::vector<PlanStep>(b.raw_plan.get());
+      b.optimized_plan = std::vector<PlanStep>(b.optimized_plan.get());
+      e.Emit(std::move(fresh));
+      e.Emit(Materialize(Event(RedistributeEnd{}), f));
+    }
+  }
+  CHECK(Body(by_template) == Body(by_event));
+  // Six distinct plan fields: six begins written in full, the other 54 refer to one of them.
+  const std::string body = Body(by_template);
+  size_t like = 0;
+  for (size_t at = body.find("\"like\""); at != std::string::npos; at = body.find("\"like\"", at + 1)) ++like;
+  CHECK(like == 54);
+}

@@ -44,7 +44,39 @@ bool SameOpFields(const Op& a, const Op& b) {
   return true;
 }
 
+// Whether a and b write the same plan fields (BeginFields) because they share every list and agree
+// on every string (IStr: pointer equality) and number (bit for bit, as the text would).
+bool SameBeginFields(const RedistributeBegin& a, const RedistributeBegin& b) {
+  return a.tensor == b.tensor && a.global_shape.SharesWith(b.global_shape) && a.dtype == b.dtype &&
+         a.src_placements.SharesWith(b.src_placements) && a.dst_placements.SharesWith(b.dst_placements) &&
+         a.src_order == b.src_order && a.dst_order == b.dst_order && a.planner == b.planner &&
+         a.planner_reason == b.planner_reason && a.notation == b.notation &&
+         a.notation_unoptimized == b.notation_unoptimized && a.raw_plan.SharesWith(b.raw_plan) &&
+         a.optimized_plan.SharesWith(b.optimized_plan) && a.skipped_merges.SharesWith(b.skipped_merges) &&
+         std::memcmp(&a.cost_us, &b.cost_us, sizeof(double)) == 0 && !a.imported && !b.imported;
+}
+
 }  // namespace
+
+const EncoderV2::LikeMemo* EncoderV2::FindLikeMemo(const RedistributeBegin& e) const {
+  if (e.imported) return nullptr;
+  for (size_t i = like_memo_.size(); i-- > 0;) {
+    const LikeMemo& m = like_memo_[(like_memo_next_ + i) % like_memo_.size()];
+    if (SameBeginFields(m.fields, e)) return &m;
+  }
+  return nullptr;
+}
+
+void EncoderV2::RememberLike(const RedistributeBegin& e, int64_t like) {
+  if (e.imported) return;
+  if (like_memo_.size() < kLikeMemo) {
+    like_memo_.push_back({e, like});
+    like_memo_next_ = 0;
+    return;
+  }
+  like_memo_[like_memo_next_] = {e, like};
+  like_memo_next_ = (like_memo_next_ + 1) % kLikeMemo;
+}
 
 const std::vector<int64_t>& EncoderV2::MeshGroupOf(const std::vector<int64_t>& mesh_dims) {
   auto it = groups_.find(mesh_dims);
@@ -71,15 +103,21 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
   if (e.imported) l.Decline();  // rare: the JSON encoder writes it
   l.Str("type", kTypeRedistributeBegin);
   l.Int("id", e.id);
-  const size_t fields_at = l.size();
-  BeginFields(l, e, true);
-  if (l.ok()) {
-    std::string_view fields = l.Since(fields_at);
-    if (auto it = like_.find(fields); it != like_.end()) {
-      l.Truncate(fields_at, false);
-      l.Int("like", it->second);
-    } else if (like_.size() < kMaxLikeTargets) {
-      like_.emplace(std::string(fields), e.id);
+  if (const LikeMemo* memo = FindLikeMemo(e)) {
+    l.Int("like", memo->like);  // what the lookup below would find
+  } else {
+    const size_t fields_at = l.size();
+    BeginFields(l, e, true);
+    if (l.ok()) {
+      std::string_view fields = l.Since(fields_at);
+      if (auto it = like_.find(fields); it != like_.end()) {
+        l.Truncate(fields_at, false);
+        l.Int("like", it->second);
+        RememberLike(e, it->second);
+      } else if (like_.size() < kMaxLikeTargets) {
+        like_.emplace(std::string(fields), e.id);
+        RememberLike(e, e.id);
+      }
     }
   }
   l.Int("t_ns", e.t_ns);

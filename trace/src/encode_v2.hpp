@@ -61,6 +61,22 @@ class EncoderV2 {
   std::vector<Open> open_;  // a handful at a time: searched linearly, no allocation per redistribute
   // The plan fields of a written redistribute_begin (their text) -> its id.
   std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> like_;
+
+  // Recent begins whose plan fields have a `like` target, and that target: a begin that shares
+  // their lists (SharedVec::SharesWith) and equals their strings and numbers has the same fields
+  // text, so it is written as `like` without formatting and hashing that text again. The engine's
+  // template captures repeat exactly these buffers on every redistribute. Each entry holds its
+  // event, so the buffers it compares with stay alive: an address is never reused for other
+  // contents while it is remembered.
+  struct LikeMemo {
+    RedistributeBegin fields;
+    int64_t like = 0;
+  };
+  std::vector<LikeMemo> like_memo_;  // at most kLikeMemo, searched newest first
+  size_t like_memo_next_ = 0;        // the entry replaced next once full
+  static constexpr size_t kLikeMemo = 8;
+  const LikeMemo* FindLikeMemo(const RedistributeBegin& e) const;
+  void RememberLike(const RedistributeBegin& e, int64_t like);
 };
 
 }  // namespace shardscope::trace::detail

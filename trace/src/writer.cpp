@@ -136,23 +136,7 @@ void Writer::Emit(const EventTemplate& tmpl, const TemplateFields& fields) {
 
 Event Materialize(const Event& tmpl, const TemplateFields& f) {
   Event event = tmpl;
-  std::visit(
-      [&f](auto& e) {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, RedistributeBegin>) {
-          e.id = f.id, e.t_ns = f.t_ns, e.tensor = f.tensor, e.op_id = f.op_id, e.op_input = f.op_input;
-        } else if constexpr (std::is_same_v<E, RedistributeEnd>) {
-          e.id = f.id, e.t_ns = f.t_ns;
-        } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
-          e.redistribute_id = f.id, e.t_ns = f.t_ns;
-        } else if constexpr (std::is_same_v<E, Collective>) {
-          e.redistribute_id = f.id, e.start_ns = f.t_ns, e.end_ns = f.end_ns;
-        } else {
-          static_assert(std::is_same_v<E, Op>);
-          e.id = f.id, e.t_ns = f.t_ns, e.end_ns = f.end_ns;
-        }
-      },
-      event);
+  std::visit([&f](auto& e) { detail::ApplyTemplateFields(e, f); }, event);
   return event;
 }
 

@@ -1,13 +1,12 @@
 #include "writer_sink.hpp"
 
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <variant>
 
 #include "encode_v2.hpp"
@@ -65,18 +64,15 @@ void Batch::Append(Batch& other) {
 
 namespace {
 
-// Appends the line of `event` (without '\n'): the common events straight into the buffer
+// Appends the line of `e` (without '\n'): the common events straight into the buffer
 // (encode_v2.cpp, or fast_encode.cpp for v1); one the v1 fast path declines (a string to escape, a
 // non-finite number) goes through the JSON tree of codec_encode.cpp.
-void EncodeLine(const Event& event, EncoderV2* v2, std::string& buffer) {
-  std::visit(
-      [&](const auto& e) {
-        if (v2)
-          v2->Encode(e, buffer);
-        else if (!FastEncode(e, buffer))
-          buffer += ToLine(ToJson(Event(e)));
-      },
-      event);
+template <typename E>
+void EncodeLine(const E& e, EncoderV2* v2, std::string& buffer) {
+  if (v2)
+    v2->Encode(e, buffer);
+  else if (!FastEncode(e, buffer))
+    buffer += ToLine(ToJson(Event(e)));
   buffer += '\n';
 }
 
@@ -90,11 +86,29 @@ void Sink::Drain() {
     std::swap(queue, draining);
   }
   if (file != nullptr && ok) {
+    // A template's line is encoded from a copy of it with the capture's fields set. The copy is
+    // kept per event kind and made again only when another template of that kind comes: a job
+    // repeating one redistribute copies nothing. `copied_from` is only compared within this drain,
+    // whose batch keeps every template it refers to alive (Batch::pins), so an address it holds is
+    // never that of another template.
+    std::tuple<RedistributeBegin, RedistributeEnd, StepBegin, StepEnd, Collective, Op> copies;
+    std::array<const Event*, std::variant_size_v<Event>> copied_from{};
     for (const Captured& c : draining.records) {
-      if (c.tmpl == nullptr)
-        EncodeLine(draining.full[c.index], v2.get(), buffer);
-      else
-        EncodeLine(Materialize(*c.tmpl, c.fields), v2.get(), buffer);
+      if (c.tmpl == nullptr) {
+        std::visit([&](const auto& e) { EncodeLine(e, v2.get(), buffer); }, draining.full[c.index]);
+        continue;
+      }
+      std::visit(
+          [&](const auto& tmpl) {
+            auto& copy = std::get<std::decay_t<decltype(tmpl)>>(copies);
+            if (copied_from[c.tmpl->index()] != c.tmpl) {
+              copy = tmpl;
+              copied_from[c.tmpl->index()] = c.tmpl;
+            }
+            ApplyTemplateFields(copy, c.fields);
+            EncodeLine(copy, v2.get(), buffer);
+          },
+          *c.tmpl);
     }
     WriteBuffer();
   }
@@ -246,10 +260,6 @@ void Flusher::Wake() {
 }
 
 void Flusher::Loop() {
-  // The lowest CPU priority (Linux: nice applies to this thread only): writing the trace takes
-  // cores the job leaves idle, and never preempts a rank the others then wait for. Failure
-  // (a sandbox without setpriority) leaves the thread at the job's priority.
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
   std::vector<std::shared_ptr<Sink>> batch;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

@@ -30,6 +30,24 @@ struct Captured {
   TemplateFields fields;
 };
 
+/// Set on an event the fields a template capture changes (what Materialize sets).
+inline void ApplyTemplateFields(RedistributeBegin& e, const TemplateFields& f) {
+  e.id = f.id, e.t_ns = f.t_ns, e.tensor = f.tensor, e.op_id = f.op_id, e.op_input = f.op_input;
+}
+inline void ApplyTemplateFields(RedistributeEnd& e, const TemplateFields& f) { e.id = f.id, e.t_ns = f.t_ns; }
+inline void ApplyTemplateFields(StepBegin& e, const TemplateFields& f) {
+  e.redistribute_id = f.id, e.t_ns = f.t_ns;
+}
+inline void ApplyTemplateFields(StepEnd& e, const TemplateFields& f) {
+  e.redistribute_id = f.id, e.t_ns = f.t_ns;
+}
+inline void ApplyTemplateFields(Collective& e, const TemplateFields& f) {
+  e.redistribute_id = f.id, e.start_ns = f.t_ns, e.end_ns = f.end_ns;
+}
+inline void ApplyTemplateFields(Op& e, const TemplateFields& f) {
+  e.id = f.id, e.t_ns = f.t_ns, e.end_ns = f.end_ns;
+}
+
 /// Captured lines in emit order, and what they need kept alive until they are written.
 struct Batch {
   std::vector<Captured> records;
