@@ -15,6 +15,7 @@
 
 #include "../common/temp_dir.hpp"
 #include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace fs = std::filesystem;
@@ -22,15 +23,7 @@ using namespace shardscope::trace;
 
 namespace {
 
-Header RankHeader(int64_t rank, int64_t world) {
-  Header h;
-  h.rank = rank;
-  h.world = world;
-  h.mesh_shape = {world};
-  h.mesh_dim_names = {"dp"};
-  h.backend = "local";
-  return h;
-}
+Header RankHeader(int64_t rank, int64_t world) { return MakeHeader(rank, world, {world}, {"dp"}, "local"); }
 
 // The line a template capture stands for, per TemplateFields' documentation.
 Event Expected(const Event& tmpl, const TemplateFields& f) {
