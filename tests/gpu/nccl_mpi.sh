@@ -43,7 +43,7 @@ cat >"$work/one.json" <<'JSON'
 {
   "mesh": [1],
   "tensors": {"x": {"shape": [6, 5], "dtype": "f32", "placements": ["S(0)"]}},
-  "steps": [{"redistribute": "x", "to": ["R"]}, {"redistribute": "x", "to": ["P(sum)"]},
+  "steps": [{"redistribute": "x", "to": ["R"]}, {"redistribute": "x", "to": ["P(sum)"], "allow_partial_target": true},
             {"redistribute": "x", "to": ["S(1)"]}]
 }
 JSON

@@ -6,8 +6,9 @@
 # most 8), summary.txt and run.log (every phase's output, benchmark tables included); per-phase
 # logs and the sample trace stay in $BUILD_DIR/logs and $BUILD_DIR/trace-fsdp_tp-cuda.
 #   tests/gpu/run.sh            from the repository root (or anywhere: it finds the root)
-#   tests/gpu/run.sh stage-deps on the build machine: copies the header-only build dependencies
-#                               (nlohmann-json, Catch2 v2, CLI11: headers and CMake package files)
+#   tests/gpu/run.sh stage-deps on the build machine: copies the build dependencies a CUDA image
+#                               lacks (nlohmann-json, Catch2 v2, CLI11: headers and CMake package
+#                               files; simdjson: header, shared library and package file)
 #                               into build-gpu-deps/ (git-ignored) to carry to a GPU machine that
 #                               has CUDA but not them and cannot download; run.sh uses that folder
 #                               as CMAKE_PREFIX_PATH when it exists.
@@ -25,10 +26,18 @@ if [ "${1:-}" = "stage-deps" ]; then
   rm -rf "$deps"
   mkdir -p "$deps/include" "$deps/lib"
   for dir in nlohmann catch2 CLI; do cp -r "/usr/include/$dir" "$deps/include/"; done
+  # simdjson (the trace reader's parser) is a shared library: its header, the library (the build
+  # tree's RPATH finds it there) and its package file.
+  cp /usr/include/simdjson.h "$deps/include/"
+  simdjson_lib=$(ls /usr/lib/*/libsimdjson.so.*.* 2>/dev/null | head -1 || true)
+  [ -n "$simdjson_lib" ] || { echo "stage-deps: no libsimdjson under /usr/lib (libsimdjson-dev)" >&2; exit 2; }
+  mkdir -p "$deps/${simdjson_lib%/*}"
+  cp -P "${simdjson_lib%/*}"/libsimdjson.so* "$deps/${simdjson_lib%/*}/"
+  mv "$deps/usr/lib"/* "$deps/lib/" && rm -rf "$deps/usr"
   # Package files at their path under /usr: they locate the headers relative to themselves.
-  for pkg in nlohmann_json Catch2 CLI11; do
-    config=$(ls /usr/share/cmake/$pkg/*Config.cmake /usr/lib/cmake/$pkg/*Config.cmake \
-      /usr/lib/*/cmake/$pkg/*Config.cmake 2>/dev/null | head -1 || true)
+  for pkg in nlohmann_json Catch2 CLI11 simdjson; do
+    config=$(ls /usr/share/cmake/$pkg/*[Cc]onfig.cmake /usr/lib/cmake/$pkg/*[Cc]onfig.cmake \
+      /usr/lib/*/cmake/$pkg/*[Cc]onfig.cmake 2>/dev/null | grep -v -- -version | head -1 || true)
     [ -n "$config" ] || { echo "stage-deps: no CMake package file for $pkg under /usr" >&2; exit 2; }
     rel=$(dirname "${config#/usr/}")
     mkdir -p "$deps/$(dirname "$rel")"
