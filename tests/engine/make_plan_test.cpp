@@ -406,3 +406,19 @@ TEST_CASE("a graph plan that would end on other rows than an uneven _StridedShar
   CHECK(MakePlan(Spec(mesh, "R,R", {8}), Spec(mesh, "_S(0, 2),S(0)", {8}), 0, {}).planner ==
         PlannerKind::kGraph);
 }
+
+// Found by the traced property sweep: greedy's fallback (split factors not decodable) plans no
+// transform for equal placements whose shard orders differ, and the executor then refused the
+// run ("ends with rank 0 holding shape 2 but ... gives it 2") after `plan` had printed "source and
+// destination are the same". Mesh 2x1x4, 8 elements, _S(0,2),R,_S(0,3): with order 0:2,0 (mesh
+// dim 2 first) rank 0 holds rows {0, 6}; in the default order (dim 0 first) it holds {0, 4}.
+TEST_CASE("an order-only change that greedy's fallback plans as nothing is refused, not run",
+          "[engine][make_plan]") {
+  Mesh mesh({2, 1, 4});
+  auto e = PlanError(Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}, "0:2,0"), Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}));
+  CHECK(e.code() == ErrorCode::kUnsupported);
+  CHECK(Contains(e.what(), "cannot run exactly: the plan ends with rank 0 holding other elements"));
+  // The same order on both sides is nothing to do, and is planned as such.
+  const TensorSpec same = Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}, "0:2,0");
+  CHECK(MakePlan(same, same, 0, {}).raw.empty());
+}

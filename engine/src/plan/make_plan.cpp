@@ -221,8 +221,9 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
       plan.raw = PlanGreedy(src, dst, rank, options);
     }
   }
-  if ((src.HasStridedShard() || dst.HasStridedShard()) && !plan.raw.empty())
-    CheckStridedPlanRuns(src, dst, plan);
+  // Checked when a planner ran, even for no transforms: greedy's fallback returns none for equal
+  // placements whose orders differ, which leaves every rank on the source's elements.
+  if ((src.HasStridedShard() || dst.HasStridedShard()) && !identical) CheckStridedPlanRuns(src, dst, plan);
 
   if (partial_target) plan.planner_reason += "; internal redistribute to Partial (public API refuses it)";
   plan.internal_partial_target = partial_target;
