@@ -224,10 +224,14 @@ class Executor {
     }
     const Geometry& done = cached ? *cached : *geometry;
     if (!done.ends_as_dst || current->shape() != done.dst_shape) {
+      const std::string what = current->shape() != done.dst_shape
+                                   ? "shape " + FormatShape(current->shape()) + " but " +
+                                         FormatPlacements(dst_.placements) + " gives it " +
+                                         FormatShape(done.dst_shape)
+                                   : "other elements than " + FormatPlacements(dst_.placements) +
+                                         " gives it (shape " + FormatShape(done.dst_shape) + " both)";
       throw InternalError("redistribute: the plan '" + plan_.notation + "' ends with rank " +
-                          std::to_string(rank_) + " holding shape " + FormatShape(current->shape()) +
-                          " but " + FormatPlacements(dst_.placements) + " gives it " +
-                          FormatShape(done.dst_shape));
+                          std::to_string(rank_) + " holding " + what);
     }
     if (geometry) Cache().Add(src_, dst_, plan_.optimized, rank_, std::move(geometry));
     return current == &in ? in : std::move(holder);
