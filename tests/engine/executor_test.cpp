@@ -285,11 +285,11 @@ TEST_CASE("executor errors are clear", "[engine][executor]") {
   // A plan that does not reach dst is an internal error, not a silent wrong layout.
   std::vector<LocalTensor> ok(2, Make({2}, DType::kF32, {1, 2}));
   CHECK_THROWS_WITH(RunPlan(src, Spec({2}, "R", {4}), HandPlan({}), ok),
-                    Catch::Contains("ends with rank 0 holding shape 2 but R gives it 4"));
+                    Catch::Contains("holding shape 2 but R gives it 4"));
   // Same shape, other elements: S(0) holds rows [0,2) and [2,4); _S(0, 2) holds {0,2} and {1,3}.
-  CHECK_THROWS_WITH(
-      RunPlan(src, Spec({2}, "_S(0, 2)", {4}), HandPlan({}), ok),
-      Catch::Contains("ends with rank 0 holding other elements than _S(0, 2) gives it (shape 2 both)"));
+  // (Either rank may be the one whose error is thrown.)
+  CHECK_THROWS_WITH(RunPlan(src, Spec({2}, "_S(0, 2)", {4}), HandPlan({}), ok),
+                    Catch::Contains("holding other elements than _S(0, 2) gives it (shape 2 both)"));
 }
 
 TEST_CASE("the executor traces redistribute, steps and collectives, negotiation included",
