@@ -395,6 +395,25 @@ trace::Event WithoutIdsAndTimes(trace::Event e) {
   return e;
 }
 
+// A rank's events per redistribute id, ids and times cleared.
+std::vector<std::vector<trace::Event>> EventsById(const trace::RankTrace& rank, size_t ids) {
+  std::vector<std::vector<trace::Event>> by_id(ids);
+  for (const trace::Event& e : rank.events) {
+    const int64_t id = std::visit(
+        [](const auto& x) -> int64_t {
+          if constexpr (requires { x.redistribute_id; })
+            return x.redistribute_id;
+          else
+            return x.id;
+        },
+        e);
+    REQUIRE(id >= 0);
+    REQUIRE(static_cast<size_t>(id) < ids);
+    by_id[static_cast<size_t>(id)].push_back(WithoutIdsAndTimes(e));
+  }
+  return by_id;
+}
+
 }  // namespace
 
 TEST_CASE("a repeated traced redistribute writes what its first run on the thread wrote",
@@ -440,21 +459,7 @@ TEST_CASE("a repeated traced redistribute writes what its first run on the threa
   trace::Model model = trace::ReadTraceDir(dir);
   REQUIRE(model.ranks.size() == 4);
   for (const trace::RankTrace& rank : model.ranks) {
-    // This rank's events per redistribute id, ids and times cleared.
-    std::vector<std::vector<trace::Event>> by_id(cases.size() * 3);
-    for (const trace::Event& e : rank.events) {
-      const int64_t id = std::visit(
-          [](const auto& x) -> int64_t {
-            if constexpr (requires { x.redistribute_id; })
-              return x.redistribute_id;
-            else
-              return x.id;
-          },
-          e);
-      REQUIRE(id >= 0);
-      REQUIRE(static_cast<size_t>(id) < by_id.size());
-      by_id[static_cast<size_t>(id)].push_back(WithoutIdsAndTimes(e));
-    }
+    const auto by_id = EventsById(rank, cases.size() * 3);
     for (size_t c = 0; c < cases.size(); ++c) {
       INFO("rank " << rank.header.rank << ", case " << c);
       REQUIRE(by_id[c].size() >= 4);  // begin, a step's begin and end, end
@@ -466,25 +471,6 @@ TEST_CASE("a repeated traced redistribute writes what its first run on the threa
 }
 
 namespace {
-
-// A rank's events per redistribute id, ids and times cleared.
-std::vector<std::vector<trace::Event>> EventsById(const trace::RankTrace& rank, size_t ids) {
-  std::vector<std::vector<trace::Event>> by_id(ids);
-  for (const trace::Event& e : rank.events) {
-    const int64_t id = std::visit(
-        [](const auto& x) -> int64_t {
-          if constexpr (requires { x.redistribute_id; })
-            return x.redistribute_id;
-          else
-            return x.id;
-        },
-        e);
-    REQUIRE(id >= 0);
-    REQUIRE(static_cast<size_t>(id) < ids);
-    by_id[static_cast<size_t>(id)].push_back(WithoutIdsAndTimes(e));
-  }
-  return by_id;
-}
 
 struct TracedCase {
   testing::Case c;
