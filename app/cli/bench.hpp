@@ -16,6 +16,7 @@ struct BenchCommArgs {
   std::string sizes = "64K,1M,16M,64M";  ///< per-rank bytes, K/M/G suffixes
   int iterations = 0;                    ///< timed iterations per size; 0 picks by size
   std::string backend = "local";         ///< local, mpi, cuda or nccl (comm only for the GPU ones)
+  int trace_groups = 7;                  ///< bench redistribute: groups behind each trace cost figure
 };
 
 /// `shardscope bench load PATH`.

@@ -29,8 +29,6 @@ using engine::LocalTensor;
 
 // Runs of the memcpy baseline (their median is the 'vs memcpy' baseline).
 constexpr int kMemcpyRounds = 5;
-// Groups of four blocks (untraced, traced, traced, untraced) of the 'trace cost' columns.
-constexpr int kTraceGroups = 7;
 
 struct RedistCase {
   std::string name;
@@ -136,7 +134,7 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       int64_t out_bytes = engine::NumElements(engine::ComputeRankLayout(c.dst, 0).local_shape) * 4;
       const TraceCost tc =
           MeasureTraceCost(mpi.get(), n, c.src, c.dst, c.name, TraceBlockIterations(bytes, args.iterations),
-                           kTraceGroups, trace_dir);
+                           args.trace_groups, trace_dir);
       const double plain = tc.plain_s;
       out << std::left << std::setw(26) << c.name << std::right << std::setw(12) << HumanBytes(out_bytes)
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)

@@ -355,6 +355,12 @@ void AddCommands(CLI::App& app, Commands& c) {
   c.bench_redistribute_cmd = bench->add_subcommand(
       "redistribute", "Whole redistributes: bandwidth vs memcpy, tracing cost, known vs negotiated shapes");
   AddBenchCommOptions(c.bench_redistribute_cmd, c.bench_redistribute);
+  c.bench_redistribute_cmd
+      ->add_option("--trace-groups", c.bench_redistribute.trace_groups,
+                   "groups of interleaved traced/untraced blocks behind each 'trace cost' figure (its "
+                   "interval narrows as 1/sqrt(groups))")
+      ->capture_default_str()
+      ->check(AtLeast(3));
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);

@@ -272,3 +272,90 @@ TEST_CASE("template capture: begins that share every list but differ in a string
   for (size_t at = body.find("\"like\""); at != std::string::npos; at = body.find("\"like\"", at + 1)) ++like;
   CHECK(like == 54);
 }
+
+namespace {
+
+// Begins of three plans and dtypes, and step, collective and end templates emitted under any of
+// them (or under none), all built afresh on every call: nothing shared with an earlier call.
+struct Mixed {
+  std::vector<EventTemplate> begins;  // [0] plan A f32, [1] plan B f32, [2] plan A f64, [3] no steps
+  std::vector<EventTemplate> steps;   // step begins, collectives, step ends of step 0 or 1
+  EventTemplate end;
+};
+
+Mixed MixedTemplates() {
+  auto begin = [](std::string dtype, std::vector<PlanStep> plan) {
+    RedistributeBegin b;
+    b.global_shape = {12, 8};
+    b.dtype = dtype;
+    b.src_placements = {"S(0)"};
+    b.dst_placements = {"R"};
+    b.planner = "greedy";
+    b.planner_reason = "default";
+    b.notation = b.notation_unoptimized = "S(0)->R";
+    b.raw_plan = plan;
+    b.optimized_plan = std::move(plan);
+    return std::make_shared<const Event>(std::move(b));
+  };
+  const PlanStep gather{{0}, "S(0)", "R", "all_gather", {12, 8}, false, 1.0, 3.5};
+  const PlanStep swap{{0}, "S(1)", "S(0)", "all_to_all", {12, 8}, false, 1.0, 2.5};
+  Mixed m;
+  m.begins = {begin("f32", {gather}), begin("f32", {swap, gather}), begin("f64", {gather}), begin("f32", {})};
+  auto add = [&m](auto event) { m.steps.push_back(std::make_shared<const Event>(std::move(event))); };
+  add(StepBegin{0, 0, {0}, "S(0)", "R", "all_gather", {12, 8}, {4, 8}, {0, 0}, 0});
+  add(StepBegin{0, 1, {0}, "S(0)", "R", "all_gather", {12, 8}, {4, 8}, {4, 0}, 0});
+  add(Collective{0, 0, "all_gather", {0}, {0, 1, 2}, "f32", {0, 32, 32}, {0, 32, 32}, false, 0, 0, -1, {}});
+  add(Collective{0, 0, "all_gather", {0}, {0, 1, 2}, "f64", {0, 64, 8}, {0, 64, 8}, false, 0, 0, -1, {}});
+  add(Collective{0, 1, "all_to_all", {0}, {0, 1, 2}, "f32", {0, 32, 32}, {0, 32, 32}, true, 0, 0, -1, {}});
+  add(StepEnd{0, 0, {12, 8}, {0, 0}, 0});
+  add(StepEnd{0, 1, {4, 8}, {8, 0}, 0});
+  m.end = std::make_shared<const Event>(RedistributeEnd{});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("template capture: step and collective lines written from remembered text match whatever begin they follow",
+          "[trace][writer][local]") {
+  // The encoder remembers a template's step_begin, step_end and collective line with its id and
+  // times cut out, and writes later copies from that text. What a v2 line leaves out depends on
+  // the redistribute it belongs to (its plan step: src, dst, comm, mesh dims; its dtype): here the
+  // same templates follow begins of other plans, another dtype, a plan without that step, and no
+  // begin at all, in random order. Every line must be what the whole event writes.
+  std::mt19937_64 rng(20261205);
+  for (int round = 0; round < 6; ++round) {
+    const fs::path by_template = shardscope::testing::FreshTempDir("tmpl_lines_t" + std::to_string(round));
+    const fs::path by_event = shardscope::testing::FreshTempDir("tmpl_lines_e" + std::to_string(round));
+    Mixed templates = MixedTemplates();
+    {
+      Writer t(by_template, RankHeader(0, 3), {}, Durability::kBackground);
+      Writer e(by_event, RankHeader(0, 3), {}, Durability::kBackground);
+      for (int64_t id = 0; id < 300; ++id) {
+        if (rng() % 50 == 0) templates = MixedTemplates();  // dropped: their addresses come back
+        const Mixed fresh = MixedTemplates();
+        TemplateFields f;
+        f.id = id;
+        f.t_ns = 1000 * id;
+        f.end_ns = 1000 * id + 7;
+        f.tensor = "x";
+        const size_t b = rng() % (templates.begins.size() + 1);  // == size(): no begin
+        auto emit = [&](const EventTemplate& tmpl, const EventTemplate& same) {
+          t.Emit(tmpl, f);
+          e.Emit(Materialize(*same, f));
+        };
+        if (b < templates.begins.size()) emit(templates.begins[b], fresh.begins[b]);
+        for (int n = static_cast<int>(rng() % 6); n > 0; --n) {
+          const size_t s = rng() % templates.steps.size();
+          f.t_ns += 10;
+          f.end_ns += 10;
+          emit(templates.steps[s], fresh.steps[s]);
+        }
+        emit(templates.end, fresh.end);
+      }
+    }
+    INFO("round " << round);
+    const std::string want = Body(by_event), got = Body(by_template);
+    REQUIRE(want.size() > 0);
+    CHECK(got == want);
+  }
+}

@@ -3,6 +3,10 @@
 #include "encode_v2.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <initializer_list>
+#include <string_view>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 
@@ -56,7 +60,99 @@ bool SameBeginFields(const RedistributeBegin& a, const RedistributeBegin& b) {
          std::memcmp(&a.cost_us, &b.cost_us, sizeof(double)) == 0 && !a.imported && !b.imported;
 }
 
+// Whether a and b write the same line but for their redistribute id and times, given the same
+// plan step and dtype (LineMemo): every list shared, every string and number equal.
+bool SameLineFields(const StepBegin& a, const StepBegin& b) {
+  return a.step == b.step && a.local_shape_before.SharesWith(b.local_shape_before) &&
+         a.global_offset_before.SharesWith(b.global_offset_before) && a.mesh_dims.SharesWith(b.mesh_dims) &&
+         a.src == b.src && a.dst == b.dst && a.comm == b.comm && a.logical_shape.SharesWith(b.logical_shape);
+}
+bool SameLineFields(const StepEnd& a, const StepEnd& b) {
+  return a.step == b.step && a.local_shape_after.SharesWith(b.local_shape_after) &&
+         a.global_offset_after.SharesWith(b.global_offset_after);
+}
+bool SameLineFields(const Collective& a, const Collective& b) {
+  return a.step == b.step && a.group.SharesWith(b.group) && a.bytes_sent.SharesWith(b.bytes_sent) &&
+         a.bytes_recv.SharesWith(b.bytes_recv) && a.mesh_dims.SharesWith(b.mesh_dims) && a.kind == b.kind &&
+         a.dtype == b.dtype && a.negotiated == b.negotiated && a.op_id == b.op_id && !a.flight && !b.flight &&
+         (a.redistribute_id >= 0) == (b.redistribute_id >= 0);
+}
+
+// Appends the decimal text of v.
+void AppendInt(std::string& out, int64_t v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
 }  // namespace
+
+template <typename E>
+const EncoderV2::LineMemo* EncoderV2::FindLineMemo(const E& e, const PlanStep* step,
+                                                   const std::string* dtype) const {
+  for (size_t i = line_memo_.size(); i-- > 0;) {
+    const LineMemo& m = line_memo_[(line_memo_next_ + i) % line_memo_.size()];
+    const E* remembered = std::get_if<E>(&m.event);
+    if (remembered != nullptr && m.step == step && m.has_dtype == (dtype != nullptr) &&
+        (dtype == nullptr || m.dtype == *dtype) && SameLineFields(*remembered, e))
+      return &m;
+  }
+  return nullptr;
+}
+
+void EncoderV2::RememberLine(Event e, const Open* open, const PlanStep* step, const std::string* dtype,
+                             std::string_view line, std::string_view head, std::string_view key,
+                             std::initializer_list<int64_t> list, std::string_view sep) {
+  const std::vector<int64_t> values(list);
+  // `line` reads head, values[0], text ending in `key`, values[1], [sep, values[2],] "}". It is cut
+  // around the values, and not remembered when it does not read so (a line the builder declined).
+  std::vector<std::string> digits;
+  for (int64_t v : values) {
+    digits.emplace_back();
+    AppendInt(digits.back(), v);
+  }
+  auto has = [&](size_t at, std::string_view text) { return at <= line.size() && line.substr(at, text.size()) == text; };
+  if (line.empty() || line.back() != '}' || !has(0, head) || !has(head.size(), digits[0])) return;
+  std::vector<size_t> at(values.size());  // where each value's digits start
+  size_t end = line.size() - 1;           // where the last value's digits end
+  for (size_t i = values.size(); i-- > 1;) {
+    if (end < digits[i].size()) return;
+    at[i] = end - digits[i].size();
+    if (!has(at[i], digits[i])) return;
+    if (i > 1) {
+      if (at[i] < sep.size() || !has(at[i] - sep.size(), sep)) return;
+      end = at[i] - sep.size();
+    }
+  }
+  at[0] = head.size();
+  const size_t mid_from = head.size() + digits[0].size();
+  if (at[1] < mid_from + key.size() || !has(at[1] - key.size(), key)) return;
+  LineMemo m;
+  m.text.emplace_back(head);
+  m.text.emplace_back(line.substr(mid_from, at[1] - mid_from));
+  if (values.size() == 3) m.text.emplace_back(sep);
+  m.text.emplace_back("}");
+  m.event = std::move(e);
+  m.step = step;
+  if (step != nullptr) m.plan = open->plan;  // holds `step`: its address means this step while remembered
+  m.has_dtype = dtype != nullptr;
+  if (dtype != nullptr) m.dtype = *dtype;
+  if (line_memo_.size() < kLineMemo) {
+    line_memo_.push_back(std::move(m));
+    line_memo_next_ = 0;
+    return;
+  }
+  line_memo_[line_memo_next_] = std::move(m);
+  line_memo_next_ = (line_memo_next_ + 1) % kLineMemo;
+}
+
+void EncoderV2::WriteLine(const LineMemo& m, std::initializer_list<int64_t> values, std::string& out) {
+  out += m.text[0];
+  size_t i = 1;
+  for (int64_t v : values) {
+    AppendInt(out, v);
+    out += m.text[i++];
+  }
+}
 
 const EncoderV2::LikeMemo* EncoderV2::FindLikeMemo(const RedistributeBegin& e) const {
   if (e.imported) return nullptr;
@@ -136,26 +232,57 @@ void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
   if (!l.Finish()) Fallback(e, out);
 }
 
-void EncoderV2::Encode(const StepBegin& e, std::string& out) {
+namespace {
+constexpr std::string_view kStepBeginHead = R"({"type":"step_begin","redistribute_id":)";
+constexpr std::string_view kStepEndHead = R"({"type":"step_end","redistribute_id":)";
+constexpr std::string_view kCollectiveHead = R"({"type":"collective","redistribute_id":)";
+}  // namespace
+
+void EncoderV2::Encode(const StepBegin& e, std::string& out, bool repeated) {
   const Open* open = nullptr;
   const PlanStep* s = StepOf(e.redistribute_id, e.step, &open);
+  if (repeated) {
+    if (const LineMemo* m = FindLineMemo(e, s, nullptr)) return WriteLine(*m, {e.redistribute_id, e.t_ns}, out);
+  }
+  const size_t start = out.size();
   Line l(out);
   StepBeginLine(l, e, s);
-  if (!l.Finish()) Fallback(e, out);
+  if (!l.Finish()) return Fallback(e, out);
+  if (repeated)
+    RememberLine(e, open, s, nullptr, std::string_view(out).substr(start), kStepBeginHead, R"("t_ns":)",
+                 {e.redistribute_id, e.t_ns});
 }
 
-void EncoderV2::Encode(const StepEnd& e, std::string& out) {
-  if (!FastEncode(e, out)) Fallback(e, out);
+void EncoderV2::Encode(const StepEnd& e, std::string& out, bool repeated) {
+  if (repeated) {
+    if (const LineMemo* m = FindLineMemo(e, nullptr, nullptr))
+      return WriteLine(*m, {e.redistribute_id, e.t_ns}, out);
+  }
+  const size_t start = out.size();
+  if (!FastEncode(e, out)) return Fallback(e, out);
+  if (repeated)
+    RememberLine(e, nullptr, nullptr, nullptr, std::string_view(out).substr(start), kStepEndHead, R"("t_ns":)",
+                 {e.redistribute_id, e.t_ns});
 }
 
-void EncoderV2::Encode(const Collective& e, std::string& out) {
+void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
   const Open* open = nullptr;
   const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
-  CollectiveBasis basis{s, open ? &open->dtype : nullptr,
-                        e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr, rank_};
+  const std::string* dtype = open ? &open->dtype : nullptr;
+  // A collective of an op (no redistribute) is not remembered: its line has op_id after the times.
+  repeated = repeated && e.redistribute_id >= 0 && e.op_id < 0 && !e.flight;
+  if (repeated) {
+    if (const LineMemo* m = FindLineMemo(e, s, dtype))
+      return WriteLine(*m, {e.redistribute_id, e.start_ns, e.end_ns}, out);
+  }
+  CollectiveBasis basis{s, dtype, e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr, rank_};
+  const size_t start = out.size();
   Line l(out);
   CollectiveLine(l, e, &basis);
-  if (!l.Finish()) Fallback(e, out);
+  if (!l.Finish()) return Fallback(e, out);
+  if (repeated)
+    RememberLine(e, open, s, dtype, std::string_view(out).substr(start), kCollectiveHead, R"("start_ns":)",
+                 {e.redistribute_id, e.start_ns, e.end_ns}, R"(,"end_ns":)");
 }
 
 void EncoderV2::Encode(const Op& e, std::string& out) {

@@ -7,6 +7,7 @@
 // non-finite numbers, rare payloads) are written in their v1 form, which v2 readers accept.
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,12 +24,15 @@ class EncoderV2 {
   EncoderV2(int64_t rank, std::vector<int64_t> mesh_shape)
       : rank_(rank), mesh_shape_(std::move(mesh_shape)) {}
 
-  /// Each appends one line without its '\n' to `out`.
+  /// Each appends one line without its '\n' to `out`. `repeated`: the event is a copy of a
+  /// template (Writer::Emit(EventTemplate, TemplateFields)), whose lists the engine repeats on
+  /// every redistribute: its line is remembered with the redistribute id and the times cut out,
+  /// and a later copy of the same template is written from that text (LineMemo).
   void Encode(const RedistributeBegin& e, std::string& out);
   void Encode(const RedistributeEnd& e, std::string& out);
-  void Encode(const StepBegin& e, std::string& out);
-  void Encode(const StepEnd& e, std::string& out);
-  void Encode(const Collective& e, std::string& out);
+  void Encode(const StepBegin& e, std::string& out, bool repeated = false);
+  void Encode(const StepEnd& e, std::string& out, bool repeated = false);
+  void Encode(const Collective& e, std::string& out, bool repeated = false);
   void Encode(const Op& e, std::string& out);
 
   /// At most this many distinct plans are remembered for `like` (bounds memory on long runs).
@@ -77,6 +81,31 @@ class EncoderV2 {
   static constexpr size_t kLikeMemo = 8;
   const LikeMemo* FindLikeMemo(const RedistributeBegin& e) const;
   void RememberLike(const RedistributeBegin& e, int64_t like);
+
+  // Recent step_begin, step_end and collective lines of templates, cut around what a template
+  // capture sets: text[0] + redistribute id + text[1] + time [+ text[2] + end time] + text.back().
+  // A line is written from here when its event shares every list of the remembered one (SharesWith),
+  // equals it in every string (IStr) and number, and was written against the same plan step (the
+  // same PlanStep object, held alive by `plan`) and, for a collective, the same dtype of its
+  // redistribute: everything the line builder reads. Each entry holds its event, so the buffers it
+  // compares with are never reused for other contents while remembered.
+  struct LineMemo {
+    Event event;
+    SharedVec<PlanStep> plan;  ///< holds `step` alive (empty when step is null)
+    const PlanStep* step = nullptr;
+    bool has_dtype = false;  ///< a collective written with its redistribute's dtype known
+    std::string dtype;
+    std::vector<std::string> text;
+  };
+  std::vector<LineMemo> line_memo_;  // at most kLineMemo, searched newest first
+  size_t line_memo_next_ = 0;
+  static constexpr size_t kLineMemo = 16;
+  template <typename E>
+  const LineMemo* FindLineMemo(const E& e, const PlanStep* step, const std::string* dtype) const;
+  void RememberLine(Event e, const Open* open, const PlanStep* step, const std::string* dtype,
+                    std::string_view line, std::string_view head, std::string_view key,
+                    std::initializer_list<int64_t> values, std::string_view sep = {});
+  static void WriteLine(const LineMemo& m, std::initializer_list<int64_t> values, std::string& out);
 };
 
 }  // namespace shardscope::trace::detail

@@ -144,10 +144,11 @@ Event Materialize(const Event& tmpl, const TemplateFields& f) {
 size_t Writer::Enqueue() {
   std::lock_guard<std::mutex> lock(sink_->queue_mu);
   detail::Batch& queue = sink_->queue;
-  if (queue.empty())
-    std::swap(queue, *captured_);  // captured_ takes the queue's empty vectors and their capacity
-  else
-    queue.Append(*captured_);
+  // Copied, never swapped in when the queue is empty: the queue and the drain's batch then keep
+  // the capacity of a whole period's lines (they trade vectors at each drain), and captured_ that
+  // of one redistribute's. A swap would leave the queue with a redistribute's capacity, regrown
+  // through every power of two (fresh pages faulted in) on the emitting thread at every period.
+  queue.Append(*captured_);
   return queue.size();
 }
 

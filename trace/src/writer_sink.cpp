@@ -67,11 +67,15 @@ namespace {
 // Appends the line of `e` (without '\n'): the common events straight into the buffer
 // (encode_v2.cpp, or fast_encode.cpp for v1); one the v1 fast path declines (a string to escape, a
 // non-finite number) goes through the JSON tree of codec_encode.cpp.
+// `repeated`: e is a copy of a template (EncoderV2::Encode).
 template <typename E>
-void EncodeLine(const E& e, EncoderV2* v2, std::string& buffer) {
-  if (v2)
-    v2->Encode(e, buffer);
-  else if (!FastEncode(e, buffer))
+void EncodeLine(const E& e, EncoderV2* v2, std::string& buffer, bool repeated = false) {
+  if (v2) {
+    if constexpr (requires { v2->Encode(e, buffer, repeated); })
+      v2->Encode(e, buffer, repeated);
+    else
+      v2->Encode(e, buffer);
+  } else if (!FastEncode(e, buffer))
     buffer += ToLine(ToJson(Event(e)));
   buffer += '\n';
 }
@@ -106,7 +110,7 @@ void Sink::Drain() {
               copied_from[c.tmpl->index()] = c.tmpl;
             }
             ApplyTemplateFields(copy, c.fields);
-            EncodeLine(copy, v2.get(), buffer);
+            EncodeLine(copy, v2.get(), buffer, true);
           },
           *c.tmpl);
     }
