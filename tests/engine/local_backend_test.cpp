@@ -341,6 +341,29 @@ TEST_CASE("freed large blocks are reused by the same size class, never handed ou
   CHECK(bad == std::vector<int>(4, 0));
 }
 
+TEST_CASE("a thread's next large allocation takes the block it freed itself; an exited thread's blocks are reused",
+          "[engine][tensor][local]") {
+  // Rank threads allocate and free the same sizes every redistribute. A thread gets back the block
+  // it freed last (still in its core's caches), not the one another thread freed since, which a
+  // process-wide last-in-first-out list would hand it; blocks a thread kept are not lost when it
+  // exits.
+  const std::size_t bytes = std::size_t{5} << 20;  // the 6 MiB class
+  void* mine = detail::AllocateLarge(bytes);
+  void* theirs = nullptr;
+  detail::FreeLarge(mine, bytes);
+  std::thread([&] {
+    theirs = detail::AllocateLarge(bytes);  // not `mine`: that one is kept for this test's thread
+    detail::FreeLarge(theirs, bytes);       // freed after `mine`
+  }).join();
+  CHECK(theirs != mine);
+  void* first = detail::AllocateLarge(bytes);
+  void* second = detail::AllocateLarge(bytes);
+  CHECK(first == mine);
+  CHECK(second == theirs);  // handed to the process's lists when its thread exited
+  detail::FreeLarge(first, bytes);
+  detail::FreeLarge(second, bytes);
+}
+
 TEST_CASE("a large all_reduce (split over the members) gives every rank the group-order result bitwise",
           "[engine][local]") {
   // 70001 f32 per rank (273 KiB): above kLocalSplitAllReduceBytes, parts of unequal size. Float

@@ -1,6 +1,7 @@
 #include "shardscope/engine/exec/tensor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -85,12 +86,59 @@ std::size_t LargeCacheLimit() {
   return limit;
 }
 
+namespace {
+
+// This thread's most recently freed blocks (counted in the cache's `held`), taken first by its
+// next allocations of their size: a rank that reuses its own buffers finds them in its own core's
+// caches, and which block it gets no longer depends on how its frees and allocations interleave
+// with other ranks' (a few hundred ns more work on one rank, tracing for one, handed it another
+// rank's just-written buffers). At most kMax; they go to the process's lists when the thread
+// exits or when a newer block pushes them out.
+struct ThreadBlocks {
+  static constexpr size_t kMax = 4;
+  std::array<std::pair<std::size_t, void*>, kMax> blocks{};  // (size class, block), oldest first
+  size_t count = 0;
+  ~ThreadBlocks() {
+    LargeBlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (size_t i = 0; i < count; ++i) Keep(cache, blocks[i].second, blocks[i].first);
+  }
+  // Hands a block to the process's lists (its bytes stay in `held`); frees it when the lists
+  // cannot grow.
+  static void Keep(LargeBlockCache& cache, void* p, std::size_t size) noexcept {
+    try {
+      cache.blocks[size].push_back(p);
+    } catch (...) {
+      cache.held -= size;
+      std::free(p);
+    }
+  }
+};
+
+ThreadBlocks& Mine() {
+  thread_local ThreadBlocks mine;
+  return mine;
+}
+
+}  // namespace
+
 void* AllocateLarge(std::size_t bytes) {
   const std::size_t size = SizeClass(bytes);
   if (size == 0) throw std::bad_alloc();
   {
     LargeBlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
+    ThreadBlocks& mine = Mine();
+    for (size_t i = mine.count; i-- > 0;) {
+      if (mine.blocks[i].first != size) continue;
+      void* p = mine.blocks[i].second;
+      std::move(mine.blocks.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                mine.blocks.begin() + static_cast<std::ptrdiff_t>(mine.count),
+                mine.blocks.begin() + static_cast<std::ptrdiff_t>(i));
+      --mine.count;
+      cache.held -= size;
+      return p;
+    }
     auto it = cache.blocks.find(size);
     if (it != cache.blocks.end() && !it->second.empty()) {
       void* p = it->second.back();
@@ -115,12 +163,15 @@ void FreeLarge(void* p, std::size_t bytes) noexcept {
     LargeBlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (cache.held + size <= LargeCacheLimit()) {
-      try {
-        cache.blocks[size].push_back(p);
-        cache.held += size;
-        return;
-      } catch (...) {  // no memory for the bookkeeping: free the block instead
+      cache.held += size;
+      ThreadBlocks& mine = Mine();
+      if (mine.count == ThreadBlocks::kMax) {  // the oldest goes to the process's lists
+        ThreadBlocks::Keep(cache, mine.blocks[0].second, mine.blocks[0].first);
+        std::move(mine.blocks.begin() + 1, mine.blocks.end(), mine.blocks.begin());
+        --mine.count;
       }
+      mine.blocks[mine.count++] = {size, p};
+      return;
     }
   }
   std::free(p);

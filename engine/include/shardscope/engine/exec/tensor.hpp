@@ -92,7 +92,9 @@ inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 std::size_t LargeCacheLimit();
 /// Allocates `bytes` (>= kLargeBlockBytes): a cached block of the same size class (64 KiB
 /// steps below 2 MiB, 2 MiB steps above), or a new one; throws std::bad_alloc. Released with
-/// FreeLarge and the same `bytes`. Thread-safe.
+/// FreeLarge and the same `bytes`. Thread-safe. The last few blocks a thread freed are kept for
+/// that thread first (its next allocation of their class takes the one it freed last, still in its
+/// core's caches), then go to the process's lists (when pushed out, or when the thread exits).
 void* AllocateLarge(std::size_t bytes);
 void FreeLarge(void* p, std::size_t bytes) noexcept;
 
