@@ -28,8 +28,14 @@ done
 
 # The known-vs-negotiated table: a 256 B shard per rank (S(1)->S(2) of [2, 16, 2n]: 2 x 16 x 2
 # f32 on each rank after the split of the last dim), then one row per --sizes value.
-run_ok bench redistribute --ranks 2 --sizes 64K --iterations 2
+run_ok bench redistribute --ranks 2 --sizes 64K --iterations 2 --trace-groups 3
 expect_out_contains 'known us'
+# Each case's trace cost and capture, with their intervals, over blocks of --iterations.
+for kind in 'S\(0\)->R all_gather' 'S\(1\)->S\(2\) all_to_all' 'P->S\(0\) reduce_scatter'; do
+  CHECKS=$((CHECKS + 1))
+  grep -qE "^$kind .* [+-][0-9.]+% \+-[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +-?[0-9.]+ +2$" <<<"$OUT" ||
+    fail "$CMD: no trace cost row for $kind"$'\n'"$OUT"
+done
 CHECKS=$((CHECKS + 1))
 grep -qE '^256 B +100 +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+x$' <<<"$OUT" ||
   fail "$CMD: no 256 B known-vs-negotiated row"$'\n'"$OUT"

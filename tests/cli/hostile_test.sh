@@ -80,6 +80,7 @@ done
 expect_refused "--trace: must not be empty" -- run "$SMALL" --trace ''
 expect_refused "--fail-on: must not be empty" -- diff "$TMP" "$TMP" --fail-on ''
 expect_refused "--iterations: '-1' must be an integer >= 0" -- bench comm --iterations -1
+expect_refused "--trace-groups: '2' must be an integer >= 3" -- bench redistribute --trace-groups 2
 expect_refused "--repetitions: '0' must be an integer >= 1" -- bench plan --repetitions 0
 expect_refused "--repeat: '0' must be an integer >= 1" -- run "$SMALL" --repeat 0
 run_ok --version
