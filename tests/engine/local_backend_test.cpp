@@ -341,8 +341,9 @@ TEST_CASE("freed large blocks are reused by the same size class, never handed ou
   CHECK(bad == std::vector<int>(4, 0));
 }
 
-TEST_CASE("a thread's next large allocation takes the block it freed itself; an exited thread's blocks are reused",
-          "[engine][tensor][local]") {
+TEST_CASE(
+    "a thread's next large allocation takes the block it freed itself; an exited thread's blocks are reused",
+    "[engine][tensor][local]") {
   // Rank threads allocate and free the same sizes every redistribute. A thread gets back the block
   // it freed last (still in its core's caches), not the one another thread freed since, which a
   // process-wide last-in-first-out list would hand it; blocks a thread kept are not lost when it

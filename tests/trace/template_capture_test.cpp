@@ -315,8 +315,10 @@ Mixed MixedTemplates() {
 
 }  // namespace
 
-TEST_CASE("template capture: step and collective lines written from remembered text match whatever begin they follow",
-          "[trace][writer][local]") {
+TEST_CASE(
+    "template capture: step and collective lines written from remembered text match whatever begin they "
+    "follow",
+    "[trace][writer][local]") {
   // The encoder remembers a template's step_begin, step_end and collective line with its id and
   // times cut out, and writes later copies from that text. What a v2 line leaves out depends on
   // the redistribute it belongs to (its plan step: src, dst, comm, mesh dims; its dtype): here the

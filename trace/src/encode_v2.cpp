@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <string_view>
 #include <type_traits>
-#include <cmath>
-#include <cstring>
 
 #include "codec.hpp"
 #include "fast_encode.hpp"
@@ -110,7 +110,9 @@ void EncoderV2::RememberLine(Event e, const Open* open, const PlanStep* step, co
     digits.emplace_back();
     AppendInt(digits.back(), v);
   }
-  auto has = [&](size_t at, std::string_view text) { return at <= line.size() && line.substr(at, text.size()) == text; };
+  auto has = [&](size_t at, std::string_view text) {
+    return at <= line.size() && line.substr(at, text.size()) == text;
+  };
   if (line.empty() || line.back() != '}' || !has(0, head) || !has(head.size(), digits[0])) return;
   std::vector<size_t> at(values.size());  // where each value's digits start
   size_t end = line.size() - 1;           // where the last value's digits end
@@ -242,7 +244,8 @@ void EncoderV2::Encode(const StepBegin& e, std::string& out, bool repeated) {
   const Open* open = nullptr;
   const PlanStep* s = StepOf(e.redistribute_id, e.step, &open);
   if (repeated) {
-    if (const LineMemo* m = FindLineMemo(e, s, nullptr)) return WriteLine(*m, {e.redistribute_id, e.t_ns}, out);
+    if (const LineMemo* m = FindLineMemo(e, s, nullptr))
+      return WriteLine(*m, {e.redistribute_id, e.t_ns}, out);
   }
   const size_t start = out.size();
   Line l(out);
@@ -261,8 +264,8 @@ void EncoderV2::Encode(const StepEnd& e, std::string& out, bool repeated) {
   const size_t start = out.size();
   if (!FastEncode(e, out)) return Fallback(e, out);
   if (repeated)
-    RememberLine(e, nullptr, nullptr, nullptr, std::string_view(out).substr(start), kStepEndHead, R"("t_ns":)",
-                 {e.redistribute_id, e.t_ns});
+    RememberLine(e, nullptr, nullptr, nullptr, std::string_view(out).substr(start), kStepEndHead,
+                 R"("t_ns":)", {e.redistribute_id, e.t_ns});
 }
 
 void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
