@@ -3,7 +3,6 @@
 #include "encode_v2.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -78,12 +77,6 @@ bool SameLineFields(const Collective& a, const Collective& b) {
          (a.redistribute_id >= 0) == (b.redistribute_id >= 0);
 }
 
-// Appends the decimal text of v.
-void AppendInt(std::string& out, int64_t v) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
 }  // namespace
 
 template <typename E>
@@ -101,36 +94,27 @@ const EncoderV2::LineMemo* EncoderV2::FindLineMemo(const E& e, const PlanStep* s
 
 void EncoderV2::RememberLine(Event e, const Open* open, const PlanStep* step, const std::string* dtype,
                              std::string_view line, std::string_view head, std::string_view key,
-                             std::initializer_list<int64_t> list, std::string_view sep) {
-  const std::vector<int64_t> values(list);
-  // `line` reads head, values[0], text ending in `key`, values[1], [sep, values[2],] "}". It is cut
+                             std::initializer_list<int64_t> values, std::string_view sep) {
+  // `line` reads head + id + (text ending in `key`) + time [+ sep + end time] + "}"; it is cut
   // around the values, and not remembered when it does not read so (a line the builder declined).
-  std::vector<std::string> digits;
-  for (int64_t v : values) {
-    digits.emplace_back();
-    AppendInt(digits.back(), v);
+  const int64_t* v = values.begin();
+  std::string id, tail;
+  AppendInt(v[0], id);
+  AppendInt(v[1], tail);
+  if (values.size() == 3) {
+    tail += sep;
+    AppendInt(v[2], tail);
   }
-  auto has = [&](size_t at, std::string_view text) {
-    return at <= line.size() && line.substr(at, text.size()) == text;
-  };
-  if (line.empty() || line.back() != '}' || !has(0, head) || !has(head.size(), digits[0])) return;
-  std::vector<size_t> at(values.size());  // where each value's digits start
-  size_t end = line.size() - 1;           // where the last value's digits end
-  for (size_t i = values.size(); i-- > 1;) {
-    if (end < digits[i].size()) return;
-    at[i] = end - digits[i].size();
-    if (!has(at[i], digits[i])) return;
-    if (i > 1) {
-      if (at[i] < sep.size() || !has(at[i] - sep.size(), sep)) return;
-      end = at[i] - sep.size();
-    }
-  }
-  at[0] = head.size();
-  const size_t mid_from = head.size() + digits[0].size();
-  if (at[1] < mid_from + key.size() || !has(at[1] - key.size(), key)) return;
+  tail += '}';
+  const size_t from = head.size() + id.size();
+  if (line.size() < from + key.size() + tail.size() || !line.starts_with(head) ||
+      line.substr(head.size(), id.size()) != id || !line.ends_with(tail))
+    return;
+  const std::string_view mid = line.substr(from, line.size() - tail.size() - from);
+  if (!mid.ends_with(key)) return;
   LineMemo m;
   m.text.emplace_back(head);
-  m.text.emplace_back(line.substr(mid_from, at[1] - mid_from));
+  m.text.emplace_back(mid);
   if (values.size() == 3) m.text.emplace_back(sep);
   m.text.emplace_back("}");
   m.event = std::move(e);
@@ -151,7 +135,7 @@ void EncoderV2::WriteLine(const LineMemo& m, std::initializer_list<int64_t> valu
   out += m.text[0];
   size_t i = 1;
   for (int64_t v : values) {
-    AppendInt(out, v);
+    AppendInt(v, out);
     out += m.text[i++];
   }
 }

@@ -18,6 +18,12 @@ namespace shardscope::trace::detail {
 /// A finite double as the fast path writes it (shortest round-trip digits, nlohmann's layout).
 void AppendDouble(double value, std::string& out);
 
+/// An integer in decimal.
+inline void AppendInt(int64_t value, std::string& out) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+}
+
 // Builds one line; any field that the fast path cannot write makes the whole line decline.
 class Line {
  public:
@@ -162,10 +168,7 @@ class Line {
   }
 
  private:
-  void Integer(int64_t v) {
-    char buf[24];
-    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  }
+  void Integer(int64_t v) { AppendInt(v, out_); }
   void Double(double v) {
     if (!std::isfinite(v)) {
       ok_ = false;
