@@ -282,8 +282,10 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
   PrintMode("template", templated, out);
   PrintMode("background", background, out);
   PrintMode("every-end", every_end, out);
-  std::snprintf(line, sizeof line, "%.0f bytes per event on disk (format v%d)\n", background.file_bytes,
-                trace::kCurrentVersion);
+  std::snprintf(line, sizeof line,
+                "%.0f bytes per event on disk (format v%d) for whole events, %.0f for template captures (a "
+                "repeated redistribute is one redistribute_repeat line)\n",
+                background.file_bytes, trace::kCurrentVersion, templated.file_bytes);
   out << line;
   const EngineCost engine_cost = RunEngine(args, dir);
   std::snprintf(

@@ -372,3 +372,135 @@ TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][
   CHECK(ErrorOf({R"j({"type":"op","id":1,"like":0,"step":0,"t_ns":1,"end_ns":2})j"}, false) ==
         "rank-1.jsonl:2: field 'like' is 0 but no op with that id comes before this line in this file");
 }
+
+namespace {
+
+// One whole redistribute (id 0 of kBegin) on rank 1: its begin, step, collective and end lines.
+const std::vector<std::string> kWholeRedistribute = {
+    kBegin,
+    R"j({"type":"step_begin","redistribute_id":0,"step":0,"local_shape_before":[2,4],)j"
+    R"j("global_offset_before":[2,0],"t_ns":12})j",
+    R"j({"type":"collective","redistribute_id":0,"step":0,"group":[0,1],"bytes_sent":8,"bytes_recv":8,)j"
+    R"j("start_ns":13,"end_ns":14})j",
+    R"j({"type":"step_end","redistribute_id":0,"step":0,"local_shape_after":[8,4],"global_offset_after":[0,0],)j"
+    R"j("t_ns":15})j",
+    R"j({"type":"redistribute_end","id":0,"t_ns":16})j"};
+
+std::vector<std::string> With(std::vector<std::string> lines, const std::vector<std::string>& more) {
+  lines.insert(lines.end(), more.begin(), more.end());
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("a v2 redistribute_repeat line is an earlier redistribute again with its own id and times",
+          "[trace][v2][reader]") {
+  const fs::path dir = Temp("repeat");
+  fs::create_directories(dir);
+  std::string text = ToLine(ToJson(OneRank(2))) + "\n";
+  for (const std::string& l : kWholeRedistribute) text += l + "\n";
+  text += R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":100,"dt":[2,3,5,-4,6]})j"
+          "\n";
+  text += R"j({"type":"redistribute_repeat","id":2,"like":1,"t_ns":200,"dt":[1,1,1,1,1],"tensor":"y"})j"
+          "\n";
+  std::ofstream(dir / "rank-1.jsonl", std::ios::binary) << text;
+  for (bool fast : {true, false}) {
+    ReadProgress progress;
+    const Model m = ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast, .progress = &progress});
+    // The fast path decodes repeat lines itself: only the header takes the reference path.
+    CHECK(progress.lines_reference == (fast ? 1 : 8));
+    const std::vector<Event> events = m.ranks.at(0).events.ToVector();
+    REQUIRE(events.size() == 15);
+    CHECK(m.diagnostics.empty());
+    // Redistribute 1 is redistribute 0 with id 1, begin at 100 and the later times at 100 + dt.
+    const auto& b0 = std::get<RedistributeBegin>(events[0]);
+    const auto& b1 = std::get<RedistributeBegin>(events[5]);
+    CHECK(b1.id == 1);
+    CHECK(b1.t_ns == 100);
+    CHECK(b1.tensor == "x");
+    CHECK(b1.op_id == -1);
+    CHECK(b1.global_shape.get() == b0.global_shape.get());
+    CHECK(b1.optimized_plan.get() == b0.optimized_plan.get());
+    const auto& s1 = std::get<StepBegin>(events[6]);
+    CHECK(s1.redistribute_id == 1);
+    CHECK(s1.t_ns == 102);
+    CHECK(s1.local_shape_before.get() == std::vector<int64_t>{2, 4});
+    const auto& c1 = std::get<Collective>(events[7]);
+    CHECK(c1.redistribute_id == 1);
+    CHECK(c1.start_ns == 103);
+    CHECK(c1.end_ns == 105);
+    CHECK(c1.bytes_sent.get() == std::vector<int64_t>{8, 0});
+    CHECK(std::get<StepEnd>(events[8]).t_ns == 96);
+    CHECK(std::get<StepEnd>(events[8]).redistribute_id == 1);
+    CHECK(std::get<RedistributeEnd>(events[9]).id == 1);
+    CHECK(std::get<RedistributeEnd>(events[9]).t_ns == 106);
+    // A repeat of a repeat; the tensor given.
+    const auto& b2 = std::get<RedistributeBegin>(events[10]);
+    CHECK(b2.id == 2);
+    CHECK(b2.tensor == "y");
+    CHECK(std::get<Collective>(events[12]).end_ns == 201);
+    CHECK(std::get<RedistributeEnd>(events[14]).t_ns == 201);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("malformed v2 redistribute_repeat lines are refused at file:line by both readers",
+          "[trace][v2][reader]") {
+  const std::string end1 = R"j({"type":"redistribute_end","id":1,"t_ns":3})j";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {With(kWholeRedistribute,
+            {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":100,"dt":[1,2,3,4]})j"}),
+       "rank-1.jsonl:7: field 'dt' has 4 entries but redistribute 0 has 5 times after its begin"},
+      {With(kWholeRedistribute, {R"j({"type":"redistribute_repeat","id":1,"like":3,"t_ns":100,"dt":[]})j"}),
+       "rank-1.jsonl:7: field 'like' is 3 but no redistribute with that id was read as one run of lines (its "
+       "redistribute_begin, steps, collectives and redistribute_end, nothing between) before this line in "
+       "this file"},
+      // Redistribute 1 begins inside redistribute 0: neither is one run of lines.
+      {{kBegin, R"j({"type":"redistribute_begin","id":1,"like":0,"t_ns":2})j",
+        R"j({"type":"redistribute_end","id":0,"t_ns":3})j", end1,
+        R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":100,"dt":[1]})j"},
+       "rank-1.jsonl:6: field 'like' is 0 but no redistribute with that id was read as one run of lines (its "
+       "redistribute_begin, steps, collectives and redistribute_end, nothing between) before this line in "
+       "this file"},
+      {{kBegin, R"j({"type":"redistribute_end","id":0,"t_ns":3})j",
+        R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":2305843009213693952,"dt":[1]})j"},
+       "rank-1.jsonl:4: field 'dt[0]' puts a time outside [-2^61, 2^61] ns"},
+      {{kBegin, R"j({"type":"redistribute_end","id":0,"t_ns":3})j",
+        R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":2,"dt":[1.5]})j"},
+       "rank-1.jsonl:4: field 'dt' must be an array of integers"},
+      {{kBegin, R"j({"type":"redistribute_end","id":0,"t_ns":3})j",
+        R"j({"type":"redistribute_repeat","id":1,"like":0,"dt":[1]})j"},
+       "rank-1.jsonl:4: missing field 't_ns'"},
+      {{kBegin, R"j({"type":"redistribute_end","id":0,"t_ns":3})j",
+        R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5,"dt":[1],"op_id":2})j"},
+       "rank-1.jsonl:4: fields 'op_id' and 'op_input' must appear together"},
+      // The id is the assembler's to check, as for any begin: it may begin only once.
+      {{kBegin, R"j({"type":"redistribute_end","id":0,"t_ns":3})j",
+        R"j({"type":"redistribute_repeat","id":0,"like":0,"t_ns":5,"dt":[1]})j"},
+       ""},
+  };
+  for (const auto& [lines, expected] : cases) {
+    CAPTURE(lines.back());
+    const std::string fast = ErrorOf(lines, true), reference = ErrorOf(lines, false);
+    CHECK(fast == reference);
+    if (expected.empty()) {
+      CHECK(fast.starts_with("rank-1.jsonl:4: "));
+    } else {
+      CHECK(fast == expected);
+    }
+  }
+}
+
+TEST_CASE("a v1 file skips redistribute_repeat lines as an unknown type", "[trace][v2][reader]") {
+  const fs::path dir = Temp("repeat_v1");
+  fs::create_directories(dir);
+  std::ofstream(dir / "rank-1.jsonl", std::ios::binary)
+      << ToLine(ToJson(OneRank(1))) << "\n"
+      << R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":100,"dt":[]})j"
+      << "\n";
+  const Model m = ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = true});
+  CHECK(m.ranks.at(0).events.size() == 0);
+  REQUIRE(m.diagnostics.size() == 1);
+  CHECK(m.diagnostics[0].message.find("unknown type 'redistribute_repeat'") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -572,6 +572,18 @@ Header ParseHeader(const json& line, const LineRef& at) {
   return h;
 }
 
+RepeatLine ParseRepeatLine(const json& line, const LineRef& at) {
+  Fields f(line, at, "");
+  RepeatLine r;
+  r.id = f.Int("id", 0, kI64Max);
+  r.like = f.Int("like", 0, kI64Max);
+  r.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
+  r.dt = f.Ints("dt", kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
+  if (f.Has("tensor")) r.tensor = f.Str("tensor");
+  ParseOpLink(f, r.op_id, r.op_input);
+  return r;
+}
+
 std::optional<Event> ParseEvent(const json& line, const LineRef& at, const FileContext& ctx) {
   std::string type = LineType(line, at);
   Fields f(line, at, "");

@@ -28,6 +28,7 @@ inline constexpr const char* kTypeStepBegin = "step_begin";
 inline constexpr const char* kTypeStepEnd = "step_end";
 inline constexpr const char* kTypeCollective = "collective";
 inline constexpr const char* kTypeOp = "op";
+inline constexpr const char* kTypeRedistributeRepeat = "redistribute_repeat";  ///< v2 (RepeatLine)
 
 /// Where a line came from, for messages "file:line: what".
 struct LineRef {
@@ -50,5 +51,8 @@ Header ParseHeader(const nlohmann::json& line, const LineRef& at);
 /// the header (types, sizes against the kMax* limits) happen here. `ctx` says the file's version;
 /// a v2 line may leave out fields that earlier lines of the file give (format_v2.hpp).
 std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at, const FileContext& ctx);
+
+/// Parses a v2 redistribute_repeat line's fields (ExpandRepeat checks them against the file).
+RepeatLine ParseRepeatLine(const nlohmann::json& line, const LineRef& at);
 
 }  // namespace shardscope::trace::detail

@@ -14,6 +14,7 @@
 #include "format_v2.hpp"
 #include "line_builder.hpp"
 #include "shardscope/trace/codec.hpp"
+#include "writer_sink.hpp"
 
 namespace shardscope::trace::detail {
 
@@ -77,7 +78,77 @@ bool SameLineFields(const Collective& a, const Collective& b) {
          (a.redistribute_id >= 0) == (b.redistribute_id >= 0);
 }
 
+bool SameLineFields(const RedistributeEnd& a, const RedistributeEnd& b) {
+  return a.ok == b.ok && a.error == b.error && a.checksum_before == b.checksum_before &&
+         a.checksum_after == b.checksum_after;
+}
+bool SameLineFields(const RedistributeBegin& a, const RedistributeBegin& b) { return SameBeginFields(a, b); }
+bool SameLineFields(const Op&, const Op&) { return false; }
+
+// Whether templates a and b give the same events for the same TemplateFields.
+bool SameTemplate(const Event& a, const Event& b) {
+  return a.index() == b.index() &&
+         std::visit([&b](const auto& x) { return SameLineFields(x, std::get<std::decay_t<decltype(x)>>(b)); },
+                    a);
+}
+
 }  // namespace
+
+bool EncoderV2::EncodeRepeat(const Captured* run, size_t n, std::string& out) {
+  if (n < 2 || n > kMaxRepeatEvents) return false;
+  const TemplateFields& f = run[0].fields;
+  // The reader takes op_id and op_input together; anything else goes in full lines.
+  if ((f.op_id >= 0) != (f.op_input >= 0)) return false;
+  const RepeatMemo* memo = nullptr;
+  for (size_t i = repeat_memo_.size(); i-- > 0 && memo == nullptr;) {
+    const RepeatMemo& m = repeat_memo_[(repeat_memo_next_ + i) % repeat_memo_.size()];
+    if (m.events.size() != n) continue;
+    size_t k = 0;
+    while (k < n && SameTemplate(*run[k].tmpl, m.events[k])) ++k;
+    if (k == n) memo = &m;
+  }
+  if (memo == nullptr) {
+    RepeatMemo m;
+    for (size_t k = 0; k < n; ++k) m.events.push_back(*run[k].tmpl);
+    m.like = f.id;
+    m.tensor = f.tensor;
+    if (repeat_memo_.size() < kRepeatMemo) {
+      repeat_memo_.push_back(std::move(m));
+      repeat_memo_next_ = 0;
+    } else {
+      repeat_memo_[repeat_memo_next_] = std::move(m);
+      repeat_memo_next_ = (repeat_memo_next_ + 1) % kRepeatMemo;
+    }
+    return false;
+  }
+  // Times after the begin's, as offsets from it (kept where the reader takes them: within
+  // +-2^61 ns, so an offset fits easily).
+  constexpr int64_t kMax = int64_t{1} << 61;
+  auto in_range = [](int64_t t) { return t >= -kMax && t <= kMax; };
+  if (!in_range(f.t_ns)) return false;
+  dt_.clear();
+  for (size_t k = 1; k < n; ++k) {
+    const TemplateFields& g = run[k].fields;
+    if (!in_range(g.t_ns)) return false;
+    dt_.push_back(g.t_ns - f.t_ns);
+    if (std::holds_alternative<Collective>(*run[k].tmpl)) {
+      if (!in_range(g.end_ns)) return false;
+      dt_.push_back(g.end_ns - f.t_ns);
+    }
+  }
+  Line l(out);
+  l.Str("type", kTypeRedistributeRepeat);
+  l.Int("id", f.id);
+  l.Int("like", memo->like);
+  l.Int("t_ns", f.t_ns);
+  l.Ints("dt", dt_);
+  if (f.tensor != memo->tensor) l.Str("tensor", f.tensor);
+  if (f.op_id >= 0) {
+    l.Int("op_id", f.op_id);
+    l.Int("op_input", f.op_input);
+  }
+  return l.Finish();
+}
 
 template <typename E>
 const EncoderV2::LineMemo* EncoderV2::FindLineMemo(const E& e, const PlanStep* step,

@@ -18,6 +18,8 @@
 
 namespace shardscope::trace::detail {
 
+struct Captured;  // writer_sink.hpp
+
 /// One rank file's v2 encoder; it remembers what earlier lines wrote. Not thread-safe.
 class EncoderV2 {
  public:
@@ -34,6 +36,17 @@ class EncoderV2 {
   void Encode(const StepEnd& e, std::string& out, bool repeated = false);
   void Encode(const Collective& e, std::string& out, bool repeated = false);
   void Encode(const Op& e, std::string& out);
+
+  /// `run`: the n template captures of one whole redistribute, its begin first and its end last
+  /// with only its steps and collectives between (Sink::Drain finds them). When an earlier
+  /// redistribute of this file was written in full from templates equal to these (every list
+  /// shared, every string and number equal), appends the redistribute_repeat line that stands
+  /// for this one (without '\n') and returns true. Otherwise returns false and remembers `run` as
+  /// that earlier redistribute for later ones: the caller must then write its n lines in full,
+  /// right away and in order (a reader copies them only from one unbroken run of lines).
+  bool EncodeRepeat(const Captured* run, size_t n, std::string& out);
+  /// Longest redistribute (in events) written as a repeat.
+  static constexpr size_t kMaxRepeatEvents = 64;
 
   /// At most this many distinct plans are remembered for `like` (bounds memory on long runs).
   static constexpr size_t kMaxLikeTargets = 1024;
@@ -106,6 +119,19 @@ class EncoderV2 {
                     std::string_view line, std::string_view head, std::string_view key,
                     std::initializer_list<int64_t> values, std::string_view sep = {});
   static void WriteLine(const LineMemo& m, std::initializer_list<int64_t> values, std::string& out);
+
+  // Recent redistributes written in full from templates (EncodeRepeat): copies of the templates
+  // (holding their lists alive, so shared addresses keep meaning the same contents), the id the
+  // lines were written with and its tensor.
+  struct RepeatMemo {
+    std::vector<Event> events;
+    int64_t like = 0;
+    IStr tensor;
+  };
+  std::vector<RepeatMemo> repeat_memo_;  // at most kRepeatMemo, searched newest first
+  size_t repeat_memo_next_ = 0;
+  static constexpr size_t kRepeatMemo = 8;
+  std::vector<int64_t> dt_;  // a repeat line's time offsets (kept for its capacity)
 };
 
 }  // namespace shardscope::trace::detail

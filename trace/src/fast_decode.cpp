@@ -408,7 +408,35 @@ bool DecodeCollective(element v, const FileContext& ctx, Collective& e) {
   return e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 
+// A v2 redistribute_repeat line (codec.cpp's ParseRepeatLine).
+using RL = RepeatLine;
+template <auto Decode>
+bool RepeatLink(element x, RepeatLine& e, Scratch& s) {
+  ++s.links;
+  return Decode(x, e, s);
+}
+bool RepeatTimes(element x, RepeatLine& e, Scratch&) {
+  return Ints(x, kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs, e.dt);
+}
+bool RepeatTensor(element x, RepeatLine& e, Scratch&) { return Str(x, e.tensor.emplace()); }
+bool RepeatOpInput(element x, RepeatLine& e, Scratch&) { return Int(x, 0, kMaxOpOperands - 1, e.op_input); }
+constexpr Field<RL> kRepeat[] = {{"type", Skip},
+                                 {"id", Id<&RL::id>},
+                                 {"like", Id<&RL::like>},
+                                 {"t_ns", Time<&RL::t_ns>},
+                                 {"dt", RepeatTimes},
+                                 {"tensor", RepeatTensor},
+                                 {"op_id", RepeatLink<Id<&RL::op_id>>},
+                                 {"op_input", RepeatLink<RepeatOpInput>}};
+
 }  // namespace
+
+bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
+  if (line.find("\\u") != std::string_view::npos) return false;  // as FastDecodeEvent
+  out = RepeatLine{};
+  Scratch s{true};
+  return Members<kRepeat>(element, All(5), out, s) && s.links != 1;
+}
 
 bool FastDecodeEvent(element element, std::string_view line, const FileContext& ctx, Event& out) {
   // A \u escape may spell a lone surrogate, which parsers judge differently; leave such rare lines

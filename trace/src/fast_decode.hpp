@@ -23,4 +23,8 @@ namespace shardscope::trace::detail {
 bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, const FileContext& ctx,
                      Event& out);
 
+/// Decodes a v2 redistribute_repeat line's fields (whose "type" the caller checked); false when it
+/// has anything but exactly the documented fields, each once and in range.
+bool FastDecodeRepeat(simdjson::dom::element element, std::string_view line, RepeatLine& out);
+
 }  // namespace shardscope::trace::detail

@@ -2,6 +2,8 @@
 // "Version 2"); the decoders parse, this completes.
 #include "format_v2.hpp"
 
+#include "codec.hpp"
+
 namespace shardscope::trace::detail {
 
 const RedistributeBegin* FileContext::Begin(int64_t id) const {
@@ -14,12 +16,79 @@ const Op* FileContext::OpWithId(int64_t id) const {
   return it == ops_.end() ? nullptr : &it->second;
 }
 
-void FileContext::Remember(const Event& event) {
+const std::pair<size_t, size_t>* FileContext::Run(int64_t id) const {
+  auto it = runs_.find(id);
+  return it == runs_.end() ? nullptr : &it->second;
+}
+
+void FileContext::Remember(const Event& event, size_t index) {
   if (!v2()) return;  // v1 lines never refer to earlier ones
-  if (const auto* begin = std::get_if<RedistributeBegin>(&event))
+  // Whether this event continues the run of redistribute run_id_ (and ends it).
+  const bool next = run_id_ >= 0 && index == run_next_;
+  bool continues = false, ends = false;
+  if (const auto* begin = std::get_if<RedistributeBegin>(&event)) {
     begins_.try_emplace(begin->id, *begin);
-  else if (const auto* op = std::get_if<Op>(&event))
+    run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
+    return;
+  } else if (const auto* op = std::get_if<Op>(&event)) {
     ops_.try_emplace(op->id, *op);
+  } else if (const auto* e = std::get_if<StepBegin>(&event)) {
+    continues = next && e->redistribute_id == run_id_;
+  } else if (const auto* e = std::get_if<StepEnd>(&event)) {
+    continues = next && e->redistribute_id == run_id_;
+  } else if (const auto* e = std::get_if<Collective>(&event)) {
+    continues = next && e->redistribute_id == run_id_;
+  } else if (const auto* e = std::get_if<RedistributeEnd>(&event)) {
+    ends = next && e->id == run_id_;
+  }
+  if (ends) runs_.try_emplace(run_id_, run_first_, index);
+  if (continues)
+    ++run_next_;
+  else
+    run_id_ = -1;
+}
+
+std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const EventList& events,
+                         std::vector<Event>& out) {
+  const std::pair<size_t, size_t>* run = ctx.Run(r.like);
+  if (run == nullptr) {
+    return "field 'like' is " + std::to_string(r.like) +
+           " but no redistribute with that id was read as one run of lines (its redistribute_begin, steps, "
+           "collectives and redistribute_end, nothing between) before this line in this file";
+  }
+  size_t times = 0;
+  for (size_t i = run->first + 1; i <= run->second; ++i)
+    times += std::holds_alternative<Collective>(events[i]) ? 2 : 1;  // (a copy each: rare lines)
+  if (r.dt.size() != times) {
+    return "field 'dt' has " + std::to_string(r.dt.size()) + " entries but redistribute " +
+           std::to_string(r.like) + " has " + std::to_string(times) + " times after its begin";
+  }
+  size_t k = 0;
+  std::string why;
+  auto at = [&](int64_t& t) {
+    const int64_t d = r.dt[k++];  // |t_ns| <= 2^61 and |d| <= 2^62: the sum fits
+    t = r.t_ns + d;
+    if (why.empty() && (t < -kMaxTimeNs || t > kMaxTimeNs))
+      why = "field 'dt[" + std::to_string(k - 1) + "]' puts a time outside [-2^61, 2^61] ns";
+  };
+  const size_t start = out.size();
+  for (size_t i = run->first; i <= run->second; ++i) {
+    Event& e = out.emplace_back(events[i]);
+    if (auto* b = std::get_if<RedistributeBegin>(&e)) {
+      b->id = r.id, b->t_ns = r.t_ns, b->op_id = r.op_id, b->op_input = r.op_input;
+      if (r.tensor) b->tensor = *r.tensor;
+    } else if (auto* s = std::get_if<StepBegin>(&e)) {
+      s->redistribute_id = r.id, at(s->t_ns);
+    } else if (auto* s = std::get_if<StepEnd>(&e)) {
+      s->redistribute_id = r.id, at(s->t_ns);
+    } else if (auto* c = std::get_if<Collective>(&e)) {
+      c->redistribute_id = r.id, at(c->start_ns), at(c->end_ns);
+    } else if (auto* end = std::get_if<RedistributeEnd>(&e)) {
+      end->id = r.id, at(end->t_ns);
+    }
+  }
+  if (!why.empty()) out.resize(start);
+  return why;
 }
 
 std::vector<int64_t> MeshGroup(const std::vector<int64_t>& mesh_shape, int64_t rank,

@@ -8,11 +8,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
@@ -31,8 +34,13 @@ class FileContext {
   const RedistributeBegin* Begin(int64_t id) const;
   /// The first op with this id read so far, or nullptr (an op line's `like`).
   const Op* OpWithId(int64_t id) const;
-  /// Call with every event the reader accepted, in file order (v1 files keep nothing).
-  void Remember(const Event& event);
+  /// Call with every event the reader accepted, in file order, and its index in the file's event
+  /// list (v1 files keep nothing).
+  void Remember(const Event& event, size_t index);
+  /// The first and last index of redistribute `id`'s events when they were read as one run of
+  /// lines (its begin, steps and collectives, its end, nothing between), else nullptr: what a
+  /// redistribute_repeat line may copy.
+  const std::pair<size_t, size_t>* Run(int64_t id) const;
   /// MeshGroup of this file's rank over `mesh_dims` (cached); empty when it has none.
   const SharedVec<int64_t>& Group(const std::vector<int64_t>& mesh_dims) const;
 
@@ -42,6 +50,10 @@ class FileContext {
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
   std::unordered_map<int64_t, Op> ops_;
+  std::unordered_map<int64_t, std::pair<size_t, size_t>> runs_;
+  // The redistribute whose run of lines is being read: its id, first index, next index expected.
+  int64_t run_id_ = -1;
+  size_t run_first_ = 0, run_next_ = 0;
   mutable std::map<std::vector<int64_t>, SharedVec<int64_t>> groups_;
 };
 
@@ -102,6 +114,25 @@ std::string CompleteStepBegin(StepBegin& e, uint32_t present, const FileContext&
 /// collective: see CollectiveField; a uniform byte count N expands to N for every member of
 /// `group` but this rank, and 0 for this rank.
 std::string CompleteCollective(Collective& e, uint32_t present, const FileContext& ctx);
+
+/// A redistribute_repeat line: redistribute `id` is redistribute `like` again (every event of it,
+/// in order), with new ids and times: the begin at `t_ns`, each later time field (step_begin and
+/// step_end t_ns, collective start_ns and end_ns, redistribute_end t_ns, in line order) at
+/// t_ns + dt[i]. The begin takes `op_id`/`op_input` from this line (-1 when absent) and its tensor
+/// from `tensor` when present.
+struct RepeatLine {
+  int64_t id = 0, like = 0, t_ns = 0;
+  std::vector<int64_t> dt;
+  std::optional<std::string> tensor;
+  int64_t op_id = -1, op_input = -1;
+};
+/// Most `dt` entries a line may hold (checked before they are read): 4 times per plan step.
+inline constexpr int64_t kMaxRepeatTimes = int64_t{1} << 18;
+
+/// The events `r` stands for, appended to `out`; `events` is what the file's lines gave so far
+/// (FileContext's indexes point into it). Returns "" or what is wrong (without "file:line: ").
+std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const EventList& events,
+                         std::vector<Event>& out);
 
 /// Whether `bytes` is what a uniform count expands to for `group` seen from `rank`, and that count.
 bool UniformBytes(const std::vector<int64_t>& group, const std::vector<int64_t>& bytes, int64_t rank,

@@ -97,6 +97,9 @@ class LineReader {
   int64_t number_ = 0;
 };
 
+// How the writer starts a redistribute_repeat line (the fast path takes only those).
+constexpr std::string_view kRepeatHead = R"({"type":"redistribute_repeat",)";
+
 bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // Nesting depth of a JSON text, ignoring brackets inside strings; checked before parsing so a
@@ -165,6 +168,7 @@ class RankFileReader {
   void ReadLines();
   bool TakeFast(std::string_view text);
   void TakeReference(std::string_view text);
+  void TakeRepeat(const RepeatLine& r);
   void Store(Event&& event);
   void AddDiagnostics();
 
@@ -186,6 +190,8 @@ class RankFileReader {
   FileContext context_;  // what v2 lines may refer to (set from the header)
   int64_t lines_fast_ = 0, lines_reference_ = 0;
   std::vector<int64_t> event_lines_;
+  std::vector<Event> expanded_;  // a redistribute_repeat line's events
+  RepeatLine repeat_;
 };
 
 FileResult RankFileReader::Read() {
@@ -232,9 +238,16 @@ void RankFileReader::ReadLines() {
 bool RankFileReader::TakeFast(std::string_view text) {
   // The line lies in LineReader's padded buffer, so simdjson may parse it in place.
   simdjson::dom::element element;
-  if (parser_.parse(text.data(), text.size(), false).get(element) != simdjson::SUCCESS ||
-      !FastDecodeEvent(element, text, context_, event_))
-    return false;
+  if (parser_.parse(text.data(), text.size(), false).get(element) != simdjson::SUCCESS) return false;
+  if (context_.v2() && text.starts_with(kRepeatHead)) {
+    // One line, a whole redistribute; any fault is the reference path's to name.
+    if (!FastDecodeRepeat(element, text, repeat_)) return false;
+    expanded_.clear();
+    if (!ExpandRepeat(repeat_, context_, result_.trace.events, expanded_).empty()) return false;
+    for (Event& e : expanded_) Store(std::move(e));
+    return true;
+  }
+  if (!FastDecodeEvent(element, text, context_, event_)) return false;
   Store(std::move(event_));
   return true;
 }
@@ -253,6 +266,10 @@ void RankFileReader::TakeReference(std::string_view text) {
     have_header_ = true;
     return;
   }
+  if (context_.v2() && LineType(line, at_) == kTypeRedistributeRepeat) {
+    TakeRepeat(ParseRepeatLine(line, at_));
+    return;
+  }
   std::optional<Event> parsed = ParseEvent(line, at_, context_);
   if (!parsed) {
     auto [it, inserted] = unknown_.try_emplace(LineType(line, at_), 0, at_.line);
@@ -262,9 +279,16 @@ void RankFileReader::TakeReference(std::string_view text) {
   Store(std::move(*parsed));
 }
 
+void RankFileReader::TakeRepeat(const RepeatLine& r) {
+  expanded_.clear();
+  if (std::string why = ExpandRepeat(r, context_, result_.trace.events, expanded_); !why.empty())
+    ThrowAt(at_, why);
+  for (Event& e : expanded_) Store(std::move(e));
+}
+
 void RankFileReader::Store(Event&& event) {
   pools_.Intern(event);
-  context_.Remember(event);
+  context_.Remember(event, result_.trace.events.size());
   result_.trace.events.push_back(std::move(event));
   event_lines_.push_back(at_.line);
 }

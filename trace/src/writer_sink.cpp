@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -80,6 +81,23 @@ void EncodeLine(const E& e, EncoderV2* v2, std::string& buffer, bool repeated = 
   buffer += '\n';
 }
 
+// The number of template captures from records[begin] (a redistribute_begin's) to its end: its
+// steps and collectives (same id) and then its redistribute_end; 0 when something else comes
+// first or the redistribute goes on past the batch (or past EncoderV2::kMaxRepeatEvents).
+size_t WholeRedistribute(const std::vector<Captured>& records, size_t begin) {
+  const int64_t id = records[begin].fields.id;
+  const size_t stop = std::min(records.size(), begin + EncoderV2::kMaxRepeatEvents);
+  for (size_t i = begin + 1; i < stop; ++i) {
+    const Captured& c = records[i];
+    if (c.tmpl == nullptr || c.fields.id != id) return 0;
+    if (std::holds_alternative<RedistributeEnd>(*c.tmpl)) return i - begin + 1;
+    if (!std::holds_alternative<StepBegin>(*c.tmpl) && !std::holds_alternative<StepEnd>(*c.tmpl) &&
+        !std::holds_alternative<Collective>(*c.tmpl))
+      return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void Sink::Drain() {
@@ -97,7 +115,18 @@ void Sink::Drain() {
     // never that of another template.
     std::tuple<RedistributeBegin, RedistributeEnd, StepBegin, StepEnd, Collective, Op> copies;
     std::array<const Event*, std::variant_size_v<Event>> copied_from{};
-    for (const Captured& c : draining.records) {
+    const std::vector<Captured>& records = draining.records;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const Captured& c = records[i];
+      // A whole redistribute of templates that one before it repeats is one line (v2).
+      if (v2 && c.tmpl != nullptr && std::holds_alternative<RedistributeBegin>(*c.tmpl)) {
+        const size_t n = WholeRedistribute(records, i);
+        if (n > 0 && v2->EncodeRepeat(&records[i], n, buffer)) {
+          buffer += '\n';
+          i += n - 1;
+          continue;
+        }
+      }
       if (c.tmpl == nullptr) {
         std::visit([&](const auto& e) { EncodeLine(e, v2.get(), buffer); }, draining.full[c.index]);
         continue;
