@@ -2,7 +2,8 @@
 """Compares two shardscope trace directories event by event, apart from timing fields.
 
 usage: compare_traces.py BASELINE_DIR CANDIDATE_DIR
-Ignored: the header's host, pid, backend and clock, and every key ending in "_ns" (at any depth).
+Ignored: the header's host, pid, backend and clock, every key ending in "_ns" (at any depth) and
+the time offsets "dt" of redistribute_repeat lines.
 Everything else (plans, notation, collectives, groups, bytes per peer, shapes, offsets, event
 order) must be equal. Exit 0 when equal, 1 with the first difference, 2 on unreadable input.
 """
@@ -15,7 +16,7 @@ HEADER_IGNORED = {"host", "pid", "backend", "clock"}
 
 def strip(value):
     if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if not k.endswith("_ns")}
+        return {k: strip(v) for k, v in value.items() if not k.endswith("_ns") and k != "dt"}
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value

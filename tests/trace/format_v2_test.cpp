@@ -146,7 +146,9 @@ TEST_CASE("v1 -> model -> v2 -> model: every trace in the repository reads back 
       std::string show = FormatShowText(v2);
       const size_t at = show.find("format v2");
       REQUIRE(at != std::string::npos);
-      CHECK(Difference(show.replace(at, 9, "format v1"), FormatShowText(v1)) == "");
+      // The show text of what was read (v1, or v2 for a trace written with repeat lines).
+      const std::string read_as = "format v" + std::to_string(v1.ranks.front().header.version);
+      CHECK(Difference(show.replace(at, 9, read_as), FormatShowText(v1)) == "");
     }
     // And back: v2 -> model -> v1 is the model again.
     const fs::path back = WriteTraceAs(ReadTraceDir(out), Temp("back"), 1);

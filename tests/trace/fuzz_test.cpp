@@ -205,10 +205,11 @@ void Exercise(const trace::Model& model, const trace::Model& original) {
 
 TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error", "[trace][fuzz]") {
   std::vector<fs::path> seeds = {
-      kSource / "tests/golden/trace/two_rank",       kSource / "tests/golden/check/clean",
-      kSource / "tests/golden/check/missing_ranks",  kSource / "samples/ci/golden",
-      kSource / "tests/golden/trace/program",           // ops, implicit redistributes, a halo exchange
-      kSource / "tests/golden/trace/flight_recorder"};  // imported Flight Recorder entries ("flight")
+      kSource / "tests/golden/trace/two_rank",        kSource / "tests/golden/check/clean",
+      kSource / "tests/golden/check/missing_ranks",   kSource / "samples/ci/golden",
+      kSource / "tests/golden/trace/program",          // ops, implicit redistributes, a halo exchange
+      kSource / "tests/golden/trace/flight_recorder",  // imported Flight Recorder entries ("flight")
+      kSource / "tests/golden/trace/repeat"};          // v2 redistribute_repeat lines
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_trace_" + std::to_string(::getpid()));
   const fs::path v2_seeds = work.string() + "_v2";
   for (const fs::path& v2 : AsV2(seeds, v2_seeds)) seeds.push_back(v2);
@@ -257,8 +258,9 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
 // the same error.
 TEST_CASE("fuzz: the fast and the reference reader agree on mutated rank files", "[trace][fuzz][fast]") {
   std::vector<fs::path> dirs;
-  for (const char* dir : {"tests/golden/trace/two_rank", "tests/golden/check/clean", "samples/ci/golden",
-                          "tests/golden/trace/program", "tests/golden/trace/torn"})
+  for (const char* dir :
+       {"tests/golden/trace/two_rank", "tests/golden/check/clean", "samples/ci/golden",
+        "tests/golden/trace/program", "tests/golden/trace/torn", "tests/golden/trace/repeat"})
     dirs.push_back(kSource / dir);
   const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_fast_" + std::to_string(::getpid()));
   const fs::path v2_seeds = work.string() + "_v2";
