@@ -56,20 +56,16 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
            " but no redistribute with that id was read as one run of lines (its redistribute_begin, steps, "
            "collectives and redistribute_end, nothing between) before this line in this file";
   }
-  size_t times = 0;
-  for (size_t i = run->first + 1; i <= run->second; ++i)
-    times += std::holds_alternative<Collective>(events[i]) ? 2 : 1;  // (a copy each: rare lines)
-  if (r.dt.size() != times) {
-    return "field 'dt' has " + std::to_string(r.dt.size()) + " entries but redistribute " +
-           std::to_string(r.like) + " has " + std::to_string(times) + " times after its begin";
-  }
+  // One pass: the events are copied and their times set while `dt` is counted against them.
   size_t k = 0;
   std::string why;
   auto at = [&](int64_t& t) {
-    const int64_t d = r.dt[k++];  // |t_ns| <= 2^61 and |d| <= 2^62: the sum fits
-    t = r.t_ns + d;
-    if (why.empty() && (t < -kMaxTimeNs || t > kMaxTimeNs))
-      why = "field 'dt[" + std::to_string(k - 1) + "]' puts a time outside [-2^61, 2^61] ns";
+    if (k < r.dt.size()) {
+      t = r.t_ns + r.dt[k];  // |t_ns| <= 2^61 and |dt| <= 2^62: the sum fits
+      if (why.empty() && (t < -kMaxTimeNs || t > kMaxTimeNs))
+        why = "field 'dt[" + std::to_string(k) + "]' puts a time outside [-2^61, 2^61] ns";
+    }
+    ++k;
   };
   const size_t start = out.size();
   for (size_t i = run->first; i <= run->second; ++i) {
@@ -86,6 +82,10 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
     } else if (auto* end = std::get_if<RedistributeEnd>(&e)) {
       end->id = r.id, at(end->t_ns);
     }
+  }
+  if (k != r.dt.size()) {
+    why = "field 'dt' has " + std::to_string(r.dt.size()) + " entries but redistribute " +
+          std::to_string(r.like) + " has " + std::to_string(k) + " times after its begin";
   }
   if (!why.empty()) out.resize(start);
   return why;
