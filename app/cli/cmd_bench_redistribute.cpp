@@ -140,7 +140,8 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
           << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9;
       if (!mpi) out << std::setw(11) << MedianMemcpySeconds(n, out_bytes, iters, kMemcpyRounds) / plain;
-      out << std::setw(16) << CostText(tc.cost, tc.cost_ci) << std::setw(16)
+      // A space before each cost keeps the columns apart when a noisy interval outgrows its width.
+      out << ' ' << std::setw(15) << CostText(tc.cost, tc.cost_ci) << ' ' << std::setw(15)
           << CostText(tc.capture, tc.capture_ci) << std::setprecision(1) << std::setw(9) << tc.cpu_us
           << std::setw(7) << tc.block_iters;
       if (mpi) {
