@@ -17,6 +17,7 @@ struct BenchCommArgs {
   int iterations = 0;                    ///< timed iterations per size; 0 picks by size
   std::string backend = "local";         ///< local, mpi, cuda or nccl (comm only for the GPU ones)
   int trace_groups = 7;                  ///< bench redistribute: groups behind each trace cost figure
+  bool calibrate = false;                ///< bench redistribute: an A/A row (tracing off) under each case
 };
 
 /// `shardscope bench load PATH`.

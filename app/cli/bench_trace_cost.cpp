@@ -41,7 +41,7 @@ constexpr size_t kBlocks = std::size(kGroup);
 
 TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::TensorSpec& src,
                            const engine::TensorSpec& dst, const std::string& name, int block_iters,
-                           int groups, const std::filesystem::path& trace_dir) {
+                           int groups, const std::filesystem::path& trace_dir, bool untraced_check) {
   trace::TraceSession session(trace_dir / "background");
   std::vector<Block> blocks;  // rank 0's, in run order
   auto rank_body = [&](engine::Communicator& comm, int64_t rank) {
@@ -55,6 +55,7 @@ TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::Tenso
     plain.tensor_name = background.tensor_name = deferred.tensor_name = name;
     background.trace = session.WriterFor(rank, header);
     deferred.trace = &deferred_writer;
+    if (untraced_check) background.trace = deferred.trace = nullptr;
     int64_t id = 0;
     auto block = [&](Mode mode, bool keep) {
       engine::ExecuteOptions& options = mode == Mode::kPlain        ? plain

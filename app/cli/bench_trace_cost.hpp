@@ -38,8 +38,10 @@ int TraceBlockIterations(int64_t bytes, int requested);
 
 /// Runs the measurement; `mpi` null: n local threads, else this process is one rank of the MPI
 /// job (every process returns rank 0's figures only on rank 0). Traces go to `trace_dir`.
+/// `untraced_check`: the background and deferred blocks run untraced too (an A/A check: what the
+/// method reads where tracing costs nothing, i.e. its bias and scatter on this machine).
 TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::TensorSpec& src,
                            const engine::TensorSpec& dst, const std::string& name, int block_iters,
-                           int groups, const std::filesystem::path& trace_dir);
+                           int groups, const std::filesystem::path& trace_dir, bool untraced_check = false);
 
 }  // namespace shardscope::app::bench_cpu

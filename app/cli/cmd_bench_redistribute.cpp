@@ -76,7 +76,9 @@ constexpr const char* kTraceColumns =
     "of its 95% interval; 'capture' = the same with the events kept in memory until after each block "
     "(Durability::kDeferred): what the ranks pay themselves, i.e. the cost where a spare core writes the "
     "trace; 'cpu us' = median traced - untraced process CPU (every thread) per redistribute, which counts "
-    "the ranks' spinning waits too; 'block' = redistributes per block\n\n";
+    "the ranks' spinning waits too; 'block' = redistributes per block; with --calibrate, an 'A/A' row "
+    "under each case runs the same groups with tracing off in the traced blocks: what the method reads "
+    "where tracing costs nothing (its bias and scatter here)\n\n";
 
 // The table heads of bench redistribute: what is timed and what the columns mean.
 void PrintRedistributeHeader(CpuBench& bench) {
@@ -151,6 +153,22 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
             << static_cast<double>(out_bytes) / local / 1e9 << std::setw(9) << plain / local << "x";
       }
       out << "\n" << std::defaultfloat;
+      if (args.calibrate) {
+        // The same measurement with tracing off in the traced blocks: the method's own zero.
+        if (progress)
+          std::fprintf(stderr, "\r  %s %s A/A ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
+        const TraceCost aa =
+            MeasureTraceCost(mpi.get(), n, c.src, c.dst, c.name, TraceBlockIterations(bytes, args.iterations),
+                             args.trace_groups, trace_dir, /*untraced_check=*/true);
+        out << std::left << std::setw(26) << "  A/A: tracing off" << std::right << std::setw(12)
+            << HumanBytes(out_bytes) << std::fixed << std::setprecision(1) << std::setw(12)
+            << aa.plain_s * 1e6 << std::setprecision(2) << std::setw(10)
+            << static_cast<double>(out_bytes) / aa.plain_s / 1e9 << std::setw(mpi ? 0 : 11) << "" << ' '
+            << std::setw(15) << CostText(aa.cost, aa.cost_ci) << ' ' << std::setw(15)
+            << CostText(aa.capture, aa.capture_ci) << std::setprecision(1) << std::setw(9) << aa.cpu_us
+            << std::setw(7) << aa.block_iters << "\n"
+            << std::defaultfloat;
+      }
     }
   }
 }

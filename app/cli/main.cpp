@@ -361,6 +361,10 @@ void AddCommands(CLI::App& app, Commands& c) {
                    "interval narrows as 1/sqrt(groups))")
       ->capture_default_str()
       ->check(AtLeast(3));
+  c.bench_redistribute_cmd->add_flag(
+      "--calibrate", c.bench_redistribute.calibrate,
+      "under each case, an A/A row: the same groups of blocks with tracing off in the traced ones, so the "
+      "trace cost method's zero and scatter are printed beside its figures");
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);

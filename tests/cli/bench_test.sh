@@ -37,7 +37,20 @@ for kind in 'S\(0\)->R all_gather' 'S\(1\)->S\(2\) all_to_all' 'P->S\(0\) reduce
     fail "$CMD: no trace cost row for $kind"$'\n'"$OUT"
 done
 CHECKS=$((CHECKS + 1))
+! grep -q 'A/A: tracing off' <<<"$OUT" || fail "$CMD: an A/A row without --calibrate"$'\n'"$OUT"
+CHECKS=$((CHECKS + 1))
 grep -qE '^256 B +100 +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+x$' <<<"$OUT" ||
   fail "$CMD: no 256 B known-vs-negotiated row"$'\n'"$OUT"
+
+# --calibrate: under each case, its A/A row (the same measurement with tracing off in the traced
+# blocks): the same size, no 'vs memcpy', a cost and a capture with their intervals.
+run_ok bench redistribute --ranks 2 --sizes 64K --iterations 2 --trace-groups 3 --calibrate
+expect_out_contains "with --calibrate, an 'A/A' row"
+for kind in 'S\(0\)->R all_gather +64 KiB' 'S\(1\)->S\(2\) all_to_all +60 KiB' 'P->S\(0\) reduce_scatter +64 KiB'; do
+  CHECKS=$((CHECKS + 1))
+  grep -A1 -E "^$kind " <<<"$OUT" | tail -n 1 |
+    grep -qE "^  A/A: tracing off +${kind##* +} +[0-9.]+ +[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +-?[0-9.]+ +2$" ||
+    fail "$CMD: no A/A row under $kind"$'\n'"$OUT"
+done
 
 finish
