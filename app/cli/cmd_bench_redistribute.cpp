@@ -130,6 +130,13 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
         {"P->S(0) reduce_scatter", OneD(n, "P(sum)", {rows_out * n, cols}),
          OneD(n, "S(0)", {rows_out * n, cols})},
     };
+    // The trace cost columns of a row (a traced case or its A/A check). A space before each cost
+    // keeps the columns apart when a noisy interval outgrows its width.
+    auto cost_columns = [&out](const TraceCost& t) {
+      out << ' ' << std::setw(15) << CostText(t.cost, t.cost_ci) << ' ' << std::setw(15)
+          << CostText(t.capture, t.capture_ci) << std::setprecision(1) << std::setw(9) << t.cpu_us
+          << std::setw(7) << t.block_iters;
+    };
     for (const RedistCase& c : cases) {
       const int iters = IterationsFor(bytes, args.iterations);
       if (progress) std::fprintf(stderr, "\r  %s %s ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
@@ -142,10 +149,7 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
           << std::fixed << std::setprecision(1) << std::setw(12) << plain * 1e6 << std::setprecision(2)
           << std::setw(10) << static_cast<double>(out_bytes) / plain / 1e9;
       if (!mpi) out << std::setw(11) << MedianMemcpySeconds(n, out_bytes, iters, kMemcpyRounds) / plain;
-      // A space before each cost keeps the columns apart when a noisy interval outgrows its width.
-      out << ' ' << std::setw(15) << CostText(tc.cost, tc.cost_ci) << ' ' << std::setw(15)
-          << CostText(tc.capture, tc.capture_ci) << std::setprecision(1) << std::setw(9) << tc.cpu_us
-          << std::setw(7) << tc.block_iters;
+      cost_columns(tc);
       if (mpi) {
         double local =
             OnRank0(*mpi, [&] { return TimeRedistribute(nullptr, c, iters, engine::ShapeMode::kKnown); });
@@ -163,11 +167,10 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
         out << std::left << std::setw(26) << "  A/A: tracing off" << std::right << std::setw(12)
             << HumanBytes(out_bytes) << std::fixed << std::setprecision(1) << std::setw(12)
             << aa.plain_s * 1e6 << std::setprecision(2) << std::setw(10)
-            << static_cast<double>(out_bytes) / aa.plain_s / 1e9 << std::setw(mpi ? 0 : 11) << "" << ' '
-            << std::setw(15) << CostText(aa.cost, aa.cost_ci) << ' ' << std::setw(15)
-            << CostText(aa.capture, aa.capture_ci) << std::setprecision(1) << std::setw(9) << aa.cpu_us
-            << std::setw(7) << aa.block_iters << "\n"
-            << std::defaultfloat;
+            << static_cast<double>(out_bytes) / aa.plain_s / 1e9;
+        if (!mpi) out << std::setw(11) << "";  // no 'vs memcpy'
+        cost_columns(aa);
+        out << "\n" << std::defaultfloat;
       }
     }
   }
