@@ -41,7 +41,7 @@ constexpr size_t kBlocks = std::size(kGroup);
 
 TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::TensorSpec& src,
                            const engine::TensorSpec& dst, const std::string& name, int block_iters,
-                           int groups, const std::filesystem::path& trace_dir, bool untraced_check) {
+                           int groups, const std::filesystem::path& trace_dir, TraceCostCheck check) {
   trace::TraceSession session(trace_dir / "background");
   std::vector<Block> blocks;  // rank 0's, in run order
   auto rank_body = [&](engine::Communicator& comm, int64_t rank) {
@@ -55,7 +55,7 @@ TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::Tenso
     plain.tensor_name = background.tensor_name = deferred.tensor_name = name;
     background.trace = session.WriterFor(rank, header);
     deferred.trace = &deferred_writer;
-    if (untraced_check) background.trace = deferred.trace = nullptr;
+    if (!check.traced) background.trace = deferred.trace = nullptr;
     int64_t id = 0;
     auto block = [&](Mode mode, bool keep) {
       engine::ExecuteOptions& options = mode == Mode::kPlain        ? plain
@@ -64,9 +64,15 @@ TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::Tenso
       comm.Barrier(world);
       const int64_t t0 = trace::NowNs();
       const double cpu0 = ProcessCpuSeconds();
+      const int64_t work_ns = mode == Mode::kPlain ? 0 : check.work_ns;
       for (int i = 0; i < block_iters; ++i) {
         options.trace_id = id++;
         engine::LocalTensor out = engine::Redistribute(comm, rank, in, src, dst, plan, options);
+        if (work_ns > 0) {
+          const int64_t until = trace::NowNs() + work_ns;
+          while (trace::NowNs() < until) {
+          }
+        }
       }
       comm.Barrier(world);
       const int64_t t1 = trace::NowNs();

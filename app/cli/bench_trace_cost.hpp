@@ -36,12 +36,26 @@ struct TraceCost {
 /// [20, 5000]; `requested` > 0 overrides.
 int TraceBlockIterations(int64_t bytes, int requested);
 
+/// What the background and deferred blocks run instead of traced redistributes (bench redistribute
+/// --calibrate): the method's checks on this machine.
+struct TraceCostCheck {
+  /// false: they run untraced (an A/A check: what the method reads where tracing costs nothing,
+  /// i.e. its bias and scatter here).
+  bool traced = true;
+  /// > 0: every rank also busy-waits this long on the clock after each redistribute of those
+  /// blocks (with traced false: what a known amount of extra CPU per rank and redistribute,
+  /// nothing else, costs the redistribute's time here).
+  int64_t work_ns = 0;
+};
+
+/// The extra work of the calibration's A/B row: about what a rank's own capture of one
+/// redistribute costs its thread (bench trace's engine line).
+inline constexpr int64_t kCalibrationWorkNs = 250;
+
 /// Runs the measurement; `mpi` null: n local threads, else this process is one rank of the MPI
 /// job (every process returns rank 0's figures only on rank 0). Traces go to `trace_dir`.
-/// `untraced_check`: the background and deferred blocks run untraced too (an A/A check: what the
-/// method reads where tracing costs nothing, i.e. its bias and scatter on this machine).
 TraceCost MeasureTraceCost(engine::MpiWorld* mpi, int64_t n, const engine::TensorSpec& src,
                            const engine::TensorSpec& dst, const std::string& name, int block_iters,
-                           int groups, const std::filesystem::path& trace_dir, bool untraced_check = false);
+                           int groups, const std::filesystem::path& trace_dir, TraceCostCheck check = {});
 
 }  // namespace shardscope::app::bench_cpu

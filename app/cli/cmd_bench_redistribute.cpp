@@ -78,7 +78,11 @@ constexpr const char* kTraceColumns =
     "trace; 'cpu us' = median traced - untraced process CPU (every thread) per redistribute, which counts "
     "the ranks' spinning waits too; 'block' = redistributes per block; with --calibrate, an 'A/A' row "
     "under each case runs the same groups with tracing off in the traced blocks: what the method reads "
-    "where tracing costs nothing (its bias and scatter here)\n\n";
+    "where tracing costs nothing (its bias and scatter here), and an 'A/B' row with tracing off and "
+    "instead every rank busy for 250 ns after each redistribute of those blocks (about a rank's own "
+    "capture CPU): what that much plain work costs the redistribute here, i.e. how this machine turns "
+    "small CPU costs into time\n\n";
+static_assert(kCalibrationWorkNs == 250, "kTraceColumns names the A/B row's work");
 
 // The table heads of bench redistribute: what is timed and what the columns mean.
 void PrintRedistributeHeader(CpuBench& bench) {
@@ -158,19 +162,25 @@ void BenchRedistributeTable(CpuBench& bench, const BenchCommArgs& args,
       }
       out << "\n" << std::defaultfloat;
       if (args.calibrate) {
-        // The same measurement with tracing off in the traced blocks: the method's own zero.
-        if (progress)
-          std::fprintf(stderr, "\r  %s %s A/A ...        ", c.name.c_str(), HumanBytes(bytes).c_str());
-        const TraceCost aa =
-            MeasureTraceCost(mpi.get(), n, c.src, c.dst, c.name, TraceBlockIterations(bytes, args.iterations),
-                             args.trace_groups, trace_dir, /*untraced_check=*/true);
-        out << std::left << std::setw(26) << "  A/A: tracing off" << std::right << std::setw(12)
-            << HumanBytes(out_bytes) << std::fixed << std::setprecision(1) << std::setw(12)
-            << aa.plain_s * 1e6 << std::setprecision(2) << std::setw(10)
-            << static_cast<double>(out_bytes) / aa.plain_s / 1e9;
-        if (!mpi) out << std::setw(11) << "";  // no 'vs memcpy'
-        cost_columns(aa);
-        out << "\n" << std::defaultfloat;
+        // The same measurement with tracing off in the traced blocks (the method's own zero), then
+        // with a known amount of plain CPU work instead of tracing (what that much costs here).
+        const std::string work_row = "  A/B: +" + std::to_string(kCalibrationWorkNs) + " ns work";
+        for (const auto& [row, check] :
+             {std::pair<std::string, TraceCostCheck>{"  A/A: tracing off", {false, 0}},
+              {work_row, {false, kCalibrationWorkNs}}}) {
+          if (progress)
+            std::fprintf(stderr, "\r  %s %s%s ...        ", c.name.c_str(), HumanBytes(bytes).c_str(),
+                         row.c_str() + 1);
+          const TraceCost cal = MeasureTraceCost(mpi.get(), n, c.src, c.dst, c.name,
+                                                 TraceBlockIterations(bytes, args.iterations),
+                                                 args.trace_groups, trace_dir, check);
+          out << std::left << std::setw(26) << row << std::right << std::setw(12) << HumanBytes(out_bytes)
+              << std::fixed << std::setprecision(1) << std::setw(12) << cal.plain_s * 1e6
+              << std::setprecision(2) << std::setw(10) << static_cast<double>(out_bytes) / cal.plain_s / 1e9;
+          if (!mpi) out << std::setw(11) << "";  // no 'vs memcpy'
+          cost_columns(cal);
+          out << "\n" << std::defaultfloat;
+        }
       }
     }
   }

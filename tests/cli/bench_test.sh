@@ -43,14 +43,21 @@ grep -qE '^256 B +100 +[0-9.]+ +\[[0-9.]+, [0-9.]+\] +[0-9.]+ +\[[0-9.]+, [0-9.]
   fail "$CMD: no 256 B known-vs-negotiated row"$'\n'"$OUT"
 
 # --calibrate: under each case, its A/A row (the same measurement with tracing off in the traced
-# blocks): the same size, no 'vs memcpy', a cost and a capture with their intervals.
+# blocks), then its A/B row (tracing off, 250 ns of busy work per rank and redistribute instead):
+# the same size, no 'vs memcpy', a cost and a capture with their intervals.
 run_ok bench redistribute --ranks 2 --sizes 64K --iterations 2 --trace-groups 3 --calibrate
 expect_out_contains "with --calibrate, an 'A/A' row"
+expect_out_contains "and an 'A/B' row with tracing off and instead every rank busy for 250 ns"
 for kind in 'S\(0\)->R all_gather +64 KiB' 'S\(1\)->S\(2\) all_to_all +60 KiB' 'P->S\(0\) reduce_scatter +64 KiB'; do
+  row=" +${kind##* +} +[0-9.]+ +[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +-?[0-9.]+ +2$"
   CHECKS=$((CHECKS + 1))
-  grep -A1 -E "^$kind " <<<"$OUT" | tail -n 1 |
-    grep -qE "^  A/A: tracing off +${kind##* +} +[0-9.]+ +[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +[+-][0-9.]+% \+-[0-9.]+ +-?[0-9.]+ +2$" ||
+  grep -A1 -E "^$kind " <<<"$OUT" | tail -n 1 | grep -qE "^  A/A: tracing off$row" ||
     fail "$CMD: no A/A row under $kind"$'\n'"$OUT"
+  CHECKS=$((CHECKS + 1))
+  grep -A2 -E "^$kind " <<<"$OUT" | tail -n 1 | grep -qE "^  A/B: \+250 ns work$row" ||
+    fail "$CMD: no A/B row under the A/A row of $kind"$'\n'"$OUT"
 done
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c '^  A/[AB]: ' <<<"$OUT")" = 6 ] || fail "$CMD: not one A/A and one A/B row per case"$'\n'"$OUT"
 
 finish
