@@ -364,7 +364,9 @@ void AddCommands(CLI::App& app, Commands& c) {
   c.bench_redistribute_cmd->add_flag(
       "--calibrate", c.bench_redistribute.calibrate,
       "under each case, an A/A row: the same groups of blocks with tracing off in the traced ones, so the "
-      "trace cost method's zero and scatter are printed beside its figures");
+      "trace cost method's zero and scatter are printed beside its figures; and an A/B row: tracing off "
+      "and every rank busy 250 ns after each redistribute of those blocks, what that much plain CPU "
+      "costs the redistribute on this machine");
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
