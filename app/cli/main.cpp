@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench.hpp"
+#include "bench_trace_cost.hpp"
 #include "commands.hpp"
 #include "import_commands.hpp"
 #include "run_commands.hpp"
@@ -365,8 +366,9 @@ void AddCommands(CLI::App& app, Commands& c) {
       "--calibrate", c.bench_redistribute.calibrate,
       "under each case, an A/A row: the same groups of blocks with tracing off in the traced ones, so the "
       "trace cost method's zero and scatter are printed beside its figures; and an A/B row: tracing off "
-      "and every rank busy 250 ns after each redistribute of those blocks, what that much plain CPU "
-      "costs the redistribute on this machine");
+      "and every rank busy " + std::to_string(bench_cpu::kCalibrationWorkNs) +
+          " ns after each redistribute of those blocks, what that much plain CPU costs the redistribute "
+          "on this machine");
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
