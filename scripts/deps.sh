@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages shardscope needs (docs: /README.md, the list is STACK.md's plus
-# git and python3, which the CLI tests use). Idempotent: when every package is already installed
+# git, python3 and python3-jsonschema, which the CLI tests use). Idempotent: when every package is already installed
 # it does not touch apt at all. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 PACKAGES=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libglfw3-dev nlohmann-json3-dev catch2
-  libimgui-dev libstb-dev libcli11-dev libsimdjson-dev xvfb xauth git python3)
+  libimgui-dev libstb-dev libcli11-dev libsimdjson-dev xvfb xauth git python3 python3-jsonschema)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "shardscope/error.hpp"
-#include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 
 namespace shardscope::app::gui {
 

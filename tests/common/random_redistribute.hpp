@@ -12,7 +12,7 @@
 #include "shardscope/engine/exec/executor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
+#include "test_knobs.hpp"
 
 namespace shardscope::testing {
 

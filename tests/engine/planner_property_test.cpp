@@ -13,10 +13,10 @@
 #include <sstream>
 #include <string>
 
+#include "../common/test_knobs.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 
 using namespace shardscope::engine;
 

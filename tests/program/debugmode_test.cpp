@@ -17,8 +17,8 @@
 
 #include <unistd.h>
 
+#include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 #include "shardscope/program/debugmode_import.hpp"
 #include "shardscope/trace/reader.hpp"
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "../common/random_program.hpp"
+#include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/program/scenario.hpp"
 

@@ -13,12 +13,13 @@
 
 #include <unistd.h>
 
+#include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/chrome_export.hpp"
 #include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
 #include "shardscope/trace/writer.hpp"

@@ -19,9 +19,9 @@
 
 #include <unistd.h>
 
+#include "../common/test_knobs.hpp"
 #include "../common/trace_rewrite.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 #include "shardscope/program/runner.hpp"
 #include "shardscope/program/scenario.hpp"
 #include "shardscope/trace/check.hpp"

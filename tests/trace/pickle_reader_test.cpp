@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
+#include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
-#include "shardscope/knobs.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 using namespace shardscope;

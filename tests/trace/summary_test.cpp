@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "shardscope/knobs.hpp"
+#include "../common/test_knobs.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
 

@@ -568,13 +568,6 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
   return model;
 }
 
-Model ReadAnyTrace(const fs::path& path, const ReadOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InvalidInput(path.string() + ": no such trace file or directory");
-  if (IsFlightRecorderDump(path)) return ReadFlightRecorder({path});
-  return fs::is_directory(path, ec) ? ReadTraceDir(path, options) : ReadTraceFile(path, options);
-}
-
 bool IsFlightRecorderModel(const Model& model) {
   return !model.ranks.empty() && std::all_of(model.ranks.begin(), model.ranks.end(), [](const RankTrace& r) {
     return r.header.backend == "flight_recorder";

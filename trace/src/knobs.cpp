@@ -9,7 +9,6 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/text.hpp"
-#include "shardscope/trace/session.hpp"
 
 namespace shardscope {
 namespace {
@@ -154,53 +153,7 @@ void ValidateKnob(const Knob& knob) {
 
 namespace knobs {
 
-// Each accessor registers its knob on first use (a function-local static: thread-safe).
-const Knob& TraceDir() {
-  static const Knob& knob =
-      RegisterKnob(TextKnob(trace::kTraceEnvVar, "trace", "unset (no trace)",
-                            "directory a TraceSession::FromEnv (and `shardscope run` without --trace) writes "
-                            "rank-<R>.jsonl trace files into"));
-  return knob;
-}
-const Knob& PropertyCases() {
-  static const Knob& knob = RegisterKnob(
-      IntegerKnob("SHARDSCOPE_PROPERTY_CASES", "tests", "2000",
-                  "random cases of each property test (engine, planner, program, MPI suites)", "", 1));
-  return knob;
-}
-const Knob& GpuCases() {
-  static const Knob& knob = RegisterKnob(
-      IntegerKnob("SHARDSCOPE_GPU_CASES", "tests", "300", "random cases of the GPU property test", "", 1));
-  return knob;
-}
-const Knob& FuzzSeconds() {
-  static const Knob& knob =
-      RegisterKnob(IntegerKnob("SHARDSCOPE_FUZZ_SECONDS", "tests", "5 or 10 (per fuzz test)",
-                               "time bound of each fuzz test", "seconds", 0, 7 * 24 * 3600));
-  return knob;
-}
-const Knob& FuzzIterations() {
-  static const Knob& knob = RegisterKnob(IntegerKnob("SHARDSCOPE_FUZZ_ITERATIONS", "tests", "2000",
-                                                     "mutations each fuzz test tries at most", "", 0));
-  return knob;
-}
-const Knob& FuzzSeed() {
-  static const Knob& knob = RegisterKnob(IntegerKnob("SHARDSCOPE_FUZZ_SEED", "tests", "fixed per fuzz test",
-                                                     "seed of the fuzz tests' mutation stream", "", 0));
-  return knob;
-}
-const Knob& UpdateGolden() {
-  static const Knob& knob = RegisterKnob(
-      ChoiceKnob("SHARDSCOPE_UPDATE_GOLDEN", "tests", "0",
-                 "1 rewrites the golden files of the summary tests instead of comparing", {"0", "1"}));
-  return knob;
-}
-
-void RegisterAll() {
-  for (auto* knob :
-       {&TraceDir, &PropertyCases, &GpuCases, &FuzzSeconds, &FuzzIterations, &FuzzSeed, &UpdateGolden})
-    knob();
-}
+void RegisterAll() { TraceDir(); }
 
 }  // namespace knobs
 }  // namespace shardscope

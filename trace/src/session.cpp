@@ -115,3 +115,17 @@ void TraceSession::Close() {
 }
 
 }  // namespace shardscope::trace
+
+namespace shardscope::knobs {
+
+// Registered on first use (a function-local static: thread-safe); here, beside the session that
+// reads it, so the generic knob registry knows nothing of tracing.
+const Knob& TraceDir() {
+  static const Knob& knob =
+      RegisterKnob(TextKnob(trace::kTraceEnvVar, "trace", "unset (no trace)",
+                            "directory a TraceSession::FromEnv (and `shardscope run` without --trace) writes "
+                            "rank-<R>.jsonl trace files into"));
+  return knob;
+}
+
+}  // namespace shardscope::knobs

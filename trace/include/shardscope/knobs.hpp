@@ -61,15 +61,10 @@ std::optional<double> KnobNumber(const Knob& knob);
 /// kChoice: the set value, or the knob's default when unset.
 std::string KnobChoice(const Knob& knob);
 
-/// The trace layer's knob and the test suites' bounds (read by tests/, listed by `shardscope env`).
+/// The trace layer's knob (listed by `shardscope env`). The test suites' bounds are not part of the
+/// library a job links: they live in tests/common/test_knobs.hpp.
 namespace knobs {
-const Knob& TraceDir();        ///< SHARDSCOPE_TRACE
-const Knob& PropertyCases();   ///< SHARDSCOPE_PROPERTY_CASES
-const Knob& GpuCases();        ///< SHARDSCOPE_GPU_CASES
-const Knob& FuzzSeconds();     ///< SHARDSCOPE_FUZZ_SECONDS
-const Knob& FuzzIterations();  ///< SHARDSCOPE_FUZZ_ITERATIONS
-const Knob& FuzzSeed();        ///< SHARDSCOPE_FUZZ_SEED
-const Knob& UpdateGolden();    ///< SHARDSCOPE_UPDATE_GOLDEN
+const Knob& TraceDir();  ///< SHARDSCOPE_TRACE (defined beside the trace session that reads it)
 /// Registers all of the above.
 void RegisterAll();
 }  // namespace knobs

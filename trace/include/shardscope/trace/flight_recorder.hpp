@@ -49,10 +49,6 @@ bool IsFlightRecorderDump(const std::filesystem::path& path);
 /// whose version is not 2.x.
 Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths);
 
-/// Any trace the tools accept: a Flight Recorder dump directory or file (IsFlightRecorderDump),
-/// else a shardscope trace directory (ReadTraceDir) or rank file (ReadTraceFile). Throws like those.
-Model ReadAnyTrace(const std::filesystem::path& path, const ReadOptions& options = {});
-
 /// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
 /// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does
 /// not hold it as "absent"), then the sends/recvs per rank. Pure, deterministic.
