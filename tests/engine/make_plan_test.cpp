@@ -453,3 +453,40 @@ TEST_CASE("an order-only change that greedy's fallback plans as nothing is refus
   const TensorSpec same = Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}, "0:2,0");
   CHECK(MakePlan(same, same, 0, {}).raw.empty());
 }
+
+// Issue 36: each _StridedShard move of the graph planner where it is the cheapest path, derived
+// by hand from get_next_state (docs/planning.md) and the cost model (an all_to_all with a _S side
+// costs all_gather_cost of the local bytes; _S -> R all_gathers n times those bytes).
+TEST_CASE("the graph planner takes cases 7, 9 and 10 where they are cheapest",
+          "[engine][make_plan][strided]") {
+  Mesh mesh({2, 2, 2});
+  SECTION("case 9: S(0) -> _S(1, 5) by all_to_all (the issue's second case, PyTorch's string)") {
+    // S(0)[0]S(0)[1]R -> R_S(1, 5)S(0) (orders 0:2 and 1:1). Mesh dim 0 must become R, so mesh
+    // dim 1 (newer in tensor dim 0) leaves first: to _S(1, 5) by case 9 it is already final
+    // (one all_to_all of T/4 local bytes); to R it needs a second all_gather. Then mesh dim 0
+    // gathers and mesh dim 2 chunks.
+    Plan plan = MakePlan(Spec(mesh, "S(0),S(0),R", {31, 13, 11}, "0:0,1"),
+                         Spec(mesh, "R,_S(1, 5),S(0)", {31, 13, 11}, "0:2;1:1"), 0, {});
+    CHECK(plan.notation == "S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)");
+    REQUIRE(plan.raw.size() == 3);
+    CHECK(plan.raw[0].comm == CommKind::kAllToAll);
+    const double t_gb = 17732.0 / (1024.0 * 1024.0 * 1024.0);
+    CHECK(plan.raw[0].cost_us == Approx(7.2 + (t_gb / 4 / 2) / 87.7 * 1e6));
+  }
+  SECTION("case 7: _S(0, 2) -> S(1) by all_to_all") {
+    // One all_to_all of the local bytes beats all_gather (n times the bytes) plus a free chunk.
+    Plan plan = MakePlan(Spec(mesh, "_S(0, 2),R,S(2)", {9, 6, 5}, "0:0;2:2", DType::kF64),
+                         Spec(mesh, "S(1),R,S(2)", {9, 6, 5}, nullptr, DType::kF64), 0, {});
+    CHECK(plan.notation == "_S(0, 2)RS(2)->S(1)RS(2)");
+    REQUIRE(plan.raw.size() == 1);
+    CHECK(plan.raw[0].comm == CommKind::kAllToAll);
+  }
+  SECTION("case 10: P(sum) -> _S(1, 2) by reduce_scatter") {
+    // One reduce_scatter beats all_reduce (twice the ring) plus a free strided chunk.
+    Plan plan = MakePlan(Spec(mesh, "P(sum),R,S(0)", {12, 10}, nullptr, DType::kI32),
+                         Spec(mesh, "_S(1, 2),R,S(0)", {12, 10}, "0:2;1:0", DType::kI32), 0, {});
+    CHECK(plan.notation == "P(sum)RS(0)->_S(1, 2)RS(0)");
+    REQUIRE(plan.raw.size() == 1);
+    CHECK(plan.raw[0].comm == CommKind::kReduceScatter);
+  }
+}
