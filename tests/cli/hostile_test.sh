@@ -117,9 +117,9 @@ cat >"$TMP/greedy.json" <<'JSON'
  "steps": [{"redistribute": "x", "to": ["R", "R"],
             "planner": "greedy"}]}
 JSON
-expect_refused 'greedy.json:3:24: /steps/0/planner: planner "greedy": the greedy planner ignores shard order' -- run "$TMP/greedy.json"
-CHECKS=$((CHECKS + 1))
-case "$ERR" in *--planner*) fail "blames a --planner flag never given: $ERR" ;; esac
+# PyTorch plans a non-default order with the graph planner whatever was asked (issue 36).
+run_ok run "$TMP/greedy.json" --verify
+expect_out_contains 'verified'
 # diff says which side is broken; a renamed rank file and a directory as a rank file are named.
 mkdir -p "$TMP/renamed"
 cp "$TMP/t/rank-0.jsonl" "$TMP/renamed/rank-0.jsonl"

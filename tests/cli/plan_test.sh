@@ -158,4 +158,33 @@ for flag in --mesh --shape --from --to --dtype --src-order --dst-order --mesh-na
   expect_out_contains "$flag"
 done
 
+# Issue 36: the graph planner's _StridedShard moves (docs/planning.md, derivations in
+# tests/engine/make_plan_test.cpp). Case 9, S(0) -> _S(1, 5) by all_to_all, PyTorch's string:
+run_ok plan --mesh 2x2x2 --shape 31x13x11 --from 'S(0),S(0),R' --src-order '0:0,1' --to 'R,_S(1,5),S(0)' --dst-order '0:2;1:1'
+expect_out_contains 'notation: S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)'
+expect_out_contains 'total: 2 collectives (all_gather 1, all_to_all 1)'
+# --planner greedy with a _StridedShard (or a non-default order) is planned by the graph planner,
+# and the output names the rule that overrode the request.
+run_ok plan --mesh 2x2x2 --shape 31x13x11 --from 'S(0),S(0),R' --src-order '0:0,1' --to 'R,_S(1,5),S(0)' --dst-order '0:2;1:1' --planner greedy --json
+expect_json 'j["planner"] == "graph" and j["planner_reason"].startswith("--planner greedy overridden by PyTorch") and "strided shard forces the graph planner" in j["planner_reason"]'
+expect_json 'j["notation"] == "S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)"'
+run_ok plan --mesh 2x2 --shape 8x8 --from 'S(0),S(0)' --src-order '0:1,0' --to 'R,R' --planner greedy
+expect_out_contains "planner: graph (--planner greedy overridden by PyTorch's rule: non-default shard order forces the graph planner"
+expect_out_contains 'notation: S(0)[1]S(0)[0]->RS(0)->RR'
+# Case 7, _S(0, 2) -> S(1) by all_to_all; case 10, P(sum) -> _S(1, 2) by reduce_scatter.
+run_ok plan --mesh 2x2x2 --shape 9x6x5 --dtype f64 --from '_S(0,2),R,S(2)' --src-order '0:0;2:2' --to 'S(1),R,S(2)' --json
+expect_json '[(t["src"], t["dst"], t["comm"]) for t in j["transforms"]] == [("_S(0, 2)", "S(1)", "all_to_all")]'
+run_ok plan --mesh 2x2x2 --shape 12x10 --dtype i32 --from 'P(sum),R,S(0)' --to '_S(1,2),R,S(0)' --dst-order '0:2;1:0' --json
+expect_json '[(t["src"], t["dst"], t["comm"]) for t in j["transforms"]] == [("P(sum)", "_S(1, 2)", "reduce_scatter")]'
+# Every one of them runs and verifies (local backend; mpi.samples runs the sample under mpirun).
+run_ok run "$ROOT/samples/strided_moves.json" --verify
+expect_out_contains 'graph: S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)'
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c verified <<<"$OUT")" -eq 4 ] || fail "strided_moves.json: not every step verified: $OUT"
+# A plan PyTorch runs but shardscope refuses (uneven _StridedShard, PyTorch #168134) shows
+# PyTorch's plan, why, and what is safe.
+expect_refused 'refused on purpose: PyTorch runs the graph plan RR->' -- plan --mesh 4x2 --shape 9 --from 'R,R' --to '_S(0,2),S(0)'
+CHECKS=$((CHECKS + 1))
+case "$ERR" in *"safe: give the shard order explicitly"*) ;; *) fail "no safe alternative named: $ERR" ;; esac
+
 finish

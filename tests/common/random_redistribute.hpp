@@ -207,8 +207,9 @@ class Generator {
     RandomOrderOrStrided(mesh, dst, dst_order, strided && Chance(0.5));
     c.src = MakeSpec(mesh, src, src_order, shape, dtype, rule, {}, "src");
     c.dst = MakeSpec(mesh, dst, dst_order, shape, dtype, rule, {}, "dst");
-    // Forced greedy with a _StridedShard is weighted up: PyTorch never plans it greedily when
-    // the split factors decode, so MakePlan must refuse it, and plan only runnable fallbacks.
+    // Forced greedy with a _StridedShard is weighted up: PyTorch plans it with the graph planner
+    // whatever was asked (greedy only as the fallback for undecodable split factors), so MakePlan
+    // must override the request, and plan only runnable fallbacks.
     const bool has_strided = c.src.HasStridedShard() || c.dst.HasStridedShard();
     int64_t planner = has_strided && Chance(0.4) ? 1 : Uniform(0, 2);
     c.plan_options.planner = planner == 0   ? PlannerChoice::kAuto

@@ -184,14 +184,22 @@ TEST_CASE("planner choice follows PyTorch's rule", "[engine][make_plan]") {
     CHECK(gr.planner == PlannerKind::kGreedy);
     CHECK(gr.planner_reason == "forced by --planner greedy (PyTorch's rule picks greedy: default)");
   }
-  SECTION("forcing greedy on a non-default order is refused") {
+  SECTION("forcing greedy on a non-default order is overridden by PyTorch's rule") {
+    // R-new _gen_transform_infos_non_cached: has_non_default_order sets use_graph_based_transform
+    // before the requested planner is read.
     PlanOptions greedy;
     greedy.planner = PlannerChoice::kGreedy;
-    auto e = PlanError(Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), Spec(mesh, "R,R,R", {8, 8}), 0, greedy);
-    CHECK(e.code() == ErrorCode::kUnsupported);
-    CHECK(Contains(e.what(), "src order '0:1,0'"));
-    auto e2 = PlanError(Spec(mesh, "R,R,R", {8, 8}), Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), 0, greedy);
-    CHECK(Contains(e2.what(), "dst order '0:1,0'"));
+    Plan src_order =
+        MakePlan(Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), Spec(mesh, "R,R,R", {8, 8}), 0, greedy);
+    CHECK(src_order.planner == PlannerKind::kGraph);
+    CHECK(src_order.planner_reason ==
+          "--planner greedy overridden by PyTorch's rule: non-default shard order forces the graph planner "
+          "(_gen_transform_infos_non_cached)");
+    // The same plan as auto: S(0)[1]S(0)[0] pops mesh dim 0 (newest) first.
+    CHECK(src_order.notation == "S(0)[1]S(0)[0]R->RS(0)R->RRR");
+    Plan dst_order =
+        MakePlan(Spec(mesh, "R,R,R", {8, 8}), Spec(mesh, "S(0),S(0),R", {8, 8}, "0:1,0"), 0, greedy);
+    CHECK(dst_order.planner == PlannerKind::kGraph);
   }
 }
 
@@ -310,42 +318,55 @@ TEST_CASE("MakePlan error paths name the bad token", "[engine][make_plan]") {
   }
 }
 
-// Issue 16 item 1. R-new _gen_transform_infos_non_cached tests has_strided_shard before the
-// planner flag, so PyTorch plans any decodable _StridedShard with the graph planner even when
-// greedy is forced; the issue's case (mesh [2,2,4], shape [5] i32) printed a greedy plan the
-// executor could not run.
-TEST_CASE("forcing greedy on a decodable _StridedShard is refused with PyTorch's reason",
-          "[engine][make_plan]") {
+// Issue 16 item 1, revised by issue 36. R-new _gen_transform_infos_non_cached tests
+// has_strided_shard before the planner flag, so PyTorch plans any _StridedShard with the graph
+// planner even when greedy is asked for; shardscope does the same and names the rule.
+TEST_CASE("forcing greedy on a _StridedShard is overridden by PyTorch's rule", "[engine][make_plan]") {
   Mesh mesh({2, 2, 4});
   PlanOptions greedy;
   greedy.planner = PlannerChoice::kGreedy;
   // dst decodes (SPEC §8.3: right to left, sf 1 -> [2], sf 4 = size(2) -> [2,1], sf 8 -> [2,1,0]).
-  auto e = PlanError(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
-                     Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, greedy);
-  CHECK(e.code() == ErrorCode::kUnsupported);
-  CHECK(Contains(e.what(), "PyTorch never plans _StridedShard placements with the greedy planner"));
-  // auto follows PyTorch's rule (graph) and plans it.
-  Plan plan = MakePlan(Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32),
-                       Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32), 0, {});
+  TensorSpec src = Spec(mesh, "S(0),P(max),S(0)", {5}, nullptr, DType::kI32);
+  TensorSpec dst = Spec(mesh, "_S(0, 8),_S(0, 4),S(0)", {5}, nullptr, DType::kI32);
+  Plan forced = MakePlan(src, dst, 0, greedy);
+  CHECK(forced.planner == PlannerKind::kGraph);
+  CHECK(forced.planner_reason ==
+        "--planner greedy overridden by PyTorch's rule: strided shard forces the graph planner "
+        "(_gen_transform_infos_non_cached)");
+  // auto follows the same rule and plans the same transforms.
+  Plan plan = MakePlan(src, dst, 0, {});
   CHECK(plan.planner == PlannerKind::kGraph);
+  CHECK(plan.notation == forced.notation);
 
-  // Not decodable (_S(0, 3) on a (4,2) mesh, T1 test_strided_shard_redistribution[2d]): PyTorch
-  // falls back to greedy, so forcing greedy plans the same fallback.
+  // Not decodable (_S(0, 3) on a (4,2) mesh, T1 test_strided_shard_redistribution[2d]): the
+  // graph planner raises _StridedShardNotDecodableError and PyTorch falls back to greedy. The
+  // notation prints _S(0, 3) without a position (format_shard_order_str indexes Shards only).
   Mesh m42({4, 2});
   Plan fallback = MakePlan(Spec(m42, "_S(0, 3),S(0)", {24, 4}), Spec(m42, "R,R", {24, 4}), 0, greedy);
   CHECK(fallback.planner == PlannerKind::kGreedy);
-  CHECK(fallback.notation == "_S(0, 3)[0]S(0)[1]->_S(0, 3)R->RR");
+  CHECK(Contains(fallback.planner_reason, "--planner greedy overridden"));
+  CHECK(Contains(fallback.planner_reason, "graph fell back: strided shard not decodable"));
+  CHECK(fallback.notation == "_S(0, 3)S(0)[1]->_S(0, 3)R->RR");
 }
 
-// Issue 16 item 2: with an explicit shard order the _StridedShards are literal (R-new
-// _try_normalize_spec with use_strided_shard_as_shard_order False) and the graph planner moves
-// them with cases 8 (_S->R) and 11 (R->_S). Hand derivation for the issue's case, mesh 2x2x2,
-// 31x13x11 f32, S(0),S(0),_S(0,3) order 0:0,1,2 -> R,S(0),S(0) order 0:1,2:
-// - the newest mesh dim of tensor dim 0 is 2, a _StridedShard: only case 8 applies
-//   (cost 0: _compute_placement_transition_cost tests is_shard(), false for _S);
-// - S(0)[0]S(0)[1]R must lose mesh dim 0, which sits under mesh dim 1: all_gather dim 1
-//   (7.2 us + bytes), then dim 0, then chunk dims 1 and 2 in the target's order. The a2a
-//   detour (S(0)->S(1) on dim 1 and back) costs 2 x (7.2 + 1.0) + 7.2 us, more.
+// Issues 16 and 36: with an explicit shard order the _StridedShards are literal (R-new
+// _try_normalize_spec with use_strided_shard_as_shard_order False). Hand derivation for mesh
+// 2x2x2, 31x13x11 f32 (T = 17732 bytes), S(0),S(0),_S(0,3) order 0:0,1,2 -> R,S(0),S(0) order 0:1,2
+// (docs/planning.md, "_StridedShard moves"):
+// - mesh dim 0 must reach R, so it must be the newest of tensor dim 0: mesh dims 2 and 1 leave
+//   first; mesh dim 1 must also return (it is position 1 now, position 0 in the target). Each of
+//   the three mesh dims pays at least one collective (>= 6.6 + 0.6 us on a size-2 dim).
+// - three collectives suffice only as all_gathers (_S->R case 8, S->R, S->R) followed by two free
+//   chunks in the target's order; any all_to_all (case 7 for the _S, case 1 for mesh dim 1) leaves
+//   a Shard on another tensor dim that costs a fourth collective.
+// - the first step all_gathers T/8 bytes to T/4: 6.6 + 0.6 + (T/4 / 2) / 87.7e9 * 1e6 us.
+// - notation (stringify_transform_infos): the _S(0, 3) source pops nothing from tensor dim 0's
+//   list and prints without a position; each later plain Shard pops the newest entry, so the
+//   states print S(0)[0]S(0)[1]R, S(0)[0]RR, RRR, RS(0)[1]R and RS(0)[1]S(0)[2].
+// The issue quotes PyTorch's path through case 7 (_S(0, 3) -> S(1)) and two all_to_alls back;
+// it takes four plain collectives between S(0)[0]S(0)[1]S(1) and RS(0)[1]S(1) where the path
+// through two all_gathers and a chunk takes two, so no edge cost of the alpha-beta model makes it
+// the cheapest (docs/planning.md lists this as a remaining difference).
 TEST_CASE("literal _StridedShard with an explicit shard order plans like R-new", "[engine][make_plan]") {
   Mesh mesh({2, 2, 2});
   TensorSpec src = Spec(mesh, "S(0),S(0),_S(0,3)", {31, 13, 11}, "0:0,1,2");
@@ -353,12 +374,16 @@ TEST_CASE("literal _StridedShard with an explicit shard order plans like R-new",
   REQUIRE(src.shard_order);  // kept although it is the default order: it makes the _S literal
   Plan plan = MakePlan(src, dst, 0, {});
   CHECK(plan.planner == PlannerKind::kGraph);
-  CHECK(plan.notation == "S(0)[0]S(0)[1]_S(0, 3)[2]->S(0)[0]S(0)[1]R->S(0)RR->RRR->RS(0)R->RS(0)[0]S(0)[1]");
+  CHECK(plan.notation ==
+        "S(0)[0]S(0)[1]_S(0, 3)->S(0)[0]S(0)[1]R->S(0)[0]RR->RRR->RS(0)[1]R->RS(0)[1]S(0)[2]");
   REQUIRE(plan.raw.size() == 5);
   CHECK(plan.raw[0].src == Placement::StridedShard(0, 3));
+  CHECK(plan.raw[0].comm == CommKind::kAllGather);
   // get_logical_shape at rank 0: dims 0 and 1 of the order applied, 31 -> 16 -> 8.
   CHECK(plan.raw[0].logical_shape == Shape{8, 13, 11});
-  CHECK(plan.raw[0].cost_us == 0.0);
+  const double t_gb = 17732.0 / (1024.0 * 1024.0 * 1024.0);
+  CHECK(plan.raw[0].cost_us == Approx(6.6 + 0.6 + (t_gb / 4 / 2) / 87.7 * 1e6));
+  CHECK(plan.cost_us == Approx(3 * 7.2 + (t_gb / 8 + t_gb / 4 + t_gb / 2) / 87.7 * 1e6));
 
   // Without the order the same placements are an encoding (not decodable here: sf 3 is no
   // product of mesh sizes), so PyTorch falls back to greedy.
@@ -400,7 +425,11 @@ TEST_CASE("a graph plan that would end on other rows than an uneven _StridedShar
   Mesh mesh({4, 2});
   auto e = PlanError(Spec(mesh, "R,R", {9}), Spec(mesh, "_S(0, 2),S(0)", {9}));
   CHECK(e.code() == ErrorCode::kUnsupported);
-  CHECK(Contains(e.what(), "cannot run exactly: the plan ends with rank 6 holding other elements"));
+  CHECK(Contains(e.what(), "refused on purpose: PyTorch runs the graph plan RR->"));
+  CHECK(Contains(
+      e.what(),
+      "cannot run exactly (silent data corruption): the plan ends with rank 6 holding other elements"));
+  CHECK(Contains(e.what(), "safe: give the shard order explicitly, or make every split even"));
   CHECK(Contains(e.what(), "#168134"));
   // 8 rows split evenly: the same layout both ways, so the plan is made.
   CHECK(MakePlan(Spec(mesh, "R,R", {8}), Spec(mesh, "_S(0, 2),S(0)", {8}), 0, {}).planner ==
@@ -417,8 +446,47 @@ TEST_CASE("an order-only change that greedy's fallback plans as nothing is refus
   Mesh mesh({2, 1, 4});
   auto e = PlanError(Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}, "0:2,0"), Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}));
   CHECK(e.code() == ErrorCode::kUnsupported);
-  CHECK(Contains(e.what(), "cannot run exactly: the plan ends with rank 0 holding other elements"));
+  CHECK(Contains(
+      e.what(),
+      "cannot run exactly (silent data corruption): the plan ends with rank 0 holding other elements"));
   // The same order on both sides is nothing to do, and is planned as such.
   const TensorSpec same = Spec(mesh, "_S(0, 2),R,_S(0, 3)", {8}, "0:2,0");
   CHECK(MakePlan(same, same, 0, {}).raw.empty());
+}
+
+// Issue 36: each _StridedShard move of the graph planner where it is the cheapest path, derived
+// by hand from get_next_state (docs/planning.md) and the cost model (an all_to_all with a _S side
+// costs all_gather_cost of the local bytes; _S -> R all_gathers n times those bytes).
+TEST_CASE("the graph planner takes cases 7, 9 and 10 where they are cheapest",
+          "[engine][make_plan][strided]") {
+  Mesh mesh({2, 2, 2});
+  SECTION("case 9: S(0) -> _S(1, 5) by all_to_all (the issue's second case, PyTorch's string)") {
+    // S(0)[0]S(0)[1]R -> R_S(1, 5)S(0) (orders 0:2 and 1:1). Mesh dim 0 must become R, so mesh
+    // dim 1 (newer in tensor dim 0) leaves first: to _S(1, 5) by case 9 it is already final
+    // (one all_to_all of T/4 local bytes); to R it needs a second all_gather. Then mesh dim 0
+    // gathers and mesh dim 2 chunks.
+    Plan plan = MakePlan(Spec(mesh, "S(0),S(0),R", {31, 13, 11}, "0:0,1"),
+                         Spec(mesh, "R,_S(1, 5),S(0)", {31, 13, 11}, "0:2;1:1"), 0, {});
+    CHECK(plan.notation == "S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)");
+    REQUIRE(plan.raw.size() == 3);
+    CHECK(plan.raw[0].comm == CommKind::kAllToAll);
+    const double t_gb = 17732.0 / (1024.0 * 1024.0 * 1024.0);
+    CHECK(plan.raw[0].cost_us == Approx(7.2 + (t_gb / 4 / 2) / 87.7 * 1e6));
+  }
+  SECTION("case 7: _S(0, 2) -> S(1) by all_to_all") {
+    // One all_to_all of the local bytes beats all_gather (n times the bytes) plus a free chunk.
+    Plan plan = MakePlan(Spec(mesh, "_S(0, 2),R,S(2)", {9, 6, 5}, "0:0;2:2", DType::kF64),
+                         Spec(mesh, "S(1),R,S(2)", {9, 6, 5}, nullptr, DType::kF64), 0, {});
+    CHECK(plan.notation == "_S(0, 2)RS(2)->S(1)RS(2)");
+    REQUIRE(plan.raw.size() == 1);
+    CHECK(plan.raw[0].comm == CommKind::kAllToAll);
+  }
+  SECTION("case 10: P(sum) -> _S(1, 2) by reduce_scatter") {
+    // One reduce_scatter beats all_reduce (twice the ring) plus a free strided chunk.
+    Plan plan = MakePlan(Spec(mesh, "P(sum),R,S(0)", {12, 10}, nullptr, DType::kI32),
+                         Spec(mesh, "_S(1, 2),R,S(0)", {12, 10}, "0:2;1:0", DType::kI32), 0, {});
+    CHECK(plan.notation == "P(sum)RS(0)->_S(1, 2)RS(0)");
+    REQUIRE(plan.raw.size() == 1);
+    CHECK(plan.raw[0].comm == CommKind::kReduceScatter);
+  }
 }

@@ -1,6 +1,7 @@
 // Property test of the greedy and graph planners over random meshes (1-4 dims, up to 16 ranks),
 // shapes (1-4 dims, extents 0-9, so smaller than the mesh and empty), placements (S, R,
-// P(sum/avg)), non-default orders and decodable StridedShards (graph). For every plan, the
+// P(sum/avg)), non-default orders, decodable StridedShards and literal StridedShards beside an
+// explicit order (graph; these draw the graph planner's cases 7, 9 and 10). For every plan, the
 // transforms applied one by one from the source state must each start from the current
 // placement, carry the logical shape the definition gives, and end exactly at the target
 // placements and the target layout on every rank. SHARDSCOPE_PROPERTY_CASES sets the case count.
@@ -102,10 +103,18 @@ ShardOrder RandomOrder(Rng& rng, const Placements& placements, int tensor_ndim) 
 TensorSpec RandomSpec(Rng& rng, const Mesh& mesh, const Placements& placements, const Shape& shape,
                       ChunkRule rule, bool graph, const char* what) {
   const int tensor_ndim = static_cast<int>(shape.size());
-  const int64_t style = graph ? Pick(rng, 0, 2) : 0;
+  const int64_t style = graph ? Pick(rng, 0, 3) : 0;
   if (style == 0) return MakeSpec(mesh, placements, std::nullopt, shape, DType::kF32, rule, {}, what);
   ShardOrder order = RandomOrder(rng, placements, tensor_ndim);
   if (style == 1) return MakeSpec(mesh, placements, order, shape, DType::kF32, rule, {}, what);
+  if (style == 3) {
+    // Literal _StridedShards: about half the Shards become _S(d, 2 or 3), kept in the order.
+    Placements literal = placements;
+    for (Placement& p : literal) {
+      if (p.IsShard() && Pick(rng, 0, 1)) p = Placement::StridedShard(p.dim, Pick(rng, 2, 3));
+    }
+    return MakeSpec(mesh, literal, order, shape, DType::kF32, rule, {}, what);
+  }
   return MakeSpec(mesh, ShardOrderToStridedPlacements(placements, order, mesh), std::nullopt, shape,
                   DType::kF32, rule, {}, what);
 }
@@ -134,7 +143,7 @@ std::string Describe(const Case& c) {
 // The state a planner starts from / must reach: StridedShards are read as plain Shards in the
 // order their split factors encode (PyTorch's use_strided_shard_as_shard_order).
 PlanState NormalizedState(const TensorSpec& spec) {
-  if (!spec.HasStridedShard()) return {spec.placements, spec.EffectiveOrder()};
+  if (!spec.HasStridedShard() || spec.shard_order) return {spec.placements, spec.EffectiveOrder()};
   auto decoded = StridedPlacementsToShardOrder(spec.placements, spec.mesh);
   REQUIRE(decoded.has_value());
   return {decoded->first, decoded->second};
@@ -169,6 +178,13 @@ Shape LocalShapeWithout(const TensorSpec& spec, const PlanState& state, int md,
     for (int m : e.mesh_dims) {
       if (m == md) continue;
       auto& extent = shape[static_cast<size_t>(e.tensor_dim)];
+      const Placement& p = state.placements[static_cast<size_t>(m)];
+      if (p.IsStridedShard()) {
+        // _StridedShard's own size rule (§8.2): chunk i of each of the split_factor pieces.
+        extent = IndexSetSize(StridedShardPositions(extent, spec.mesh.size(m), coord[static_cast<size_t>(m)],
+                                                    p.split_factor, spec.chunking));
+        continue;
+      }
       extent =
           LocalShardSizeAndOffset(extent, spec.mesh.size(m), coord[static_cast<size_t>(m)], spec.chunking)
               .first;
@@ -254,8 +270,15 @@ void CheckPlan(const Case& c, bool graph, int64_t rank, const std::vector<Transf
     CheckSameLayouts(LayoutsOf(c.src, state), ComputeLayouts(c.dst));
 }
 
+// How often the graph planner chose its _StridedShard moves: case 7 _S(a)->S(b), case 9
+// S(a)->_S(b), case 10 P->_S.
+struct StridedMoves {
+  int case7 = 0, case9 = 0, case10 = 0;
+};
+
 void RunProperty(bool graph, bool nested, uint64_t seed) {
   Rng rng(seed);
+  StridedMoves moves;
   const int cases =
       static_cast<int>(shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000));
   for (int i = 0; i < cases; ++i) {
@@ -267,6 +290,20 @@ void RunProperty(bool graph, bool nested, uint64_t seed) {
       const auto plan = graph ? PlanGraph(c.src, c.dst, rank, PlanOptions{})
                               : PlanGreedy(c.src, c.dst, rank, PlanOptions{});
       CheckPlan(c, graph, rank, plan);
+      for (const Transform& t : plan) {
+        if (t.src.IsStridedShard() && t.dst.IsShard()) ++moves.case7;
+        if (t.src.IsShard() && t.dst.IsStridedShard()) ++moves.case9;
+        if (t.src.IsPartial() && t.dst.IsStridedShard()) ++moves.case10;
+      }
+    }
+  }
+  if (graph) {
+    WARN("graph planner strided moves over " << cases << " cases: case 7 " << moves.case7 << ", case 9 "
+                                             << moves.case9 << ", case 10 " << moves.case10);
+    if (cases >= 1000) {
+      CHECK(moves.case7 > 0);
+      CHECK(moves.case9 > 0);
+      if (!nested) CHECK(moves.case10 > 0);  // nested sources hold few Partials
     }
   }
 }

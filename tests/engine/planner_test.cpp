@@ -124,10 +124,21 @@ TEST_CASE("transition costs follow _compute_placement_transition_cost", "[engine
   CHECK(std::isinf(cost("P(sum)", "P(avg)", gb)));
   CHECK(cost("P(sum)", "P(sum)", gb) == 0.0);
   CHECK(cost("R", "P(avg)", gb) == 0.0);
-  // is_shard() is False for _StridedShard, so these fall through to 0 with bytes unchanged.
-  CHECK(cost("_S(0, 2)", "R", gb) == 0.0);
+  // A _StridedShard is costed as the shard it is (docs/planning.md): _S->R gathers like S->R,
+  // R->_S chunks, and an all_to_all with a _S side has no +1 us penalty (S->S only).
+  gb = b0;
+  CHECK(cost("_S(0, 2)", "R", gb) == Approx(RingUs(4 * b0 * 1073741824.0, 4, 3, 87.7, 0.6)));
+  CHECK(gb == 4 * b0);
+  gb = b0;
   CHECK(cost("R", "_S(0, 2)", gb) == 0.0);
+  CHECK(gb == b0 / 4);
+  gb = b0;
+  CHECK(cost("_S(0, 2)", "S(1)", gb) == Approx(RingUs(b0 * 1073741824.0, 4, 3, 87.7, 0.6)));
+  CHECK(cost("S(1)", "_S(0, 2)", gb) == Approx(RingUs(b0 * 1073741824.0, 4, 3, 87.7, 0.6)));
   CHECK(gb == b0);
+  CHECK(cost("P(sum)", "_S(0, 2)", gb) == Approx(RingUs(b0 * 1073741824.0, 4, 3, 87.7, 0.6)));
+  CHECK(gb == b0 / 4);
+  CHECK(std::isinf(cost("_S(0, 2)", "P(sum)", gb)));
 }
 
 TEST_CASE("comm bytes: itemsize * numel / num_shards / 2^30", "[engine][planner][cost]") {

@@ -80,24 +80,31 @@ double TransitionCostUs(const Placement& current, const Placement& target, const
   CheckMeshDim(topo, mesh_dim);
   const auto n = static_cast<double>(topo.devices[static_cast<size_t>(mesh_dim)]);
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  // _compute_placement_transition_cost. It tests is_shard(), so a _StridedShard on either side
-  // falls through to the final 0 exactly as in PyTorch.
+  // _compute_placement_transition_cost, with a _StridedShard costed as the shard it is: its
+  // all_gather, all_to_all and reduce_scatter move the same bytes as a Shard's. The R-new text
+  // tests is_shard(), false for _S, so every _S edge would cost 0; with cases 7 and 9 that makes
+  // any all_gather free (S -> _S -> R), and PyTorch's plans for strided targets (docs/planning.md)
+  // pay for those moves. The +1 us all_to_all penalty stays on Shard -> Shard, the only branch
+  // that adds it; an all_to_all with a _StridedShard side is an all_gather's cost on the local
+  // bytes (the reported plan S(0)[0]S(0)[1]R -> R_S(1, 5)S(0) needs exactly that).
   if (current == target) return 0.0;
-  if (current.IsShard() && target.IsReplicate()) {
+  if (current.IsShardLike() && target.IsReplicate()) {
     gigabytes *= n;
     return AllGatherCostUs(gigabytes, topo, mesh_dim);
   }
-  if (current.IsShard() && target.IsShard())
-    return AllGatherCostUs(gigabytes, topo, mesh_dim) + kAllToAllPenaltyUs;
+  if (current.IsShardLike() && target.IsShardLike()) {
+    const bool plain = current.IsShard() && target.IsShard();
+    return AllGatherCostUs(gigabytes, topo, mesh_dim) + (plain ? kAllToAllPenaltyUs : 0.0);
+  }
   if (current.IsPartial() && target.IsReplicate()) return AllReduceCostUs(gigabytes, topo, mesh_dim);
-  if (current.IsPartial() && target.IsShard()) {
+  if (current.IsPartial() && target.IsShardLike()) {
     const double cost = ReduceScatterCostUs(gigabytes, topo, mesh_dim);
     gigabytes /= n;
     return cost;
   }
-  if (current.IsShard() && target.IsPartial()) return kInf;
+  if (current.IsShardLike() && target.IsPartial()) return kInf;
   if (current.IsPartial() && target.IsPartial()) return kInf;
-  if (current.IsReplicate() && target.IsShard()) {
+  if (current.IsReplicate() && target.IsShardLike()) {
     gigabytes /= n;
     return 0.0;
   }

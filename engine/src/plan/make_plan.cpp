@@ -89,13 +89,6 @@ void CheckTransitions(const TensorSpec& src, const TensorSpec& dst) {
   }
 }
 
-// Whether the graph planner can take both specs: R-new decodes a spec's _StridedShards into a
-// shard order (use_strided_shard_as_shard_order) unless the spec carries an explicit order.
-bool GraphDecodes(const TensorSpec& spec) {
-  return !spec.HasStridedShard() || spec.shard_order ||
-         StridedPlacementsToShardOrder(spec.placements, spec.mesh);
-}
-
 bool IsNotDecodable(const Error& e) {
   return e.code() == ErrorCode::kUnsupported &&
          std::string(e.what()).find("not decodable") != std::string::npos;
@@ -138,25 +131,15 @@ void ChoosePlanner(const TensorSpec& src, const TensorSpec& dst, const PlanOptio
       plan.planner_reason = rule_reason;
       break;
     case PlannerChoice::kGreedy:
-      // The greedy planner ignores shard orders, so its plan would be wrong data for a
-      // non-default order; PyTorch never runs it there either.
-      if (non_default) {
-        throw Unsupported("--planner greedy: the greedy planner ignores shard order, and " +
-                          std::string(IsDefaultOrder(src.EffectiveOrder()) ? "dst" : "src") + " order '" +
-                          FormatShardOrder(IsDefaultOrder(src.EffectiveOrder()) ? dst.EffectiveOrder()
-                                                                                : src.EffectiveOrder()) +
-                          "' is not the default (PyTorch always plans it with the graph planner)");
-      }
-      // R-new _gen_transform_infos_non_cached: has_strided_shard selects the graph planner
-      // before the planner flag is read, so PyTorch never plans these greedily; it falls back
-      // to greedy only when the split factors are not decodable. Greedy's own reading of
-      // _StridedShard (is_shard() is false for it) gives plans that cannot run.
-      if (strided && GraphDecodes(src) && GraphDecodes(dst)) {
-        throw Unsupported(
-            "--planner greedy: PyTorch never plans _StridedShard placements with the greedy planner "
-            "(_gen_transform_infos_non_cached picks the graph planner for any _StridedShard, whatever the "
-            "planner flag; it falls back to greedy only when the split factors are not decodable); use "
-            "--planner auto or graph");
+      // R-new _gen_transform_infos_non_cached sets use_graph_based_transform = True for a
+      // non-default shard order or any _StridedShard before it reads the requested planner, so
+      // a greedy request there is planned by the graph planner; the reason names the rule. An
+      // undecodable _StridedShard then falls back to greedy in MakePlan, as in PyTorch.
+      if (non_default || strided) {
+        plan.planner = PlannerKind::kGraph;
+        plan.planner_reason = std::string("--planner greedy overridden by PyTorch's rule: ") + rule_reason +
+                              " forces the graph planner (_gen_transform_infos_non_cached)";
+        break;
       }
       plan.planner = PlannerKind::kGreedy;
       plan.planner_reason = std::string("forced by --planner greedy (PyTorch's rule picks ") +
@@ -180,14 +163,15 @@ void CheckStridedPlanRuns(const TensorSpec& src, const TensorSpec& dst, const Pl
   probe.notation = Notation(plan.raw, src);
   const std::string problem = CheckPlanExecutable(src, dst, probe);
   if (problem.empty()) return;
+  // Shown like the flattened all_gather refusal: PyTorch's plan, why it is refused, what is safe.
   throw Unsupported(
-      "the " + std::string(PlannerName(plan.planner)) + " plan " + probe.notation +
-      " cannot run exactly: " + problem +
+      "refused on purpose: PyTorch runs the " + std::string(PlannerName(plan.planner)) + " plan " +
+      probe.notation + " but it cannot run exactly (silent data corruption): " + problem +
       (plan.planner == PlannerKind::kGreedy
-           ? " (PyTorch's greedy planner treats _StridedShard as not sharded; use a decodable "
-             "split factor or an explicit shard order)"
+           ? " (PyTorch's greedy planner treats _StridedShard as not sharded; safe: a split factor "
+             "that decodes into a shard order, or an explicit shard order)"
            : " (an uneven _StridedShard holds other elements than the shard order it decodes to, "
-             "PyTorch #168134; give the shard order explicitly)"));
+             "PyTorch #168134; safe: give the shard order explicitly, or make every split even)"));
 }
 
 }  // namespace

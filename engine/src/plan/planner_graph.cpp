@@ -25,7 +25,7 @@ constexpr size_t kMaxPushedStates = size_t{1} << 22;
 
 // One byte per mesh dim: 0 = R, 1 + op = P(op), kShardBase + d = S(d), kStridedBase + k = the
 // k-th literal _StridedShard: first the target's (PyTorch's strided_shard_placements_in_target,
-// the only ones case 11 creates), then any other the source holds.
+// the only ones cases 9, 10 and 11 create), then any other the source holds.
 constexpr uint8_t kCodeReplicate = 0;
 constexpr uint8_t kPartialBase = 1;
 constexpr uint8_t kShardBase = 8;
@@ -250,12 +250,48 @@ class GraphSearch {
                 kNoPosition, emit);
       }
     }
-    // Case 7 (_S(a)->S(b)) is a TODO in R-new.
+    // Case 7: _S(a)->S(b), b != a (all_to_all): the newest mesh dim of a's order, a
+    // _StridedShard, becomes the newest of b's as a plain Shard (SS(a)[..., x] -> S(b)[..., x]).
+    for (int a = 0; a < tensor_ndim_; ++a) {
+      const uint8_t n = l.len[static_cast<size_t>(a)];
+      if (n == 0) continue;
+      const int md = l.dims[static_cast<size_t>(a)][n - 1];
+      if (!IsStridedCode(code_at(md))) continue;
+      for (int b = 0; b < tensor_ndim_; ++b) {
+        if (b == a) continue;
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                emit);
+      }
+    }
     // Case 8: _S->R (all_gather) of the newest mesh dim of each order entry.
     EmitGatherNewest(
         cur, l, gigabytes, [](uint8_t c) { return IsStridedCode(c); }, emit);
     if (strided_targets_ == 0) return;
-    // Cases 9 and 10 are TODOs in R-new. Case 11: R->_S with a target's (dim, split_factor).
+    // Case 9: S(a)->_S(b), b != a (all_to_all), with a target's (dim, split_factor): the newest
+    // mesh dim of a's order becomes the newest of b's (S(a)[..., x] -> SS(b)[..., x]).
+    for (int a = 0; a < tensor_ndim_; ++a) {
+      const uint8_t n = l.len[static_cast<size_t>(a)];
+      if (n == 0) continue;
+      const int md = l.dims[static_cast<size_t>(a)][n - 1];
+      if (!IsShardCode(code_at(md))) continue;
+      for (size_t k = 0; k < strided_targets_; ++k) {
+        const int b = strided_[k].dim;
+        if (b == a) continue;
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(b)],
+                emit);
+      }
+    }
+    // Case 10: P->_S (reduce_scatter) with a target's (dim, split_factor), appended as the newest
+    // of that dim's order.
+    for (int md = 0; md < mesh_ndim_; ++md) {
+      if (!IsPartialCode(code_at(md))) continue;
+      for (size_t k = 0; k < strided_targets_; ++k) {
+        const int td = strided_[k].dim;
+        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(td)],
+                emit);
+      }
+    }
+    // Case 11: R->_S with a target's (dim, split_factor).
     for (int md = 0; md < mesh_ndim_; ++md) {
       if (code_at(md) != kCodeReplicate) continue;
       for (size_t k = 0; k < strided_targets_; ++k) {
