@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -61,14 +62,42 @@ class Checker {
   CheckResult Run() {
     result_.ranks = static_cast<int64_t>(model_.ranks.size());
     result_.world = model_.world;
-    for (int64_t r = 0; r < model_.world && r < (int64_t{1} << 20); ++r) {
+    // One report per missing rank up to kListedMissing, then one for all the rest: a header may
+    // claim 2^20 ranks in a file of a few bytes, and the check's work follows the files.
+    constexpr int64_t kListedMissing = 64, kNamedCulprits = 1024;
+    std::optional<Mismatch> rest;
+    int64_t missing = 0, rest_last = -1;
+    for (int64_t r = 0; r < model_.world; ++r) {
       if (with_file_.count(r)) continue;
-      Mismatch m;
-      m.kind = MismatchClass::kMissingRankFile;
-      m.culprits = {r};
-      m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
-                  " has no trace file; its collectives cannot be checked";
-      result_.mismatches.push_back(std::move(m));
+      if (++missing <= kListedMissing) {
+        Mismatch m;
+        m.kind = MismatchClass::kMissingRankFile;
+        m.culprits = {r};
+        m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
+                    " has no trace file; its collectives cannot be checked";
+        result_.mismatches.push_back(std::move(m));
+        continue;
+      }
+      if (!rest) {
+        rest.emplace();
+        rest->kind = MismatchClass::kMissingRankFile;
+      }
+      if (static_cast<int64_t>(rest->culprits.size()) < kNamedCulprits) rest->culprits.push_back(r);
+      rest_last = r;
+      // Past the files there are no more to find: the rest of the world is missing.
+      if (with_file_.empty() || r > *with_file_.rbegin()) {
+        missing += model_.world - 1 - r;
+        rest_last = model_.world - 1;
+        break;
+      }
+    }
+    if (rest) {
+      const int64_t more = missing - kListedMissing;
+      rest->message = std::to_string(more) + " more ranks of world " + std::to_string(model_.world) + " (" +
+                      std::to_string(rest->culprits.front()) + ".." + std::to_string(rest_last) +
+                      ") have no trace file; their collectives cannot be checked (the first " +
+                      std::to_string(rest->culprits.size()) + " are named as culprits)";
+      result_.mismatches.push_back(std::move(*rest));
     }
     std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_);
     result_.groups = static_cast<int64_t>(groups.size());
@@ -126,7 +155,7 @@ class Checker {
       for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
       const Collective& ref = *g.calls.at(have.front())[n];
       std::string where =
-          "call " + std::to_string(n) + " of group " + detail::FormatInts(g.ranks) + ", " + CallText(ref);
+          "call " + std::to_string(n) + " of group " + detail::FormatRanks(g.ranks) + ", " + CallText(ref);
       const auto call = static_cast<int64_t>(n);
       if (!missing.empty()) {
         Report(MismatchClass::kMissingRanks, missing, &ref, &g, call,
@@ -150,7 +179,7 @@ class Checker {
         {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
         {MismatchClass::kSizeOrSyntax, "group order",
          [](const Collective& c) {
-           return detail::FormatInts(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
+           return detail::FormatRanks(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
          }},
         {MismatchClass::kSizeOrSyntax, "shape negotiation",
          [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }},
