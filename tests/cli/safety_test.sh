@@ -289,4 +289,18 @@ PY
 run_t show "$TMP/amp"
 expect_rc 0
 
+# --- 5b. the GUI's screenshot on a full device: reported, exit 2 (skipped without the GUI or Xvfb) ---
+GUI="$(dirname "$BIN")/shardscope-gui"
+if [ "$DEVICES" = 1 ] && [ -x "$GUI" ] && command -v xvfb-run >/dev/null 2>&1; then
+  CMD="shardscope-gui $T --screenshot FULL"
+  timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$GUI" "$T" --screenshot "$TMP/full" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  ERR=$(cat "$TMP/err")
+  expect_rc 2
+  expect_err_contains "writing $TMP/full failed: No space left on device"
+  check_that "the screenshot left the device a device" test -c "$TMP/full"
+else
+  echo "note: GUI screenshot case skipped (no shardscope-gui, xvfb-run or mknod)" >&2
+fi
+
 finish
