@@ -1,4 +1,6 @@
 // `shardscope import fr`: Flight Recorder dumps -> a shardscope trace (trace/flight_recorder.hpp).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -9,6 +11,7 @@
 
 #include "cli_output.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/writer.hpp"
 #include "trace_tools.hpp"
@@ -17,6 +20,13 @@ namespace shardscope::app {
 
 int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
   std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
+  for (const std::string& p : args.paths) {
+    // A FIFO or device is refused here with what it is (the reader would call it missing).
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      throw InvalidInput("import fr: '" + p + "' is " + FileKindName(st.st_mode) +
+                         ", not a dump file or directory");
+  }
   // The trace directory is claimed before the dumps are read: a second job or an old trace there
   // is refused before any work is done, and nothing is written over a dump.
   std::unique_ptr<trace::TraceDirLock> lock;

@@ -184,6 +184,9 @@ done
 run_t diff "$T" "$TMP/in.fifo"
 expect_rc 2
 expect_err_contains "is a FIFO"
+run_t import fr "$TMP/in.fifo"
+expect_rc 2
+expect_one_error_line "import fr: '$TMP/in.fifo' is a FIFO, not a dump file or directory"
 run_t import debugmode "$TMP/in.fifo" --mesh 2
 expect_rc 2
 expect_one_error_line "dump '$TMP/in.fifo' is a FIFO, not a regular file"
