@@ -138,7 +138,14 @@ TraceDirLock::TraceDirLock(const std::filesystem::path& dir, std::string job) : 
     throw InvalidInput("trace: the lock file '" + path.string() + "' is not a regular file; remove it");
   }
   const std::string held = ReadAll(fd_);
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+  const bool alone = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+  if (!alone && errno != EWOULDBLOCK) {
+    // No flock on this file system (some network ones): no lock can be had, and none is claimed.
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  if (alone) {
     // Nobody holds it: a file left with text in it is the lock of a job that ended without leaving
     // (killed, crashed); its kernel lock went with its process.
     if (!held.empty()) stale_holder_ = Holder(held);
