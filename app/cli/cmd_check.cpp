@@ -1,5 +1,6 @@
 #include <ostream>
 
+#include "cli_output.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/check.hpp"
 #include "trace_tools.hpp"
@@ -12,7 +13,7 @@ int RunCheck(const CheckArgs& args, std::ostream& out) {
   trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
   trace::CheckResult result = trace::CheckTrace(model);
   if (args.json) {
-    out << trace::CheckJson(result, args.max_reports).dump(2) << "\n";
+    out << DumpJson(trace::CheckJson(result, args.max_reports)) << "\n";
   } else {
     out << trace::FormatCheckText(result, args.max_reports);
   }

@@ -1,5 +1,6 @@
 #include <ostream>
 
+#include "cli_output.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -14,7 +15,7 @@ int RunDiff(const DiffArgs& args, std::ostream& out) {
   trace::Model candidate = LoadTrace(args.candidate, args.jobs, !args.json, "candidate");
   trace::DiffResult result = trace::DiffTraces(baseline, candidate, options);
   if (args.json) {
-    out << trace::DiffJson(result).dump(2) << "\n";
+    out << DumpJson(trace::DiffJson(result)) << "\n";
   } else {
     out << trace::FormatDiffText(result);
   }

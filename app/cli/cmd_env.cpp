@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "shardscope/engine/core/knobs.hpp"
 #include "shardscope/error.hpp"
@@ -61,7 +62,7 @@ int RunEnv(const EnvArgs& args, std::ostream& out) {
         << (value ? "'" + *value + "'" : std::string("unset")) << (problem.empty() ? "" : " (invalid)")
         << "\n";
   }
-  if (args.json) out << nlohmann::ordered_json{{"knobs", list}}.dump(2) << "\n";
+  if (args.json) out << DumpJson(nlohmann::ordered_json{{"knobs", list}}) << "\n";
   if (!first_problem.empty()) throw InvalidInput(first_problem);
   return 0;
 }

@@ -1,14 +1,19 @@
 // `shardscope import debugmode`: a PyTorch DebugMode dump in, a verdict per redistribute out
 // (and, with -o, a replayed shardscope trace). Schema of --json: docs/import.md.
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "cli_output.hpp"
 #include "import_commands.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/program/debugmode_import.hpp"
 #include "shardscope/text.hpp"
 
@@ -16,7 +21,7 @@ namespace shardscope::app {
 namespace {
 
 // A dump larger than this is refused before it is read into memory.
-constexpr std::streamoff kMaxDumpBytes = std::streamoff{1} << 30;
+constexpr int64_t kMaxDumpBytes = int64_t{1} << 30;
 
 constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
 
@@ -57,19 +62,26 @@ nlohmann::ordered_json OpsJson(const program::ImportResult& result) {
 }
 
 std::string ReadDump(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("import debugmode: cannot read '" + path + "'");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) throw InvalidInput("import debugmode: cannot read '" + path + "'");
-  if (size > kMaxDumpBytes) {
-    throw InvalidInput("import debugmode: '" + path + "' has " + std::to_string(size) +
-                       " bytes, more than the 1 GiB limit");
+  // Opened without blocking: a FIFO or a device named as the dump is refused, not waited on.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
+      [&] {
+        try {
+          return OpenRegularFileForReading(path, "dump");
+        } catch (const Error& e) {
+          throw Error(e.code(), std::string("import debugmode: ") + e.what());
+        }
+      }(),
+      &std::fclose);
+  std::string text;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) {
+    if (static_cast<int64_t>(text.size() + n) > kMaxDumpBytes)
+      throw InvalidInput("import debugmode: '" + path + "' has more than the 1 GiB limit of bytes");
+    text.append(buf, n);
   }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (!in) throw InvalidInput("import debugmode: cannot read '" + path + "'");
+  if (std::ferror(file.get()))
+    throw InvalidInput("import debugmode: cannot read '" + path + "': " + std::strerror(errno));
   return text;
 }
 
@@ -229,6 +241,9 @@ int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
                        std::to_string(args.max_replay_elements));
   }
   std::string text = ReadDump(args.dump);
+  // Claimed before the replay writes anything: a second job or an old trace there is refused.
+  std::unique_ptr<trace::TraceDirLock> lock;
+  if (!args.trace_dir.empty()) lock = ClaimTraceDir(args.trace_dir, "-o", args.force);
   program::ImportOptions options;
   options.mesh = mesh;
   options.trace_dir = args.trace_dir;
@@ -241,7 +256,7 @@ int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
     }
   }();
   if (args.json) {
-    out << ToJson(result, mesh).dump(2) << "\n";
+    out << DumpJson(ToJson(result, mesh)) << "\n";
   } else {
     PrintText(args, result, mesh, out);
   }

@@ -1,12 +1,17 @@
 // `shardscope import fr`: Flight Recorder dumps -> a shardscope trace (trace/flight_recorder.hpp).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_output.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/writer.hpp"
 #include "trace_tools.hpp"
@@ -15,6 +20,25 @@ namespace shardscope::app {
 
 int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
   std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
+  for (const std::string& p : args.paths) {
+    // A FIFO or device is refused here with what it is (the reader would call it missing).
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      throw InvalidInput("import fr: '" + p + "' is " + FileKindName(st.st_mode) +
+                         ", not a dump file or directory");
+  }
+  // The trace directory is claimed before the dumps are read: a second job or an old trace there
+  // is refused before any work is done, and nothing is written over a dump.
+  std::unique_ptr<trace::TraceDirLock> lock;
+  if (!args.output.empty()) {
+    for (const std::string& p : args.paths) {
+      std::error_code ec;
+      if (std::filesystem::exists(args.output, ec) && std::filesystem::equivalent(args.output, p, ec))
+        throw InvalidInput("-o: '" + args.output + "' is the dump input '" + p +
+                           "'; the trace needs a directory of its own");
+    }
+    lock = ClaimTraceDir(args.output, "-o", args.force);
+  }
   trace::Model model = trace::ReadFlightRecorder(paths);
   PrintLoadWarnings(model, "");
   if (!args.output.empty()) {
@@ -79,7 +103,7 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
         {"ranks", ranks},
         {"process_groups", pgs},
         {"output", args.output.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(args.output)}};
-    out << j.dump(2) << "\n";
+    out << DumpJson(j) << "\n";
     return 0;
   }
   out << "flight recorder: " << model.ranks.size() << " dump(s), world " << model.world << "\n"

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli_json.hpp"
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
@@ -42,7 +43,7 @@ void PrintJson(const engine::TensorSpec& spec, const std::vector<engine::RankLay
       {"notation", engine::FormatShardOrderStr(spec.placements, spec.EffectiveOrder())},
       {"ranks", std::move(ranks)},
   };
-  out << j.dump(2) << '\n';
+  out << DumpJson(j) << '\n';
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cli_json.hpp"
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/engine/plan/planner.hpp"
@@ -259,7 +260,7 @@ void PrintJson(const PlanRequest& req, const engine::Plan& plan, std::ostream& o
       {"ranks", std::move(ranks)},
   };
   if (req.backward) j["forward"] = {{"src", SpecJson(req.forward_src)}, {"dst", SpecJson(req.forward_dst)}};
-  out << j.dump(2) << '\n';
+  out << DumpJson(j) << '\n';
 }
 
 }  // namespace

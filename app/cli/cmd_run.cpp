@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli_output.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/knobs.hpp"
@@ -44,35 +45,8 @@ std::string RepLabel(const program::StepReport& s, int repeat) {
   return " reps " + std::to_string(s.repetition) + "-" + std::to_string(s.repetition + s.repetitions - 1);
 }
 
-// A trace directory holds one run: rank files of an older run (8 ranks before, 4 now) would sit
-// beside the new ones and make show/check/diff refuse the directory. Refuses them unless --force,
-// which removes them.
-void ClearTraceDir(const std::filesystem::path& dir, const RunArgs& args) {
-  const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
-  std::vector<std::filesystem::path> old = [&] {
-    try {
-      return trace::RankFilesIn(dir);
-    } catch (const Error& e) {
-      throw InvalidInput(flag + ": " + e.what());
-    }
-  }();
-  if (!old.empty() && !args.force) {
-    throw InvalidInput(
-        flag + ": '" + dir.string() + "' already holds a trace (" + std::to_string(old.size()) +
-        " rank files, e.g. " + old.front().filename().string() +
-        "); writing into it would mix two runs (--force replaces it, or choose another directory)");
-  }
-  for (const auto& file : old) {
-    std::error_code ec;
-    std::filesystem::remove(file, ec);  // under MPI every process removes; a file already gone is fine
-    if (ec && std::filesystem::exists(file)) {
-      throw InvalidInput(flag + ": cannot remove the old '" + file.string() + "': " + ec.message());
-    }
-  }
-}
-
 // The run's options from the flags, checked: ranks, repeat, timeout and the trace directory
-// (--trace, else $SHARDSCOPE_TRACE) with the old run's rank files removed when --force allows it.
+// (--trace, else $SHARDSCOPE_TRACE).
 program::RunOptions RunOptionsOf(const RunArgs& args, const program::Scenario& scenario) {
   if (args.ranks != 0 && args.ranks != scenario.mesh.size()) {
     throw InvalidInput("--ranks: " + std::to_string(args.ranks) + " ranks given but the mesh " +
@@ -90,7 +64,6 @@ program::RunOptions RunOptionsOf(const RunArgs& args, const program::Scenario& s
   program::RunOptions options;
   options.backend = args.backend;
   options.trace_dir = args.trace_dir.empty() ? KnobValue(knobs::TraceDir()).value_or("") : args.trace_dir;
-  if (!options.trace_dir.empty()) ClearTraceDir(options.trace_dir, args);
   options.verify = args.verify;
   options.repeat = args.repeat;
   options.checksums = args.checksums;
@@ -144,6 +117,13 @@ void PrintRedistributeStep(const program::StepReport& s, const RunArgs& args, st
 int RunRun(const RunArgs& args, std::ostream& out) {
   program::Scenario scenario = program::LoadScenario(args.scenario);
   const program::RunOptions options = RunOptionsOf(args, scenario);
+  // Claimed before anything is written and held to the end: a second job in the same directory is
+  // refused, and the old run's rank files go only with --force.
+  std::unique_ptr<trace::TraceDirLock> trace_lock;
+  if (!options.trace_dir.empty()) {
+    const std::string flag = args.trace_dir.empty() ? std::string("$") + trace::kTraceEnvVar : "--trace";
+    trace_lock = ClaimTraceDir(options.trace_dir.string(), flag, args.force);
+  }
   program::RunReport report = program::RunScenario(scenario, options);
   if (report.rank != 0) return 0;  // under MPI every process ran; rank 0 speaks for the job
 

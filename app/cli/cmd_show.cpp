@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "cli_output.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -12,7 +13,7 @@ namespace shardscope::app {
 int RunShow(const ShowArgs& args, std::ostream& out) {
   trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
   if (args.json) {
-    out << trace::ShowJson(model).dump(2) << "\n";
+    out << DumpJson(trace::ShowJson(model)) << "\n";
   } else {
     out << trace::FormatShowText(model);
   }

@@ -16,6 +16,7 @@ struct ImportDebugModeArgs {
   std::string trace_dir;  ///< -o; empty: judge only, no replay and no trace
   bool json = false;
   bool strict = false;  ///< exit 1 when any verdict is not "same"
+  bool force = false;   ///< --force: replace a trace already in the -o directory
   int64_t max_replay_elements = int64_t{1} << 24;
 };
 

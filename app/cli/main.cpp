@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <iostream>
 #include <string>
@@ -242,6 +245,7 @@ CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
   fr->add_option("paths", args.paths, "dump directories or files; a file name ends in its rank")->required();
   fr->add_option("-o,--output", args.output, "write the trace (rank-<R>.jsonl files) into this directory");
   fr->add_flag("--json", args.json, "print what was read as one JSON object");
+  fr->add_flag("--force", args.force, "replace a trace already in the -o directory (its rank files)");
   Examples(fr, {"shardscope import fr /tmp/fr_dumps -o /tmp/fr_trace", "shardscope check /tmp/fr_dumps"});
   return fr;
 }
@@ -254,6 +258,7 @@ CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& a
   cmd->add_option("dump", args.dump, "DebugMode.debug_string() text or DebugMode.save_logs JSON")->required();
   AddMeshOptions(cmd, args.mesh);
   cmd->add_option("-o,--output", args.trace_dir, "write the replayed trace into this directory");
+  cmd->add_flag("--force", args.force, "replace a trace already in the -o directory (its rank files)");
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/import.md)");
   cmd->add_flag(
       "--strict", args.strict,
@@ -366,7 +371,8 @@ void AddCommands(CLI::App& app, Commands& c) {
       "--calibrate", c.bench_redistribute.calibrate,
       "under each case, an A/A row: the same groups of blocks with tracing off in the traced ones, so the "
       "trace cost method's zero and scatter are printed beside its figures; and an A/B row: tracing off "
-      "and every rank busy " + std::to_string(bench_cpu::kCalibrationWorkNs) +
+      "and every rank busy " +
+          std::to_string(bench_cpu::kCalibrationWorkNs) +
           " ns after each redistribute of those blocks, what that much plain CPU costs the redistribute "
           "on this machine");
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
@@ -394,6 +400,21 @@ int RunCommand(const CLI::App& app, Commands& c) {
   return -1;
 }
 
+// Flushes standard output and says whether every write to it succeeded; prints the error
+// otherwise. A report that never reached its reader (a full disk, a closed pipe, /dev/full) must not
+// exit 0.
+bool StandardOutputWritten() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::cout.fail() && std::ferror(stdout) == 0) return true;
+  std::cerr << "shardscope: writing standard output failed"
+            << (err != 0 ? std::string(": ") + std::strerror(err) : std::string())
+            << " (the output is incomplete)\n";
+  return false;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"shardscope: plan, inspect and debug DTensor-style redistributions", "shardscope"};
   app.require_subcommand(1);
@@ -419,7 +440,7 @@ int Main(int argc, char** argv) {
   }
 
   try {
-    if (int code = RunCommand(app, commands); code >= 0) return code;
+    if (int code = RunCommand(app, commands); code >= 0) return StandardOutputWritten() ? code : kUsageExit;
   } catch (const Error& e) {
     std::cerr << "shardscope: " << OneLine(e.what()) << "\n";
     return ExitCodeFor(e.code());

@@ -42,6 +42,7 @@ struct ImportFrArgs {
   std::vector<std::string> paths;  ///< dump directories and/or dump files (one per rank)
   std::string output;              ///< -o: write the trace here (rank-<R>.jsonl); "" prints only
   bool json = false;
+  bool force = false;  ///< --force: replace a trace already in the -o directory
 };
 
 /// Reads a trace directory, one rank file or Flight Recorder dumps (trace::ReadAnyTrace) with

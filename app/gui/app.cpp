@@ -5,9 +5,11 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -410,8 +412,24 @@ void App::PrepareAll() {
 
 int App::Capture() {
   std::vector<uint8_t> pixels = renderer_->ReadBackBuffer(fb_w_, fb_h_);
-  if (!stbi_write_png(options_.screenshot.c_str(), fb_w_, fb_h_, 4, pixels.data(), fb_w_ * 4)) {
-    std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.screenshot.c_str());
+  // Encoded in memory, then written with every write and the close checked: stbi_write_png
+  // ignores fwrite's result, so a full disk left a truncated PNG reported as written.
+  std::string png;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  std::FILE* file = nullptr;
+  if (!stbi_write_png_to_func(append, &png, fb_w_, fb_h_, 4, pixels.data(), fb_w_ * 4) ||
+      (file = std::fopen(options_.screenshot.c_str(), "wb")) == nullptr) {
+    std::fprintf(stderr, "shardscope-gui: cannot write %s: %s\n", options_.screenshot.c_str(),
+                 png.empty() ? "PNG encoding failed" : std::strerror(errno));
+    return 2;
+  }
+  const bool written = std::fwrite(png.data(), 1, png.size(), file) == png.size();
+  const int write_errno = errno;
+  if (std::fclose(file) != 0 || !written) {
+    std::fprintf(stderr, "shardscope-gui: writing %s failed: %s (the screenshot is incomplete)\n",
+                 options_.screenshot.c_str(), std::strerror(written ? errno : write_errno));
     return 2;
   }
   if (!options_.geometry.empty()) {

@@ -98,11 +98,11 @@ run_ok run "$SMALL" --trace "$TMP/t" --force
 CHECKS=$((CHECKS + 1))
 [ "$(ls "$TMP/t" | tr '\n' ' ')" = "rank-0.jsonl rank-1.jsonl " ] || fail "--force left: $(ls "$TMP/t")"
 run_ok check "$TMP/t"
-expect_refused "rank file name inside the trace directory being exported" -- export "$TMP/t" -o "$TMP/t/rank-0.jsonl"
-expect_refused "is the trace being exported" -- export "$TMP/t/rank-1.jsonl" -o "$TMP/t/rank-1.jsonl"
+expect_refused "is a file inside the input directory" -- export "$TMP/t" -o "$TMP/t/rank-0.jsonl"
+expect_refused "is the input" "itself" -- export "$TMP/t/rank-1.jsonl" -o "$TMP/t/rank-1.jsonl"
 run_ok export "$TMP/t" -o "$TMP/t.json"
 CHECKS=$((CHECKS + 1))
-[ -s "$TMP/t.json" ] && ! ls "$TMP"/t.json.tmp-* >/dev/null 2>&1 || fail "export left no file or a temporary one"
+[ -s "$TMP/t.json" ] && ! ls "$TMP"/.t.json.tmp-* >/dev/null 2>&1 || fail "export left no file or a temporary one"
 
 # --- 8. errors say where ---
 # Planning errors in scenario files point at the step (line 3, the "to" value at column 36).

@@ -180,7 +180,7 @@ printf 'hello\nthis is not a dump\n\x01\x02\n' >"$TMP/garbage.txt"
 expect_refused "no DTensor content" -- import debugmode "$TMP/garbage.txt" --mesh 8
 head -c 300 "$D/save_logs.json" >"$TMP/truncated.json"
 expect_refused "not valid JSON" -- import debugmode "$TMP/truncated.json" --mesh 8
-expect_refused "cannot read" -- import debugmode "$TMP/missing.txt" --mesh 8
+expect_refused "cannot open dump" "No such file or directory" -- import debugmode "$TMP/missing.txt" --mesh 8
 
 # ---- plan and scenarios accept placements as PyTorch prints them, order included ----
 run_ok plan --mesh 2x2 --shape 18x4 --from 'S(0)[1]S(0)[0]' --to RR --json

@@ -237,3 +237,50 @@ TEST_CASE("check: a redistribute that every rank failed is not clean", "[trace][
   CHECK_FALSE(Contains(FormatCheckText(r, 20), "clean:"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("check: a stopped rank is blamed alone, not the peers that waited for it", "[trace][check]") {
+  // As after `kill -STOP` of rank 2 under MPI (tests/mpi/run.sh stuck): rank 2's file ends after
+  // redistribute 0; ranks 0 and 1 fail redistribute 1 on the watchdog and the job ends; rank 3 is
+  // killed inside it. Every rank but 2 did everything it could: the only culprit is rank 2.
+  // Second variant: rank 3 was killed inside it after beginning, and the begin never reached its
+  // file (an open redistribute is written at its end); ranks 0 and 1 name rank 2 in their roll call.
+  // Third variant: rank 2 finished redistribute 1 and then stopped, but what it sent never reached
+  // rank 0, which fails it naming rank 2; ranks 1 and 3 finish it.
+  const int variant = GENERATE(0, 1, 2);
+  const bool lost = variant == 1;
+  const fs::path dir = fs::temp_directory_path() / "shardscope_check_stopped_rank";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string name = "rank-" + std::to_string(rank) + ".jsonl";
+    std::ifstream in(kCases / "clean" / name);
+    std::ofstream out(dir / name);
+    std::string line;
+    const std::string begin1 = "{\"type\":\"redistribute_begin\",\"id\":1,",
+                      end1 = "{\"type\":\"redistribute_end\",\"id\":1,", ok = "\"ok\":true";
+    while (std::getline(in, line)) {
+      if (variant < 2 && (rank == 2 || (lost && rank == 3)) && line.rfind(begin1, 0) == 0) break;
+      if (line.rfind(end1, 0) == 0) {
+        if (variant == 2 && rank != 0) {
+          out << line << "\n";
+          break;
+        }
+        if (rank == 3) break;  // killed inside it
+        line.replace(
+            line.find(ok), ok.size(),
+            "\"ok\":false,\"error\":\"all_gather not complete after 2 s; rank(s) 2 did not answer a roll "
+            "call (stopped, dead or in another collective)\"");
+        out << line << "\n";
+        break;  // the job ended
+      }
+      out << line << "\n";
+    }
+  }
+  CheckResult r = CheckTrace(ReadTraceDir(dir));
+  REQUIRE_FALSE(r.mismatches.empty());
+  for (const Mismatch& m : r.mismatches) {
+    INFO(m.message);
+    CHECK(m.culprits == std::vector<int64_t>{2});
+  }
+  fs::remove_all(dir);
+}

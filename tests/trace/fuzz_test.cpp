@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../common/test_knobs.hpp"
@@ -28,6 +30,7 @@
 #include "shardscope/trace/chrome_export.hpp"
 #include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
 
@@ -251,6 +254,141 @@ TEST_CASE("fuzz: mutated trace files are read or rejected with shardscope::Error
   fs::remove_all(v2_seeds);
   WARN("trace fuzz: " << accepted << " accepted, " << rejected << " rejected");
   CHECK(accepted + rejected > 0);
+}
+
+// A v2 trace of a few KB may claim a world of up to 2^20 ranks: one rank file (or a few), its
+// collectives leaving the group to the mesh and the bytes uniform, then many redistribute_repeat
+// lines. What a tool builds from it must follow the files, not the claim: the Chrome export lists
+// at most kChromeListedPeers peers per collective slice and check reports at most 65 missing rank
+// files (64 one by one and the rest in one), so both are bounded by a constant per event.
+std::string AmplifiedTrace(int64_t rank, const std::vector<int64_t>& mesh, int64_t repeats) {
+  int64_t world = 1;
+  for (int64_t d : mesh) world *= d;
+  std::string shape, names, ones;
+  for (size_t i = 0; i < mesh.size(); ++i) {
+    shape += (i ? "," : "") + std::to_string(mesh[i]);
+    names += std::string(i ? "," : "") + "\"d" + std::to_string(i) + "\"";
+    ones += std::string(i ? "," : "") + "\"S(0)\"";
+  }
+  const std::string dims = mesh.size() == 1 ? "[0]" : "[0,1]";
+  std::string text =
+      "{\"type\":\"header\",\"format\":\"shardscope-trace\",\"version\":2,\"rank\":" + std::to_string(rank) +
+      ",\"world\":" + std::to_string(world) + ",\"mesh\":{\"shape\":[" + shape + "],\"dim_names\":[" + names +
+      "]},\"backend\":\"local\",\"host\":\"h\",\"pid\":1,\"clock\":{\"name\":\"steady\",\"offset_ns\":0}}\n";
+  text += "{\"type\":\"redistribute_begin\",\"id\":0,\"tensor\":\"x\",\"global_shape\":[" +
+          std::to_string(world) + ",3],\"dtype\":\"f32\",\"src_placements\":[" + ones +
+          "],\"dst_placements\":[" + (mesh.size() == 1 ? std::string("\"R\"") : std::string("\"R\",\"R\"")) +
+          "],\"planner\":\"greedy\",\"planner_reason\":\"default\",\"notation\":\"n\",\"raw_plan\":[{\"mesh_"
+          "dims\":" +
+          dims + ",\"src\":\"S(0)\",\"dst\":\"R\",\"comm\":\"all_gather\",\"logical_shape\":[" +
+          std::to_string(world) + ",3],\"cost_us\":4.5}],\"cost_us\":4.5,\"t_ns\":1000}\n";
+  text +=
+      "{\"type\":\"step_begin\",\"redistribute_id\":0,\"step\":0,\"local_shape_before\":[1,3],"
+      "\"global_offset_before\":[0,0],\"t_ns\":1100}\n";
+  text +=
+      "{\"type\":\"collective\",\"redistribute_id\":0,\"step\":0,\"bytes_sent\":12,\"bytes_recv\":12,"
+      "\"start_ns\":1200,\"end_ns\":3200}\n";
+  text += "{\"type\":\"step_end\",\"redistribute_id\":0,\"step\":0,\"local_shape_after\":[" +
+          std::to_string(world) + ",3],\"global_offset_after\":[0,0],\"t_ns\":3300}\n";
+  text += "{\"type\":\"redistribute_end\",\"id\":0,\"t_ns\":3400}\n";
+  for (int64_t i = 1; i <= repeats; ++i) {
+    text += "{\"type\":\"redistribute_repeat\",\"id\":" + std::to_string(i) +
+            ",\"like\":0,\"t_ns\":" + std::to_string(1000 + 10000 * i) +
+            ",\"dt\":[100,200,2200,2300,2400]}\n";
+  }
+  return text;
+}
+
+TEST_CASE("fuzz: tiny v2 traces over a huge claimed world cost what their files hold",
+          "[trace][fuzz][amplify]") {
+  Mutator mutator(static_cast<uint64_t>(EnvInt(shardscope::knobs::FuzzSeed(), 20240601)) + 39);
+  const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_amplify_" + std::to_string(::getpid()));
+  // A big world costs about 16 MB per distinct expanded byte list: fewer cases than the other fuzzers.
+  Budget budget;
+  int64_t accepted = 0, rejected = 0, cases = 0;
+  while (budget.Next() && cases < 40) {
+    ++cases;
+    std::vector<int64_t> mesh;
+    const int64_t log_world = 10 + static_cast<int64_t>(mutator.Below(11));  // 2^10 .. 2^20 ranks
+    if (mutator.Below(2) == 0) {
+      mesh = {int64_t{1} << log_world};
+    } else {
+      const int64_t first = static_cast<int64_t>(mutator.Below(static_cast<size_t>(log_world) + 1));
+      mesh = {int64_t{1} << first, int64_t{1} << (log_world - first)};
+    }
+    const int64_t world = int64_t{1} << log_world;
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const size_t files = 1 + mutator.Below(3);
+    for (size_t f = 0; f < files; ++f) {
+      const int64_t rank = f == 0 ? 0 : static_cast<int64_t>(mutator.Below(static_cast<size_t>(world)));
+      std::string text = AmplifiedTrace(rank, mesh, 1 + static_cast<int64_t>(mutator.Below(200)));
+      if (mutator.Below(3) == 0) text = mutator.Mutate(text);
+      WriteFile(work / ("rank-" + std::to_string(rank) + ".jsonl"), text);
+    }
+    try {
+      trace::Model model = trace::ReadTraceDir(work);
+      ++accepted;
+      int64_t events = 0;
+      for (const trace::RankTrace& rt : model.ranks) events += static_cast<int64_t>(rt.events.size());
+      trace::CheckResult check = trace::CheckTrace(model);
+      // At most 65 reports of missing files, and a few per event (redistribute, call, op).
+      CHECK(static_cast<int64_t>(check.mismatches.size()) <= 65 + 4 * events);
+      const size_t chrome = trace::ChromeTraceJson(model).dump(-1, ' ', true).size();
+      // A collective slice lists at most kChromeListedPeers ranks (about 9 bytes each) in its group
+      // and byte lists; every other slice and the metadata are far below 4 KB.
+      CHECK(chrome <=
+            static_cast<size_t>(4096 + 27 * trace::kChromeListedPeers) * static_cast<size_t>(events + 8));
+      (void)trace::FormatShowText(model);
+      (void)trace::FormatCheckText(check, 5);
+    } catch (const Error&) {
+      ++rejected;
+    } catch (const std::exception& e) {
+      FAIL("amplified trace over " << world << " ranks: non-shardscope exception '" << e.what() << "'");
+    }
+  }
+  fs::remove_all(work);
+  WARN("amplify fuzz: " << accepted << " accepted, " << rejected << " rejected");
+  CHECK(accepted > 0);
+}
+
+// FIFOs, devices and directories where a trace, a rank file or a dump is expected: refused or
+// skipped with a diagnostic at once, never waited on (a FIFO's open would block without a writer).
+TEST_CASE("fuzz: special files as trace inputs are refused without blocking", "[trace][fuzz][special]") {
+  const fs::path work = fs::temp_directory_path() / ("shardscope_fuzz_special_" + std::to_string(::getpid()));
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const fs::path good = kSource / "tests/golden/trace/two_rank";
+  // Kinds of special file this machine lets us make; a character device needs CAP_MKNOD.
+  auto make = [&](const fs::path& p, int kind) {
+    switch (kind) {
+      case 0:
+        return ::mkfifo(p.c_str(), 0600) == 0;
+      case 1:
+        return ::mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0;  // a private null device
+      default:
+        return fs::create_directory(p);
+    }
+  };
+  for (int kind = 0; kind < 3; ++kind) {
+    INFO("kind " << kind << " (0 FIFO, 1 character device, 2 directory)");
+    const fs::path dir = work / ("dir" + std::to_string(kind));
+    fs::create_directories(dir);
+    fs::copy_file(good / "rank-0.jsonl", dir / "rank-0.jsonl");
+    if (!make(dir / "rank-1.jsonl", kind)) {
+      WARN("cannot make special file kind " << kind << " here; skipped");
+      continue;
+    }
+    // The directory: rank 1 is skipped with a diagnostic naming its file; rank 0 is read.
+    trace::Model model = trace::ReadTraceDir(dir);
+    CHECK(model.ranks.size() == 1);
+    bool named = false;
+    for (const trace::Diagnostic& d : model.diagnostics) named = named || d.file == "rank-1.jsonl";
+    CHECK(named);
+    // The special file itself as the trace: one shardscope::Error.
+    if (kind != 2) CHECK_THROWS_AS(trace::ReadAnyTrace(dir / "rank-1.jsonl"), Error);
+  }
+  fs::remove_all(work);
 }
 
 // The reader's simdjson fast path declines what it does not fully understand and leaves it to the

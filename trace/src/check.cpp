@@ -1,8 +1,10 @@
 #include "shardscope/trace/check.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -61,14 +63,47 @@ class Checker {
   CheckResult Run() {
     result_.ranks = static_cast<int64_t>(model_.ranks.size());
     result_.world = model_.world;
-    for (int64_t r = 0; r < model_.world && r < (int64_t{1} << 20); ++r) {
+    // One report per missing rank up to kListedMissing, then one for all the rest: a header may
+    // claim 2^20 ranks in a file of a few bytes, and the check's work follows the files.
+    constexpr int64_t kListedMissing = 64, kNamedCulprits = 1024;
+    std::optional<Mismatch> rest;
+    int64_t missing = 0, rest_last = -1;
+    for (int64_t r = 0; r < model_.world; ++r) {
       if (with_file_.count(r)) continue;
-      Mismatch m;
-      m.kind = MismatchClass::kMissingRankFile;
-      m.culprits = {r};
-      m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
-                  " has no trace file; its collectives cannot be checked";
-      result_.mismatches.push_back(std::move(m));
+      if (++missing <= kListedMissing) {
+        Mismatch m;
+        m.kind = MismatchClass::kMissingRankFile;
+        m.culprits = {r};
+        m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
+                    " has no trace file; its collectives cannot be checked";
+        result_.mismatches.push_back(std::move(m));
+        continue;
+      }
+      if (!rest) {
+        rest.emplace();
+        rest->kind = MismatchClass::kMissingRankFile;
+      }
+      if (static_cast<int64_t>(rest->culprits.size()) < kNamedCulprits) rest->culprits.push_back(r);
+      rest_last = r;
+      // Past the files there are no more to find: the rest of the world is missing.
+      if (with_file_.empty() || r > *with_file_.rbegin()) {
+        missing += model_.world - 1 - r;
+        rest_last = model_.world - 1;
+        break;
+      }
+    }
+    if (rest) {
+      const int64_t more = missing - kListedMissing;
+      rest->message = std::to_string(more) + " more ranks of world " + std::to_string(model_.world) + " (" +
+                      std::to_string(rest->culprits.front()) + ".." + std::to_string(rest_last) +
+                      ") have no trace file; their collectives cannot be checked (the first " +
+                      std::to_string(rest->culprits.size()) + " are named as culprits)";
+      result_.mismatches.push_back(std::move(*rest));
+    }
+    for (const RedistributeRecord& r : model_.redistributes) {
+      if (!r.end || r.end->ok) continue;
+      auto [it, inserted] = first_failure_.try_emplace(r.rank, r.begin->id);
+      if (!inserted) it->second = std::min(it->second, r.begin->id);
     }
     std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_);
     result_.groups = static_cast<int64_t>(groups.size());
@@ -126,11 +161,19 @@ class Checker {
       for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
       const Collective& ref = *g.calls.at(have.front())[n];
       std::string where =
-          "call " + std::to_string(n) + " of group " + detail::FormatInts(g.ranks) + ", " + CallText(ref);
+          "call " + std::to_string(n) + " of group " + detail::FormatRanks(g.ranks) + ", " + CallText(ref);
       const auto call = static_cast<int64_t>(n);
       if (!missing.empty()) {
-        Report(MismatchClass::kMissingRanks, missing, &ref, &g, call,
-               where + ": " + RanksPhrase(missing) + " never issued it; " + RanksPhrase(have) + " did");
+        // As for a redistribute (Blamed): a rank the waiting ranks' roll call names is the cause.
+        std::vector<int64_t> blamed = missing;
+        if (ref.redistribute_id >= 0)
+          blamed = Blamed(missing, model_.RedistributesWithId(ref.redistribute_id), ref.redistribute_id);
+        if (blamed.empty()) return;  // every missing rank had failed earlier: reported there
+        Report(MismatchClass::kMissingRanks, blamed, &ref, &g, call,
+               where + ": " + RanksPhrase(missing) + " never issued it; " + RanksPhrase(have) + " did" +
+                   (blamed != missing ? "; the ranks that failed found " + RanksPhrase(blamed) +
+                                            " missing from their roll call (the others' records were lost)"
+                                      : ""));
         return;
       }
       std::map<int64_t, const Collective*> at;
@@ -150,7 +193,7 @@ class Checker {
         {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
         {MismatchClass::kSizeOrSyntax, "group order",
          [](const Collective& c) {
-           return detail::FormatInts(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
+           return detail::FormatRanks(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
          }},
         {MismatchClass::kSizeOrSyntax, "shape negotiation",
          [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }},
@@ -268,6 +311,69 @@ class Checker {
     result_.mismatches.push_back(std::move(m));
   }
 
+  // A rank that never began a redistribute its peers began is what they waited for: their failure
+  // or stop inside it follows from its absence (a stopped or dead rank), so the blame is its alone.
+  static std::vector<int64_t> OrElse(std::vector<int64_t> v, const std::vector<int64_t>& otherwise) {
+    return v.empty() ? otherwise : v;
+  }
+
+  static std::string Waited(const std::vector<int64_t>& never) {
+    if (never.empty()) return "";
+    return "; the ranks that began it were waiting for " + RanksPhrase(never) + ", which never began it";
+  }
+
+  // Who is to blame among `candidates` (ranks without a record of redistribute `id`, or every rank
+  // when all failed it), from what the trace knows of a stopped or dead rank:
+  // - a rank that had already failed an earlier redistribute did not go on: that failure, reported
+  //   where it happened, explains this absence;
+  // - the ranks that failed `id` name the members that did not answer their roll call ("rank(s)
+  //   2,3 did not answer a roll call", the MPI backend's timeout message): the ranks named most are
+  //   what they waited for (a candidate without a record may only have lost its open lines when the
+  //   job was killed), so they are blamed even when they are not candidates.
+  // Empty when every candidate had failed earlier and no one is named: a consequence, not news.
+  std::vector<int64_t> Blamed(const std::vector<int64_t>& candidates,
+                              const std::vector<const RedistributeRecord*>& recs, int64_t id) const {
+    if (candidates.empty()) return candidates;
+    std::vector<int64_t> going;
+    for (int64_t r : candidates) {
+      auto failed = first_failure_.find(r);
+      if (failed == first_failure_.end() || failed->second >= id) going.push_back(r);
+    }
+    static constexpr std::string_view kBefore = "rank(s) ", kAfter = " did not answer a roll call";
+    std::map<int64_t, int64_t> named;  // rank -> failed ranks naming it
+    for (const RedistributeRecord* r : recs) {
+      if (!r->end || r->end->ok) continue;
+      std::set<int64_t> by_this;
+      const std::string& error = r->end->error;
+      for (size_t at = error.find(kAfter); at != std::string::npos; at = error.find(kAfter, at + 1)) {
+        const size_t list = error.rfind(kBefore, at);
+        if (list == std::string::npos) continue;
+        std::string_view ranks(error.data() + list + kBefore.size(), at - list - kBefore.size());
+        while (!ranks.empty()) {
+          const size_t comma = std::min(ranks.find(','), ranks.size());
+          int64_t value = -1;
+          const auto [end, ec] = std::from_chars(ranks.data(), ranks.data() + comma, value);
+          if (ec == std::errc() && end == ranks.data() + comma) by_this.insert(value);
+          ranks.remove_prefix(std::min(comma + 1, ranks.size()));
+        }
+      }
+      for (int64_t n : by_this) ++named[n];
+    }
+    // The ranks named most often: positive evidence of a rank that did not answer, where a
+    // missing record may only be a killed rank's lost lines.
+    // A rank that had failed an earlier one not answering is no news: it had left.
+    for (auto it = named.begin(); it != named.end();) {
+      auto failed = first_failure_.find(it->first);
+      it = failed != first_failure_.end() && failed->second < id ? named.erase(it) : std::next(it);
+    }
+    int64_t most = 0;
+    for (const auto& [r, count] : named) most = std::max(most, count);
+    std::vector<int64_t> waited_for;
+    for (const auto& [r, count] : named)
+      if (count == most) waited_for.push_back(r);
+    return waited_for.empty() ? going : waited_for;
+  }
+
   void CheckRedistribute(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
     const RedistributeBegin& first = recs.front()->begin;
     const std::string subject = Subject(first);
@@ -276,10 +382,21 @@ class Checker {
     const std::set<int64_t> began_set(began.begin(), began.end());
     for (int64_t r : with_file_)
       if (began_set.count(r) == 0) never.push_back(r);
-    if (!never.empty()) {
+    // A rank killed inside a redistribute loses its open lines, so "never began it" may hold a
+    // victim of the job's end beside the rank everyone waited for. The waiting ranks' own errors
+    // may name that one (the MPI backend's roll call): then the blame is its alone.
+    const std::vector<int64_t> blamed = Blamed(never, recs, id);
+    // Every rank that never began it had failed an earlier redistribute (reported there): after a
+    // job's failure the survivors go on alone, which is no new finding.
+    if (!never.empty() && !blamed.empty()) {
+      std::string note;
+      if (blamed != never) {
+        note = "; the ranks that failed it found " + RanksPhrase(blamed) +
+               " missing from their roll call, so the others' records of it were lost (killed inside it?)";
+      }
       ReportRedistribute(
-          MismatchClass::kState, never, id, std::nullopt,
-          subject + ": " + RanksPhrase(never) + " never began it; " + RanksPhrase(began) + " did");
+          MismatchClass::kState, blamed, id, std::nullopt,
+          subject + ": " + RanksPhrase(never) + " never began it; " + RanksPhrase(began) + " did" + note);
     }
 
     using Field = std::function<std::string(const RedistributeBegin&)>;
@@ -326,20 +443,32 @@ class Checker {
           detail += "; rank " + std::to_string(r->rank) + " failed: " + r->end->error;
         }
       }
-      ReportRedistribute(MismatchClass::kState, vote.deviants, id, std::nullopt,
-                         subject + ": outcome differs: " + VoteText(outcomes, vote) + detail);
+      ReportRedistribute(
+          MismatchClass::kState,
+          OrElse(never.empty() ? Blamed(vote.deviants, recs, id) : blamed, vote.deviants), id, std::nullopt,
+          subject + ": outcome differs: " + VoteText(outcomes, vote) + detail + Waited(blamed));
     }
+    std::string waited_note;
     if (vote.deviants.empty() && !outcomes.empty() && outcomes.front().second != "ok") {
       // Every rank agrees, but on a failure: consistent, yet not a clean trace (a job whose
       // ranks all timed out, or all were killed inside this redistribute).
       std::vector<int64_t> all;
       for (const RedistributeRecord* r : recs) all.push_back(r->rank);
+      if (never.empty()) {
+        const std::vector<int64_t> waited_for = Blamed(all, recs, id);
+        if (waited_for != all) {
+          all = waited_for;
+          waited_note = "; most ranks found " + RanksPhrase(all) + " missing from their roll call";
+        }
+      }
       const RedistributeRecord* first = recs.front();
-      ReportRedistribute(MismatchClass::kState, all, id, std::nullopt,
+      ReportRedistribute(MismatchClass::kState, never.empty() || blamed.empty() ? all : blamed, id,
+                         std::nullopt,
                          subject + ": " +
                              (first->end ? "every rank failed it (rank " + std::to_string(first->rank) +
                                                ": " + first->end->error + ")"
-                                         : std::string("no rank finished it (the job ended inside it)")));
+                                         : std::string("no rank finished it (the job ended inside it)")) +
+                             Waited(blamed) + waited_note);
     }
     bool all_ok = std::all_of(recs.begin(), recs.end(), [](auto* r) { return r->end && r->end->ok; });
     if (same_spec && all_ok) {
@@ -493,6 +622,7 @@ class Checker {
 
   const Model& model_;
   std::set<int64_t> with_file_;
+  std::map<int64_t, int64_t> first_failure_;  ///< rank -> id of the first redistribute it failed
   std::vector<int64_t> mesh_;
   CheckResult result_;
 };

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "collective_match.hpp"
+#include "format_v2.hpp"
 
 namespace shardscope::trace {
 
@@ -254,10 +255,27 @@ ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& cl
   a["step"] = c.step;
   a["kind"] = Ascii(c.kind);
   a["mesh_dims"] = c.mesh_dims;
-  a["group"] = c.group;
+  // A slice lists a group and its per-peer bytes in full up to kChromeListedPeers members; past
+  // that (a trace may claim a group of 2^20 ranks in a few bytes) the first members, the size and
+  // the per-peer count when it is one number: the export grows with the events, not the world.
+  const bool listed = c.group.size() <= kChromeListedPeers;
+  auto head = [](const std::vector<int64_t>& v) {
+    return std::vector<int64_t>(
+        v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), kChromeListedPeers)));
+  };
+  a["group"] = listed ? c.group.get() : head(c.group);
+  if (!listed) a["group_size"] = c.group.size();
   a["dtype"] = Ascii(c.dtype);
-  a["bytes_sent"] = c.bytes_sent;
-  a["bytes_recv"] = c.bytes_recv;
+  for (auto [name, bytes] :
+       {std::pair{"bytes_sent", &c.bytes_sent}, std::pair{"bytes_recv", &c.bytes_recv}}) {
+    int64_t per_peer = 0;
+    if (listed || bytes->size() <= kChromeListedPeers)
+      a[name] = bytes->get();
+    else if (detail::UniformBytes(c.group, *bytes, rank, per_peer))
+      a[std::string(name) + "_per_peer"] = per_peer;
+    else
+      a[name] = head(*bytes);
+  }
   a["bytes_sent_total"] = detail::SumBytes(c.bytes_sent);
   a["bytes_recv_total"] = detail::SumBytes(c.bytes_recv);
   a["negotiated"] = c.negotiated;

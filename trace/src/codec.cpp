@@ -328,7 +328,8 @@ FlightRecord ParseFlight(const Fields& f) {
   r.input_dtypes = f.Strs("input_dtypes", kMaxOpOperands);
   r.output_dtypes = f.Strs("output_dtypes", kMaxOpOperands);
   r.created_ns = f.Int("created_ns", -kMaxTimeNs, kMaxTimeNs);
-  if (f.Has("duration_ms")) r.duration_ms = f.Number("duration_ms");
+  // null: an unknown (non-finite) duration as older writers wrote it (JSON has no infinity).
+  if (f.Has("duration_ms") && !f.Get("duration_ms").is_null()) r.duration_ms = f.Number("duration_ms");
   r.timeout_ms = f.Int("timeout_ms", 0, kI64Max);
   r.is_p2p = f.Bool("is_p2p");
   return r;

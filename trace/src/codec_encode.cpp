@@ -133,7 +133,8 @@ OJson EncodeEvent(const Collective& e) {
                     {"input_dtypes", f.input_dtypes},
                     {"output_dtypes", f.output_dtypes},
                     {"created_ns", f.created_ns}};
-    if (f.duration_ms) flight["duration_ms"] = *f.duration_ms;
+    // JSON has no infinity: nlohmann would write null, which is no number. Unknown is left out.
+    if (f.duration_ms && std::isfinite(*f.duration_ms)) flight["duration_ms"] = *f.duration_ms;
     flight["timeout_ms"] = f.timeout_ms;
     flight["is_p2p"] = f.is_p2p;
     out["flight"] = std::move(flight);

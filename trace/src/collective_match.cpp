@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
 namespace shardscope::trace::detail {
@@ -17,25 +18,56 @@ std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Mode
   return out;
 }
 
+std::string FormatRanks(const std::vector<int64_t>& v) {
+  if (v.size() <= kListedRanks) return FormatInts(v);
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the ranks in order
+  for (int64_t r : v) {
+    hash ^= static_cast<uint64_t>(r);
+    hash *= 1099511628211ull;
+  }
+  std::string out = "[";
+  for (size_t i = 0; i < 4; ++i) out += std::to_string(v[i]) + ", ";
+  out += "..., " + std::to_string(v[v.size() - 2]) + ", " + std::to_string(v.back()) + "] (" +
+         std::to_string(v.size()) + " ranks, order ";
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 0xf];
+  return out + ")";
+}
+
 std::vector<GroupCalls> GroupCollectives(const Model& model) {
   // A communicator is identified by its member set: ranks of one group may list it in a different
   // order (a mismatch the check reports), but they still issue calls on the same communicator.
   std::map<std::vector<int64_t>, GroupCalls> groups;
   std::set<int64_t> with_file;
   for (const RankTrace& rt : model.ranks) with_file.insert(rt.header.rank);
+  // The reader makes equal group lists share one buffer: its member set is sorted once per buffer,
+  // not once per call (a group's size is what the trace claims, not what its files hold). The
+  // buffers live as long as the model, which is not changed here.
+  std::unordered_map<const int64_t*, GroupCalls*> by_buffer;
   for (const RankTrace& rt : model.ranks) {
     for (const Collective& call : rt.events.Of<Collective>()) {
       const Collective* c = &call;  // kept in GroupCalls: the stored event, not a copy
-      std::vector<int64_t> key = c->group;
-      std::sort(key.begin(), key.end());
-      key.erase(std::unique(key.begin(), key.end()), key.end());
-      auto [it, inserted] = groups.try_emplace(key);
-      if (inserted) {
-        it->second.ranks = key;
-        for (int64_t r : key)
-          if (with_file.count(r)) it->second.calls[r];
+      const std::vector<int64_t>& members = c->group;
+      GroupCalls*& g = by_buffer[members.data()];
+      if (g == nullptr || members.empty()) {
+        std::vector<int64_t> key = members;
+        std::sort(key.begin(), key.end());
+        key.erase(std::unique(key.begin(), key.end()), key.end());
+        auto [it, inserted] = groups.try_emplace(key);
+        if (inserted) {
+          it->second.ranks = key;
+          // The members that have a file: walk the smaller of the two sets.
+          if (key.size() <= with_file.size()) {
+            for (int64_t r : key)
+              if (with_file.count(r)) it->second.calls[r];
+          } else {
+            for (int64_t r : with_file)
+              if (std::binary_search(key.begin(), key.end(), r)) it->second.calls[r];
+          }
+        }
+        g = &it->second;
       }
-      it->second.calls[rt.header.rank].push_back(c);
+      g->calls[rt.header.rank].push_back(c);
     }
   }
   std::vector<GroupCalls> out;

@@ -19,6 +19,12 @@ using trace::SumBytes;
 
 /// "[1, 2, 3]": integer lists in check and diff messages.
 inline std::string FormatInts(const std::vector<int64_t>& v) { return "[" + JoinInts(v, ", ") + "]"; }
+/// FormatInts for a rank list of any length in bounded text: up to kListedRanks in full, else the
+/// first and last few, the count and a hash of the order, so that two different lists (also two
+/// orders of one set) never read alike. A tiny trace may claim a group of 2^20 ranks: a message per
+/// call must not cost megabytes.
+std::string FormatRanks(const std::vector<int64_t>& v);
+inline constexpr size_t kListedRanks = 16;
 
 /// "rank 3", "ranks 1, 2": who a check or diff message names.
 inline std::string RanksPhrase(const std::vector<int64_t>& ranks) {

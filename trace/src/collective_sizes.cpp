@@ -137,7 +137,15 @@ std::optional<SizeFinding> CheckCallSizes(const GroupCalls& g, const std::map<in
   const Collective& ref = *at.begin()->second;
   const std::vector<int64_t>& order = ref.group;  // equal on every member (checked before)
   CallSizes c{g, at, where, ref, order.size(), {}};
-  for (size_t i = 0; i < c.n; ++i) c.index[order[i]] = i;
+  // Where each rank with a file stands in the group: the rules look up no one else, and a group's
+  // size is what the trace claims, not what its files hold (a tiny trace may claim 2^20 ranks).
+  if (std::is_sorted(order.begin(), order.end())) {
+    for (const auto& [rank, col] : at)
+      c.index[rank] = static_cast<size_t>(std::lower_bound(order.begin(), order.end(), rank) - order.begin());
+  } else {
+    for (size_t i = 0; i < c.n; ++i)
+      if (at.count(order[i])) c.index[order[i]] = i;
+  }
   for (auto rule : {KindRule, SameSizeAcrossRanks, AllToAllTotals, Pairs}) {
     if (std::optional<SizeFinding> found = rule(c)) return found;
   }

@@ -3,6 +3,7 @@
 // docs/flight-recorder.md.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -311,7 +312,8 @@ FlightRecord ParseEntry(const Obj& e) {
   f.created_ns = e.Int("time_created_ns", 0, kMaxTimeNs);
   if (const json* d = e.Find("duration_ms")) {
     if (!d->is_number() || !(d->get<double>() >= 0.0)) e.Fail("duration_ms", "expected a number >= 0");
-    f.duration_ms = d->get<double>();
+    // PyTorch writes inf (or nan) when it could not time the collective: an unknown duration.
+    if (d->is_number() && std::isfinite(d->get<double>())) f.duration_ms = d->get<double>();
   }
   f.timeout_ms = e.IntOr("timeout_ms", 0, 0, INT64_MAX);
   if (const json* p = e.Find("is_p2p")) {

@@ -13,6 +13,7 @@
 #include "codec.hpp"
 #include "fast_decode.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 
 namespace shardscope::trace::detail {
 
@@ -27,9 +28,11 @@ class LineReader {
  public:
   LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress)
       : name_(std::move(name)), progress_(progress) {
-    file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr)
-      throw InvalidInput("trace: cannot open '" + path.string() + "': " + std::strerror(errno));
+    try {
+      file_ = OpenRegularFileForReading(path, "trace file");  // a FIFO would block fopen forever
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string("trace: ") + e.what());
+    }
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     // Small files are read in one go; big ones through a few MiB that grow only for a long line.

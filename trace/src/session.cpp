@@ -71,6 +71,16 @@ Writer* TraceSession::WriterFor(int64_t rank, const Header& header) {
   if (!enabled_) return nullptr;
   std::lock_guard<std::mutex> lock(*mutex_);
   if (failed_) return nullptr;  // kWarnAndStop after a failure: tracing is off
+  if (!lock_) {
+    try {
+      lock_ = std::make_unique<TraceDirLock>(dir_);
+    } catch (const std::exception& e) {
+      if (on_failure_ == TraceFailure::kThrow) throw;
+      warning_->Print(e.what());
+      failed_ = true;
+      return nullptr;
+    }
+  }
   std::unique_ptr<Writer>& slot = writers_[rank];
   if (!slot) {
     Header h = header;
@@ -111,6 +121,7 @@ void TraceSession::Close() {
     }
   }
   writers_.clear();
+  lock_.reset();  // after the last rank file is closed
   if (first) std::rethrow_exception(first);
 }
 

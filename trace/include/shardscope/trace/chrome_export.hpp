@@ -12,6 +12,10 @@ namespace shardscope::trace {
 inline constexpr int kChromeRedistributeTid = 0;  ///< one "X" slice per op and per redistribute
 inline constexpr int kChromeStepTid = 1;          ///< one "X" slice per executed plan step
 inline constexpr int kChromeCollectiveTid = 2;    ///< one "X" slice per collective call
+/// Members up to which a collective slice lists its group and per-peer bytes in full; a larger
+/// group gives its first members, "group_size" and "bytes_sent_per_peer"/"bytes_recv_per_peer"
+/// when every peer gets one count (else the first counts; the totals are always there).
+inline constexpr size_t kChromeListedPeers = 64;
 
 /// The whole trace as one object {"traceEvents": [...], "metadata": {...}}: pid = rank with
 /// process_name/thread_name metadata, "X" slices (ts/dur in microseconds relative to the earliest

@@ -54,8 +54,10 @@ class TraceSession {
 
   /// The writer of `rank`, opened with `header` (header.rank is set to `rank`) on the first call
   /// and returned as is afterwards; nullptr when disabled. The session keeps ownership; the pointer
-  /// stays valid until Close() or destruction. Throws Error(kInvalidInput) if the file cannot open
-  /// (kWarnAndStop: warns once, turns tracing off and returns nullptr from then on).
+  /// stays valid until Close() or destruction. The first call takes the directory's TraceDirLock
+  /// (held until Close), so a second job writing the same directory is refused. Throws
+  /// Error(kInvalidInput) if the lock or the file cannot be had (kWarnAndStop: warns once, turns
+  /// tracing off and returns nullptr from then on).
   Writer* WriterFor(int64_t rank, const Header& header);
 
   /// Flushes and closes all writers (later WriterFor calls reopen, truncating). Throws the first
@@ -73,6 +75,7 @@ class TraceSession {
   bool failed_ = false;  ///< kWarnAndStop: a writer could not open; guarded by mutex_
   std::unique_ptr<std::mutex> mutex_;
   std::map<int64_t, std::unique_ptr<Writer>> writers_;
+  std::unique_ptr<TraceDirLock> lock_;  ///< taken by the first WriterFor; guarded by mutex_
 };
 
 }  // namespace shardscope::trace

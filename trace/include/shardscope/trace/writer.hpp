@@ -163,4 +163,38 @@ class Writer {
   std::shared_ptr<detail::Flusher> flusher_;  ///< null: kEveryEnd
 };
 
+/// The lock file of a trace directory, present while a job writes it (docs/trace-format.md).
+inline constexpr const char* kTraceLockFileName = ".shardscope-lock";
+
+/// One job writes a trace directory at a time. Constructing a TraceDirLock creates `dir` (and
+/// parents) if needed and takes DIR/.shardscope-lock: an flock(2) that the kernel drops when the
+/// process ends (so a crashed job's lock is stale, recognised and taken over), and the holder's
+/// job, pid, host and start time written in the file for the next job's message. Processes with
+/// the same `job` key share the lock (the ranks of one MPI job, see JobKeyFromEnv); any other
+/// holder makes the constructor throw Error(kInvalidInput) naming the directory and the holder.
+/// The last holder's destructor removes the file. Take it before anything is written into the
+/// directory, and hold it until the last rank file is closed. Several locks of one directory in
+/// one process (same key) are fine. Not thread-safe; needs flock (local file systems).
+class TraceDirLock {
+ public:
+  explicit TraceDirLock(const std::filesystem::path& dir, std::string job = JobKeyFromEnv());
+  ~TraceDirLock();
+  TraceDirLock(const TraceDirLock&) = delete;
+  TraceDirLock& operator=(const TraceDirLock&) = delete;
+
+  /// The key shared by the processes of this job: the MPI or Slurm job id from the environment
+  /// (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID.SLURM_STEP_ID), else this process
+  /// ("pid:HOST:PID"), so two unrelated processes never share.
+  static std::string JobKeyFromEnv();
+  /// What the stale lock file of a job that ended without removing it said ("pid 12 on host h,
+  /// since ..."); empty when there was none.
+  const std::string& stale_holder() const { return stale_holder_; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  int fd_ = -1;
+  std::string stale_holder_;
+};
+
 }  // namespace shardscope::trace
