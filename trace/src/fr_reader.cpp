@@ -260,6 +260,7 @@ struct ThreadCache {
   std::unordered_map<std::string, IStr> dtypes;                 // PyTorch name -> short name
   detail::SharedListPool<int64_t>* groups;
   simdjson::dom::parser parser;
+  detail::PickleDoc pickle;  // its buffers are kept from file to file
 };
 
 struct ProcessGroup {
@@ -536,10 +537,11 @@ class DumpReader {
                                                            "time_discovered_started_ns",
                                                            "time_discovered_completed_ns"};
   static int FieldOf(std::string_view key) {
-    // First a cheap filter on length and first letter, then the full name.
+    static const std::vector<std::string_view> kNames(std::begin(kFieldNames), std::end(kFieldNames));
+    // The length and first letter rule out almost every other name before the full comparison.
     for (int f = 0; f < kFieldCount; ++f) {
-      const char* n = kFieldNames[f];
-      if (key.size() == std::char_traits<char>::length(n) && key[0] == n[0] && key == n) return f;
+      const std::string_view n = kNames[static_cast<size_t>(f)];
+      if (key.size() == n.size() && key[0] == n[0] && key == n) return f;
     }
     return -1;
   }
@@ -794,9 +796,9 @@ RankDump ReadDump(const fs::path& path, int64_t rank, ThreadCache& cache) {
   const std::string name = path.filename().string();
   FileBytes bytes = ReadBounded(path, name);
   if (!LooksLikeJson(bytes.data)) {
-    detail::PickleDoc doc(bytes.data, name);
-    PickleSource src{doc};
-    return DumpReader<PickleSource>(src, name, rank, cache).Read(doc.root());
+    cache.pickle.Parse(bytes.data, name);
+    PickleSource src{cache.pickle};
+    return DumpReader<PickleSource>(src, name, rank, cache).Read(cache.pickle.root());
   }
   simdjson::dom::element root;
   if (auto error = cache.parser.parse(bytes.data.data(), bytes.data.size(), false).get(root)) {

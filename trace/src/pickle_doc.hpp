@@ -34,6 +34,10 @@ class PickleDoc {
   /// Runs the pickle in `data` (limits and refusals as documented at ReadPickle); `where` prefixes
   /// error messages. Throws Error(kInvalidInput).
   PickleDoc(std::string_view data, std::string where);
+  /// An empty document, for Parse.
+  PickleDoc() = default;
+  /// Parses `data` into this document, reusing its buffers (what an earlier parse held is gone).
+  void Parse(std::string_view data, std::string where);
 
   const PValue& root() const { return root_; }
   std::string_view data() const { return data_; }

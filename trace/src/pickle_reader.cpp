@@ -465,7 +465,16 @@ class PickleMachine {
   uint64_t memo_next_ = 0;
 };
 
-PickleDoc::PickleDoc(std::string_view data, std::string where) : data_(data), where_(std::move(where)) {
+PickleDoc::PickleDoc(std::string_view data, std::string where) { Parse(data, std::move(where)); }
+
+void PickleDoc::Parse(std::string_view data, std::string where) {
+  data_ = data;
+  where_ = std::move(where);
+  root_ = PValue{};
+  items_.clear();
+  containers_.clear();
+  runs_.clear();
+  values_ = 0;
   if (static_cast<int64_t>(data.size()) > kMaxPickleBytes) {
     throw InvalidInput(where_ + ": pickle of " + std::to_string(data.size()) +
                        " bytes is larger than the limit " + std::to_string(kMaxPickleBytes >> 20) + " MiB");
