@@ -32,6 +32,23 @@ struct BenchLoadArgs {
 /// Throws Error(kInvalidInput) for a missing or unreadable trace.
 int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out);
 
+/// `shardscope bench import`.
+struct BenchImportArgs {
+  std::string repo = ".";                                 ///< repository root (generators, sample log)
+  std::string work_dir = "/tmp/shardscope-bench-import";  ///< where inputs and traces are written
+  std::string ranks = "256,4096";                         ///< Flight Recorder world sizes
+  int64_t seqs = 2000;                                    ///< entries per rank
+  std::string lines = "100000,1000000";                   ///< DebugMode log lengths
+  bool json = true;                                       ///< also the JSON form of the dumps
+  bool write = true;                                      ///< also import -o and show of the trace
+  bool keep = false;                                      ///< keep the generated inputs
+};
+
+/// Generates the inputs, runs check / import / show on them as child processes beside Python
+/// reading the same files, and prints time ratios, bytes per event and peak RSS against input.
+/// Throws Error(kInvalidInput) for bad options or a failing tool.
+int RunBenchImport(const BenchImportArgs& args, std::ostream& out);
+
 /// `shardscope bench trace`.
 struct BenchTraceArgs {
   int repetitions = 31;      ///< interleaved on/off batches

@@ -283,6 +283,23 @@ CLI::App* AddBenchLoadCommand(CLI::App* bench, BenchLoadArgs& args) {
   return cmd;
 }
 
+CLI::App* AddBenchImportCommand(CLI::App* bench, BenchImportArgs& args) {
+  CLI::App* cmd = bench->add_subcommand(
+      "import", "Importing Flight Recorder dumps and DebugMode logs: time vs Python, bytes/event, peak RSS");
+  cmd->add_option("--repo", args.repo, "repository root (its generators and sample log)")
+      ->capture_default_str();
+  cmd->add_option("--work-dir", args.work_dir, "directory for the generated inputs")->capture_default_str();
+  cmd->add_option("--ranks", args.ranks, "Flight Recorder world sizes, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--seqs", args.seqs, "entries per rank")->capture_default_str();
+  cmd->add_option("--lines", args.lines, "DebugMode log lengths, comma-separated")->capture_default_str();
+  cmd->add_flag("!--no-json", args.json, "skip the JSON form of the dumps");
+  cmd->add_flag("!--no-write", args.write, "skip import -o and show of the written traces");
+  cmd->add_flag("--keep", args.keep, "keep the generated inputs");
+  Examples(cmd, {"shardscope bench import --ranks 256 --lines 100000"});
+  return cmd;
+}
+
 CLI::App* AddBenchTraceCommand(CLI::App* bench, BenchTraceArgs& args) {
   CLI::App* cmd =
       bench->add_subcommand("trace", "Trace writer cost per event: tracing on vs off, interleaved batches");
@@ -338,6 +355,8 @@ struct Commands {
   ImportDebugModeArgs import_debugmode;
   BenchLoadArgs bench_load;
   BenchTraceArgs bench_trace;
+  BenchImportArgs bench_import;
+  CLI::App* bench_import_cmd = nullptr;
   CLI::App *bench_plan_cmd = nullptr, *bench_comm_cmd = nullptr, *bench_redistribute_cmd = nullptr,
            *bench_load_cmd = nullptr, *bench_trace_cmd = nullptr, *import_fr_cmd = nullptr,
            *import_debugmode_cmd = nullptr;
@@ -378,6 +397,7 @@ void AddCommands(CLI::App& app, Commands& c) {
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
+  c.bench_import_cmd = AddBenchImportCommand(bench, c.bench_import);
 }
 
 // Runs the parsed command; -1 when none was given.
@@ -389,6 +409,7 @@ int RunCommand(const CLI::App& app, Commands& c) {
   if (c.bench_redistribute_cmd->parsed()) return RunBenchRedistribute(c.bench_redistribute, std::cout);
   if (c.bench_load_cmd->parsed()) return RunBenchLoad(c.bench_load, std::cout);
   if (c.bench_trace_cmd->parsed()) return RunBenchTrace(c.bench_trace, std::cout);
+  if (c.bench_import_cmd->parsed()) return RunBenchImport(c.bench_import, std::cout);
   if (app.got_subcommand("run")) return RunRun(c.run, std::cout);
   if (app.got_subcommand("show")) return RunShow(c.show, std::cout);
   if (app.got_subcommand("env")) return RunEnv(c.env, std::cout);

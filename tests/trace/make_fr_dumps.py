@@ -121,6 +121,12 @@ def standard(r, seqs=6, skip_from=None, over=None):
               state=kw.get("state", "completed"))
 
 
+def clean_rank(i):
+    r = Rank(i)
+    standard(r, seqs=SEQS)
+    return r
+
+
 def scenario(name):
     ranks = [Rank(i) for i in range(WORLD)]
     if name == "clean":
@@ -179,7 +185,9 @@ def main():
     if a.scenario == "clean":
         WORLD, SEQS = a.ranks, a.seqs
     os.makedirs(a.outdir, exist_ok=True)
-    for r in scenario(a.scenario):
+    # clean writes each rank as soon as it is made, so thousands of ranks fit in memory.
+    ranks = (clean_rank(i) for i in range(WORLD)) if a.scenario == "clean" else scenario(a.scenario)
+    for r in ranks:
         path = os.path.join(a.outdir, a.prefix + str(r.rank))
         d = r.dump(a.format)
         if a.format == "json":

@@ -128,10 +128,10 @@ OJson EncodeEvent(const Collective& e) {
                     {"op_id", f.op_id},
                     {"profiling_name", f.profiling_name},
                     {"state", f.state},
-                    {"input_sizes", f.input_sizes},
-                    {"output_sizes", f.output_sizes},
-                    {"input_dtypes", f.input_dtypes},
-                    {"output_dtypes", f.output_dtypes},
+                    {"input_sizes", f.input_sizes.get()},
+                    {"output_sizes", f.output_sizes.get()},
+                    {"input_dtypes", f.input_dtypes.get()},
+                    {"output_dtypes", f.output_dtypes.get()},
                     {"created_ns", f.created_ns}};
     // JSON has no infinity: nlohmann would write null, which is no number. Unknown is left out.
     if (f.duration_ms && std::isfinite(*f.duration_ms)) flight["duration_ms"] = *f.duration_ms;

@@ -2,15 +2,25 @@
 // Field names and meanings: /work/shared/reference/pytorch-job-artifacts.md section 2 and
 // docs/flight-recorder.md.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <exception>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
 
+#include <simdjson.h>
+
+#include "event_pools.hpp"
 #include "missing_ranks.hpp"
+#include "pickle_doc.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -18,7 +28,6 @@
 
 namespace shardscope::trace {
 
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -28,7 +37,13 @@ namespace {
 constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 constexpr int64_t kMaxEntries = int64_t{1} << 22;  // TORCH_FR_BUFFER_SIZE is 2000 by default
 
-std::string ReadBounded(const fs::path& path, const std::string& name) {
+// The whole file, with simdjson's padding after it (a JSON dump is parsed in place).
+struct FileBytes {
+  std::string buffer;
+  std::string_view data;
+};
+
+FileBytes ReadBounded(const fs::path& path, const std::string& name) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec) throw InvalidInput(name + ": cannot read: " + ec.message());
@@ -36,12 +51,14 @@ std::string ReadBounded(const fs::path& path, const std::string& name) {
     throw InvalidInput(name + ": " + std::to_string(size) + " bytes, larger than the limit of " +
                        std::to_string(kMaxPickleBytes >> 20) + " MiB for one Flight Recorder dump");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(name + ": cannot open");
-  std::string data(static_cast<size_t>(size), '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  data.resize(static_cast<size_t>(in.gcount()));
-  return data;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw InvalidInput(name + ": cannot open");
+  FileBytes out;
+  out.buffer.resize(static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING);
+  const size_t got = std::fread(out.buffer.data(), 1, static_cast<size_t>(size), f);
+  std::fclose(f);
+  out.data = std::string_view(out.buffer.data(), got);
+  return out;
 }
 
 bool LooksLikeJson(std::string_view data) {
@@ -49,141 +66,120 @@ bool LooksLikeJson(std::string_view data) {
   return i != std::string_view::npos && data[i] == '{';
 }
 
-json ParseDump(const std::string& data, const std::string& name) {
-  if (!LooksLikeJson(data)) return ReadPickle(data, name);
-  try {
-    // The callback refuses deep nesting while parsing (depth counts from 0 at the top object).
-    return json::parse(data, [&](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxPickleDepth)
-        throw InvalidInput(name + ": JSON nested deeper than " + std::to_string(kMaxPickleDepth) + " levels");
-      return true;
+// The value types the converter tells apart, for pickle values and JSON values alike.
+enum class VType { kNull, kBool, kInt, kBigUnsigned, kDouble, kString, kArray, kObject };
+
+// Pickle values (pickle_doc.hpp) as the converter sees them: tuples are lists, bytes are strings,
+// int dict keys their decimal text, as in the JSON form of ReadPickle.
+struct PickleSource {
+  using Value = detail::PValue;
+  const detail::PickleDoc& doc;
+  static constexpr bool kCheckUtf8 = true;  // pickle strings may hold any bytes
+
+  VType Type(const Value& v) const {
+    switch (v.kind) {
+      case detail::PKind::kBool:
+        return VType::kBool;
+      case detail::PKind::kInt:
+        return VType::kInt;
+      case detail::PKind::kFloat:
+        return VType::kDouble;
+      case detail::PKind::kStr:
+      case detail::PKind::kBytes:
+        return VType::kString;
+      case detail::PKind::kList:
+      case detail::PKind::kTuple:
+        return VType::kArray;
+      case detail::PKind::kDict:
+        return VType::kObject;
+      default:
+        return VType::kNull;
+    }
+  }
+  int64_t Int(const Value& v) const { return v.i; }
+  uint64_t Unsigned(const Value& v) const { return static_cast<uint64_t>(v.i); }
+  double Double(const Value& v) const {
+    return v.kind == detail::PKind::kInt ? static_cast<double>(v.i) : v.f;
+  }
+  bool Bool(const Value& v) const { return v.u != 0; }
+  std::string_view Str(const Value& v) const { return doc.Text(v); }
+  size_t Size(const Value& v) const { return doc.Count(v); }
+  template <typename F>
+  void ForArray(const Value& v, F&& f) const {
+    doc.ForEach(v, f);
+  }
+  // f(key text, value); a key that is not a str, bytes, int or bool is refused as by ReadPickle.
+  template <typename F>
+  void ForObject(const Value& v, F&& f) const {
+    doc.ForEachPair(v, [&](const Value& key, const Value& value) {
+      if (key.kind == detail::PKind::kStr || key.kind == detail::PKind::kBytes) {
+        f(doc.Text(key), value);
+      } else if (key.kind == detail::PKind::kInt) {
+        f(std::string_view(std::to_string(key.i)), value);
+      } else if (key.kind == detail::PKind::kBool) {
+        f(std::string_view(key.u != 0 ? "True" : "False"), value);
+      } else {
+        throw InvalidInput(doc.where() + ": pickle has a dict key that is not a str, bytes, int or bool");
+      }
     });
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    for (char& ch : what)
-      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
-    throw InvalidInput(name + ": not a valid JSON dump: " + what);
   }
-}
-
-// Typed access to one JSON object of a dump, messages "file: entries[3].state: expected a string".
-class Obj {
- public:
-  Obj(const json& j, std::string file, std::string path)
-      : j_(j), file_(std::move(file)), path_(std::move(path)) {
-    if (!j_.is_object()) Fail("", "expected a dict");
-  }
-  [[noreturn]] void Fail(const std::string& field, const std::string& what) const {
-    std::string where = path_.empty() ? field : field.empty() ? path_ : path_ + "." + field;
-    throw InvalidInput(file_ + ": " + (where.empty() ? "" : where + ": ") + what);
-  }
-  const json* Find(const char* name) const {
-    auto it = j_.find(name);
-    return it == j_.end() || it->is_null() ? nullptr : &*it;
-  }
-  const json& Get(const char* name) const {
-    const json* v = Find(name);
-    if (v == nullptr) Fail(name, "missing");
-    return *v;
-  }
-  int64_t Int(const char* name, int64_t min, int64_t max) const { return IntOf(Get(name), name, min, max); }
-  int64_t IntOr(const char* name, int64_t fallback, int64_t min, int64_t max) const {
-    const json* v = Find(name);
-    return v == nullptr ? fallback : IntOf(*v, name, min, max);
-  }
-  std::string Str(const char* name) const {
-    const json& v = Get(name);
-    if (!v.is_string()) Fail(name, "expected a string");
-    return Printable(v.get<std::string>());
-  }
-  std::string StrOr(const char* name, const std::string& fallback) const {
-    const json* v = Find(name);
-    if (v == nullptr) return fallback;
-    if (!v->is_string()) Fail(name, "expected a string");
-    return Printable(v->get<std::string>());
-  }
-  std::vector<std::vector<int64_t>> Shapes(const char* name) const {
-    const json& v = Get(name);
-    if (!v.is_array() || static_cast<int64_t>(v.size()) > kMaxOpOperands)
-      Fail(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " shapes");
-    std::vector<std::vector<int64_t>> out;
-    for (size_t i = 0; i < v.size(); ++i) {
-      std::string field = std::string(name) + "[" + std::to_string(i) + "]";
-      if (!v[i].is_array() || static_cast<int64_t>(v[i].size()) > kMaxTensorDims)
-        Fail(field, "expected a list of at most " + std::to_string(kMaxTensorDims) + " sizes");
-      std::vector<int64_t> shape;
-      for (const json& x : v[i]) shape.push_back(IntOf(x, field.c_str(), 0, kMaxExtent));
-      out.push_back(std::move(shape));
-    }
-    return out;
-  }
-  std::vector<std::string> Strs(const char* name) const {
-    const json& v = Get(name);
-    if (!v.is_array() || static_cast<int64_t>(v.size()) > kMaxOpOperands)
-      Fail(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " strings");
-    std::vector<std::string> out;
-    for (const json& x : v) {
-      if (!x.is_string()) Fail(name, "expected a list of strings");
-      out.push_back(Printable(x.get<std::string>()));
-    }
-    return out;
-  }
-  const json& raw() const { return j_; }
-
- private:
-  int64_t IntOf(const json& v, const char* name, int64_t min, int64_t max) const {
-    if (v.is_boolean() || !(v.is_number_integer() || v.is_number_unsigned()))
-      Fail(name, "expected an integer");
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max))
-      Fail(name, std::to_string(v.get<uint64_t>()) + " is larger than " + std::to_string(max));
-    int64_t x = v.get<int64_t>();
-    if (x < min || x > max)
-      Fail(name,
-           std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    return x;
-  }
-
-  const json& j_;
-  std::string file_, path_;
 };
 
-// "[0, 1, 2, 3]" (a string in pg_config) or a list of integers.
-std::vector<int64_t> ParseRanks(const json& v, const Obj& pg) {
-  std::vector<int64_t> out;
-  auto add = [&](int64_t r) {
-    if (r < 0 || r >= kMaxRanks) pg.Fail("ranks", "rank " + std::to_string(r) + " is outside [0, 2^20)");
-    if (static_cast<int64_t>(out.size()) >= kMaxRanks) pg.Fail("ranks", "more than 2^20 ranks");
-    out.push_back(r);
-  };
-  if (v.is_array()) {
-    for (const json& x : v) {
-      if (!x.is_number_integer() && !x.is_number_unsigned()) pg.Fail("ranks", "expected integers");
-      add(x.is_number_unsigned() && x.get<uint64_t>() > uint64_t{1} << 40 ? -1 : x.get<int64_t>());
-    }
-    return out;
-  }
-  if (!v.is_string()) pg.Fail("ranks", "expected a string such as \"[0, 1, 2, 3]\" or a list");
-  const std::string s = v.get<std::string>();
-  size_t i = 0;
-  auto skip = [&] {
-    while (i < s.size() && (s[i] == ' ' || s[i] == ',' || s[i] == '[' || s[i] == ']')) ++i;
-  };
-  for (skip(); i < s.size(); skip()) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i])))
-      pg.Fail("ranks", "'" + s + "' is not a list of ranks");
-    int64_t r = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      r = r * 10 + (s[i++] - '0');
-      if (r >= kMaxRanks) pg.Fail("ranks", "'" + s + "' names a rank of 2^20 or more");
-    }
-    add(r);
-  }
-  return out;
-}
+// JSON values of a simdjson DOM document.
+struct JsonSource {
+  using Value = simdjson::dom::element;
+  static constexpr bool kCheckUtf8 = false;  // simdjson validated the whole document
 
-struct ProcessGroup {
-  std::string name, desc;
-  std::vector<int64_t> ranks;
+  VType Type(const Value& v) const {
+    switch (v.type()) {
+      case simdjson::dom::element_type::BOOL:
+        return VType::kBool;
+      case simdjson::dom::element_type::INT64:
+        return VType::kInt;
+      case simdjson::dom::element_type::UINT64:
+        return VType::kBigUnsigned;
+      case simdjson::dom::element_type::DOUBLE:
+        return VType::kDouble;
+      case simdjson::dom::element_type::STRING:
+        return VType::kString;
+      case simdjson::dom::element_type::ARRAY:
+        return VType::kArray;
+      case simdjson::dom::element_type::OBJECT:
+        return VType::kObject;
+      default:
+        return VType::kNull;
+    }
+  }
+  int64_t Int(const Value& v) const { return v.get_int64().value_unsafe(); }
+  uint64_t Unsigned(const Value& v) const { return v.get_uint64().value_unsafe(); }
+  double Double(const Value& v) const {
+    switch (v.type()) {
+      case simdjson::dom::element_type::INT64:
+        return static_cast<double>(v.get_int64().value_unsafe());
+      case simdjson::dom::element_type::UINT64:
+        return static_cast<double>(v.get_uint64().value_unsafe());
+      default:
+        return v.get_double().value_unsafe();
+    }
+  }
+  bool Bool(const Value& v) const { return v.get_bool().value_unsafe(); }
+  std::string_view Str(const Value& v) const { return v.get_string().value_unsafe(); }
+  size_t Size(const Value& v) const {
+    simdjson::dom::array a;
+    return v.get_array().get(a) == simdjson::SUCCESS ? a.size() : 0;
+  }
+  template <typename F>
+  void ForArray(const Value& v, F&& f) const {
+    simdjson::dom::array a;
+    if (v.get_array().get(a) != simdjson::SUCCESS) return;
+    for (simdjson::dom::element x : a) f(x);
+  }
+  template <typename F>
+  void ForObject(const Value& v, F&& f) const {
+    simdjson::dom::object o;
+    if (v.get_object().get(o) != simdjson::SUCCESS) return;
+    for (simdjson::dom::key_value_pair kv : o) f(kv.key, kv.value);
+  }
 };
 
 // "nccl:all_reduce" -> "all_reduce"; the kinds shardscope's own traces use where one fits.
@@ -250,194 +246,570 @@ int64_t P2pPeer(const std::string& profiling_name) {
   return std::stoll(digits);
 }
 
+// What one reading thread keeps from file to file: the strings it interned (by their raw bytes)
+// and what follows from a profiling name. Lists shared by every file (a group's ranks) go through
+// `groups`, which the threads share.
+struct ThreadCache {
+  explicit ThreadCache(detail::SharedListPool<int64_t>* g) : groups(g) {}
+  struct Profiling {
+    IStr kind;
+    int64_t peer = -1;
+    bool p2p_by_name = false;
+  };
+  std::unordered_map<std::string, IStr> strings;
+  std::unordered_map<const std::string*, Profiling> profiling;  // by IStr identity
+  std::unordered_map<std::string, IStr> dtypes;                 // PyTorch name -> short name
+  detail::SharedListPool<int64_t>* groups;
+  simdjson::dom::parser parser;
+  detail::PickleDoc pickle;  // its buffers are kept from file to file
+};
+
+struct ProcessGroup {
+  IStr name, desc;
+  SharedVec<int64_t> ranks;
+  bool has_rank = false;  // the dump's own rank is a member
+};
+
 struct RankDump {
   RankTrace trace;
   std::vector<Diagnostic> diagnostics;
   int64_t max_rank = 0;  // largest rank the dump names (own rank and pg members)
 };
 
-// The version is checked first: another major version may have changed every field.
-void CheckDumpVersion(const Obj& top, const std::string& name) {
-  const json& v = top.Get("version");
-  std::string version = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
-  if (version.rfind("2.", 0) != 0 || version.size() < 3 ||
-      version.find_first_not_of("0123456789", 2) != std::string::npos) {
-    throw Unsupported(name + ": Flight Recorder dump version '" + (version.empty() ? v.dump() : version) +
-                      "' is not supported (this shardscope reads versions 2.x)");
-  }
-}
+// Reads one dump (pickle or JSON, through Source) into a RankDump, field by field, with messages
+// "file: entries[3].state: expected a string". Only the fields it uses are visited: stack frames
+// and other fields are skipped without being walked.
+template <typename Source>
+class DumpReader {
+ public:
+  using Value = typename Source::Value;
+  DumpReader(const Source& src, std::string file, int64_t rank, ThreadCache& cache)
+      : src_(src), file_(std::move(file)), rank_(rank), cache_(cache) {}
 
-// pg_config by key; `max_rank` grows to the largest member named.
-std::map<std::string, ProcessGroup> ParseProcessGroups(const Obj& top, const std::string& name,
-                                                       int64_t& max_rank) {
-  std::map<std::string, ProcessGroup> pgs;
-  const json* cfg = top.Find("pg_config");
-  if (cfg == nullptr) return pgs;
-  if (!cfg->is_object()) top.Fail("pg_config", "expected a dict");
-  for (const auto& [key, value] : cfg->items()) {
-    Obj pg(value, name, "pg_config." + key);
-    ProcessGroup g;
-    g.name = pg.StrOr("name", key);
-    g.desc = pg.StrOr("desc", "");
-    g.ranks = ParseRanks(pg.Get("ranks"), pg);
-    for (int64_t r : g.ranks) max_rank = std::max(max_rank, r);
-    pgs[key] = std::move(g);
+  RankDump Read(const Value& root) {
+    if (src_.Type(root) != VType::kObject) Fail("", "", "expected a dict");
+    const Value* version = nullptr;
+    const Value* pg_config = nullptr;
+    const Value* entries = nullptr;
+    const Value* hostname = nullptr;
+    Value slots[4];
+    src_.ForObject(root, [&](std::string_view key, const Value& v) {
+      const bool null = src_.Type(v) == VType::kNull;
+      auto keep = [&](int k, const Value*& p) {
+        slots[k] = v;
+        p = null ? nullptr : &slots[k];
+      };
+      if (key == "version")
+        keep(0, version);
+      else if (key == "pg_config")
+        keep(1, pg_config);
+      else if (key == "entries")
+        keep(2, entries);
+      else if (key == "hostname")
+        keep(3, hostname);
+    });
+    CheckVersion(version);
+    RankDump out;
+    out.max_rank = rank_;
+    ProcessGroups(pg_config, out.max_rank);
+    if (entries == nullptr) Fail("", "entries", "missing");
+    if (src_.Type(*entries) != VType::kArray) Fail("", "entries", "expected a list");
+    const size_t count = src_.Size(*entries);
+    if (static_cast<int64_t>(count) > kMaxEntries) Fail("", "entries", "more than 2^22 entries");
+    std::vector<Collective> collectives;
+    collectives.reserve(count);
+    size_t i = 0;
+    src_.ForArray(*entries, [&](const Value& e) {
+      path_ = "entries[" + std::to_string(i++) + "]";
+      collectives.push_back(Entry(e));
+    });
+    path_.clear();
+    // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
+    std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
+    order.reserve(collectives.size());
+    for (size_t k = 0; k < collectives.size(); ++k) order.emplace_back(collectives[k].flight->record_id, k);
+    if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+    for (size_t k = 1; k < order.size(); ++k) {
+      if (order[k].first == order[k - 1].first)
+        Fail("", "entries", "record_id " + std::to_string(order[k].first) + " appears twice");
+    }
+    for (const std::string& pg : unknown_pgs_) {
+      out.diagnostics.push_back({file_, 0,
+                                 "process group '" + pg +
+                                     "' is not in pg_config; its members are unknown, so its collectives are "
+                                     "checked on this rank only"});
+    }
+    if (!order.empty() && order.front().first > 0) {
+      out.diagnostics.push_back({file_, 0,
+                                 "the ring buffer wrapped: the oldest entry is record_id " +
+                                     std::to_string(order.front().first) + "; older collectives of rank " +
+                                     std::to_string(rank_) + " are gone"});
+    }
+    out.trace.file = file_;
+    out.trace.header.rank = rank_;
+    out.trace.header.backend = "flight_recorder";
+    out.trace.header.clock.name = "wall";
+    if (hostname != nullptr) {
+      if (src_.Type(*hostname) != VType::kString) Fail("", "hostname", "expected a string");
+      out.trace.header.host = Text(*hostname);
+    }
+    out.trace.events.ReserveOf<Collective>(order.size());
+    for (const auto& [record_id, k] : order) out.trace.events.push_back(std::move(collectives[k]));
+    return out;
   }
-  return pgs;
-}
 
-// One entry's own fields (pg_desc from the entry only: the caller fills it from pg_config).
-FlightRecord ParseEntry(const Obj& e) {
-  FlightRecord f;
-  f.record_id = e.Int("record_id", 0, INT64_MAX);
-  if (const json* pg = e.Find("process_group")) {
-    if (!pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
-      e.Fail("process_group", "expected [name, desc]");
-    f.pg_name = Printable((*pg)[0].get<std::string>());
-    f.pg_desc = Printable((*pg)[1].get<std::string>());
-  } else {
-    f.pg_name = std::to_string(e.Int("pg_id", 0, INT64_MAX));
+ private:
+  [[noreturn]] void Fail(const std::string& path, const std::string& field, const std::string& what) const {
+    std::string where = path.empty() ? field : field.empty() ? path : path + "." + field;
+    throw InvalidInput(file_ + ": " + (where.empty() ? "" : where + ": ") + what);
   }
-  f.seq_id = e.Int("collective_seq_id", 0, INT64_MAX);
-  f.p2p_seq_id = e.IntOr("p2p_seq_id", 0, 0, INT64_MAX);
-  f.op_id = e.IntOr("op_id", 0, 0, INT64_MAX);
-  f.profiling_name = e.Str("profiling_name");
-  f.state = e.Str("state");
-  if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
-    e.Fail("state", "'" + f.state + "' is not scheduled, started or completed");
-  f.input_sizes = e.Shapes("input_sizes");
-  f.output_sizes = e.Shapes("output_sizes");
-  f.input_dtypes = e.Strs("input_dtypes");
-  f.output_dtypes = e.Strs("output_dtypes");
-  f.created_ns = e.Int("time_created_ns", 0, kMaxTimeNs);
-  if (const json* d = e.Find("duration_ms")) {
-    if (!d->is_number() || !(d->get<double>() >= 0.0)) e.Fail("duration_ms", "expected a number >= 0");
-    // PyTorch writes inf (or nan) when it could not time the collective: an unknown duration.
-    if (d->is_number() && std::isfinite(d->get<double>())) f.duration_ms = d->get<double>();
+  [[noreturn]] void FailField(const std::string& field, const std::string& what) const {
+    Fail(path_, field, what);
   }
-  f.timeout_ms = e.IntOr("timeout_ms", 0, 0, INT64_MAX);
-  if (const json* p = e.Find("is_p2p")) {
-    if (!p->is_boolean()) e.Fail("is_p2p", "expected a bool");
-    f.is_p2p = p->get<bool>();
-  } else {  // versions before is_p2p: a send or recv by its profiling name
-    const std::string kind = KindOf(f.profiling_name);
-    f.is_p2p = kind == "send" || kind == "recv";
-  }
-  return f;
-}
 
-// Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
-// reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
-// send/recv moves its tensor to/from the one peer named in its profiling name.
-void PeerBytes(const FlightRecord& f, int64_t rank, Collective& c) {
-  const size_t n = c.group.size();
-  std::vector<int64_t>& sent = c.bytes_sent.Mutable();
-  std::vector<int64_t>& recv = c.bytes_recv.Mutable();
-  sent.assign(n, 0);
-  recv.assign(n, 0);
-  const int64_t in_bytes = TensorBytes(f.input_sizes, f.input_dtypes);
-  const int64_t out_bytes = TensorBytes(f.output_sizes, f.output_dtypes);
-  for (size_t k = 0; k < n; ++k) {
-    if (c.group[k] == rank) continue;
-    if (c.kind == "all_gather" || c.kind == "all_reduce") {
-      sent[k] = in_bytes;
-      recv[k] = in_bytes;
-    } else if (c.kind == "reduce_scatter") {
-      sent[k] = out_bytes;
-      recv[k] = out_bytes;
-    } else if (c.kind == "all_to_all" && n > 1) {
-      sent[k] = in_bytes / static_cast<int64_t>(n);
-      recv[k] = out_bytes / static_cast<int64_t>(n);
+  // The text of a string value, made safe (valid UTF-8, control characters escaped).
+  std::string Text(const Value& v) const {
+    std::string_view raw = src_.Str(v);
+    if (Source::kCheckUtf8 && !detail::IsValidUtf8(raw)) return Printable(detail::ValidUtf8(raw));
+    return Printable(raw);
+  }
+  // The same, interned once per thread by its raw bytes.
+  IStr Interned(const Value& v) {
+    std::string_view raw = src_.Str(v);
+    scratch_.assign(raw.data(), raw.size());
+    auto it = cache_.strings.find(scratch_);
+    if (it != cache_.strings.end()) return it->second;
+    IStr s(Text(v));
+    cache_.strings.emplace(scratch_, s);
+    return s;
+  }
+
+  void CheckVersion(const Value* v) {
+    if (v == nullptr) Fail("", "version", "missing");
+    std::string version;
+    switch (src_.Type(*v)) {
+      case VType::kString:
+        version = std::string(src_.Str(*v));
+        break;
+      case VType::kInt:
+        version = std::to_string(src_.Int(*v));
+        break;
+      case VType::kBigUnsigned:
+        version = std::to_string(src_.Unsigned(*v));
+        break;
+      case VType::kDouble: {
+        char buf[64];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), src_.Double(*v));
+        version = ec == std::errc() ? std::string(buf, end) : "?";
+        break;
+      }
+      default:
+        version = src_.Type(*v) == VType::kBool    ? (src_.Bool(*v) ? "true" : "false")
+                  : src_.Type(*v) == VType::kArray ? "[...]"
+                                                   : "{...}";
+        break;
+    }
+    if (version.rfind("2.", 0) != 0 || version.size() < 3 ||
+        version.find_first_not_of("0123456789", 2) != std::string::npos) {
+      throw Unsupported(file_ + ": Flight Recorder dump version '" + Printable(version) +
+                        "' is not supported (this shardscope reads versions 2.x)");
     }
   }
-  const int64_t peer = f.is_p2p ? P2pPeer(f.profiling_name) : -1;
-  if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank) {
-    if (c.kind == "send")
-      sent[static_cast<size_t>(peer)] = in_bytes;
-    else if (c.kind == "recv")
-      recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
-  }
-}
 
-// Entry `e` of the dump of `rank` as a collective of that rank; a process group missing from
-// pg_config goes into `unknown_pgs` and the collective is taken as this rank's alone.
-Collective EntryCollective(const Obj& e, int64_t rank, const std::map<std::string, ProcessGroup>& pgs,
-                           std::set<std::string>& unknown_pgs) {
-  FlightRecord f = ParseEntry(e);
-  // Unknown discovered times are null in pickle and 0 in JSON.
-  const int64_t started = e.IntOr("time_discovered_started_ns", 0, 0, kMaxTimeNs);
-  const int64_t completed = e.IntOr("time_discovered_completed_ns", 0, 0, kMaxTimeNs);
-  auto pg_it = pgs.find(f.pg_name);
-  if (pg_it != pgs.end() && f.pg_desc.empty()) f.pg_desc = pg_it->second.desc;
-  Collective c;
-  c.redistribute_id = -1;
-  c.kind = KindOf(f.profiling_name);
-  if (pg_it != pgs.end()) {
-    c.group = pg_it->second.ranks;
-  } else {
-    unknown_pgs.insert(f.pg_name);
-    c.group = {rank};
+  // pg_config by key; `max_rank` grows to the largest member named.
+  void ProcessGroups(const Value* cfg, int64_t& max_rank) {
+    if (cfg == nullptr) return;
+    if (src_.Type(*cfg) != VType::kObject) Fail("", "pg_config", "expected a dict");
+    src_.ForObject(*cfg, [&](std::string_view key_view, const Value& value) {
+      const std::string key(key_view);
+      const std::string path = "pg_config." + key;
+      if (src_.Type(value) != VType::kObject) Fail(path, "", "expected a dict");
+      const Value* name = nullptr;
+      const Value* desc = nullptr;
+      const Value* ranks = nullptr;
+      Value slots[3];
+      src_.ForObject(value, [&](std::string_view k, const Value& v) {
+        const bool null = src_.Type(v) == VType::kNull;
+        auto keep = [&](int i, const Value*& p) {
+          slots[i] = v;
+          p = null ? nullptr : &slots[i];
+        };
+        if (k == "name")
+          keep(0, name);
+        else if (k == "desc")
+          keep(1, desc);
+        else if (k == "ranks")
+          keep(2, ranks);
+      });
+      ProcessGroup g;
+      auto str_or = [&](const Value* v, const char* field, const std::string& fallback) {
+        if (v == nullptr) return fallback;
+        if (src_.Type(*v) != VType::kString) Fail(path, field, "expected a string");
+        return Text(*v);
+      };
+      g.name = str_or(name, "name", key);
+      g.desc = str_or(desc, "desc", "");
+      if (ranks == nullptr) Fail(path, "ranks", "missing");
+      SharedVec<int64_t> members(ParseRanks(*ranks, path));
+      cache_.groups->Intern(members);
+      for (int64_t r : members) {
+        max_rank = std::max(max_rank, r);
+        g.has_rank = g.has_rank || r == rank_;
+      }
+      g.ranks = std::move(members);
+      pgs_[key] = std::move(g);  // a repeated key keeps the last value
+    });
   }
-  if (std::find(c.group.begin(), c.group.end(), rank) == c.group.end()) {
-    e.Fail("process_group", "group '" + f.pg_name +
-                                "' (ranks from pg_config) does not contain this dump's rank " +
-                                std::to_string(rank) + " (is the file name's rank right?)");
-  }
-  const std::vector<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
-  c.dtype = dtypes.empty() ? "" : ShortDtype(dtypes.front());
-  PeerBytes(f, rank, c);
-  c.start_ns = started > 0 ? started : f.created_ns;
-  c.end_ns = completed > 0 ? completed
-             : f.duration_ms && f.state == "completed"
-                 ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
-                 : c.start_ns;
-  c.end_ns = std::max(c.end_ns, c.start_ns);
-  c.flight = std::move(f);
-  return c;
-}
 
-RankDump ConvertDump(const json& dump, int64_t rank, const std::string& name) {
-  Obj top(dump, name, "");
-  CheckDumpVersion(top, name);
-  RankDump out;
-  out.max_rank = rank;
-  const std::map<std::string, ProcessGroup> pgs = ParseProcessGroups(top, name, out.max_rank);
-  const json& entries = top.Get("entries");
-  if (!entries.is_array()) top.Fail("entries", "expected a list");
-  if (static_cast<int64_t>(entries.size()) > kMaxEntries) top.Fail("entries", "more than 2^22 entries");
-  std::vector<Collective> collectives;
-  std::set<std::string> unknown_pgs;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    Obj e(entries[i], name, "entries[" + std::to_string(i) + "]");
-    collectives.push_back(EntryCollective(e, rank, pgs, unknown_pgs));
+  // "[0, 1, 2, 3]" (a string in pg_config) or a list of integers.
+  std::vector<int64_t> ParseRanks(const Value& v, const std::string& path) {
+    std::vector<int64_t> out;
+    auto add = [&](int64_t r) {
+      if (r < 0 || r >= kMaxRanks) Fail(path, "ranks", "rank " + std::to_string(r) + " is outside [0, 2^20)");
+      if (static_cast<int64_t>(out.size()) >= kMaxRanks) Fail(path, "ranks", "more than 2^20 ranks");
+      out.push_back(r);
+    };
+    if (src_.Type(v) == VType::kArray) {
+      src_.ForArray(v, [&](const Value& x) {
+        const VType t = src_.Type(x);
+        if (t != VType::kInt && t != VType::kBigUnsigned) Fail(path, "ranks", "expected integers");
+        add(t == VType::kBigUnsigned ? -1 : src_.Int(x));
+      });
+      return out;
+    }
+    if (src_.Type(v) != VType::kString)
+      Fail(path, "ranks", "expected a string such as \"[0, 1, 2, 3]\" or a list");
+    const std::string_view s = src_.Str(v);
+    size_t i = 0;
+    auto skip = [&] {
+      while (i < s.size() && (s[i] == ' ' || s[i] == ',' || s[i] == '[' || s[i] == ']')) ++i;
+    };
+    for (skip(); i < s.size(); skip()) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i])))
+        Fail(path, "ranks", "'" + Text(v) + "' is not a list of ranks");
+      int64_t r = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+        r = r * 10 + (s[i++] - '0');
+        if (r >= kMaxRanks) Fail(path, "ranks", "'" + Text(v) + "' names a rank of 2^20 or more");
+      }
+      add(r);
+    }
+    return out;
   }
-  // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
-  std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
-  for (size_t k = 0; k < collectives.size(); ++k) order.emplace_back(collectives[k].flight->record_id, k);
-  std::sort(order.begin(), order.end());
-  for (size_t k = 1; k < order.size(); ++k) {
-    if (order[k].first == order[k - 1].first)
-      top.Fail("entries", "record_id " + std::to_string(order[k].first) + " appears twice");
+
+  // The fields of an entry that the reader uses, by index; -1 for the others.
+  enum Field {
+    kRecordId,
+    kProcessGroup,
+    kPgId,
+    kSeqId,
+    kP2pSeqId,
+    kOpId,
+    kProfilingName,
+    kState,
+    kInputSizes,
+    kOutputSizes,
+    kInputDtypes,
+    kOutputDtypes,
+    kTimeCreated,
+    kDuration,
+    kTimeout,
+    kIsP2p,
+    kStarted,
+    kCompleted,
+    kFieldCount
+  };
+  static constexpr const char* kFieldNames[kFieldCount] = {"record_id",
+                                                           "process_group",
+                                                           "pg_id",
+                                                           "collective_seq_id",
+                                                           "p2p_seq_id",
+                                                           "op_id",
+                                                           "profiling_name",
+                                                           "state",
+                                                           "input_sizes",
+                                                           "output_sizes",
+                                                           "input_dtypes",
+                                                           "output_dtypes",
+                                                           "time_created_ns",
+                                                           "duration_ms",
+                                                           "timeout_ms",
+                                                           "is_p2p",
+                                                           "time_discovered_started_ns",
+                                                           "time_discovered_completed_ns"};
+  static int FieldOf(std::string_view key) {
+    static const std::vector<std::string_view> kNames(std::begin(kFieldNames), std::end(kFieldNames));
+    // The length and first letter rule out almost every other name before the full comparison.
+    for (int f = 0; f < kFieldCount; ++f) {
+      const std::string_view n = kNames[static_cast<size_t>(f)];
+      if (key.size() == n.size() && key[0] == n[0] && key == n) return f;
+    }
+    return -1;
   }
-  for (const std::string& pg : unknown_pgs) {
-    out.diagnostics.push_back({name, 0,
-                               "process group '" + pg +
-                                   "' is not in pg_config; its members are unknown, so its collectives are "
-                                   "checked on this rank only"});
+
+  // A field's value, or nullptr when absent or null (null and absent mean the same in a dump).
+  const Value* Find(int f) const { return present_[f] ? &fields_[f] : nullptr; }
+  const Value& Get(int f) const {
+    if (!present_[f]) FailField(kFieldNames[f], "missing");
+    return fields_[f];
   }
-  if (!order.empty() && order.front().first > 0) {
-    out.diagnostics.push_back({name, 0,
-                               "the ring buffer wrapped: the oldest entry is record_id " +
-                                   std::to_string(order.front().first) + "; older collectives of rank " +
-                                   std::to_string(rank) + " are gone"});
+  int64_t IntOf(const Value& v, const std::string& name, int64_t min, int64_t max) const {
+    const VType t = src_.Type(v);
+    if (t == VType::kBigUnsigned) {
+      FailField(name, std::to_string(src_.Unsigned(v)) + " is larger than " + std::to_string(max));
+    }
+    if (t != VType::kInt) FailField(name, "expected an integer");
+    const int64_t x = src_.Int(v);
+    if (x < min || x > max)
+      FailField(name,
+                std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return x;
   }
-  out.trace.file = name;
-  out.trace.header.rank = rank;
-  out.trace.header.backend = "flight_recorder";
-  out.trace.header.clock.name = "wall";
-  out.trace.header.host = top.StrOr("hostname", "");
-  for (const auto& [record_id, k] : order) out.trace.events.emplace_back(std::move(collectives[k]));
-  return out;
+  int64_t Int(int f, int64_t min, int64_t max) const { return IntOf(Get(f), kFieldNames[f], min, max); }
+  int64_t IntOr(int f, int64_t fallback, int64_t min, int64_t max) const {
+    const Value* v = Find(f);
+    return v == nullptr ? fallback : IntOf(*v, kFieldNames[f], min, max);
+  }
+  IStr Str(int f) {
+    const Value& v = Get(f);
+    if (src_.Type(v) != VType::kString) FailField(kFieldNames[f], "expected a string");
+    return Interned(v);
+  }
+
+  // A list of shapes, shared with the last equal list of this file.
+  SharedVec<std::vector<int64_t>> Shapes(int f, std::vector<std::vector<int64_t>>& out) {
+    const std::string name = kFieldNames[f];
+    const Value& v = Get(f);
+    if (src_.Type(v) != VType::kArray || static_cast<int64_t>(src_.Size(v)) > kMaxOpOperands)
+      FailField(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " shapes");
+    out.clear();
+    size_t i = 0;
+    src_.ForArray(v, [&](const Value& s) {
+      if (src_.Type(s) != VType::kArray || static_cast<int64_t>(src_.Size(s)) > kMaxTensorDims) {
+        FailField(name + "[" + std::to_string(i) + "]",
+                  "expected a list of at most " + std::to_string(kMaxTensorDims) + " sizes");
+      }
+      std::vector<int64_t>& shape = out.emplace_back();
+      src_.ForArray(s, [&](const Value& x) {
+        const VType t = src_.Type(x);
+        if (t == VType::kInt && src_.Int(x) >= 0 && src_.Int(x) <= kMaxExtent)
+          shape.push_back(src_.Int(x));
+        else
+          shape.push_back(IntOf(x, name + "[" + std::to_string(i) + "]", 0, kMaxExtent));
+      });
+      ++i;
+    });
+    return Share(shapes_seen_, out);
+  }
+
+  SharedVec<std::string> Strs(int f, std::vector<std::string>& out) {
+    const char* name = kFieldNames[f];
+    const Value& v = Get(f);
+    if (src_.Type(v) != VType::kArray || static_cast<int64_t>(src_.Size(v)) > kMaxOpOperands)
+      FailField(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " strings");
+    out.clear();
+    src_.ForArray(v, [&](const Value& x) {
+      if (src_.Type(x) != VType::kString) FailField(name, "expected a list of strings");
+      out.push_back(Interned(x).str());
+    });
+    return Share(strs_seen_, out);
+  }
+
+  // `v` as a SharedVec: an equal one of the last few made, or a new one.
+  template <typename T>
+  static SharedVec<T> Share(std::vector<SharedVec<T>>& seen, const std::vector<T>& v) {
+    if (v.empty()) return {};
+    for (size_t k = 0; k < seen.size(); ++k) {
+      if (seen[k].get() == v) {
+        if (k > 0) std::swap(seen[k], seen[k - 1]);  // the common lists drift to the front
+        return seen[k > 0 ? k - 1 : 0];
+      }
+    }
+    SharedVec<T> made(v);
+    if (seen.size() == kSeen) seen.pop_back();
+    seen.push_back(made);
+    return made;
+  }
+
+  Collective Entry(const Value& e) {
+    if (src_.Type(e) != VType::kObject) FailField("", "expected a dict");
+    std::fill(std::begin(present_), std::end(present_), false);
+    src_.ForObject(e, [&](std::string_view key, const Value& v) {
+      const int f = FieldOf(key);
+      if (f < 0) return;
+      fields_[f] = v;  // a repeated key keeps the last value
+      present_[f] = src_.Type(v) != VType::kNull;
+    });
+    FlightRecord f;
+    f.record_id = Int(kRecordId, 0, INT64_MAX);
+    if (const Value* pg = Find(kProcessGroup)) {
+      Value parts[2];
+      size_t n = 0;
+      if (src_.Type(*pg) == VType::kArray && src_.Size(*pg) == 2)
+        src_.ForArray(*pg, [&](const Value& x) { parts[n++] = x; });
+      if (n != 2 || src_.Type(parts[0]) != VType::kString || src_.Type(parts[1]) != VType::kString)
+        FailField("process_group", "expected [name, desc]");
+      f.pg_name = Interned(parts[0]);
+      f.pg_desc = Interned(parts[1]);
+    } else {
+      f.pg_name = std::to_string(Int(kPgId, 0, INT64_MAX));
+    }
+    f.seq_id = Int(kSeqId, 0, INT64_MAX);
+    f.p2p_seq_id = IntOr(kP2pSeqId, 0, 0, INT64_MAX);
+    f.op_id = IntOr(kOpId, 0, 0, INT64_MAX);
+    f.profiling_name = Str(kProfilingName);
+    f.state = Str(kState);
+    if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
+      FailField("state", "'" + f.state.str() + "' is not scheduled, started or completed");
+    f.input_sizes = Shapes(kInputSizes, in_sizes_);
+    f.output_sizes = Shapes(kOutputSizes, out_sizes_);
+    f.input_dtypes = Strs(kInputDtypes, in_dtypes_);
+    f.output_dtypes = Strs(kOutputDtypes, out_dtypes_);
+    f.created_ns = Int(kTimeCreated, 0, kMaxTimeNs);
+    if (const Value* d = Find(kDuration)) {
+      const VType t = src_.Type(*d);
+      const bool number = t == VType::kInt || t == VType::kBigUnsigned || t == VType::kDouble;
+      if (!number || !(src_.Double(*d) >= 0.0)) FailField("duration_ms", "expected a number >= 0");
+      // PyTorch writes inf when it could not time the collective: an unknown duration.
+      if (std::isfinite(src_.Double(*d))) f.duration_ms = src_.Double(*d);
+    }
+    f.timeout_ms = IntOr(kTimeout, 0, 0, INT64_MAX);
+    const ThreadCache::Profiling& prof = ProfilingOf(f.profiling_name);
+    if (const Value* p = Find(kIsP2p)) {
+      if (src_.Type(*p) != VType::kBool) FailField("is_p2p", "expected a bool");
+      f.is_p2p = src_.Bool(*p);
+    } else {  // versions before is_p2p: a send or recv by its profiling name
+      f.is_p2p = prof.p2p_by_name;
+    }
+    // Unknown discovered times are null in pickle and 0 in JSON.
+    const int64_t started = IntOr(kStarted, 0, 0, kMaxTimeNs);
+    const int64_t completed = IntOr(kCompleted, 0, 0, kMaxTimeNs);
+
+    auto pg_it = pgs_.find(f.pg_name.str());
+    if (pg_it != pgs_.end() && f.pg_desc.empty()) f.pg_desc = pg_it->second.desc;
+    Collective c;
+    c.redistribute_id = -1;
+    c.kind = prof.kind;
+    if (pg_it != pgs_.end()) {
+      if (!pg_it->second.has_rank) {
+        FailField("process_group", "group '" + f.pg_name.str() +
+                                       "' (ranks from pg_config) does not contain this dump's rank " +
+                                       std::to_string(rank_) + " (is the file name's rank right?)");
+      }
+      c.group = pg_it->second.ranks;
+    } else {
+      unknown_pgs_.insert(f.pg_name.str());
+      if (own_group_.empty()) own_group_ = SharedVec<int64_t>{rank_};
+      c.group = own_group_;
+    }
+    const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
+    c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
+    PeerBytes(f, prof, c);
+    c.start_ns = started > 0 ? started : f.created_ns;
+    c.end_ns = completed > 0 ? completed
+               : f.duration_ms && f.state == "completed"
+                   ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
+                   : c.start_ns;
+    c.end_ns = std::max(c.end_ns, c.start_ns);
+    c.flight = std::move(f);
+    return c;
+  }
+
+  const ThreadCache::Profiling& ProfilingOf(const IStr& name) {
+    auto [it, fresh] = cache_.profiling.try_emplace(&name.str());
+    if (fresh) {
+      const std::string kind = KindOf(name);
+      it->second.kind = kind;
+      it->second.p2p_by_name = kind == "send" || kind == "recv";
+      it->second.peer = P2pPeer(name);
+    }
+    return it->second;
+  }
+
+  IStr DtypeOf(const std::string& name) {
+    auto [it, fresh] = cache_.dtypes.try_emplace(name);
+    if (fresh) it->second = ShortDtype(name);
+    return it->second;
+  }
+
+  // Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
+  // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
+  // send/recv moves its tensor to/from the one peer named in its profiling name. The lists depend
+  // only on (group, kind, bytes in, bytes out, peer), so they are made once per file and shared.
+  void PeerBytes(const FlightRecord& f, const ThreadCache::Profiling& prof, Collective& c) {
+    const int64_t in_bytes = TensorBytes(in_sizes_, in_dtypes_);
+    const int64_t out_bytes = TensorBytes(out_sizes_, out_dtypes_);
+    const int64_t peer = f.is_p2p ? prof.peer : -1;
+    const BytesKey key{c.group.data(), &c.kind.str(), in_bytes, out_bytes, peer};
+    auto [it, fresh] = bytes_.try_emplace(key);
+    if (fresh) {
+      const size_t n = c.group.size();
+      std::vector<int64_t> sent(n, 0), recv(n, 0);
+      for (size_t k = 0; k < n; ++k) {
+        if (c.group[k] == rank_) continue;
+        if (c.kind == "all_gather" || c.kind == "all_reduce") {
+          sent[k] = in_bytes;
+          recv[k] = in_bytes;
+        } else if (c.kind == "reduce_scatter") {
+          sent[k] = out_bytes;
+          recv[k] = out_bytes;
+        } else if (c.kind == "all_to_all" && n > 1) {
+          sent[k] = in_bytes / static_cast<int64_t>(n);
+          recv[k] = out_bytes / static_cast<int64_t>(n);
+        }
+      }
+      if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank_) {
+        if (c.kind == "send")
+          sent[static_cast<size_t>(peer)] = in_bytes;
+        else if (c.kind == "recv")
+          recv[static_cast<size_t>(peer)] = std::max(in_bytes, out_bytes);
+      }
+      it->second.first = SharedVec<int64_t>(std::move(sent));
+      it->second.second =
+          it->second.first.get() == recv ? it->second.first : SharedVec<int64_t>(std::move(recv));
+    }
+    c.bytes_sent = it->second.first;
+    c.bytes_recv = it->second.second;
+  }
+
+  static constexpr size_t kSeen = 16;
+  using BytesKey = std::tuple<const int64_t*, const std::string*, int64_t, int64_t, int64_t>;
+
+  const Source& src_;
+  std::string file_;
+  int64_t rank_;
+  ThreadCache& cache_;
+  std::string path_;  // "entries[3]" while reading an entry
+  std::string scratch_;
+  std::map<std::string, ProcessGroup> pgs_;
+  std::set<std::string> unknown_pgs_;
+  SharedVec<int64_t> own_group_;
+  Value fields_[kFieldCount];
+  bool present_[kFieldCount] = {};
+  std::vector<std::vector<int64_t>> in_sizes_, out_sizes_;
+  std::vector<std::string> in_dtypes_, out_dtypes_;
+  std::vector<SharedVec<std::vector<int64_t>>> shapes_seen_;
+  std::vector<SharedVec<std::string>> strs_seen_;
+  std::map<BytesKey, std::pair<SharedVec<int64_t>, SharedVec<int64_t>>> bytes_;
+};
+
+// One dump file into a RankDump: pickle unless it starts like a JSON object.
+RankDump ReadDump(const fs::path& path, int64_t rank, ThreadCache& cache) {
+  const std::string name = path.filename().string();
+  FileBytes bytes = ReadBounded(path, name);
+  if (!LooksLikeJson(bytes.data)) {
+    cache.pickle.Parse(bytes.data, name);
+    PickleSource src{cache.pickle};
+    return DumpReader<PickleSource>(src, name, rank, cache).Read(cache.pickle.root());
+  }
+  simdjson::dom::element root;
+  if (auto error = cache.parser.parse(bytes.data.data(), bytes.data.size(), false).get(root)) {
+    if (error == simdjson::DEPTH_ERROR)
+      throw InvalidInput(name + ": JSON nested deeper than " + std::to_string(kMaxPickleDepth) + " levels");
+    throw InvalidInput(name + ": not a valid JSON dump: " + simdjson::error_message(error));
+  }
+  JsonSource src;
+  return DumpReader<JsonSource>(src, name, rank, cache).Read(root);
 }
 
 struct DumpFile {
@@ -547,15 +919,58 @@ bool IsFlightRecorderDump(const fs::path& path) {
 
 Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
   std::vector<DumpFile> files = ListDumps(paths);
+  std::vector<std::optional<RankDump>> dumps(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  int64_t bytes = 0;
+  for (const DumpFile& f : files) {
+    std::error_code ec;
+    const auto size = fs::file_size(f.path, ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
+  // Files are read on up to one thread per core (one per MiB of input at most, so that a few small
+  // dumps read on the calling thread alone); each thread keeps its parser and interned strings.
+  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), files.size(),
+                                           static_cast<size_t>(bytes / (int64_t{1} << 20) + 1)});
+  // simdjson picks its kernel on first use through a process-wide pointer: make that first use here.
+  static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
+  (void)kSimdjsonReady;
+  detail::SharedListPool<int64_t> groups;  // the groups' rank lists, one buffer per distinct list
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_error{files.size()};  // files after a failed one need not be read
+  // Every failure of a file, std::bad_alloc included, is kept for that file; the first failing file
+  // in rank order is the one reported, as if the files were read one after another.
+  auto work = [&] {
+    ThreadCache cache(&groups);
+    if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
+        simdjson::SUCCESS) {
+      // No parser buffers: the JSON dumps fail one by one with simdjson's message.
+    }
+    for (size_t i = next.fetch_add(1); i < files.size() && i < first_error.load(); i = next.fetch_add(1)) {
+      try {
+        dumps[i] = ReadDump(files[i].path, files[i].rank, cache);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        size_t seen = first_error.load();
+        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+
   Model model;
   model.source = paths.size() == 1 ? paths.front() : fs::path();
   int64_t max_rank = 0;
-  for (const DumpFile& f : files) {
-    const std::string name = f.path.filename().string();
-    RankDump dump = ConvertDump(ParseDump(ReadBounded(f.path, name), name), f.rank, name);
-    max_rank = std::max(max_rank, dump.max_rank);
-    for (Diagnostic& d : dump.diagnostics) model.diagnostics.push_back(std::move(d));
-    model.ranks.push_back(std::move(dump.trace));
+  for (std::optional<RankDump>& dump : dumps) {
+    max_rank = std::max(max_rank, dump->max_rank);
+    for (Diagnostic& d : dump->diagnostics) model.diagnostics.push_back(std::move(d));
+    model.ranks.push_back(std::move(dump->trace));
+    dump.reset();
   }
   model.world = max_rank + 1;
   for (RankTrace& rt : model.ranks) {

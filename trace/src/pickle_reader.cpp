@@ -2,13 +2,16 @@
 // for the default dump format. A dump is untrusted input, so only the opcodes that build plain data
 // are executed (dict, list, tuple, str, bytes, int, float, bool, None, memo); every opcode that
 // could import a name, call something or build an object is refused before it does anything.
+// The machine builds a PickleDoc (pickle_doc.hpp): 16-byte values, strings left in the input.
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "pickle_doc.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
@@ -16,30 +19,21 @@ namespace shardscope::trace {
 
 using nlohmann::json;
 
+namespace detail {
+
 namespace {
 
-// Node budget: every opcode creates at most one node and each node costs about 80 bytes, so
-// 4 Mi nodes bound the parse at about 320 MiB whatever the input says. A real dump of 2000 entries
-// with stack frames holds a few hundred thousand.
+// Value budget: every opcode creates at most one value (16 bytes, plus an arena slot once it is put
+// into a container), so 4 Mi values bound the parse at a few tens of MiB whatever the input says.
+// A real dump of 2000 entries with stack frames holds a few hundred thousand. Memo fetches and DUP
+// copy values without creating any, so the arena slots are budgeted apart (twice as many).
 constexpr int64_t kMaxNodes = int64_t{1} << 22;
-// The JSON built from the node graph: memo references let a small pickle describe a huge tree
+constexpr int64_t kMaxSlots = int64_t{1} << 23;
+// The JSON built from the values: memo references let a small pickle describe a huge tree
 // (a list holding the same list twice, 40 times nested), so the expansion is budgeted too, in
 // values and in string bytes.
 constexpr int64_t kMaxJsonValues = int64_t{1} << 23;
 constexpr int64_t kMaxJsonStringBytes = int64_t{1} << 28;
-
-enum class Kind { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict, kMark };
-
-// Values live in one arena and refer to each other by index, so a list that holds itself (legal
-// in a pickle) is a cycle of indices, not of owning pointers.
-struct Node {
-  Kind kind = Kind::kNone;
-  bool b = false;
-  int64_t i = 0;
-  double f = 0.0;
-  std::string s;
-  std::vector<size_t> items;  // list/tuple elements; dict: key, value, key, value, ...
-};
 
 const char* OpcodeName(uint8_t op) {
   switch (op) {
@@ -102,11 +96,13 @@ const char* OpcodeName(uint8_t op) {
   }
 }
 
-class PickleParser {
- public:
-  PickleParser(std::string_view data, std::string where) : data_(data), where_(std::move(where)) {}
+}  // namespace
 
-  json Parse() {
+class PickleMachine {
+ public:
+  PickleMachine(PickleDoc& doc) : doc_(doc), data_(doc.data_) {}
+
+  void Run() {
     for (;;) {
       if (pos_ >= data_.size()) Fail("ends without a STOP opcode (truncated file?)");
       const size_t at = pos_;
@@ -116,16 +112,15 @@ class PickleParser {
     }
     if (stack_.size() != 1 || marks_.size() != 0)
       Fail("STOP with " + std::to_string(stack_.size()) + " values on the stack (expected exactly one)");
-    json out;
-    int64_t values = 0, bytes = 0;
-    ToJson(stack_.back(), out, 0, values, bytes);
-    return out;
+    doc_.root_ = stack_.back();
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& what) const { throw InvalidInput(where_ + ": pickle " + what); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw InvalidInput(doc_.where_ + ": pickle " + what);
+  }
   [[noreturn]] void FailAt(size_t at, const std::string& what) const {
-    throw InvalidInput(where_ + ": pickle byte " + std::to_string(at) + ": " + what);
+    throw InvalidInput(doc_.where_ + ": pickle byte " + std::to_string(at) + ": " + what);
   }
 
   uint8_t Byte() {
@@ -142,88 +137,124 @@ class PickleParser {
     return v;
   }
 
-  // `len` raw bytes; the length is checked against what is left before anything is copied, so a
-  // huge declared length cannot make the reader allocate.
-  std::string Raw(uint64_t len, size_t at) {
-    if (len > data_.size() - pos_) {
-      FailAt(at, "declares a length of " + std::to_string(len) + " bytes but only " +
-                     std::to_string(data_.size() - pos_) + " remain");
-    }
-    std::string out(data_.substr(pos_, static_cast<size_t>(len)));
-    pos_ += static_cast<size_t>(len);
-    return out;
-  }
-
-  size_t NewNode(Kind kind, size_t at) {
-    if (static_cast<int64_t>(nodes_.size()) >= kMaxNodes)
+  void Count(size_t at) {
+    if (static_cast<int64_t>(++doc_.values_) > kMaxNodes)
       FailAt(at, "holds more than " + std::to_string(kMaxNodes) + " values");
-    nodes_.push_back(Node{});
-    nodes_.back().kind = kind;
-    return nodes_.size() - 1;
   }
 
-  void Push(size_t node) { stack_.push_back(node); }
+  PValue Scalar(PKind kind, size_t at) {
+    Count(at);
+    PValue v;
+    v.kind = kind;
+    return v;
+  }
 
-  size_t Pop(size_t at) {
-    if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) FailAt(at, "pops from an empty stack");
-    size_t v = stack_.back();
+  PValue NewContainer(PKind kind, size_t at) {
+    Count(at);
+    PValue v;
+    v.kind = kind;
+    v.u = doc_.containers_.size();
+    doc_.containers_.emplace_back();
+    return v;
+  }
+
+  // Moves stack_[base, end) into container `c` as one run.
+  void Fill(const PValue& c, size_t base, size_t at) {
+    const size_t n = stack_.size() - base;
+    if (n == 0) return;
+    if (static_cast<int64_t>(doc_.items_.size() + n) > kMaxSlots)
+      FailAt(at, "holds more than " + std::to_string(kMaxSlots) + " container items");
+    const auto start = static_cast<uint32_t>(doc_.items_.size());
+    doc_.items_.insert(doc_.items_.end(), stack_.begin() + static_cast<std::ptrdiff_t>(base), stack_.end());
+    stack_.resize(base);
+    const auto run = static_cast<uint32_t>(doc_.runs_.size());
+    doc_.runs_.push_back({start, static_cast<uint32_t>(n), PickleDoc::kNoRun});
+    PickleDoc::Container& box = doc_.containers_[static_cast<size_t>(c.u)];
+    if (box.tail == PickleDoc::kNoRun)
+      box.head = run;
+    else
+      doc_.runs_[box.tail].next = run;
+    box.tail = run;
+    box.count += static_cast<uint32_t>(n);
+  }
+
+  void Push(const PValue& v) { stack_.push_back(v); }
+
+  size_t Floor() const { return marks_.empty() ? 0 : marks_.back(); }
+
+  PValue Pop(size_t at) {
+    if (stack_.size() <= Floor()) FailAt(at, "pops from an empty stack");
+    PValue v = stack_.back();
     stack_.pop_back();
     return v;
   }
 
-  size_t& Top(size_t at) {
-    if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) FailAt(at, "needs a value on the stack");
+  const PValue& Top(size_t at) {
+    if (stack_.size() <= Floor()) FailAt(at, "needs a value on the stack");
     return stack_.back();
   }
 
-  // The values above the topmost mark, removing them and the mark.
-  std::vector<size_t> PopMark(size_t at) {
+  // The stack index of the topmost mark, removing the mark (the values above it stay).
+  size_t TakeMark(size_t at) {
     if (marks_.empty()) FailAt(at, "needs a MARK that is not there");
     size_t base = marks_.back();
     marks_.pop_back();
-    std::vector<size_t> out(stack_.begin() + static_cast<std::ptrdiff_t>(base), stack_.end());
-    stack_.resize(base);
-    return out;
+    return base;
   }
 
-  Node& Container(size_t index, Kind kind, size_t at, const char* opname) {
-    Node& n = nodes_[index];
-    if (n.kind != kind)
+  // The container below the values of a batch (at stack index base - 1), checked to be a `kind`.
+  PValue Target(size_t base, PKind kind, size_t at, const char* opname) {
+    if (base <= Floor()) FailAt(at, "needs a value on the stack");
+    const PValue& v = stack_[base - 1];
+    if (v.kind != kind)
       FailAt(at, std::string(opname) + " applied to a value that is not a " +
-                     (kind == Kind::kList ? "list" : "dict"));
-    return n;
+                     (kind == PKind::kList ? "list" : "dict"));
+    return v;
   }
 
   void Memo(uint64_t key, size_t at) {
     if (key > static_cast<uint64_t>(kMaxNodes))
       FailAt(at, "memo index " + std::to_string(key) + " is too large");
     size_t k = static_cast<size_t>(key);
-    if (memo_.size() <= k) memo_.resize(k + 1, kNoValue);
+    if (memo_.size() <= k) {
+      PValue absent;
+      absent.kind = PKind::kMark;
+      memo_.resize(k + 1, absent);
+    }
     memo_[k] = Top(at);
   }
 
   void Get(uint64_t key, size_t at) {
-    if (key >= memo_.size() || memo_[static_cast<size_t>(key)] == kNoValue)
+    if (key >= memo_.size() || memo_[static_cast<size_t>(key)].kind == PKind::kMark)
       FailAt(at, "memo index " + std::to_string(key) + " was never stored");
     Push(memo_[static_cast<size_t>(key)]);
   }
 
-  void Int(int64_t v, size_t at) {
-    size_t n = NewNode(Kind::kInt, at);
-    nodes_[n].i = v;
-    Push(n);
+  void Int(int64_t i, size_t at) {
+    PValue v = Scalar(PKind::kInt, at);
+    v.i = i;
+    Push(v);
   }
 
-  void Str(std::string s, Kind kind, size_t at) {
-    size_t n = NewNode(kind, at);
-    nodes_[n].s = std::move(s);
-    Push(n);
+  // `len` raw bytes as a view; the length is checked against what is left, so a huge declared
+  // length cannot make the reader allocate.
+  void Str(uint64_t len, PKind kind, size_t at) {
+    if (len > data_.size() - pos_) {
+      FailAt(at, "declares a length of " + std::to_string(len) + " bytes but only " +
+                     std::to_string(data_.size() - pos_) + " remain");
+    }
+    PValue v = Scalar(kind, at);
+    v.u = pos_;
+    v.len = static_cast<uint32_t>(len);  // < kMaxPickleBytes
+    pos_ += static_cast<size_t>(len);
+    Push(v);
   }
 
-  void Tuple(std::vector<size_t> items, size_t at) {
-    size_t n = NewNode(Kind::kTuple, at);
-    nodes_[n].items = std::move(items);
-    Push(n);
+  // A tuple of stack_[base, end), which replaces them.
+  void Tuple(size_t base, size_t at) {
+    PValue t = NewContainer(PKind::kTuple, at);
+    Fill(t, base, at);
+    Push(t);
   }
 
   // One opcode, by family: each Step* returns false for an opcode not of its family.
@@ -256,7 +287,7 @@ class PickleParser {
         }
         return true;
       case '1':  // POP_MARK
-        PopMark(at);
+        stack_.resize(TakeMark(at));
         return true;
       case '2':  // DUP
         Push(Top(at));
@@ -270,13 +301,13 @@ class PickleParser {
   bool StepScalar(uint8_t op, size_t at) {
     switch (op) {
       case 'N':
-        Push(NewNode(Kind::kNone, at));
+        Push(Scalar(PKind::kNone, at));
         return true;
       case 0x88:
       case 0x89: {  // NEWTRUE, NEWFALSE
-        size_t n = NewNode(Kind::kBool, at);
-        nodes_[n].b = op == 0x88;
-        Push(n);
+        PValue v = Scalar(PKind::kBool, at);
+        v.u = op == 0x88 ? 1 : 0;
+        Push(v);
         return true;
       }
       case 'J':  // BININT: signed 32-bit
@@ -302,9 +333,9 @@ class PickleParser {
         uint64_t le = Unsigned(8);
         uint64_t be = 0;
         for (int k = 0; k < 8; ++k) be |= ((le >> (8 * k)) & 0xff) << (8 * (7 - k));
-        size_t n = NewNode(Kind::kFloat, at);
-        nodes_[n].f = std::bit_cast<double>(be);
-        Push(n);
+        PValue v = Scalar(PKind::kFloat, at);
+        v.f = std::bit_cast<double>(be);
+        Push(v);
         return true;
       }
       default:
@@ -317,22 +348,22 @@ class PickleParser {
     struct Form {
       uint8_t op;
       size_t width;
-      Kind kind;
+      PKind kind;
     };
     static constexpr Form kForms[] = {
-        {'X', 4, Kind::kStr},     // BINUNICODE
-        {0x8c, 1, Kind::kStr},    // SHORT_BINUNICODE
-        {0x8d, 8, Kind::kStr},    // BINUNICODE8
-        {'T', 4, Kind::kBytes},   // BINSTRING (a Python 2 str)
-        {'B', 4, Kind::kBytes},   // BINBYTES
-        {'U', 1, Kind::kBytes},   // SHORT_BINSTRING
-        {'C', 1, Kind::kBytes},   // SHORT_BINBYTES
-        {0x8e, 8, Kind::kBytes},  // BINBYTES8
-        {0x96, 8, Kind::kBytes},  // BYTEARRAY8
+        {'X', 4, PKind::kStr},     // BINUNICODE
+        {0x8c, 1, PKind::kStr},    // SHORT_BINUNICODE
+        {0x8d, 8, PKind::kStr},    // BINUNICODE8
+        {'T', 4, PKind::kBytes},   // BINSTRING (a Python 2 str)
+        {'B', 4, PKind::kBytes},   // BINBYTES
+        {'U', 1, PKind::kBytes},   // SHORT_BINSTRING
+        {'C', 1, PKind::kBytes},   // SHORT_BINBYTES
+        {0x8e, 8, PKind::kBytes},  // BINBYTES8
+        {0x96, 8, PKind::kBytes},  // BYTEARRAY8
     };
     for (const Form& f : kForms) {
       if (f.op != op) continue;
-      Str(Raw(Unsigned(f.width), at), f.kind, at);
+      Str(Unsigned(f.width), f.kind, at);
       return true;
     }
     return false;
@@ -342,49 +373,46 @@ class PickleParser {
   bool StepContainer(uint8_t op, size_t at) {
     switch (op) {
       case ']':  // EMPTY_LIST
-        Push(NewNode(Kind::kList, at));
+        Push(NewContainer(PKind::kList, at));
         return true;
       case '}':  // EMPTY_DICT
-        Push(NewNode(Kind::kDict, at));
+        Push(NewContainer(PKind::kDict, at));
         return true;
       case ')':  // EMPTY_TUPLE
-        Tuple({}, at);
+        Tuple(stack_.size(), at);
         return true;
       case 0x85:    // TUPLE1
       case 0x86:    // TUPLE2
       case 0x87: {  // TUPLE3
         size_t n = static_cast<size_t>(op - 0x84);
-        std::vector<size_t> items(n);
-        for (size_t k = n; k-- > 0;) items[k] = Pop(at);
-        Tuple(std::move(items), at);
+        if (stack_.size() < Floor() + n) FailAt(at, "pops from an empty stack");
+        Tuple(stack_.size() - n, at);
         return true;
       }
       case 't':  // TUPLE
-        Tuple(PopMark(at), at);
+        Tuple(TakeMark(at), at);
         return true;
       case 'a': {  // APPEND
-        size_t v = Pop(at);
-        Container(Top(at), Kind::kList, at, "APPEND").items.push_back(v);
+        if (stack_.size() <= Floor()) FailAt(at, "pops from an empty stack");
+        const size_t base = stack_.size() - 1;
+        Fill(Target(base, PKind::kList, at, "APPEND"), base, at);
         return true;
       }
       case 'e': {  // APPENDS
-        std::vector<size_t> items = PopMark(at);
-        Node& list = Container(Top(at), Kind::kList, at, "APPENDS");
-        list.items.insert(list.items.end(), items.begin(), items.end());
+        const size_t base = TakeMark(at);
+        Fill(Target(base, PKind::kList, at, "APPENDS"), base, at);
         return true;
       }
       case 's': {  // SETITEM
-        size_t v = Pop(at), k = Pop(at);
-        Node& dict = Container(Top(at), Kind::kDict, at, "SETITEM");
-        dict.items.push_back(k);
-        dict.items.push_back(v);
+        if (stack_.size() < Floor() + 2) FailAt(at, "pops from an empty stack");
+        const size_t base = stack_.size() - 2;
+        Fill(Target(base, PKind::kDict, at, "SETITEM"), base, at);
         return true;
       }
       case 'u': {  // SETITEMS
-        std::vector<size_t> kv = PopMark(at);
-        if (kv.size() % 2 != 0) FailAt(at, "SETITEMS with an odd number of values");
-        Node& dict = Container(Top(at), Kind::kDict, at, "SETITEMS");
-        dict.items.insert(dict.items.end(), kv.begin(), kv.end());
+        const size_t base = TakeMark(at);
+        if ((stack_.size() - base) % 2 != 0) FailAt(at, "SETITEMS with an odd number of values");
+        Fill(Target(base, PKind::kDict, at, "SETITEMS"), base, at);
         return true;
       }
       default:
@@ -428,114 +456,174 @@ class PickleParser {
     FailAt(at, std::string("opcode ") + name + " " + why);
   }
 
-  // Pickle strings are UTF-8 by definition, but a hostile file may hold anything; invalid
-  // sequences become U+FFFD so that every later JSON dump of the value succeeds.
-  static std::string ValidUtf8(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    size_t i = 0;
-    while (i < s.size()) {
-      auto c = static_cast<uint8_t>(s[i]);
-      size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-      bool ok = len > 0 && i + len <= s.size();
-      for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<uint8_t>(s[i + k]) >> 6) == 0x2;
-      if (ok && len > 1) {
-        uint32_t cp = c & (0x7f >> len);
-        for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3f);
-        const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = cp >= min[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-      }
-      if (ok) {
-        out.append(s, i, len);
-        i += len;
-      } else {
-        out += "\xef\xbf\xbd";
-        ++i;
-      }
-    }
-    return out;
-  }
-
-  void Budget(int64_t& values, int64_t& bytes, size_t extra_bytes) const {
-    if (++values > kMaxJsonValues) Fail("expands to more than " + std::to_string(kMaxJsonValues) + " values");
-    bytes += static_cast<int64_t>(extra_bytes);
-    if (bytes > kMaxJsonStringBytes)
-      Fail("expands to more than " + std::to_string(kMaxJsonStringBytes >> 20) + " MiB of strings");
-  }
-
-  void ToJson(size_t index, json& out, int depth, int64_t& values, int64_t& bytes) const {
-    if (depth > kMaxPickleDepth)
-      Fail("is nested deeper than " + std::to_string(kMaxPickleDepth) + " levels (or holds a cycle)");
-    const Node& n = nodes_[index];
-    Budget(values, bytes, n.s.size());
-    switch (n.kind) {
-      case Kind::kNone:
-      case Kind::kMark:
-        out = nullptr;
-        return;
-      case Kind::kBool:
-        out = n.b;
-        return;
-      case Kind::kInt:
-        out = n.i;
-        return;
-      case Kind::kFloat:
-        out = n.f;
-        return;
-      case Kind::kStr:
-      case Kind::kBytes:
-        out = ValidUtf8(n.s);
-        return;
-      case Kind::kList:
-      case Kind::kTuple:
-        out = json::array();
-        for (size_t item : n.items) {
-          json v;
-          ToJson(item, v, depth + 1, values, bytes);
-          out.push_back(std::move(v));
-        }
-        return;
-      case Kind::kDict:
-        out = json::object();
-        for (size_t k = 0; k + 1 < n.items.size(); k += 2) {
-          const Node& key = nodes_[n.items[k]];
-          std::string name;
-          if (key.kind == Kind::kStr || key.kind == Kind::kBytes)
-            name = ValidUtf8(key.s);
-          else if (key.kind == Kind::kInt)
-            name = std::to_string(key.i);
-          else if (key.kind == Kind::kBool)
-            name = key.b ? "True" : "False";
-          else
-            Fail("has a dict key that is not a str, bytes, int or bool");
-          json v;
-          ToJson(n.items[k + 1], v, depth + 1, values, bytes);
-          out[name] = std::move(v);  // a repeated key keeps the last value, as Python does
-        }
-        return;
-    }
-  }
-
-  static constexpr size_t kNoValue = std::numeric_limits<size_t>::max();
-
+  PickleDoc& doc_;
   std::string_view data_;
-  std::string where_;
   size_t pos_ = 0;
-  std::vector<Node> nodes_;
-  std::vector<size_t> stack_;
+  std::vector<PValue> stack_;
   std::vector<size_t> marks_;  // stack sizes at each MARK
-  std::vector<size_t> memo_;
+  std::vector<PValue> memo_;   // kind kMark: never stored
   uint64_t memo_next_ = 0;
 };
 
-}  // namespace
+PickleDoc::PickleDoc(std::string_view data, std::string where) { Parse(data, std::move(where)); }
 
-json ReadPickle(std::string_view data, const std::string& where) {
+void PickleDoc::Parse(std::string_view data, std::string where) {
+  data_ = data;
+  where_ = std::move(where);
+  root_ = PValue{};
+  items_.clear();
+  containers_.clear();
+  runs_.clear();
+  values_ = 0;
   if (static_cast<int64_t>(data.size()) > kMaxPickleBytes) {
-    throw InvalidInput(where + ": pickle of " + std::to_string(data.size()) +
+    throw InvalidInput(where_ + ": pickle of " + std::to_string(data.size()) +
                        " bytes is larger than the limit " + std::to_string(kMaxPickleBytes >> 20) + " MiB");
   }
-  return PickleParser(data, where).Parse();
+  PickleMachine(*this).Run();
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    // ASCII runs are the common case: 8 bytes at a time.
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if ((w & 0x8080808080808080ULL) != 0) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
+    auto c = static_cast<uint8_t>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<uint8_t>(s[i + k]) >> 6) == 0x2;
+    if (ok) {
+      uint32_t cp = c & (0x7f >> len);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3f);
+      const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+    }
+    if (!ok) return false;
+    i += len;
+  }
+  return true;
+}
+
+// Pickle strings are UTF-8 by definition, but a hostile file may hold anything; invalid
+// sequences become U+FFFD so that every later JSON dump of the value succeeds.
+std::string ValidUtf8(std::string_view s) {
+  if (IsValidUtf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<uint8_t>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<uint8_t>(s[i + k]) >> 6) == 0x2;
+    if (ok && len > 1) {
+      uint32_t cp = c & (0x7f >> len);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3f);
+      const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+    }
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The JSON form of a parsed pickle (ReadPickle), with the expansion budgeted.
+class JsonBuilder {
+ public:
+  explicit JsonBuilder(const PickleDoc& doc) : doc_(doc) {}
+
+  void Build(const PValue& v, json& out, int depth) {
+    if (depth > kMaxPickleDepth)
+      Fail("is nested deeper than " + std::to_string(kMaxPickleDepth) + " levels (or holds a cycle)");
+    Budget(v.kind == PKind::kStr || v.kind == PKind::kBytes ? v.len : 0);
+    switch (v.kind) {
+      case PKind::kNone:
+      case PKind::kMark:
+        out = nullptr;
+        return;
+      case PKind::kBool:
+        out = v.u != 0;
+        return;
+      case PKind::kInt:
+        out = v.i;
+        return;
+      case PKind::kFloat:
+        out = v.f;
+        return;
+      case PKind::kStr:
+      case PKind::kBytes:
+        out = ValidUtf8(doc_.Text(v));
+        return;
+      case PKind::kList:
+      case PKind::kTuple:
+        out = json::array();
+        doc_.ForEach(v, [&](const PValue& item) {
+          json x;
+          Build(item, x, depth + 1);
+          out.push_back(std::move(x));
+        });
+        return;
+      case PKind::kDict:
+        out = json::object();
+        doc_.ForEachPair(v, [&](const PValue& key, const PValue& value) {
+          std::string name;
+          if (key.kind == PKind::kStr || key.kind == PKind::kBytes)
+            name = ValidUtf8(doc_.Text(key));
+          else if (key.kind == PKind::kInt)
+            name = std::to_string(key.i);
+          else if (key.kind == PKind::kBool)
+            name = key.u != 0 ? "True" : "False";
+          else
+            Fail("has a dict key that is not a str, bytes, int or bool");
+          json x;
+          Build(value, x, depth + 1);
+          out[name] = std::move(x);  // a repeated key keeps the last value, as Python does
+        });
+        return;
+    }
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw InvalidInput(doc_.where() + ": pickle " + what);
+  }
+  void Budget(size_t extra_bytes) {
+    if (++values_ > kMaxJsonValues)
+      Fail("expands to more than " + std::to_string(kMaxJsonValues) + " values");
+    bytes_ += static_cast<int64_t>(extra_bytes);
+    if (bytes_ > kMaxJsonStringBytes)
+      Fail("expands to more than " + std::to_string(kMaxJsonStringBytes >> 20) + " MiB of strings");
+  }
+
+  const PickleDoc& doc_;
+  int64_t values_ = 0, bytes_ = 0;
+};
+
+}  // namespace
+}  // namespace detail
+
+json ReadPickle(std::string_view data, const std::string& where) {
+  detail::PickleDoc doc(data, where);
+  json out;
+  detail::JsonBuilder(doc).Build(doc.root(), out, 0);
+  return out;
 }
 
 }  // namespace shardscope::trace

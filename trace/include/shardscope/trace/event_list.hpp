@@ -96,6 +96,13 @@ class EventList {
     push_back(Event(std::forward<Args>(args)...));
   }
   void reserve(size_t n) { order_.reserve(n); }
+  /// Reserves room for n events in all, all of type T (a reader that knows what it will add).
+  template <typename T>
+  void ReserveOf(size_t n) {
+    order_.reserve(order_.size() + n);
+    auto& column = std::get<std::vector<T>>(columns_);
+    column.reserve(column.size() + n);
+  }
   /// Releases the spare capacity of every column (the reader calls it once a file is read).
   void shrink_to_fit() {
     order_.shrink_to_fit();

@@ -205,18 +205,19 @@ struct StepEnd {
 /// (`shardscope import fr`); shardscope's own runs never set it. Sizes are per tensor, dtypes are
 /// PyTorch's names ("Float", "BFloat16").
 struct FlightRecord {
-  std::string pg_name;         ///< process group name, e.g. "0" (a key of the dump's pg_config)
-  std::string pg_desc;         ///< process group description, e.g. "default_pg"
-  int64_t seq_id = 0;          ///< collective_seq_id: matches one collective across the group's ranks
-  int64_t p2p_seq_id = 0;      ///< p2p_seq_id of a send/recv
-  int64_t record_id = 0;       ///< this rank's ring-buffer record id (one counter over all groups)
-  int64_t op_id = 0;           ///< op_id of the entry (coalesced ops share one)
-  std::string profiling_name;  ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
-  std::string state;           ///< "scheduled", "started" or "completed"
-  std::vector<std::vector<int64_t>> input_sizes;   ///< one shape per input tensor
-  std::vector<std::vector<int64_t>> output_sizes;  ///< one shape per output tensor
-  std::vector<std::string> input_dtypes;
-  std::vector<std::string> output_dtypes;
+  IStr pg_name;            ///< process group name, e.g. "0" (a key of the dump's pg_config)
+  IStr pg_desc;            ///< process group description, e.g. "default_pg"
+  int64_t seq_id = 0;      ///< collective_seq_id: matches one collective across the group's ranks
+  int64_t p2p_seq_id = 0;  ///< p2p_seq_id of a send/recv
+  int64_t record_id = 0;   ///< this rank's ring-buffer record id (one counter over all groups)
+  int64_t op_id = 0;       ///< op_id of the entry (coalesced ops share one)
+  IStr profiling_name;     ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
+  IStr state;              ///< "scheduled", "started" or "completed"
+  /// One shape per input / output tensor; lists shared between entries that repeat them.
+  SharedVec<std::vector<int64_t>> input_sizes;
+  SharedVec<std::vector<int64_t>> output_sizes;
+  SharedVec<std::string> input_dtypes;
+  SharedVec<std::string> output_dtypes;
   int64_t created_ns = 0;             ///< time_created_ns (the dumping rank's wall clock)
   std::optional<double> duration_ms;  ///< duration_ms, present only when timing was enabled
   int64_t timeout_ms = 0;             ///< timeout_ms of the collective

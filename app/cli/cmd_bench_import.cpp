@@ -1,0 +1,198 @@
+// `shardscope bench import`: importing other tools' records as figures (STYLE.md rule 17). The
+// inputs are made by the repository's generators (tests/trace/make_fr_dumps.py for Flight Recorder
+// dumps, the docs/import.md recipe for DebugMode logs); every tool runs as a child process whose
+// wall time and peak RSS (wait4) are its own, beside Python reading the same files in the same run.
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "shardscope/error.hpp"
+
+namespace shardscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Child {
+  double seconds = 0;
+  int64_t peak_rss = 0;  // bytes
+  int status = 0;
+};
+
+// Runs `command` under /bin/sh, its output discarded; wall time and the child's peak RSS.
+Child RunChild(const std::string& command) {
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid < 0) throw InternalError("bench import: fork failed");
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", (command + " >/dev/null").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) < 0) throw InternalError("bench import: wait4 failed");
+  Child c;
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  c.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return c;
+}
+
+Child MustRun(const std::string& command, bool may_find_problems = false) {
+  Child c = RunChild(command);
+  if (c.status != 0 && !(may_find_problems && c.status == 1))
+    throw InvalidInput("bench import: '" + command + "' exited with status " + std::to_string(c.status));
+  return c;
+}
+
+int64_t BytesUnder(const fs::path& p) {
+  if (!fs::is_directory(p)) return static_cast<int64_t>(fs::file_size(p));
+  int64_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(p))
+    if (e.is_regular_file()) bytes += static_cast<int64_t>(e.file_size());
+  return bytes;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<int64_t> ParseCounts(const std::string& text, const char* option) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
+      throw InvalidInput(std::string(option) + ": '" + item + "' is not a positive count");
+    out.push_back(std::stoll(item));
+    if (out.back() == 0) throw InvalidInput(std::string(option) + ": counts must be positive");
+  }
+  return out;
+}
+
+class Table {
+ public:
+  explicit Table(std::ostream& out) : out_(out) {
+    Line("%-48s %9s %9s %8s %9s %9s %9s %9s\n", "case", "input MB", "time s", "vs py", "peak MB", "peak/in",
+         "disk B/ev", "peak B/ev");
+  }
+  // One tool on one input: time against Python's, peak RSS against the input and per event.
+  void Row(const std::string& name, int64_t input, int64_t events, const Child& c, double python_s,
+           int64_t out_bytes) {
+    Line("%-48s %9.1f %9.2f %7.2fx %9.0f %9.2f %9.0f %9.0f\n", name.c_str(), input / 1e6, c.seconds,
+         python_s > 0 ? c.seconds / python_s : 0.0, c.peak_rss / 1e6,
+         static_cast<double>(c.peak_rss) / static_cast<double>(std::max<int64_t>(1, input)),
+         static_cast<double>(out_bytes > 0 ? out_bytes : input) /
+             static_cast<double>(std::max<int64_t>(1, events)),
+         static_cast<double>(c.peak_rss) / static_cast<double>(std::max<int64_t>(1, events)));
+  }
+
+ private:
+  template <typename... A>
+  void Line(const char* format, A... a) {
+    char line[512];
+    std::snprintf(line, sizeof line, format, a...);
+    out_ << line;
+  }
+  std::ostream& out_;
+};
+
+}  // namespace
+
+int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
+  const fs::path repo = args.repo;
+  const fs::path gen = repo / "tests/trace/make_fr_dumps.py";
+  const fs::path sample = repo / "samples/pytorch/debugmode_tp.txt";
+  if (!fs::exists(gen) || !fs::exists(sample))
+    throw InvalidInput("--repo: '" + args.repo +
+                       "' lacks tests/trace/make_fr_dumps.py or samples/pytorch/debugmode_tp.txt");
+  const std::vector<int64_t> ranks = ParseCounts(args.ranks, "--ranks");
+  const std::vector<int64_t> lines = ParseCounts(args.lines, "--lines");
+  const fs::path work = args.work_dir;
+  fs::create_directories(work);
+  std::error_code ec;
+  const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw InternalError("bench import: cannot find this executable: " + ec.message());
+  const std::string tool = Quote(self);
+
+  out << "bench import: every row one child process (wall time, peak RSS by wait4); 'vs py' is its time over "
+         "Python reading the same files in this run; disk B/ev the input's (or written trace's) bytes per "
+         "event, peak B/ev peak RSS per event\n";
+  Table table(out);
+  for (int64_t n : ranks) {
+    for (const char* format : {"pickle", "json"}) {
+      if (std::string(format) == "json" && !args.json) continue;
+      const fs::path dir = work / ("fr_" + std::to_string(n) + "_" + format);
+      const fs::path trace = work / ("fr_" + std::to_string(n) + "_" + format + ".trace");
+      fs::remove_all(dir);
+      fs::remove_all(trace);
+      MustRun("python3 " + Quote(gen.string()) + " clean " + Quote(dir.string()) + " --ranks " +
+              std::to_string(n) + " --seqs " + std::to_string(args.seqs) + " --format " + format);
+      const int64_t input = BytesUnder(dir);
+      const int64_t events = n * args.seqs;
+      const std::string load = std::string(format) == "json" ? "json.load(f)" : "pickle.load(f)";
+      const std::string mode = std::string(format) == "json" ? "'r'" : "'rb'";
+      const Child py = MustRun(
+          "python3 -c \"import json, os, pickle, sys\nd = sys.argv[1]\nfor n in sorted(os.listdir(d)):\n"
+          "    with open(os.path.join(d, n), " +
+          mode + ") as f: " + load + "\" " + Quote(dir.string()));
+      const std::string name = "FR " + std::to_string(n) + "x" + std::to_string(args.seqs) + " " + format;
+      table.Row(name + ": python " + load.substr(0, load.find('(')), input, events, py, py.seconds, 0);
+      table.Row(name + ": check", input, events, MustRun(tool + " check " + Quote(dir.string()), true),
+                py.seconds, 0);
+      if (!args.write) continue;
+      const Child imported =
+          MustRun(tool + " import fr " + Quote(dir.string()) + " -o " + Quote(trace.string()));
+      const int64_t written = BytesUnder(trace);
+      table.Row(name + ": import fr -o", input, events, imported, py.seconds, written);
+      table.Row(name + ": show of that trace", written, events,
+                MustRun(tool + " show " + Quote(trace.string())), py.seconds, 0);
+      fs::remove_all(trace);
+      if (!args.keep) fs::remove_all(dir);
+    }
+  }
+  for (int64_t n : lines) {
+    const fs::path log = work / ("debugmode_" + std::to_string(n) + ".txt");
+    const fs::path trace = work / ("debugmode_" + std::to_string(n) + ".trace");
+    fs::remove_all(trace);
+    // docs/import.md's recipe: the sample log repeated to n lines.
+    MustRun(
+        "python3 -c \"import itertools, sys; L = open(sys.argv[1]).read().splitlines(); "
+        "sys.stdout.write(chr(10).join(itertools.islice(itertools.cycle(L), int(sys.argv[2]))) + "
+        "chr(10))\" " +
+        Quote(sample.string()) + " " + std::to_string(n) + " > " + Quote(log.string()) + " #");
+    const int64_t input = BytesUnder(log);
+    const Child py =
+        MustRun("python3 -c \"import sys; sum(len(l) for l in open(sys.argv[1]))\" " + Quote(log.string()));
+    const std::string name = "DebugMode " + std::to_string(n) + " lines";
+    table.Row(name + ": python read lines", input, n, py, py.seconds, 0);
+    const std::string import =
+        tool + " import debugmode " + Quote(log.string()) + " --mesh 4x2 --flatten all";
+    table.Row(name + ": import (judge)", input, n, MustRun(import, true), py.seconds, 0);
+    if (args.write) {
+      const Child imported = MustRun(import + " -o " + Quote(trace.string()), true);
+      const int64_t written = BytesUnder(trace);
+      table.Row(name + ": import -o", input, n, imported, py.seconds, written);
+      table.Row(name + ": show of that trace", written, n, MustRun(tool + " show " + Quote(trace.string())),
+                py.seconds, 0);
+      fs::remove_all(trace);
+    }
+    if (!args.keep) fs::remove(log);
+  }
+  out << "per event: a Flight Recorder entry, a DebugMode log line\n";
+  return 0;
+}
+
+}  // namespace shardscope::app
