@@ -31,6 +31,7 @@
 #include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/diff.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/summary.hpp"
 
