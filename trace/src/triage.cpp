@@ -738,7 +738,7 @@ class Analyzer {
         if (x < W) waiters.push_back(x);
       std::sort(waiters.begin(), waiters.end());
       const TEntry* e = AnyEntry(c.group, c.seq);
-      root.evidence.push_back(RanksWord(waiters) + " started " + (c.p2p ? "p2p seq " : "seq ") +
+      root.evidence.push_back(ShortRanksWord(waiters) + " started " + (c.p2p ? "p2p seq " : "seq ") +
                               std::to_string(c.seq) + (e ? " (" + SigName(s_.sigs[e->sig]) + ")" : "") +
                               " of " + GroupText(c.group) + " and wait for rank " + std::to_string(r));
       ++shown;
@@ -917,6 +917,18 @@ class Analyzer {
   }
   std::string GroupText(size_t g) const { return GroupText(static_cast<int32_t>(g)); }
 
+  // At most 12 ranges, then the count.
+  static std::string ShortRanksWord(std::vector<int64_t> ranks) {
+    std::sort(ranks.begin(), ranks.end());
+    std::string full = FormatRankRanges(ranks);
+    size_t commas = 0;
+    for (size_t i = 0; i < full.size(); ++i)
+      if (full[i] == ',' && ++commas == 12) {
+        full = full.substr(0, i) + ", ... (" + std::to_string(ranks.size()) + " ranks)";
+        break;
+      }
+    return (ranks.size() == 1 ? "rank " : "ranks ") + full;
+  }
   static std::string RanksWord(std::vector<int64_t> ranks) {
     std::sort(ranks.begin(), ranks.end());
     return (ranks.size() == 1 ? "rank " : "ranks ") + FormatRankRanges(ranks);
