@@ -260,7 +260,7 @@ class Analyzer {
     int64_t first_seq = 0, last_seq = -1;  // collectives held
     const TEntry* At(int64_t seq) const {
       if (colls.empty() || seq < first_seq || seq > last_seq) return nullptr;
-      size_t i = static_cast<size_t>(seq - first_seq);
+      uint64_t i = static_cast<uint64_t>(seq) - static_cast<uint64_t>(first_seq);
       if (i < colls.size() && tr->entries[colls[i]].seq == seq) return &tr->entries[colls[i]];
       auto it = std::lower_bound(colls.begin(), colls.end(), seq,
                                  [&](uint32_t k, int64_t s) { return tr->entries[k].seq < s; });
@@ -291,6 +291,7 @@ class Analyzer {
         auto it = s_.ranks.find(r);
         m.tr = it != s_.ranks.end() && it->second.dump ? &it->second : nullptr;
         gi_[g].pos[r] = gi_[g].members.size();
+        rank_groups_[r].push_back(static_cast<int32_t>(g));
         gi_[g].members.push_back(std::move(m));
       }
     }
@@ -310,16 +311,35 @@ class Analyzer {
     }
   }
 
+  // The members of group g holding collective `seq` with their entry (cached: a deadlock asks the
+  // same few per group for every rank of a cycle).
+  const std::vector<std::pair<int64_t, const TEntry*>>& Holders(size_t g, int64_t seq) {
+    auto key = std::make_pair(g, seq);
+    auto it = holders_.find(key);
+    if (it != holders_.end()) return it->second;
+    std::vector<std::pair<int64_t, const TEntry*>> out;
+    for (const Member& m : gi_[g].members)
+      if (m.tr)
+        if (const TEntry* e = m.At(seq)) out.emplace_back(m.rank, e);
+    return holders_.emplace(key, std::move(out)).first->second;
+  }
+
+  // The sequence ids some member holds, ascending (a dump's ids may have any gaps).
+  std::vector<int64_t> Seqs(const GroupIndex& G) const {
+    std::vector<int64_t> seqs;
+    for (const Member& m : G.members)
+      for (uint32_t k : m.colls) seqs.push_back(m.tr->entries[k].seq);
+    std::sort(seqs.begin(), seqs.end());
+    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+    return seqs;
+  }
+
   // ---- (1) signatures voted per collective ----
   void Vote() {
     for (size_t g = 0; g < gi_.size(); ++g) {
       GroupIndex& G = gi_[g];
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (const Member& m : G.members)
-        if (!m.colls.empty()) lo = std::min(lo, m.first_seq), hi = std::max(hi, m.last_seq);
-      if (lo > hi) continue;
       std::set<int64_t> deviant_ranks;
-      for (int64_t seq = lo; seq <= hi; ++seq) {
+      for (int64_t seq : Seqs(G)) {
         uint32_t ref = 0;
         bool have = false, differ = false;
         for (const Member& m : G.members) {
@@ -758,8 +778,9 @@ class Analyzer {
       // Groups of r where it has not issued its next collective, which others hold with x; the
       // group r issued its latest entry in first (where it stands in its program).
       std::vector<std::pair<int64_t, size_t>> order;
-      for (size_t g = 0; g < gi_.size(); ++g) {
-        if (static_cast<int32_t>(g) == x->group) continue;
+      for (int32_t g32 : rank_groups_[r]) {
+        const auto g = static_cast<size_t>(g32);
+        if (g32 == x->group) continue;
         Member* m = gi_[g].Find(r);
         if (!m || !m->tr || m->colls.empty()) continue;
         order.emplace_back(-m->tr->entries[m->colls.back()].record_id, g);
@@ -769,10 +790,10 @@ class Analyzer {
         Member* m = gi_[g].Find(r);
         const int64_t next = m->last_seq + 1;
         int before = 0, after = 0, sampled = 0;
-        for (const Member& h : gi_[g].members) {
-          if (sampled >= 64 || h.rank == r) continue;
-          const TEntry* y = h.At(next);
-          if (!y) continue;
+        for (const auto& [hrank, y] : Holders(g, next)) {
+          if (sampled >= 64) break;
+          const Member& h = *gi_[g].Find(hrank);
+          if (h.rank == r) continue;
           Member* hx = gi_[x->group].Find(h.rank);
           const TEntry* hxe = hx && hx->tr ? hx->At(x->seq) : nullptr;
           if (!hxe) continue;
@@ -821,11 +842,8 @@ class Analyzer {
     for (size_t g = 0; g < gi_.size(); ++g) {
       GroupIndex& G = gi_[g];
       if (G.members.size() < 2) continue;
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (const Member& m : G.members)
-        if (!m.colls.empty()) lo = std::min(lo, m.first_seq), hi = std::max(hi, m.last_seq);
       std::vector<int64_t> d;
-      for (int64_t seq = lo; seq <= hi && lo <= hi; ++seq) {
+      for (int64_t seq : Seqs(G)) {
         d.clear();
         bool all = true;
         for (const Member& m : G.members) {
@@ -1080,6 +1098,8 @@ class Analyzer {
   std::vector<std::vector<int64_t>> out_, in_edges_;
   std::set<int64_t> blamed_;
   std::vector<int64_t> slowed_;
+  std::unordered_map<int64_t, std::vector<int32_t>> rank_groups_;
+  std::map<std::pair<size_t, int64_t>, std::vector<std::pair<int64_t, const TEntry*>>> holders_;
   bool straggler_ = false;
 };
 
