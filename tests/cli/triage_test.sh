@@ -75,6 +75,10 @@ for f in "$TMP/not_enqueued"/nccl_trace_rank_[1-9][0-9]; do cp "$f" "$TMP/hosts/
 run triage "$TMP/hosts/a" "$TMP/hosts/b" --json
 expect_json "j['culprits'] == [$(cat "$TMP/not_enqueued/triage_expected.json" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["culprits"][0])')] and j['dumps'] == 64"
 
+# A shardscope trace (every collective completed, all agree): clean.
+run_ok triage "$ROOT/samples/ci/golden"
+expect_out_contains "verdict: clean"
+
 # Bad input: exit 2, one line.
 expect_refused "no such file or directory" -- triage "$TMP/nope"
 expect_refused "--mesh" "NAME=EXTENT" -- triage "$TMP/clean" --mesh 8x8
