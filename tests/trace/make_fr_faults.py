@@ -4,7 +4,7 @@ JSON, the format of docs/flight-recorder.md) of a 2-D data-parallel x tensor-par
 with one injected fault, plus the expected answer (culprit ranks, class) for the tests.
 
 Usage: make_fr_faults.py SCENARIO OUTDIR [--ranks N | --dp D --tp T] [--entries E]
-                         [--format pickle|json] [--prefix P] [--seed S] [--expected FILE]
+                         [--format pickle|json] [--prefix P] [--seed S] [--expected FILE] [--no-wrap]
        make_fr_faults.py --list
 
 The job: rank = d * tp + t. Process groups: "0" (default_pg, every rank), tensor-parallel groups
@@ -117,7 +117,9 @@ class Job:
         self.entries = a.entries
         self.scenario = a.scenario
         self.rng = random.Random(a.seed)
-        self.steps = a.entries // len(STEP) + 3  # every buffer wraps
+        self.steps = a.entries // len(STEP) + 3  # every buffer wraps (unless --no-wrap)
+        if a.no_wrap:
+            self.entries = 1 << 40  # the buffers hold the whole run
         self.dead = set()
         self.limit = {}  # rank -> window index it never enqueues (stuck in compute or dead)
         self.gpu_stuck = {}  # rank -> window index its GPU never starts
@@ -379,7 +381,7 @@ class Job:
         first = roots[0] if roots else {"process_group": None, "seq": None}
         return {"scenario": self.scenario, "verdict": verdict, "class": cls, "culprits": culprits,
                 "process_group": first["process_group"], "seq": first["seq"], "dp": self.dp,
-                "tp": self.tp, "world": self.world, "entries": self.entries, "roots": roots,
+                "tp": self.tp, "world": self.world, "entries": min(self.entries, self.steps * len(STEP)), "roots": roots,
                 "dead": sorted(self.dead)}
 
 
@@ -538,6 +540,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expected", help="where the expected answer goes (default OUTDIR/triage_expected.json)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-wrap", action="store_true", help="ring buffers large enough for the whole run")
     a = ap.parse_args()
     if a.list:
         print("\n".join(SCENARIOS))
