@@ -19,6 +19,7 @@
 #include "shardscope/error.hpp"
 #include "terminal_output.hpp"
 #include "trace_tools.hpp"
+#include "triage_commands.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -311,10 +312,36 @@ CLI::App* AddBenchTraceCommand(CLI::App* bench, BenchTraceArgs& args) {
   return cmd;
 }
 
+void AddTriageCommands(CLI::App& app, CLI::App* bench, TriageArgs& args, BenchTriageArgs& bench_args,
+                       CLI::App*& bench_cmd) {
+  CLI::App* cmd = app.add_subcommand(
+      "triage", "Root cause of a hung or diverged job from Flight Recorder dumps: culprits, not victims");
+  cmd->add_option("path", args.paths, "dump directories or files (pickle or JSON), or shardscope traces")
+      ->required()
+      ->check(kNonEmpty);
+  cmd->add_option("--mesh", args.mesh,
+                  "the device mesh as NAME=EXTENT,... (row-major), e.g. dp=8,tp=8: names "
+                  "the mesh dim each process group spans");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/triage.md)");
+  AddJobsOption(cmd, args.jobs);
+  Examples(cmd,
+           {"shardscope triage /tmp/fr_dumps", "shardscope triage /tmp/fr_dumps --mesh dp=8,tp=8 --json"});
+  bench_cmd = bench->add_subcommand(
+      "triage", "Triage over fault cases: precision/recall, time and peak RSS vs Python's pickle.load");
+  bench_cmd->add_option("case", bench_args.cases, "case directories written by tests/trace/make_fr_faults.py")
+      ->required();
+  AddJobsOption(bench_cmd, bench_args.jobs);
+  bench_cmd->add_option("--python", bench_args.python, "interpreter of the pickle.load baseline")
+      ->capture_default_str();
+  bench_cmd->add_flag("!--no-python", bench_args.python_baseline, "skip the pickle.load baseline");
+  Examples(bench_cmd, {"shardscope bench triage /tmp/cases/*"});
+}
+
 // A missing or unknown command, or bench benchmark, is the usage and one line naming it (CLI11
 // would only say "A subcommand is required"); false then.
 bool KnownCommand(const CLI::App& app, const CLI::App& bench, int argc, char** argv) {
-  constexpr const char* kCommands = "plan, layout, run, show, diff, check, export, import, env or bench";
+  constexpr const char* kCommands =
+      "plan, layout, run, show, diff, check, triage, export, import, env or bench";
   if (argc < 2) {
     std::cerr << app.help() << "shardscope: missing command (expected " << kCommands << ")\n";
     return false;
@@ -335,7 +362,7 @@ bool KnownCommand(const CLI::App& app, const CLI::App& bench, int argc, char** a
   if (second == "-h" || second == "--help" || has(bench, second)) return true;
   std::cerr << "shardscope: bench: "
             << (second.empty() ? "missing benchmark" : "unknown benchmark '" + Printable(second) + "'")
-            << " (expected plan, comm, redistribute, load or trace)\n";
+            << " (expected plan, comm, redistribute, load, trace or triage)\n";
   return false;
 }
 
@@ -357,6 +384,9 @@ struct Commands {
   BenchTraceArgs bench_trace;
   BenchImportArgs bench_import;
   CLI::App* bench_import_cmd = nullptr;
+  TriageArgs triage;
+  BenchTriageArgs bench_triage;
+  CLI::App* bench_triage_cmd = nullptr;
   CLI::App *bench_plan_cmd = nullptr, *bench_comm_cmd = nullptr, *bench_redistribute_cmd = nullptr,
            *bench_load_cmd = nullptr, *bench_trace_cmd = nullptr, *import_fr_cmd = nullptr,
            *import_debugmode_cmd = nullptr;
@@ -398,6 +428,7 @@ void AddCommands(CLI::App& app, Commands& c) {
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
   c.bench_import_cmd = AddBenchImportCommand(bench, c.bench_import);
+  AddTriageCommands(app, bench, c.triage, c.bench_triage, c.bench_triage_cmd);
 }
 
 // Runs the parsed command; -1 when none was given.
@@ -410,6 +441,8 @@ int RunCommand(const CLI::App& app, Commands& c) {
   if (c.bench_load_cmd->parsed()) return RunBenchLoad(c.bench_load, std::cout);
   if (c.bench_trace_cmd->parsed()) return RunBenchTrace(c.bench_trace, std::cout);
   if (c.bench_import_cmd->parsed()) return RunBenchImport(c.bench_import, std::cout);
+  if (c.bench_triage_cmd->parsed()) return RunBenchTriage(c.bench_triage, std::cout);
+  if (app.got_subcommand("triage")) return RunTriage(c.triage, std::cout);
   if (app.got_subcommand("run")) return RunRun(c.run, std::cout);
   if (app.got_subcommand("show")) return RunShow(c.show, std::cout);
   if (app.got_subcommand("env")) return RunEnv(c.env, std::cout);

@@ -25,7 +25,7 @@ while IFS='|' read -r scen class culprit where; do
   expect_out_contains "1 mismatch: "
 done <<'LIST'
 missing|missing_ranks|rank 3|collective seq 5 (nccl:all_reduce): not all ranks joined: rank 3 never joined it; ranks 0, 1, 2 did (state started on ranks 0, 1, 2); rank 3's last collective of this group is seq 4
-size|size_or_syntax|rank 2|collective seq 2 (nccl:_allgather_base): rank 2 has input [3, 4] (numel 12), output [8, 4] (numel 32), but all_gather needs output numel = input numel x group size 4
+size|size_or_syntax|rank 2|collective seq 2 (nccl:_all_gather_base): rank 2 has input [3, 4] (numel 12), output [8, 4] (numel 32), but all_gather needs output numel = input numel x group size 4
 dtype|dtype|rank 1|collective seq 1 (nccl:all_reduce): dtypes differ
 state|state|rank 0|collective seq 3 (nccl:reduce_scatter_tensor): state differs: scheduled on rank 0, started on ranks 1, 2, 3
 p2p_missing|missing_ranks|rank 3|p2p 2 -> 3: 'nccl:send 2->3' (p2p seq 1, started) on rank 2 has no matching recv on rank 3
@@ -97,7 +97,7 @@ expect_out_contains "1 difference, 1 failing (bytes)"
 run diff "$TMP/clean" "$TMP/missing"
 expect_rc 1
 expect_out_contains "#5 process group 0 (default_pg) [0, 1, 2, 3] collective: rank 3 state: completed -> absent"
-expect_out_contains "-#6 process group 0 (default_pg) [0, 1, 2, 3] collective: removed (baseline only: nccl:_allgather_base)"
+expect_out_contains "-#6 process group 0 (default_pg) [0, 1, 2, 3] collective: removed (baseline only: nccl:_all_gather_base)"
 run_ok diff "$TMP/missing" "$TMP/trace"
 expect_out_contains "no differences"
 

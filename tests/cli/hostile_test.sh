@@ -85,7 +85,7 @@ expect_refused "--repetitions: '0' must be an integer >= 1" -- bench plan --repe
 expect_refused "--repeat: '0' must be an integer >= 1" -- run "$SMALL" --repeat 0
 run_ok --version
 expect_out_contains "shardscope 0."
-expect_refused "bench: unknown benchmark 'plann' (expected plan, comm, redistribute, load or trace)" -- bench plann
+expect_refused "bench: unknown benchmark 'plann' (expected plan, comm, redistribute, load, trace or triage)" -- bench plann
 
 # --- 7. a trace directory holds one run ---
 cat >"$TMP/eight.json" <<'JSON'

@@ -8,10 +8,10 @@ unknown discovered times are 0 instead of None and there are no stack frames.
 Usage: make_fr_dumps.py SCENARIO OUTDIR [--format pickle|json] [--protocol N] [--prefix P]
                        [--ranks N --seqs M]
 Scenarios (4 ranks, process group "0" = default_pg over ranks 0..3, unless said):
-  clean         all_reduce, _allgather_base, reduce_scatter_tensor, all_to_all, all matched
+  clean         all_reduce, _all_gather_base, reduce_scatter_tensor, all_to_all, all matched
                 (--ranks N and --seqs M scale it: N ranks, M collectives each, for timing)
   missing       rank 3 never joins collective seq 5 (ranks 0-2 are stuck in it, "started")
-  size          rank 2's _allgather_base has input [3, 4] where the others have [2, 4]
+  size          rank 2's _all_gather_base has input [3, 4] where the others have [2, 4]
   dtype         rank 1's all_reduce is BFloat16, the others' Float
   state         collective seq 3 is "scheduled" on rank 0, "started" on ranks 1-3
   coalesced     reduce_scatter_tensor_coalesced and allgather_into_tensor_coalesced, 2 tensors each
@@ -105,10 +105,10 @@ class Rank:
 
 
 def standard(r, seqs=6, skip_from=None, over=None):
-    """Seq 1..seqs on process group 0: all_reduce, _allgather_base, reduce_scatter_tensor, all_to_all, ..."""
+    """Seq 1..seqs on process group 0: all_reduce, _all_gather_base, reduce_scatter_tensor, all_to_all, ..."""
     kinds = [
         ("all_reduce", [[8, 4]], [[8, 4]]),
-        ("_allgather_base", [[2, 4]], [[2 * WORLD, 4]]),
+        ("_all_gather_base", [[2, 4]], [[2 * WORLD, 4]]),
         ("reduce_scatter_tensor", [[2 * WORLD, 4]], [[2, 4]]),
         ("all_to_all", [[8]], [[8]]),
     ]

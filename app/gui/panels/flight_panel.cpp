@@ -60,6 +60,10 @@ void FlightPanel::Prepare(const ViewContext& ctx) {
   spans_.clear();
   slots_.clear();
   check_ = {};
+  triage_ = {};
+  is_culprit_.clear();
+  is_victim_.clear();
+  scroll_to_rank_ = -1;
   active_ = ctx.model != nullptr && trace::IsFlightRecorderModel(*ctx.model);
   if (!active_) return;
   const trace::Model& m = *ctx.model;
@@ -95,6 +99,14 @@ void FlightPanel::Prepare(const ViewContext& ctx) {
   for (FlightSpan& s : spans_)
     if (s.incomplete) s.end = t_end_;
   check_ = trace::CheckTrace(m);
+  triage_ = trace::TriageModel(m);
+  is_culprit_.assign(static_cast<size_t>(std::max<int64_t>(0, world_)), 0);
+  is_victim_.assign(is_culprit_.size(), 0);
+  for (int64_t r : triage_.culprits)
+    if (r >= 0 && r < world_) is_culprit_[static_cast<size_t>(r)] = 1;
+  for (int64_t r : triage_.victims)
+    if (r >= 0 && r < world_) is_victim_[static_cast<size_t>(r)] = 1;
+  scroll_to_rank_ = triage_.culprits.empty() ? -1 : triage_.culprits.front();
   for (const trace::Mismatch& mm : check_.mismatches) {
     if (mm.kind != trace::MismatchClass::kMissingRanks || !mm.seq_id) continue;
     int64_t start = std::numeric_limits<int64_t>::max(), end = 0;
@@ -120,34 +132,67 @@ void FlightPanel::Draw(ViewContext& ctx) {
 
 // One lane per rank with its collectives, incomplete ones and the missing rank's slots.
 void FlightPanel::DrawLanes(float width, float height) {
-  ImGui::BeginChild("##fr_lanes", ImVec2(width, height), true,
+  ImGui::BeginChild("##fr_lanes_frame", ImVec2(width, height), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   SectionTitle("Flight Recorder: collectives per rank");
+  ImGui::SetNextItemWidth(110);
+  if (ImGui::InputInt("go to rank", &go_to_rank_, 1, 64, ImGuiInputTextFlags_EnterReturnsTrue))
+    scroll_to_rank_ = std::clamp<int64_t>(go_to_rank_, 0, std::max<int64_t>(0, world_ - 1));
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float view_h = std::max(avail.y, 60.0f);
+  // Lanes at least 14 px tall (labels never overprint); past the view's height they scroll.
+  const float lane_h =
+      std::clamp((view_h - kAxisHeight) / std::max<float>(1.0f, static_cast<float>(world_)), 14.0f, 40.0f);
+  ImGui::BeginChild("##fr_lanes", ImVec2(avail.x, view_h), false);
+  if (scroll_to_rank_ >= 0) {
+    // Kept until ImGui reached it: the scroll limit is known once the lanes were laid out.
+    const float target = std::max(0.0f, lane_h * static_cast<float>(scroll_to_rank_) - view_h / 2);
+    if (std::fabs(ImGui::GetScrollY() - target) < 1.0f)
+      scroll_to_rank_ = -1;
+    else
+      ImGui::SetScrollY(target);
+  }
   ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImVec2 size = ImGui::GetContentRegionAvail();
+  ImVec2 size{ImGui::GetContentRegionAvail().x, kAxisHeight + lane_h * static_cast<float>(world_)};
   size.y = std::max(size.y, 60.0f);
   ImGui::InvisibleButton("##fr_canvas", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* list = ImGui::GetWindowDrawList();
-  const float plot_h = size.y - kAxisHeight;
-  const float lane_h = std::clamp(plot_h / std::max<float>(1.0f, static_cast<float>(world_)), 8.0f, 40.0f);
+  const float scroll = ImGui::GetScrollY();
+  const float win_top = ImGui::GetWindowPos().y;
+  // The lanes in view: [first, last).
+  const int64_t first =
+      std::clamp<int64_t>(static_cast<int64_t>((scroll - kAxisHeight) / lane_h) - 1, 0, world_);
+  const int64_t last = std::clamp<int64_t>(first + static_cast<int64_t>(view_h / lane_h) + 3, 0, world_);
   const float x0 = origin.x + kLabelWidth, x1 = origin.x + size.x - 4, y0 = origin.y + kAxisHeight;
   auto x_of = [&](int64_t t) {
     return x0 + static_cast<float>(static_cast<double>(t) / static_cast<double>(t_end_)) * (x1 - x0);
   };
-  DrawMsAxis(list, origin, x0, x1, t_end_);
-  for (int64_t r = 0; r < world_; ++r) {
+  for (int64_t r = first; r < last; ++r) {
     float y = y0 + lane_h * static_cast<float>(r);
+    const bool culprit = !is_culprit_.empty() && is_culprit_[static_cast<size_t>(r)];
+    const bool victim = !is_victim_.empty() && is_victim_[static_cast<size_t>(r)];
     list->AddRectFilled({x0, y + 1}, {x1, y + lane_h - 1}, Col(kFlightLaneBackground));
     char text[32];
     std::snprintf(text, sizeof text, "rank %lld", static_cast<long long>(r));
-    list->AddRectFilled({origin.x + 2, y + 3}, {origin.x + 8, y + lane_h - 3}, RankImColor(r, world_));
+    list->AddRectFilled({origin.x + 2, y + 3}, {origin.x + 8, y + lane_h - 3},
+                        culprit ? Col(kFlightCulprit) : RankImColor(r, world_));
     list->AddText({origin.x + 12, y + (lane_h - ImGui::GetTextLineHeight()) / 2},
-                  IM_COL32(220, 220, 220, 255), text);
+                  culprit  ? Col(kFlightCulprit)
+                  : victim ? IM_COL32(120, 120, 120, 255)
+                           : IM_COL32(220, 220, 220, 255),
+                  text);
+    if (culprit) {
+      list->AddRect({x0, y + 1}, {x1, y + lane_h - 1}, Col(kFlightCulprit), 0, 0, 2.0f);
+      geometry_.push_back({"culprit_lane", r, -1, false, origin.x + 2, y + 3, origin.x + 8, y + lane_h - 3});
+    }
   }
   const FlightSpan* hover = nullptr;
   ImVec2 mouse = ImGui::GetIO().MousePos;
-  for (const FlightSpan& s : spans_) {
+  auto begin = std::lower_bound(spans_.begin(), spans_.end(), first,
+                                [](const FlightSpan& s, int64_t r) { return s.rank < r; });
+  for (auto it = begin; it != spans_.end() && it->rank < last; ++it) {
+    const FlightSpan& s = *it;
     if (s.rank < 0 || s.rank >= world_) continue;
     float y = y0 + lane_h * static_cast<float>(s.rank);
     ImVec2 a{x_of(s.start), y + 3}, b{std::max(x_of(s.end), x_of(s.start) + 3), y + lane_h - 3};
@@ -164,7 +209,7 @@ void FlightPanel::DrawLanes(float width, float height) {
     if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hover = &s;
   }
   for (const FlightSlot& s : slots_) {
-    if (s.rank < 0 || s.rank >= world_) continue;
+    if (s.rank < first || s.rank >= last) continue;
     float y = y0 + lane_h * static_cast<float>(s.rank);
     ImVec2 a{x_of(s.start), y + 2}, b{std::max(x_of(s.end), x_of(s.start) + 8), y + lane_h - 2};
     DashedRect(list, a, b, Col(kFlightIncomplete));
@@ -175,22 +220,57 @@ void FlightPanel::DrawLanes(float width, float height) {
     list->PopClipRect();
     geometry_.push_back({"slot", s.rank, s.seq, false, a.x, a.y, b.x, b.y});
   }
+  // The time axis stays at the top of the view over the scrolled lanes.
+  list->AddRectFilled({origin.x, win_top}, {origin.x + size.x, win_top + kAxisHeight},
+                      IM_COL32(24, 25, 30, 255));
+  DrawMsAxis(list, {origin.x, win_top}, x0, x1, t_end_);
   if (hover != nullptr) {
     ImGui::BeginTooltip();
     ImGui::Text("rank %lld  process group %s", static_cast<long long>(hover->rank), hover->pg.c_str());
     if (hover->seq >= 0) ImGui::Text("seq %lld", static_cast<long long>(hover->seq));
     ImGui::TextUnformatted(hover->label.c_str());
+    if (!is_culprit_.empty() && is_culprit_[static_cast<size_t>(hover->rank)])
+      ImGui::TextUnformatted("triage: a culprit (root cause)");
+    else if (!is_victim_.empty() && is_victim_[static_cast<size_t>(hover->rank)])
+      ImGui::TextUnformatted("triage: a victim (blocked behind the root cause)");
     ImGui::EndTooltip();
   }
+  ImGui::EndChild();
   ImGui::EndChild();
 }
 
 // The checker's mismatches, each with its culprits, and its notes.
 void FlightPanel::DrawMismatches(float height) {
   ImGui::BeginChild("##fr_mismatches", ImVec2(0, height), true);
+  SectionTitle("Triage");
+  {
+    ImVec2 a = ImGui::GetCursorScreenPos();
+    const bool clean = triage_.verdict == "clean";
+    ImGui::TextColored(clean ? ImVec4(0.5f, 0.85f, 0.5f, 1) : ImVec4(1.0f, 0.25f, 0.63f, 1),
+                       "verdict: %s%s%s", triage_.verdict.c_str(), triage_.roots.empty() ? "" : ", ",
+                       triage_.roots.empty() ? "" : triage_.Class().c_str());
+    if (!triage_.roots.empty()) {
+      ImGui::TextWrapped("culprits: %s", triage_.culprits.empty()
+                                             ? "none"
+                                             : trace::FormatRankRanges(triage_.culprits).c_str());
+      ImGui::TextDisabled("%zu victims", triage_.victims.size());
+    }
+    ImGui::PushTextWrapPos(0.0f);
+    for (const trace::TriageRoot& root : triage_.roots) ImGui::TextWrapped("%s", root.summary.c_str());
+    ImGui::PopTextWrapPos();
+    ImVec2 b = ImGui::GetCursorScreenPos();
+    geometry_.push_back({"triage", triage_.culprits.empty() ? -1 : triage_.culprits.front(), -1, false, a.x,
+                         a.y, a.x + ImGui::GetContentRegionAvail().x, b.y});
+    ImGui::Separator();
+  }
   SectionTitle("Mismatches (Flight Recorder classes)");
   if (check_.mismatches.empty()) ImGui::TextColored(ImVec4(0.5f, 0.85f, 0.5f, 1), "all ranks matched");
+  size_t shown = 0;
   for (const trace::Mismatch& mm : check_.mismatches) {
+    if (++shown > 40) {
+      ImGui::TextDisabled("... %zu more (shardscope check lists them all)", check_.mismatches.size() - 40);
+      break;
+    }
     ImVec2 a = ImGui::GetCursorScreenPos();
     ImGui::TextColored(ImVec4(0.95f, 0.45f, 0.4f, 1), "%s",
                        std::string(trace::MismatchClassName(mm.kind)).c_str());
@@ -201,14 +281,18 @@ void FlightPanel::DrawMismatches(float height) {
       ImGui::SameLine();
       ImGui::TextUnformatted(who.c_str());
     }
-    ImGui::TextWrapped("%s", mm.message.c_str());
+    // At thousands of ranks a message lists thousands of them: its start is enough here (16-bit
+    // vertex indices bound what one window can draw).
+    ImGui::TextWrapped(
+        "%s", mm.message.size() > 600 ? (mm.message.substr(0, 600) + " ...").c_str() : mm.message.c_str());
     ImVec2 b = ImGui::GetCursorScreenPos();
     geometry_.push_back({"mismatch", mm.culprits.empty() ? -1 : mm.culprits.front(), mm.seq_id.value_or(-1),
                          false, a.x, a.y, a.x + ImGui::GetContentRegionAvail().x, b.y});
     ImGui::Separator();
   }
   ImGui::PushTextWrapPos(0.0f);
-  for (const std::string& note : check_.notes) ImGui::TextDisabled("note: %s", note.c_str());
+  for (size_t i = 0; i < check_.notes.size() && i < 20; ++i)
+    ImGui::TextDisabled("note: %s", check_.notes[i].substr(0, 600).c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndChild();
 }

@@ -4,6 +4,9 @@
 // started, never completed) filled red and run to the end of the axis, an empty dashed slot in a
 // missing rank's lane where the others entered the collective it never joined, and the mismatch
 // list of trace::CheckTrace (Flight Recorder's classes, culprits, first divergent seq) beside it.
+// Opening dumps lands on trace::TriageModel's result (docs/triage.md): the culprits' lanes marked
+// and scrolled into view, the victims' labels dimmed, the verdict and root causes above the list.
+// Lanes scroll (only the visible ones are drawn) and "go to rank" scrolls to a lane.
 
 #include <cstdint>
 #include <string>
@@ -12,6 +15,7 @@
 #include "app_state.hpp"
 #include "rank_palette.hpp"
 #include "shardscope/trace/check.hpp"
+#include "shardscope/trace/triage.hpp"
 
 namespace shardscope::app::gui {
 
@@ -33,7 +37,11 @@ struct FlightSlot {
   std::string pg;
 };
 
-/// What the last Draw put on screen ("span", "slot", "mismatch"), for --geometry and the tests.
+/// Marks of a culprit lane (triage's root cause) and its label.
+inline constexpr Rgb kFlightCulprit{255, 64, 160};
+
+/// What the last Draw put on screen ("span", "slot", "mismatch", "culprit_lane": a culprit's lane
+/// when it is in view, "triage": the triage verdict box), for --geometry and the tests.
 struct FlightItemGeometry {
   std::string kind;
   int64_t rank = -1, seq = -1;
@@ -64,6 +72,10 @@ class FlightPanel {
   std::vector<FlightSlot> slots_;
   trace::CheckResult check_;
   std::vector<FlightItemGeometry> geometry_;
+  trace::TriageResult triage_;
+  std::vector<char> is_culprit_, is_victim_;  // per rank
+  int64_t scroll_to_rank_ = -1;               // the lane to bring into view on the next Draw
+  int go_to_rank_ = 0;
 };
 
 }  // namespace shardscope::app::gui
