@@ -12,6 +12,7 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/kineto.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 
@@ -23,7 +24,11 @@ trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progr
   if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
   trace::ReadProgress counters;
   trace::ReadOptions options{.jobs = jobs, .progress = &counters};
-  auto read = [&] { return trace::ReadAnyTrace(path, options); };
+  // Kineto traces until the importer registry (trace/importers.hpp) recognises them itself.
+  auto read = [&] {
+    return trace::IsKinetoTrace(path) ? trace::ReadKinetoModel({path}, options)
+                                      : trace::ReadAnyTrace(path, options);
+  };
   if (!progress || isatty(STDERR_FILENO) == 0) return read();
   // The reader runs on its own thread while this one redraws the line; nothing is printed for a
   // load that ends within half a second.

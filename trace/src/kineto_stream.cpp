@@ -185,8 +185,8 @@ class Streamer {
         Fail(Abs(lo_),
              std::string(what) + " is longer than " + std::to_string(kMaxKinetoValueBytes >> 20) + " MiB");
       if (!Refill())
-        Fail(Abs(hi_), std::string("the file ends inside ") + what + " that starts at byte " +
-                           std::to_string(Abs(lo_)) + " (truncated?)");
+        Fail(Abs(hi_), std::string("truncated JSON: ") + what + " that starts at byte " +
+                           std::to_string(Abs(lo_)) + " is not closed when the file ends");
     }
   }
 
@@ -266,8 +266,8 @@ class Streamer {
           Fail(Abs(lo_),
                "a traceEvents element longer than " + std::to_string(kMaxKinetoValueBytes >> 20) + " MiB");
         if (!Refill())
-          Fail(Abs(hi_), "the file ends inside the traceEvents element that starts at byte " +
-                             std::to_string(Abs(lo_)) + " (truncated?)");
+          Fail(Abs(hi_), "truncated JSON: the traceEvents element that starts at byte " +
+                             std::to_string(Abs(lo_)) + " is not closed when the file ends");
         ExactBatch();
         return;
       }
