@@ -149,6 +149,11 @@ struct FlowEnd {
   int64_t id = 0, pid = 0, tid = 0, ts = 0;
 };
 
+struct PendingOp {
+  IStr name;
+  int64_t t = 0, end = 0;
+};
+
 struct StepSpan {
   int64_t n = 0, ts = 0, end = 0;
 };
@@ -231,7 +236,7 @@ struct RankData : detail::KinetoVisitor {
   std::unordered_map<int64_t, Launch> launches;                          // correlation -> launch
   std::unordered_map<int64_t, std::pair<int64_t, int64_t>> flow_starts;  // ac2g id -> (ts, tid)
   std::vector<FlowEnd> flow_ends;
-  std::vector<Op> ops;
+  std::vector<PendingOp> ops;  // 24 bytes each until the file is read; an Op is ten times that
   std::vector<StepSpan> steps;
 
   void TopLevel(std::string_view key, element value) override {
@@ -331,12 +336,7 @@ struct RankData : detail::KinetoVisitor {
           records.push_back(std::move(r));
           return;
         }
-        Op op;
-        op.id = static_cast<int64_t>(ops.size());
-        op.name = std::string(name);
-        op.t_ns = t;
-        op.end_ns = end;
-        ops.push_back(std::move(op));
+        ops.push_back({IStr(name), t, end});
         return;
       }
       if (cat == "kernel") {
@@ -466,15 +466,17 @@ class RankBuilder {
       op.end_ns = s.end + d_.base_ns;
       rt.events.emplace_back(std::move(op));
     }
-    for (Op& op : d_.ops) {
-      op.step = std::max<int64_t>(0, StepAt(d_.steps, op.t_ns));
+    for (const PendingOp& p : d_.ops) {
+      Op op;
+      op.step = std::max<int64_t>(0, StepAt(d_.steps, p.t));
       op.id = next_id++;
-      op.t_ns += d_.base_ns;
-      op.end_ns += d_.base_ns;
+      op.name = p.name.str();
+      op.t_ns = p.t + d_.base_ns;
+      op.end_ns = p.end + d_.base_ns;
       rt.events.emplace_back(std::move(op));
     }
     d_.info.ops = static_cast<int64_t>(d_.ops.size());
-    std::vector<Op>().swap(d_.ops);
+    std::vector<PendingOp>().swap(d_.ops);
     for (Pending& p : pending) {
       ++d_.info.collectives[p.c.kind];
       p.c.flight = std::move(p.f);
