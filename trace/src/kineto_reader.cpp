@@ -456,6 +456,9 @@ class RankBuilder {
     std::vector<Pending> pending = d_.kernels.empty() ? FromRecords() : FromKernels();
     AssignSeq(pending);
     // ProfilerStep#N as ops named so (step N), then the ops, then the collectives.
+    rt.events.reserve(d_.steps.size() + d_.ops.size() + pending.size());
+    rt.events.ReserveOf<Op>(d_.steps.size() + d_.ops.size());
+    rt.events.ReserveOf<Collective>(pending.size());
     int64_t next_id = 0;
     for (const StepSpan& s : d_.steps) {
       Op op;

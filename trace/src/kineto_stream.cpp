@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kReadBytes = size_t{4} << 20;  // bytes asked of the input per refill
+constexpr size_t kReadBytes = size_t{2} << 20;  // bytes asked of the input per refill
 constexpr size_t kNpos = static_cast<size_t>(-1);
 
 z_stream* Z(void* p) { return static_cast<z_stream*>(p); }

@@ -16,7 +16,7 @@
 namespace shardscope::trace::detail {
 
 /// Uncompressed bytes parsed per batch of trace events.
-inline constexpr size_t kKinetoBatchBytes = size_t{4} << 20;
+inline constexpr size_t kKinetoBatchBytes = size_t{1} << 20;
 
 /// Receives what StreamKineto reads, in file order. The elements are valid only during the call.
 class KinetoVisitor {

@@ -96,6 +96,11 @@ class EventList {
     push_back(Event(std::forward<Args>(args)...));
   }
   void reserve(size_t n) { order_.reserve(n); }
+  /// Reserves room for `n` events of type T (a reader that knows its counts avoids regrowing).
+  template <typename T>
+  void ReserveOf(size_t n) {
+    std::get<std::vector<T>>(columns_).reserve(n);
+  }
   /// Releases the spare capacity of every column (the reader calls it once a file is read).
   void shrink_to_fit() {
     order_.shrink_to_fit();
