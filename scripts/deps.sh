@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(cmake g++ make pkg-config libopenmpi-dev openmpi-bin libglfw3-dev nlohmann-json3-dev catch2
-  libimgui-dev libstb-dev libcli11-dev libsimdjson-dev xvfb xauth git python3 python3-jsonschema)
+  libimgui-dev libstb-dev libcli11-dev libsimdjson-dev zlib1g-dev xvfb xauth git python3 python3-jsonschema)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

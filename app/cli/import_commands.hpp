@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 
@@ -23,5 +24,16 @@ struct ImportDebugModeArgs {
 /// Imports, prints the per-redistribute report (text or JSON) and returns 0, or 1 with --strict
 /// when a verdict is not "same". Throws shardscope::Error (bad input: exit 2).
 int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out);
+
+/// `shardscope import kineto PATH...`: PyTorch profiler traces (docs/kineto.md).
+struct ImportKinetoArgs {
+  std::vector<std::string> paths;  ///< trace files (.json, .json.gz) and/or directories of them
+  std::string output;              ///< -o: write the trace (rank-<R>.jsonl) here; "" prints only
+  bool json = false;
+};
+
+/// Reads the traces, matches their collectives across ranks and prints the report (text or the
+/// JSON of docs/kineto.md); returns 0. Throws shardscope::Error (bad input: exit 2).
+int RunImportKineto(const ImportKinetoArgs& args, std::ostream& out);
 
 }  // namespace shardscope::app

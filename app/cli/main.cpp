@@ -251,6 +251,20 @@ CLI::App* AddImportFrCommand(CLI::App* import_cmd, ImportFrArgs& args) {
   return fr;
 }
 
+// `import kineto`: PyTorch profiler traces, one per rank.
+CLI::App* AddImportKinetoCommand(CLI::App* import_cmd, ImportKinetoArgs& args) {
+  CLI::App* cmd = import_cmd->add_subcommand(
+      "kineto",
+      "Read PyTorch profiler (Kineto) traces (.json or .json.gz, one per rank) and match their collectives");
+  cmd->add_option("paths", args.paths, "trace files and/or directories of them")->required();
+  cmd->add_option("-o,--output", args.output, "write the trace (rank-<R>.jsonl files) into this directory");
+  cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/kineto.md)");
+  Examples(cmd, {"shardscope import kineto /tmp/profiler_traces",
+                 "shardscope import kineto rank-0.pt.trace.json.gz "
+                 "rank-1.pt.trace.json.gz --json"});
+  return cmd;
+}
+
 // `import debugmode` under the `import` parent (other importers add siblings).
 CLI::App* AddImportDebugModeCommand(CLI::App* import_cmd, ImportDebugModeArgs& args) {
   CLI::App* cmd = import_cmd->add_subcommand("debugmode",
@@ -380,6 +394,8 @@ struct Commands {
   BenchCommArgs bench_comm, bench_redistribute;
   ImportFrArgs import_fr;
   ImportDebugModeArgs import_debugmode;
+  ImportKinetoArgs import_kineto;
+  CLI::App* import_kineto_cmd = nullptr;
   BenchLoadArgs bench_load;
   BenchTraceArgs bench_trace;
   BenchImportArgs bench_import;
@@ -425,6 +441,7 @@ void AddCommands(CLI::App& app, Commands& c) {
           " ns after each redistribute of those blocks, what that much plain CPU costs the redistribute "
           "on this machine");
   c.import_debugmode_cmd = AddImportDebugModeCommand(import_cmd, c.import_debugmode);
+  c.import_kineto_cmd = AddImportKinetoCommand(import_cmd, c.import_kineto);
   c.bench_load_cmd = AddBenchLoadCommand(bench, c.bench_load);
   c.bench_trace_cmd = AddBenchTraceCommand(bench, c.bench_trace);
   c.bench_import_cmd = AddBenchImportCommand(bench, c.bench_import);
@@ -451,6 +468,7 @@ int RunCommand(const CLI::App& app, Commands& c) {
   if (app.got_subcommand("export")) return RunExport(c.export_, std::cout);
   if (c.import_fr_cmd->parsed()) return RunImportFr(c.import_fr, std::cout);
   if (c.import_debugmode_cmd->parsed()) return RunImportDebugMode(c.import_debugmode, std::cout);
+  if (c.import_kineto_cmd->parsed()) return RunImportKineto(c.import_kineto, std::cout);
   return -1;
 }
 

@@ -1,4 +1,5 @@
 #include "shardscope/trace/check.hpp"
+#include "shardscope/trace/kineto.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -630,7 +631,8 @@ class Checker {
 }  // namespace
 
 CheckResult CheckTrace(const Model& model) {
-  if (IsFlightRecorderModel(model)) return detail::CheckFlightRecords(model);
+  // Kineto collectives carry the same flight record fields: Flight Recorder's rules judge them.
+  if (IsFlightRecorderModel(model) || IsKinetoModel(model)) return detail::CheckFlightRecords(model);
   return Checker(model).Run();
 }
 

@@ -1,4 +1,5 @@
 #include "shardscope/trace/diff.hpp"
+#include "shardscope/trace/kineto.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -559,7 +560,8 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
 
   Differ differ(options, result.differences);
   differ.Run(baseline, candidate);
-  if (IsFlightRecorderModel(baseline) || IsFlightRecorderModel(candidate))
+  if (IsFlightRecorderModel(baseline) || IsFlightRecorderModel(candidate) || IsKinetoModel(baseline) ||
+      IsKinetoModel(candidate))
     detail::DiffFlightRecords(baseline, candidate, options, result.differences);
 
   std::vector<LogicalOp> ob = LogicalOps(baseline), oc = LogicalOps(candidate);

@@ -6,6 +6,7 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/kineto.hpp"
 
 namespace shardscope::trace {
 namespace {
@@ -23,6 +24,10 @@ std::vector<Importer> BuiltInImporters() {
        .description = "PyTorch NCCL Flight Recorder dumps (pickle or JSON, one file per rank)",
        .recognises = [](const fs::path& p) { return IsFlightRecorderDump(p); },
        .read = [](const fs::path& p, const ReadOptions&) { return ReadFlightRecorder({p}); }},
+      {.name = "kineto",
+       .description = "PyTorch profiler (Kineto) Chrome traces (.json or .json.gz, one file per rank)",
+       .recognises = [](const fs::path& p) { return IsKinetoTrace(p); },
+       .read = [](const fs::path& p, const ReadOptions& o) { return ReadKinetoModel({p}, o); }},
       {.name = "shardscope",
        .description = "shardscope traces (rank-<R>.jsonl, format v1 or v2)",
        .recognises = [](const fs::path&) { return true; },
