@@ -121,11 +121,29 @@ int App::Run() {
       if (static_cast<int>(bench.frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
     }
     platform_->SwapBuffers();
-    // While traces load the window shows only progress bars: a few frames a second are enough, and
-    // the reader's threads get the cores (a frame costs tens of ms on a software GL renderer).
-    const bool loading =
-        std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
-    if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    ++frames_drawn_;
+    if (Ready()) ++frames_ready_;
+    if (headless) {
+      // While traces load the window shows only progress bars: a few frames a second are enough,
+      // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
+      const bool loading =
+          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
+      if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      continue;
+    }
+    double timeout = IdleTimeout();
+    if (options_.quit_after_s > 0) {
+      const double left = options_.quit_after_s -
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (left <= 0) break;
+      timeout = timeout < 0 ? left : std::min(timeout, left);
+    }
+    platform_->WaitEvents(timeout);
+  }
+  if (options_.quit_after_s > 0 && exit_code == 0) {
+    std::printf("frames drawn %lld, %lld with the traces loaded\n", static_cast<long long>(frames_drawn_),
+                static_cast<long long>(frames_ready_));
+    if (!options_.geometry.empty() && !WriteGeometry()) exit_code = 2;
   }
   if (!bench.frame_ms.empty()) PrintBench(std::move(bench));
   loaders_.clear();
@@ -133,6 +151,28 @@ int App::Run() {
   platform_.reset();
   ImGui::DestroyContext();
   return exit_code;
+}
+
+double App::IdleTimeout() {
+  // An event (or a script step) may change what the next frames show, and ImGui needs a few frames
+  // to settle hover, popups and sizes after one: draw on until kSettleFrames quiet frames passed.
+  if (platform_->events() != seen_events_) {
+    seen_events_ = platform_->events();
+    quiet_frames_ = 0;
+    return 0;
+  }
+  if (quiet_frames_ < kSettleFrames) {
+    ++quiet_frames_;
+    return 0;
+  }
+  // Progress bars need a few frames a second, a sandbox run a poll now and then, a script a frame
+  // per step.
+  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); })) return 0.15;
+  if (!Ready()) return 0.1;
+  if (!ScriptSettled()) return 0;
+  if (selection_.playing) return std::max(0.0, kPlayPeriodS - play_accum_);
+  if (ImGui::GetIO().WantTextInput) return 0.5;  // the text cursor blinks
+  return -1;
 }
 
 void App::PrintBench(BenchTimes bench) const {
@@ -336,7 +376,9 @@ void App::SyncSelection() {
       bad_selection_ = true;
     }
   }
-  if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
+  if (selection_.redistribute_id >= 0 || selection_.op_id >= 0) selection_.cleared = false;
+  if (selection_.redistribute_id < 0 && !ids.empty() && !selection_.cleared)
+    selection_.redistribute_id = ids.front();
   if (view_model_ != model || view_serial_ != model_serial_ || view_id_ != selection_.redistribute_id) {
     view_ = BuildRedistributeView(*model, selection_.redistribute_id);
     view_model_ = model;
@@ -354,6 +396,7 @@ void App::HandleKeys(double dt) {
   const ImGuiIO& io = ImGui::GetIO();
   // Taps counted from key events (a tap shorter than a frame counts; two taps in a frame move two).
   const KeyTaps& taps = platform_->taps();
+  if (taps.Count(InputKey::kCtrlQ) > 0) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
   if (diff_mode_) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
@@ -362,9 +405,19 @@ void App::HandleKeys(double dt) {
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   const std::vector<int64_t>& ids = ids_;
+  // Esc clears the selection (as in Tracy and Perfetto): no redistribute, no op, no measured range.
+  if (taps.Count(InputKey::kEscape) > 0) {
+    selection_ = Selection{-1, 0, selection_.focus_rank, -1, false, true};
+    redistribute_panels_.timeline.ClearMeasure();
+    SyncSelection();
+  }
   auto pos = std::find(ids.begin(), ids.end(), selection_.redistribute_id);
   const int64_t moves = taps.Count(InputKey::kDown) - taps.Count(InputKey::kUp);
-  if (moves != 0 && pos != ids.end()) {
+  if (moves != 0 && pos == ids.end() && !ids.empty()) {  // nothing selected: Down the first, Up the last
+    selection_.redistribute_id = moves > 0 ? ids.front() : ids.back();
+    selection_.step = 0;
+    SyncSelection();
+  } else if (moves != 0 && pos != ids.end()) {
     const int64_t at =
         std::clamp<int64_t>((pos - ids.begin()) + moves, 0, static_cast<int64_t>(ids.size()) - 1);
     if (ids[static_cast<size_t>(at)] != selection_.redistribute_id) {
@@ -378,7 +431,6 @@ void App::HandleKeys(double dt) {
       std::clamp<int64_t>(selection_.step + taps.Count(InputKey::kRight) - taps.Count(InputKey::kLeft), 0,
                           std::max<int64_t>(0, steps - 1));
   if (taps.Count(InputKey::kSpace) % 2 == 1) selection_.playing = !selection_.playing;
-  if (taps.Count(InputKey::kEscape) > 0) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
   if (selection_.playing) {
     play_accum_ += dt;
     if (play_accum_ >= kPlayPeriodS) {
@@ -414,7 +466,14 @@ int App::Capture() {
     std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.screenshot.c_str());
     return 2;
   }
-  if (!options_.geometry.empty()) {
+  if (!options_.geometry.empty() && !WriteGeometry()) return 2;
+  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
+              options_.view.c_str());
+  return 0;
+}
+
+bool App::WriteGeometry() {
+  {
     std::vector<DiffCanvasGeometry> canvases;
     if (diff_mode_) {
       canvases = diff_.canvases();
@@ -437,16 +496,15 @@ int App::Capture() {
                             &stats_};
     sources.mesh = &redistribute_panels_.mesh;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
+    if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {
       std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.geometry.c_str());
-      return 2;
+      return false;
     }
   }
-  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
-              options_.view.c_str());
-  return 0;
+  return true;
 }
 
 int RunApp(const AppOptions& options) {

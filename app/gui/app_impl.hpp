@@ -49,6 +49,8 @@ class App {
   };
   void PrintBench(BenchTimes bench) const;
   void Frame();
+  double IdleTimeout();  ///< how long the interactive loop may wait for events (< 0: until one comes)
+  bool WriteGeometry();
   void PollLoaders();
   void SyncSelection();
   void HandleKeys(double dt);
@@ -129,6 +131,11 @@ class App {
   double first_ready_s_ = -1;
   double first_frame_s_ = -1;
   int fb_w_ = 0, fb_h_ = 0;
+  // Idle: frames are drawn only while events arrive, for a few frames after, or while something
+  // animates (loading, play, a script, a followed trace).
+  uint64_t seen_events_ = 0;
+  int quiet_frames_ = 0;
+  int64_t frames_drawn_ = 0, frames_ready_ = 0;
   double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
 };
 

@@ -20,6 +20,9 @@ struct Selection {
   int64_t focus_rank = 0;        ///< rank whose groups the mesh and merge views highlight
   int64_t op_id = -1;            ///< op selected in the program view (-1: none)
   bool playing = false;          ///< inspector's play: advance one step per period
+  /// Esc cleared the selection: nothing is picked by default until the user picks something
+  /// (App resets it once a redistribute or op is selected again).
+  bool cleared = false;
 };
 
 /// What a panel shows (from the data it drew, not from the selection): --geometry reports it per

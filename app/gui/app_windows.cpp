@@ -24,7 +24,7 @@ void App::DrawMenuBar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     DrawCompareMenu();
-    if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -84,14 +84,16 @@ void App::DrawHelp() {
       {"Left / Right", "previous / next step of the selected redistribute"},
       {"Up / Down", "previous / next redistribute (diff view: previous / next row)"},
       {"Space", "play the steps (again: stop)"},
-      {"+ / -", "timeline: zoom in / out around the centre"},
+      {"W / S, + / -", "timeline: zoom in / out around the centre"},
       {"A / D", "timeline: pan left / right"},
       {"F", "timeline: zoom to the selection (the selected redistribute on every rank, else the op)"},
       {"Ctrl+F", "search redistributes and ops (tensor, placement, collective kind, op name)"},
       {"0", "timeline: fit the whole trace"},
       {"G or Ctrl+G",
-       "timeline: go to rank (type its number: its group expands, its lane scrolls into view)"},
-      {"Esc", "quit"},
+       "go to rank (type its number): its timeline lane, layout table row and shards, mesh cell; a rank "
+       "out of range is named, not clamped"},
+      {"Esc", "clear the selection (redistribute, op, measured range); Down / Up then pick the first / last"},
+      {"Ctrl+Q", "quit (also File > Quit)"},
       {"click (list, timeline bar, program badge)", "select that redistribute"},
       {"click (search result)", "select that redistribute or op"},
       {"click (program op)", "select the op"},

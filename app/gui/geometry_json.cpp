@@ -47,6 +47,7 @@ nlohmann::json TimelineJson(const TimelineGeometry& t) {
           {"measure",
            t.has_measure ? nlohmann::json::array({t.measure_start_ns, t.measure_end_ns}) : nlohmann::json()},
           {"goto_rank", t.goto_rank},
+          {"goto_error", t.goto_error},
           {"scrollbar", t.scrollbar}};
 }
 
@@ -59,16 +60,20 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   j["view"] = s.view;
   j["canvases"] = nlohmann::json::array();
   for (const auto& [side, c] : *s.canvases) {
-    j["canvases"].push_back({{"which", c.which},
-                             {"side", side},
-                             {"rect", Rect(c.x0, c.y0, c.x1, c.y1)},
-                             {"row_dim", c.row_dim},
-                             {"col_dim", c.col_dim},
-                             {"rows", c.rows},
-                             {"cols", c.cols},
-                             {"redistribute_id", c.redistribute_id},
-                             {"step", c.step},
-                             {"slice", c.slice}});
+    j["canvases"].push_back(
+        {{"which", c.which},
+         {"side", side},
+         {"rect", Rect(c.x0, c.y0, c.x1, c.y1)},
+         {"row_dim", c.row_dim},
+         {"col_dim", c.col_dim},
+         {"rows", c.rows},
+         {"cols", c.cols},
+         {"redistribute_id", c.redistribute_id},
+         {"step", c.step},
+         {"slice", c.slice},
+         {"focus_rank", c.focus_rank},
+         {"focus_rect", c.focus_x1 > c.focus_x0 ? Rect(c.focus_x0, c.focus_y0, c.focus_x1, c.focus_y1)
+                                                : nlohmann::json()}});
   }
   j["diff"] = s.diff ? DiffJson(*s.diff) : nlohmann::json();
   j["timeline"] = s.timeline ? TimelineJson(s.timeline->geometry()) : nlohmann::json();
@@ -125,6 +130,11 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                  {"negotiation_bytes", s.mesh->totals().negotiation},
                  {"matrix_total", s.mesh->matrix_total()},
                  {"focus_rank", s.mesh->focus_rank()}};
+  }
+  if (s.layout_table && s.layout_table->shown) {
+    j["layout_table"] = {{"first_row", s.layout_table->first},
+                         {"last_row", s.layout_table->last},
+                         {"focus_rank", s.layout_table->focus_rank}};
   }
   j["selected_op"] = s.selection->op_id;
   j["selected_redistribute"] = s.selection->redistribute_id;

@@ -13,9 +13,9 @@ struct KeyInfo {
   const char* name;
   char typed;
 };
-constexpr KeyInfo kKeys[] = {{"Left", 0},    {"Right", 0},  {"Up", 0},      {"Down", 0},
-                             {"Space", ' '}, {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'},
-                             {"D", 'd'},     {"F", 'f'},    {"Escape", 0},  {"CtrlF", 0}};
+constexpr KeyInfo kKeys[] = {{"Left", 0},   {"Right", 0},   {"Up", 0},  {"Down", 0}, {"Space", ' '},
+                             {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'}, {"D", 'd'},  {"F", 'f'},
+                             {"Escape", 0}, {"CtrlF", 0},   {"W", 'w'}, {"S", 's'},  {"CtrlQ", 0}};
 static_assert(sizeof kKeys / sizeof kKeys[0] == static_cast<size_t>(InputKey::kCount));
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
@@ -50,6 +50,8 @@ InputEvent Event(InputEvent::Kind kind, InputKey key = InputKey::kLeft) {
 }  // namespace
 
 const char* InputKeyName(InputKey key) { return kKeys[static_cast<size_t>(key)].name; }
+
+bool IsCtrlChord(InputKey key) { return key == InputKey::kCtrlF || key == InputKey::kCtrlQ; }
 
 char InputKeyChar(InputKey key) { return kKeys[static_cast<size_t>(key)].typed; }
 

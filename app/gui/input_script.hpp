@@ -25,12 +25,18 @@ enum class InputKey : int {
   kF,
   kEscape,
   kCtrlF,
+  kW,
+  kS,
+  kCtrlQ,
   kCount
 };
 
 /// Script and help name of a key ("Left", "Plus", "CtrlF" for Ctrl+F, ...).
+/// Whether `key` is a Ctrl chord (CtrlF, CtrlQ): its letter alone is another key or none.
+bool IsCtrlChord(InputKey key);
 const char* InputKeyName(InputKey key);
-/// The character a key types (0 for none): the timeline reads '+', '-', 'a', 'd', 'f' as characters.
+/// The character a key types (0 for none): the timeline reads '+', '-', 'w', 's', 'a', 'd', 'f' as
+/// characters.
 char InputKeyChar(InputKey key);
 
 /// Taps of each bound key since the last Clear (key presses and auto-repeats; releases ignored).

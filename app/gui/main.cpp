@@ -1,6 +1,6 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
 //                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json]
-//                [--bench-frames N] [--keys SCRIPT]
+//                [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS]
 
 #include <cstdio>
 #include <cstring>
@@ -15,7 +15,9 @@ constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
     "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight|stats]\n"
     "         [--select ID] [--step K] [--select-op ID] [--search TEXT] [--size WxH] [--geometry OUT.json]\n"
-    "         [--bench-frames N] [--keys SCRIPT]\n"
+    "         [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS]\n"
+    "--quit-after: run interactively (frames drawn only on input or animation), quit after SECONDS,\n"
+    "         print the frames drawn and write --geometry\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
     "--keys: input replayed before the screenshot, e.g. \"Down,Down,Right,click:412:230,wait\"\n"
@@ -103,6 +105,14 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
       return Usage("--size: '" + std::string(v ? v : "") + "' is not WIDTHxHEIGHT within 320x240..8192x8192");
     }
     options.width = w, options.height = h;
+  } else if (arg == "--quit-after") {
+    const char* v = value("--quit-after");
+    char* end = nullptr;
+    const double s = v ? std::strtod(v, &end) : 0;
+    if (!v || end == v || *end != '\0' || !(s > 0 && s <= 86400))
+      return Usage("--quit-after: '" + std::string(v ? v : "") +
+                   "' is not a number of seconds in (0, 86400]");
+    options.quit_after_s = s;
   } else if (arg == "--search") {
     const char* v = value("--search");
     if (!v) return Usage("--search needs a query such as \"all_gather\"");

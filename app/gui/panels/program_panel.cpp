@@ -133,7 +133,8 @@ void ProgramPanel::Draw(ViewContext& ctx) {
       sel.op_id = ctx.redistribute->first->begin->op_id;
     }
   }
-  if (sel.op_id < 0 || view_.NodeOfOp(sel.op_id) < 0) sel.op_id = view_.op_ids.front();
+  if ((sel.op_id < 0 && !sel.cleared) || (sel.op_id >= 0 && view_.NodeOfOp(sel.op_id) < 0))
+    sel.op_id = sel.cleared ? -1 : view_.op_ids.front();
   shows_ = {seen_redistribute_, -1, sel.op_id};
 
   ImVec2 avail = ImGui::GetContentRegionAvail();

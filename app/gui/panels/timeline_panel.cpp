@@ -53,6 +53,10 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   expanded_.assign(data_.groups.size(), false);
   has_measure_ = false;
   goto_rank_ = pending_goto_ = -1;
+  goto_error_.clear();
+  // The selection at load shows in the whole trace: only later changes are followed.
+  followed_id_ = ctx.selection ? ctx.selection->redistribute_id : -1;
+  followed_op_ = ctx.selection ? ctx.selection->op_id : -1;
   RebuildRows();
 }
 
@@ -181,11 +185,18 @@ void TimelinePanel::DrawGoTo(float x, float y, float w) {
       digits = *c >= '0' && *c <= '9' && rank < (int64_t{1} << 40);
       rank = rank * 10 + (*c - '0');
     }
-    if (digits) pending_goto_ = rank;
+    const int64_t lanes = static_cast<int64_t>(data_.lane_rank.size());
+    goto_error_.clear();
+    if (digits && rank < lanes) {
+      pending_goto_ = rank;
+    } else if (digits) {  // said, not clamped: a clamped rank would look like the one asked for
+      goto_error_ = "no rank " + std::string(goto_text_) + ": ranks are 0.." + std::to_string(lanes - 1);
+    }
   }
   goto_active_ = ImGui::IsItemActive();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("go to rank (G or Ctrl+G): expands its group and scrolls to it");
+    ImGui::SetTooltip(
+        "go to rank (G or Ctrl+G): its lane (group expanded), layout row and shards, mesh cell");
   ImGui::PopStyleVar();
 }
 
@@ -215,6 +226,28 @@ void TimelinePanel::ZoomToSelection(const ViewContext& ctx) {
   view_end_ = static_cast<double>(b - data_.t0) + pad;
 }
 
+void TimelinePanel::FollowSelection(const ViewContext& ctx) {
+  const Selection& sel = *ctx.selection;
+  if (sel.redistribute_id == followed_id_ && sel.op_id == followed_op_) return;
+  const bool op_changed = sel.op_id != followed_op_ && sel.redistribute_id == followed_id_;
+  followed_id_ = sel.redistribute_id, followed_op_ = sel.op_id;
+  int64_t a = 0, b = 0;
+  const bool found = op_changed ? sel.op_id >= 0 && IdRange(data_.ops, sel.op_id, a, b)
+                                : IdRange(data_.bars, sel.redistribute_id, a, b) ||
+                                      (sel.op_id >= 0 && IdRange(data_.ops, sel.op_id, a, b));
+  if (!found) return;
+  const double s = static_cast<double>(a - data_.t0), e = static_cast<double>(b - data_.t0);
+  if (s >= view_start_ && e <= view_end_) return;
+  const double span = view_end_ - view_start_;
+  if (e - s <= span * 0.9) {
+    view_start_ = (s + e) / 2 - span / 2;
+    view_end_ = view_start_ + span;
+  } else {
+    const double pad = std::max(25.0, (e - s) * 0.05);
+    view_start_ = s - pad, view_end_ = e + pad;
+  }
+}
+
 void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, float scrollbar_x) {
   ImGuiIO& io = ImGui::GetIO();
   const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
@@ -240,8 +273,8 @@ void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, flo
   if (!io.WantTextInput && !goto_active_) {
     for (ImWchar c : io.InputQueueCharacters) {
       double mid = view_start_ + span / 2;
-      if (c == '+' || c == '=') zoom(0.8, mid);
-      if (c == '-') zoom(1.25, mid);
+      if (c == '+' || c == '=' || c == 'w' || c == 'W') zoom(0.8, mid);
+      if (c == '-' || c == 's' || c == 'S') zoom(1.25, mid);
       if (c == 'a' || c == 'A') view_start_ -= span * 0.1, view_end_ -= span * 0.1;
       if (c == 'd' || c == 'D') view_start_ += span * 0.1, view_end_ += span * 0.1;
       if (c == 'f' || c == 'F') ZoomToSelection(ctx);
@@ -335,6 +368,7 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   f.lane_h = lane_h;
   f.span = std::max(1.0, view_end_ - view_start_);
   const float scrollbar_x = scrollbar ? f.x1 + 2 : origin.x + avail.x + 1;
+  FollowSelection(ctx);
   HandleNavigation(ctx, f, scrollbar_x);
   if (pending_goto_ >= 0) GoToRank(ctx, pending_goto_, lane_h, plot_h), pending_goto_ = -1;
   scroll_y_ = std::clamp(scroll_y_, 0.0f, std::max(0.0f, lane_h * static_cast<float>(rows_.size()) - plot_h));
@@ -359,6 +393,12 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   DrawCursorAndLegend(list, f.x0, f.x1, f.y0, f.bottom, origin.y + 2, view_start_, f.span, lane_h, scroll_y_);
   DrawMeasure(list, f, origin.y);
   DrawScrollbar(list, f, scrollbar_x, content_h);
+  if (!goto_error_.empty()) {  // beside the go-to field, over the axis row
+    const ImVec2 at(f.x0 + 4, origin.y + 1), ts = ImGui::CalcTextSize(goto_error_.c_str());
+    list->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y + 2),
+                        IM_COL32(90, 20, 20, 240));
+    list->AddText(ImVec2(at.x, at.y + 1), IM_COL32(255, 170, 170, 255), goto_error_.c_str());
+  }
   if (hit.count > 0) DrawTooltip(ctx, hit);
 
   // A click (no drag) on a label toggles its group; on a span selects it.
@@ -391,6 +431,7 @@ void TimelinePanel::RecordGeometry(const Frame& f, bool scrollbar) {
   geometry_.measure_start_ns = std::min(measure_a_, measure_b_);
   geometry_.measure_end_ns = std::max(measure_a_, measure_b_);
   geometry_.goto_rank = goto_rank_;
+  geometry_.goto_error = goto_error_;
   geometry_.scrollbar = scrollbar;
 }
 
