@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -30,6 +31,33 @@ void PlaceWindow(const ImGuiViewport* vp, bool fills_viewport, ImVec2 size) {
     ImGui::SetNextWindowSize(size, ImGuiCond_FirstUseEver);
   }
 }
+
+// What a followed path's files look like: name, size and modification time of each (a file: its
+// own). Changes whenever a rank appends; "" when the path cannot be read.
+std::string FilesSignature(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> parts;
+  auto add = [&](const fs::path& p) {
+    std::error_code e;
+    const auto size = fs::file_size(p, e);
+    if (e) return;
+    const auto time = fs::last_write_time(p, e).time_since_epoch().count();
+    parts.push_back(p.filename().string() + ":" + std::to_string(size) + ":" + std::to_string(time));
+  };
+  if (fs::is_directory(path, ec)) {
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) add(it->path());
+  } else {
+    add(path);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const std::string& p : parts) out += p + "\n";
+  return out;
+}
+
+constexpr double kFollowCheckS = 0.5;  // how often a followed trace's files are looked at
 
 }  // namespace
 
@@ -63,8 +91,50 @@ int App::InitWindow(bool headless) {
   return 0;
 }
 
+void App::OpenPath(const std::string& path) {
+  loaders_.push_back(std::make_unique<TraceLoader>(path));
+  activate_.push_back(loaders_.back().get());
+}
+
+void App::FollowPath(const std::string& path) {
+  follow_path_ = path;
+  follow_index_ = -1;
+  follow_loader_.reset();
+  follow_signature_ = FilesSignature(path);  // before reading: a change while it loads is seen later
+  follow_checked_ = std::chrono::steady_clock::now();
+  OpenPath(path);
+  follow_first_ = loaders_.back().get();
+}
+
+void App::PollFollow() {
+  if (follow_index_ < 0 || follow_index_ >= static_cast<int>(traces_.size())) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!follow_loader_ && std::chrono::duration<double>(now - follow_checked_).count() >= kFollowCheckS) {
+    follow_checked_ = now;
+    std::string signature = FilesSignature(follow_path_);
+    if (signature != follow_signature_) {
+      follow_signature_ = std::move(signature);
+      follow_loader_ = std::make_unique<TraceLoader>(follow_path_);
+    }
+  }
+  if (!follow_loader_ || !follow_loader_->done()) return;
+  if (auto model = follow_loader_->model()) {
+    // The selection stays (ids are stable as a job appends); the timeline keeps its view, or
+    // follows the newest time when it showed the end.
+    redistribute_panels_.timeline.KeepViewAcrossReload();
+    traces_[static_cast<size_t>(follow_index_)].model = model;
+    std::printf("follow: %s: %zu redistributes, %zu ops\n", follow_path_.c_str(),
+                model->RedistributeIds().size(), model->OpIds().size());
+    std::fflush(stdout);
+  } else {
+    follow_signature_.clear();  // a rank was mid-line: read again at the next check
+  }
+  follow_loader_.reset();
+}
+
 void App::OpenRequested() {
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
+  if (!options_.follow.empty()) FollowPath(options_.follow);
   if (!options_.diff_baseline.empty()) {
     diff_mode_ = true;
     const std::string* paths[2] = {&options_.diff_baseline, &options_.diff_candidate};
@@ -171,6 +241,8 @@ double App::IdleTimeout() {
   if (!Ready()) return 0.1;
   if (!ScriptSettled()) return 0;
   if (selection_.playing) return std::max(0.0, kPlayPeriodS - play_accum_);
+  if (follow_loader_) return 0.1;
+  if (follow_index_ >= 0) return kFollowCheckS;  // a followed trace is looked at twice a second
   if (ImGui::GetIO().WantTextInput) return 0.5;  // the text cursor blinks
   return -1;
 }
@@ -218,7 +290,9 @@ void App::Frame() {
   panels_.clear();
   renderer_->NewFrame();
   ImGui::NewFrame();
+  for (const std::string& path : platform_->TakeDrops()) OpenPath(path);  // drag-and-drop
   PollLoaders();
+  PollFollow();
   sandbox_.Prepare();
   if (sandbox_pending_ && !sandbox_.busy()) {
     sandbox_pending_ = false;
@@ -318,9 +392,21 @@ void App::PollLoaders() {
     std::string label = side == loader_side_.end()
                             ? (*it)->path()
                             : std::string(kDiffSides[side->second]) + ": " + (*it)->path();
+    auto activate = std::find(activate_.begin(), activate_.end(), it->get());
+    const bool make_active = activate != activate_.end();
+    if (make_active) activate_.erase(activate);
     if (auto model = (*it)->model()) {
       traces_.push_back({(*it)->path(), model});
-      if (active_ < 0) active_ = static_cast<int>(traces_.size()) - 1;
+      if (active_ < 0 || make_active) {
+        if (active_ >= 0) selection_ = Selection{};  // another trace: its own default selection
+        active_ = static_cast<int>(traces_.size()) - 1;
+      }
+      if (it->get() == follow_first_) {
+        follow_index_ = active_;
+        std::printf("follow: %s: %zu redistributes, %zu ops\n", follow_path_.c_str(),
+                    model->RedistributeIds().size(), model->OpIds().size());
+        std::fflush(stdout);
+      }
       if (side != loader_side_.end()) diff_trace_[side->second] = static_cast<int>(traces_.size()) - 1;
     } else {
       failures_.push_back({label, (*it)->error()});
@@ -407,7 +493,7 @@ void App::HandleKeys(double dt) {
   const std::vector<int64_t>& ids = ids_;
   // Esc clears the selection (as in Tracy and Perfetto): no redistribute, no op, no measured range.
   if (taps.Count(InputKey::kEscape) > 0) {
-    selection_ = Selection{-1, 0, selection_.focus_rank, -1, false, true};
+    selection_ = Selection{-1, 0, selection_.focus_rank, false, -1, false, true};
     redistribute_panels_.timeline.ClearMeasure();
     SyncSelection();
   }
@@ -497,6 +583,8 @@ bool App::WriteGeometry() {
     sources.mesh = &redistribute_panels_.mesh;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
+    if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;
+    sources.traces = static_cast<int>(traces_.size());
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

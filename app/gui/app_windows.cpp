@@ -23,6 +23,25 @@ void App::DrawPanel(const char* title, const char* name, P& panel) {
 void App::DrawMenuBar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    // Open or follow a path (also: drop a trace or dump directory on the window).
+    ImGui::SetNextItemWidth(320);
+    const bool enter =
+        ImGui::InputTextWithHint("##open_path", "trace directory, rank file or dump directory", open_path_,
+                                 sizeof open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Open") || enter) && open_path_[0] != '\0') {
+      OpenPath(open_path_);
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Follow") && open_path_[0] != '\0') {
+      FollowPath(open_path_);
+      ImGui::CloseCurrentPopup();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("open a trace a running job is still writing, and keep adding what its ranks append");
+    if (!follow_path_.empty()) ImGui::TextDisabled("following %s", follow_path_.c_str());
+    ImGui::Separator();
     DrawCompareMenu();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
     ImGui::EndMenu();
@@ -94,6 +113,9 @@ void App::DrawHelp() {
        "out of range is named, not clamped"},
       {"Esc", "clear the selection (redistribute, op, measured range); Down / Up then pick the first / last"},
       {"Ctrl+Q", "quit (also File > Quit)"},
+      {"File > Open, or drop a path on the window", "load a trace directory, rank file or dump directory"},
+      {"File > Follow, --follow DIR",
+       "keep re-reading a trace a running job writes (view follows the newest time)"},
       {"click (list, timeline bar, program badge)", "select that redistribute"},
       {"click (search result)", "select that redistribute or op"},
       {"click (program op)", "select the op"},

@@ -102,6 +102,10 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
         if (c < 0x20 || c > 0x7e) fail("type:TEXT takes printable ASCII characters");
       }
       out.push_back(e);
+    } else if (token.size() > 5 && EqualsNoCase(token.substr(0, 5), "drop:")) {
+      InputEvent e = Event(InputEvent::Kind::kDrop);
+      e.text = std::string(token.substr(5));
+      out.push_back(e);
     } else {
       bool found = false;
       for (size_t k = 0; k < static_cast<size_t>(InputKey::kCount) && !found; ++k) {
@@ -110,7 +114,9 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
           found = true;
         }
       }
-      if (!found) fail("not a key (" + InputKeyNames() + "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait");
+      if (!found)
+        fail("not a key (" + InputKeyNames() +
+             "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -153,6 +153,8 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
     release_pending_ = 2;
   } else if (injected && injected->kind == InputEvent::Kind::kType) {
     for (char c : injected->text) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
+  } else if (injected && injected->kind == InputEvent::Kind::kDrop) {
+    drops_.push_back(injected->text);  // what GLFW's drop callback would have added
   } else if (injected && injected->kind == InputEvent::Kind::kDrag) {
     drag_ = *injected;
     drag_frame_ = 0;

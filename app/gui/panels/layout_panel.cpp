@@ -245,6 +245,17 @@ void LayoutPanel::Prepare(const ViewContext& ctx) {
   } else if (ndim == 1) {
     row_dim_ = -1, col_dim_ = 0;
   } else {
+    // A new tensor shows its most informative plane unless the user picked the dims: the two
+    // largest extents (in dim order), so that a [1, 96, 8] tensor is not a one-pixel strip.
+    if (!dims_chosen_ && view->id != dims_for_id_) {
+      std::vector<int> order(static_cast<size_t>(ndim));
+      for (int d = 0; d < ndim; ++d) order[static_cast<size_t>(d)] = d;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return view->shape[static_cast<size_t>(a)] > view->shape[static_cast<size_t>(b)];
+      });
+      row_dim_ = std::min(order[0], order[1]), col_dim_ = std::max(order[0], order[1]);
+    }
+    dims_for_id_ = view->id;
     if (row_dim_ < 0 || row_dim_ >= ndim) row_dim_ = 0;
     if (col_dim_ < 0 || col_dim_ >= ndim || col_dim_ == row_dim_) col_dim_ = row_dim_ == 0 ? 1 : 0;
   }
@@ -319,10 +330,10 @@ void LayoutPanel::Draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
     int rows = row_dim_, cols = col_dim_;
-    if (ImGui::InputInt("y dim", &rows)) row_dim_ = std::clamp(rows, 0, ndim - 1);
+    if (ImGui::InputInt("y dim", &rows)) row_dim_ = std::clamp(rows, 0, ndim - 1), dims_chosen_ = true;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
-    if (ImGui::InputInt("x dim", &cols)) col_dim_ = std::clamp(cols, 0, ndim - 1);
+    if (ImGui::InputInt("x dim", &cols)) col_dim_ = std::clamp(cols, 0, ndim - 1), dims_chosen_ = true;
     if (row_dim_ == col_dim_) col_dim_ = (row_dim_ + 1) % ndim;
   }
   for (int d = 0; d < ndim; ++d) {
@@ -360,7 +371,7 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   DrawSide(ctx, after_, "after", width, avail.y - table_h);
   ImGui::EndGroup();
   if (beside) ImGui::SameLine(0, gap);
-  if (show_ranges_) DrawRanges(world, ctx.selection->focus_rank);
+  if (show_ranges_) DrawRanges(world, ctx.selection->focus_chosen ? ctx.selection->focus_rank : -1);
 }
 
 void LayoutPanel::DrawRanges(int64_t world, int64_t focus) {
@@ -445,7 +456,7 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   DrawCellLabels(list, canvas);
   CanvasGeometry geo{which,        x0,        y0,        x0 + w,  y0 + h,    grid.row_dim,
                      grid.col_dim, grid.rows, grid.cols, key_id_, key_step_, slice_};
-  OutlineFocus(list, canvas, ctx.selection->focus_rank, geo);
+  if (ctx.selection->focus_chosen) OutlineFocus(list, canvas, ctx.selection->focus_rank, geo);
   geometry_.push_back(std::move(geo));
   ElementTooltip(list, canvas, side.layouts, slice_, which, world);
   Legend(grid, width, shared);

@@ -52,6 +52,7 @@ class LayoutPanel {
   void SetViewDims(int row_dim, int col_dim) {
     row_dim_ = row_dim;
     col_dim_ = col_dim;
+    dims_chosen_ = true;
   }
 
  private:
@@ -72,6 +73,8 @@ class LayoutPanel {
   int key_row_ = -2, key_col_ = -2;
   std::vector<int64_t> key_slice_;
   int row_dim_ = 0, col_dim_ = 1;
+  bool dims_chosen_ = false;  // the user (or SetViewDims) picked the dims: new tensors keep them
+  int64_t dims_for_id_ = -2;  // the redistribute the dims were last chosen for
   bool show_ranges_ = true;
   std::vector<int64_t> slice_;
   Side before_, after_;

@@ -35,6 +35,11 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   PrepareCursor(ctx);
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
   key_model_ = ctx.model, key_serial_ = ctx.model_serial;
+  const bool keep = std::exchange(keep_view_, false) && ctx.model;
+  const int64_t old_t0 = data_.t0, old_end = data_.t1 - data_.t0;
+  const double old_start = view_start_, old_stop = view_end_;
+  const float old_scroll = scroll_y_;
+  const std::vector<bool> old_expanded = expanded_;
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
@@ -51,6 +56,22 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
   scroll_y_ = 0;
   expanded_.assign(data_.groups.size(), false);
+  if (keep) {
+    // Times are kept absolute (the first event can move when a rank starts late). A view that
+    // reached the old end follows the newest time: the whole trace if it showed all of it, else
+    // the same span ending at the new end.
+    const double shift = static_cast<double>(old_t0 - data_.t0);
+    const double new_end = static_cast<double>(data_.t1 - data_.t0);
+    if (old_stop >= static_cast<double>(old_end)) {
+      if (old_start > 0) view_end_ = new_end * 1.02, view_start_ = view_end_ - (old_stop - old_start);
+    } else {
+      view_start_ = old_start + shift, view_end_ = old_stop + shift;
+    }
+    scroll_y_ = old_scroll;
+    if (old_expanded.size() == expanded_.size()) expanded_ = old_expanded;
+    RebuildRows();
+    return;  // the measured range, go-to and followed selection stay as they were
+  }
   has_measure_ = false;
   goto_rank_ = pending_goto_ = -1;
   goto_error_.clear();
@@ -214,6 +235,7 @@ void TimelinePanel::GoToRank(ViewContext& ctx, int64_t rank, float lane_h, float
   scroll_y_ = RowY(rank, lane_h) - (plot_h - lane_h) / 2;
   goto_rank_ = rank;
   ctx.selection->focus_rank = rank;
+  ctx.selection->focus_chosen = true;
 }
 
 void TimelinePanel::ZoomToSelection(const ViewContext& ctx) {

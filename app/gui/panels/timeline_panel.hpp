@@ -50,6 +50,9 @@ class TimelinePanel {
   /// The redistribute whose bars the last Draw highlighted.
   PanelShows shows() const { return shows_; }
   const TimelineGeometry& geometry() const { return geometry_; }
+  /// The next model is the same trace re-read (--follow): keep the visible time range, lanes and
+  /// groups, or follow the newest time when the view reached the trace's end.
+  void KeepViewAcrossReload() { keep_view_ = true; }
   /// Drops the measured range (Esc).
   void ClearMeasure() { has_measure_ = measuring_ = false; }
 
@@ -126,6 +129,7 @@ class TimelinePanel {
   int64_t goto_rank_ = -1;
   int64_t pending_goto_ = -1;                    ///< rank to scroll to on the next Draw
   std::string goto_error_;                       ///< the rank typed is out of range: said beside the field
+  bool keep_view_ = false;  ///< see KeepViewAcrossReload
   int64_t followed_id_ = -2, followed_op_ = -2;  ///< the selection FollowSelection last saw
 };
 
