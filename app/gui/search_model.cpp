@@ -49,7 +49,9 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   if (b.imported && b.imported->verdict != "same" && !b.imported->verdict.empty()) {
     e.verdict = b.imported->verdict;
     const char* mark = e.verdict == "corrupting_merge" ? "!!" : e.verdict == "differs" ? "!=" : "??";
-    e.text += "  " + std::string(mark) + " " + e.verdict;
+    // Right after the id, where a narrow list still shows it.
+    const std::string head = "#" + std::to_string(id);
+    e.text.insert(head.size(), "  " + std::string(mark) + " " + e.verdict);
   }
   std::string& hay = e.haystack;
   if (opaque_name && !cause.empty()) Add(hay, cause);

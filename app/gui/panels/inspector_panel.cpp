@@ -134,7 +134,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   shows_ = view && view->first ? PanelShows{view->id, ctx.selection->step, -1} : PanelShows{};
   if (!view || !view->first) {
-    ImGui::TextDisabled("No redistribute selected.");
+    NoRedistributeHint(ctx.model, "No redistribute selected (Up/Down, or a click in the list or timeline).");
     return;
   }
   const trace::RedistributeBegin& b = view->first->begin;
@@ -204,15 +204,21 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
     ImGui::SetKeyboardFocusHere();
     focus_search_ = false;
   }
-  ImGui::InputTextWithHint("##filter", "search (Ctrl+F): tensor, placement, collective, op", filter_,
+  ImGui::InputTextWithHint("##filter",
+                           "search (Ctrl+F): tensor, placement, collective, op, rN, verdict, line N", filter_,
                            sizeof filter_);
   search_active_ = ImGui::IsItemActive();
   if (key_query_ != filter_) {
     key_query_ = filter_;
     hits_.clear();
     // No query: the redistributes (the list); a query: every matching redistribute and op.
+    const bool has_redistributes = std::any_of(entries_.begin(), entries_.end(), [](const SearchEntry& e) {
+      return e.kind == SearchEntry::Kind::kRedistribute;
+    });
     for (size_t i : Search(entries_, key_query_)) {
-      if (!key_query_.empty() || entries_[i].kind == SearchEntry::Kind::kRedistribute) hits_.push_back(i);
+      // A trace without redistributes (a halo-only program) lists its ops instead of nothing.
+      if (!key_query_.empty() || entries_[i].kind == SearchEntry::Kind::kRedistribute || !has_redistributes)
+        hits_.push_back(i);
     }
   }
   ImGui::BeginChild("##rows");

@@ -315,7 +315,7 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   table_geometry_ = {};
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->first) {
-    ImGui::TextDisabled("Select a redistribute (timeline, list or Up/Down) to see its layouts.");
+    NoRedistributeHint(ctx.model, "Select a redistribute (timeline, list or Up/Down) to see its layouts.");
     return;
   }
   if (!error_.empty()) {

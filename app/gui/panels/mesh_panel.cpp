@@ -271,7 +271,11 @@ void MeshPanel::Draw(ViewContext& ctx) {
   labels_.clear();
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->ok()) {
-    ImGui::TextDisabled(view ? view->error.c_str() : "No redistribute selected.");
+    if (view) {
+      ImGui::TextDisabled("%s", view->error.c_str());
+    } else {
+      NoRedistributeHint(ctx.model, "No redistribute selected.");
+    }
     return;
   }
   const engine::Mesh& mesh = view->mesh;

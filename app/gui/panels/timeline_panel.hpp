@@ -129,7 +129,7 @@ class TimelinePanel {
   int64_t goto_rank_ = -1;
   int64_t pending_goto_ = -1;                    ///< rank to scroll to on the next Draw
   std::string goto_error_;                       ///< the rank typed is out of range: said beside the field
-  bool keep_view_ = false;  ///< see KeepViewAcrossReload
+  bool keep_view_ = false;                       ///< see KeepViewAcrossReload
   int64_t followed_id_ = -2, followed_op_ = -2;  ///< the selection FollowSelection last saw
 };
 
