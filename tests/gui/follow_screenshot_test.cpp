@@ -64,7 +64,8 @@ TEST_CASE("--follow: redistributes a running job writes after the GUI opened app
                              "' 2>/dev/null; do sleep 0.2; done; sleep 1; for f in '" + full.string() +
                              "'/*; do cp \"$f\" '" + job.string() + "/.part' && mv '" + job.string() +
                              "/.part' '" + job.string() + "'/\"${f##*/}\"; done) & ";
-  const std::string command = "cd '" + dir.string() + "' && " + writer +
+  // The writer runs in the background; the GUI in `dir` too (its imgui.ini lands there).
+  const std::string command = writer + "cd '" + dir.string() + "' && " +
                               "xvfb-run -a -s \"-screen 0 1600x1000x24\" " + SHARDSCOPE_GUI_BIN +
                               " --follow " + job.string() + " --quit-after 10 --geometry " +
                               (dir / "geo.json").string();
