@@ -399,15 +399,37 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   f.ve = data_.t0 + static_cast<int64_t>(view_end_);
   const float plot_w = std::max(10.0f, f.x1 - f.x0);
 
-  // Axis.
+  // Axis. Its labels stop short of the legend (right-aligned in the same row) instead of under it.
+  float legend_x = f.x1 - 18;
+  for (const std::string& k : kinds_) legend_x -= ImGui::CalcTextSize(k.c_str()).x + 10;
   list->PushClipRect(ImVec2(f.x0, origin.y), ImVec2(f.x1, f.bottom), true);
   double tick = NiceStep(f.span);
   for (double t = std::ceil(view_start_ / tick) * tick; t <= view_end_; t += tick) {
     float x = f.x0 + static_cast<float>((t - view_start_) / f.span * plot_w);
     list->AddLine(ImVec2(x, origin.y + kAxisHeight - 5), ImVec2(x, f.bottom), IM_COL32(255, 255, 255, 22));
-    list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), FormatTimeNs(t).c_str());
+    const std::string label = FormatTimeNs(t);
+    if (x + 2 + ImGui::CalcTextSize(label.c_str()).x < legend_x - 4)
+      list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), label.c_str());
   }
   list->PopClipRect();
+  // Hovering the legend explains every mark of the plot.
+  const ImVec2 mouse = io.MousePos;
+  if (mouse.x >= legend_x && mouse.x < f.x1 && mouse.y >= origin.y && mouse.y < origin.y + kAxisHeight) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(
+        "bars: redistributes on each rank's lane (selected: brighter); inside them,\n"
+        "  collectives in their kind's colour (this legend); teal bars: ops");
+    ImGui::TextUnformatted(
+        "yellow band: the selected step, from the first rank entering it to the last\n"
+        "  leaving; red part: skew between the first and the last rank to enter");
+    ImGui::TextUnformatted(
+        "white flow lines: one collective across its ranks, through each member's start;\n"
+        "  a kink is a rank that came late");
+    ImGui::TextUnformatted(
+        "blue band on the axis: a measured range (drag on the axis); outlined lane: the\n"
+        "  rank gone to");
+    ImGui::EndTooltip();
+  }
 
   Hit hit;
   DrawLanes(ctx, list, f, ImGui::IsItemHovered(), hit);
