@@ -42,7 +42,7 @@ struct GeometrySources {
   const MeshPanel* mesh = nullptr;
   const TimelinePanel* timeline = nullptr;            ///< null: "timeline" is null in the report
   const LayoutTableGeometry* layout_table = nullptr;  ///< the layout's ranges table, when drawn
-  std::string trace{};                                 ///< the active trace's label (its path), "" when none
+  std::string trace{};                                ///< the active trace's label (its path), "" when none
   int traces = 0;                                     ///< traces loaded
 };
 
