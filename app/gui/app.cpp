@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -32,6 +33,33 @@ void PlaceWindow(const ImGuiViewport* vp, bool fills_viewport, ImVec2 size) {
     ImGui::SetNextWindowSize(size, ImGuiCond_FirstUseEver);
   }
 }
+
+// What a followed path's files look like: name, size and modification time of each (a file: its
+// own). Changes whenever a rank appends; "" when the path cannot be read.
+std::string FilesSignature(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> parts;
+  auto add = [&](const fs::path& p) {
+    std::error_code e;
+    const auto size = fs::file_size(p, e);
+    if (e) return;
+    const auto time = fs::last_write_time(p, e).time_since_epoch().count();
+    parts.push_back(p.filename().string() + ":" + std::to_string(size) + ":" + std::to_string(time));
+  };
+  if (fs::is_directory(path, ec)) {
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) add(it->path());
+  } else {
+    add(path);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const std::string& p : parts) out += p + "\n";
+  return out;
+}
+
+constexpr double kFollowCheckS = 0.5;  // how often a followed trace's files are looked at
 
 }  // namespace
 
@@ -65,8 +93,50 @@ int App::InitWindow(bool headless) {
   return 0;
 }
 
+void App::OpenPath(const std::string& path) {
+  loaders_.push_back(std::make_unique<TraceLoader>(path));
+  activate_.push_back(loaders_.back().get());
+}
+
+void App::FollowPath(const std::string& path) {
+  follow_path_ = path;
+  follow_index_ = -1;
+  follow_loader_.reset();
+  follow_signature_ = FilesSignature(path);  // before reading: a change while it loads is seen later
+  follow_checked_ = std::chrono::steady_clock::now();
+  OpenPath(path);
+  follow_first_ = loaders_.back().get();
+}
+
+void App::PollFollow() {
+  if (follow_index_ < 0 || follow_index_ >= static_cast<int>(traces_.size())) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!follow_loader_ && std::chrono::duration<double>(now - follow_checked_).count() >= kFollowCheckS) {
+    follow_checked_ = now;
+    std::string signature = FilesSignature(follow_path_);
+    if (signature != follow_signature_) {
+      follow_signature_ = std::move(signature);
+      follow_loader_ = std::make_unique<TraceLoader>(follow_path_);
+    }
+  }
+  if (!follow_loader_ || !follow_loader_->done()) return;
+  if (auto model = follow_loader_->model()) {
+    // The selection stays (ids are stable as a job appends); the timeline keeps its view, or
+    // follows the newest time when it showed the end.
+    redistribute_panels_.timeline.KeepViewAcrossReload();
+    traces_[static_cast<size_t>(follow_index_)].model = model;
+    std::printf("follow: %s: %zu redistributes, %zu ops\n", follow_path_.c_str(),
+                model->RedistributeIds().size(), model->OpIds().size());
+    std::fflush(stdout);
+  } else {
+    follow_signature_.clear();  // a rank was mid-line: read again at the next check
+  }
+  follow_loader_.reset();
+}
+
 void App::OpenRequested() {
   for (const std::string& path : options_.traces) loaders_.push_back(std::make_unique<TraceLoader>(path));
+  if (!options_.follow.empty()) FollowPath(options_.follow);
   if (!options_.diff_baseline.empty()) {
     diff_mode_ = true;
     const std::string* paths[2] = {&options_.diff_baseline, &options_.diff_candidate};
@@ -123,11 +193,29 @@ int App::Run() {
       if (static_cast<int>(bench.frame_ms.size()) >= options_.bench_frames + kSettleFrames) break;
     }
     platform_->SwapBuffers();
-    // While traces load the window shows only progress bars: a few frames a second are enough, and
-    // the reader's threads get the cores (a frame costs tens of ms on a software GL renderer).
-    const bool loading =
-        std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
-    if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    ++frames_drawn_;
+    if (Ready()) ++frames_ready_;
+    if (headless) {
+      // While traces load the window shows only progress bars: a few frames a second are enough,
+      // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
+      const bool loading =
+          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
+      if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      continue;
+    }
+    double timeout = IdleTimeout();
+    if (options_.quit_after_s > 0) {
+      const double left = options_.quit_after_s -
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (left <= 0) break;
+      timeout = timeout < 0 ? left : std::min(timeout, left);
+    }
+    platform_->WaitEvents(timeout);
+  }
+  if (options_.quit_after_s > 0 && exit_code == 0) {
+    std::printf("frames drawn %lld, %lld with the traces loaded\n", static_cast<long long>(frames_drawn_),
+                static_cast<long long>(frames_ready_));
+    if (!options_.geometry.empty() && !WriteGeometry()) exit_code = 2;
   }
   if (!bench.frame_ms.empty()) PrintBench(std::move(bench));
   loaders_.clear();
@@ -135,6 +223,30 @@ int App::Run() {
   platform_.reset();
   ImGui::DestroyContext();
   return exit_code;
+}
+
+double App::IdleTimeout() {
+  // An event (or a script step) may change what the next frames show, and ImGui needs a few frames
+  // to settle hover, popups and sizes after one: draw on until kSettleFrames quiet frames passed.
+  if (platform_->events() != seen_events_) {
+    seen_events_ = platform_->events();
+    quiet_frames_ = 0;
+    return 0;
+  }
+  if (quiet_frames_ < kSettleFrames) {
+    ++quiet_frames_;
+    return 0;
+  }
+  // Progress bars need a few frames a second, a sandbox run a poll now and then, a script a frame
+  // per step.
+  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); })) return 0.15;
+  if (!Ready()) return 0.1;
+  if (!ScriptSettled()) return 0;
+  if (selection_.playing) return std::max(0.0, kPlayPeriodS - play_accum_);
+  if (follow_loader_) return 0.1;
+  if (follow_index_ >= 0) return kFollowCheckS;  // a followed trace is looked at twice a second
+  if (ImGui::GetIO().WantTextInput) return 0.5;  // the text cursor blinks
+  return -1;
 }
 
 void App::PrintBench(BenchTimes bench) const {
@@ -180,7 +292,9 @@ void App::Frame() {
   panels_.clear();
   renderer_->NewFrame();
   ImGui::NewFrame();
+  for (const std::string& path : platform_->TakeDrops()) OpenPath(path);  // drag-and-drop
   PollLoaders();
+  PollFollow();
   sandbox_.Prepare();
   if (sandbox_pending_ && !sandbox_.busy()) {
     sandbox_pending_ = false;
@@ -280,9 +394,21 @@ void App::PollLoaders() {
     std::string label = side == loader_side_.end()
                             ? (*it)->path()
                             : std::string(kDiffSides[side->second]) + ": " + (*it)->path();
+    auto activate = std::find(activate_.begin(), activate_.end(), it->get());
+    const bool make_active = activate != activate_.end();
+    if (make_active) activate_.erase(activate);
     if (auto model = (*it)->model()) {
       traces_.push_back({(*it)->path(), model});
-      if (active_ < 0) active_ = static_cast<int>(traces_.size()) - 1;
+      if (active_ < 0 || make_active) {
+        if (active_ >= 0) selection_ = Selection{};  // another trace: its own default selection
+        active_ = static_cast<int>(traces_.size()) - 1;
+      }
+      if (it->get() == follow_first_) {
+        follow_index_ = active_;
+        std::printf("follow: %s: %zu redistributes, %zu ops\n", follow_path_.c_str(),
+                    model->RedistributeIds().size(), model->OpIds().size());
+        std::fflush(stdout);
+      }
       if (side != loader_side_.end()) diff_trace_[side->second] = static_cast<int>(traces_.size()) - 1;
     } else {
       failures_.push_back({label, (*it)->error()});
@@ -338,7 +464,9 @@ void App::SyncSelection() {
       bad_selection_ = true;
     }
   }
-  if (selection_.redistribute_id < 0 && !ids.empty()) selection_.redistribute_id = ids.front();
+  if (selection_.redistribute_id >= 0 || selection_.op_id >= 0) selection_.cleared = false;
+  if (selection_.redistribute_id < 0 && !ids.empty() && !selection_.cleared)
+    selection_.redistribute_id = ids.front();
   if (view_model_ != model || view_serial_ != model_serial_ || view_id_ != selection_.redistribute_id) {
     view_ = BuildRedistributeView(*model, selection_.redistribute_id);
     view_model_ = model;
@@ -356,6 +484,7 @@ void App::HandleKeys(double dt) {
   const ImGuiIO& io = ImGui::GetIO();
   // Taps counted from key events (a tap shorter than a frame counts; two taps in a frame move two).
   const KeyTaps& taps = platform_->taps();
+  if (taps.Count(InputKey::kCtrlQ) > 0) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
   if (diff_mode_) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
@@ -364,9 +493,19 @@ void App::HandleKeys(double dt) {
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   const std::vector<int64_t>& ids = ids_;
+  // Esc clears the selection (as in Tracy and Perfetto): no redistribute, no op, no measured range.
+  if (taps.Count(InputKey::kEscape) > 0) {
+    selection_ = Selection{-1, 0, selection_.focus_rank, false, -1, false, true};
+    redistribute_panels_.timeline.ClearMeasure();
+    SyncSelection();
+  }
   auto pos = std::find(ids.begin(), ids.end(), selection_.redistribute_id);
   const int64_t moves = taps.Count(InputKey::kDown) - taps.Count(InputKey::kUp);
-  if (moves != 0 && pos != ids.end()) {
+  if (moves != 0 && pos == ids.end() && !ids.empty()) {  // nothing selected: Down the first, Up the last
+    selection_.redistribute_id = moves > 0 ? ids.front() : ids.back();
+    selection_.step = 0;
+    SyncSelection();
+  } else if (moves != 0 && pos != ids.end()) {
     const int64_t at =
         std::clamp<int64_t>((pos - ids.begin()) + moves, 0, static_cast<int64_t>(ids.size()) - 1);
     if (ids[static_cast<size_t>(at)] != selection_.redistribute_id) {
@@ -380,7 +519,6 @@ void App::HandleKeys(double dt) {
       std::clamp<int64_t>(selection_.step + taps.Count(InputKey::kRight) - taps.Count(InputKey::kLeft), 0,
                           std::max<int64_t>(0, steps - 1));
   if (taps.Count(InputKey::kSpace) % 2 == 1) selection_.playing = !selection_.playing;
-  if (taps.Count(InputKey::kEscape) > 0) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
   if (selection_.playing) {
     play_accum_ += dt;
     if (play_accum_ >= kPlayPeriodS) {
@@ -432,7 +570,14 @@ int App::Capture() {
                  options_.screenshot.c_str(), std::strerror(written ? errno : write_errno));
     return 2;
   }
-  if (!options_.geometry.empty()) {
+  if (!options_.geometry.empty() && !WriteGeometry()) return 2;
+  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
+              options_.view.c_str());
+  return 0;
+}
+
+bool App::WriteGeometry() {
+  {
     std::vector<DiffCanvasGeometry> canvases;
     if (diff_mode_) {
       canvases = diff_.canvases();
@@ -455,16 +600,17 @@ int App::Capture() {
                             &stats_};
     sources.mesh = &redistribute_panels_.mesh;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
+    if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
+    if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;
+    sources.traces = static_cast<int>(traces_.size());
     std::ofstream out(options_.geometry);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {
       std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.geometry.c_str());
-      return 2;
+      return false;
     }
   }
-  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
-              options_.view.c_str());
-  return 0;
+  return true;
 }
 
 int RunApp(const AppOptions& options) {

@@ -25,6 +25,11 @@ struct AppOptions {
   std::string geometry;             ///< non-empty: write panel rectangles as JSON (screenshot mode)
   int bench_frames = 0;             ///< > 0: render this many frames after loading, print frame times, exit
   bool sandbox_run = false;         ///< run the sandbox's default redistribute on the local backend at start
+  /// > 0: an interactive run (frames drawn only on input or animation) that quits after this many
+  /// seconds, printing the frames it drew and writing --geometry; tests count idle frames with it.
+  double quit_after_s = 0;
+  /// --follow DIR: open DIR and keep re-reading it while a running job appends to it.
+  std::string follow;
   /// --keys: replayed once the traces are loaded and the layout settled, one step per frame,
   /// through the same callbacks as real input; a screenshot waits until it is done.
   std::vector<InputEvent> script;

@@ -49,7 +49,14 @@ class App {
   };
   void PrintBench(BenchTimes bench) const;
   void Frame();
+  double IdleTimeout();  ///< how long the interactive loop may wait for events (< 0: until one comes)
+  bool WriteGeometry();
   void PollLoaders();
+  /// Loads `path` (a trace directory, rank file or dump directory) and shows it once loaded.
+  void OpenPath(const std::string& path);
+  /// Starts following `path`: it is loaded now and re-read whenever its files change.
+  void FollowPath(const std::string& path);
+  void PollFollow();
   void SyncSelection();
   void HandleKeys(double dt);
   void PrepareAll();
@@ -105,10 +112,20 @@ class App {
   SandboxPanel sandbox_;
   GalleryWindow gallery_;
   DiffPanel diff_;
-  bool diff_mode_ = false;        // the main window shows the diff view
-  int diff_trace_[2] = {-1, -1};  // indices into traces_ of baseline and candidate
-  std::string diff_label_[2];     // their paths (shown while loading or after a failure)
-  char compare_path_[512] = {};   // File > Compare with: a path to load as candidate
+  bool diff_mode_ = false;                    // the main window shows the diff view
+  int diff_trace_[2] = {-1, -1};              // indices into traces_ of baseline and candidate
+  std::string diff_label_[2];                 // their paths (shown while loading or after a failure)
+  char compare_path_[512] = {};               // File > Compare with: a path to load as candidate
+  char open_path_[512] = {};                  // File > Open / Follow: a path to load
+  std::vector<const TraceLoader*> activate_;  // loads that become the active trace when done
+  // --follow / File > Follow: the followed directory, its trace's index in traces_ (-1 until the
+  // first load), the reload in flight, and what its files looked like at the last (re)load.
+  std::string follow_path_;
+  const TraceLoader* follow_first_ = nullptr;
+  int follow_index_ = -1;
+  std::unique_ptr<TraceLoader> follow_loader_;
+  std::string follow_signature_;
+  std::chrono::steady_clock::time_point follow_checked_{};
   bool show_gallery_ = false, show_sandbox_ = false;
   bool selection_applied_ = false;
   bool bad_selection_ = false;    ///< --select/--select-op named an id the trace lacks: exit 2
@@ -129,6 +146,11 @@ class App {
   double first_ready_s_ = -1;
   double first_frame_s_ = -1;
   int fb_w_ = 0, fb_h_ = 0;
+  // Idle: frames are drawn only while events arrive, for a few frames after, or while something
+  // animates (loading, play, a script, a followed trace).
+  uint64_t seen_events_ = 0;
+  int quiet_frames_ = 0;
+  int64_t frames_drawn_ = 0, frames_ready_ = 0;
   double prepare_ms_ = 0, build_ms_ = 0, render_ms_ = 0;  // last frame: prepare steps, ImGui calls, GL
 };
 

@@ -18,8 +18,12 @@ struct Selection {
   int64_t redistribute_id = -1;  ///< -1: none
   int64_t step = 0;              ///< index into the optimized plan
   int64_t focus_rank = 0;        ///< rank whose groups the mesh and merge views highlight
+  bool focus_chosen = false;     ///< the user picked focus_rank (go to rank, a click): layouts outline it
   int64_t op_id = -1;            ///< op selected in the program view (-1: none)
   bool playing = false;          ///< inspector's play: advance one step per period
+  /// Esc cleared the selection: nothing is picked by default until the user picks something
+  /// (App resets it once a redistribute or op is selected again).
+  bool cleared = false;
 };
 
 /// What a panel shows (from the data it drew, not from the selection): --geometry reports it per

@@ -23,8 +23,27 @@ void App::DrawPanel(const char* title, const char* name, P& panel) {
 void App::DrawMenuBar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    // Open or follow a path (also: drop a trace or dump directory on the window).
+    ImGui::SetNextItemWidth(320);
+    const bool enter =
+        ImGui::InputTextWithHint("##open_path", "trace directory, rank file or dump directory", open_path_,
+                                 sizeof open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Open") || enter) && open_path_[0] != '\0') {
+      OpenPath(open_path_);
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Follow") && open_path_[0] != '\0') {
+      FollowPath(open_path_);
+      ImGui::CloseCurrentPopup();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("open a trace a running job is still writing, and keep adding what its ranks append");
+    if (!follow_path_.empty()) ImGui::TextDisabled("following %s", follow_path_.c_str());
+    ImGui::Separator();
     DrawCompareMenu();
-    if (ImGui::MenuItem("Quit", "Esc")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(platform_->window(), GLFW_TRUE);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -84,14 +103,19 @@ void App::DrawHelp() {
       {"Left / Right", "previous / next step of the selected redistribute"},
       {"Up / Down", "previous / next redistribute (diff view: previous / next row)"},
       {"Space", "play the steps (again: stop)"},
-      {"+ / -", "timeline: zoom in / out around the centre"},
+      {"W / S, + / -", "timeline: zoom in / out around the centre"},
       {"A / D", "timeline: pan left / right"},
       {"F", "timeline: zoom to the selection (the selected redistribute on every rank, else the op)"},
       {"Ctrl+F", "search redistributes and ops (tensor, placement, collective kind, op name)"},
       {"0", "timeline: fit the whole trace"},
       {"G or Ctrl+G",
-       "timeline: go to rank (type its number: its group expands, its lane scrolls into view)"},
-      {"Esc", "quit"},
+       "go to rank (type its number): its timeline lane, layout table row and shards, mesh cell; a rank "
+       "out of range is named, not clamped"},
+      {"Esc", "clear the selection (redistribute, op, measured range); Down / Up then pick the first / last"},
+      {"Ctrl+Q", "quit (also File > Quit)"},
+      {"File > Open, or drop a path on the window", "load a trace directory, rank file or dump directory"},
+      {"File > Follow, --follow DIR",
+       "keep re-reading a trace a running job writes (view follows the newest time)"},
       {"click (list, timeline bar, program badge)", "select that redistribute"},
       {"click (search result)", "select that redistribute or op"},
       {"click (program op)", "select the op"},

@@ -5,6 +5,27 @@ namespace {
 
 nlohmann::json Rect(float x0, float y0, float x1, float y1) { return {x0, y0, x1, y1}; }
 
+nlohmann::json CompareJson(const std::vector<DiffCompareRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DiffCompareRow& r : rows)
+    out.push_back({{"what", r.what},
+                   {"baseline", r.baseline},
+                   {"candidate", r.candidate},
+                   {"differs", r.differs},
+                   {"change", r.change}});
+  return out;
+}
+
+nlohmann::json TotalsJson(const std::vector<KindTotals>& totals) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KindTotals& t : totals)
+    out.push_back({{"kind", t.kind},
+                   {"calls", {t.calls[0], t.calls[1]}},
+                   {"bytes", {t.bytes[0], t.bytes[1]}},
+                   {"time_ns", {t.time_ns[0], t.time_ns[1]}}});
+  return out;
+}
+
 nlohmann::json DiffJson(const DiffPanel& diff) {
   auto id = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   auto rows = [&](const std::vector<DiffRowGeometry>& geometry) {
@@ -25,6 +46,8 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
           {"steps", rows(diff.step_geometry())},
           {"selected_row", diff.selected_row()},
           {"summary", view.summary},
+          {"compare", CompareJson(diff.compare())},
+          {"kind_totals", TotalsJson(diff.totals())},
           {"differences", view.result.differences.size()},
           {"error", view.error}};
 }
@@ -47,6 +70,7 @@ nlohmann::json TimelineJson(const TimelineGeometry& t) {
           {"measure",
            t.has_measure ? nlohmann::json::array({t.measure_start_ns, t.measure_end_ns}) : nlohmann::json()},
           {"goto_rank", t.goto_rank},
+          {"goto_error", t.goto_error},
           {"scrollbar", t.scrollbar}};
 }
 
@@ -59,16 +83,20 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   j["view"] = s.view;
   j["canvases"] = nlohmann::json::array();
   for (const auto& [side, c] : *s.canvases) {
-    j["canvases"].push_back({{"which", c.which},
-                             {"side", side},
-                             {"rect", Rect(c.x0, c.y0, c.x1, c.y1)},
-                             {"row_dim", c.row_dim},
-                             {"col_dim", c.col_dim},
-                             {"rows", c.rows},
-                             {"cols", c.cols},
-                             {"redistribute_id", c.redistribute_id},
-                             {"step", c.step},
-                             {"slice", c.slice}});
+    j["canvases"].push_back(
+        {{"which", c.which},
+         {"side", side},
+         {"rect", Rect(c.x0, c.y0, c.x1, c.y1)},
+         {"row_dim", c.row_dim},
+         {"col_dim", c.col_dim},
+         {"rows", c.rows},
+         {"cols", c.cols},
+         {"redistribute_id", c.redistribute_id},
+         {"step", c.step},
+         {"slice", c.slice},
+         {"focus_rank", c.focus_rank},
+         {"focus_rect", c.focus_x1 > c.focus_x0 ? Rect(c.focus_x0, c.focus_y0, c.focus_x1, c.focus_y1)
+                                                : nlohmann::json()}});
   }
   j["diff"] = s.diff ? DiffJson(*s.diff) : nlohmann::json();
   j["timeline"] = s.timeline ? TimelineJson(s.timeline->geometry()) : nlohmann::json();
@@ -125,7 +153,24 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                  {"negotiation_bytes", s.mesh->totals().negotiation},
                  {"matrix_total", s.mesh->matrix_total()},
                  {"focus_rank", s.mesh->focus_rank()}};
+    nlohmann::json arrows = nlohmann::json::array(), labels = nlohmann::json::array();
+    for (const MeshArrowGeometry& a : s.mesh->arrows()) {
+      nlohmann::json points = nlohmann::json::array();
+      for (const auto& [x, y] : a.points) points.push_back({x, y});
+      arrows.push_back({{"from", a.from}, {"to", a.to}, {"points", points}});
+    }
+    for (const MeshLabelGeometry& l : s.mesh->labels())
+      labels.push_back({{"text", l.text}, {"rect", Rect(l.x0, l.y0, l.x1, l.y1)}});
+    j["mesh"]["arrows"] = arrows;
+    j["mesh"]["labels"] = labels;
   }
+  if (s.layout_table && s.layout_table->shown) {
+    j["layout_table"] = {{"first_row", s.layout_table->first},
+                         {"last_row", s.layout_table->last},
+                         {"focus_rank", s.layout_table->focus_rank}};
+  }
+  j["trace"] = s.trace;
+  j["traces"] = s.traces;
   j["selected_op"] = s.selection->op_id;
   j["selected_redistribute"] = s.selection->redistribute_id;
   j["selected_step"] = s.selection->step;

@@ -40,7 +40,10 @@ struct GeometrySources {
   const float* error_rect = nullptr;  ///< x0, y0, x1, y1; empty when x1 <= x0
   const StatsPanel* stats = nullptr;
   const MeshPanel* mesh = nullptr;
-  const TimelinePanel* timeline = nullptr;  ///< null: "timeline" is null in the report
+  const TimelinePanel* timeline = nullptr;            ///< null: "timeline" is null in the report
+  const LayoutTableGeometry* layout_table = nullptr;  ///< the layout's ranges table, when drawn
+  std::string trace{};                                ///< the active trace's label (its path), "" when none
+  int traces = 0;                                     ///< traces loaded
 };
 
 /// The JSON document written by --geometry.

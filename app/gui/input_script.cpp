@@ -13,9 +13,9 @@ struct KeyInfo {
   const char* name;
   char typed;
 };
-constexpr KeyInfo kKeys[] = {{"Left", 0},    {"Right", 0},  {"Up", 0},      {"Down", 0},
-                             {"Space", ' '}, {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'},
-                             {"D", 'd'},     {"F", 'f'},    {"Escape", 0},  {"CtrlF", 0}};
+constexpr KeyInfo kKeys[] = {{"Left", 0},   {"Right", 0},   {"Up", 0},  {"Down", 0}, {"Space", ' '},
+                             {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'}, {"D", 'd'},  {"F", 'f'},
+                             {"Escape", 0}, {"CtrlF", 0},   {"W", 'w'}, {"S", 's'},  {"CtrlQ", 0}};
 static_assert(sizeof kKeys / sizeof kKeys[0] == static_cast<size_t>(InputKey::kCount));
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
@@ -50,6 +50,8 @@ InputEvent Event(InputEvent::Kind kind, InputKey key = InputKey::kLeft) {
 }  // namespace
 
 const char* InputKeyName(InputKey key) { return kKeys[static_cast<size_t>(key)].name; }
+
+bool IsCtrlChord(InputKey key) { return key == InputKey::kCtrlF || key == InputKey::kCtrlQ; }
 
 char InputKeyChar(InputKey key) { return kKeys[static_cast<size_t>(key)].typed; }
 
@@ -100,6 +102,10 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
         if (c < 0x20 || c > 0x7e) fail("type:TEXT takes printable ASCII characters");
       }
       out.push_back(e);
+    } else if (token.size() > 5 && EqualsNoCase(token.substr(0, 5), "drop:")) {
+      InputEvent e = Event(InputEvent::Kind::kDrop);
+      e.text = std::string(token.substr(5));
+      out.push_back(e);
     } else {
       bool found = false;
       for (size_t k = 0; k < static_cast<size_t>(InputKey::kCount) && !found; ++k) {
@@ -108,7 +114,9 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
           found = true;
         }
       }
-      if (!found) fail("not a key (" + InputKeyNames() + "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait");
+      if (!found)
+        fail("not a key (" + InputKeyNames() +
+             "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -25,12 +25,18 @@ enum class InputKey : int {
   kF,
   kEscape,
   kCtrlF,
+  kW,
+  kS,
+  kCtrlQ,
   kCount
 };
 
 /// Script and help name of a key ("Left", "Plus", "CtrlF" for Ctrl+F, ...).
+/// Whether `key` is a Ctrl chord (CtrlF, CtrlQ): its letter alone is another key or none.
+bool IsCtrlChord(InputKey key);
 const char* InputKeyName(InputKey key);
-/// The character a key types (0 for none): the timeline reads '+', '-', 'a', 'd', 'f' as characters.
+/// The character a key types (0 for none): the timeline reads '+', '-', 'w', 's', 'a', 'd', 'f' as
+/// characters.
 char InputKeyChar(InputKey key);
 
 /// Taps of each bound key since the last Clear (key presses and auto-repeats; releases ignored).
@@ -49,11 +55,11 @@ class KeyTaps {
 /// drag from (x, y) to (x1, y1) (held for kDragFrames frames, the pointer moving in equal steps),
 /// or typed text (one character event per character, all in one frame).
 struct InputEvent {
-  enum class Kind { kKey, kClick, kWait, kDrag, kType } kind = Kind::kKey;
+  enum class Kind { kKey, kClick, kWait, kDrag, kType, kDrop } kind = Kind::kKey;
   InputKey key = InputKey::kLeft;
   float x = 0, y = 0;
   float x1 = 0, y1 = 0;  ///< drag end
-  std::string text;      ///< typed text
+  std::string text;      ///< typed text, or the dropped path
 };
 
 /// Frames a scripted drag holds the button: the first at its start, the last at its end.
@@ -61,7 +67,8 @@ inline constexpr int kDragFrames = 6;
 
 /// Parses "Down,Down,Right,click:412:230,drag:10:5:90:5,type:g517,wait": key names
 /// (case-insensitive), click:X:Y and drag:X0:Y0:X1:Y1 (pixels from the window's top-left),
-/// type:TEXT (printable characters, no comma), wait (one idle frame). Throws std::invalid_argument
+/// type:TEXT (printable characters, no comma), drop:PATH (a file or directory dropped on the window,
+/// as the window system reports a drag-and-drop), wait (one idle frame). Throws std::invalid_argument
 /// naming the bad token and its position.
 std::vector<InputEvent> ParseInputScript(std::string_view text);
 

@@ -1,6 +1,6 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
 //                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json]
-//                [--bench-frames N] [--keys SCRIPT]
+//                [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS] [--follow DIR]
 
 #include <cstdio>
 #include <cstring>
@@ -15,16 +15,20 @@ constexpr const char* kUsage =
     "usage: shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png]\n"
     "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight|stats]\n"
     "         [--select ID] [--step K] [--select-op ID] [--search TEXT] [--size WxH] [--geometry OUT.json]\n"
-    "         [--bench-frames N] [--keys SCRIPT]\n"
+    "         [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS] [--follow DIR]\n"
+    "--follow: open DIR and keep adding what a running job appends (File > Follow does the same)\n"
+    "--quit-after: run interactively (frames drawn only on input or animation), quit after SECONDS,\n"
+    "         print the frames drawn and write --geometry\n"
     "--diff: the two traces side by side, aligned as `shardscope diff` aligns them (view diff)\n"
     "A Flight Recorder dump directory opens on the flight view (lanes per rank, mismatches)\n"
     "--keys: input replayed before the screenshot, e.g. \"Down,Down,Right,click:412:230,wait\"\n"
-    "         (keys Left Right Up Down Space Plus Minus A D F Escape CtrlF; click:X:Y in window pixels;\n"
-    "         drag:X0:Y0:X1:Y1; type:TEXT types characters, e.g. type:g then type:517 goes to rank 517)\n"
+    "         (keys Left Right Up Down Space Plus Minus W S A D F Escape CtrlF CtrlQ; click:X:Y in\n"
+    "         window pixels; drag:X0:Y0:X1:Y1; type:TEXT types characters, e.g. type:g then type:517\n"
+    "         goes to rank 517; drop:PATH drops a path on the window)\n"
     "--search: a query in the list's search box (tensor, placement, collective kind, op name)\n"
-    "keys: Left/Right step, Up/Down redistribute, Space play, +/- zoom, A/D pan, F zoom to the\n"
-    "      selection, 0 fit, G go to rank in the timeline, Ctrl+F search, Esc quit (Help menu: every\n"
-    "      key and gesture)\n";
+    "keys: Left/Right step, Up/Down redistribute, Space play, W/S or +/- zoom, A/D pan, F zoom to\n"
+    "      the selection, 0 fit, G go to rank, Ctrl+F search, Esc clear the selection, Ctrl+Q quit\n"
+    "      (Help menu: every key and gesture)\n";
 
 bool ParseInt(const char* text, long long& out) {
   char* end = nullptr;
@@ -103,6 +107,18 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
       return Usage("--size: '" + std::string(v ? v : "") + "' is not WIDTHxHEIGHT within 320x240..8192x8192");
     }
     options.width = w, options.height = h;
+  } else if (arg == "--quit-after") {
+    const char* v = value("--quit-after");
+    char* end = nullptr;
+    const double s = v ? std::strtod(v, &end) : 0;
+    if (!v || end == v || *end != '\0' || !(s > 0 && s <= 86400))
+      return Usage("--quit-after: '" + std::string(v ? v : "") +
+                   "' is not a number of seconds in (0, 86400]");
+    options.quit_after_s = s;
+  } else if (arg == "--follow") {
+    const char* v = value("--follow");
+    if (!v) return Usage("--follow needs a trace directory that a running job writes");
+    options.follow = v;
   } else if (arg == "--search") {
     const char* v = value("--search");
     if (!v) return Usage("--search needs a query such as \"all_gather\"");

@@ -43,11 +43,20 @@ int GlfwKey(InputKey key) {
       return GLFW_KEY_F;
     case InputKey::kEscape:
       return GLFW_KEY_ESCAPE;
+    case InputKey::kW:
+      return GLFW_KEY_W;
+    case InputKey::kS:
+      return GLFW_KEY_S;
+    case InputKey::kCtrlQ:
+      return GLFW_KEY_Q;
     case InputKey::kCount:
       break;
   }
   return GLFW_KEY_UNKNOWN;
 }
+
+// Whether some Ctrl chord uses `key` (then the key with Ctrl held is only the chord).
+bool HasChord(int key) { return key == GLFW_KEY_F || key == GLFW_KEY_Q; }
 
 }  // namespace
 
@@ -55,17 +64,23 @@ int GlfwKey(InputKey key) {
 // press is counted even when its release arrives before the next frame (ImGui 1.86 only keeps the
 // polled down state, which loses such taps).
 void Platform::OnKeyEvent(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) {
+  CountEvent(window);
   auto* self = static_cast<Platform*>(glfwGetWindowUserPointer(window));
   if (!self || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
   if (key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD) key = GLFW_KEY_KP_ADD;  // '+' with or without shift
   if (key == GLFW_KEY_KP_SUBTRACT) key = GLFW_KEY_MINUS;
-  if (key == GLFW_KEY_F && (mods & GLFW_MOD_CONTROL)) {  // Ctrl+F: the search box, not the timeline's F
-    self->taps_.Add(InputKey::kCtrlF);
-    return;
-  }
+  // A Ctrl chord (Ctrl+F: the search box, not the timeline's F; Ctrl+Q: quit) counts only as the
+  // chord, and a plain letter never as one.
+  const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
   for (int k = 0; k < static_cast<int>(InputKey::kCount); ++k) {
-    if (GlfwKey(static_cast<InputKey>(k)) == key) self->taps_.Add(static_cast<InputKey>(k));
+    const auto input = static_cast<InputKey>(k);
+    const bool counts = IsCtrlChord(input) ? ctrl : !(ctrl && HasChord(key));
+    if (GlfwKey(input) == key && counts) self->taps_.Add(input);
   }
+}
+
+void Platform::CountEvent(GLFWwindow* window) {
+  if (auto* self = static_cast<Platform*>(glfwGetWindowUserPointer(window))) ++self->events_;
 }
 
 Platform::~Platform() {
@@ -97,6 +112,21 @@ bool Platform::Init(int width, int height, const std::string& title, bool vsync,
   glfwSwapInterval(vsync ? 1 : 0);
   glfwSetWindowUserPointer(window_, this);
   glfwSetKeyCallback(window_, OnKeyEvent);  // before ImGui's backend, which chains to it
+  // Every other event the window can get only counts (ImGui's backend chains to the ones it also
+  // installs: buttons, wheel, characters, focus, enter/leave; ImGui 1.86 polls the pointer).
+  glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int, int, int) { CountEvent(w); });
+  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double) { CountEvent(w); });
+  glfwSetCharCallback(window_, [](GLFWwindow* w, unsigned) { CountEvent(w); });
+  glfwSetWindowFocusCallback(window_, [](GLFWwindow* w, int) { CountEvent(w); });
+  glfwSetCursorEnterCallback(window_, [](GLFWwindow* w, int) { CountEvent(w); });
+  glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double, double) { CountEvent(w); });
+  glfwSetFramebufferSizeCallback(window_, [](GLFWwindow* w, int, int) { CountEvent(w); });
+  glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) { CountEvent(w); });
+  glfwSetDropCallback(window_, [](GLFWwindow* w, int count, const char** paths) {
+    CountEvent(w);
+    auto* self = static_cast<Platform*>(glfwGetWindowUserPointer(w));
+    for (int i = 0; self && i < count; ++i) self->drops_.emplace_back(paths[i]);
+  });
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) {
     error = "ImGui GLFW backend failed to initialise";
     return false;
@@ -112,7 +142,7 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
   if (release_pending_ > 0 && --release_pending_ == 0) script_mouse_.reset();
   if (injected && injected->kind == InputEvent::Kind::kKey) {
     const int key = GlfwKey(injected->key);
-    const int mods = injected->key == InputKey::kCtrlF ? GLFW_MOD_CONTROL : 0;
+    const int mods = IsCtrlChord(injected->key) ? GLFW_MOD_CONTROL : 0;
     ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_PRESS, mods);
     if (char c = InputKeyChar(injected->key)) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
     ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_RELEASE, mods);
@@ -123,6 +153,8 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
     release_pending_ = 2;
   } else if (injected && injected->kind == InputEvent::Kind::kType) {
     for (char c : injected->text) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
+  } else if (injected && injected->kind == InputEvent::Kind::kDrop) {
+    drops_.push_back(injected->text);  // what GLFW's drop callback would have added
   } else if (injected && injected->kind == InputEvent::Kind::kDrag) {
     drag_ = *injected;
     drag_frame_ = 0;
@@ -146,6 +178,16 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
     ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   }
 }
+
+void Platform::WaitEvents(double timeout_s) {
+  if (timeout_s < 0) {
+    glfwWaitEvents();
+  } else if (timeout_s > 0) {
+    glfwWaitEventsTimeout(timeout_s);
+  }
+}
+
+void Platform::Wake() { glfwPostEmptyEvent(); }
 
 void Platform::SwapBuffers() { glfwSwapBuffers(window_); }
 

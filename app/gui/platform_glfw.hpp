@@ -2,9 +2,11 @@
 // Platform glue: the GLFW window with an OpenGL 3.3 core context and ImGui's GLFW backend. No GL
 // drawing and no globals here; the renderer glue (gl_renderer.hpp) is separate.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "input_script.hpp"
 
@@ -31,6 +33,16 @@ class Platform {
   void NewFrame(const InputEvent* injected, bool park_mouse);
   /// Bound-key taps since the previous NewFrame.
   const KeyTaps& taps() const { return taps_; }
+  /// Sleeps until the window system reports an event or `timeout_s` seconds pass (< 0: no limit);
+  /// the next NewFrame handles what arrived. The idle main loop's only wait.
+  void WaitEvents(double timeout_s);
+  /// Wakes a WaitEvents from another thread (a loader that finished). Thread-safe.
+  static void Wake();
+  /// Input and window events seen so far (pointer moves, buttons, wheel, keys, characters, resizes,
+  /// focus, drops): the main loop draws frames only while this changes or something animates.
+  uint64_t events() const { return events_; }
+  /// Paths dropped on the window since the last call (files or directories, in drop order).
+  std::vector<std::string> TakeDrops() { return std::exchange(drops_, {}); }
   /// Presents the back buffer.
   void SwapBuffers();
   /// True once the user asked to close the window.
@@ -41,11 +53,14 @@ class Platform {
 
  private:
   static void OnKeyEvent(GLFWwindow* window, int key, int scancode, int action, int mods);
+  static void CountEvent(GLFWwindow* window);
 
   GLFWwindow* window_ = nullptr;
   bool glfw_ready_ = false;
   bool imgui_ready_ = false;
   KeyTaps taps_;
+  uint64_t events_ = 0;
+  std::vector<std::string> drops_;
   std::optional<std::pair<float, float>> script_mouse_;  // pointer held by a click step
   int release_pending_ = 0;         // frames until a scripted click's pointer is released and parked
   std::optional<InputEvent> drag_;  // the scripted drag in progress

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "shardscope/text.hpp"
 
@@ -27,10 +28,46 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   const auto recs = model.RedistributesWithId(id);
   const trace::RedistributeBegin& b = recs.front()->begin;
   e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->end || !r->end->ok; });
-  e.text = "#" + std::to_string(id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
-           Join(b.src_placements, ",") + " -> " + Join(b.dst_placements, ",") + "  " +
-           std::to_string(b.optimized_plan.size()) + " step" + (b.optimized_plan.size() == 1 ? "" : "s");
+  // A DebugMode import names tensors by its ids (dt$2) or not at all: the op and argument that
+  // caused the redistribute say more.
+  std::string cause;
+  if (b.op_id >= 0) {
+    const auto ops = model.OpsWithId(b.op_id);
+    if (!ops.empty()) {
+      std::string name = ops.front()->op.name;
+      if (name.rfind("aten::", 0) == 0) name = name.substr(6);
+      cause = name + " arg " + std::to_string(b.op_input);
+    }
+  }
+  const bool opaque_name =
+      b.tensor.empty() || b.tensor.rfind("dt$", 0) == 0 || b.tensor.rfind("line ", 0) == 0;
+  std::string name = b.tensor.empty() ? "-" : b.tensor;
+  if (opaque_name && !cause.empty()) name = cause + " (" + name + ")";
+  e.text = "#" + std::to_string(id) + "  " + name + "  " + Join(b.src_placements, ",") + " -> " +
+           Join(b.dst_placements, ",") + "  " + std::to_string(b.optimized_plan.size()) + " step" +
+           (b.optimized_plan.size() == 1 ? "" : "s");
+  if (b.imported && b.imported->verdict != "same" && !b.imported->verdict.empty()) {
+    e.verdict = b.imported->verdict;
+    const char* mark = e.verdict == "corrupting_merge" ? "!!" : e.verdict == "differs" ? "!=" : "??";
+    // Right after the id, where a narrow list still shows it.
+    const std::string head = "#" + std::to_string(id);
+    e.text.insert(head.size(), "  " + std::string(mark) + " " + e.verdict);
+  }
   std::string& hay = e.haystack;
+  if (opaque_name && !cause.empty()) Add(hay, cause);
+  for (const auto* r : recs) e.ranks.push_back(r->rank);
+  std::sort(e.ranks.begin(), e.ranks.end());
+  if (b.imported) {
+    const trace::ImportedPlan& imp = *b.imported;
+    Add(hay, imp.verdict);
+    Add(hay, imp.reason);
+    Add(hay, imp.notation);
+    Add(hay, "line " + std::to_string(imp.line));
+    for (const trace::ImportedCollective& c : imp.collectives) {
+      Add(hay, c.kind);
+      if (!c.group_name.empty()) Add(hay, "pg " + c.group_name), Add(hay, "group " + c.group_name);
+    }
+  }
   Add(hay, "#" + std::to_string(id));
   Add(hay, b.tensor);
   Add(hay, Join(b.src_placements, ","));
@@ -94,13 +131,34 @@ std::vector<SearchEntry> BuildSearchIndex(const trace::Model& model, size_t limi
   return out;
 }
 
+namespace {
+
+// A query term "r<N>" names rank N (else "r" would match every placement R): the rank as a number.
+std::optional<int64_t> RankTerm(std::string_view term) {
+  if (term.size() < 2 || (term[0] != 'r' && term[0] != 'R') || term.size() > 12) return std::nullopt;
+  int64_t rank = 0;
+  for (char c : term.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    rank = rank * 10 + (c - '0');
+  }
+  return rank;
+}
+
+}  // namespace
+
 bool SearchMatches(const SearchEntry& entry, std::string_view query) {
   size_t i = 0;
   while (i < query.size()) {
     while (i < query.size() && std::isspace(static_cast<unsigned char>(query[i]))) ++i;
     size_t j = i;
     while (j < query.size() && !std::isspace(static_cast<unsigned char>(query[j]))) ++j;
-    if (j > i && entry.haystack.find(Lower(query.substr(i, j - i))) == std::string::npos) return false;
+    const std::string_view term = query.substr(i, j - i);
+    if (const auto rank = RankTerm(term); rank && !entry.ranks.empty()) {
+      if (!std::binary_search(entry.ranks.begin(), entry.ranks.end(), *rank)) return false;
+      i = j;
+      continue;
+    }
+    if (j > i && entry.haystack.find(Lower(term)) == std::string::npos) return false;
     i = j;
   }
   return true;

@@ -15,9 +15,16 @@ namespace shardscope::app::gui {
 struct SearchEntry {
   enum class Kind { kRedistribute, kOp } kind = Kind::kRedistribute;
   int64_t id = 0;
-  std::string text;      ///< the list line, e.g. "#3  w  S(0),R -> R,R  1 step"
-  std::string haystack;  ///< lower-case words searched: tensor, placements, kinds, op name
-  bool failed = false;   ///< some rank failed or did not finish it
+  std::string text;  ///< the list line, e.g. "#3  w  S(0),R -> R,R  1 step"
+  /// Lower-case words searched: tensor, placements, kinds, op name; for redistributes also the
+  /// causing op and argument when the tensor has no name of its own (dt$2), and an imported
+  /// record's verdict, reason, dump line ("line 10") and process groups ("pg 3").
+  std::string haystack;
+  bool failed = false;  ///< some rank failed or did not finish it
+  /// An imported redistribute's verdict when not "same" ("differs", "corrupting_merge",
+  /// "not_replayable"; the list marks it), else "".
+  std::string verdict;
+  std::vector<int64_t> ranks;  ///< ranks that ran a redistribute (ascending): a query term rN matches these
 };
 
 /// One entry per redistribute id (ascending) and then per op id (ascending), from the lowest rank's

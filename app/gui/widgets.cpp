@@ -134,4 +134,19 @@ void PlanStepCells(const trace::PlanStep& step, const std::string& mesh_dims) {
   ImGui::Text("%.1f us", step.cost_us);
 }
 
+void NoRedistributeHint(const trace::Model* model, const char* fallback) {
+  if (!model || !model->redistributes.empty()) {
+    ImGui::TextDisabled("%s", fallback);
+    return;
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("This trace has no redistributes: nothing was moved between placements.");
+  if (!model->ops.empty()) {
+    ImGui::TextDisabled(
+        "Its ops are in the Program tab (click one for its placements, strategies and "
+        "halo exchanges); their collectives run on the Timeline tab.");
+  }
+  ImGui::PopTextWrapPos();
+}
+
 }  // namespace shardscope::app::gui

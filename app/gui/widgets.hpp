@@ -10,6 +10,7 @@
 
 #include "rank_palette.hpp"
 #include "shardscope/trace/events.hpp"
+#include "shardscope/trace/model.hpp"
 
 namespace shardscope::app::gui {
 
@@ -43,6 +44,10 @@ bool BeginHeaderTable(const char* id, ImGuiTableFlags flags, std::initializer_li
 void SetupPlanStepColumns();
 /// Fills those columns for one plan step; `mesh_dims` is the panel's text for the step's mesh dims.
 void PlanStepCells(const trace::PlanStep& step, const std::string& mesh_dims);
+/// What a redistribute panel says with nothing to show: `fallback` when a redistribute could be
+/// selected; for a trace without redistributes (a halo-only program), where its ops and
+/// collectives are instead. Takes the model (null: no trace).
+void NoRedistributeHint(const trace::Model* model, const char* fallback);
 /// A bold-ish section title with a separator.
 void SectionTitle(const char* title);
 /// Text on a filled rectangle at `pos` (draw-list coordinates).

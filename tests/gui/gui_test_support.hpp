@@ -63,9 +63,11 @@ inline RunResult RunShell(const std::string& command, const fs::path& log) {
 // load xvfb-run's own clean-up has been seen to fail ("problem while cleaning up temporary
 // directory", exit 5, replacing the GUI's exit code). A run in which xvfb-run itself reports an
 // error is retried after a pause instead of failing the test; the GUI's own errors are not retried.
-inline RunResult RunGui(const std::string& args, const fs::path& log) {
-  const std::string command =
-      "xvfb-run -a -s \"-screen 0 1600x1000x24\" " + std::string(SHARDSCOPE_GUI_BIN) + " " + args;
+// `cwd`: the directory to run in (an interactive run reads and writes imgui.ini there).
+inline RunResult RunGui(const std::string& args, const fs::path& log, const fs::path& cwd = {}) {
+  const std::string command = (cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ") +
+                              "xvfb-run -a -s \"-screen 0 1600x1000x24\" " + std::string(SHARDSCOPE_GUI_BIN) +
+                              " " + args;
   RunResult r;
   for (int attempt = 0; attempt < 5; ++attempt) {
     r = RunShell(command, log);

@@ -53,7 +53,8 @@ TEST_CASE("input scripts (--keys): CtrlF is Ctrl+F, apart from F", "[gui][input]
 TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
   CHECK(message("Down,Dwn") ==
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
-                    "A, D, F, Escape, CtrlF), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT or wait"));
+                    "A, D, F, Escape, CtrlF, W, S, CtrlQ), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, "
+                    "drop:PATH or wait"));
   CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
   CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
   CHECK(message("click:-1:5").find("token 1") == 0);

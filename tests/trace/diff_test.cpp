@@ -240,6 +240,35 @@ TEST_CASE("diff: added and removed redistributes are aligned around", "[trace][d
         std::vector<std::string>{"plan|removed", "plan|added"});
 }
 
+TEST_CASE("diff: a redistribute whose placements changed is paired by its place, not removed and added",
+          "[trace][diff]") {
+  // Issue 38: only the target placement changed (S(0) -> R became S(0) -> S(1) at the same place:
+  // tensor x, shape [4, 2], no op). The pair is compared: a placements difference names both.
+  Spec a, changed;
+  changed.dst = "S(1)";
+  changed.notation = "S(0)->S(1)[0]";
+  DiffResult r = DiffTraces(Make({a}), Make({changed}), DiffOptions{});
+  CHECK(r.aligned == 1);
+  REQUIRE(!r.differences.empty());
+  CHECK(r.differences[0].what == "placements");
+  CHECK(r.differences[0].baseline == "from S(0) to R");
+  CHECK(r.differences[0].candidate == "from S(0) to S(1)");
+  CHECK(r.differences[0].baseline_id == 0);
+  CHECK(r.differences[0].candidate_id == 0);
+  for (const Difference& d : r.differences) {
+    CHECK(d.what != "removed");
+    CHECK(d.what != "added");
+  }
+  // Between two anchors: a b c against a b' c pairs b with b'; a d c (another tensor) does not.
+  Spec b, c, d;
+  b.tensor = "b", c.tensor = "c", d.tensor = "d";
+  Spec b2 = b;
+  b2.src = "R";
+  CHECK(DiffTraces(Make({a, b, c}), Make({a, b2, c}), DiffOptions{}).aligned == 3);
+  CHECK(Whats(DiffTraces(Make({a, b, c}), Make({a, d, c}), DiffOptions{})) ==
+        std::vector<std::string>{"plan|removed", "plan|added"});
+}
+
 TEST_CASE("diff: time beyond the threshold, only when asked", "[trace][diff]") {
   Spec base;
   Spec slower = base;

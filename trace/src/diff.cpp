@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "collective_match.hpp"
 #include "fr_check.hpp"
@@ -331,6 +332,18 @@ class Differ {
     subject_ = Subject(b.Begin());
     baseline_id_ = b.id;
     candidate_id_ = c.id;
+    // Paired by place rather than signature: the placements (or orders) themselves changed.
+    if (Signature(b.Begin()) != Signature(c.Begin())) {
+      auto text = [](const RedistributeBegin& x) {
+        // "from A to B": the difference line puts "->" between the two sides.
+        std::string t =
+            "from " + detail::JoinComma(x.src_placements) + " to " + detail::JoinComma(x.dst_placements);
+        if (!x.src_order.empty() || !x.dst_order.empty())
+          t += " (order '" + x.src_order + "' -> '" + x.dst_order + "')";
+        return t;
+      };
+      Add(DiffCategory::kPlan, "placements", text(b.Begin()), text(c.Begin()));
+    }
     ComparePlan(b, c);
     CompareCost(b.Begin(), c.Begin());
     CompareCollectives(b, c);
@@ -522,16 +535,45 @@ class Differ {
   std::optional<int64_t> baseline_id_, candidate_id_;
 };
 
+// Fills the gaps between the aligned `pairs` (increasing) with pairs of equal place key, aligned
+// within each gap the same way (longest common subsequence).
+template <typename T, typename Place>
+std::vector<std::pair<size_t, size_t>> PairByPlace(const std::vector<T>& b, const std::vector<T>& c,
+                                                   const std::vector<std::pair<size_t, size_t>>& pairs,
+                                                   Place place) {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t i = 0, j = 0;
+  auto gap = [&](size_t end_i, size_t end_j) {
+    if (i < end_i && j < end_j) {
+      std::vector<std::string> pb, pc;
+      for (size_t k = i; k < end_i; ++k) pb.push_back(place(b[k]));
+      for (size_t k = j; k < end_j; ++k) pc.push_back(place(c[k]));
+      for (const auto& [x, y] : Align(pb, pc)) out.emplace_back(i + x, j + y);
+    }
+  };
+  for (const auto& [pi, pj] : pairs) {
+    gap(pi, pj);
+    out.emplace_back(pi, pj);
+    i = pi + 1, j = pj + 1;
+  }
+  gap(b.size(), c.size());
+  return out;
+}
+
 // Aligns the baseline list `b` with the candidate list `c` by `key` and walks both in order:
 // `unmatched(x, in_baseline)` for an item without a partner, `compare(x, y)` for an aligned pair.
 // Returns the number of aligned pairs.
-template <typename T, typename Key, typename Unmatched, typename Compare>
+// `place` (optional): a second key for what the alignment by `key` leaves unmatched: between two
+// aligned pairs, items of equal place are paired in order too (a redistribute whose placements
+// changed is still the one at its place in the program).
+template <typename T, typename Key, typename Unmatched, typename Compare, typename Place = std::nullptr_t>
 int64_t AlignAndWalk(const std::vector<T>& b, const std::vector<T>& c, Key key, Unmatched unmatched,
-                     Compare compare) {
+                     Compare compare, Place place = nullptr) {
   std::vector<std::string> kb, kc;
   for (const T& x : b) kb.push_back(key(x));
   for (const T& x : c) kc.push_back(key(x));
   std::vector<std::pair<size_t, size_t>> pairs = Align(kb, kc);
+  if constexpr (!std::is_same_v<Place, std::nullptr_t>) pairs = PairByPlace(b, c, pairs, place);
   const auto aligned = static_cast<int64_t>(pairs.size());
   pairs.emplace_back(b.size(), c.size());  // sentinel flushes the tails
   size_t i = 0, j = 0;
@@ -571,10 +613,31 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
       ob, oc, [](const LogicalOp& l) { return OpSubject(l.Ref()); },
       [&](const LogicalOp& l, bool in_baseline) { differ.UnmatchedOp(l, in_baseline); },
       [&](const LogicalOp& b, const LogicalOp& c) { differ.CompareOp(b, c); });
+  // A redistribute's place in the program: its tensor and global shape, and the op and argument
+  // that caused it (by op name: op ids may differ between the runs); placements, planner and dtype
+  // may change at one place.
+  auto place_of = [](const Model& model) {
+    std::map<int64_t, std::string> op_names;
+    for (int64_t id : model.OpIds()) {
+      const auto recs = model.OpsWithId(id);
+      if (!recs.empty()) op_names[id] = recs.front()->op.name;
+    }
+    return [op_names = std::move(op_names)](const Logical& l) {
+      const RedistributeBegin& x = l.Begin();
+      auto op = op_names.find(x.op_id);
+      return x.tensor + "\x1f" + detail::FormatInts(x.global_shape) + "\x1f" +
+             (op == op_names.end() ? std::string("-") : op->second) + "\x1f" + std::to_string(x.op_input);
+    };
+  };
+  auto place_b = place_of(baseline), place_c = place_of(candidate);
+  // The two sides' keys come from their own models: one function that knows which side it is given.
+  std::map<const Logical*, bool> side;
+  for (const Logical& l : lb) side[&l] = true;
   result.aligned = AlignAndWalk(
       lb, lc, [](const Logical& l) { return Signature(l.Begin()); },
       [&](const Logical& l, bool in_baseline) { differ.Unmatched(l, in_baseline); },
-      [&](const Logical& b, const Logical& c) { differ.Compare(b, c); });
+      [&](const Logical& b, const Logical& c) { differ.Compare(b, c); },
+      [&](const Logical& l) { return side.count(&l) ? place_b(l) : place_c(l); });
   return result;
 }
 

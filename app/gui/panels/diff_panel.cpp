@@ -42,6 +42,7 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
     key_baseline_ = baseline, key_candidate_ = candidate;
     built_ = baseline && candidate;
     diff_ = built_ ? BuildDiffView(*baseline, *candidate) : DiffView{};
+    totals_ = built_ ? CompareKindTotals(*baseline, *candidate) : std::vector<KindTotals>{};
     selected_ = -1;
     steps_row_ = -2;
   }
@@ -86,6 +87,9 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
     const trace::RedistributeBegin* b = sides_[0].view.first ? &*sides_[0].view.first->begin : nullptr;
     const trace::RedistributeBegin* c = sides_[1].view.first ? &*sides_[1].view.first->begin : nullptr;
     steps_ = row ? DiffSteps(diff_, *row, b, c) : std::vector<DiffStepRow>{};
+    compare_ = row ? ComparePair(sides_[0].model, row->baseline_id.value_or(-1), sides_[1].model,
+                                 row->candidate_id.value_or(-1))
+                   : std::vector<DiffCompareRow>{};
   }
   // Not while loading: --step must survive until the diff exists.
   int64_t max_step = std::max<int64_t>(0, static_cast<int64_t>(steps_.size()) - 1);
@@ -101,6 +105,69 @@ void DiffPanel::HandleKeys(const KeyTaps& taps) {
   const int64_t delta = taps.Count(InputKey::kRight) - taps.Count(InputKey::kLeft);
   int64_t max_step = std::max<int64_t>(0, static_cast<int64_t>(steps_.size()) - 1);
   if (delta != 0) step_ = std::clamp<int64_t>(step_ + delta, 0, max_step);
+}
+
+void DiffPanel::DrawCompare(float width, float height) {
+  ImGui::BeginChild("##diff_compare", ImVec2(width, height), true);
+  ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "The selected pair, side by side");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(!= differs; bytes: what ranks sent; measured marked beyond 10%%)");
+  ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg;
+  if (ImGui::BeginTable("##diff_compare_table", 5, flags)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, kMarkerColumn);
+    ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+    ImGui::TableSetupColumn("baseline", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("candidate", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, 70.0f);
+    ImGui::TableHeadersRow();
+    for (const DiffCompareRow& r : compare_) {
+      ImGui::TableNextRow();
+      if (r.differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(120, 80, 20, 90));
+      ImGui::TableNextColumn();
+      if (r.differs) ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.35f, 1), "!=");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.what.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.baseline.empty() ? "-" : r.baseline.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.candidate.empty() ? "-" : r.candidate.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.change.c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+}
+
+void DiffPanel::DrawTotals(float height) {
+  ImGui::BeginChild("##diff_totals", ImVec2(0, height), true);
+  ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "Per collective kind");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(rank-side calls, bytes sent, time in collectives; baseline / candidate)");
+  ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg;
+  if (ImGui::BeginTable("##diff_totals_table", 4, flags)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* c : {"kind", "calls", "bytes", "time"}) ImGui::TableSetupColumn(c);
+    ImGui::TableHeadersRow();
+    for (const KindTotals& t : totals_) {
+      ImGui::TableNextRow();
+      const bool differs = t.calls[0] != t.calls[1] || t.bytes[0] != t.bytes[1];
+      if (differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(120, 80, 20, 90));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(t.kind.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld / %lld", static_cast<long long>(t.calls[0]), static_cast<long long>(t.calls[1]));
+      ImGui::TableNextColumn();
+      ImGui::Text("%s / %s", FormatBytes(static_cast<double>(t.bytes[0])).c_str(),
+                  FormatBytes(static_cast<double>(t.bytes[1])).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s / %s", FormatTimeNs(static_cast<double>(t.time_ns[0])).c_str(),
+                  FormatTimeNs(static_cast<double>(t.time_ns[1])).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
 }
 
 std::vector<DiffCanvasGeometry> DiffPanel::canvases() const {
@@ -155,6 +222,11 @@ void DiffPanel::Draw() {
   DrawRows(rows_h);
   DrawDifferences(diffs_h);
   float half = (avail.x - gap) * 0.5f;
+  const float compare_h = fit(
+      line + row * static_cast<float>(std::max(compare_.size(), totals_.size()) + 1) + frame, 80.0f, 0.24f);
+  DrawCompare(avail.x * 0.58f, compare_h);
+  ImGui::SameLine(0, gap);
+  DrawTotals(compare_h);
   DrawSteps(0, half, steps_h);
   ImGui::SameLine(0, gap);
   DrawSteps(1, half, steps_h);

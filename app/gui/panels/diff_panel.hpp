@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "diff_compare_model.hpp"
 #include "diff_view_model.hpp"
 #include "input_script.hpp"
 #include "panels/layout_panel.hpp"
@@ -58,6 +59,9 @@ class DiffPanel {
   const std::vector<DiffRowGeometry>& step_geometry() const { return step_geometry_; }
   /// Layout canvases of both sides drawn by the last Draw.
   std::vector<DiffCanvasGeometry> canvases() const;
+  /// The selected pair compared side by side, and the runs' per-kind totals (as drawn).
+  const std::vector<DiffCompareRow>& compare() const { return compare_; }
+  const std::vector<KindTotals>& totals() const { return totals_; }
 
  private:
   struct Side {
@@ -74,6 +78,8 @@ class DiffPanel {
   };
   void DrawRows(float height);
   void DrawDifferences(float height);
+  void DrawCompare(float width, float height);
+  void DrawTotals(float height);
   void DrawSteps(int side, float width, float height);
   void DrawLayout(int side, float width, float height);
   const DiffRow* SelectedRow() const {
@@ -90,6 +96,8 @@ class DiffPanel {
   int64_t selected_ = -1, pending_id_ = -1, step_ = 0;
   int64_t steps_row_ = -2;
   std::vector<DiffStepRow> steps_;
+  std::vector<DiffCompareRow> compare_;
+  std::vector<KindTotals> totals_;
   bool scroll_to_selected_ = false;
   std::vector<DiffRowGeometry> row_geometry_, step_geometry_;
 };

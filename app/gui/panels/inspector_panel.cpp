@@ -65,7 +65,11 @@ void StepControls(Selection& sel, int64_t steps) {
   ImGui::SameLine();
   // Steps are numbered from 0 in every panel, as in the trace, `show` and `plan`.
   if (steps > 0) {
-    ImGui::Text("step %lld of 0..%lld", static_cast<long long>(sel.step), static_cast<long long>(steps - 1));
+    // "step 0 of 0..0" read as a range to nobody: say which step of how many.
+    ImGui::Text("step %lld (%lld step%s, from 0)", static_cast<long long>(sel.step),
+                static_cast<long long>(steps), steps == 1 ? "" : "s");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("steps of the optimized plan, numbered from 0 as in the trace, `show` and `plan`");
   } else {
     ImGui::TextUnformatted("no steps");
   }
@@ -101,7 +105,9 @@ void RankOutcomes(const RedistributeView& view, double cost_us) {
   ImGui::Text("total: predicted %.1f us  measured %s .. %s", cost_us,
               min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
               max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
-  ImGui::Text("ranks ok %lld", static_cast<long long>(ok));
+  ImGui::Text("%lld of %zu ranks finished ok", static_cast<long long>(ok), view.per_rank.size());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("ranks whose redistribute_end says ok (failed: an error; incomplete: no end event)");
   if (failed) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "failed %lld", static_cast<long long>(failed));
@@ -128,7 +134,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   shows_ = view && view->first ? PanelShows{view->id, ctx.selection->step, -1} : PanelShows{};
   if (!view || !view->first) {
-    ImGui::TextDisabled("No redistribute selected.");
+    NoRedistributeHint(ctx.model, "No redistribute selected (Up/Down, or a click in the list or timeline).");
     return;
   }
   const trace::RedistributeBegin& b = view->first->begin;
@@ -198,15 +204,21 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
     ImGui::SetKeyboardFocusHere();
     focus_search_ = false;
   }
-  ImGui::InputTextWithHint("##filter", "search (Ctrl+F): tensor, placement, collective, op", filter_,
+  ImGui::InputTextWithHint("##filter",
+                           "search (Ctrl+F): tensor, placement, collective, op, rN, verdict, line N", filter_,
                            sizeof filter_);
   search_active_ = ImGui::IsItemActive();
   if (key_query_ != filter_) {
     key_query_ = filter_;
     hits_.clear();
     // No query: the redistributes (the list); a query: every matching redistribute and op.
+    const bool has_redistributes = std::any_of(entries_.begin(), entries_.end(), [](const SearchEntry& e) {
+      return e.kind == SearchEntry::Kind::kRedistribute;
+    });
     for (size_t i : Search(entries_, key_query_)) {
-      if (!key_query_.empty() || entries_[i].kind == SearchEntry::Kind::kRedistribute) hits_.push_back(i);
+      // A trace without redistributes (a halo-only program) lists its ops instead of nothing.
+      if (!key_query_.empty() || entries_[i].kind == SearchEntry::Kind::kRedistribute || !has_redistributes)
+        hits_.push_back(i);
     }
   }
   ImGui::BeginChild("##rows");
@@ -218,7 +230,13 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
       const SearchEntry& r = entries_[hits_[static_cast<size_t>(i)]];
       const bool op = r.kind == SearchEntry::Kind::kOp;
-      if (r.failed) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 130, 120, 255));
+      // Failed runs and imported plans that PyTorch got wrong (corrupting_merge) in red, other
+      // verdicts (differs, not_replayable) in amber; the text carries the mark too.
+      const bool red = r.failed || r.verdict == "corrupting_merge";
+      const bool coloured = red || !r.verdict.empty();
+      if (coloured)
+        ImGui::PushStyleColor(ImGuiCol_Text,
+                              red ? IM_COL32(255, 130, 120, 255) : IM_COL32(240, 200, 110, 255));
       ImGui::PushID(op ? -1 - i : i);
       const bool selected = op ? r.id == ctx.selection->op_id : r.id == ctx.selection->redistribute_id;
       if (ImGui::Selectable(r.text.c_str(), selected)) {
@@ -230,7 +248,7 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
         }
       }
       ImGui::PopID();
-      if (r.failed) ImGui::PopStyleColor();
+      if (coloured) ImGui::PopStyleColor();
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       row_geometry_.push_back({r.id, a.x, a.y, b.x, b.y, op});
     }

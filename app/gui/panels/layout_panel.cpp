@@ -198,6 +198,32 @@ void Legend(const LayoutGrid& grid, float width, bool shared) {
   ImGui::PopTextWrapPos();
 }
 
+// The focus rank's cells outlined (white over a dark edge, visible on every rank colour); their
+// bounding box goes to `geo`.
+void OutlineFocus(ImDrawList* list, const Canvas& c, int64_t focus, CanvasGeometry& geo) {
+  geo.focus_rank = focus;
+  const LayoutGrid& grid = c.grid;
+  const size_t nr = static_cast<size_t>(grid.num_row_segments()),
+               nc = static_cast<size_t>(grid.num_col_segments());
+  bool any = false;
+  for (size_t i = 0; i < nr; ++i) {
+    for (size_t j = 0; j < nc; ++j) {
+      const auto& holders = grid.holders[i * nc + j];
+      if (std::find(holders.begin(), holders.end(), focus) == holders.end()) continue;
+      const ImVec2 a(c.px(grid.col_breaks[j]), c.py(grid.row_breaks[i]));
+      const ImVec2 b(c.px(grid.col_breaks[j + 1]), c.py(grid.row_breaks[i + 1]));
+      list->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(b.x - 1, b.y - 1), IM_COL32(0, 0, 0, 220), 0, 0, 4.0f);
+      list->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(b.x - 1, b.y - 1), IM_COL32(255, 255, 255, 255), 0, 0,
+                    2.0f);
+      geo.focus_x0 = any ? std::min(geo.focus_x0, a.x) : a.x,
+      geo.focus_y0 = any ? std::min(geo.focus_y0, a.y) : a.y;
+      geo.focus_x1 = any ? std::max(geo.focus_x1, b.x) : b.x,
+      geo.focus_y1 = any ? std::max(geo.focus_y1, b.y) : b.y;
+      any = true;
+    }
+  }
+}
+
 }  // namespace
 
 void LayoutPanel::DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h) {
@@ -219,6 +245,17 @@ void LayoutPanel::Prepare(const ViewContext& ctx) {
   } else if (ndim == 1) {
     row_dim_ = -1, col_dim_ = 0;
   } else {
+    // A new tensor shows its most informative plane unless the user picked the dims: the two
+    // largest extents (in dim order), so that a [1, 96, 8] tensor is not a one-pixel strip.
+    if (!dims_chosen_ && view->id != dims_for_id_) {
+      std::vector<int> order(static_cast<size_t>(ndim));
+      for (int d = 0; d < ndim; ++d) order[static_cast<size_t>(d)] = d;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return view->shape[static_cast<size_t>(a)] > view->shape[static_cast<size_t>(b)];
+      });
+      row_dim_ = std::min(order[0], order[1]), col_dim_ = std::max(order[0], order[1]);
+    }
+    dims_for_id_ = view->id;
     if (row_dim_ < 0 || row_dim_ >= ndim) row_dim_ = 0;
     if (col_dim_ < 0 || col_dim_ >= ndim || col_dim_ == row_dim_) col_dim_ = row_dim_ == 0 ? 1 : 0;
   }
@@ -275,9 +312,10 @@ void LayoutPanel::Prepare(const ViewContext& ctx) {
 
 void LayoutPanel::Draw(ViewContext& ctx) {
   geometry_.clear();
+  table_geometry_ = {};
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->first) {
-    ImGui::TextDisabled("Select a redistribute (timeline, list or Up/Down) to see its layouts.");
+    NoRedistributeHint(ctx.model, "Select a redistribute (timeline, list or Up/Down) to see its layouts.");
     return;
   }
   if (!error_.empty()) {
@@ -292,10 +330,10 @@ void LayoutPanel::Draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
     int rows = row_dim_, cols = col_dim_;
-    if (ImGui::InputInt("y dim", &rows)) row_dim_ = std::clamp(rows, 0, ndim - 1);
+    if (ImGui::InputInt("y dim", &rows)) row_dim_ = std::clamp(rows, 0, ndim - 1), dims_chosen_ = true;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
-    if (ImGui::InputInt("x dim", &cols)) col_dim_ = std::clamp(cols, 0, ndim - 1);
+    if (ImGui::InputInt("x dim", &cols)) col_dim_ = std::clamp(cols, 0, ndim - 1), dims_chosen_ = true;
     if (row_dim_ == col_dim_) col_dim_ = (row_dim_ + 1) % ndim;
   }
   for (int d = 0; d < ndim; ++d) {
@@ -333,10 +371,10 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   DrawSide(ctx, after_, "after", width, avail.y - table_h);
   ImGui::EndGroup();
   if (beside) ImGui::SameLine(0, gap);
-  if (show_ranges_) DrawRanges(world);
+  if (show_ranges_) DrawRanges(world, ctx.selection->focus_chosen ? ctx.selection->focus_rank : -1);
 }
 
-void LayoutPanel::DrawRanges(int64_t world) {
+void LayoutPanel::DrawRanges(int64_t world, int64_t focus) {
   // Each rank's global index ranges per tensor dim (a strided shard has several per dim).
   ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
@@ -345,12 +383,33 @@ void LayoutPanel::DrawRanges(int64_t world) {
   SetupColumns({"rank", "before: local shape", "before: global [begin,end) per dim", "after: local shape",
                 "after: global [begin,end) per dim"});
   ImGui::TableHeadersRow();
+  // A new focus rank (go to rank, a mesh click) scrolls its row into view once; the row stays
+  // highlighted.
+  const bool scroll_to_focus = focus != table_focus_ && focus >= 0 && focus < world;
+  table_focus_ = focus;
+  table_geometry_ = {true, -1, -1, focus};
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(world));
+  if (scroll_to_focus)
+    clipper.ForceDisplayRangeByIndices(static_cast<int>(focus), static_cast<int>(focus) + 1);
+  // The table scrolls in its own window under a frozen header row.
+  const float header_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float table_top = ImGui::GetWindowPos().y + header_h - 1,
+              table_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight();
   while (clipper.Step()) {
     for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
+      if (r == focus) {
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(235, 200, 90, 70));
+        if (scroll_to_focus) ImGui::SetScrollHereY(0.5f);
+      }
+      // Rows wholly inside the table's window (under the frozen header) count as on screen.
+      const float y = ImGui::GetCursorScreenPos().y;
+      if (y >= table_top && y + ImGui::GetTextLineHeight() <= table_bottom) {
+        if (table_geometry_.first < 0) table_geometry_.first = r;
+        table_geometry_.last = r + 1;
+      }
       RankSwatch(r, world);
       for (const Side* side : {&before_, &after_}) {
         if (static_cast<size_t>(r) >= side->layouts.size()) break;
@@ -395,8 +454,10 @@ void LayoutPanel::DrawSide(ViewContext& ctx, const Side& side, const char* which
   const bool shared = DrawCells(ctx, list, canvas, world);
   DrawBorders(list, canvas);
   DrawCellLabels(list, canvas);
-  geometry_.push_back(CanvasGeometry{which, x0, y0, x0 + w, y0 + h, grid.row_dim, grid.col_dim, grid.rows,
-                                     grid.cols, key_id_, key_step_, slice_});
+  CanvasGeometry geo{which,        x0,        y0,        x0 + w,  y0 + h,    grid.row_dim,
+                     grid.col_dim, grid.rows, grid.cols, key_id_, key_step_, slice_};
+  if (ctx.selection->focus_chosen) OutlineFocus(list, canvas, ctx.selection->focus_rank, geo);
+  geometry_.push_back(std::move(geo));
   ElementTooltip(list, canvas, side.layouts, slice_, which, world);
   Legend(grid, width, shared);
 }

@@ -58,7 +58,7 @@ void MergePanel::Draw(ViewContext& ctx) {
   const RedistributeView* view = ctx.redistribute;
   shows_ = {key_id_, key_id_ >= 0 ? ctx.selection->step : -1, -1};
   if (!view || !view->first) {
-    ImGui::TextDisabled("No redistribute selected.");
+    NoRedistributeHint(ctx.model, "No redistribute selected.");
     return;
   }
   const auto& b = *view->first->begin;

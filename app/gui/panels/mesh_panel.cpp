@@ -113,33 +113,55 @@ struct MeshGridLayout {
 
 namespace {
 
-// Arrows for the biggest transfers of `m` between the cells of `g`.
-void DrawArrows(ImDrawList* list, const MeshGridLayout& g, const BytesMatrix& m) {
-  if (m.max <= 0) return;
+// Arrows for the biggest transfers of `m` between the cells of `g`, as curves from cell edge to
+// cell edge that bow to one side (so i->j and j->i part, and an arrow between two cells of a row
+// or ring arcs clear of the labels of the cells between them). Returns them, sampled.
+std::vector<MeshArrowGeometry> DrawArrows(ImDrawList* list, const MeshGridLayout& g, const BytesMatrix& m) {
+  std::vector<MeshArrowGeometry> out;
+  if (m.max <= 0) return out;
   std::vector<std::pair<int64_t, int64_t>> pairs;
   for (int64_t i = 0; i < m.rows; ++i)
     for (int64_t j = 0; j < m.cols; ++j)
       if (i != j && m.At(i, j) > 0) pairs.push_back({i, j});
   std::sort(pairs.begin(), pairs.end(),
             [&](auto a, auto b) { return m.At(a.first, a.second) > m.At(b.first, b.second); });
-  // Arrows read for pairwise and ring-like steps; a step where ranks talk to many peers shows
-  // its groups (highlight, g labels) and the matrix instead of a scribble of arrows.
-  if (static_cast<int64_t>(pairs.size()) > m.rows) pairs.clear();
+  // Arrows read for pairwise and ring-like steps, and for every pair of a small mesh (an
+  // all_to_all of 8 ranks is 56 arcs); a bigger step where ranks talk to many peers shows its
+  // groups (highlight, g labels) and the matrix instead of a scribble of arrows.
+  if (static_cast<int64_t>(pairs.size()) > m.rows && m.rows > 8) pairs.clear();
   if (pairs.size() > kMaxArrows) pairs.resize(kMaxArrows);
   for (auto [i, j] : pairs) {
-    ImVec2 a = g.Centre(i), b = g.Centre(j);
-    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+    const ImVec2 ci = g.Centre(i), cj = g.Centre(j);
+    const float dx = cj.x - ci.x, dy = cj.y - ci.y, len = std::sqrt(dx * dx + dy * dy);
     if (len < 1) continue;
-    const float nx = -dy / len * g.cell * 0.12f, ny = dx / len * g.cell * 0.12f;  // i->j beside j->i
-    a = ImVec2(a.x + nx + dx / len * g.cell * 0.3f, a.y + ny + dy / len * g.cell * 0.3f);
-    b = ImVec2(b.x + nx - dx / len * g.cell * 0.3f, b.y + ny - dy / len * g.cell * 0.3f);
+    const float ux = dx / len, uy = dy / len, nx = -uy, ny = ux;  // along and to the left of i->j
+    // On a ring the chord between two cells runs inside the circle, clear of every label: a slight
+    // bow parts i->j from j->i. On a grid a row's cells lie on the line: arc over them.
+    const float bow = g.ring ? 0.08f * len + 0.1f * g.cell : 0.22f * len + 0.3f * g.cell;
+    const ImVec2 ctrl(ci.x + dx / 2 + nx * bow, ci.y + dy / 2 + ny * bow);
+    // Leave and enter the cells through their edges, towards the control point.
+    auto edge = [&](ImVec2 c, ImVec2 towards) {
+      const float ex = towards.x - c.x, ey = towards.y - c.y;
+      const float t = 0.5f * g.cell / std::max({std::fabs(ex), std::fabs(ey), 1e-3f});
+      return ImVec2(c.x + ex * t * 1.08f, c.y + ey * t * 1.08f);
+    };
+    const ImVec2 a = edge(ci, ctrl), b = edge(cj, ctrl);
     const float f = static_cast<float>(m.At(i, j)) / static_cast<float>(m.max);
     const ImU32 col = IM_COL32(255, 255, 255, static_cast<int>(90 + 150 * f));
-    list->AddLine(a, b, col, 1.0f + 2.5f * f);
-    const float hx = dx / len, hy = dy / len, hs = 4 + 4 * f;
+    list->AddBezierQuadratic(a, ctrl, b, col, 1.0f + 2.5f * f);
+    const float tx = b.x - ctrl.x, ty = b.y - ctrl.y, tl = std::max(1e-3f, std::sqrt(tx * tx + ty * ty));
+    const float hx = tx / tl, hy = ty / tl, hs = 3 + 3 * f;
     list->AddTriangleFilled(b, ImVec2(b.x - hx * hs * 2 - hy * hs, b.y - hy * hs * 2 + hx * hs),
                             ImVec2(b.x - hx * hs * 2 + hy * hs, b.y - hy * hs * 2 - hx * hs), col);
+    MeshArrowGeometry geo{i, j, {}};
+    for (int k = 0; k <= 16; ++k) {
+      const float t = static_cast<float>(k) / 16, u = 1 - t;
+      geo.points.push_back(
+          {u * u * a.x + 2 * u * t * ctrl.x + t * t * b.x, u * u * a.y + 2 * u * t * ctrl.y + t * t * b.y});
+    }
+    out.push_back(std::move(geo));
   }
+  return out;
 }
 
 // "dp 0-7" / "tp 8-15" in overview blocks big enough to hold the lines.
@@ -245,9 +267,15 @@ std::string MeshPanel::BlockText(const engine::Mesh& mesh, int64_t block) const 
 
 void MeshPanel::Draw(ViewContext& ctx) {
   cells_.clear();
+  arrows_.clear();
+  labels_.clear();
   const RedistributeView* view = ctx.redistribute;
   if (!view || !view->ok()) {
-    ImGui::TextDisabled(view ? view->error.c_str() : "No redistribute selected.");
+    if (view) {
+      ImGui::TextDisabled("%s", view->error.c_str());
+    } else {
+      NoRedistributeHint(ctx.model, "No redistribute selected.");
+    }
     return;
   }
   const engine::Mesh& mesh = view->mesh;
@@ -279,7 +307,8 @@ void MeshPanel::Draw(ViewContext& ctx) {
                        shown_.size());
   } else {
     ImGui::TextWrapped(
-        "click a rank to focus it; highlighted = its group for this step; arrows = bytes sent");
+        "click a rank to focus it; highlighted = its group for this step; gN = the rank's group for "
+        "this step (ranks with the same N run one collective); arrows = bytes sent");
   }
   ImGui::PopStyleColor();
   ImGui::TextDisabled("x: %s%s", DimName(mesh, mesh.ndim() - 1).c_str(),
@@ -343,12 +372,15 @@ void MeshPanel::DrawGrid(ViewContext& ctx, float width, float height) {
     DrawBlockLabels(list, g, blocks_, mesh);
   } else {
     DrawRankLabels(list, g, world);
-    DrawArrows(list, g, matrix_);
+    arrows_ = DrawArrows(list, g, matrix_);
   }
   const int64_t k = hovered ? g.Hit(ImGui::GetIO().MousePos) : -1;
   if (k >= 0) GridTooltip(ctx, k);
   if (k >= 0 && clicked && overview) ExpandBlock(ctx, k);
-  if (k >= 0 && clicked && !overview) ctx.selection->focus_rank = shown_[static_cast<size_t>(k)];
+  if (k >= 0 && clicked && !overview) {
+    ctx.selection->focus_rank = shown_[static_cast<size_t>(k)];
+    ctx.selection->focus_chosen = true;
+  }
 }
 
 void MeshPanel::ExpandBlock(ViewContext& ctx, int64_t block) {
@@ -357,7 +389,7 @@ void MeshPanel::ExpandBlock(ViewContext& ctx, int64_t block) {
   ctx.selection->focus_rank = blocks_.Ranks(block).front();
 }
 
-void MeshPanel::DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const {
+void MeshPanel::DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) {
   for (int64_t k = 0; k < g.count && g.cell >= 28; ++k) {
     const int64_t r = shown_[static_cast<size_t>(k)];
     const ImVec2 c = g.Centre(k);
@@ -365,10 +397,12 @@ void MeshPanel::DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     if (ts.x + 2 > g.cell) continue;
     list->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y), ContrastText(RankColor(r, world)), label.c_str());
+    labels_.push_back({label, c.x - ts.x / 2, c.y - ts.y, c.x + ts.x / 2, c.y});
     if (!step_dims_.empty() && g.cell >= 40) {
       const std::string grp = "g" + std::to_string(group_of_[static_cast<size_t>(r)]);
       const ImVec2 gs = ImGui::CalcTextSize(grp.c_str());
       list->AddText(ImVec2(c.x - gs.x / 2, c.y), ContrastText(RankColor(r, world)), grp.c_str());
+      labels_.push_back({grp, c.x - gs.x / 2, c.y, c.x + gs.x / 2, c.y + gs.y});
     }
   }
 }

@@ -29,6 +29,18 @@ struct MeshCellGeometry {
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };
 
+/// A bytes arrow the last Draw put on the grid: from and to rank, and points along its curve.
+struct MeshArrowGeometry {
+  int64_t from = 0, to = 0;
+  std::vector<std::pair<float, float>> points;
+};
+
+/// A text label on the grid (r3, g1): its box.
+struct MeshLabelGeometry {
+  std::string text;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
 /// The mesh panel. Main thread only.
 class MeshPanel {
  public:
@@ -41,6 +53,8 @@ class MeshPanel {
   /// For --geometry: the cells drawn, the expanded block (-1: none or no overview), the number of
   /// overview blocks (0: ranks shown directly), the step's byte totals and the matrix shown.
   const std::vector<MeshCellGeometry>& cells() const { return cells_; }
+  const std::vector<MeshArrowGeometry>& arrows() const { return arrows_; }
+  const std::vector<MeshLabelGeometry>& labels() const { return labels_; }
   int64_t drill_block() const { return blocks_.blocks.empty() ? -1 : drill_; }
   int64_t block_count() const { return blocks_.blocks.empty() ? 0 : blocks_.count(); }
   ByteTotals totals() const { return totals_; }
@@ -50,7 +64,7 @@ class MeshPanel {
  private:
   void DrawGrid(ViewContext& ctx, float width, float height);
   void DrawMatrix(ViewContext& ctx);
-  void DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world) const;
+  void DrawRankLabels(ImDrawList* list, const MeshGridLayout& g, int64_t world);
   void GridTooltip(const ViewContext& ctx, int64_t cell) const;
   void ExpandBlock(ViewContext& ctx, int64_t block);  // drill down; its first rank takes the focus
   std::string BlockText(const engine::Mesh& mesh, int64_t block) const;  // "dp=0-7, tp=8-15"
@@ -76,6 +90,8 @@ class MeshPanel {
   std::vector<int64_t> block_sent_;               // overview: data bytes each block sent
   ByteTotals totals_;
   std::vector<MeshCellGeometry> cells_;
+  std::vector<MeshArrowGeometry> arrows_;
+  std::vector<MeshLabelGeometry> labels_;
 };
 
 }  // namespace shardscope::app::gui

@@ -74,6 +74,13 @@ void OutputsTable(const trace::Op& op, int64_t rank, ImGuiTableFlags flags) {
 // The op's candidate strategies, the chosen one highlighted.
 void CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
   ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
+  // What the costs count (a chosen 0.00 us beside candidates at tens of us reads as a bug otherwise).
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled(
+      "cost: predicted time to redistribute the inputs to the strategy's placements "
+      "(PyTorch redistribute_cost, us); the op's own compute is not counted, so a "
+      "strategy that takes the inputs as they are costs 0");
+  ImGui::PopTextWrapPos();
   if (ImGui::BeginTable("##op_candidates", 4, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 0))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     SetupColumns({"#", "inputs", "outputs", "cost"});
@@ -133,7 +140,8 @@ void ProgramPanel::Draw(ViewContext& ctx) {
       sel.op_id = ctx.redistribute->first->begin->op_id;
     }
   }
-  if (sel.op_id < 0 || view_.NodeOfOp(sel.op_id) < 0) sel.op_id = view_.op_ids.front();
+  if ((sel.op_id < 0 && !sel.cleared) || (sel.op_id >= 0 && view_.NodeOfOp(sel.op_id) < 0))
+    sel.op_id = sel.cleared ? -1 : view_.op_ids.front();
   shows_ = {seen_redistribute_, -1, sel.op_id};
 
   ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -273,6 +273,7 @@ void TimelinePanel::Select(ViewContext& ctx, const Hit& hit) const {
     ctx.selection->step = s.step >= 0 ? s.step : 0;
   }
   ctx.selection->focus_rank = rank;
+  ctx.selection->focus_chosen = true;
 }
 
 }  // namespace shardscope::app::gui

@@ -35,6 +35,11 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   PrepareCursor(ctx);
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
   key_model_ = ctx.model, key_serial_ = ctx.model_serial;
+  const bool keep = std::exchange(keep_view_, false) && ctx.model;
+  const int64_t old_t0 = data_.t0, old_end = data_.t1 - data_.t0;
+  const double old_start = view_start_, old_stop = view_end_;
+  const float old_scroll = scroll_y_;
+  const std::vector<bool> old_expanded = expanded_;
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
   kinds_.clear();
   if (ctx.model) {
@@ -51,8 +56,28 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
   scroll_y_ = 0;
   expanded_.assign(data_.groups.size(), false);
+  if (keep) {
+    // Times are kept absolute (the first event can move when a rank starts late). A view that
+    // reached the old end follows the newest time: the whole trace if it showed all of it, else
+    // the same span ending at the new end.
+    const double shift = static_cast<double>(old_t0 - data_.t0);
+    const double new_end = static_cast<double>(data_.t1 - data_.t0);
+    if (old_stop >= static_cast<double>(old_end)) {
+      if (old_start > 0) view_end_ = new_end * 1.02, view_start_ = view_end_ - (old_stop - old_start);
+    } else {
+      view_start_ = old_start + shift, view_end_ = old_stop + shift;
+    }
+    scroll_y_ = old_scroll;
+    if (old_expanded.size() == expanded_.size()) expanded_ = old_expanded;
+    RebuildRows();
+    return;  // the measured range, go-to and followed selection stay as they were
+  }
   has_measure_ = false;
   goto_rank_ = pending_goto_ = -1;
+  goto_error_.clear();
+  // The selection at load shows in the whole trace: only later changes are followed.
+  followed_id_ = ctx.selection ? ctx.selection->redistribute_id : -1;
+  followed_op_ = ctx.selection ? ctx.selection->op_id : -1;
   RebuildRows();
 }
 
@@ -181,11 +206,18 @@ void TimelinePanel::DrawGoTo(float x, float y, float w) {
       digits = *c >= '0' && *c <= '9' && rank < (int64_t{1} << 40);
       rank = rank * 10 + (*c - '0');
     }
-    if (digits) pending_goto_ = rank;
+    const int64_t lanes = static_cast<int64_t>(data_.lane_rank.size());
+    goto_error_.clear();
+    if (digits && rank < lanes) {
+      pending_goto_ = rank;
+    } else if (digits) {  // said, not clamped: a clamped rank would look like the one asked for
+      goto_error_ = "no rank " + std::string(goto_text_) + ": ranks are 0.." + std::to_string(lanes - 1);
+    }
   }
   goto_active_ = ImGui::IsItemActive();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("go to rank (G or Ctrl+G): expands its group and scrolls to it");
+    ImGui::SetTooltip(
+        "go to rank (G or Ctrl+G): its lane (group expanded), layout row and shards, mesh cell");
   ImGui::PopStyleVar();
 }
 
@@ -203,6 +235,7 @@ void TimelinePanel::GoToRank(ViewContext& ctx, int64_t rank, float lane_h, float
   scroll_y_ = RowY(rank, lane_h) - (plot_h - lane_h) / 2;
   goto_rank_ = rank;
   ctx.selection->focus_rank = rank;
+  ctx.selection->focus_chosen = true;
 }
 
 void TimelinePanel::ZoomToSelection(const ViewContext& ctx) {
@@ -213,6 +246,28 @@ void TimelinePanel::ZoomToSelection(const ViewContext& ctx) {
   const double pad = std::max(25.0, static_cast<double>(b - a) * 0.05);
   view_start_ = static_cast<double>(a - data_.t0) - pad;
   view_end_ = static_cast<double>(b - data_.t0) + pad;
+}
+
+void TimelinePanel::FollowSelection(const ViewContext& ctx) {
+  const Selection& sel = *ctx.selection;
+  if (sel.redistribute_id == followed_id_ && sel.op_id == followed_op_) return;
+  const bool op_changed = sel.op_id != followed_op_ && sel.redistribute_id == followed_id_;
+  followed_id_ = sel.redistribute_id, followed_op_ = sel.op_id;
+  int64_t a = 0, b = 0;
+  const bool found = op_changed ? sel.op_id >= 0 && IdRange(data_.ops, sel.op_id, a, b)
+                                : IdRange(data_.bars, sel.redistribute_id, a, b) ||
+                                      (sel.op_id >= 0 && IdRange(data_.ops, sel.op_id, a, b));
+  if (!found) return;
+  const double s = static_cast<double>(a - data_.t0), e = static_cast<double>(b - data_.t0);
+  if (s >= view_start_ && e <= view_end_) return;
+  const double span = view_end_ - view_start_;
+  if (e - s <= span * 0.9) {
+    view_start_ = (s + e) / 2 - span / 2;
+    view_end_ = view_start_ + span;
+  } else {
+    const double pad = std::max(25.0, (e - s) * 0.05);
+    view_start_ = s - pad, view_end_ = e + pad;
+  }
 }
 
 void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, float scrollbar_x) {
@@ -240,8 +295,8 @@ void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, flo
   if (!io.WantTextInput && !goto_active_) {
     for (ImWchar c : io.InputQueueCharacters) {
       double mid = view_start_ + span / 2;
-      if (c == '+' || c == '=') zoom(0.8, mid);
-      if (c == '-') zoom(1.25, mid);
+      if (c == '+' || c == '=' || c == 'w' || c == 'W') zoom(0.8, mid);
+      if (c == '-' || c == 's' || c == 'S') zoom(1.25, mid);
       if (c == 'a' || c == 'A') view_start_ -= span * 0.1, view_end_ -= span * 0.1;
       if (c == 'd' || c == 'D') view_start_ += span * 0.1, view_end_ += span * 0.1;
       if (c == 'f' || c == 'F') ZoomToSelection(ctx);
@@ -335,6 +390,7 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   f.lane_h = lane_h;
   f.span = std::max(1.0, view_end_ - view_start_);
   const float scrollbar_x = scrollbar ? f.x1 + 2 : origin.x + avail.x + 1;
+  FollowSelection(ctx);
   HandleNavigation(ctx, f, scrollbar_x);
   if (pending_goto_ >= 0) GoToRank(ctx, pending_goto_, lane_h, plot_h), pending_goto_ = -1;
   scroll_y_ = std::clamp(scroll_y_, 0.0f, std::max(0.0f, lane_h * static_cast<float>(rows_.size()) - plot_h));
@@ -343,15 +399,37 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   f.ve = data_.t0 + static_cast<int64_t>(view_end_);
   const float plot_w = std::max(10.0f, f.x1 - f.x0);
 
-  // Axis.
+  // Axis. Its labels stop short of the legend (right-aligned in the same row) instead of under it.
+  float legend_x = f.x1 - 18;
+  for (const std::string& k : kinds_) legend_x -= ImGui::CalcTextSize(k.c_str()).x + 10;
   list->PushClipRect(ImVec2(f.x0, origin.y), ImVec2(f.x1, f.bottom), true);
   double tick = NiceStep(f.span);
   for (double t = std::ceil(view_start_ / tick) * tick; t <= view_end_; t += tick) {
     float x = f.x0 + static_cast<float>((t - view_start_) / f.span * plot_w);
     list->AddLine(ImVec2(x, origin.y + kAxisHeight - 5), ImVec2(x, f.bottom), IM_COL32(255, 255, 255, 22));
-    list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), FormatTimeNs(t).c_str());
+    const std::string label = FormatTimeNs(t);
+    if (x + 2 + ImGui::CalcTextSize(label.c_str()).x < legend_x - 4)
+      list->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(170, 170, 180, 255), label.c_str());
   }
   list->PopClipRect();
+  // Hovering the legend explains every mark of the plot.
+  const ImVec2 mouse = io.MousePos;
+  if (mouse.x >= legend_x && mouse.x < f.x1 && mouse.y >= origin.y && mouse.y < origin.y + kAxisHeight) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(
+        "bars: redistributes on each rank's lane (selected: brighter); inside them,\n"
+        "  collectives in their kind's colour (this legend); teal bars: ops");
+    ImGui::TextUnformatted(
+        "yellow band: the selected step, from the first rank entering it to the last\n"
+        "  leaving; red part: skew between the first and the last rank to enter");
+    ImGui::TextUnformatted(
+        "white flow lines: one collective across its ranks, through each member's start;\n"
+        "  a kink is a rank that came late");
+    ImGui::TextUnformatted(
+        "blue band on the axis: a measured range (drag on the axis); outlined lane: the\n"
+        "  rank gone to");
+    ImGui::EndTooltip();
+  }
 
   Hit hit;
   DrawLanes(ctx, list, f, ImGui::IsItemHovered(), hit);
@@ -359,6 +437,12 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   DrawCursorAndLegend(list, f.x0, f.x1, f.y0, f.bottom, origin.y + 2, view_start_, f.span, lane_h, scroll_y_);
   DrawMeasure(list, f, origin.y);
   DrawScrollbar(list, f, scrollbar_x, content_h);
+  if (!goto_error_.empty()) {  // beside the go-to field, over the axis row
+    const ImVec2 at(f.x0 + 4, origin.y + 1), ts = ImGui::CalcTextSize(goto_error_.c_str());
+    list->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y + 2),
+                        IM_COL32(90, 20, 20, 240));
+    list->AddText(ImVec2(at.x, at.y + 1), IM_COL32(255, 170, 170, 255), goto_error_.c_str());
+  }
   if (hit.count > 0) DrawTooltip(ctx, hit);
 
   // A click (no drag) on a label toggles its group; on a span selects it.
@@ -391,6 +475,7 @@ void TimelinePanel::RecordGeometry(const Frame& f, bool scrollbar) {
   geometry_.measure_start_ns = std::min(measure_a_, measure_b_);
   geometry_.measure_end_ns = std::max(measure_a_, measure_b_);
   geometry_.goto_rank = goto_rank_;
+  geometry_.goto_error = goto_error_;
   geometry_.scrollbar = scrollbar;
 }
 

@@ -36,6 +36,7 @@ struct TimelineGeometry {
   bool has_measure = false;
   double measure_start_ns = 0, measure_end_ns = 0;  ///< ns from the trace start, start <= end
   int64_t goto_rank = -1;                           ///< last rank gone to (-1: none)
+  std::string goto_error;                           ///< "" unless the rank typed is out of range
   bool scrollbar = false;                           ///< drawn (more rows than fit)
 };
 
@@ -49,6 +50,11 @@ class TimelinePanel {
   /// The redistribute whose bars the last Draw highlighted.
   PanelShows shows() const { return shows_; }
   const TimelineGeometry& geometry() const { return geometry_; }
+  /// The next model is the same trace re-read (--follow): keep the visible time range, lanes and
+  /// groups, or follow the newest time when the view reached the trace's end.
+  void KeepViewAcrossReload() { keep_view_ = true; }
+  /// Drops the measured range (Esc).
+  void ClearMeasure() { has_measure_ = measuring_ = false; }
 
  private:
   /// The hovered item of a lane: a span (rank lane) or a union (group lane), `count` > 1 when
@@ -79,6 +85,9 @@ class TimelinePanel {
   void DrawGoTo(float x, float y, float w);
   void GoToRank(ViewContext& ctx, int64_t rank, float lane_h, float plot_h);
   void ZoomToSelection(const ViewContext& ctx);
+  /// A selection made elsewhere (list, search, keys, program) that lies outside the visible range
+  /// brings it into view: centred at the same zoom when it fits, else zoomed to.
+  void FollowSelection(const ViewContext& ctx);
   void DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f, bool hovered, Hit& hit);
   void DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& f);
   void DrawMeasure(ImDrawList* list, const Frame& f, float axis_top) const;
@@ -118,7 +127,10 @@ class TimelinePanel {
   bool focus_goto_ = false;
   bool goto_active_ = false;  ///< the go-to field has the keyboard
   int64_t goto_rank_ = -1;
-  int64_t pending_goto_ = -1;  ///< rank to scroll to on the next Draw
+  int64_t pending_goto_ = -1;                    ///< rank to scroll to on the next Draw
+  std::string goto_error_;                       ///< the rank typed is out of range: said beside the field
+  bool keep_view_ = false;                       ///< see KeepViewAcrossReload
+  int64_t followed_id_ = -2, followed_op_ = -2;  ///< the selection FollowSelection last saw
 };
 
 }  // namespace shardscope::app::gui

@@ -70,10 +70,13 @@ struct DiffResult {
 };
 
 /// Aligns and compares two traces. Redistributes are matched by signature (tensor, global shape,
-/// src/dst placements and orders) in order (longest common subsequence); unmatched ones are
-/// "removed" (baseline only) or "added" (candidate only). Ops are aligned the same way by name and
-/// input tensor names and compared first (differences of category ops; candidate costs as time,
-/// only when a time threshold is set). Pure.
+/// src/dst placements and orders) in order (longest common subsequence); between two matched ones,
+/// the rest are paired by their place in the program (tensor, global shape, the op name and
+/// argument that caused them) in order, so a redistribute whose placements, planner or dtype
+/// changed is compared (a "placements" difference when they changed) rather than removed and added;
+/// what stays unmatched is "removed" (baseline only) or "added" (candidate only). Ops are aligned the same
+/// way by name and input tensor names and compared first (differences of category ops; candidate costs as
+/// time, only when a time threshold is set). Pure.
 DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffOptions& options);
 
 /// One line per difference ("<category>  #<id> <subject>: <what>: <baseline> -> <candidate>"), then
