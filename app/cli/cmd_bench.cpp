@@ -1,4 +1,4 @@
-// `shardscope bench plan`: planning cost as figures (STYLE.md rule 17: a program that prints
+// `shardscope bench plan`: planning cost as figures (docs/contributing.md rule 17: a program that prints
 // ratios against a baseline measured in the same run, not a timed test).
 
 #include <time.h>

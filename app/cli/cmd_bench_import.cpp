@@ -1,4 +1,4 @@
-// `shardscope bench import`: importing other tools' records as figures (STYLE.md rule 17). The
+// `shardscope bench import`: importing other tools' records as figures (docs/contributing.md rule 17). The
 // inputs are made by the repository's generators (tests/trace/make_fr_dumps.py for Flight Recorder
 // dumps, the docs/import.md recipe for DebugMode logs); every tool runs as a child process whose
 // wall time and peak RSS (wait4) are its own, beside Python reading the same files in the same run.

@@ -1,4 +1,4 @@
-// `shardscope bench load DIR`: trace loading as figures (STYLE.md rule 17). Every configuration
+// `shardscope bench load DIR`: trace loading as figures (docs/contributing.md rule 17). Every configuration
 // runs in a forked child so that its peak RSS is its own; the reference reader (nlohmann on one
 // thread, the reader before the fast path) is measured in the same run on the same files.
 

@@ -1,4 +1,4 @@
-// `shardscope bench trace`: the trace writer's cost per event (STYLE.md rule 17). Batches with
+// `shardscope bench trace`: the trace writer's cost per event (docs/contributing.md rule 17). Batches with
 // tracing on (trace::Writer::Emit into a file, flushes included) and off (the same loop taking the
 // tracing-off branch) alternate, so drifts of a shared machine hit both alike; the median and the
 // 10th-90th percentile spread of each are printed, in wall-clock time and in the thread's CPU time

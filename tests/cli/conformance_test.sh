@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16: every printed plan runs; _StridedShard with shard orders; Partial targets; the trace's
 # shard order text; one step numbering. Expected values come from PyTorch's rules
-# (shared/reference/pytorch-dtensor-semantics.md, sections cited) or hand derivation.
+# (docs/pytorch-semantics.md, sections cited) or hand derivation.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # --- 1. Forced greedy with _StridedShard (§2: has_strided_shard picks the graph planner before the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `shardscope import debugmode` (issue 14): one golden dump per DebugMode variant of the reference
-# (shared/reference/pytorch-job-artifacts.md section 1), with expectations derived by hand:
+# (docs/pytorch-artifacts.md section 1), with expectations derived by hand:
 # placements and shapes as the dump prints them, PyTorch's plans from its greedy rule
 # (_redistribute.py: nested shards replicate inner mesh dims first; a merged all_gather
 # of an extent the group does not divide is pytorch#194457), and the replayed layouts from

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `shardscope plan`: notation strings, collective counts, logical shapes, costs, merges and
 # layouts. Every expected value is derived by hand from PyTorch's rules or quoted from the
-# worked examples in shared/reference/pytorch-dtensor-semantics.md (section numbers cited).
+# worked examples in docs/pytorch-semantics.md (section numbers cited).
 source "$(dirname "$0")/lib.sh" "$@"
 
 # §3 table: (2,2) S0S0 -> S1S1, greedy. Pass 1: mesh dim 1 misaligned -> S0->R; mesh dim 0

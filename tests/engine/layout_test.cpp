@@ -57,7 +57,7 @@ TEST_CASE("torch.chunk split sizes follow PyTorch's formula for every small case
 }
 
 TEST_CASE("PhysicsNeMo compute_split_shapes differs from torch.chunk", "[engine][layout]") {
-  // shardtensor-and-collective-perf.md: (3,4) -> 0,0,0,3; (2,4) -> 0,0,0,2; (5,4) -> 1,1,1,2; (10,4) ->
+  // docs/pytorch-semantics.md section 8.1a: (3,4) -> 0,0,0,3; (2,4) -> 0,0,0,2; (5,4) -> 1,1,1,2; (10,4) ->
   // 3,3,3,1.
   CheckSplits(ChunkRule::kPhysicsNemo, {{3, 4, {0, 0, 0, 3}},
                                         {2, 4, {0, 0, 0, 2}},

@@ -1,5 +1,5 @@
 // Greedy and graph planners and the cost model against PyTorch's rules and the worked examples
-// of pytorch-dtensor-semantics.md (§3 greedy table, §4 verified Dijkstra traces, §5 formulas).
+// of docs/pytorch-semantics.md (§3 greedy table, §4 verified Dijkstra traces, §5 formulas).
 // Transform lists are read off the reference notation strings by hand: each "->" changes one
 // mesh dim, and its logical shape is derived from torch.chunk with the rank's coordinate.
 

@@ -1,5 +1,5 @@
 // The DebugMode reader and importer (issue 14). Expected values come from the reference's text
-// forms (shared/reference/pytorch-job-artifacts.md section 1), PyTorch's planner rules and, for the
+// forms (docs/pytorch-artifacts.md section 1), PyTorch's planner rules and, for the
 // ops shardscope computes (the mapping of docs/import.md), PyTorch's sharding propagation rules
 // (transpose/permute move shard dims, a reduced shard becomes P(sum)/P(avg), select/stack shift
 // later dims, pointwise ops follow the most sharded input, mm over a sharded contracting dim is

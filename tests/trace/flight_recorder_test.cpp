@@ -1,5 +1,5 @@
 // Flight Recorder import and check: dumps written here as JSON (the format of
-// /work/shared/reference/pytorch-job-artifacts.md section 2), expectations derived from the format
+// docs/pytorch-artifacts.md section 2), expectations derived from the format
 // and from Flight Recorder's rules (all_gather out = in x group, reduce_scatter in = out x group).
 // The scenario dumps of tests/trace/make_fr_dumps.py are checked end to end by tests/cli/fr_test.sh.
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes NCCL Flight Recorder dumps (one file per rank) for chosen scenarios, in the format of
 torch/csrc/distributed/c10d/FlightRecorder*.hpp as described in
-/work/shared/reference/pytorch-job-artifacts.md section 2: the default pickle of a dict (protocol
+docs/pytorch-artifacts.md section 2: the default pickle of a dict (protocol
 2, as torch's C++ pickler writes it; --protocol picks another) or the same dict as JSON, where
 unknown discovered times are 0 instead of None and there are no stack frames.
 

@@ -1,5 +1,5 @@
 // Flight Recorder dumps (torch/csrc/distributed/c10d/FlightRecorder*.hpp) into the trace Model.
-// Field names and meanings: /work/shared/reference/pytorch-job-artifacts.md section 2 and
+// Field names and meanings: docs/pytorch-artifacts.md section 2 and
 // docs/flight-recorder.md.
 #include <algorithm>
 #include <atomic>

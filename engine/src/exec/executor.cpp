@@ -109,7 +109,7 @@ struct Geometry {
 // A few recent geometries per thread (each rank of the local backend is a thread; a repeated
 // redistribute asks for the same one each time). Keyed by value: the specs, the transforms and
 // the rank are compared, never addresses, so a spec or plan reassigned in place cannot hit a stale
-// entry (STYLE.md). Small and bounded: the oldest entry goes when it is full.
+// entry (docs/contributing.md rule 18). Small and bounded: the oldest entry goes when it is full.
 class StepGeometryCache {
  public:
   std::shared_ptr<const Geometry> Find(const TensorSpec& src, const TensorSpec& dst,

@@ -1,5 +1,5 @@
 #pragma once
-// The one error type of shardscope's module APIs (STYLE.md rule 10). Lives in the trace
+// The one error type of shardscope's module APIs (docs/contributing.md rule 10). Lives in the trace
 // library because trace is the bottom layer that every other module already links.
 
 #include <stdexcept>
@@ -32,7 +32,7 @@ inline Error InvalidInput(const std::string& message) { return Error(ErrorCode::
 inline Error Unsupported(const std::string& message) { return Error(ErrorCode::kUnsupported, message); }
 inline Error InternalError(const std::string& message) { return Error(ErrorCode::kInternal, message); }
 
-/// Exit code for the CLI (STYLE.md rule 11).
+/// Exit code for the CLI (docs/contributing.md rule 11).
 inline int ExitCodeFor(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidInput:

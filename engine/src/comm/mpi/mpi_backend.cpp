@@ -31,7 +31,7 @@ std::string MpiErrorString(int rc) {
   return std::string(text, static_cast<size_t>(length));
 }
 
-// Foreign error codes are wrapped where they arise (STYLE rule 12): call, context and rank.
+// Foreign error codes are wrapped where they arise (docs/contributing.md rule 12): call, context and rank.
 void Check(int rc, const char* mpi_call, const std::string& where, int64_t rank) {
   if (rc == MPI_SUCCESS) return;
   throw Error(ErrorCode::kBackend, "mpi backend, rank " + std::to_string(rank) + ": " + mpi_call + " in " +
