@@ -26,7 +26,8 @@ void WriteFrDump(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("importers: built-ins are asked Flight Recorder, then Kineto, shardscope last", "[trace][importers]") {
+TEST_CASE("importers: built-ins are asked Flight Recorder, then Kineto, shardscope last",
+          "[trace][importers]") {
   std::vector<trace::Importer> all = trace::Importers();
   REQUIRE(all.size() >= 3);
   CHECK(all[all.size() - 3].name == "flight_recorder");
@@ -37,11 +38,13 @@ TEST_CASE("importers: built-ins are asked Flight Recorder, then Kineto, shardsco
 TEST_CASE("importers: a profiler trace goes to Kineto", "[trace][importers]") {
   fs::path dir = testing::FreshTempDir("importers_kineto");
   fs::create_directories(dir);
-  std::ofstream(dir / "rank0.pt.trace.json") << R"({"schemaVersion": 1, "traceEvents": []})" << "\n";
+  std::ofstream(dir / "rank0.pt.trace.json") << R"({"schemaVersion": 1, "traceEvents": []})"
+                                             << "\n";
   CHECK(trace::ImporterFor(dir) == "kineto");
   CHECK(trace::ImporterFor(dir / "rank0.pt.trace.json") == "kineto");
   // A JSON file that is neither a dump nor a profiler trace falls through to shardscope.
-  std::ofstream(dir / "other.json") << R"({"hello": 1})" << "\n";
+  std::ofstream(dir / "other.json") << R"({"hello": 1})"
+                                    << "\n";
   CHECK(trace::ImporterFor(dir / "other.json") == "shardscope");
   fs::remove_all(dir);
 }

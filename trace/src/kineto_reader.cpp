@@ -669,15 +669,16 @@ class RankBuilder {
       f.output_dtypes = {p.dtype};
       c.dtype = detail::ShortDtypeName(p.dtype);
     }
-    f.profiling_name = "nccl:" + kind;
+    std::string profiling_name = "nccl:" + kind;
     auto local = [&](int64_t global) -> int64_t {
       auto it = std::find(group.begin(), group.end(), global);
       return it == group.end() ? -1 : it - group.begin();
     };
     if (kind == "send" && p.dst >= 0 && local(p.dst) >= 0)
-      f.profiling_name += " " + std::to_string(local(rank_)) + "->" + std::to_string(local(p.dst));
+      profiling_name += " " + std::to_string(local(rank_)) + "->" + std::to_string(local(p.dst));
     if (kind == "recv" && p.src >= 0 && local(p.src) >= 0)
-      f.profiling_name += " " + std::to_string(local(rank_)) + "<-" + std::to_string(local(p.src));
+      profiling_name += " " + std::to_string(local(rank_)) + "<-" + std::to_string(local(p.src));
+    f.profiling_name = profiling_name;
     PeerBytes(p, local);
     return p;
   }
@@ -721,14 +722,14 @@ class RankBuilder {
                      [](const Pending& a, const Pending& b) { return a.f.created_ns < b.f.created_ns; });
     std::map<std::pair<std::string, bool>, bool> all_have;
     for (const Pending& p : pending) {
-      auto key = std::make_pair(p.f.pg_name, p.f.is_p2p);
+      auto key = std::make_pair(p.f.pg_name.str(), p.f.is_p2p);
       auto [it, inserted] = all_have.emplace(key, true);
       it->second = it->second && p.seq_arg >= 0;
     }
     std::map<std::pair<std::string, bool>, int64_t> counter;
     int64_t record_id = 0;
     for (Pending& p : pending) {
-      auto key = std::make_pair(p.f.pg_name, p.f.is_p2p);
+      auto key = std::make_pair(p.f.pg_name.str(), p.f.is_p2p);
       const int64_t seq = all_have[key] ? p.seq_arg : ++counter[key];
       if (p.f.is_p2p)
         p.f.p2p_seq_id = seq;

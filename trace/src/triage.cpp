@@ -20,6 +20,7 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 
 namespace shardscope::trace {
 
