@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <cstdio>
+
 #include "rank_palette.hpp"
 
 namespace shardscope::app::gui {
@@ -10,13 +12,15 @@ void ErrorPanel::Prepare(const std::vector<LoadFailure>& failures, const trace::
                          const std::string& prefix) {
   failures_ = failures;
   diagnostics_.clear();
+  total_diagnostics_ = 0;
   AddDiagnostics(model, prefix);
 }
 
 void ErrorPanel::AddDiagnostics(const trace::Model* model, const std::string& prefix) {
   if (!model) return;
   for (const trace::Diagnostic& d : model->diagnostics) {
-    if (diagnostics_.size() >= 50) break;
+    ++total_diagnostics_;
+    if (diagnostics_.size() >= kMaxListed) continue;
     std::string where = d.file.empty() ? "trace" : d.file + (d.line > 0 ? ":" + std::to_string(d.line) : "");
     diagnostics_.push_back(prefix + where + ": " + d.message);
   }
@@ -44,9 +48,25 @@ void ErrorPanel::Draw(float height) {
     ImGui::PopStyleColor();
   }
   if (!diagnostics_.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu diagnostic%s while loading:", diagnostics_.size(),
-                       diagnostics_.size() == 1 ? "" : "s");
-    for (const std::string& d : diagnostics_) ImGui::BulletText("%s", d.c_str());
+    // A few diagnostics are listed; many (a wrapped ring buffer on every rank of a dump set) are
+    // folded to the first one under a header that lists them all when opened, so they never push
+    // the views off the window.
+    char header[128];
+    std::snprintf(header, sizeof header, "%zu diagnostic%s while loading%s###load_diagnostics",
+                  total_diagnostics_, total_diagnostics_ == 1 ? "" : "s",
+                  total_diagnostics_ > diagnostics_.size() ? " (the first 50 are listed)" : "");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.75f, 0.3f, 1));
+    const bool open =
+        ImGui::TreeNodeEx(header, diagnostics_.size() <= kListedOpen ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+    ImGui::PopStyleColor();
+    if (open) {
+      for (const std::string& d : diagnostics_) ImGui::BulletText("%s", d.c_str());
+      ImGui::TreePop();
+    } else {
+      ImGui::BulletText("%s", diagnostics_.front().c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("and %zu more (open the header above to list them)", total_diagnostics_ - 1);
+    }
   }
 }
 

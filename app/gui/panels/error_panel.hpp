@@ -33,7 +33,10 @@ class ErrorPanel {
 
  private:
   std::vector<LoadFailure> failures_;
-  std::vector<std::string> diagnostics_;
+  static constexpr size_t kMaxListed = 50;  ///< diagnostics kept for the list
+  static constexpr size_t kListedOpen = 3;  ///< up to this many are listed without a click
+  std::vector<std::string> diagnostics_;    ///< the first kMaxListed, "where: message"
+  size_t total_diagnostics_ = 0;            ///< all of them, listed or not
   float rect_[4] = {0, 0, 0, 0};
 };
 

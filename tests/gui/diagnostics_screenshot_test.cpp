@@ -1,0 +1,48 @@
+// Load diagnostics in the GUI: many of them (a wrapped ring buffer on each of 16 ranks' Flight
+// Recorder dumps, tests/trace/make_fr_faults.py) are folded under one header with the first one
+// shown, so the views stay where a user looks; a click on the header lists them all. Expected from
+// the definition: folded, the lanes start below two text lines of diagnostics; opened, 15 more
+// bullet lines (at least a font height each) push them down.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "gui_test_support.hpp"
+
+using namespace shardscope_gui_test;
+
+namespace {
+
+// Top of the highest flight span (the first lane), from the geometry.
+float LanesTop(const nlohmann::json& geo) {
+  float top = 1e9f;
+  for (const auto& item : geo["flight"])
+    if (item["kind"] == "span") top = std::min(top, item["rect"][1].get<float>());
+  return top;
+}
+
+}  // namespace
+
+TEST_CASE("diagnostics: many are folded to one line; a click on the header lists them all",
+          "[gui][diagnostics]") {
+  fs::path dir = TempDir("diagnostics_fold");
+  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
+                          "/tests/trace/make_fr_faults.py not_started " + (dir / "dumps").string() +
+                          " --ranks 16 --entries 40",
+                      dir / "gen.txt");
+  INFO(gen.output);
+  REQUIRE(gen.exit_code == 0);
+  const std::string args = (dir / "dumps").string() + " --size 1600x1000";
+  fs::create_directories(dir / "folded");
+  fs::create_directories(dir / "open");
+  const float folded = LanesTop(Shoot(dir / "folded", args));
+  // The header is the first line under the menu bar (menu about 19 px, window padding 8 px).
+  const float opened = LanesTop(Shoot(dir / "open", args + " --keys click:100:32,wait"));
+  REQUIRE(folded < 1e9f);
+  REQUIRE(opened < 1e9f);
+  const float font = 13.0f;  // ImGui's default font height
+  // Folded: menu bar, header and one bullet line, then the flight panel's title and controls.
+  CHECK(folded < 19 + 8 * (font + 4) + 60);
+  // Opened: the other 15 diagnostics are listed above the lanes.
+  CHECK(opened - folded >= 15 * font);
+}
