@@ -81,7 +81,8 @@ class Checker {
     CheckOps();
     std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
                      [](const Mismatch& a, const Mismatch& b) {
-                       // Trace order: run-level first, then ops by id (a rank that ran a different
+                       // Trace order: run-level and process group findings first (in the order
+                       // found: groups by name), then ops by id (a rank that ran a different
                        // program explains the rest), then by redistribute; within one, a plan that
                        // differs across ranks (the usual root cause) first, then its collectives by
                        // step, then outcome, shapes and checksums.
