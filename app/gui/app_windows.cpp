@@ -62,6 +62,9 @@ void App::DrawMenuBar() {
       for (const char* p : kPanels) {
         if (ImGui::MenuItem(p, nullptr, sizes_.maximized == p)) sizes_.maximized = p;
       }
+      // Collectives with flight records beside the model's other events: their lanes on demand.
+      if (flight_.Active() && ImGui::MenuItem("flight", nullptr, sizes_.maximized == "flight"))
+        sizes_.maximized = "flight";
       if (sizes_.maximized != before) ImGui::MarkIniSettingsDirty();
       ImGui::EndMenu();
     }
@@ -208,7 +211,7 @@ void App::DrawLoading() {
 }
 
 void App::DrawMain() {
-  if (flight_.Active()) {  // Flight Recorder dumps: lanes per rank and the mismatch list
+  if (flight_.OwnsMain()) {  // only flight records (Flight Recorder dumps): lanes per rank, mismatches
     flight_.Draw(ctx_);
     return;
   }

@@ -7,6 +7,9 @@
 
 #include "gui_test_support.hpp"
 #include "panels/flight_panel.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/writer.hpp"
 
 using namespace shardscope_gui_test;
 using shardscope::app::gui::kFlightIncomplete;
@@ -56,5 +59,39 @@ TEST_CASE("flight view: lanes per rank, incomplete collectives, the missing rank
   CHECK(spans == 19);
   CHECK(incomplete == 3);
   CHECK(slots == 1);
+  CHECK(mismatches == 1);
+}
+
+// The same dumps' collectives written into the hand-made clean 2x2 trace of tests/golden/check
+// (each rank file: its own events, then the flight records): the view opens on the main panels,
+// and --view flight shows the flight records' lanes and the check's one process group finding.
+TEST_CASE("flight view: collectives with flight records beside a program's own events", "[gui][flight]") {
+  fs::path dir = TempDir("flight_mixed");
+  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
+                          "/tests/trace/make_fr_dumps.py missing " + (dir / "dumps").string(),
+                      dir / "gen.txt");
+  REQUIRE(gen.exit_code == 0);
+  namespace trace = shardscope::trace;
+  trace::Model own = trace::ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/check/clean");
+  trace::Model fr = trace::ReadFlightRecorder({dir / "dumps"});
+  REQUIRE(own.ranks.size() == fr.ranks.size());
+  for (size_t i = 0; i < own.ranks.size(); ++i) {
+    trace::Writer w(dir / "mixed", own.ranks[i].header);
+    for (const trace::Event& e : own.ranks[i].events) w.Emit(e);
+    for (const trace::Event& e : fr.ranks[i].events) w.Emit(e);
+  }
+  auto main_geo = Shoot(dir, (dir / "mixed").string() + " --size 1400x700");
+  CHECK(main_geo["flight"].empty());
+  auto geo = Shoot(dir, (dir / "mixed").string() + " --view flight --size 1400x700");
+  int spans = 0, mismatches = 0;
+  for (const auto& item : geo["flight"]) {
+    if (item["kind"] == "span") ++spans;
+    if (item["kind"] == "mismatch") {
+      ++mismatches;
+      CHECK(item["rank"] == 3);
+      CHECK(item["seq"] == 5);
+    }
+  }
+  CHECK(spans == 19);  // the flight records only, as from the dumps alone
   CHECK(mismatches == 1);
 }

@@ -1,5 +1,4 @@
 #include "shardscope/trace/check.hpp"
-#include "shardscope/trace/kineto.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,13 +8,12 @@
 #include <set>
 #include <tuple>
 
+#include "check_flight.hpp"
 #include "collective_match.hpp"
 #include "collective_sizes.hpp"
-#include "fr_check.hpp"
 #include "json_null.hpp"
 #include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
-#include "shardscope/trace/flight_recorder.hpp"
 #include "vote.hpp"
 
 namespace shardscope::trace {
@@ -56,58 +54,26 @@ PlacementKind KindOf(const std::string& p) {
 
 class Checker {
  public:
-  explicit Checker(const Model& model) : model_(model) {
+  explicit Checker(const Model& model) : model_(model), flight_(model) {
     for (const RankTrace& rt : model.ranks) with_file_.insert(rt.header.rank);
     if (!model.ranks.empty()) mesh_ = model.ranks.front().header.mesh_shape;
   }
 
+  // The rules apply where their fields are present, so a model may hold any mix: run-level (rank
+  // files), collectives with a flight record (per process group and sequence number), the other
+  // collectives (per group in call order), redistributes and ops.
   CheckResult Run() {
     result_.ranks = static_cast<int64_t>(model_.ranks.size());
     result_.world = model_.world;
-    // One report per missing rank up to kListedMissing, then one for all the rest: a header may
-    // claim 2^20 ranks in a file of a few bytes, and the check's work follows the files.
-    constexpr int64_t kListedMissing = 64, kNamedCulprits = 1024;
-    std::optional<Mismatch> rest;
-    int64_t missing = 0, rest_last = -1;
-    for (int64_t r = 0; r < model_.world; ++r) {
-      if (with_file_.count(r)) continue;
-      if (++missing <= kListedMissing) {
-        Mismatch m;
-        m.kind = MismatchClass::kMissingRankFile;
-        m.culprits = {r};
-        m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
-                    " has no trace file; its collectives cannot be checked";
-        result_.mismatches.push_back(std::move(m));
-        continue;
-      }
-      if (!rest) {
-        rest.emplace();
-        rest->kind = MismatchClass::kMissingRankFile;
-      }
-      if (static_cast<int64_t>(rest->culprits.size()) < kNamedCulprits) rest->culprits.push_back(r);
-      rest_last = r;
-      // Past the files there are no more to find: the rest of the world is missing.
-      if (with_file_.empty() || r > *with_file_.rbegin()) {
-        missing += model_.world - 1 - r;
-        rest_last = model_.world - 1;
-        break;
-      }
-    }
-    if (rest) {
-      const int64_t more = missing - kListedMissing;
-      rest->message = std::to_string(more) + " more ranks of world " + std::to_string(model_.world) + " (" +
-                      std::to_string(rest->culprits.front()) + ".." + std::to_string(rest_last) +
-                      ") have no trace file; their collectives cannot be checked (the first " +
-                      std::to_string(rest->culprits.size()) + " are named as culprits)";
-      result_.mismatches.push_back(std::move(*rest));
-    }
+    MissingRankFiles();
+    flight_.Check(result_);
     for (const RedistributeRecord& r : model_.redistributes) {
       if (!r.end || r.end->ok) continue;
       auto [it, inserted] = first_failure_.try_emplace(r.rank, r.begin->id);
       if (!inserted) it->second = std::min(it->second, r.begin->id);
     }
-    std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_);
-    result_.groups = static_cast<int64_t>(groups.size());
+    std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_, /*with_flight_records=*/false);
+    result_.groups += static_cast<int64_t>(groups.size());
     for (const detail::GroupCalls& g : groups) CheckGroup(g);
     const auto by_id = detail::RecordsById(model_);
     for (const auto& [id, recs] : by_id) CheckRedistribute(id, recs);
@@ -115,7 +81,8 @@ class Checker {
     CheckOps();
     std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
                      [](const Mismatch& a, const Mismatch& b) {
-                       // Trace order: run-level first, then ops by id (a rank that ran a different
+                       // Trace order: run-level and process group findings first (in the order
+                       // found: groups by name), then ops by id (a rank that ran a different
                        // program explains the rest), then by redistribute; within one, a plan that
                        // differs across ranks (the usual root cause) first, then its collectives by
                        // step, then outcome, shapes and checksums.
@@ -133,6 +100,48 @@ class Checker {
   }
 
  private:
+  // A rank of the world with no file; one in a process group of a flight record is reported by
+  // that group's rules instead, in its words.
+  void MissingRankFiles() {
+    // One report per missing rank up to kListedMissing, then one for all the rest: a header may
+    // claim 2^20 ranks in a file of a few bytes, and the check's work follows the files.
+    constexpr int64_t kListedMissing = 64, kNamedCulprits = 1024;
+    std::optional<Mismatch> rest;
+    int64_t missing = 0, rest_last = -1;
+    for (int64_t r = 0; r < model_.world; ++r) {
+      if (with_file_.count(r) || flight_.Covers(r)) continue;
+      if (++missing <= kListedMissing) {
+        Mismatch m;
+        m.kind = MismatchClass::kMissingRankFile;
+        m.culprits = {r};
+        m.message = "rank " + std::to_string(r) + " of world " + std::to_string(model_.world) +
+                    " has no trace file; its collectives cannot be checked";
+        result_.mismatches.push_back(std::move(m));
+        continue;
+      }
+      if (!rest) {
+        rest.emplace();
+        rest->kind = MismatchClass::kMissingRankFile;
+      }
+      if (static_cast<int64_t>(rest->culprits.size()) < kNamedCulprits) rest->culprits.push_back(r);
+      rest_last = r;
+      // Past the files and the process groups there are no more to find: the rest of the world is missing.
+      if ((with_file_.empty() || r > *with_file_.rbegin()) && r > flight_.LastCovered()) {
+        missing += model_.world - 1 - r;
+        rest_last = model_.world - 1;
+        break;
+      }
+    }
+    if (rest) {
+      const int64_t more = missing - kListedMissing;
+      rest->message = std::to_string(more) + " more ranks of world " + std::to_string(model_.world) + " (" +
+                      std::to_string(rest->culprits.front()) + ".." + std::to_string(rest_last) +
+                      ") have no trace file; their collectives cannot be checked (the first " +
+                      std::to_string(rest->culprits.size()) + " are named as culprits)";
+      result_.mismatches.push_back(std::move(*rest));
+    }
+  }
+
   void Report(MismatchClass kind, std::vector<int64_t> culprits, const Collective* at,
               const detail::GroupCalls* group, int64_t call, std::string message) {
     Mismatch m;
@@ -625,15 +634,12 @@ class Checker {
   std::set<int64_t> with_file_;
   std::map<int64_t, int64_t> first_failure_;  ///< rank -> id of the first redistribute it failed
   std::vector<int64_t> mesh_;
+  detail::FlightRules flight_;
   CheckResult result_;
 };
 
 }  // namespace
 
-CheckResult CheckTrace(const Model& model) {
-  // Kineto collectives carry the same flight record fields: Flight Recorder's rules judge them.
-  if (IsFlightRecorderModel(model) || IsKinetoModel(model)) return detail::CheckFlightRecords(model);
-  return Checker(model).Run();
-}
+CheckResult CheckTrace(const Model& model) { return Checker(model).Run(); }
 
 }  // namespace shardscope::trace

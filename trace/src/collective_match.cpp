@@ -34,7 +34,7 @@ std::string FormatRanks(const std::vector<int64_t>& v) {
   return out + ")";
 }
 
-std::vector<GroupCalls> GroupCollectives(const Model& model) {
+std::vector<GroupCalls> GroupCollectives(const Model& model, bool with_flight_records) {
   // A communicator is identified by its member set: ranks of one group may list it in a different
   // order (a mismatch the check reports), but they still issue calls on the same communicator.
   std::map<std::vector<int64_t>, GroupCalls> groups;
@@ -47,6 +47,7 @@ std::vector<GroupCalls> GroupCollectives(const Model& model) {
   for (const RankTrace& rt : model.ranks) {
     for (const Collective& call : rt.events.Of<Collective>()) {
       const Collective* c = &call;  // kept in GroupCalls: the stored event, not a copy
+      if (call.flight && !with_flight_records) continue;
       const std::vector<int64_t>& members = c->group;
       GroupCalls*& g = by_buffer[members.data()];
       if (g == nullptr || members.empty()) {

@@ -85,7 +85,9 @@ struct GroupCalls {
 /// The records of every redistribute id, each in rank order (from the model's id index).
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model);
 
-/// Every group that some rank recorded a collective on, ordered by its sorted rank list.
-std::vector<GroupCalls> GroupCollectives(const Model& model);
+/// Every group that some rank recorded a collective on, ordered by its sorted rank list. Without
+/// `with_flight_records`, the collectives that carry a flight record are left out (the check pairs
+/// those per process group and sequence number instead, check_flight.hpp).
+std::vector<GroupCalls> GroupCollectives(const Model& model, bool with_flight_records = true);
 
 }  // namespace shardscope::trace::detail

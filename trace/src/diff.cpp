@@ -1,5 +1,4 @@
 #include "shardscope/trace/diff.hpp"
-#include "shardscope/trace/kineto.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +9,12 @@
 #include <type_traits>
 
 #include "collective_match.hpp"
-#include "fr_check.hpp"
+#include "flight_groups.hpp"
 #include "json_null.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/names.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/text.hpp"
-#include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
 
@@ -602,9 +600,9 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
 
   Differ differ(options, result.differences);
   differ.Run(baseline, candidate);
-  if (IsFlightRecorderModel(baseline) || IsFlightRecorderModel(candidate) || IsKinetoModel(baseline) ||
-      IsKinetoModel(candidate))
-    detail::DiffFlightRecords(baseline, candidate, options, result.differences);
+  // Collectives that carry a flight record are also compared per process group and sequence number
+  // (a ring buffer's entries have no redistribute to align them by); none carry one: nothing added.
+  detail::DiffFlightRecords(baseline, candidate, options, result.differences);
 
   std::vector<LogicalOp> ob = LogicalOps(baseline), oc = LogicalOps(candidate);
   result.baseline_ops = static_cast<int64_t>(ob.size());

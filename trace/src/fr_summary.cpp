@@ -1,10 +1,11 @@
-// The Flight Recorder parts of `show` and `diff`: per process group, every collective_seq_id with
-// what each rank's buffer says about it, and the sends/recvs per rank.
+// The flight records' parts of `show` and `diff` (wherever collectives carry one: Flight Recorder
+// dumps, Kineto traces, mixed models): per process group, every collective_seq_id with what each
+// rank's buffer says about it, and the sends/recvs per rank.
 #include <map>
 #include <set>
 
 #include "collective_match.hpp"
-#include "fr_check.hpp"
+#include "flight_groups.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
 namespace shardscope::trace {
@@ -13,38 +14,25 @@ using nlohmann::json;
 
 namespace {
 
+// One collective_seq_id of a group: each rank's entry (rank order), the lowest rank's first.
 struct Row {
-  std::map<int64_t, const FlightRecord*> by_rank;                         // rank -> its entry
-  const FlightRecord& first() const { return *by_rank.begin()->second; }  // the lowest rank's
+  std::map<int64_t, const FlightRecord*> by_rank;
+  const FlightRecord& first() const { return *by_rank.begin()->second; }
 };
 
-struct Group {
-  std::string name, desc;
-  std::vector<int64_t> ranks;
-  std::map<int64_t, Row> rows;                               // by seq id
-  std::vector<std::pair<int64_t, const FlightRecord*>> p2p;  // (rank, entry) in rank, record order
-};
+std::map<int64_t, Row> Rows(const detail::FlightGroup& g) {
+  std::map<int64_t, Row> rows;
+  for (const auto& [r, m] : g.members)
+    for (const auto& [seq, c] : m.by_seq) rows[seq].by_rank.emplace(r, &*c->flight);
+  return rows;
+}
 
-std::map<std::pair<std::string, std::vector<int64_t>>, Group> Groups(const Model& model) {
-  std::map<std::pair<std::string, std::vector<int64_t>>, Group> groups;
-  for (const RankTrace& rt : model.ranks) {
-    for (const Collective& call : rt.events.Of<Collective>()) {
-      const Collective* c = &call;  // pointers into it are kept: the stored event, not a copy
-      if (!c->flight) continue;
-      std::vector<int64_t> sorted = c->group;
-      std::sort(sorted.begin(), sorted.end());
-      Group& g = groups[{c->flight->pg_name, sorted}];
-      g.name = c->flight->pg_name;
-      g.desc = c->flight->pg_desc;
-      g.ranks = c->group;
-      if (c->flight->is_p2p) {
-        g.p2p.emplace_back(rt.header.rank, &*c->flight);
-        continue;
-      }
-      g.rows[c->flight->seq_id].by_rank.emplace(rt.header.rank, &*c->flight);
-    }
-  }
-  return groups;
+// Sends and recvs as (rank, entry), in rank and record order.
+std::vector<std::pair<int64_t, const FlightRecord*>> P2p(const detail::FlightGroup& g) {
+  std::vector<std::pair<int64_t, const FlightRecord*>> out;
+  for (const auto& [r, m] : g.members)
+    for (const Collective* c : m.p2p) out.emplace_back(r, &*c->flight);
+  return out;
 }
 
 std::string ShapesText(const std::vector<std::vector<int64_t>>& shapes) {
@@ -63,11 +51,13 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
 
 std::string FormatFlightText(const Model& model) {
   std::string out;
-  for (const auto& [key, g] : Groups(model)) {
+  for (const auto& [key, g] : detail::GroupFlightRecords(model)) {
+    const auto rows = Rows(g);
+    const auto p2p = P2p(g);
     out += "\nprocess group " + g.name + (g.desc.empty() ? "" : " (" + g.desc + ")") + " ranks " +
-           detail::FormatInts(g.ranks) + ": " + std::to_string(g.rows.size()) + " collective(s), " +
-           std::to_string(g.p2p.size()) + " p2p entr" + (g.p2p.size() == 1 ? "y" : "ies") + "\n";
-    for (const auto& [seq, row] : g.rows) {
+           detail::FormatInts(g.ranks) + ": " + std::to_string(rows.size()) + " collective(s), " +
+           std::to_string(p2p.size()) + " p2p entr" + (p2p.size() == 1 ? "y" : "ies") + "\n";
+    for (const auto& [seq, row] : rows) {
       const FlightRecord& f = row.first();
       std::map<std::string, std::vector<int64_t>> by_state;
       std::vector<int64_t> absent;
@@ -85,7 +75,7 @@ std::string FormatFlightText(const Model& model) {
       if (!absent.empty()) out += "  absent: " + RanksText(absent);
       out += "\n";
     }
-    for (const auto& [rank, f] : g.p2p) {
+    for (const auto& [rank, f] : p2p) {
       out += "  rank " + std::to_string(rank) + " p2p seq " + std::to_string(f->p2p_seq_id) + "  " +
              f->profiling_name + "  " + ShapesText(f->input_sizes) + "  " +
              (f->input_dtypes.empty() ? "-" : f->input_dtypes.front()) + "  " + f->state + "\n";
@@ -96,9 +86,9 @@ std::string FormatFlightText(const Model& model) {
 
 json FlightJson(const Model& model) {
   json groups = json::array();
-  for (const auto& [key, g] : Groups(model)) {
+  for (const auto& [key, g] : detail::GroupFlightRecords(model)) {
     json rows = json::array();
-    for (const auto& [seq, row] : g.rows) {
+    for (const auto& [seq, row] : Rows(g)) {
       json states = json::object();
       for (const auto& [r, f] : row.by_rank) states[std::to_string(r)] = f->state;
       rows.push_back({{"seq_id", seq},
@@ -109,7 +99,7 @@ json FlightJson(const Model& model) {
                       {"states", states}});
     }
     json p2p = json::array();
-    for (const auto& [rank, f] : g.p2p) {
+    for (const auto& [rank, f] : P2p(g)) {
       p2p.push_back({{"rank", rank},
                      {"p2p_seq_id", f->p2p_seq_id},
                      {"profiling_name", f->profiling_name},
@@ -126,13 +116,12 @@ namespace detail {
 
 void DiffFlightRecords(const Model& baseline, const Model& candidate, const DiffOptions& options,
                        std::vector<Difference>& out) {
-  auto gb = Groups(baseline), gc = Groups(candidate);
-  std::set<std::pair<std::string, std::vector<int64_t>>> keys;
+  auto gb = GroupFlightRecords(baseline), gc = GroupFlightRecords(candidate);
+  std::set<FlightGroupKey> keys;
   for (const auto& [k, g] : gb) keys.insert(k);
   for (const auto& [k, g] : gc) keys.insert(k);
-  const Group empty;
-  auto add = [&](DiffCategory cat, const Group& g, std::optional<int64_t> b_seq, std::optional<int64_t> c_seq,
-                 std::string what, std::string b, std::string c) {
+  auto add = [&](DiffCategory cat, const FlightGroup& g, std::optional<int64_t> b_seq,
+                 std::optional<int64_t> c_seq, std::string what, std::string b, std::string c) {
     Difference d;
     d.category = cat;
     d.baseline_id = b_seq;
@@ -146,20 +135,20 @@ void DiffFlightRecords(const Model& baseline, const Model& candidate, const Diff
     out.push_back(std::move(d));
   };
   for (const auto& key : keys) {
-    const Group& b = gb.count(key) ? gb.at(key) : empty;
-    const Group& c = gc.count(key) ? gc.at(key) : empty;
-    const Group& named = gb.count(key) ? b : c;
+    const FlightGroup& named = gb.count(key) ? gb.at(key) : gc.at(key);
+    const auto rows_b = gb.count(key) ? Rows(gb.at(key)) : std::map<int64_t, Row>();
+    const auto rows_c = gc.count(key) ? Rows(gc.at(key)) : std::map<int64_t, Row>();
     std::set<int64_t> seqs;
-    for (const auto& [s, row] : b.rows) seqs.insert(s);
-    for (const auto& [s, row] : c.rows) seqs.insert(s);
+    for (const auto& [s, row] : rows_b) seqs.insert(s);
+    for (const auto& [s, row] : rows_c) seqs.insert(s);
     for (int64_t seq : seqs) {
-      auto ib = b.rows.find(seq), ic = c.rows.find(seq);
-      if (ic == c.rows.end()) {
+      auto ib = rows_b.find(seq), ic = rows_c.find(seq);
+      if (ic == rows_c.end()) {
         add(DiffCategory::kCollectives, named, seq, std::nullopt, "removed",
             ib->second.first().profiling_name, "");
         continue;
       }
-      if (ib == b.rows.end()) {
+      if (ib == rows_b.end()) {
         add(DiffCategory::kCollectives, named, std::nullopt, seq, "added", "",
             ic->second.first().profiling_name);
         continue;

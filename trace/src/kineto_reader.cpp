@@ -977,9 +977,4 @@ Model ReadKinetoModel(const std::vector<fs::path>& paths, const ReadOptions& opt
   return std::move(ReadKineto(paths, options).model);
 }
 
-bool IsKinetoModel(const Model& model) {
-  return !model.ranks.empty() && std::all_of(model.ranks.begin(), model.ranks.end(),
-                                             [](const RankTrace& r) { return r.header.backend == "kineto"; });
-}
-
 }  // namespace shardscope::trace

@@ -309,7 +309,7 @@ std::string ShowRedistributeText(const Model& model, const RedistributeSummary& 
 
 std::string FormatShowText(const Model& model) {
   std::string out = ShowHeaderText(model);
-  if (IsFlightRecorderModel(model)) out += FormatFlightText(model);
+  if (HasFlightRecords(model)) out += FormatFlightText(model);
   std::vector<OpSummary> ops = SummarizeOps(model);
   if (!ops.empty()) out += "\nprogram: " + std::to_string(ops.size()) + " op(s)\n";
   for (const OpSummary& s : ops) out += ShowOpText(model, s);
@@ -455,7 +455,7 @@ json ShowJson(const Model& model) {
   json ops = json::array();
   for (const OpSummary& s : SummarizeOps(model)) ops.push_back(OpJson(s));
   out["ops"] = ops;
-  if (IsFlightRecorderModel(model)) out["flight"] = FlightJson(model);
+  if (HasFlightRecords(model)) out["flight"] = FlightJson(model);
   return out;
 }
 

@@ -64,7 +64,8 @@ void FlightPanel::Prepare(const ViewContext& ctx) {
   is_culprit_.clear();
   is_victim_.clear();
   scroll_to_rank_ = -1;
-  active_ = ctx.model != nullptr && trace::IsFlightRecorderModel(*ctx.model);
+  active_ = ctx.model != nullptr && trace::HasFlightRecords(*ctx.model);
+  owns_main_ = active_ && ctx.model->redistributes.empty() && ctx.model->ops.empty();
   if (!active_) return;
   const trace::Model& m = *ctx.model;
   world_ = m.world;

@@ -56,8 +56,11 @@ class FlightPanel {
   void Prepare(const ViewContext& ctx);
   /// Draws the lanes and the mismatch list into the remaining region of the current window.
   void Draw(ViewContext& ctx);
-  /// True when the model came from Flight Recorder dumps.
+  /// True when some collective of the model carries a flight record (trace::HasFlightRecords).
   bool Active() const { return active_; }
+  /// True when those collectives are all the model holds (no redistribute, no op: a Flight Recorder
+  /// import): the flight view then fills the main window. Otherwise it is one panel among the others.
+  bool OwnsMain() const { return owns_main_; }
   const std::vector<FlightItemGeometry>& geometry() const { return geometry_; }
 
  private:
@@ -66,7 +69,7 @@ class FlightPanel {
 
   const void* key_model_ = nullptr;
   uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
-  bool active_ = false;
+  bool active_ = false, owns_main_ = false;
   int64_t world_ = 0, t_end_ = 1;
   std::vector<FlightSpan> spans_;
   std::vector<FlightSlot> slots_;

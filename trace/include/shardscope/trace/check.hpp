@@ -72,11 +72,11 @@ struct CheckResult {
   bool Clean() const { return mismatches.empty(); }
 };
 
-/// Runs every check. Pairing within a group stops at its first mismatch (later calls would be
-/// misaligned); redistribute checks go on. A model read from Flight Recorder dumps
-/// (IsFlightRecorderModel) is checked by Flight Recorder's rules instead: per process group,
-/// collectives matched by collective_seq_id, sends and recvs by order per pair of ranks
-/// (docs/flight-recorder.md). Pure.
+/// Runs every check whose fields the model holds (any mix of kinds). Collectives that carry a
+/// flight record follow Flight Recorder's rules: per process group, matched by collective_seq_id,
+/// sends and recvs by order per pair of ranks (docs/flight-recorder.md). The others are paired per
+/// group in call order; pairing within a group stops at its first mismatch (later calls would be
+/// misaligned). Redistribute and op checks go on. Pure.
 CheckResult CheckTrace(const Model& model);
 
 /// The first `max_reports` mismatches, one line each, then a summary line. Pure, deterministic.

@@ -58,7 +58,14 @@ std::string FormatFlightText(const Model& model);
 /// profiling_name, input_sizes, output_sizes, input_dtypes, states: {rank: state}}], p2p: [...]}]}.
 nlohmann::json FlightJson(const Model& model);
 
+/// True when some collective of `model` carries a flight record (from any importer, or written by
+/// hand): what show's flight section, the check's process group rules and the GUI's flight view
+/// work on. Pure; stops at the first one found.
+bool HasFlightRecords(const Model& model);
+
 /// True when the model came from Flight Recorder dumps (every rank's backend is "flight_recorder").
+/// Where the data came from, for tests and reports; no tool or view branches on it (they ask
+/// HasFlightRecords, or look at each collective's flight record).
 bool IsFlightRecorderModel(const Model& model);
 
 }  // namespace shardscope::trace

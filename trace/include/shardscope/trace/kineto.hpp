@@ -68,9 +68,6 @@ KinetoImport ReadKineto(const std::vector<std::filesystem::path>& paths, const R
 /// ReadKineto(...).model.
 Model ReadKinetoModel(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
-/// True when every rank of the model came from a Kineto trace (header backend "kineto").
-bool IsKinetoModel(const Model& model);
-
 /// One collective matched across the ranks of its process group.
 struct KinetoCollective {
   std::string process_group;            ///< pg name
