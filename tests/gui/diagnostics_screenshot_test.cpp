@@ -6,6 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "gui_test_support.hpp"
 
@@ -45,4 +48,37 @@ TEST_CASE("diagnostics: many are folded to one line; a click on the header lists
   CHECK(folded < 19 + 8 * (font + 4) + 60);
   // Opened: the other 15 diagnostics are listed above the lanes.
   CHECK(opened - folded >= 15 * font);
+}
+
+// The same dumps' flight view: rank 1 never started seq 36 of its tensor-parallel group, every
+// other rank waits behind it (make_fr_faults.py not_started). Several incomplete collectives per
+// rank run to the axis end on top of each other: their "seq N" labels must not overprint, and the
+// mismatch list starts with the one naming triage's culprit.
+TEST_CASE("flight view: stacked incomplete spans keep their labels apart; triage's culprit first",
+          "[gui][flight]") {
+  fs::path dir = TempDir("flight_labels");
+  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
+                          "/tests/trace/make_fr_faults.py not_started " + (dir / "dumps").string() +
+                          " --ranks 16 --entries 40",
+                      dir / "gen.txt");
+  INFO(gen.output);
+  REQUIRE(gen.exit_code == 0);
+  auto geo = Shoot(dir, (dir / "dumps").string() + " --size 1600x1000");
+  std::map<int, std::vector<std::pair<float, float>>> labels;  // rank -> [x0, x1) of its labels
+  int first_mismatch_rank = -2;
+  for (const auto& item : geo["flight"]) {
+    if (item["kind"] == "label")
+      labels[item["rank"].get<int>()].push_back({item["rect"][0].get<float>(), item["rect"][2].get<float>()});
+    if (item["kind"] == "mismatch" && first_mismatch_rank == -2)
+      first_mismatch_rank = item["rank"].get<int>();
+  }
+  REQUIRE(labels.size() == 16);
+  for (auto& [rank, spans] : labels) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) {
+      INFO("rank " << rank << " label " << i);
+      CHECK(spans[i].first >= spans[i - 1].second);
+    }
+  }
+  CHECK(first_mismatch_rank == 1);
 }

@@ -199,12 +199,19 @@ void FlightPanel::DrawLanes(float width, float height) {
     ImVec2 a{x_of(s.start), y + 3}, b{std::max(x_of(s.end), x_of(s.start) + 3), y + lane_h - 3};
     Rgb color = s.incomplete ? kFlightIncomplete : CollectiveKindColor(s.kind);
     list->AddRectFilled(a, b, Col(color));
-    if (b.x - a.x > 44 && s.seq >= 0) {
+    // An incomplete span runs to the axis end, under the rank's later ones: its label gets only
+    // the part left of the next span of the rank, so labels never overprint ("secsecseq 9").
+    float visible_right = b.x;
+    if (auto next = std::next(it); next != spans_.end() && next->rank == s.rank && next->start >= s.start)
+      visible_right = std::min(visible_right, x_of(next->start));
+    if (visible_right - a.x > 44 && s.seq >= 0) {
       std::string t = "seq " + std::to_string(s.seq);
-      list->PushClipRect(a, b, true);
+      list->PushClipRect(a, {visible_right, b.y}, true);
       list->AddText({a.x + 3, a.y + (b.y - a.y - ImGui::GetTextLineHeight()) / 2}, ContrastText(color),
                     t.c_str());
       list->PopClipRect();
+      const float text_right = std::min(visible_right, a.x + 3 + ImGui::CalcTextSize(t.c_str()).x);
+      geometry_.push_back({"label", s.rank, s.seq, s.incomplete, a.x + 3, a.y, text_right, b.y});
     }
     geometry_.push_back({"span", s.rank, s.seq, s.incomplete, a.x, a.y, b.x, b.y});
     if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hover = &s;
@@ -266,8 +273,23 @@ void FlightPanel::DrawMismatches(float height) {
   }
   SectionTitle("Mismatches (Flight Recorder classes)");
   if (check_.mismatches.empty()) ImGui::TextColored(ImVec4(0.5f, 0.85f, 0.5f, 1), "all ranks matched");
+  // The checker blames every rank that differs; triage knows which of them only wait behind the
+  // root cause. Mismatches naming a triage culprit come first; those whose ranks are all victims
+  // say so, greyed, so the list never reads as more culprits than triage found.
+  auto is_victim = [&](int64_t r) { return r >= 0 && r < world_ && is_victim_[static_cast<size_t>(r)] != 0; };
+  auto names_culprit = [&](const trace::Mismatch& mm) {
+    return std::any_of(mm.culprits.begin(), mm.culprits.end(), [&](int64_t r) {
+      return r >= 0 && r < world_ && is_culprit_[static_cast<size_t>(r)] != 0;
+    });
+  };
+  std::vector<const trace::Mismatch*> order;
+  order.reserve(check_.mismatches.size());
+  for (const trace::Mismatch& mm : check_.mismatches) order.push_back(&mm);
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const trace::Mismatch* mm) { return names_culprit(*mm); });
   size_t shown = 0;
-  for (const trace::Mismatch& mm : check_.mismatches) {
+  for (const trace::Mismatch* mm_ptr : order) {
+    const trace::Mismatch& mm = *mm_ptr;
     if (++shown > 40) {
       ImGui::TextDisabled("... %zu more (shardscope check lists them all)", check_.mismatches.size() - 40);
       break;
@@ -276,11 +298,16 @@ void FlightPanel::DrawMismatches(float height) {
     ImGui::TextColored(ImVec4(0.95f, 0.45f, 0.4f, 1), "%s",
                        std::string(trace::MismatchClassName(mm.kind)).c_str());
     if (!mm.culprits.empty()) {
-      std::string who = "culprit";
+      const bool victims =
+          !triage_.culprits.empty() && std::all_of(mm.culprits.begin(), mm.culprits.end(), is_victim);
+      std::string who = victims ? "" : "culprit";
       for (size_t i = 0; i < mm.culprits.size(); ++i)
-        who += (i ? ", " : " rank ") + std::to_string(mm.culprits[i]);
+        who += (i ? ", " : victims ? "rank " : " rank ") + std::to_string(mm.culprits[i]);
       ImGui::SameLine();
-      ImGui::TextUnformatted(who.c_str());
+      if (victims)
+        ImGui::TextDisabled("%s (a victim: waits behind triage's culprit)", who.c_str());
+      else
+        ImGui::TextUnformatted(who.c_str());
     }
     // At thousands of ranks a message lists thousands of them: its start is enough here (16-bit
     // vertex indices bound what one window can draw).
