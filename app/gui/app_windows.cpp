@@ -192,7 +192,7 @@ void App::DrawLoading() {
   for (const auto& loader : loaders_) {
     // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
     const trace::ReadProgress& p = loader->progress();
-    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
+    const int64_t bytes_total = loader->total_bytes();
     const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
     float t = static_cast<float>(loader->elapsed_s());
     char overlay[240];
