@@ -14,7 +14,7 @@
 #include "bench_trace_cost.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/exec/executor.hpp"
-#include "shardscope/engine/exec/tensor.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/session.hpp"
