@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda_kernels.hpp"
 #include "core/scalar_math.hpp"
+#include "cuda_kernels.hpp"
 
 namespace shardscope::engine::detail::gpu {
 namespace {
