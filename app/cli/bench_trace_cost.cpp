@@ -7,8 +7,8 @@
 
 #include "bench_cpu.hpp"
 #include "shardscope/engine/comm/local_backend.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 #include "shardscope/engine/exec/executor.hpp"
-#include "shardscope/engine/exec/tensor.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/trace/session.hpp"
 #include "shardscope/trace/writer.hpp"

@@ -17,6 +17,7 @@
 
 #include "bench.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -56,10 +57,17 @@ Child MustRun(const std::string& command, bool may_find_problems = false) {
 }
 
 int64_t BytesUnder(const fs::path& p) {
-  if (!fs::is_directory(p)) return static_cast<int64_t>(fs::file_size(p));
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) {
+    const auto size = fs::file_size(p, ec);
+    return ec ? 0 : static_cast<int64_t>(size);
+  }
   int64_t bytes = 0;
-  for (const auto& e : fs::directory_iterator(p))
-    if (e.is_regular_file()) bytes += static_cast<int64_t>(e.file_size());
+  for (const auto& e : ListDirectory(p, "bench import")) {
+    if (!e.is_regular_file(ec)) continue;
+    const auto size = e.file_size(ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
   return bytes;
 }
 

@@ -18,6 +18,7 @@
 
 #include "bench.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/reader.hpp"
 
 namespace shardscope::app {
@@ -78,10 +79,17 @@ LoadFigure MeasureInChild(const std::filesystem::path& path, const trace::ReadOp
 }
 
 int64_t TraceBytes(const std::filesystem::path& path) {
-  if (!std::filesystem::is_directory(path)) return static_cast<int64_t>(std::filesystem::file_size(path));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    const auto size = std::filesystem::file_size(path, ec);
+    return ec ? 0 : static_cast<int64_t>(size);
+  }
   int64_t bytes = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(path))
-    if (entry.path().extension() == ".jsonl") bytes += static_cast<int64_t>(entry.file_size());
+  for (const auto& entry : ListDirectory(path, "bench load")) {
+    if (entry.path().extension() != ".jsonl") continue;
+    const auto size = entry.file_size(ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
   return bytes;
 }
 

@@ -23,7 +23,9 @@ namespace {
 // A dump larger than this is refused before it is read into memory.
 constexpr int64_t kMaxDumpBytes = int64_t{1} << 30;
 
-constexpr const char* kVerdicts[] = {"same", "differs", "corrupting_merge", "not_replayable"};
+using trace::ImportVerdict;
+
+std::string Name(ImportVerdict verdict) { return std::string(trace::ImportVerdictName(verdict)); }
 
 // `value` as JSON when `present`, else null.
 template <class T>
@@ -52,7 +54,7 @@ nlohmann::ordered_json OpsJson(const program::ImportResult& result) {
         {"inputs", v.inputs},
         {"recorded_outputs", v.recorded_outputs},
         {"shardscope_outputs", v.shardscope_outputs},
-        {"verdict", v.verdict},
+        {"verdict", Name(v.verdict)},
         {"reason", v.reason},
         {"computed", v.computed},
         {"trace_id", OrNull(v.trace_id >= 0, v.trace_id)},
@@ -139,7 +141,7 @@ nlohmann::ordered_json ToJson(const program::ImportResult& result, const engine:
         {"module", r.module},
         {"shardscope_notation", v.shardscope_notation},
         {"shardscope_collectives", v.shardscope_collectives},
-        {"verdict", v.verdict},
+        {"verdict", Name(v.verdict)},
         {"reason", v.reason},
         {"replayed", v.replayed},
         {"trace_id", OrNull(v.trace_id >= 0, v.trace_id)},
@@ -163,7 +165,7 @@ void PrintOps(const program::ImportResult& result, std::ostream& out) {
     if (v.shardscope_op.empty()) continue;
     table.AddRow({std::to_string(result.dump.ops[j].line), result.dump.ops[j].name, v.shardscope_op,
                   Joined(v.inputs), Joined(v.recorded_outputs), Joined(v.shardscope_outputs),
-                  v.computed ? "yes" : "no", v.verdict});
+                  v.computed ? "yes" : "no", Name(v.verdict)});
     ++rows;
   }
   if (rows == 0) return;
@@ -187,7 +189,7 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
       table.AddRow({std::to_string(r.line), op, r.arg_index >= 0 ? std::to_string(r.arg_index) : "-",
                     Shape(r) + " " + r.dtype, r.src_text + " -> " + r.dst_text, r.pytorch_trace.value_or("-"),
                     RecordedText(r), v.shardscope_notation.empty() ? "-" : v.shardscope_notation,
-                    CountsText(v.shardscope_collectives), v.verdict});
+                    CountsText(v.shardscope_collectives), Name(v.verdict)});
     }
     table.Print(out, "  ");
   }
@@ -200,10 +202,10 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
     out << "  line " << line << " (" << verdict << "): " << reason << "\n";
   };
   for (size_t i = 0; i < dump.redistributes.size(); ++i)
-    why(dump.redistributes[i].line, result.redistributes[i].verdict, result.redistributes[i].reason);
+    why(dump.redistributes[i].line, Name(result.redistributes[i].verdict), result.redistributes[i].reason);
   for (size_t j = 0; j < dump.ops.size(); ++j) {
     const auto& v = result.ops[j];
-    if (v.verdict != "opaque") why(dump.ops[j].line, "op " + v.verdict, v.reason);
+    if (v.verdict != ImportVerdict::kOpaque) why(dump.ops[j].line, "op " + Name(v.verdict), v.reason);
   }
   if (!result.warnings.empty()) {
     out << "warnings: " << result.warnings.size() << "\n";
@@ -218,17 +220,18 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
   } else {
     out << "replay: none (no -o TRACE_DIR given)\n";
   }
-  std::map<std::string, int> by_verdict, by_op_verdict;
+  std::map<ImportVerdict, int> by_verdict, by_op_verdict;
   for (const auto& v : result.redistributes) ++by_verdict[v.verdict];
   for (const auto& v : result.ops) ++by_op_verdict[v.verdict];
   out << "verdicts:\n";
   TextTable verdicts({"verdict", "redistributes", "ops"});
-  for (const std::string name : kVerdicts) {  // ops share same and differs
-    bool op = name == "same" || name == "differs";
-    verdicts.AddRow({name, std::to_string(by_verdict[name]), op ? std::to_string(by_op_verdict[name]) : "-"});
+  // The table's order: redistributes' verdicts (ops share same and differs), then the ops' own.
+  for (const auto& [verdict, name] : trace::kImportVerdicts) {
+    const bool redistribute = verdict != ImportVerdict::kNotComputed && verdict != ImportVerdict::kOpaque;
+    const bool op = verdict != ImportVerdict::kCorruptingMerge && verdict != ImportVerdict::kNotReplayable;
+    verdicts.AddRow({std::string(name), redistribute ? std::to_string(by_verdict[verdict]) : "-",
+                     op ? std::to_string(by_op_verdict[verdict]) : "-"});
   }
-  for (const char* name : {"not_computed", "opaque"})
-    verdicts.AddRow({name, "-", std::to_string(by_op_verdict[name])});
   verdicts.Print(out, "  ");
 }
 
@@ -262,10 +265,10 @@ int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
   }
   if (args.strict) {  // every verdict: redistributes, and ops shardscope implements
     for (const auto& v : result.redistributes) {
-      if (v.verdict != "same") return 1;
+      if (v.verdict != ImportVerdict::kSame) return 1;
     }
     for (const auto& v : result.ops) {
-      if (v.verdict != "same" && v.verdict != "opaque") return 1;
+      if (v.verdict != ImportVerdict::kSame && v.verdict != ImportVerdict::kOpaque) return 1;
     }
   }
   return 0;

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/triage.hpp"
 #include "triage_commands.hpp"
@@ -139,9 +140,12 @@ Figure PythonLoad(const std::string& python, const fs::path& dir) {
 int64_t DumpBytes(const fs::path& dir) {
   int64_t total = 0;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (trace::FlightRecorderRankOfFileName(e.path().filename().string()) >= 0 && e.is_regular_file(ec))
-      total += static_cast<int64_t>(e.file_size(ec));
+  for (const auto& e : ListDirectory(dir, "bench triage")) {
+    if (trace::FlightRecorderRankOfFileName(e.path().filename().string()) < 0 || !e.is_regular_file(ec))
+      continue;
+    const auto size = e.file_size(ec);
+    if (!ec) total += static_cast<int64_t>(size);
+  }
   return total;
 }
 
@@ -190,7 +194,7 @@ int RunBenchTriage(const BenchTriageArgs& args, std::ostream& out) {
     if (args.python_baseline) {
       std::ifstream probe;
       bool pickle = false;
-      for (const auto& e : fs::directory_iterator(dir)) {
+      for (const auto& e : ListDirectory(dir, "bench triage")) {
         if (trace::FlightRecorderRankOfFileName(e.path().filename().string()) < 0) continue;
         std::ifstream f(e.path(), std::ios::binary);
         pickle = f.get() == 0x80;

@@ -147,11 +147,11 @@ void App::OpenRequested() {
     }
     diff_.Select(options_.select, options_.step);
   }
-  if (options_.view == "gallery") {
+  if (options_.view == GuiView::kGallery) {
     show_gallery_ = true;
     if (options_.select >= 0) gallery_.Select(options_.select, options_.step);
   }
-  if (options_.view == "sandbox") show_sandbox_ = true;
+  if (options_.view == GuiView::kSandbox) show_sandbox_ = true;
   if (options_.sandbox_run) {
     sandbox_.RunLocal();
     sandbox_pending_ = sandbox_.busy();
@@ -265,8 +265,8 @@ void App::PrintBench(BenchTimes bench) const {
     return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
   };
   std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu\n", sorted.size(),
-              options_.view.c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0), events,
-              renderer_->quads_last_frame());
+              GuiViewText(options_.view).c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0),
+              events, renderer_->quads_last_frame());
   std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
               sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
               sorted.empty() ? 0.0 : sorted.back());
@@ -327,20 +327,21 @@ void App::Frame() {
     ImGui::BeginChild("##diff", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
     diff_.Draw();
     ImGui::EndChild();
-  } else if (options_.view == "main") {
+  } else if (options_.view == GuiView::kMain) {
     DrawMain();
-  } else if (options_.view != "gallery" && options_.view != "sandbox") {
+  } else if (options_.view != GuiView::kGallery && options_.view != GuiView::kSandbox) {
     DrawFocused(options_.view);
   }
   ImGui::End();
 
   if (show_gallery_) {
-    PlaceWindow(vp, options_.view == "gallery", ImVec2(1100, 800));
-    gallery_.Draw(renderer_.get(), &show_gallery_, options_.view == "gallery");
+    PlaceWindow(vp, options_.view == GuiView::kGallery, ImVec2(1100, 800));
+    gallery_.Draw(renderer_.get(), &show_gallery_, options_.view == GuiView::kGallery);
   }
   if (show_sandbox_) {
-    PlaceWindow(vp, options_.view == "sandbox", ImVec2(760, 640));
-    ImGui::Begin("Sandbox", &show_sandbox_, options_.view == "sandbox" ? ImGuiWindowFlags_NoDecoration : 0);
+    PlaceWindow(vp, options_.view == GuiView::kSandbox, ImVec2(760, 640));
+    ImGui::Begin("Sandbox", &show_sandbox_,
+                 options_.view == GuiView::kSandbox ? ImGuiWindowFlags_NoDecoration : 0);
     sandbox_.Draw(ctx_);
     ImGui::End();
   }
@@ -572,7 +573,7 @@ int App::Capture() {
   }
   if (!options_.geometry.empty() && !WriteGeometry()) return 2;
   std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
-              options_.view.c_str());
+              GuiViewText(options_.view).c_str());
   return 0;
 }
 
@@ -582,22 +583,15 @@ bool App::WriteGeometry() {
     if (diff_mode_) {
       canvases = diff_.canvases();
     } else {
-      for (const CanvasGeometry& c :
-           options_.view == "gallery" ? gallery_.layout_geometry() : redistribute_panels_.layout.geometry())
+      for (const CanvasGeometry& c : options_.view == GuiView::kGallery
+                                         ? gallery_.layout_geometry()
+                                         : redistribute_panels_.layout.geometry())
         canvases.push_back({"", c});
     }
-    GeometrySources sources{fb_w_,
-                            fb_h_,
-                            options_.view,
-                            &canvases,
-                            diff_mode_ ? &diff_ : nullptr,
-                            &program_,
-                            &flight_,
-                            &redistribute_panels_.list,
-                            &panels_,
-                            &selection_,
-                            errors_.rect(),
-                            &stats_};
+    GeometrySources sources{
+        fb_w_,          fb_h_,    GuiViewText(options_.view), &canvases, diff_mode_ ? &diff_ : nullptr,
+        &program_,      &flight_, &redistribute_panels_.list, &panels_,  &selection_,
+        errors_.rect(), &stats_};
     sources.mesh = &redistribute_panels_.mesh;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();

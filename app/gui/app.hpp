@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gui_view.hpp"
 #include "input_script.hpp"
 
 namespace shardscope::app::gui {
@@ -14,8 +15,8 @@ namespace shardscope::app::gui {
 struct AppOptions {
   std::vector<std::string> traces;  ///< trace directories or rank files, loaded in order
   std::string screenshot;           ///< non-empty: render, write this PNG and exit
-  std::string view = "main";  ///< main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff
-  /// Non-empty: diff mode, baseline and candidate trace (view "diff"); `traces` is then empty.
+  GuiView view = GuiView::kMain;    ///< the view shown (--view)
+  /// Non-empty: diff mode, baseline and candidate trace (view kDiff); `traces` is then empty.
   std::string diff_baseline, diff_candidate;
   int64_t select = -1;     ///< redistribute id to select (-1: the first; diff: the first differing row)
   int64_t step = 0;        ///< step of the selected redistribute

@@ -65,7 +65,7 @@ class App {
   void DrawHelp();
   void StartDiff(int baseline, int candidate);
   void DrawMain();
-  void DrawFocused(const std::string& view);
+  void DrawFocused(GuiView view);
   void DrawTimelineOrProgram();
   void DrawLoading();
   bool Ready() const;

@@ -49,18 +49,20 @@ void App::DrawMenuBar() {
   if (ImGui::BeginMenu("View")) {
     ImGui::MenuItem("Gallery", nullptr, &show_gallery_);
     ImGui::MenuItem("Sandbox", nullptr, &show_sandbox_);
-    const bool in_main = options_.view == "main" && !diff_mode_;
-    if (ImGui::MenuItem("Statistics", nullptr, sizes_.maximized == "stats", in_main)) {
-      sizes_.maximized = sizes_.maximized == "stats" ? "" : "stats";  // again: back to all panels
+    const bool in_main = options_.view == GuiView::kMain && !diff_mode_;
+    if (ImGui::MenuItem("Statistics", nullptr, sizes_.maximized == GuiView::kStats, in_main)) {
+      // Again: back to all panels.
+      sizes_.maximized = sizes_.maximized == GuiView::kStats ? std::nullopt : std::optional(GuiView::kStats);
       ImGui::MarkIniSettingsDirty();
     }
     if (ImGui::BeginMenu("Maximize panel", in_main)) {
-      static const char* const kPanels[] = {"timeline", "program", "inspector", "layout",
-                                            "mesh",     "merge",   "stats"};
-      const std::string before = sizes_.maximized;
-      if (ImGui::MenuItem("none (all panels)", nullptr, sizes_.maximized.empty())) sizes_.maximized.clear();
-      for (const char* p : kPanels) {
-        if (ImGui::MenuItem(p, nullptr, sizes_.maximized == p)) sizes_.maximized = p;
+      static constexpr GuiView kPanels[] = {GuiView::kTimeline, GuiView::kProgram, GuiView::kInspector,
+                                            GuiView::kLayout,   GuiView::kMesh,    GuiView::kMerge,
+                                            GuiView::kStats};
+      const std::optional<GuiView> before = sizes_.maximized;
+      if (ImGui::MenuItem("none (all panels)", nullptr, !sizes_.maximized)) sizes_.maximized.reset();
+      for (GuiView p : kPanels) {
+        if (ImGui::MenuItem(GuiViewText(p).c_str(), nullptr, sizes_.maximized == p)) sizes_.maximized = p;
       }
       // Collectives with flight records beside the model's other events: their lanes on demand.
       if (flight_.Active() && ImGui::MenuItem("flight", nullptr, sizes_.maximized == "flight"))
@@ -178,7 +180,7 @@ void App::DrawCompareMenu() {
   }
   if (diff_mode_ && ImGui::MenuItem("Close diff view")) {
     diff_mode_ = false;
-    if (options_.view == "diff") options_.view = "main";
+    if (options_.view == GuiView::kDiff) options_.view = GuiView::kMain;
   }
 }
 
@@ -195,7 +197,7 @@ void App::DrawLoading() {
   for (const auto& loader : loaders_) {
     // The reader counts rank files and bytes as its threads go; the bar follows the bytes.
     const trace::ReadProgress& p = loader->progress();
-    const int64_t bytes_total = std::max<int64_t>(p.bytes_total.load(), loader->total_bytes());
+    const int64_t bytes_total = loader->total_bytes();
     const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
     float t = static_cast<float>(loader->elapsed_s());
     char overlay[240];
@@ -215,8 +217,8 @@ void App::DrawMain() {
     flight_.Draw(ctx_);
     return;
   }
-  if (!sizes_.maximized.empty()) {  // View > Maximize: one panel fills the window
-    DrawFocused(sizes_.maximized);
+  if (sizes_.maximized) {  // View > Maximize: one panel fills the window
+    DrawFocused(*sizes_.maximized);
     return;
   }
   ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -286,16 +288,39 @@ void App::DrawTimelineOrProgram() {
   ImGui::EndTabBar();
 }
 
-void App::DrawFocused(const std::string& v) {
+void App::DrawFocused(GuiView v) {
   ImGui::BeginChild("##focused", ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (v == "timeline") DrawPanel("Timeline", "timeline", redistribute_panels_.timeline);
-  if (v == "inspector") DrawPanel("Inspector", "inspector", redistribute_panels_.inspector);
-  if (v == "layout") DrawPanel("Layout", "layout", redistribute_panels_.layout);
-  if (v == "mesh") DrawPanel("Mesh and bytes", "mesh", redistribute_panels_.mesh);
-  if (v == "merge") DrawPanel("Merges", "merge", redistribute_panels_.merge);
-  if (v == "program") DrawPanel("Program", "program", program_);
-  if (v == "stats") DrawPanel("Statistics", "stats", stats_);
-  if (v == "flight") flight_.Draw(ctx_);
+  switch (v) {
+    case GuiView::kTimeline:
+      DrawPanel("Timeline", "timeline", redistribute_panels_.timeline);
+      break;
+    case GuiView::kInspector:
+      DrawPanel("Inspector", "inspector", redistribute_panels_.inspector);
+      break;
+    case GuiView::kLayout:
+      DrawPanel("Layout", "layout", redistribute_panels_.layout);
+      break;
+    case GuiView::kMesh:
+      DrawPanel("Mesh and bytes", "mesh", redistribute_panels_.mesh);
+      break;
+    case GuiView::kMerge:
+      DrawPanel("Merges", "merge", redistribute_panels_.merge);
+      break;
+    case GuiView::kProgram:
+      DrawPanel("Program", "program", program_);
+      break;
+    case GuiView::kStats:
+      DrawPanel("Statistics", "stats", stats_);
+      break;
+    case GuiView::kFlight:
+      flight_.Draw(ctx_);
+      break;
+    case GuiView::kMain:  // not panels: drawn by DrawMain, the diff panel or their own windows
+    case GuiView::kGallery:
+    case GuiView::kSandbox:
+    case GuiView::kDiff:
+      break;
+  }
   ImGui::EndChild();
 }
 

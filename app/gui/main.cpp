@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -43,20 +44,14 @@ int Usage(const std::string& message) {
 
 using shardscope::app::gui::AppOptions;
 
-// The views --view accepts, in the order --help and its error message list them.
-constexpr const char* kViews[] = {"main",    "timeline", "inspector", "layout", "mesh",   "merge",
-                                  "program", "gallery",  "sandbox",   "diff",   "flight", "stats"};
+using shardscope::app::gui::GuiView;
+using shardscope::app::gui::GuiViewText;
 
-bool KnownView(const std::string& view) {
-  for (const char* v : kViews) {
-    if (view == v) return true;
-  }
-  return false;
-}
-
+// The views --view accepts, in the order of their table.
 std::string ViewList() {
   std::string out;
-  for (const char* v : kViews) out += (out.empty() ? "" : ", ") + std::string(v);
+  for (const auto& v : shardscope::app::gui::kGuiViews)
+    out += (out.empty() ? "" : ", ") + std::string(v.name);
   return out;
 }
 
@@ -80,10 +75,11 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
   } else if (arg == "--view") {
     const char* v = value("--view");
     std::string view = v ? v : "";
-    if (!KnownView(view)) {
+    const std::optional<GuiView> known = shardscope::app::gui::ParseGuiView(view);
+    if (!known) {
       return Usage("--view: '" + view + "' is not one of " + ViewList());
     }
-    options.view = view;
+    options.view = *known;
     view_given = true;
   } else if (arg == "--diff") {
     auto is_option = [](const char* t) { return t[0] == '-' && t[1] != '\0'; };
@@ -151,9 +147,10 @@ int ResolveDiff(AppOptions& options, bool view_given) {
   bool diff = !options.diff_baseline.empty();
   if (diff && !options.traces.empty())
     return Usage("--diff takes exactly two traces; '" + options.traces.front() + "' is one too many");
-  if (diff && view_given && options.view != "diff")
-    return Usage("--diff shows the diff view; --view '" + options.view + "' is not available with it");
-  if (!diff && options.view == "diff") {
+  if (diff && view_given && options.view != GuiView::kDiff)
+    return Usage("--diff shows the diff view; --view '" + GuiViewText(options.view) +
+                 "' is not available with it");
+  if (!diff && options.view == GuiView::kDiff) {
     if (options.traces.size() != 2)
       return Usage("--view diff needs two traces (or --diff BASELINE CANDIDATE)");
     options.diff_baseline = options.traces[0];
@@ -161,7 +158,7 @@ int ResolveDiff(AppOptions& options, bool view_given) {
     options.traces.clear();
     diff = true;
   }
-  if (diff) options.view = "diff";
+  if (diff) options.view = GuiView::kDiff;
   return -1;
 }
 

@@ -28,7 +28,8 @@ void ReadLine(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* lin
   fraction("LeftTop", sizes->left_top);
   fraction("RightTop", sizes->right_top);
   fraction("RightMid", sizes->right_mid);
-  if (std::sscanf(line, "Maximized=%31s", name) == 1) sizes->maximized = name;
+  // A name that is no view (a hand-edited or newer file) leaves every panel shown.
+  if (std::sscanf(line, "Maximized=%31s", name) == 1) sizes->maximized = ParseGuiView(name);
 }
 
 void WriteAll(ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
@@ -36,7 +37,7 @@ void WriteAll(ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out
   out->appendf("[%s][Panels]\n", handler->TypeName);
   out->appendf("Left=%.4f\nLeftTop=%.4f\nRightTop=%.4f\nRightMid=%.4f\n", sizes->left, sizes->left_top,
                sizes->right_top, sizes->right_mid);
-  if (!sizes->maximized.empty()) out->appendf("Maximized=%s\n", sizes->maximized.c_str());
+  if (sizes->maximized) out->appendf("Maximized=%s\n", GuiViewText(*sizes->maximized).c_str());
   out->append("\n");
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "shardscope/text.hpp"
+#include "shardscope/trace/import_verdict.hpp"
 #include "view_model.hpp"
 
 namespace shardscope::app::gui {
@@ -32,12 +33,13 @@ std::string ImportedText(const trace::RedistributeBegin& b) {
   const trace::ImportedPlan& p = *b.imported;
   std::string theirs = p.notation.empty() ? "(collectives only)" : p.notation;
   std::string text = "shardscope " + (b.notation.empty() ? "-" : b.notation) + " | PyTorch " + theirs;
-  if (p.verdict != "same") text += " | " + p.verdict;
+  if (trace::ParseImportVerdict(p.verdict) != trace::ImportVerdict::kSame) text += " | " + p.verdict;
   return text;
 }
 
 bool ImportedDiffers(const trace::RedistributeRecord* r) {
-  return r && r->begin->imported && r->begin->imported->verdict != "same";
+  return r && r->begin->imported &&
+         trace::ParseImportVerdict(r->begin->imported->verdict) != trace::ImportVerdict::kSame;
 }
 
 std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std::vector<std::string>& from,

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "shardscope/text.hpp"
+#include "shardscope/trace/import_verdict.hpp"
 
 namespace shardscope::app::gui {
 namespace {
@@ -46,9 +47,13 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   e.text = "#" + std::to_string(id) + "  " + name + "  " + Join(b.src_placements, ",") + " -> " +
            Join(b.dst_placements, ",") + "  " + std::to_string(b.optimized_plan.size()) + " step" +
            (b.optimized_plan.size() == 1 ? "" : "s");
-  if (b.imported && b.imported->verdict != "same" && !b.imported->verdict.empty()) {
+  const std::optional<trace::ImportVerdict> verdict =
+      b.imported ? trace::ParseImportVerdict(b.imported->verdict) : std::nullopt;
+  if (b.imported && verdict != trace::ImportVerdict::kSame && !b.imported->verdict.empty()) {
     e.verdict = b.imported->verdict;
-    const char* mark = e.verdict == "corrupting_merge" ? "!!" : e.verdict == "differs" ? "!=" : "??";
+    const char* mark = verdict == trace::ImportVerdict::kCorruptingMerge ? "!!"
+                       : verdict == trace::ImportVerdict::kDiffers       ? "!="
+                                                                         : "??";
     // Right after the id, where a narrow list still shows it.
     const std::string head = "#" + std::to_string(id);
     e.text.insert(head.size(), "  " + std::string(mark) + " " + e.verdict);

@@ -9,15 +9,9 @@ namespace shardscope::app::gui {
 
 TraceLoader::TraceLoader(std::string path)
     : path_(std::move(path)), start_(std::chrono::steady_clock::now()) {
-  std::error_code ec;
-  namespace fs = std::filesystem;
-  if (fs::is_directory(path_, ec)) {
-    for (const auto& entry : fs::directory_iterator(path_, ec)) {
-      if (entry.is_regular_file(ec)) total_bytes_ += static_cast<int64_t>(entry.file_size(ec));
-    }
-  } else if (fs::is_regular_file(path_, ec)) {
-    total_bytes_ = static_cast<int64_t>(fs::file_size(path_, ec));
-  }
+  // The total is the reader's (the files it reads), not a sum over the directory: a dump
+  // directory's README, a profiler trace beside the rank files or a core file would otherwise hold
+  // the bar short of its end.
   thread_ = std::thread([this] {
     std::shared_ptr<const trace::Model> model;
     std::string error;

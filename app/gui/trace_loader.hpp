@@ -1,6 +1,6 @@
 #pragma once
-// Loads a trace on a background thread through trace::ReadTraceDir / ReadTraceFile (the GUI never
-// parses files itself), so the window stays responsive while a big trace is read.
+// Loads a trace on a background thread through trace::ReadAnyTrace (the GUI never parses files
+// itself), so the window stays responsive while a big trace is read.
 
 #include <atomic>
 #include <chrono>
@@ -18,7 +18,8 @@ namespace shardscope::app::gui {
 /// One background load. Start in the constructor; poll done() from the main thread.
 class TraceLoader {
  public:
-  /// Starts reading `path`: a directory (ReadTraceDir) or a rank file (ReadTraceFile).
+  /// Starts reading `path` with trace::ReadAnyTrace: a trace directory or rank file, Flight Recorder
+  /// dumps or profiler traces.
   explicit TraceLoader(std::string path);
   ~TraceLoader();  ///< Joins the thread (a load cannot be cancelled; it finishes first).
   TraceLoader(const TraceLoader&) = delete;
@@ -27,8 +28,10 @@ class TraceLoader {
   const std::string& path() const { return path_; }
   /// True once the thread finished, successfully or not. Thread-safe.
   bool done() const { return done_.load(std::memory_order_acquire); }
-  /// Bytes of trace files to read (known before loading starts) and seconds since the start.
-  int64_t total_bytes() const { return total_bytes_; }
+  /// Bytes of the files the reader reads (rank files, dumps or profiler traces, not the other files
+  /// of a directory); 0 until it has listed them. Thread-safe.
+  int64_t total_bytes() const { return progress_.bytes_total.load(); }
+  /// Seconds since the start.
   double elapsed_s() const;
   /// The reader's live counters (rank files and bytes done of total). Thread-safe.
   const trace::ReadProgress& progress() const { return progress_; }
@@ -39,7 +42,6 @@ class TraceLoader {
 
  private:
   std::string path_;
-  int64_t total_bytes_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::atomic<bool> done_{false};
   trace::ReadProgress progress_;

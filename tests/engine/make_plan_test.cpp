@@ -490,3 +490,23 @@ TEST_CASE("the graph planner takes cases 7, 9 and 10 where they are cheapest",
     CHECK(plan.raw[0].comm == CommKind::kReduceScatter);
   }
 }
+
+TEST_CASE("make_plan: the greedy fallback follows the error's type, not its words", "[engine][make_plan]") {
+  // R-new falls back to greedy on _StridedShardNotDecodableError, an exception type; its message
+  // is for people and may be reworded without turning the fallback off.
+  Mesh m42({4, 2});
+  const TensorSpec src = Spec(m42, "_S(0, 3),S(0)", {24, 4});
+  const TensorSpec dst = Spec(m42, "R,R", {24, 4});
+  CHECK_THROWS_AS(PlanGraph(src, dst, 0, {}), StridedShardNotDecodable);
+  CHECK(
+      GraphFallsBackToGreedy(StridedShardNotDecodable("reworded: no shard order gives these split factors")));
+  CHECK(GraphFallsBackToGreedy(StridedShardNotDecodable("")));
+  // Another unsupported request is no fallback, even when its message says the old words.
+  CHECK_FALSE(GraphFallsBackToGreedy(shardscope::Unsupported("graph planner: placements are not decodable")));
+  CHECK_FALSE(GraphFallsBackToGreedy(shardscope::Unsupported("graph planner: no path")));
+  try {
+    (void)PlanGraph(src, dst, 0, {});
+  } catch (const shardscope::Error& e) {
+    CHECK(e.code() == ErrorCode::kUnsupported);  // callers catching Error see what they saw before
+  }
+}

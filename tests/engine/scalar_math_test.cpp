@@ -1,4 +1,4 @@
-// The scalar arithmetic shared by the host backends and the CUDA kernels (engine/src/exec/scalar_math.hpp),
+// The scalar arithmetic shared by the host backends and the CUDA kernels (engine/src/core/scalar_math.hpp),
 // checked against the IEEE 754 definitions: every binary16 and bfloat16 bit pattern decodes to
 // (-1)^s x 1.m x 2^(e-bias) (0.m x 2^(1-bias) when subnormal), and encoding rounds to the nearest
 // representable value with ties to the even significand, overflowing to infinity at the midpoint
@@ -13,7 +13,7 @@
 #include <limits>
 #include <random>
 
-#include "../../engine/src/exec/scalar_math.hpp"
+#include "../../engine/src/core/scalar_math.hpp"
 
 namespace scalar = shardscope::engine::scalar;
 

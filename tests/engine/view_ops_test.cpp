@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../../engine/src/comm/view_ops.hpp"
-#include "../../engine/src/exec/scalar_math.hpp"
+#include "../../engine/src/core/scalar_math.hpp"
 #include "shardscope/engine/comm/communicator.hpp"
 #include "shardscope/engine/core/spec.hpp"
 

@@ -41,11 +41,11 @@ Imported ImportSample(const fs::path& dir) {
   return out;
 }
 
-// Trace ids of the imported redistributes with `verdict`.
+// Trace ids of the imported redistributes with the verdict named `verdict` (as typed in the search).
 std::set<int64_t> WithVerdict(const Imported& imp, const std::string& verdict) {
   std::set<int64_t> ids;
   for (const auto& r : imp.result.redistributes)
-    if (r.verdict == verdict && r.trace_id >= 0) ids.insert(r.trace_id);
+    if (shardscope::trace::ImportVerdictName(r.verdict) == verdict && r.trace_id >= 0) ids.insert(r.trace_id);
   return ids;
 }
 

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 using namespace shardscope;
 using namespace shardscope::program;
 using engine::Placement;
+using trace::ImportVerdict;
 
 namespace {
 
@@ -149,7 +150,7 @@ TEST_CASE("plain P in a trace compares as P(sum)", "[program][debugmode]") {
   REQUIRE(r.redistributes.size() == 1);
   CHECK(r.dump.redistributes[0].pytorch_trace == std::optional<std::string>("P(sum)->R"));
   CHECK(r.redistributes[0].shardscope_notation == "P(sum)->R");
-  CHECK(r.redistributes[0].verdict == "same");
+  CHECK(r.redistributes[0].verdict == ImportVerdict::kSame);
 }
 
 TEST_CASE("save_logs JSON reads like the text dump", "[program][debugmode]") {
@@ -169,19 +170,19 @@ TEST_CASE("save_logs JSON reads like the text dump", "[program][debugmode]") {
 TEST_CASE("verdicts: same, differs, corrupting_merge, not_replayable", "[program][debugmode]") {
   ImportResult differs = ImportDebugMode(ReadFile(kDumps / "differs.txt"), Options({2, 2}));
   REQUIRE(differs.redistributes.size() == 2);
-  CHECK(differs.redistributes[0].verdict == "differs");
-  CHECK(differs.redistributes[1].verdict == "same");
+  CHECK(differs.redistributes[0].verdict == ImportVerdict::kDiffers);
+  CHECK(differs.redistributes[1].verdict == ImportVerdict::kSame);
 
   ImportResult merge = ImportDebugMode(ReadFile(kDumps / "corrupting_merge.txt"), Options({2, 2}, true));
-  CHECK(merge.redistributes[0].verdict == "corrupting_merge");  // 6 rows over 4 ranks
-  CHECK(merge.redistributes[1].verdict == "same");              // 8 rows over 4 ranks
+  CHECK(merge.redistributes[0].verdict == ImportVerdict::kCorruptingMerge);  // 6 rows over 4 ranks
+  CHECK(merge.redistributes[1].verdict == ImportVerdict::kSame);             // 8 rows over 4 ranks
 
   // i8 is a dtype PyTorch prints and shardscope does not execute.
   std::string dump =
       "  aten::add.Tensor(dt: i8[8]| S(0), dt: i8[8]| R)\n"
       "    redistribute_input(0, S(0) -> R)\n";
   ImportResult bad = ImportDebugMode(dump, Options({2}));
-  CHECK(bad.redistributes[0].verdict == "not_replayable");
+  CHECK(bad.redistributes[0].verdict == ImportVerdict::kNotReplayable);
   CHECK_THAT(bad.redistributes[0].reason, Catch::Contains("i8"));
 }
 
@@ -365,7 +366,7 @@ TEST_CASE("aten ops map onto shardscope's with PyTorch's propagation", "[program
     INFO("line " << r.dump.ops[j].line << " " << r.dump.ops[j].name << ": " << r.ops[j].reason);
     CHECK(r.ops[j].shardscope_op == expected[j].first);
     CHECK(r.ops[j].shardscope_outputs == expected[j].second);
-    CHECK(r.ops[j].verdict == (expected[j].first.empty() ? "opaque" : "same"));
+    CHECK(r.ops[j].verdict == (expected[j].first.empty() ? ImportVerdict::kOpaque : ImportVerdict::kSame));
     CHECK_FALSE(r.ops[j].computed);  // no trace asked for
   }
   CHECK(r.ops[16].recorded_outputs == Strings{"S(0)", "S(0)", "S(0)"});
@@ -377,29 +378,32 @@ TEST_CASE("aten ops map onto shardscope's with PyTorch's propagation", "[program
 
 TEST_CASE("op mapping refuses arguments with other semantics", "[program][debugmode][ops]") {
   CHECK(One("aten::add.Tensor(dt: f32[8]| S(0), dt: f32[8]| S(0), alpha=1)").shardscope_op == "add");
-  CHECK(One("aten::t(dt: f32[8]| S(0))").verdict == "opaque");                     // 1-d t is the identity
-  CHECK(One("aten::_softmax(dt: f32[8, 4]| S(0), 1, True)").verdict == "opaque");  // half_to_float
-  CHECK(One("aten::sum(dt: i32[8]| S(0))").verdict == "opaque");  // PyTorch sums ints into i64
+  CHECK(One("aten::t(dt: f32[8]| S(0))").verdict == ImportVerdict::kOpaque);  // 1-d t is the identity
+  CHECK(One("aten::_softmax(dt: f32[8, 4]| S(0), 1, True)").verdict ==
+        ImportVerdict::kOpaque);                                                // half_to_float
+  CHECK(One("aten::sum(dt: i32[8]| S(0))").verdict == ImportVerdict::kOpaque);  // PyTorch sums ints into i64
   CHECK(One("aten::linear(dt: f32[8, 4]| S(0), dt: f32[6, 4]| R)").shardscope_op == "linear");
-  CHECK(One("aten::linear(dt: f32[8, 4]| S(0), dt: f32[6, 4]| R, dt: f32[6]| R)").verdict == "opaque");
-  CHECK(One("aten::mm(dt: f32[8, 4]| S(0), t: f32[4, 4])").verdict == "opaque");  // a local tensor
-  ImportedOp ln = One("aten::layer_norm(dt: f32[8, 4]| S(0), [8, 4])");           // normalizes both dims
+  CHECK(One("aten::linear(dt: f32[8, 4]| S(0), dt: f32[6, 4]| R, dt: f32[6]| R)").verdict ==
+        ImportVerdict::kOpaque);
+  CHECK(One("aten::mm(dt: f32[8, 4]| S(0), t: f32[4, 4])").verdict ==
+        ImportVerdict::kOpaque);                                         // a local tensor
+  ImportedOp ln = One("aten::layer_norm(dt: f32[8, 4]| S(0), [8, 4])");  // normalizes both dims
   CHECK(ln.shardscope_op == "layer_norm");
-  CHECK(ln.verdict == "differs");  // normalizing dim 0 too needs it replicated
-  CHECK(One("aten::layer_norm(dt: f32[8, 4]| S(0), [3])").verdict == "opaque");
+  CHECK(ln.verdict == ImportVerdict::kDiffers);  // normalizing dim 0 too needs it replicated
+  CHECK(One("aten::layer_norm(dt: f32[8, 4]| S(0), [3])").verdict == ImportVerdict::kOpaque);
 }
 
 TEST_CASE("op verdicts: differs and not_computed", "[program][debugmode][ops]") {
   ImportResult r = ImportDebugMode(ReadFile(kDumps / "ops_differs.txt"), Options({2}));
   REQUIRE(r.ops.size() == 3);
   // S(1) x S(0): the contracting dim is sharded on both, so the output is P(sum), not R.
-  CHECK(r.ops[0].verdict == "differs");
+  CHECK(r.ops[0].verdict == ImportVerdict::kDiffers);
   CHECK(r.ops[0].shardscope_outputs == Strings{"P(sum)"});
   CHECK_THAT(r.ops[0].reason, Catch::Contains("PyTorch R, shardscope P(sum)"));
   // S(0) x S(0) with no redistribute recorded: no mm strategy takes these inputs as they are.
-  CHECK(r.ops[1].verdict == "differs");
+  CHECK(r.ops[1].verdict == ImportVerdict::kDiffers);
   CHECK_THAT(r.ops[1].reason, Catch::Contains("where PyTorch ran it on S(0)"));
-  CHECK(r.ops[2].verdict == "not_computed");
+  CHECK(r.ops[2].verdict == ImportVerdict::kNotComputed);
   CHECK_THAT(r.ops[2].reason, Catch::Contains("i64"));
 }
 
@@ -417,14 +421,14 @@ TEST_CASE("computed ops are op events with shardscope's strategy and the replaye
   Strings ops, verdicts;
   for (const auto& v : r.ops) {
     ops.push_back(v.shardscope_op);
-    verdicts.push_back(v.verdict);
+    verdicts.push_back(std::string(trace::ImportVerdictName(v.verdict)));
   }
   CHECK(ops == Strings{"", "", "mm", "gelu", "mm", "add", "layer_norm", "sum"});
   CHECK(verdicts == Strings{"opaque", "opaque", "same", "same", "same", "same", "same", "same"});
   CHECK(r.op_runs == 6);
   // The add's second input as it ran: RR redistributed to RP(sum) (PyTorch's internal path).
   CHECK(r.ops[5].inputs == Strings{"S(0)P(sum)", "RP(sum)"});
-  CHECK(r.redistributes[2].verdict == "same");
+  CHECK(r.redistributes[2].verdict == ImportVerdict::kSame);
   CHECK(r.redistributes[2].replayed);
   trace::Model m = trace::ReadTraceDir(dir);
   REQUIRE(m.ops.size() == 8 * 8);

@@ -53,4 +53,14 @@ std::FILE* OpenRegularFileForReading(const std::filesystem::path& path, const st
   return file;
 }
 
+std::vector<std::filesystem::directory_entry> ListDirectory(const std::filesystem::path& dir,
+                                                            const std::string& who) {
+  std::vector<std::filesystem::directory_entry> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    out.push_back(*it);
+  if (ec) throw InvalidInput(who + ": cannot list '" + dir.string() + "': " + ec.message());
+  return out;
+}
+
 }  // namespace shardscope

@@ -22,6 +22,7 @@
 #include "missing_ranks.hpp"
 #include "pickle_doc.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -851,8 +852,7 @@ std::vector<DumpFile> ListDumps(const std::vector<fs::path>& paths) {
     if (fs::is_directory(p, ec)) {
       size_t found = 0;
       std::vector<fs::path> entries;
-      for (const auto& entry : fs::directory_iterator(p, ec)) entries.push_back(entry.path());
-      if (ec) throw InvalidInput("flight recorder: cannot list '" + p.string() + "': " + ec.message());
+      for (const auto& entry : ListDirectory(p, "flight recorder")) entries.push_back(entry.path());
       std::sort(entries.begin(), entries.end());
       for (const fs::path& e : entries) {
         std::string name = e.filename().string();
@@ -908,7 +908,11 @@ bool IsFlightRecorderDump(const fs::path& path) {
   }
   if (!fs::is_directory(path, ec)) return false;
   bool dump = false;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
+  // Never throws: a listing that fails part way answers from what it listed (the reader that then
+  // lists the directory reports the error); a range-for would throw from the failing increment.
+  std::error_code list_ec;
+  for (fs::directory_iterator it(path, list_ec), end; !list_ec && it != end; it.increment(list_ec)) {
+    const fs::directory_entry& entry = *it;
     std::string name = entry.path().filename().string();
     if (IsTraceFileName(name)) return false;
     if (!dump && FlightRecorderRankOfFileName(name) >= 0 && entry.is_regular_file(ec))
@@ -917,15 +921,22 @@ bool IsFlightRecorderDump(const fs::path& path) {
   return dump;
 }
 
-Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
+Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& options) {
   std::vector<DumpFile> files = ListDumps(paths);
   std::vector<std::optional<RankDump>> dumps(files.size());
   std::vector<std::exception_ptr> errors(files.size());
+  std::vector<int64_t> sizes(files.size(), 0);
   int64_t bytes = 0;
-  for (const DumpFile& f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
     std::error_code ec;
-    const auto size = fs::file_size(f.path, ec);
-    if (!ec) bytes += static_cast<int64_t>(size);
+    const auto size = fs::file_size(files[i].path, ec);
+    if (!ec) sizes[i] = static_cast<int64_t>(size);
+    bytes += sizes[i];
+  }
+  ReadProgress* const progress = options.progress;
+  if (progress != nullptr) {
+    progress->bytes_total = bytes;
+    progress->files_total = static_cast<int64_t>(files.size());
   }
   // Files are read on up to one thread per core (one per MiB of input at most, so that a few small
   // dumps read on the calling thread alone); each thread keeps its parser and interned strings.
@@ -953,6 +964,10 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
         size_t seen = first_error.load();
         while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
         }
+      }
+      if (progress != nullptr) {  // a dump is read whole, so its bytes count when it is done
+        progress->bytes_done.fetch_add(sizes[i]);
+        ++progress->files_done;
       }
     }
   };

@@ -23,7 +23,7 @@ std::vector<Importer> BuiltInImporters() {
       {.name = "flight_recorder",
        .description = "PyTorch NCCL Flight Recorder dumps (pickle or JSON, one file per rank)",
        .recognises = [](const fs::path& p) { return IsFlightRecorderDump(p); },
-       .read = [](const fs::path& p, const ReadOptions&) { return ReadFlightRecorder({p}); }},
+       .read = [](const fs::path& p, const ReadOptions& o) { return ReadFlightRecorder({p}, o); }},
       {.name = "kineto",
        .description = "PyTorch profiler (Kineto) Chrome traces (.json or .json.gz, one file per rank)",
        .recognises = [](const fs::path& p) { return IsKinetoTrace(p); },

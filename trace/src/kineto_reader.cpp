@@ -15,6 +15,7 @@
 #include "kineto_stream.hpp"
 #include "missing_ranks.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/kineto.hpp"
 
 namespace shardscope::trace {
@@ -758,8 +759,7 @@ std::vector<KinetoFile> ListFiles(const std::vector<fs::path>& paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> entries;
-      for (const auto& e : fs::directory_iterator(p, ec)) entries.push_back(e.path());
-      if (ec) throw InvalidInput("kineto: cannot list '" + p.string() + "': " + ec.message());
+      for (const auto& e : ListDirectory(p, "kineto")) entries.push_back(e.path());
       std::sort(entries.begin(), entries.end());
       size_t found = 0;
       for (const fs::path& e : entries) {
@@ -848,7 +848,11 @@ bool IsKinetoTrace(const fs::path& path) {
   if (fs::is_regular_file(path, ec)) return IsKinetoFileName(path.filename().string()) && looks(path);
   if (!fs::is_directory(path, ec)) return false;
   bool found = false;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
+  // Never throws: a listing that fails part way answers from what it listed (the reader that then
+  // lists the directory reports the error); a range-for would throw from the failing increment.
+  std::error_code list_ec;
+  for (fs::directory_iterator it(path, list_ec), end; !list_ec && it != end; it.increment(list_ec)) {
+    const fs::directory_entry& entry = *it;
     std::string name = entry.path().filename().string();
     if (name.rfind("rank-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl")
       return false;

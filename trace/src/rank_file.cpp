@@ -67,6 +67,15 @@ class LineReader {
       if (end_ == capacity_) Grow();
       size_t got = std::fread(buffer_.get() + end_, 1, capacity_ - end_, file_);
       if (progress_ != nullptr) progress_->bytes_done.fetch_add(static_cast<int64_t>(got));
+      // fread returns 0 at the end of the file and on a read error alike: an error (EIO from a
+      // failing disk or network file system) must not pass for the end, or the rest of the rank
+      // would be dropped behind an "empty file" or "torn last line" diagnostic.
+      if (got == 0 && std::ferror(file_)) {
+        const int err = errno;
+        throw InvalidInput(name_ + ": read error after " + std::to_string(read_) +
+                           " bytes: " + std::strerror(err));
+      }
+      read_ += got;
       eof_ = got == 0;
       end_ += got;
     }
@@ -98,6 +107,7 @@ class LineReader {
   size_t end_ = 0;    // bytes read into the buffer
   bool eof_ = false;
   int64_t number_ = 0;
+  uint64_t read_ = 0;  // bytes read from the file so far
 };
 
 // How the writer starts a redistribute_repeat line (the fast path takes only those).

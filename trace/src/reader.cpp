@@ -15,6 +15,7 @@
 #include "missing_ranks.hpp"
 #include "rank_file.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace shardscope::trace {
@@ -98,7 +99,7 @@ std::map<int64_t, std::filesystem::path> ListRankFiles(const std::filesystem::pa
     throw InvalidInput("trace: '" + dir.string() + "' is not a directory");
   }
   std::map<int64_t, std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  for (const auto& entry : ListDirectory(dir, "trace")) {
     std::string name = entry.path().filename().string();
     int64_t rank = RankOfFileName(name);
     if (rank < 0) continue;
@@ -111,7 +112,6 @@ std::map<int64_t, std::filesystem::path> ListRankFiles(const std::filesystem::pa
                          "': " + a + " and " + b);
     }
   }
-  if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
   if (files.empty()) throw InvalidInput("trace: no rank-<R>.jsonl files in '" + dir.string() + "'");
   return files;
 }

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/importers.hpp"
 
@@ -1109,13 +1110,12 @@ std::vector<fs::path> DumpFiles(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_directory(p, ec)) return {p};
   std::vector<fs::path> out;
-  for (const auto& entry : fs::directory_iterator(p, ec)) {
+  for (const auto& entry : ListDirectory(p, "triage")) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.front() == '.' || FlightRecorderRankOfFileName(name) < 0) continue;
     if (!entry.is_regular_file(ec)) continue;
     out.push_back(entry.path());
   }
-  if (ec) throw InvalidInput("triage: cannot list '" + p.string() + "': " + ec.message());
   std::sort(out.begin(), out.end());
   if (out.empty()) throw InvalidInput("triage: no dump files in '" + p.string() + "'");
   return out;

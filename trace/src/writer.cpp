@@ -10,6 +10,7 @@
 
 #include "encode_v2.hpp"
 #include "shardscope/error.hpp"
+#include "shardscope/files.hpp"
 #include "shardscope/trace/codec.hpp"
 #include "writer_sink.hpp"
 
@@ -42,10 +43,9 @@ std::vector<std::filesystem::path> RankFilesIn(const std::filesystem::path& dir)
   if (status.type() != std::filesystem::file_type::directory) {
     throw InvalidInput("trace: '" + dir.string() + "' exists and is not a directory");
   }
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  for (const auto& entry : ListDirectory(dir, "trace")) {
     if (RankOfFileName(entry.path().filename().string()) >= 0) out.push_back(entry.path());
   }
-  if (ec) throw InvalidInput("trace: cannot list '" + dir.string() + "': " + ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "shardscope/text.hpp"
+#include "shardscope/trace/import_verdict.hpp"
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {
@@ -44,7 +45,7 @@ void ImportedPlanLines(const trace::ImportedPlan& p) {
   ImGui::Text("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
               p.notation.empty() ? "no notation recorded" : p.notation.c_str());
   ImGui::TextDisabled("recorded: %s", recorded.empty() ? "no collectives" : recorded.c_str());
-  ImVec4 colour = p.verdict == "same"
+  ImVec4 colour = trace::ParseImportVerdict(p.verdict) == trace::ImportVerdict::kSame
                       ? ImVec4(0.55f, 0.85f, 0.55f, 1.0f)
                       : ImVec4(kDiffColor.r / 255.0f, kDiffColor.g / 255.0f, kDiffColor.b / 255.0f, 1.0f);
   ImGui::TextColored(colour, "verdict: %s", p.verdict.c_str());
@@ -232,7 +233,8 @@ void RedistributeListPanel::Draw(ViewContext& ctx) {
       const bool op = r.kind == SearchEntry::Kind::kOp;
       // Failed runs and imported plans that PyTorch got wrong (corrupting_merge) in red, other
       // verdicts (differs, not_replayable) in amber; the text carries the mark too.
-      const bool red = r.failed || r.verdict == "corrupting_merge";
+      const bool red =
+          r.failed || trace::ParseImportVerdict(r.verdict) == trace::ImportVerdict::kCorruptingMerge;
       const bool coloured = red || !r.verdict.empty();
       if (coloured)
         ImGui::PushStyleColor(ImGuiCol_Text,

@@ -210,7 +210,7 @@ void InferGlobalShape(DumpRedistribute& r, const engine::Mesh& mesh, std::vector
 void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::PlanOptions& options,
            ImportedRedistribute& out, std::optional<Replayable>& replay) {
   auto not_replayable = [&](const std::string& why) {
-    out.verdict = "not_replayable";
+    out.verdict = trace::ImportVerdict::kNotReplayable;
     out.reason = why;
   };
   if (r.src.empty() || r.dst.empty()) return not_replayable("the record has no source and target placements");
@@ -251,18 +251,18 @@ void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::Pl
     corrupt = CorruptingMerge(r, mesh);
     if (r.pytorch_trace) pytorch = NormalizedNotation(*r.pytorch_trace);
   } catch (const Error& e) {
-    out.verdict = "differs";
+    out.verdict = trace::ImportVerdict::kDiffers;
     out.reason = "PyTorch's notation does not parse: " + std::string(e.what());
     return;
   }
   if (!corrupt.empty()) {
-    out.verdict = "corrupting_merge";
+    out.verdict = trace::ImportVerdict::kCorruptingMerge;
     out.reason = corrupt;
     return;
   }
   std::map<std::string, int> recorded = RecordedCounts(r);
   bool same = r.pytorch_trace ? pytorch == plan.notation : recorded == out.shardscope_collectives;
-  out.verdict = same ? "same" : "differs";
+  out.verdict = same ? trace::ImportVerdict::kSame : trace::ImportVerdict::kDiffers;
   if (!same) {
     out.reason = "PyTorch: " + (r.pytorch_trace ? pytorch + ", " : "") + CountsText(recorded) +
                  "; shardscope: " + plan.notation + ", " + CountsText(out.shardscope_collectives);

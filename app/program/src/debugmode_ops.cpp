@@ -336,13 +336,13 @@ void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
   std::string why;
   std::optional<ComputableOp> mapped = MapDumpOp(op, why);
   if (!mapped) {
-    out.verdict = "opaque";
+    out.verdict = trace::ImportVerdict::kOpaque;
     out.reason = why.empty() ? "" : op.name + " with " + why + ": not shardscope's op";
     return;
   }
   out.shardscope_op = std::string(engine::OpKindName(mapped->call.kind));
   auto not_computed = [&](const std::string& reason) {
-    out.verdict = "not_computed";
+    out.verdict = trace::ImportVerdict::kNotComputed;
     out.reason = reason;
   };
   const std::string at = "line " + std::to_string(op.line) + ": " + op.name + " ";
@@ -394,7 +394,7 @@ void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
              " " + Text(*decision.inputs[k]) + " where PyTorch ran it on " + Text(*specs[k]);
   }
   if (!needs.empty()) {
-    out.verdict = "differs";
+    out.verdict = trace::ImportVerdict::kDiffers;
     out.reason = "shardscope's strategy (" + decision.rule + ") needs " + needs + "; not computed";
     return;
   }
@@ -403,12 +403,12 @@ void JudgeOp(const DebugModeDump& dump, size_t j, const engine::Mesh& mesh,
   const size_t compared = std::min(out.recorded_outputs.size(), out.shardscope_outputs.size());
   for (size_t o = 0; o < compared; ++o) {
     if (out.recorded_outputs[o] == out.shardscope_outputs[o]) continue;
-    out.verdict = "differs";
+    out.verdict = trace::ImportVerdict::kDiffers;
     out.reason = "output " + std::to_string(o) + ": PyTorch " + out.recorded_outputs[o] + ", shardscope " +
                  out.shardscope_outputs[o] + " (" + decision.rule + ")";
     break;
   }
-  if (out.verdict != "differs") out.verdict = "same";
+  if (out.verdict != trace::ImportVerdict::kDiffers) out.verdict = trace::ImportVerdict::kSame;
   run = std::move(mapped);
 }
 

@@ -299,7 +299,7 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
   redistributes.ForEachRecord(
       replays.size(),
       [&](size_t i, const std::string& failure) {
-        result.redistributes[i].verdict = "not_replayable";
+        result.redistributes[i].verdict = trace::ImportVerdict::kNotReplayable;
         result.redistributes[i].reason = "the replay failed: " + failure;
       },
       [&](size_t i, const Where& where, double seconds) {
@@ -311,7 +311,7 @@ void ReplayAndWriteTrace(ImportResult& result, const std::vector<std::optional<R
   computed.ForEachRecord(
       ops.size(),
       [&](size_t j, const std::string& failure) {
-        result.ops[j].verdict = "not_computed";
+        result.ops[j].verdict = trace::ImportVerdict::kNotComputed;
         result.ops[j].reason = "the run failed: " + failure;
       },
       [&](size_t j, const Where& where, double) {

@@ -91,7 +91,7 @@ trace::ImportedPlan ImportedOf(const DumpRedistribute& r, const ImportedRedistri
   p.line = r.line;
   p.notation = r.pytorch_trace.value_or("");
   for (const auto& c : r.collectives) p.collectives.push_back({c.kind, c.group_size, c.group_name});
-  p.verdict = v.verdict;
+  p.verdict = std::string(trace::ImportVerdictName(v.verdict));
   p.reason = v.reason;
   return p;
 }
@@ -271,8 +271,9 @@ class TraceBuilder {
     e.id = id;
     e.t_ns = clock;
     e.ok = false;
-    e.error = "not replayed: " +
-              (v.verdict == "not_replayable" ? v.reason : std::string("see the import warnings"));
+    e.error = "not replayed: " + (v.verdict == trace::ImportVerdict::kNotReplayable
+                                      ? v.reason
+                                      : std::string("see the import warnings"));
     writer.Emit(e);
     clock += 1000;
   }
@@ -326,7 +327,8 @@ class TraceBuilder {
     e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
              (op.module.empty() ? "" : ", module " + op.module) + "); computed as " + computed_as + ": " +
              e.rule;
-    if (v.verdict == "differs") e.note = v.reason + (e.note.empty() ? "" : "; " + e.note);
+    if (v.verdict == trace::ImportVerdict::kDiffers)
+      e.note = v.reason + (e.note.empty() ? "" : "; " + e.note);
     clock = std::max(clock, e.end_ns);
     writer.Emit(e);
     clock += 1000;
@@ -397,11 +399,13 @@ class TraceBuilder {
     e.chosen = 0;
     // Op::note is reserved for "shardscope differs from PyTorch here"; the module goes in the rule.
     const ImportedOp& v = result_.ops[j];
-    e.rule =
-        "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
-        (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed" +
-        (v.verdict == "opaque" || v.verdict == "differs" || v.reason.empty() ? "" : " (" + v.reason + ")");
-    if (v.verdict == "differs") e.note = v.reason;
+    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+             (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed" +
+             (v.verdict == trace::ImportVerdict::kOpaque || v.verdict == trace::ImportVerdict::kDiffers ||
+                      v.reason.empty()
+                  ? ""
+                  : " (" + v.reason + ")");
+    if (v.verdict == trace::ImportVerdict::kDiffers) e.note = v.reason;
     e.t_ns = clock;
     e.end_ns = clock;
     writer.Emit(e);

@@ -10,7 +10,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "exec/scalar_math.hpp"
+#include "core/scalar_math.hpp"
 
 namespace shardscope::engine::detail {
 namespace {

@@ -8,6 +8,7 @@
 #include "comm/view_ops.hpp"
 #include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/plan/plan_layouts.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/events.hpp"
 #include "shardscope/trace/writer.hpp"
@@ -16,12 +17,6 @@ namespace shardscope::engine {
 namespace {
 
 using detail::RedistributeRecords;
-
-std::string DimsText(const std::vector<int>& dims) {
-  std::string out;
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
-  return out;
-}
 
 // The data two layouts share, as positions in each one's storage. Per dim the common indices are
 // enumerated in the holder's storage order on both sides, so the two boxes list the same elements
@@ -144,27 +139,18 @@ StepGeometryCache& Cache() {
 
 class Executor {
  public:
-  // `comm` may be null for DryRun, which never communicates.
   // `records` (null when untraced) writes the trace events.
-  Executor(Communicator* comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
+  Executor(Communicator& comm, int64_t rank, const TensorSpec& src, const TensorSpec& dst, const Plan& plan,
            const ExecuteOptions& options, RedistributeRecords* records = nullptr)
-      : comm_(comm),
+      : comm_(&comm),
         rank_(rank),
         src_(src),
         dst_(dst),
         plan_(plan),
         options_(options),
         records_(records),
-        mesh_(src.mesh) {
-    for (size_t k = 0; k < plan.optimized.size(); ++k) {
-      const Transform& t = plan.optimized[k];
-      if (t.src == t.dst) continue;
-      for (int md : t.mesh_dims) {
-        if (!first_touch_.count(md)) first_touch_[md] = static_cast<int64_t>(k);
-        last_touch_[md] = static_cast<int64_t>(k);
-      }
-    }
-  }
+        mesh_(src.mesh),
+        layouts_(src, dst, plan) {}
 
   LocalTensor Run(const LocalTensor& in) {
     // The layouts along the plan depend only on (src, dst, plan, rank): a repeat of the same
@@ -173,8 +159,8 @@ class Executor {
     // plan order, so its errors arise where they always did.
     std::shared_ptr<const Geometry> cached = Cache().Find(src_, dst_, plan_.optimized, rank_);
     auto geometry = cached ? nullptr : std::make_shared<Geometry>();
-    PlanState state = Start();
-    RankLayout mine = cached ? cached->first : LayoutAt(state, 0, rank_);
+    PlanState state = layouts_.Start();
+    RankLayout mine = cached ? cached->first : layouts_.At(state, 0, rank_);
     if (in.shape() != mine.local_shape) {
       // ShardTensor keeps this comparison as a hard error on a corrupt spec, never as a branch.
       throw InvalidInput("redistribute: rank " + std::to_string(rank_) + "'s local tensor has shape " +
@@ -191,13 +177,13 @@ class Executor {
       const StepGeometry* step = cached ? &cached->steps[k] : nullptr;
       if (!step) {
         StepGeometry computed;
-        PlanState next = Advance(state, t);
+        PlanState next = layouts_.Advance(state, t);
         computed.skip = t.src == t.dst || mesh_.GroupSize(t.mesh_dims) <= 1;
         if (!computed.skip) {
           computed.group = Group{mesh_.Group(rank_, t.mesh_dims), t.mesh_dims};
           for (int64_t r : computed.group.ranks) {
-            computed.before.push_back(LayoutAt(state, static_cast<int64_t>(k), r));
-            computed.after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
+            computed.before.push_back(layouts_.At(state, static_cast<int64_t>(k), r));
+            computed.after.push_back(layouts_.At(next, static_cast<int64_t>(k) + 1, r));
           }
           computed.pairs = PairsOf(computed.before, computed.after, MemberIndex(computed.group));
         }
@@ -218,7 +204,7 @@ class Executor {
     }
     if (geometry) {
       RankLayout want = ComputeRankLayout(dst_, rank_);
-      RankLayout got = LayoutAt(state, static_cast<int64_t>(plan_.optimized.size()), rank_);
+      RankLayout got = layouts_.At(state, static_cast<int64_t>(plan_.optimized.size()), rank_);
       geometry->ends_as_dst = got.indices == want.indices;
       geometry->dst_shape = want.local_shape;
     }
@@ -237,98 +223,7 @@ class Executor {
     return current == &in ? in : std::move(holder);
   }
 
-  // Walks the plan over every rank's layouts without moving data and checks what Step needs:
-  // each rank's target piece is held by its group (or by itself for local steps), and the last
-  // state is dst's layout. Returns "" or the first problem, naming step and rank.
-  std::string DryRun() const {
-    PlanState state = Start();
-    const int64_t world = mesh_.size();
-    std::vector<RankLayout> before;
-    for (int64_t r = 0; r < world; ++r) before.push_back(LayoutAt(state, 0, r));
-    for (size_t k = 0; k < plan_.optimized.size(); ++k) {
-      const Transform& t = plan_.optimized[k];
-      PlanState next = Advance(state, t);
-      std::vector<RankLayout> after;
-      for (int64_t r = 0; r < world; ++r) after.push_back(LayoutAt(next, static_cast<int64_t>(k) + 1, r));
-      if (!(t.src == t.dst) && mesh_.GroupSize(t.mesh_dims) > 1 &&
-          !(t.src.IsReplicate() && t.dst.IsPartial())) {
-        for (int64_t r = 0; r < world; ++r) {
-          const RankLayout& a = after[static_cast<size_t>(r)];
-          const int64_t want = NumElements(a.local_shape);
-          int64_t got = 0;
-          if (t.src.IsShardLike()) {
-            for (int64_t member : mesh_.Group(r, t.mesh_dims))
-              got += Pair(before[static_cast<size_t>(member)], a).count;
-          } else {
-            got = Pair(before[static_cast<size_t>(r)], a).count;
-            if (t.src.IsPartial() && t.dst.IsShardLike()) {
-              for (int64_t member : mesh_.Group(r, t.mesh_dims)) {
-                const RankLayout& am = after[static_cast<size_t>(member)];
-                if (Pair(before[static_cast<size_t>(r)], am).count != NumElements(am.local_shape)) got = -1;
-              }
-            }
-          }
-          if (got != want) {
-            return StepWhere(static_cast<int64_t>(k), t) + ": rank " + std::to_string(r) + " needs " +
-                   std::to_string(want) + " elements but its group holds " +
-                   std::to_string(std::max<int64_t>(got, 0)) + " of them";
-          }
-        }
-      }
-      state = std::move(next);
-      before = std::move(after);
-    }
-    for (int64_t r = 0; r < world; ++r) {
-      if (before[static_cast<size_t>(r)].indices != ComputeRankLayout(dst_, r).indices) {
-        return "the plan ends with rank " + std::to_string(r) + " holding other elements than " +
-               FormatPlacements(dst_.placements) + " gives it";
-      }
-    }
-    return "";
-  }
-
  private:
-  PlanState Start() const {
-    const ShardOrder order = src_.EffectiveOrder();
-    return ExecutionStartState(src_.placements, &order, mesh_, static_cast<int>(src_.shape.size()));
-  }
-
-  PlanState Advance(const PlanState& state, const Transform& t) const {
-    return ExecutionAdvance(state, t, mesh_);
-  }
-
-  // Layout of the state after `k` steps; see executor.hpp for which explicit sizes apply.
-  RankLayout LayoutAt(const PlanState& state, int64_t k, int64_t rank) const {
-    std::map<int, std::vector<int64_t>> sizes;
-    for (const auto& [md, v] : src_.explicit_sizes) {
-      auto it = first_touch_.find(md);
-      if (it == first_touch_.end() || k <= it->second) sizes[md] = v;
-    }
-    for (const auto& [md, v] : dst_.explicit_sizes) {
-      auto it = last_touch_.find(md);
-      if (it != last_touch_.end() && k > it->second) sizes[md] = v;
-    }
-    LayoutInput input;
-    input.mesh = &mesh_;
-    input.placements = &state.placements;
-    input.order = &state.order;
-    input.shape = &src_.shape;
-    input.chunking = src_.chunking;
-    input.explicit_sizes = &sizes;
-    try {
-      return ComputeRankLayout(input, rank);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kInvalidInput) throw;
-      throw Unsupported("redistribute: explicit shard sizes do not fit the layout after step " +
-                        std::to_string(k) + " (" + FormatPlacements(state.placements) + "): " + e.what());
-    }
-  }
-
-  std::string StepWhere(int64_t k, const Transform& t) const {
-    return "redistribute step " + std::to_string(k) + " (mesh dims " + DimsText(t.mesh_dims) + ", " +
-           t.src.ToString() + "->" + t.dst.ToString() + ")";
-  }
-
   void Record(int64_t k, const Group& group, const CollectiveStats& stats, bool negotiated) {
     if (options_.collectives) options_.collectives->push_back({k, group, stats, negotiated});
     if (records_)
@@ -355,7 +250,7 @@ class Executor {
   };
 
   [[noreturn]] void StepFail(const StepRun& s, const std::string& what) const {
-    throw InternalError(StepWhere(s.k, s.t) + ": " + what);
+    throw InternalError(DescribeStep(s.k, s.t) + ": " + what);
   }
 
   void RequireFull(const StepRun& s, int64_t got, int64_t want, int64_t who) const {
@@ -385,7 +280,7 @@ class Executor {
     const Transform& t = s.t;
     const Group& group = s.geometry.group;
     if (t.dst.IsPartial()) {
-      throw Unsupported(StepWhere(s.k, t) +
+      throw Unsupported(DescribeStep(s.k, t) +
                         ": redistributing from one partial type to another is unsupported");
     }
     Reduction reduction{t.src.op, std::max<int64_t>(1, t.avg_scale)};
@@ -430,7 +325,7 @@ class Executor {
     const Group& group = s.geometry.group;
     const StepPairs& pairs = s.geometry.pairs;
     if (t.dst.IsPartial()) {
-      throw Unsupported(StepWhere(s.k, t) + ": redistribute from " + t.src.ToString() + " to " +
+      throw Unsupported(DescribeStep(s.k, t) + ": redistribute from " + t.src.ToString() + " to " +
                         t.dst.ToString() + " not supported yet");
     }
     std::vector<RecvView> recv;
@@ -481,8 +376,7 @@ class Executor {
   const ExecuteOptions& options_;
   RedistributeRecords* records_;
   const Mesh& mesh_;
-  std::map<int, int64_t> first_touch_;
-  std::map<int, int64_t> last_touch_;
+  PlanLayouts layouts_;
 };
 
 }  // namespace
@@ -513,25 +407,16 @@ LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in
     throw InvalidInput("redistribute: the mesh has " + std::to_string(src.mesh.size()) +
                        " ranks but the communicator only " + std::to_string(comm.world_size()));
   }
-  if (!options.trace) return Executor(&comm, rank, src, dst, plan, options).Run(in);
+  if (!options.trace) return Executor(comm, rank, src, dst, plan, options).Run(in);
   RedistributeRecords records(src, dst, plan, options);
   records.Begin();
   try {
-    LocalTensor out = Executor(&comm, rank, src, dst, plan, options, &records).Run(in);
+    LocalTensor out = Executor(comm, rank, src, dst, plan, options, &records).Run(in);
     records.End(true, "", in, &out);
     return out;
   } catch (const std::exception& e) {
     records.End(false, e.what(), in, nullptr);
     throw;
-  }
-}
-
-std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
-  ExecuteOptions options;
-  try {
-    return Executor(nullptr, 0, src, dst, plan, options).DryRun();
-  } catch (const Error& e) {
-    return e.what();
   }
 }
 

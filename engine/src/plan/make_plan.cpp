@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/plan/plan_layouts.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
@@ -87,11 +87,6 @@ void CheckTransitions(const TensorSpec& src, const TensorSpec& dst) {
       throw Unsupported(head + "Partial._partition_value has no rule for reduce op product)");
     }
   }
-}
-
-bool IsNotDecodable(const Error& e) {
-  return e.code() == ErrorCode::kUnsupported &&
-         std::string(e.what()).find("not decodable") != std::string::npos;
 }
 
 // The same mesh, shape and dtype on both sides, valid specs and a rank inside the mesh.
@@ -194,7 +189,7 @@ Plan MakePlan(const TensorSpec& src, const TensorSpec& dst, int64_t rank, const 
         plan.raw = PlanGraph(src, dst, rank, options);
       } catch (const Error& e) {
         // R-new: _StridedShardNotDecodableError from the graph planner falls back to greedy.
-        if (!IsNotDecodable(e)) throw;
+        if (!GraphFallsBackToGreedy(e)) throw;
         const char* fallback = "graph fell back: strided shard not decodable";
         plan.planner_reason =
             options.planner == PlannerChoice::kAuto ? fallback : plan.planner_reason + "; " + fallback;

@@ -425,9 +425,9 @@ std::pair<Placements, ShardOrder> NormalizeForGraph(const TensorSpec& spec, cons
   auto decoded = StridedPlacementsToShardOrder(spec.placements, spec.mesh);
   if (!decoded) {
     // MakePlan falls back to greedy on this, as R-new does on _StridedShardNotDecodableError.
-    throw Unsupported(std::string("graph planner: ") + side + " placements '" +
-                      FormatPlacements(spec.placements) + "' are not decodable into a shard order on a " +
-                      spec.mesh.ToString() + " mesh");
+    throw StridedShardNotDecodable(
+        std::string("graph planner: ") + side + " placements '" + FormatPlacements(spec.placements) +
+        "' are not decodable into a shard order on a " + spec.mesh.ToString() + " mesh");
   }
   return std::move(*decoded);
 }
@@ -505,6 +505,10 @@ int32_t FindMinCostPath(const GraphSearch& search, const State& start, const Sta
 }
 
 }  // namespace
+
+bool GraphFallsBackToGreedy(const Error& e) {
+  return dynamic_cast<const StridedShardNotDecodable*>(&e) != nullptr;
+}
 
 std::vector<Transform> PlanGraph(const TensorSpec& src, const TensorSpec& dst, int64_t rank,
                                  const PlanOptions& options) {

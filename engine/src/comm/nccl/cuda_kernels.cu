@@ -1,14 +1,14 @@
 // Pack/unpack, reduce and scale kernels of the GPU backends. Reductions mirror the local
 // backend's detail::Accumulator element for element (same order, same accumulator type, same
 // rounding), so the `cuda` backend's results are bitwise identical to the local backend's; the
-// f16/bf16 conversions and the reduction steps are the host's own (engine/src/exec/scalar_math.hpp,
+// f16/bf16 conversions and the reduction steps are the host's own (engine/src/core/scalar_math.hpp,
 // compiled here for the device), not CUDA's intrinsics, so NaN payloads and rounding agree too.
 
 #include <cstdint>
 #include <type_traits>
 
+#include "core/scalar_math.hpp"
 #include "cuda_kernels.hpp"
-#include "exec/scalar_math.hpp"
 
 namespace shardscope::engine::detail::gpu {
 namespace {

@@ -46,8 +46,9 @@ bool IsFlightRecorderDump(const std::filesystem::path& path);
 /// times (time_created_ns and duration_ms when those are unknown). Diagnostics name wrapped ring
 /// buffers and ranks with no dump. Throws Error(kInvalidInput) naming the file and field for a
 /// malformed dump, two files of one rank or no dump at all, and Error(kUnsupported) for a dump
-/// whose version is not 2.x.
-Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths);
+/// whose version is not 2.x. options.progress, when set, counts the dump files and their bytes
+/// (a file's bytes when it has been read).
+Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
 /// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
 /// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does

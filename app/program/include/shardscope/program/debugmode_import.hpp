@@ -14,6 +14,7 @@
 #include "shardscope/engine/core/mesh.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/program/debugmode.hpp"
+#include "shardscope/trace/import_verdict.hpp"
 
 namespace shardscope::program {
 
@@ -30,8 +31,8 @@ struct ImportOptions {
 struct ImportedRedistribute {
   std::string shardscope_notation;  ///< shardscope's plan notation, "" when it could not plan
   std::map<std::string, int> shardscope_collectives;  ///< kind -> collectives shardscope's plan runs
-  /// "same", "differs", "corrupting_merge" or "not_replayable".
-  std::string verdict;
+  /// kSame, kDiffers, kCorruptingMerge or kNotReplayable.
+  trace::ImportVerdict verdict = trace::ImportVerdict::kNotReplayable;
   std::string reason;     ///< one line; "" for same
   bool replayed = false;  ///< ran on the local backend (and matched the definition)
   double seconds = 0;     ///< the replay's wall time (slowest rank), 0 when not replayed
@@ -45,11 +46,11 @@ struct ImportedRedistribute {
 /// op is opaque (recorded placements in and out, nothing computed).
 struct ImportedOp {
   std::string shardscope_op;  ///< "mm", "add", ...; "" when opaque
-  /// "same": shardscope's strategy keeps the inputs as PyTorch placed them and gives the
-  /// recorded outputs' placements (where the dump shows them); "differs": it needs other input
-  /// placements or gives other outputs (the reason shows both); "not_computed": shardscope could
-  /// not propagate or run it (the reason says why); "opaque": not one of shardscope's ops.
-  std::string verdict = "opaque";
+  /// kSame: shardscope's strategy keeps the inputs as PyTorch placed them and gives the
+  /// recorded outputs' placements (where the dump shows them); kDiffers: it needs other input
+  /// placements or gives other outputs (the reason shows both); kNotComputed: shardscope could
+  /// not propagate or run it (the reason says why); kOpaque: not one of shardscope's ops.
+  trace::ImportVerdict verdict = trace::ImportVerdict::kOpaque;
   /// One line: why not same; for an opaque op with a known name, why it is not shardscope's; for
   /// one left out of the replay (--max-replay-elements), "not computed: ..."; else "".
   std::string reason;

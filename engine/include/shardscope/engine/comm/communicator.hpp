@@ -12,7 +12,7 @@
 
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/core/placement.hpp"
-#include "shardscope/engine/exec/tensor.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 
 namespace shardscope::engine {
 

@@ -11,7 +11,7 @@
 
 #include "shardscope/engine/comm/communicator.hpp"
 #include "shardscope/engine/core/spec.hpp"
-#include "shardscope/engine/exec/tensor.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 #include "shardscope/engine/plan/plan.hpp"
 
 namespace shardscope::trace {
@@ -69,11 +69,6 @@ struct ExecuteOptions {
 /// Error(kInternal) when the plan does not lead to dst, and the communicator's errors.
 LocalTensor Redistribute(Communicator& comm, int64_t rank, const LocalTensor& in, const TensorSpec& src,
                          const TensorSpec& dst, const Plan& plan, const ExecuteOptions& options = {});
-
-/// Walks `plan` over every rank's layouts without moving data: "" when Redistribute can run it
-/// on every rank, else the first step and rank whose target piece its group does not hold (or
-/// the plan's end state differs from `dst`). Costs O(mesh size x steps) layouts.
-std::string CheckPlanExecutable(const TensorSpec& src, const TensorSpec& dst, const Plan& plan);
 
 /// Rank `rank`'s local tensor of `global` under `spec`. Partial mesh dims get an exact
 /// decomposition (applied per Partial mesh dim, in mesh-dim order, to the value so far, with

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "shardscope/engine/core/spec.hpp"
-#include "shardscope/engine/exec/tensor.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 
 namespace shardscope::engine {
 

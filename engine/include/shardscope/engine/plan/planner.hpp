@@ -10,6 +10,7 @@
 //   make_plan.hpp     the entry point (validation, planner choice, optimizer, costs)
 //   backward.hpp      the gradient redistribute's target
 //   plan_cache.hpp    a thread-safe plan cache
+//   plan_layouts.hpp  every rank's layout along a plan, and the dry run that checks a plan
 
 #include "shardscope/engine/plan/backward.hpp"
 #include "shardscope/engine/plan/cost_model.hpp"
@@ -18,5 +19,6 @@
 #include "shardscope/engine/plan/optimizer.hpp"
 #include "shardscope/engine/plan/plan.hpp"
 #include "shardscope/engine/plan/plan_cache.hpp"
+#include "shardscope/engine/plan/plan_layouts.hpp"
 #include "shardscope/engine/plan/plan_options.hpp"
 #include "shardscope/engine/plan/planners.hpp"

@@ -1,4 +1,4 @@
-#include "shardscope/engine/exec/tensor.hpp"
+#include "shardscope/engine/core/tensor.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #endif
 
-#include "exec/scalar_math.hpp"
+#include "core/scalar_math.hpp"
 #include "shardscope/engine/core/knobs.hpp"
 #include "shardscope/error.hpp"
 

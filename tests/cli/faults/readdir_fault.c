@@ -1,0 +1,84 @@
+/* A fault for the CLI tests, loaded with LD_PRELOAD: the Nth listing of one directory fails
+ * with EIO after its first entry, as a failing disk or network file system would fail in the
+ * middle of a listing. Deterministic, unlike any real way to make readdir(3) fail.
+ *
+ *   SHARDSCOPE_FAULT_DIR=<directory>   the directory whose listing fails (as realpath(3) gives it)
+ *   SHARDSCOPE_FAULT_LISTING=<N>       which listing of it fails, counting from 1 (default 1)
+ *
+ * Built by tests/cli/io_errors_test.sh with the system C compiler. Single-threaded use only. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static DIR* faulty;   /* the listing that fails, while it is open */
+static int served;    /* entries other than "." and ".." it has returned */
+static int listings;  /* listings of the directory so far */
+
+static int IsTarget(DIR* d) {
+  const char* want = getenv("SHARDSCOPE_FAULT_DIR");
+  char link[64], path[PATH_MAX], real_want[PATH_MAX];
+  if (d == NULL || want == NULL || realpath(want, real_want) == NULL) return 0;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd(d));
+  ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n < 0) return 0;
+  path[n] = '\0';
+  return strcmp(path, real_want) == 0;
+}
+
+static DIR* Opened(DIR* d) {
+  if (IsTarget(d)) {
+    const char* which = getenv("SHARDSCOPE_FAULT_LISTING");
+    if (++listings == (which != NULL ? atoi(which) : 1)) {
+      faulty = d;
+      served = 0;
+    }
+  }
+  return d;
+}
+
+DIR* opendir(const char* name) {
+  DIR* (*real)(const char*) = (DIR * (*)(const char*)) dlsym(RTLD_NEXT, "opendir");
+  return Opened(real(name));
+}
+
+DIR* fdopendir(int fd) {
+  DIR* (*real)(int) = (DIR * (*)(int)) dlsym(RTLD_NEXT, "fdopendir");
+  return Opened(real(fd));
+}
+
+int closedir(DIR* d) {
+  int (*real)(DIR*) = (int (*)(DIR*))dlsym(RTLD_NEXT, "closedir");
+  if (d == faulty) faulty = NULL;
+  return real(d);
+}
+
+static struct dirent* Next(DIR* d, struct dirent* (*real)(DIR*)) {
+  if (d == faulty && served >= 1) {
+    errno = EIO;
+    return NULL;
+  }
+  struct dirent* e = real(d);
+  if (d == faulty && e != NULL && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++served;
+  return e;
+}
+
+struct dirent* readdir(DIR* d) {
+  return Next(d, (struct dirent * (*)(DIR*)) dlsym(RTLD_NEXT, "readdir"));
+}
+
+struct dirent64* readdir64(DIR* d) {
+  struct dirent64* (*real)(DIR*) = (struct dirent64 * (*)(DIR*)) dlsym(RTLD_NEXT, "readdir64");
+  if (d == faulty && served >= 1) {
+    errno = EIO;
+    return NULL;
+  }
+  struct dirent64* e = real(d);
+  if (d == faulty && e != NULL && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++served;
+  return e;
+}
