@@ -270,11 +270,7 @@ struct ProcessGroup {
   bool has_rank = false;  // the dump's own rank is a member
 };
 
-struct RankDump {
-  RankTrace trace;
-  std::vector<Diagnostic> diagnostics;
-  int64_t max_rank = 0;  // largest rank the dump names (own rank and pg members)
-};
+using RankDump = FlightRecorderDump;
 
 // Reads one dump (pickle or JSON, through Source) into a RankDump, field by field, with messages
 // "file: entries[3].state: expected a string". Only the fields it uses are visited: stack frames
@@ -983,6 +979,43 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths) {
   if (auto missing = detail::MissingRanks(present, model.world, "dump"))
     model.diagnostics.push_back(std::move(*missing));
   return model;
+}
+
+void ReadFlightRecorderEach(const std::vector<fs::path>& paths, int jobs,
+                            const std::function<void(FlightRecorderDump&)>& sink) {
+  const std::vector<DumpFile> files = ListDumps(paths);
+  const size_t threads = std::min<size_t>(
+      jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()), files.size());
+  static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
+  (void)kSimdjsonReady;
+  detail::SharedListPool<int64_t> groups;
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_error{files.size()};
+  auto work = [&] {
+    ThreadCache cache(&groups);  // kept from file to file: parser buffers, interned strings
+    if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
+        simdjson::SUCCESS) {
+      // No parser buffers: the JSON dumps fail one by one with simdjson's message.
+    }
+    for (size_t i = next.fetch_add(1); i < files.size() && i < first_error.load(); i = next.fetch_add(1)) {
+      try {
+        RankDump dump = ReadDump(files[i].path, files[i].rank, cache);
+        sink(dump);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        size_t seen = first_error.load();
+        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 bool IsFlightRecorderModel(const Model& model) {
