@@ -37,13 +37,9 @@ namespace {
 constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 constexpr int64_t kMaxEntries = int64_t{1} << 22;  // TORCH_FR_BUFFER_SIZE is 2000 by default
 
-// The whole file, with simdjson's padding after it (a JSON dump is parsed in place).
-struct FileBytes {
-  std::string buffer;
-  std::string_view data;
-};
-
-FileBytes ReadBounded(const fs::path& path, const std::string& name) {
+// The whole file into `buffer` (kept by the reading thread from file to file, so that it is
+// allocated and faulted in once), with simdjson's padding after it (a JSON dump is parsed in place).
+std::string_view ReadBounded(const fs::path& path, const std::string& name, std::string& buffer) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec) throw InvalidInput(name + ": cannot read: " + ec.message());
@@ -53,12 +49,11 @@ FileBytes ReadBounded(const fs::path& path, const std::string& name) {
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw InvalidInput(name + ": cannot open");
-  FileBytes out;
-  out.buffer.resize(static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING);
-  const size_t got = std::fread(out.buffer.data(), 1, static_cast<size_t>(size), f);
+  const size_t need = static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING;
+  if (buffer.size() < need) buffer.resize(need);  // the padding's bytes may hold anything
+  const size_t got = std::fread(buffer.data(), 1, static_cast<size_t>(size), f);
   std::fclose(f);
-  out.data = std::string_view(out.buffer.data(), got);
-  return out;
+  return std::string_view(buffer.data(), got);
 }
 
 bool LooksLikeJson(std::string_view data) {
@@ -262,6 +257,7 @@ struct ThreadCache {
   detail::SharedListPool<int64_t>* groups;
   simdjson::dom::parser parser;
   detail::PickleDoc pickle;  // its buffers are kept from file to file
+  std::string file;          // the bytes of the file being read
 };
 
 struct ProcessGroup {
@@ -316,10 +312,10 @@ class DumpReader {
     collectives.reserve(count);
     size_t i = 0;
     src_.ForArray(*entries, [&](const Value& e) {
-      path_ = "entries[" + std::to_string(i++) + "]";
+      entry_ = i++;
       collectives.push_back(Entry(e));
     });
-    path_.clear();
+    entry_ = kNoEntry;
     // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
     std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
     order.reserve(collectives.size());
@@ -360,7 +356,7 @@ class DumpReader {
     throw InvalidInput(file_ + ": " + (where.empty() ? "" : where + ": ") + what);
   }
   [[noreturn]] void FailField(const std::string& field, const std::string& what) const {
-    Fail(path_, field, what);
+    Fail(entry_ == kNoEntry ? std::string() : "entries[" + std::to_string(entry_) + "]", field, what);
   }
 
   // The text of a string value, made safe (valid UTF-8, control characters escaped).
@@ -369,14 +365,23 @@ class DumpReader {
     if (Source::kCheckUtf8 && !detail::IsValidUtf8(raw)) return Printable(detail::ValidUtf8(raw));
     return Printable(raw);
   }
-  // The same, interned once per thread by its raw bytes.
+  // The same, interned once per thread by its raw bytes. Within one file the bytes of a string
+  // value stay where they are, and a pickle stores a repeated string once (its memo), so most
+  // values are found by their address first, without hashing their text.
   IStr Interned(const Value& v) {
     std::string_view raw = src_.Str(v);
+    Seen& seen = seen_[(reinterpret_cast<uintptr_t>(raw.data()) >> 2 ^ raw.size()) % kSeenSlots];
+    if (seen.data == raw.data() && seen.size == raw.size() && seen.data != nullptr) return seen.text;
     scratch_.assign(raw.data(), raw.size());
     auto it = cache_.strings.find(scratch_);
-    if (it != cache_.strings.end()) return it->second;
-    IStr s(Text(v));
-    cache_.strings.emplace(scratch_, s);
+    IStr s;
+    if (it != cache_.strings.end()) {
+      s = it->second;
+    } else {
+      s = IStr(Text(v));
+      cache_.strings.emplace(scratch_, s);
+    }
+    seen = {raw.data(), raw.size(), s};
     return s;
   }
 
@@ -574,27 +579,29 @@ class DumpReader {
 
   // A list of shapes, shared with the last equal list of this file.
   SharedVec<std::vector<int64_t>> Shapes(int f, std::vector<std::vector<int64_t>>& out) {
-    const std::string name = kFieldNames[f];
+    const char* name = kFieldNames[f];
     const Value& v = Get(f);
     if (src_.Type(v) != VType::kArray || static_cast<int64_t>(src_.Size(v)) > kMaxOpOperands)
       FailField(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " shapes");
-    out.clear();
     size_t i = 0;
     src_.ForArray(v, [&](const Value& s) {
       if (src_.Type(s) != VType::kArray || static_cast<int64_t>(src_.Size(s)) > kMaxTensorDims) {
-        FailField(name + "[" + std::to_string(i) + "]",
+        FailField(std::string(name) + "[" + std::to_string(i) + "]",
                   "expected a list of at most " + std::to_string(kMaxTensorDims) + " sizes");
       }
-      std::vector<int64_t>& shape = out.emplace_back();
+      if (i == out.size()) out.emplace_back();
+      std::vector<int64_t>& shape = out[i];  // its buffer kept from entry to entry
+      shape.clear();
       src_.ForArray(s, [&](const Value& x) {
         const VType t = src_.Type(x);
         if (t == VType::kInt && src_.Int(x) >= 0 && src_.Int(x) <= kMaxExtent)
           shape.push_back(src_.Int(x));
         else
-          shape.push_back(IntOf(x, name + "[" + std::to_string(i) + "]", 0, kMaxExtent));
+          shape.push_back(IntOf(x, std::string(name) + "[" + std::to_string(i) + "]", 0, kMaxExtent));
       });
       ++i;
     });
+    out.resize(i);
     return Share(shapes_seen_, out);
   }
 
@@ -655,7 +662,8 @@ class DumpReader {
     f.op_id = IntOr(kOpId, 0, 0, INT64_MAX);
     f.profiling_name = Str(kProfilingName);
     f.state = Str(kState);
-    if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
+    static const IStr kScheduledState("scheduled"), kStartedState("started"), kCompletedState("completed");
+    if (f.state != kScheduledState && f.state != kStartedState && f.state != kCompletedState)  // by address
       FailField("state", "'" + f.state.str() + "' is not scheduled, started or completed");
     f.input_sizes = Shapes(kInputSizes, in_sizes_);
     f.output_sizes = Shapes(kOutputSizes, out_sizes_);
@@ -681,29 +689,32 @@ class DumpReader {
     const int64_t started = IntOr(kStarted, 0, 0, kMaxTimeNs);
     const int64_t completed = IntOr(kCompleted, 0, 0, kMaxTimeNs);
 
-    auto pg_it = pgs_.find(f.pg_name.str());
-    if (pg_it != pgs_.end() && f.pg_desc.empty()) f.pg_desc = pg_it->second.desc;
+    auto [pg_seen, pg_fresh] = pg_of_name_.try_emplace(&f.pg_name.str(), nullptr);
+    if (pg_fresh) {
+      auto found = pgs_.find(f.pg_name.str());
+      if (found != pgs_.end()) pg_seen->second = &found->second;
+    }
+    const ProcessGroup* pg = pg_seen->second;
+    if (pg != nullptr && f.pg_desc.empty()) f.pg_desc = pg->desc;
     Collective c;
     c.redistribute_id = -1;
     c.kind = prof.kind;
-    if (pg_it != pgs_.end()) {
-      if (!pg_it->second.has_rank) {
+    if (pg != nullptr) {
+      if (!pg->has_rank) {
         FailField("process_group", "group '" + f.pg_name.str() +
                                        "' (ranks from pg_config) does not contain this dump's rank " +
                                        std::to_string(rank_) + " (is the file name's rank right?)");
       }
-      c.group = pg_it->second.ranks;
+      c.group = pg->ranks;
     } else {
       unknown_pgs_.insert(f.pg_name.str());
       if (own_group_.empty()) own_group_ = SharedVec<int64_t>{rank_};
       c.group = own_group_;
     }
-    const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
-    c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
-    PeerBytes(f, prof, c);
+    Derived(f, prof, c);
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed
-               : f.duration_ms && f.state == "completed"
+               : f.duration_ms && f.state == kCompletedState
                    ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
                    : c.start_ns;
     c.end_ns = std::max(c.end_ns, c.start_ns);
@@ -726,6 +737,26 @@ class DumpReader {
     auto [it, fresh] = cache_.dtypes.try_emplace(name);
     if (fresh) it->second = ShortDtype(name);
     return it->second;
+  }
+
+  // The dtype and bytes per peer of a collective follow from its group, kind, sizes, dtypes and
+  // peer; entries repeat a few of those, whose lists this file shares (Shapes, Strs), so they are
+  // looked up by the lists' addresses (alive while the file's collectives are) before any work.
+  void Derived(const FlightRecord& f, const ThreadCache::Profiling& prof, Collective& c) {
+    const DerivedKey key{&c.group.get(),           &c.kind.str(),         &f.input_sizes.get(),
+                         &f.output_sizes.get(),    &f.input_dtypes.get(), &f.output_dtypes.get(),
+                         f.is_p2p ? prof.peer : -1};
+    auto [it, fresh] = derived_.try_emplace(key);
+    if (fresh) {
+      const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
+      c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
+      PeerBytes(f, prof, c);
+      it->second = {c.dtype, c.bytes_sent, c.bytes_recv};
+      return;
+    }
+    c.dtype = it->second.dtype;
+    c.bytes_sent = it->second.sent;
+    c.bytes_recv = it->second.recv;
   }
 
   // Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
@@ -770,12 +801,34 @@ class DumpReader {
 
   static constexpr size_t kSeen = 16;
   using BytesKey = std::tuple<const int64_t*, const std::string*, int64_t, int64_t, int64_t>;
+  using DerivedKey =
+      std::tuple<const void*, const void*, const void*, const void*, const void*, const void*, int64_t>;
+  struct DerivedHash {
+    size_t operator()(const DerivedKey& k) const {
+      size_t h = 0;
+      std::apply([&](auto... x) { ((h = h * 1000003u ^ std::hash<decltype(x)>()(x)), ...); }, k);
+      return h;
+    }
+  };
+  struct DerivedValue {
+    IStr dtype;
+    SharedVec<int64_t> sent, recv;
+  };
 
   const Source& src_;
   std::string file_;
   int64_t rank_;
   ThreadCache& cache_;
-  std::string path_;  // "entries[3]" while reading an entry
+  static constexpr size_t kNoEntry = SIZE_MAX;
+  // Interned strings of this file by the address of their bytes (Interned).
+  struct Seen {
+    const char* data = nullptr;
+    size_t size = 0;
+    IStr text;
+  };
+  static constexpr size_t kSeenSlots = 64;
+  Seen seen_[kSeenSlots];
+  size_t entry_ = kNoEntry;  // the index of the entry being read (messages say "entries[3]")
   std::string scratch_;
   std::map<std::string, ProcessGroup> pgs_;
   std::set<std::string> unknown_pgs_;
@@ -787,19 +840,21 @@ class DumpReader {
   std::vector<SharedVec<std::vector<int64_t>>> shapes_seen_;
   std::vector<SharedVec<std::string>> strs_seen_;
   std::map<BytesKey, std::pair<SharedVec<int64_t>, SharedVec<int64_t>>> bytes_;
+  std::unordered_map<DerivedKey, DerivedValue, DerivedHash> derived_;
+  std::unordered_map<const std::string*, const ProcessGroup*> pg_of_name_;  // by the IStr's address
 };
 
 // One dump file into a RankDump: pickle unless it starts like a JSON object.
 RankDump ReadDump(const fs::path& path, int64_t rank, ThreadCache& cache) {
   const std::string name = path.filename().string();
-  FileBytes bytes = ReadBounded(path, name);
-  if (!LooksLikeJson(bytes.data)) {
-    cache.pickle.Parse(bytes.data, name);
+  const std::string_view data = ReadBounded(path, name, cache.file);
+  if (!LooksLikeJson(data)) {
+    cache.pickle.Parse(data, name);
     PickleSource src{cache.pickle};
     return DumpReader<PickleSource>(src, name, rank, cache).Read(cache.pickle.root());
   }
   simdjson::dom::element root;
-  if (auto error = cache.parser.parse(bytes.data.data(), bytes.data.size(), false).get(root)) {
+  if (auto error = cache.parser.parse(data.data(), data.size(), false).get(root)) {
     if (error == simdjson::DEPTH_ERROR)
       throw InvalidInput(name + ": JSON nested deeper than " + std::to_string(kMaxPickleDepth) + " levels");
     throw InvalidInput(name + ": not a valid JSON dump: " + simdjson::error_message(error));

@@ -100,7 +100,12 @@ const char* OpcodeName(uint8_t op) {
 
 class PickleMachine {
  public:
-  PickleMachine(PickleDoc& doc) : doc_(doc), data_(doc.data_) {}
+  PickleMachine(PickleDoc& doc)
+      : doc_(doc), data_(doc.data_), stack_(doc.stack_), marks_(doc.marks_), memo_(doc.memo_) {
+    stack_.clear();
+    marks_.clear();
+    memo_.clear();
+  }
 
   void Run() {
     for (;;) {
@@ -259,9 +264,55 @@ class PickleMachine {
 
   // One opcode, by family: each Step* returns false for an opcode not of its family.
   void Step(uint8_t op, size_t at) {
-    if (!StepFraming(op, at) && !StepScalar(op, at) && !StepString(op, at) && !StepContainer(op, at) &&
-        !StepMemo(op, at))
-      Refuse(op, at);
+    bool done = false;
+    switch (op) {  // the family by opcode first: memo and string opcodes are most of a pickle
+      case 0x94:
+      case 'q':
+      case 'r':
+      case 'h':
+      case 'j':
+        done = StepMemo(op, at);
+        break;
+      case 'X':
+      case 0x8c:
+      case 0x8d:
+      case 'T':
+      case 'B':
+      case 'U':
+      case 'C':
+      case 0x8e:
+      case 0x96:
+        done = StepString(op, at);
+        break;
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case 'J':
+      case 'K':
+      case 'M':
+      case 0x8a:
+      case 0x8b:
+      case 'G':
+        done = StepScalar(op, at);
+        break;
+      case ']':
+      case '}':
+      case ')':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 't':
+      case 'a':
+      case 'e':
+      case 's':
+      case 'u':
+        done = StepContainer(op, at);
+        break;
+      default:
+        done = StepFraming(op, at);
+        break;
+    }
+    if (!done) Refuse(op, at);
   }
 
   // Protocol, frames, marks and the stack itself.
@@ -361,12 +412,18 @@ class PickleMachine {
         {0x8e, 8, PKind::kBytes},  // BINBYTES8
         {0x96, 8, PKind::kBytes},  // BYTEARRAY8
     };
-    for (const Form& f : kForms) {
-      if (f.op != op) continue;
-      Str(Unsigned(f.width), f.kind, at);
-      return true;
+    switch (op) {
+      case 0x8c:  // SHORT_BINUNICODE, by far the most common: its own case
+        Str(Unsigned(1), PKind::kStr, at);
+        return true;
+      default:
+        for (const Form& f : kForms) {
+          if (f.op != op) continue;
+          Str(Unsigned(f.width), f.kind, at);
+          return true;
+        }
+        return false;
     }
-    return false;
   }
 
   // Lists, dicts and tuples, and filling them.
@@ -459,9 +516,9 @@ class PickleMachine {
   PickleDoc& doc_;
   std::string_view data_;
   size_t pos_ = 0;
-  std::vector<PValue> stack_;
-  std::vector<size_t> marks_;  // stack sizes at each MARK
-  std::vector<PValue> memo_;   // kind kMark: never stored
+  std::vector<PValue>& stack_;
+  std::vector<size_t>& marks_;  // stack sizes at each MARK
+  std::vector<PValue>& memo_;   // kind kMark: never stored
   uint64_t memo_next_ = 0;
 };
 
