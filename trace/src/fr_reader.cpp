@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <optional>
@@ -539,11 +540,27 @@ class DumpReader {
                                                            "time_discovered_started_ns",
                                                            "time_discovered_completed_ns"};
   static int FieldOf(std::string_view key) {
-    static const std::vector<std::string_view> kNames(std::begin(kFieldNames), std::end(kFieldNames));
-    // The length and first letter rule out almost every other name before the full comparison.
-    for (int f = 0; f < kFieldCount; ++f) {
-      const std::string_view n = kNames[static_cast<size_t>(f)];
-      if (key.size() == n.size() && key[0] == n[0] && key == n) return f;
+    // The names by length (at most three share one): a key is compared with those only.
+    static constexpr size_t kLongest = 32;
+    struct ByLength {
+      int8_t fields[kLongest][4];
+      std::string_view names[kFieldCount];
+      ByLength() {
+        for (auto& row : fields) std::fill(std::begin(row), std::end(row), int8_t{-1});
+        for (int f = 0; f < kFieldCount; ++f) {
+          names[f] = kFieldNames[f];
+          int8_t* row = fields[names[f].size()];
+          int k = 0;
+          while (row[k] >= 0) ++k;
+          row[k] = static_cast<int8_t>(f);  // row[3] stays -1: no length has four names
+        }
+      }
+    };
+    static const ByLength kByLength;
+    if (key.size() >= kLongest) return -1;
+    for (int8_t f : kByLength.fields[key.size()]) {
+      if (f < 0) return -1;
+      if (std::memcmp(key.data(), kByLength.names[f].data(), key.size()) == 0) return f;  // same length
     }
     return -1;
   }
@@ -554,17 +571,22 @@ class DumpReader {
     if (!present_[f]) FailField(kFieldNames[f], "missing");
     return fields_[f];
   }
-  int64_t IntOf(const Value& v, const std::string& name, int64_t min, int64_t max) const {
+  int64_t IntOf(const Value& v, std::string_view name, int64_t min, int64_t max) const {
+    if (src_.Type(v) == VType::kInt) {
+      const int64_t x = src_.Int(v);
+      if (x >= min && x <= max) return x;
+    }
+    BadInt(v, std::string(name), min, max);
+  }
+  [[noreturn]] void BadInt(const Value& v, const std::string& name, int64_t min, int64_t max) const {
     const VType t = src_.Type(v);
     if (t == VType::kBigUnsigned) {
       FailField(name, std::to_string(src_.Unsigned(v)) + " is larger than " + std::to_string(max));
     }
     if (t != VType::kInt) FailField(name, "expected an integer");
     const int64_t x = src_.Int(v);
-    if (x < min || x > max)
-      FailField(name,
-                std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    return x;
+    FailField(name,
+              std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   int64_t Int(int f, int64_t min, int64_t max) const { return IntOf(Get(f), kFieldNames[f], min, max); }
   int64_t IntOr(int f, int64_t fallback, int64_t min, int64_t max) const {
