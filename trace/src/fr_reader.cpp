@@ -272,6 +272,19 @@ struct ThreadCache {
   simdjson::dom::parser parser;
   detail::PickleDoc pickle;  // its buffers are kept from file to file
   std::string file;          // the bytes of the file being read
+  // pg_config's rank strings already parsed, by their text: every dump repeats its groups' lists
+  // (the default group's names every rank), so each distinct one is parsed once per thread.
+  struct RankList {
+    SharedVec<int64_t> ranks;
+    int64_t max = 0;
+  };
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view t) const { return std::hash<std::string_view>()(t); }
+  };
+  std::unordered_map<std::string, RankList, TextHash, std::equal_to<>> rank_lists;
+  size_t rank_list_bytes = 0;  // their text, bounded by kMaxRankListBytes
+  static constexpr size_t kMaxRankListBytes = size_t{64} << 20;
 };
 
 struct ProcessGroup {
@@ -465,15 +478,31 @@ class DumpReader {
       g.name = str_or(name, "name", key);
       g.desc = str_or(desc, "desc", "");
       if (ranks == nullptr) Fail(path, "ranks", "missing");
-      SharedVec<int64_t> members(ParseRanks(*ranks, path));
-      cache_.groups->Intern(members);
-      for (int64_t r : members) {
-        max_rank = std::max(max_rank, r);
-        g.has_rank = g.has_rank || r == rank_;
-      }
-      g.ranks = std::move(members);
+      const ThreadCache::RankList& members = Members(*ranks, path);
+      max_rank = std::max(max_rank, members.max);
+      g.has_rank = std::find(members.ranks.begin(), members.ranks.end(), rank_) != members.ranks.end();
+      g.ranks = members.ranks;
       pgs_[key] = std::move(g);  // a repeated key keeps the last value
     });
+  }
+
+  // A group's ranks, shared by every file of this read (a string form parsed once per thread).
+  const ThreadCache::RankList& Members(const Value& v, const std::string& path) {
+    const bool text = src_.Type(v) == VType::kString;
+    if (text) {
+      auto it = cache_.rank_lists.find(src_.Str(v));
+      if (it != cache_.rank_lists.end()) return it->second;
+    }
+    ThreadCache::RankList list;
+    list.ranks = SharedVec<int64_t>(ParseRanks(v, path));
+    cache_.groups->Intern(list.ranks);
+    for (int64_t r : list.ranks) list.max = std::max(list.max, r);
+    if (text && cache_.rank_list_bytes + src_.Str(v).size() <= ThreadCache::kMaxRankListBytes) {
+      cache_.rank_list_bytes += src_.Str(v).size();
+      return cache_.rank_lists.emplace(std::string(src_.Str(v)), std::move(list)).first->second;
+    }
+    scratch_list_ = std::move(list);
+    return scratch_list_;
   }
 
   // "[0, 1, 2, 3]" (a string in pg_config) or a list of integers.
@@ -807,17 +836,21 @@ class DumpReader {
     if (fresh) {
       const size_t n = c.group.size();
       std::vector<int64_t> sent(n, 0), recv(n, 0);
-      for (size_t k = 0; k < n; ++k) {
-        if (c.group[k] == rank_) continue;
-        if (c.kind == "all_gather" || c.kind == "all_reduce") {
-          sent[k] = in_bytes;
-          recv[k] = in_bytes;
-        } else if (c.kind == "reduce_scatter") {
-          sent[k] = out_bytes;
-          recv[k] = out_bytes;
-        } else if (c.kind == "all_to_all" && n > 1) {
-          sent[k] = in_bytes / static_cast<int64_t>(n);
-          recv[k] = out_bytes / static_cast<int64_t>(n);
+      // What every other member sends and receives, by kind (decided once, not per member).
+      int64_t each_sent = 0, each_recv = 0;
+      if (c.kind == "all_gather" || c.kind == "all_reduce") {
+        each_sent = each_recv = in_bytes;
+      } else if (c.kind == "reduce_scatter") {
+        each_sent = each_recv = out_bytes;
+      } else if (c.kind == "all_to_all" && n > 1) {
+        each_sent = in_bytes / static_cast<int64_t>(n);
+        each_recv = out_bytes / static_cast<int64_t>(n);
+      }
+      if (each_sent != 0 || each_recv != 0) {
+        for (size_t k = 0; k < n; ++k) {
+          if (c.group[k] == rank_) continue;
+          sent[k] = each_sent;
+          recv[k] = each_recv;
         }
       }
       if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank_) {
@@ -868,6 +901,7 @@ class DumpReader {
   std::map<std::string, ProcessGroup> pgs_;
   std::set<std::string> unknown_pgs_;
   SharedVec<int64_t> own_group_;
+  ThreadCache::RankList scratch_list_;  // Members' result when it is not cached
   Value fields_[kFieldCount];
   bool present_[kFieldCount] = {};
   std::vector<std::vector<int64_t>> in_sizes_, out_sizes_;

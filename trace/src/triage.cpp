@@ -122,13 +122,9 @@ class Store {
         }
         e.sig = sit->second;
         auto git = flight_groups.find({&f.pg_name.str(), &c.group.get()});
-        if (git == flight_groups.end()) {
-          std::vector<int64_t> ranks(c.group.begin(), c.group.end());
-          git = flight_groups
-                    .emplace(std::make_pair(&f.pg_name.str(), &c.group.get()),
-                             InternGroup(f.pg_name, f.pg_desc, std::move(ranks)))
+        if (git == flight_groups.end())
+          git = flight_groups.emplace(std::make_pair(&f.pg_name.str(), &c.group.get()), GroupOf(f, c.group))
                     .first;
-        }
         e.group = git->second;
         if (f.is_p2p) ParsePeer(f.profiling_name, c.group, e);
       } else {
@@ -210,6 +206,21 @@ class Store {
     group_ids_.emplace(std::move(key), id);
     return id;
   }
+  // The group of a dump's entry: the reader shares one rank list among every file that names it, so
+  // groups are found by (name, list) address first; the list is kept so that its address stays its own.
+  int32_t GroupOf(const FlightRecord& f, const SharedVec<int64_t>& group) {
+    const std::pair<const void*, const void*> key{&f.pg_name.str(), &group.get()};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = group_by_address_.find(key);
+      if (it != group_by_address_.end()) return it->second;
+    }
+    const int32_t id = InternGroup(f.pg_name, f.pg_desc, std::vector<int64_t>(group.begin(), group.end()));
+    std::lock_guard<std::mutex> lock(mutex_);
+    group_by_address_.emplace(key, id);
+    group_lists_.push_back(group);
+    return id;
+  }
   uint32_t InternSig(const std::string& sig) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sig_ids_.find(sig);
@@ -222,6 +233,8 @@ class Store {
   std::mutex mutex_;
   std::map<std::pair<std::string, std::vector<int64_t>>, int32_t> group_ids_;
   std::unordered_map<std::string, uint32_t> sig_ids_;
+  std::unordered_map<std::pair<const void*, const void*>, int32_t, FlightKeyHash> group_by_address_;
+  std::vector<SharedVec<int64_t>> group_lists_;  // keeps the addresses of group_by_address_ taken
 };
 
 std::string SigName(const std::string& sig) { return sig.substr(0, sig.find('|')); }
