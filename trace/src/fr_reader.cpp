@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <optional>
@@ -38,13 +39,9 @@ namespace {
 constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 constexpr int64_t kMaxEntries = int64_t{1} << 22;  // TORCH_FR_BUFFER_SIZE is 2000 by default
 
-// The whole file, with simdjson's padding after it (a JSON dump is parsed in place).
-struct FileBytes {
-  std::string buffer;
-  std::string_view data;
-};
-
-FileBytes ReadBounded(const fs::path& path, const std::string& name) {
+// The whole file into `buffer` (kept by the reading thread from file to file, so that it is
+// allocated and faulted in once), with simdjson's padding after it (a JSON dump is parsed in place).
+std::string_view ReadBounded(const fs::path& path, const std::string& name, std::string& buffer) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec) throw InvalidInput(name + ": cannot read: " + ec.message());
@@ -54,12 +51,24 @@ FileBytes ReadBounded(const fs::path& path, const std::string& name) {
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw InvalidInput(name + ": cannot open");
-  FileBytes out;
-  out.buffer.resize(static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING);
-  const size_t got = std::fread(out.buffer.data(), 1, static_cast<size_t>(size), f);
+  const size_t need = static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING;
+  if (buffer.size() < need) buffer.resize(need);  // the padding's bytes may hold anything
+  const size_t got = std::fread(buffer.data(), 1, static_cast<size_t>(size), f);
   std::fclose(f);
-  out.data = std::string_view(out.buffer.data(), got);
-  return out;
+  return std::string_view(buffer.data(), got);
+}
+
+// n bytes equal, compared 8 at a time (inline, unlike memcmp: field names are short).
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  uint64_t x = 0, y = 0;
+  for (; n >= 8; n -= 8, a += 8, b += 8) {
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  for (; n > 0; --n)
+    if (*a++ != *b++) return false;
+  return true;
 }
 
 bool LooksLikeJson(std::string_view data) {
@@ -263,6 +272,20 @@ struct ThreadCache {
   detail::SharedListPool<int64_t>* groups;
   simdjson::dom::parser parser;
   detail::PickleDoc pickle;  // its buffers are kept from file to file
+  std::string file;          // the bytes of the file being read
+  // pg_config's rank strings already parsed, by their text: every dump repeats its groups' lists
+  // (the default group's names every rank), so each distinct one is parsed once per thread.
+  struct RankList {
+    SharedVec<int64_t> ranks;
+    int64_t max = 0;
+  };
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view t) const { return std::hash<std::string_view>()(t); }
+  };
+  std::unordered_map<std::string, RankList, TextHash, std::equal_to<>> rank_lists;
+  size_t rank_list_bytes = 0;  // their text, bounded by kMaxRankListBytes
+  static constexpr size_t kMaxRankListBytes = size_t{64} << 20;
 };
 
 struct ProcessGroup {
@@ -271,11 +294,7 @@ struct ProcessGroup {
   bool has_rank = false;  // the dump's own rank is a member
 };
 
-struct RankDump {
-  RankTrace trace;
-  std::vector<Diagnostic> diagnostics;
-  int64_t max_rank = 0;  // largest rank the dump names (own rank and pg members)
-};
+using RankDump = FlightRecorderDump;
 
 // Reads one dump (pickle or JSON, through Source) into a RankDump, field by field, with messages
 // "file: entries[3].state: expected a string". Only the fields it uses are visited: stack frames
@@ -321,10 +340,10 @@ class DumpReader {
     collectives.reserve(count);
     size_t i = 0;
     src_.ForArray(*entries, [&](const Value& e) {
-      path_ = "entries[" + std::to_string(i++) + "]";
+      entry_ = i++;
       collectives.push_back(Entry(e));
     });
-    path_.clear();
+    entry_ = kNoEntry;
     // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
     std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
     order.reserve(collectives.size());
@@ -365,7 +384,7 @@ class DumpReader {
     throw InvalidInput(file_ + ": " + (where.empty() ? "" : where + ": ") + what);
   }
   [[noreturn]] void FailField(const std::string& field, const std::string& what) const {
-    Fail(path_, field, what);
+    Fail(entry_ == kNoEntry ? std::string() : "entries[" + std::to_string(entry_) + "]", field, what);
   }
 
   // The text of a string value, made safe (valid UTF-8, control characters escaped).
@@ -374,14 +393,23 @@ class DumpReader {
     if (Source::kCheckUtf8 && !detail::IsValidUtf8(raw)) return Printable(detail::ValidUtf8(raw));
     return Printable(raw);
   }
-  // The same, interned once per thread by its raw bytes.
+  // The same, interned once per thread by its raw bytes. Within one file the bytes of a string
+  // value stay where they are, and a pickle stores a repeated string once (its memo), so most
+  // values are found by their address first, without hashing their text.
   IStr Interned(const Value& v) {
     std::string_view raw = src_.Str(v);
+    Seen& seen = seen_[(reinterpret_cast<uintptr_t>(raw.data()) >> 2 ^ raw.size()) % kSeenSlots];
+    if (seen.data == raw.data() && seen.size == raw.size() && seen.data != nullptr) return seen.text;
     scratch_.assign(raw.data(), raw.size());
     auto it = cache_.strings.find(scratch_);
-    if (it != cache_.strings.end()) return it->second;
-    IStr s(Text(v));
-    cache_.strings.emplace(scratch_, s);
+    IStr s;
+    if (it != cache_.strings.end()) {
+      s = it->second;
+    } else {
+      s = IStr(Text(v));
+      cache_.strings.emplace(scratch_, s);
+    }
+    seen = {raw.data(), raw.size(), s};
     return s;
   }
 
@@ -451,15 +479,31 @@ class DumpReader {
       g.name = str_or(name, "name", key);
       g.desc = str_or(desc, "desc", "");
       if (ranks == nullptr) Fail(path, "ranks", "missing");
-      SharedVec<int64_t> members(ParseRanks(*ranks, path));
-      cache_.groups->Intern(members);
-      for (int64_t r : members) {
-        max_rank = std::max(max_rank, r);
-        g.has_rank = g.has_rank || r == rank_;
-      }
-      g.ranks = std::move(members);
+      const ThreadCache::RankList& members = Members(*ranks, path);
+      max_rank = std::max(max_rank, members.max);
+      g.has_rank = std::find(members.ranks.begin(), members.ranks.end(), rank_) != members.ranks.end();
+      g.ranks = members.ranks;
       pgs_[key] = std::move(g);  // a repeated key keeps the last value
     });
+  }
+
+  // A group's ranks, shared by every file of this read (a string form parsed once per thread).
+  const ThreadCache::RankList& Members(const Value& v, const std::string& path) {
+    const bool text = src_.Type(v) == VType::kString;
+    if (text) {
+      auto it = cache_.rank_lists.find(src_.Str(v));
+      if (it != cache_.rank_lists.end()) return it->second;
+    }
+    ThreadCache::RankList list;
+    list.ranks = SharedVec<int64_t>(ParseRanks(v, path));
+    cache_.groups->Intern(list.ranks);
+    for (int64_t r : list.ranks) list.max = std::max(list.max, r);
+    if (text && cache_.rank_list_bytes + src_.Str(v).size() <= ThreadCache::kMaxRankListBytes) {
+      cache_.rank_list_bytes += src_.Str(v).size();
+      return cache_.rank_lists.emplace(std::string(src_.Str(v)), std::move(list)).first->second;
+    }
+    scratch_list_ = std::move(list);
+    return scratch_list_;
   }
 
   // "[0, 1, 2, 3]" (a string in pg_config) or a list of integers.
@@ -539,11 +583,27 @@ class DumpReader {
                                                            "time_discovered_started_ns",
                                                            "time_discovered_completed_ns"};
   static int FieldOf(std::string_view key) {
-    static const std::vector<std::string_view> kNames(std::begin(kFieldNames), std::end(kFieldNames));
-    // The length and first letter rule out almost every other name before the full comparison.
-    for (int f = 0; f < kFieldCount; ++f) {
-      const std::string_view n = kNames[static_cast<size_t>(f)];
-      if (key.size() == n.size() && key[0] == n[0] && key == n) return f;
+    // The names by length (at most three share one): a key is compared with those only.
+    static constexpr size_t kLongest = 32;
+    struct ByLength {
+      int8_t fields[kLongest][4];
+      std::string_view names[kFieldCount];
+      ByLength() {
+        for (auto& row : fields) std::fill(std::begin(row), std::end(row), int8_t{-1});
+        for (int f = 0; f < kFieldCount; ++f) {
+          names[f] = kFieldNames[f];
+          int8_t* row = fields[names[f].size()];
+          int k = 0;
+          while (row[k] >= 0) ++k;
+          row[k] = static_cast<int8_t>(f);  // row[3] stays -1: no length has four names
+        }
+      }
+    };
+    static const ByLength kByLength;
+    if (key.size() >= kLongest) return -1;
+    for (int8_t f : kByLength.fields[key.size()]) {
+      if (f < 0) return -1;
+      if (SameBytes(key.data(), kByLength.names[f].data(), key.size())) return f;
     }
     return -1;
   }
@@ -554,17 +614,22 @@ class DumpReader {
     if (!present_[f]) FailField(kFieldNames[f], "missing");
     return fields_[f];
   }
-  int64_t IntOf(const Value& v, const std::string& name, int64_t min, int64_t max) const {
+  int64_t IntOf(const Value& v, std::string_view name, int64_t min, int64_t max) const {
+    if (src_.Type(v) == VType::kInt) {
+      const int64_t x = src_.Int(v);
+      if (x >= min && x <= max) return x;
+    }
+    BadInt(v, std::string(name), min, max);
+  }
+  [[noreturn]] void BadInt(const Value& v, const std::string& name, int64_t min, int64_t max) const {
     const VType t = src_.Type(v);
     if (t == VType::kBigUnsigned) {
       FailField(name, std::to_string(src_.Unsigned(v)) + " is larger than " + std::to_string(max));
     }
     if (t != VType::kInt) FailField(name, "expected an integer");
     const int64_t x = src_.Int(v);
-    if (x < min || x > max)
-      FailField(name,
-                std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    return x;
+    FailField(name,
+              std::to_string(x) + " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   int64_t Int(int f, int64_t min, int64_t max) const { return IntOf(Get(f), kFieldNames[f], min, max); }
   int64_t IntOr(int f, int64_t fallback, int64_t min, int64_t max) const {
@@ -579,27 +644,29 @@ class DumpReader {
 
   // A list of shapes, shared with the last equal list of this file.
   SharedVec<std::vector<int64_t>> Shapes(int f, std::vector<std::vector<int64_t>>& out) {
-    const std::string name = kFieldNames[f];
+    const char* name = kFieldNames[f];
     const Value& v = Get(f);
     if (src_.Type(v) != VType::kArray || static_cast<int64_t>(src_.Size(v)) > kMaxOpOperands)
       FailField(name, "expected a list of at most " + std::to_string(kMaxOpOperands) + " shapes");
-    out.clear();
     size_t i = 0;
     src_.ForArray(v, [&](const Value& s) {
       if (src_.Type(s) != VType::kArray || static_cast<int64_t>(src_.Size(s)) > kMaxTensorDims) {
-        FailField(name + "[" + std::to_string(i) + "]",
+        FailField(std::string(name) + "[" + std::to_string(i) + "]",
                   "expected a list of at most " + std::to_string(kMaxTensorDims) + " sizes");
       }
-      std::vector<int64_t>& shape = out.emplace_back();
+      if (i == out.size()) out.emplace_back();
+      std::vector<int64_t>& shape = out[i];  // its buffer kept from entry to entry
+      shape.clear();
       src_.ForArray(s, [&](const Value& x) {
         const VType t = src_.Type(x);
         if (t == VType::kInt && src_.Int(x) >= 0 && src_.Int(x) <= kMaxExtent)
           shape.push_back(src_.Int(x));
         else
-          shape.push_back(IntOf(x, name + "[" + std::to_string(i) + "]", 0, kMaxExtent));
+          shape.push_back(IntOf(x, std::string(name) + "[" + std::to_string(i) + "]", 0, kMaxExtent));
       });
       ++i;
     });
+    out.resize(i);
     return Share(shapes_seen_, out);
   }
 
@@ -660,7 +727,8 @@ class DumpReader {
     f.op_id = IntOr(kOpId, 0, 0, INT64_MAX);
     f.profiling_name = Str(kProfilingName);
     f.state = Str(kState);
-    if (f.state != "scheduled" && f.state != "started" && f.state != "completed")
+    static const IStr kScheduledState("scheduled"), kStartedState("started"), kCompletedState("completed");
+    if (f.state != kScheduledState && f.state != kStartedState && f.state != kCompletedState)  // by address
       FailField("state", "'" + f.state.str() + "' is not scheduled, started or completed");
     f.input_sizes = Shapes(kInputSizes, in_sizes_);
     f.output_sizes = Shapes(kOutputSizes, out_sizes_);
@@ -686,29 +754,32 @@ class DumpReader {
     const int64_t started = IntOr(kStarted, 0, 0, kMaxTimeNs);
     const int64_t completed = IntOr(kCompleted, 0, 0, kMaxTimeNs);
 
-    auto pg_it = pgs_.find(f.pg_name.str());
-    if (pg_it != pgs_.end() && f.pg_desc.empty()) f.pg_desc = pg_it->second.desc;
+    auto [pg_seen, pg_fresh] = pg_of_name_.try_emplace(&f.pg_name.str(), nullptr);
+    if (pg_fresh) {
+      auto found = pgs_.find(f.pg_name.str());
+      if (found != pgs_.end()) pg_seen->second = &found->second;
+    }
+    const ProcessGroup* pg = pg_seen->second;
+    if (pg != nullptr && f.pg_desc.empty()) f.pg_desc = pg->desc;
     Collective c;
     c.redistribute_id = -1;
     c.kind = prof.kind;
-    if (pg_it != pgs_.end()) {
-      if (!pg_it->second.has_rank) {
+    if (pg != nullptr) {
+      if (!pg->has_rank) {
         FailField("process_group", "group '" + f.pg_name.str() +
                                        "' (ranks from pg_config) does not contain this dump's rank " +
                                        std::to_string(rank_) + " (is the file name's rank right?)");
       }
-      c.group = pg_it->second.ranks;
+      c.group = pg->ranks;
     } else {
       unknown_pgs_.insert(f.pg_name.str());
       if (own_group_.empty()) own_group_ = SharedVec<int64_t>{rank_};
       c.group = own_group_;
     }
-    const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
-    c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
-    PeerBytes(f, prof, c);
+    Derived(f, prof, c);
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed
-               : f.duration_ms && f.state == "completed"
+               : f.duration_ms && f.state == kCompletedState
                    ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
                    : c.start_ns;
     c.end_ns = std::max(c.end_ns, c.start_ns);
@@ -733,6 +804,26 @@ class DumpReader {
     return it->second;
   }
 
+  // The dtype and bytes per peer of a collective follow from its group, kind, sizes, dtypes and
+  // peer; entries repeat a few of those, whose lists this file shares (Shapes, Strs), so they are
+  // looked up by the lists' addresses (alive while the file's collectives are) before any work.
+  void Derived(const FlightRecord& f, const ThreadCache::Profiling& prof, Collective& c) {
+    const DerivedKey key{&c.group.get(),           &c.kind.str(),         &f.input_sizes.get(),
+                         &f.output_sizes.get(),    &f.input_dtypes.get(), &f.output_dtypes.get(),
+                         f.is_p2p ? prof.peer : -1};
+    auto [it, fresh] = derived_.try_emplace(key);
+    if (fresh) {
+      const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
+      c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
+      PeerBytes(f, prof, c);
+      it->second = {c.dtype, c.bytes_sent, c.bytes_recv};
+      return;
+    }
+    c.dtype = it->second.dtype;
+    c.bytes_sent = it->second.sent;
+    c.bytes_recv = it->second.recv;
+  }
+
   // Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
   // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
   // send/recv moves its tensor to/from the one peer named in its profiling name. The lists depend
@@ -746,17 +837,21 @@ class DumpReader {
     if (fresh) {
       const size_t n = c.group.size();
       std::vector<int64_t> sent(n, 0), recv(n, 0);
-      for (size_t k = 0; k < n; ++k) {
-        if (c.group[k] == rank_) continue;
-        if (c.kind == "all_gather" || c.kind == "all_reduce") {
-          sent[k] = in_bytes;
-          recv[k] = in_bytes;
-        } else if (c.kind == "reduce_scatter") {
-          sent[k] = out_bytes;
-          recv[k] = out_bytes;
-        } else if (c.kind == "all_to_all" && n > 1) {
-          sent[k] = in_bytes / static_cast<int64_t>(n);
-          recv[k] = out_bytes / static_cast<int64_t>(n);
+      // What every other member sends and receives, by kind (decided once, not per member).
+      int64_t each_sent = 0, each_recv = 0;
+      if (c.kind == "all_gather" || c.kind == "all_reduce") {
+        each_sent = each_recv = in_bytes;
+      } else if (c.kind == "reduce_scatter") {
+        each_sent = each_recv = out_bytes;
+      } else if (c.kind == "all_to_all" && n > 1) {
+        each_sent = in_bytes / static_cast<int64_t>(n);
+        each_recv = out_bytes / static_cast<int64_t>(n);
+      }
+      if (each_sent != 0 || each_recv != 0) {
+        for (size_t k = 0; k < n; ++k) {
+          if (c.group[k] == rank_) continue;
+          sent[k] = each_sent;
+          recv[k] = each_recv;
         }
       }
       if (peer >= 0 && peer < static_cast<int64_t>(n) && c.group[static_cast<size_t>(peer)] != rank_) {
@@ -775,16 +870,39 @@ class DumpReader {
 
   static constexpr size_t kSeen = 16;
   using BytesKey = std::tuple<const int64_t*, const std::string*, int64_t, int64_t, int64_t>;
+  using DerivedKey =
+      std::tuple<const void*, const void*, const void*, const void*, const void*, const void*, int64_t>;
+  struct DerivedHash {
+    size_t operator()(const DerivedKey& k) const {
+      size_t h = 0;
+      std::apply([&](auto... x) { ((h = h * 1000003u ^ std::hash<decltype(x)>()(x)), ...); }, k);
+      return h;
+    }
+  };
+  struct DerivedValue {
+    IStr dtype;
+    SharedVec<int64_t> sent, recv;
+  };
 
   const Source& src_;
   std::string file_;
   int64_t rank_;
   ThreadCache& cache_;
-  std::string path_;  // "entries[3]" while reading an entry
+  static constexpr size_t kNoEntry = SIZE_MAX;
+  // Interned strings of this file by the address of their bytes (Interned).
+  struct Seen {
+    const char* data = nullptr;
+    size_t size = 0;
+    IStr text;
+  };
+  static constexpr size_t kSeenSlots = 64;
+  Seen seen_[kSeenSlots];
+  size_t entry_ = kNoEntry;  // the index of the entry being read (messages say "entries[3]")
   std::string scratch_;
   std::map<std::string, ProcessGroup> pgs_;
   std::set<std::string> unknown_pgs_;
   SharedVec<int64_t> own_group_;
+  ThreadCache::RankList scratch_list_;  // Members' result when it is not cached
   Value fields_[kFieldCount];
   bool present_[kFieldCount] = {};
   std::vector<std::vector<int64_t>> in_sizes_, out_sizes_;
@@ -792,19 +910,21 @@ class DumpReader {
   std::vector<SharedVec<std::vector<int64_t>>> shapes_seen_;
   std::vector<SharedVec<std::string>> strs_seen_;
   std::map<BytesKey, std::pair<SharedVec<int64_t>, SharedVec<int64_t>>> bytes_;
+  std::unordered_map<DerivedKey, DerivedValue, DerivedHash> derived_;
+  std::unordered_map<const std::string*, const ProcessGroup*> pg_of_name_;  // by the IStr's address
 };
 
 // One dump file into a RankDump: pickle unless it starts like a JSON object.
 RankDump ReadDump(const fs::path& path, int64_t rank, ThreadCache& cache) {
   const std::string name = path.filename().string();
-  FileBytes bytes = ReadBounded(path, name);
-  if (!LooksLikeJson(bytes.data)) {
-    cache.pickle.Parse(bytes.data, name);
+  const std::string_view data = ReadBounded(path, name, cache.file);
+  if (!LooksLikeJson(data)) {
+    cache.pickle.Parse(data, name);
     PickleSource src{cache.pickle};
     return DumpReader<PickleSource>(src, name, rank, cache).Read(cache.pickle.root());
   }
   simdjson::dom::element root;
-  if (auto error = cache.parser.parse(bytes.data.data(), bytes.data.size(), false).get(root)) {
+  if (auto error = cache.parser.parse(data.data(), data.size(), false).get(root)) {
     if (error == simdjson::DEPTH_ERROR)
       throw InvalidInput(name + ": JSON nested deeper than " + std::to_string(kMaxPickleDepth) + " levels");
     throw InvalidInput(name + ": not a valid JSON dump: " + simdjson::error_message(error));
@@ -998,6 +1118,43 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
   if (auto missing = detail::MissingRanks(present, model.world, "dump"))
     model.diagnostics.push_back(std::move(*missing));
   return model;
+}
+
+void ReadFlightRecorderEach(const std::vector<fs::path>& paths, int jobs,
+                            const std::function<void(FlightRecorderDump&)>& sink) {
+  const std::vector<DumpFile> files = ListDumps(paths);
+  const size_t threads = std::min<size_t>(
+      jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()), files.size());
+  static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
+  (void)kSimdjsonReady;
+  detail::SharedListPool<int64_t> groups;
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_error{files.size()};
+  auto work = [&] {
+    ThreadCache cache(&groups);  // kept from file to file: parser buffers, interned strings
+    if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
+        simdjson::SUCCESS) {
+      // No parser buffers: the JSON dumps fail one by one with simdjson's message.
+    }
+    for (size_t i = next.fetch_add(1); i < files.size() && i < first_error.load(); i = next.fetch_add(1)) {
+      try {
+        RankDump dump = ReadDump(files[i].path, files[i].rank, cache);
+        sink(dump);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        size_t seen = first_error.load();
+        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 bool IsFlightRecorderModel(const Model& model) {

@@ -87,6 +87,11 @@ class PickleDoc {
   std::vector<Container> containers_;
   std::vector<Run> runs_;
   size_t values_ = 0;
+  // The machine's working space, kept from parse to parse so that reading many files allocates
+  // (and faults in) these buffers once.
+  std::vector<PValue> stack_;
+  std::vector<size_t> marks_;  // stack sizes at each MARK
+  std::vector<PValue> memo_;   // kind kMark: never stored
 };
 
 /// Text of a pickle string with invalid UTF-8 sequences replaced by U+FFFD.

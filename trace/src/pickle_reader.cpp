@@ -100,7 +100,12 @@ const char* OpcodeName(uint8_t op) {
 
 class PickleMachine {
  public:
-  PickleMachine(PickleDoc& doc) : doc_(doc), data_(doc.data_) {}
+  PickleMachine(PickleDoc& doc)
+      : doc_(doc), data_(doc.data_), stack_(doc.stack_), marks_(doc.marks_), memo_(doc.memo_) {
+    stack_.clear();
+    marks_.clear();
+    memo_.clear();
+  }
 
   void Run() {
     for (;;) {
@@ -123,13 +128,13 @@ class PickleMachine {
     throw InvalidInput(doc_.where_ + ": pickle byte " + std::to_string(at) + ": " + what);
   }
 
-  uint8_t Byte() {
+  [[gnu::always_inline]] uint8_t Byte() {
     if (pos_ >= data_.size()) Fail("is truncated");
     return static_cast<uint8_t>(data_[pos_++]);
   }
 
   // Little-endian unsigned of `n` bytes (n <= 8).
-  uint64_t Unsigned(size_t n) {
+  [[gnu::always_inline]] uint64_t Unsigned(size_t n) {
     if (data_.size() - pos_ < n) Fail("is truncated inside an opcode argument");
     uint64_t v = 0;
     for (size_t k = 0; k < n; ++k) v |= uint64_t{static_cast<uint8_t>(data_[pos_ + k])} << (8 * k);
@@ -137,19 +142,19 @@ class PickleMachine {
     return v;
   }
 
-  void Count(size_t at) {
+  [[gnu::always_inline]] void Count(size_t at) {
     if (static_cast<int64_t>(++doc_.values_) > kMaxNodes)
       FailAt(at, "holds more than " + std::to_string(kMaxNodes) + " values");
   }
 
-  PValue Scalar(PKind kind, size_t at) {
+  [[gnu::always_inline]] PValue Scalar(PKind kind, size_t at) {
     Count(at);
     PValue v;
     v.kind = kind;
     return v;
   }
 
-  PValue NewContainer(PKind kind, size_t at) {
+  [[gnu::always_inline]] PValue NewContainer(PKind kind, size_t at) {
     Count(at);
     PValue v;
     v.kind = kind;
@@ -159,7 +164,7 @@ class PickleMachine {
   }
 
   // Moves stack_[base, end) into container `c` as one run.
-  void Fill(const PValue& c, size_t base, size_t at) {
+  [[gnu::always_inline]] void Fill(const PValue& c, size_t base, size_t at) {
     const size_t n = stack_.size() - base;
     if (n == 0) return;
     if (static_cast<int64_t>(doc_.items_.size() + n) > kMaxSlots)
@@ -178,7 +183,7 @@ class PickleMachine {
     box.count += static_cast<uint32_t>(n);
   }
 
-  void Push(const PValue& v) { stack_.push_back(v); }
+  [[gnu::always_inline]] void Push(const PValue& v) { stack_.push_back(v); }
 
   size_t Floor() const { return marks_.empty() ? 0 : marks_.back(); }
 
@@ -212,7 +217,7 @@ class PickleMachine {
     return v;
   }
 
-  void Memo(uint64_t key, size_t at) {
+  [[gnu::always_inline]] void Memo(uint64_t key, size_t at) {
     if (key > static_cast<uint64_t>(kMaxNodes))
       FailAt(at, "memo index " + std::to_string(key) + " is too large");
     size_t k = static_cast<size_t>(key);
@@ -224,13 +229,13 @@ class PickleMachine {
     memo_[k] = Top(at);
   }
 
-  void Get(uint64_t key, size_t at) {
+  [[gnu::always_inline]] void Get(uint64_t key, size_t at) {
     if (key >= memo_.size() || memo_[static_cast<size_t>(key)].kind == PKind::kMark)
       FailAt(at, "memo index " + std::to_string(key) + " was never stored");
     Push(memo_[static_cast<size_t>(key)]);
   }
 
-  void Int(int64_t i, size_t at) {
+  [[gnu::always_inline]] void Int(int64_t i, size_t at) {
     PValue v = Scalar(PKind::kInt, at);
     v.i = i;
     Push(v);
@@ -238,7 +243,7 @@ class PickleMachine {
 
   // `len` raw bytes as a view; the length is checked against what is left, so a huge declared
   // length cannot make the reader allocate.
-  void Str(uint64_t len, PKind kind, size_t at) {
+  [[gnu::always_inline]] void Str(uint64_t len, PKind kind, size_t at) {
     if (len > data_.size() - pos_) {
       FailAt(at, "declares a length of " + std::to_string(len) + " bytes but only " +
                      std::to_string(data_.size() - pos_) + " remain");
@@ -258,10 +263,56 @@ class PickleMachine {
   }
 
   // One opcode, by family: each Step* returns false for an opcode not of its family.
-  void Step(uint8_t op, size_t at) {
-    if (!StepFraming(op, at) && !StepScalar(op, at) && !StepString(op, at) && !StepContainer(op, at) &&
-        !StepMemo(op, at))
-      Refuse(op, at);
+  [[gnu::always_inline]] void Step(uint8_t op, size_t at) {
+    bool done = false;
+    switch (op) {  // the family by opcode first: memo and string opcodes are most of a pickle
+      case 0x94:
+      case 'q':
+      case 'r':
+      case 'h':
+      case 'j':
+        done = StepMemo(op, at);
+        break;
+      case 'X':
+      case 0x8c:
+      case 0x8d:
+      case 'T':
+      case 'B':
+      case 'U':
+      case 'C':
+      case 0x8e:
+      case 0x96:
+        done = StepString(op, at);
+        break;
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case 'J':
+      case 'K':
+      case 'M':
+      case 0x8a:
+      case 0x8b:
+      case 'G':
+        done = StepScalar(op, at);
+        break;
+      case ']':
+      case '}':
+      case ')':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 't':
+      case 'a':
+      case 'e':
+      case 's':
+      case 'u':
+        done = StepContainer(op, at);
+        break;
+      default:
+        done = StepFraming(op, at);
+        break;
+    }
+    if (!done) Refuse(op, at);
   }
 
   // Protocol, frames, marks and the stack itself.
@@ -298,7 +349,7 @@ class PickleMachine {
   }
 
   // None, booleans, integers and floats.
-  bool StepScalar(uint8_t op, size_t at) {
+  [[gnu::always_inline]] bool StepScalar(uint8_t op, size_t at) {
     switch (op) {
       case 'N':
         Push(Scalar(PKind::kNone, at));
@@ -344,7 +395,7 @@ class PickleMachine {
   }
 
   // Strings and bytes: each opcode's length prefix width and what the value is.
-  bool StepString(uint8_t op, size_t at) {
+  [[gnu::always_inline]] bool StepString(uint8_t op, size_t at) {
     struct Form {
       uint8_t op;
       size_t width;
@@ -361,16 +412,22 @@ class PickleMachine {
         {0x8e, 8, PKind::kBytes},  // BINBYTES8
         {0x96, 8, PKind::kBytes},  // BYTEARRAY8
     };
-    for (const Form& f : kForms) {
-      if (f.op != op) continue;
-      Str(Unsigned(f.width), f.kind, at);
-      return true;
+    switch (op) {
+      case 0x8c:  // SHORT_BINUNICODE, by far the most common: its own case
+        Str(Unsigned(1), PKind::kStr, at);
+        return true;
+      default:
+        for (const Form& f : kForms) {
+          if (f.op != op) continue;
+          Str(Unsigned(f.width), f.kind, at);
+          return true;
+        }
+        return false;
     }
-    return false;
   }
 
   // Lists, dicts and tuples, and filling them.
-  bool StepContainer(uint8_t op, size_t at) {
+  [[gnu::always_inline]] bool StepContainer(uint8_t op, size_t at) {
     switch (op) {
       case ']':  // EMPTY_LIST
         Push(NewContainer(PKind::kList, at));
@@ -421,7 +478,7 @@ class PickleMachine {
   }
 
   // The memo: storing and fetching values by index.
-  bool StepMemo(uint8_t op, size_t at) {
+  [[gnu::always_inline]] bool StepMemo(uint8_t op, size_t at) {
     switch (op) {
       case 'q':  // BINPUT
       case 'r':  // LONG_BINPUT
@@ -459,9 +516,9 @@ class PickleMachine {
   PickleDoc& doc_;
   std::string_view data_;
   size_t pos_ = 0;
-  std::vector<PValue> stack_;
-  std::vector<size_t> marks_;  // stack sizes at each MARK
-  std::vector<PValue> memo_;   // kind kMark: never stored
+  std::vector<PValue>& stack_;
+  std::vector<size_t>& marks_;  // stack sizes at each MARK
+  std::vector<PValue>& memo_;   // kind kMark: never stored
   uint64_t memo_next_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "shardscope/error.hpp"
@@ -55,6 +56,20 @@ struct TRank {
   std::vector<TEntry> entries;  // record order
 };
 
+// An entry's signature by identity: its interned profiling name and its shared size and dtype lists.
+using FlightKey = std::tuple<const void*, const void*, const void*, const void*, const void*>;
+struct FlightKeyHash {
+  template <typename... P>
+  size_t operator()(const std::tuple<P...>& t) const {
+    size_t h = 0;
+    std::apply([&](auto... p) { ((h = h * 1000003u ^ std::hash<const void*>()(p)), ...); }, t);
+    return h;
+  }
+  size_t operator()(const std::pair<const void*, const void*>& p) const {
+    return std::hash<const void*>()(p.first) * 1000003u ^ std::hash<const void*>()(p.second);
+  }
+};
+
 // Everything triage keeps of the input; filled from models (several threads, one file each).
 class Store {
  public:
@@ -65,64 +80,84 @@ class Store {
   std::vector<std::string> notes;
 
   void Add(const Model& model) {
-    std::vector<std::pair<int64_t, TRank>> local;
-    for (const RankTrace& rt : model.ranks) {
-      TRank tr;
-      tr.dump = true;
-      std::unordered_map<std::string, int32_t> group_cache;
-      std::unordered_map<std::string, uint32_t> sig_cache;
-      std::map<std::pair<int64_t, bool>, int> seen_p2p;
-      bool first = true;
-      int64_t seq_fallback = 0;
-      std::map<std::vector<int64_t>, int64_t> plain_seq;  // shardscope traces: per group order
-      for (const Collective& c : rt.events.Of<Collective>()) {
-        TEntry e;
-        std::string pg_name, pg_desc, sig;
-        if (c.flight) {
-          const FlightRecord& f = *c.flight;
-          if (first) tr.wrapped = f.record_id > 0;
-          pg_name = f.pg_name;
-          pg_desc = f.pg_desc;
-          e.record_id = f.record_id;
-          e.state = f.state == "completed" ? kCompleted : f.state == "started" ? kStarted : kScheduled;
-          e.p2p = f.is_p2p;
-          e.seq = f.is_p2p ? f.p2p_seq_id : f.seq_id;
-          sig = f.profiling_name + "|" + SizesText(f.input_sizes) + "|" + SizesText(f.output_sizes) + "|" +
-                JoinText(f.input_dtypes) + "|" + JoinText(f.output_dtypes);
-          if (f.is_p2p) ParsePeer(f.profiling_name, c.group, e);
-        } else {
-          // A shardscope trace: every recorded collective completed; seq ids count per group.
-          std::vector<int64_t> key(c.group.begin(), c.group.end());
-          pg_name = FormatRankRanges(Sorted(key));
-          e.record_id = seq_fallback++;
-          e.state = kCompleted;
-          e.seq = ++plain_seq[key];
-          sig = std::string(c.kind.view()) + "|" + std::string(c.dtype.view()) + "|" +
-                std::to_string(std::accumulate(c.bytes_sent.begin(), c.bytes_sent.end(), int64_t{0}));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      world = std::max(world, model.world);
+    }
+    for (const RankTrace& rt : model.ranks) AddRank(rt, model.world);
+  }
+
+  // One rank's collectives; `rank_world` is the world its model (or dump) names. Thread-safe.
+  void AddRank(const RankTrace& rt, int64_t rank_world) {
+    static const IStr kCompletedState("completed"), kStartedState("started");
+    TRank tr;
+    tr.dump = true;
+    // Per rank, by identity: a dump's entries share their interned strings and their lists, so the
+    // group and signature of an entry are looked up by pointers, not by building their text.
+    std::unordered_map<FlightKey, uint32_t, FlightKeyHash> flight_sigs;
+    std::unordered_map<std::pair<const void*, const void*>, int32_t, FlightKeyHash> flight_groups;
+    std::unordered_map<std::string, int32_t> group_cache;
+    std::unordered_map<std::string, uint32_t> sig_cache;
+    bool first = true;
+    int64_t seq_fallback = 0;
+    std::map<std::vector<int64_t>, int64_t> plain_seq;  // shardscope traces: per group order
+    const std::vector<Collective>& collectives = rt.events.Of<Collective>();
+    tr.entries.reserve(collectives.size());
+    for (const Collective& c : collectives) {
+      TEntry e;
+      if (c.flight) {
+        const FlightRecord& f = *c.flight;
+        if (first) tr.wrapped = f.record_id > 0;
+        e.record_id = f.record_id;
+        e.state = f.state == kCompletedState ? kCompleted : f.state == kStartedState ? kStarted : kScheduled;
+        e.p2p = f.is_p2p;
+        e.seq = f.is_p2p ? f.p2p_seq_id : f.seq_id;
+        const FlightKey key{&f.profiling_name.str(), &f.input_sizes.get(), &f.output_sizes.get(),
+                            &f.input_dtypes.get(), &f.output_dtypes.get()};
+        auto sit = flight_sigs.find(key);
+        if (sit == flight_sigs.end()) {
+          const std::string sig = f.profiling_name + "|" + SizesText(f.input_sizes) + "|" +
+                                  SizesText(f.output_sizes) + "|" + JoinText(f.input_dtypes) + "|" +
+                                  JoinText(f.output_dtypes);
+          sit = flight_sigs.emplace(key, InternSig(sig)).first;
         }
-        first = false;
-        if (e.state == kCompleted) e.dur_ns = std::max<int64_t>(0, c.end_ns - c.start_ns);
+        e.sig = sit->second;
+        auto git = flight_groups.find({&f.pg_name.str(), &c.group.get()});
+        if (git == flight_groups.end())
+          git = flight_groups.emplace(std::make_pair(&f.pg_name.str(), &c.group.get()), GroupOf(f, c.group))
+                    .first;
+        e.group = git->second;
+        if (f.is_p2p) ParsePeer(f.profiling_name, c.group, e);
+      } else {
+        // A shardscope trace: every recorded collective completed; seq ids count per group.
+        std::vector<int64_t> key(c.group.begin(), c.group.end());
+        const std::string pg_name = FormatRankRanges(Sorted(key));
+        e.record_id = seq_fallback++;
+        e.state = kCompleted;
+        e.seq = ++plain_seq[key];
+        const std::string sig =
+            std::string(c.kind.view()) + "|" + std::string(c.dtype.view()) + "|" +
+            std::to_string(std::accumulate(c.bytes_sent.begin(), c.bytes_sent.end(), int64_t{0}));
         auto git = group_cache.find(pg_name);
         if (git == group_cache.end()) {
           std::vector<int64_t> ranks(c.group.begin(), c.group.end());
-          git = group_cache.emplace(pg_name, InternGroup(pg_name, pg_desc, std::move(ranks))).first;
+          git = group_cache.emplace(pg_name, InternGroup(pg_name, "", std::move(ranks))).first;
         }
         e.group = git->second;
         auto sit = sig_cache.find(sig);
         if (sit == sig_cache.end()) sit = sig_cache.emplace(sig, InternSig(sig)).first;
         e.sig = sit->second;
-        tr.entries.push_back(e);
       }
-      tr.entries.shrink_to_fit();
-      local.emplace_back(rt.header.rank, std::move(tr));
+      first = false;
+      if (e.state == kCompleted) e.dur_ns = std::max<int64_t>(0, c.end_ns - c.start_ns);
+      tr.entries.push_back(e);
     }
+    const int64_t r = rt.header.rank;
     std::lock_guard<std::mutex> lock(mutex_);
-    world = std::max(world, model.world);
-    for (auto& [r, tr] : local) {
-      if (ranks.count(r) && ranks[r].dump)
-        throw InvalidInput("triage: two inputs hold rank " + std::to_string(r));
-      ranks[r] = std::move(tr);
-    }
+    world = std::max(world, rank_world);
+    if (ranks.count(r) && ranks[r].dump)
+      throw InvalidInput("triage: two inputs hold rank " + std::to_string(r));
+    ranks[r] = std::move(tr);
   }
 
   static std::vector<int64_t> Sorted(std::vector<int64_t> v) {
@@ -172,6 +207,21 @@ class Store {
     group_ids_.emplace(std::move(key), id);
     return id;
   }
+  // The group of a dump's entry: the reader shares one rank list among every file that names it, so
+  // groups are found by (name, list) address first; the list is kept so that its address stays its own.
+  int32_t GroupOf(const FlightRecord& f, const SharedVec<int64_t>& group) {
+    const std::pair<const void*, const void*> key{&f.pg_name.str(), &group.get()};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = group_by_address_.find(key);
+      if (it != group_by_address_.end()) return it->second;
+    }
+    const int32_t id = InternGroup(f.pg_name, f.pg_desc, std::vector<int64_t>(group.begin(), group.end()));
+    std::lock_guard<std::mutex> lock(mutex_);
+    group_by_address_.emplace(key, id);
+    group_lists_.push_back(group);
+    return id;
+  }
   uint32_t InternSig(const std::string& sig) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sig_ids_.find(sig);
@@ -184,6 +234,8 @@ class Store {
   std::mutex mutex_;
   std::map<std::pair<std::string, std::vector<int64_t>>, int32_t> group_ids_;
   std::unordered_map<std::string, uint32_t> sig_ids_;
+  std::unordered_map<std::pair<const void*, const void*>, int32_t, FlightKeyHash> group_by_address_;
+  std::vector<SharedVec<int64_t>> group_lists_;  // keeps the addresses of group_by_address_ taken
 };
 
 std::string SigName(const std::string& sig) { return sig.substr(0, sig.find('|')); }
@@ -1208,34 +1260,10 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
     store.Add(model);
   }
   // One dump file at a time per thread: only the compact entries stay in memory.
-  unsigned n = jobs > 0 ? static_cast<unsigned>(jobs) : std::max(1u, std::thread::hardware_concurrency());
-  n = std::min<unsigned>(n, static_cast<unsigned>(std::max<size_t>(1, files.size())));
-  std::atomic<size_t> next{0};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  auto work = [&] {
-    for (;;) {
-      const size_t i = next++;
-      if (i >= files.size()) return;
-      {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (error) return;
-      }
-      try {
-        Model model = ReadFlightRecorder({files[i]});
-        store.Add(model);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  if (!files.empty()) {
+    ReadFlightRecorderEach(files, jobs,
+                           [&](FlightRecorderDump& dump) { store.AddRank(dump.trace, dump.max_rank + 1); });
+  }
   return Analyzer(store, m).Run();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,24 @@ bool IsFlightRecorderDump(const std::filesystem::path& path);
 /// whose version is not 2.x. options.progress, when set, counts the dump files and their bytes
 /// (a file's bytes when it has been read).
 Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
+
+/// One rank's dump as ReadFlightRecorderEach hands it over: the rank's trace as ReadFlightRecorder
+/// holds it (except header.world and the mesh, which need every file), the diagnostics of this file,
+/// and the largest rank the dump names (its own rank and its groups' members).
+struct FlightRecorderDump {
+  RankTrace trace;
+  std::vector<Diagnostic> diagnostics;
+  int64_t max_rank = 0;
+};
+
+/// Reads the dumps named by `paths` as ReadFlightRecorder does, on `jobs` threads (0: one per core;
+/// never more than the files), each thread keeping its parser buffers and interned strings from file
+/// to file, and hands every rank's dump to `sink` on the thread that read it, then drops it: memory
+/// grows with what the sink keeps, not with the input. `sink` runs concurrently on several threads;
+/// an exception it throws counts as a failure of that file. Throws what ReadFlightRecorder throws
+/// (the first failing file in rank order); files after a failing one may be skipped.
+void ReadFlightRecorderEach(const std::vector<std::filesystem::path>& paths, int jobs,
+                            const std::function<void(FlightRecorderDump&)>& sink);
 
 /// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
 /// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does
