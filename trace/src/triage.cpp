@@ -812,9 +812,10 @@ class Analyzer {
         if (x < W) waiters.push_back(x);
       std::sort(waiters.begin(), waiters.end());
       const TEntry* e = AnyEntry(c.group, c.seq);
-      root.evidence.push_back(ShortRanksWord(waiters) + " started " + (c.p2p ? "p2p seq " : "seq ") +
-                              std::to_string(c.seq) + (e ? " (" + SigName(s_.sigs[e->sig]) + ")" : "") +
-                              " of " + GroupText(c.group) + " and wait for rank " + std::to_string(r));
+      root.evidence.push_back(
+          ShortRanksWord(waiters) + " started " + (c.p2p ? "p2p seq " : "seq ") + std::to_string(c.seq) +
+          (e ? " (" + SigName(s_.sigs[e->sig]) + ")" : "") + " of " + GroupText(c.group) +
+          (waiters.size() == 1 ? " and waits for rank " : " and wait for rank ") + std::to_string(r));
       ++shown;
     }
   }
