@@ -24,17 +24,23 @@ float LanesTop(const nlohmann::json& geo) {
   return top;
 }
 
-}  // namespace
-
-TEST_CASE("diagnostics: many are folded to one line; a click on the header lists them all",
-          "[gui][diagnostics]") {
-  fs::path dir = TempDir("diagnostics_fold");
+// 16 ranks' dumps of a dp x tp job in which rank 1 never started seq 36 of its tensor-parallel
+// group (make_fr_faults.py not_started, 40 entries a rank: every ring buffer wrapped), in DIR/dumps.
+void WriteNotStartedDumps(const fs::path& dir) {
   auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
                           "/tests/trace/make_fr_faults.py not_started " + (dir / "dumps").string() +
                           " --ranks 16 --entries 40",
                       dir / "gen.txt");
   INFO(gen.output);
   REQUIRE(gen.exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("diagnostics: many are folded to one line; a click on the header lists them all",
+          "[gui][diagnostics]") {
+  fs::path dir = TempDir("diagnostics_fold");
+  WriteNotStartedDumps(dir);
   const std::string args = (dir / "dumps").string() + " --size 1600x1000";
   fs::create_directories(dir / "folded");
   fs::create_directories(dir / "open");
@@ -57,12 +63,7 @@ TEST_CASE("diagnostics: many are folded to one line; a click on the header lists
 TEST_CASE("flight view: stacked incomplete spans keep their labels apart; triage's culprit first",
           "[gui][flight]") {
   fs::path dir = TempDir("flight_labels");
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_fr_faults.py not_started " + (dir / "dumps").string() +
-                          " --ranks 16 --entries 40",
-                      dir / "gen.txt");
-  INFO(gen.output);
-  REQUIRE(gen.exit_code == 0);
+  WriteNotStartedDumps(dir);
   auto geo = Shoot(dir, (dir / "dumps").string() + " --size 1600x1000");
   std::map<int, std::vector<std::pair<float, float>>> labels;  // rank -> [x0, x1) of its labels
   int first_mismatch_rank = -2;

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "../common/fr_json.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/diff.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -27,37 +28,9 @@ namespace {
 
 const fs::path kCases = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests" / "golden" / "check";
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("shardscope_frmix_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::ScopedTempDir {
+  explicit TempDir(const std::string& name) : ScopedTempDir("frmix_" + name) {}
 };
-
-json Entry(int64_t record_id, int64_t seq, const std::string& name, json in, json out,
-           const std::string& state = "completed", const std::string& dtype = "Float") {
-  return {{"record_id", record_id},
-          {"pg_id", 0},
-          {"process_group", {"0", "default_pg"}},
-          {"collective_seq_id", seq},
-          {"p2p_seq_id", 0},
-          {"op_id", record_id + 1},
-          {"profiling_name", name},
-          {"time_created_ns", 1000000 + 1000 * record_id},
-          {"input_sizes", in},
-          {"output_sizes", out},
-          {"input_dtypes", json::array({dtype})},
-          {"output_dtypes", json::array({dtype})},
-          {"state", state},
-          {"time_discovered_started_ns", state == "scheduled" ? 0 : 1000000 + 1000 * record_id + 10},
-          {"time_discovered_completed_ns", state == "completed" ? 1000000 + 1000 * record_id + 500 : 0},
-          {"retired", state == "completed"},
-          {"timeout_ms", 600000},
-          {"is_p2p", false}};
-}
 
 void WriteDump(const fs::path& p, json entries, const std::string& ranks) {
   json d = {{"version", "2.4"},
@@ -73,8 +46,8 @@ void WriteDump(const fs::path& p, json entries, const std::string& ranks) {
 // wrapped) ends after seq 1 when `rank3_stops`.
 void WriteFourDumps(const fs::path& dir, bool rank3_stops) {
   for (int r = 0; r < 4; ++r) {
-    json entries = {Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{8, 4}})};
-    if (!(rank3_stops && r == 3)) entries.push_back(Entry(1, 2, "nccl:all_reduce", {{8}}, {{8}}));
+    json entries = {testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{8, 4}})};
+    if (!(rank3_stops && r == 3)) entries.push_back(testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}}));
     WriteDump(dir / ("d" + std::to_string(r)), entries, "[0, 1, 2, 3]");
   }
 }
@@ -168,13 +141,13 @@ TEST_CASE("flight records: diff of two Flight Recorder imports compares per proc
   // Candidate: rank 1 is still in seq 2 ("started") and both ranks ran a seq 3 all_reduce.
   for (int r = 0; r < 2; ++r) {
     WriteDump(a.path / ("d" + std::to_string(r)),
-              {Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-               Entry(1, 2, "nccl:all_reduce", {{8}}, {{8}})},
+              {testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+               testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}})},
               "[0, 1]");
     WriteDump(b.path / ("d" + std::to_string(r)),
-              {Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-               Entry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, r == 1 ? "started" : "completed"),
-               Entry(2, 3, "nccl:all_reduce", {{8}}, {{8}})},
+              {testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+               testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, r == 1 ? "started" : "completed"),
+               testing::FrEntry(2, 3, "nccl:all_reduce", {{8}}, {{8}})},
               "[0, 1]");
   }
   const trace::Model base = trace::ReadFlightRecorder({a.path}), cand = trace::ReadFlightRecorder({b.path});

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "../common/fr_json.hpp"
 #include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/check.hpp"
@@ -30,38 +31,9 @@ using nlohmann::json;
 
 namespace {
 
-// A temporary directory removed at scope exit.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("shardscope_fr_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::ScopedTempDir {
+  explicit TempDir(const std::string& name) : ScopedTempDir("fr_" + name) {}
 };
-
-json Entry(int64_t record_id, int64_t seq, const std::string& name, json in, json out,
-           const std::string& state = "completed", const std::string& dtype = "Float") {
-  return {{"record_id", record_id},
-          {"pg_id", 0},
-          {"process_group", {"0", "default_pg"}},
-          {"collective_seq_id", seq},
-          {"p2p_seq_id", 0},
-          {"op_id", record_id + 1},
-          {"profiling_name", name},
-          {"time_created_ns", 1000000 + 1000 * record_id},
-          {"input_sizes", in},
-          {"output_sizes", out},
-          {"input_dtypes", json::array({dtype})},
-          {"output_dtypes", json::array({dtype})},
-          {"state", state},
-          {"time_discovered_started_ns", state == "scheduled" ? 0 : 1000000 + 1000 * record_id + 10},
-          {"time_discovered_completed_ns", state == "completed" ? 1000000 + 1000 * record_id + 500 : 0},
-          {"retired", state == "completed"},
-          {"timeout_ms", 600000},
-          {"is_p2p", false}};
-}
 
 json Dump(json entries, const std::string& ranks = "[0, 1]") {
   return {{"version", "2.4"},
@@ -95,10 +67,12 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   TempDir dir("import");
   // Rank 0: an all_gather of [2, 4] f32 into [4, 4] over 2 ranks, completed; then an all_reduce
   // still "started" (no completion time). Rank 1's buffer wrapped (first record id 5).
-  Write(dir.path / "host_a_trace_0", Dump({Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-                                           Entry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, "started")}));
-  Write(dir.path / "host_b_trace_1", Dump({Entry(6, 2, "nccl:all_reduce", {{8}}, {{8}}, "started"),
-                                           Entry(5, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}));
+  Write(dir.path / "host_a_trace_0",
+        Dump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+              testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, "started")}));
+  Write(dir.path / "host_b_trace_1",
+        Dump({testing::FrEntry(6, 2, "nccl:all_reduce", {{8}}, {{8}}, "started"),
+              testing::FrEntry(5, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}));
   REQUIRE(trace::IsFlightRecorderDump(dir.path));
   trace::Model m = trace::ReadFlightRecorder({dir.path});
   REQUIRE(m.world == 2);
@@ -146,10 +120,10 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
 TEST_CASE("fr: reduce_scatter sizes, mixed dtypes and type mismatches name the culprit", "[trace][fr]") {
   TempDir dir("check");
   // reduce_scatter over 2 ranks needs input numel = output numel x 2; rank 1 has 8 -> 8.
-  Write(dir.path / "d0", Dump({Entry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{4}}),
-                               Entry(1, 2, "nccl:all_reduce", {{4}}, {{4}})}));
-  Write(dir.path / "d1", Dump({Entry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{8}}),
-                               Entry(1, 2, "nccl:broadcast", {{4}}, {{4}})}));
+  Write(dir.path / "d0", Dump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{4}}),
+                               testing::FrEntry(1, 2, "nccl:all_reduce", {{4}}, {{4}})}));
+  Write(dir.path / "d1", Dump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{8}}),
+                               testing::FrEntry(1, 2, "nccl:broadcast", {{4}}, {{4}})}));
   trace::CheckResult r = trace::CheckTrace(trace::ReadAnyTrace(dir.path));
   REQUIRE(r.mismatches.size() == 2);
   CHECK(r.mismatches[0].kind == trace::MismatchClass::kSizeOrSyntax);
@@ -176,7 +150,7 @@ TEST_CASE("fr: bad dumps are refused with the file and field named", "[trace][fr
     }
     return std::string("no error");
   };
-  json d = Dump({Entry(0, 1, "nccl:all_reduce", {{4}}, {{4}})});
+  json d = Dump({testing::FrEntry(0, 1, "nccl:all_reduce", {{4}}, {{4}})});
   json v1 = d;
   v1["version"] = "1.0";
   CHECK_THAT(error_of(v1), Catch::Contains("rank_0: Flight Recorder dump version '1.0' is not supported"));
@@ -197,11 +171,11 @@ TEST_CASE("fr: bad dumps are refused with the file and field named", "[trace][fr
 TEST_CASE("fuzz: mutated Flight Recorder dumps are read or rejected with shardscope::Error",
           "[trace][fr][fuzz]") {
   TempDir dir("fuzz");
-  const std::string seed = Dump({Entry(3, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-                                 Entry(4, 2, "nccl:send 0->1", {{4}}, {{4}}),
-                                 Entry(5, 2, "nccl:all_to_all", {{8}}, {{8}}, "started")})
+  const std::string seed = Dump({testing::FrEntry(3, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+                                 testing::FrEntry(4, 2, "nccl:send 0->1", {{4}}, {{4}}),
+                                 testing::FrEntry(5, 2, "nccl:all_to_all", {{8}}, {{8}}, "started")})
                                .dump();
-  const std::string other = Dump({Entry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}).dump();
+  const std::string other = Dump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}).dump();
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::seconds(shardscope::KnobInteger(shardscope::knobs::FuzzSeconds()).value_or(5));

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "../common/fr_json.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 
@@ -20,14 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("shardscope_fr_each_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::ScopedTempDir {
+  explicit TempDir(const std::string& name) : ScopedTempDir("fr_each_" + name) {}
 };
 
 // A random but valid dump of `rank` in a world of `world` ranks: the default group and one
