@@ -84,10 +84,11 @@ void StepFigures(const RedistributeView& view, const trace::PlanStep& s, int64_t
   // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
   const std::string slowest =
       m.slowest_rank >= 0 ? " (slowest: r" + std::to_string(m.slowest_rank) + ")" : "";
-  ImGui::Text("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
-              m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
-  ImGui::Text("bytes sent %s in %lld collective calls",
-              FormatBytes(static_cast<double>(m.bytes_sent)).c_str(), static_cast<long long>(m.collectives));
+  ImGui::TextWrapped("predicted %s   measured %s%s", FormatTimeNs(m.predicted_us * 1e3).c_str(),
+                     m.measured_max_ns ? FormatTimeNs(*m.measured_max_ns).c_str() : "-", slowest.c_str());
+  ImGui::TextWrapped("bytes sent %s in %lld collective calls",
+                     FormatBytes(static_cast<double>(m.bytes_sent)).c_str(),
+                     static_cast<long long>(m.collectives));
 }
 
 // Whole-redistribute figures: total times, and ranks that finished, failed or never ended.
@@ -103,9 +104,9 @@ void RankOutcomes(const RedistributeView& view, double cost_us) {
     min_ns = min_ns < 0 ? d : std::min(min_ns, d);
     max_ns = std::max(max_ns, d);
   }
-  ImGui::Text("total: predicted %.1f us  measured %s .. %s", cost_us,
-              min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
-              max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
+  ImGui::TextWrapped("total: predicted %.1f us  measured %s .. %s", cost_us,
+                     min_ns >= 0 ? FormatTimeNs(static_cast<double>(min_ns)).c_str() : "-",
+                     max_ns >= 0 ? FormatTimeNs(static_cast<double>(max_ns)).c_str() : "-");
   ImGui::Text("%lld of %zu ranks finished ok", static_cast<long long>(ok), view.per_rank.size());
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("ranks whose redistribute_end says ok (failed: an error; incomplete: no end event)");

@@ -92,8 +92,11 @@ void MergePanel::Draw(ViewContext& ctx) {
                        b.skipped_merges.size() == 1 ? "" : "s");
   }
   for (const trace::SkippedMerge& s : b.skipped_merges) {
-    ImGui::BulletText("%s over mesh dims %s: %s", s.comm.c_str(),
-                      FormatMeshDims(s.mesh_dims, view->mesh).c_str(), s.reason.c_str());
+    // Wrapped: a reason is a phrase (uneven_tensor_shape, no_flattened_mesh) that a narrow panel
+    // would otherwise cut.
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s over mesh dims %s: %s", s.comm.c_str(),
+                       FormatMeshDims(s.mesh_dims, view->mesh).c_str(), s.reason.c_str());
     if (!s.hint.empty()) {
       ImGui::Indent();
       ImGui::PushTextWrapPos(0.0f);
