@@ -1041,35 +1041,22 @@ bool IsFlightRecorderDump(const fs::path& path) {
   return dump;
 }
 
-Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& options) {
-  std::vector<DumpFile> files = ListDumps(paths);
-  std::vector<std::optional<RankDump>> dumps(files.size());
-  std::vector<std::exception_ptr> errors(files.size());
-  std::vector<int64_t> sizes(files.size(), 0);
-  int64_t bytes = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    const auto size = fs::file_size(files[i].path, ec);
-    if (!ec) sizes[i] = static_cast<int64_t>(size);
-    bytes += sizes[i];
-  }
-  ReadProgress* const progress = options.progress;
-  if (progress != nullptr) {
-    progress->bytes_total = bytes;
-    progress->files_total = static_cast<int64_t>(files.size());
-  }
-  // Files are read on up to one thread per core (one per MiB of input at most, so that a few small
-  // dumps read on the calling thread alone); each thread keeps its parser and interned strings.
-  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), files.size(),
-                                           static_cast<size_t>(bytes / (int64_t{1} << 20) + 1)});
+namespace {
+
+// Reads files[i] on `threads` threads (the calling one included), each keeping its parser buffers
+// and interned strings from file to file, and hands each dump to `use(i, dump)`. Every failure of a
+// file (std::bad_alloc and `use`'s own included) is kept for that file; files after a failed one
+// need not be read, and the first failing file in rank order is the one reported, as if the files
+// were read one after another. With `progress`, a file's `sizes[i]` bytes count once it is done.
+void ReadDumps(const std::vector<DumpFile>& files, size_t threads, ReadProgress* progress,
+               const std::vector<int64_t>& sizes, const std::function<void(size_t, RankDump&)>& use) {
   // simdjson picks its kernel on first use through a process-wide pointer: make that first use here.
   static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
   (void)kSimdjsonReady;
   detail::SharedListPool<int64_t> groups;  // the groups' rank lists, one buffer per distinct list
+  std::vector<std::exception_ptr> errors(files.size());
   std::atomic<size_t> next{0};
-  std::atomic<size_t> first_error{files.size()};  // files after a failed one need not be read
-  // Every failure of a file, std::bad_alloc included, is kept for that file; the first failing file
-  // in rank order is the one reported, as if the files were read one after another.
+  std::atomic<size_t> first_error{files.size()};
   auto work = [&] {
     ThreadCache cache(&groups);
     if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
@@ -1078,7 +1065,8 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
     }
     for (size_t i = next.fetch_add(1); i < files.size() && i < first_error.load(); i = next.fetch_add(1)) {
       try {
-        dumps[i] = ReadDump(files[i].path, files[i].rank, cache);
+        RankDump dump = ReadDump(files[i].path, files[i].rank, cache);
+        use(i, dump);
       } catch (...) {
         errors[i] = std::current_exception();
         size_t seen = first_error.load();
@@ -1097,6 +1085,38 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// Each file's size (0 when it cannot be read: the reader then says why), and their sum.
+int64_t DumpSizes(const std::vector<DumpFile>& files, std::vector<int64_t>& sizes) {
+  sizes.assign(files.size(), 0);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    const auto size = fs::file_size(files[i].path, ec);
+    if (!ec) sizes[i] = static_cast<int64_t>(size);
+    bytes += sizes[i];
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& options) {
+  std::vector<DumpFile> files = ListDumps(paths);
+  std::vector<std::optional<RankDump>> dumps(files.size());
+  std::vector<int64_t> sizes;
+  const int64_t bytes = DumpSizes(files, sizes);
+  ReadProgress* const progress = options.progress;
+  if (progress != nullptr) {
+    progress->bytes_total = bytes;
+    progress->files_total = static_cast<int64_t>(files.size());
+  }
+  // Files are read on up to one thread per core (one per MiB of input at most, so that a few small
+  // dumps read on the calling thread alone).
+  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), files.size(),
+                                           static_cast<size_t>(bytes / (int64_t{1} << 20) + 1)});
+  ReadDumps(files, threads, progress, sizes, [&](size_t i, RankDump& dump) { dumps[i] = std::move(dump); });
 
   Model model;
   model.source = paths.size() == 1 ? paths.front() : fs::path();
@@ -1125,36 +1145,7 @@ void ReadFlightRecorderEach(const std::vector<fs::path>& paths, int jobs,
   const std::vector<DumpFile> files = ListDumps(paths);
   const size_t threads = std::min<size_t>(
       jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()), files.size());
-  static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
-  (void)kSimdjsonReady;
-  detail::SharedListPool<int64_t> groups;
-  std::vector<std::exception_ptr> errors(files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<size_t> first_error{files.size()};
-  auto work = [&] {
-    ThreadCache cache(&groups);  // kept from file to file: parser buffers, interned strings
-    if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
-        simdjson::SUCCESS) {
-      // No parser buffers: the JSON dumps fail one by one with simdjson's message.
-    }
-    for (size_t i = next.fetch_add(1); i < files.size() && i < first_error.load(); i = next.fetch_add(1)) {
-      try {
-        RankDump dump = ReadDump(files[i].path, files[i].rank, cache);
-        sink(dump);
-      } catch (...) {
-        errors[i] = std::current_exception();
-        size_t seen = first_error.load();
-        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
-        }
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  ReadDumps(files, threads, nullptr, {}, [&](size_t, RankDump& dump) { sink(dump); });
 }
 
 bool IsFlightRecorderModel(const Model& model) {
