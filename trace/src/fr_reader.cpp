@@ -2,6 +2,7 @@
 // Field names and meanings: docs/pytorch-artifacts.md section 2 and
 // docs/flight-recorder.md.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <charconv>
@@ -306,28 +307,28 @@ class DumpReader {
   DumpReader(const Source& src, std::string file, int64_t rank, ThreadCache& cache)
       : src_(src), file_(std::move(file)), rank_(rank), cache_(cache) {}
 
+  // The values of `names` in the object `obj`, copied into `slots` (nullptr where a name is absent
+  // or null; a repeated key keeps its last value).
+  template <size_t N>
+  std::array<const Value*, N> Fields(const Value& obj, const std::array<std::string_view, N>& names,
+                                     std::array<Value, N>& slots) const {
+    std::array<const Value*, N> found{};
+    src_.ForObject(obj, [&](std::string_view key, const Value& v) {
+      for (size_t k = 0; k < N; ++k) {
+        if (key != names[k]) continue;
+        slots[k] = v;
+        found[k] = src_.Type(v) == VType::kNull ? nullptr : &slots[k];
+        break;
+      }
+    });
+    return found;
+  }
+
   RankDump Read(const Value& root) {
     if (src_.Type(root) != VType::kObject) Fail("", "", "expected a dict");
-    const Value* version = nullptr;
-    const Value* pg_config = nullptr;
-    const Value* entries = nullptr;
-    const Value* hostname = nullptr;
-    Value slots[4];
-    src_.ForObject(root, [&](std::string_view key, const Value& v) {
-      const bool null = src_.Type(v) == VType::kNull;
-      auto keep = [&](int k, const Value*& p) {
-        slots[k] = v;
-        p = null ? nullptr : &slots[k];
-      };
-      if (key == "version")
-        keep(0, version);
-      else if (key == "pg_config")
-        keep(1, pg_config);
-      else if (key == "entries")
-        keep(2, entries);
-      else if (key == "hostname")
-        keep(3, hostname);
-    });
+    std::array<Value, 4> slots;
+    const auto [version, pg_config, entries, hostname] =
+        Fields<4>(root, {"version", "pg_config", "entries", "hostname"}, slots);
     CheckVersion(version);
     RankDump out;
     out.max_rank = rank_;
@@ -453,23 +454,8 @@ class DumpReader {
       const std::string key(key_view);
       const std::string path = "pg_config." + key;
       if (src_.Type(value) != VType::kObject) Fail(path, "", "expected a dict");
-      const Value* name = nullptr;
-      const Value* desc = nullptr;
-      const Value* ranks = nullptr;
-      Value slots[3];
-      src_.ForObject(value, [&](std::string_view k, const Value& v) {
-        const bool null = src_.Type(v) == VType::kNull;
-        auto keep = [&](int i, const Value*& p) {
-          slots[i] = v;
-          p = null ? nullptr : &slots[i];
-        };
-        if (k == "name")
-          keep(0, name);
-        else if (k == "desc")
-          keep(1, desc);
-        else if (k == "ranks")
-          keep(2, ranks);
-      });
+      std::array<Value, 3> slots;
+      const auto [name, desc, ranks] = Fields<3>(value, {"name", "desc", "ranks"}, slots);
       ProcessGroup g;
       auto str_or = [&](const Value* v, const char* field, const std::string& fallback) {
         if (v == nullptr) return fallback;
