@@ -1158,20 +1158,14 @@ class Analyzer {
   bool straggler_ = false;
 };
 
-// Dump files of a directory (names ending in a rank), or the file itself.
-std::vector<fs::path> DumpFiles(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::is_directory(p, ec)) return {p};
-  std::vector<fs::path> out;
-  for (const auto& entry : ListDirectory(p, "triage")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.front() == '.' || FlightRecorderRankOfFileName(name) < 0) continue;
-    if (!entry.is_regular_file(ec)) continue;
-    out.push_back(entry.path());
-  }
-  std::sort(out.begin(), out.end());
-  if (out.empty()) throw InvalidInput("triage: no dump files in '" + p.string() + "'");
-  return out;
+// A mesh for the report from a trace's header when none was given (a 1-D header names none).
+void MeshFromModel(const Model& model, TriageMesh& m) {
+  if (!m.shape.empty() || model.ranks.empty() || model.ranks.front().header.mesh_shape.size() <= 1) return;
+  m.shape = model.ranks.front().header.mesh_shape;
+  m.names = model.ranks.front().header.mesh_dim_names;
+  for (size_t i = 0; i < m.names.size(); ++i)
+    if (m.names[i].empty()) m.names[i] = std::to_string(i);
+  m.names.resize(m.shape.size());
 }
 
 }  // namespace
@@ -1216,53 +1210,29 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh) {
   store.Add(model);
   store.world = std::max(store.world, model.world);
   TriageMesh m = mesh;
-  if (m.shape.empty() && !model.ranks.empty() && model.ranks.front().header.mesh_shape.size() > 1) {
-    m.shape = model.ranks.front().header.mesh_shape;
-    m.names = model.ranks.front().header.mesh_dim_names;
-    for (size_t i = 0; i < m.names.size(); ++i)
-      if (m.names[i].empty()) m.names[i] = std::to_string(i);
-    m.names.resize(m.shape.size());
-  }
+  MeshFromModel(model, m);
   return Analyzer(store, m).Run();
 }
 
 TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs) {
   if (paths.empty()) throw InvalidInput("triage: no input given");
-  std::vector<fs::path> files;
+  std::vector<fs::path> dumps;  // directories or files: the FR reader lists them and refuses a rank twice
   std::vector<fs::path> traces;
   for (const fs::path& p : paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) throw InvalidInput(p.string() + ": no such file or directory");
-    if (IsFlightRecorderDump(p)) {
-      for (fs::path& f : DumpFiles(p)) files.push_back(std::move(f));
-    } else {
-      traces.push_back(p);
-    }
+    (IsFlightRecorderDump(p) ? dumps : traces).push_back(p);
   }
   Store store;
-  std::map<int64_t, fs::path> by_rank;
-  for (const fs::path& f : files) {
-    const int64_t r = FlightRecorderRankOfFileName(f.filename().string());
-    auto [it, fresh] = by_rank.emplace(r, f);
-    if (!fresh)
-      throw InvalidInput("flight recorder: two dumps for rank " + std::to_string(r) + ": " +
-                         it->second.string() + " and " + f.string());
-  }
   TriageMesh m = mesh;
   for (const fs::path& t : traces) {
     Model model = ReadAnyTrace(t);
-    if (m.shape.empty() && !model.ranks.empty() && model.ranks.front().header.mesh_shape.size() > 1) {
-      m.shape = model.ranks.front().header.mesh_shape;
-      m.names = model.ranks.front().header.mesh_dim_names;
-      for (size_t i = 0; i < m.names.size(); ++i)
-        if (m.names[i].empty()) m.names[i] = std::to_string(i);
-      m.names.resize(m.shape.size());
-    }
+    MeshFromModel(model, m);
     store.Add(model);
   }
   // One dump file at a time per thread: only the compact entries stay in memory.
-  if (!files.empty()) {
-    ReadFlightRecorderEach(files, jobs,
+  if (!dumps.empty()) {
+    ReadFlightRecorderEach(dumps, jobs,
                            [&](FlightRecorderDump& dump) { store.AddRank(dump.trace, dump.max_rank + 1); });
   }
   return Analyzer(store, m).Run();
