@@ -196,4 +196,19 @@ cat >"$TMP/order.json" <<'EOF'
 EOF
 run_ok run "$TMP/order.json" --verify
 
+# ---- newer PyTorch's literal _StridedShard notation (issue 36): "_S(0, 3)" without a position,
+# and plan states whose positions count the mesh dims a _StridedShard left in the list. The dump
+# holds the issue's two cases as PyTorch plans them (mesh 2x2x2, 31x13x11): the first through
+# four all_to_alls and an all_gather (shardscope plans three all_gathers: differs, see
+# docs/planning.md), the second as shardscope plans it (same).
+run_ok import debugmode "$D/strided_literal.txt" --mesh 2x2x2 --json
+expect_json '[r["verdict"] for r in j["redistributes"]] == ["differs", "same"]'
+expect_json '[c["kind"] for c in j["redistributes"][0]["recorded_collectives"]] == ["all_to_all", "all_to_all", "all_gather", "all_to_all", "all_to_all"]'
+expect_json 'j["redistributes"][1]["shardscope_notation"] == "S(0)[0]S(0)[1]R->S(0)_S(1, 5)R->R_S(1, 5)R->R_S(1, 5)S(0)"'
+run_ok import debugmode "$D/strided_literal.txt" --mesh 2x2x2 -o "$TMP/strided_literal"
+run_ok check "$TMP/strided_literal"
+# The source as PyTorch prints it is accepted on the command line too ([2] for the _S is implied).
+run_ok plan --mesh 2x2x2 --shape 31x13x11 --from 'S(0)[0]S(0)[1]_S(0, 3)' --to 'RS(0)[0]S(0)[1]' --json
+expect_json 'j["notation"].startswith("S(0)[0]S(0)[1]_S(0, 3)->")'
+
 finish

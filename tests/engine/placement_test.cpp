@@ -166,6 +166,43 @@ TEST_CASE("placements as PyTorch prints them, order included", "[engine][placeme
   CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)Q", "--from"), Catch::Contains("'Q' is not a placement"));
 }
 
+// Newer PyTorch prints a _StridedShard without "[k]" (PR #167887: no longer a Shard subclass), and
+// the states of a plan through literal _StridedShards with positions that count the mesh dims a
+// _StridedShard source left in the list (stringify_transform_infos; docs/planning.md).
+TEST_CASE("placements as newer PyTorch prints literal _StridedShards", "[engine][placement]") {
+  // The issue's first case: source order 0:0,1,2 prints "S(0)[0]S(0)[1]_S(0, 3)"; the _S takes
+  // the one free position, 2.
+  PlacementsWithOrder a = ParsePlacementsWithOrder("S(0)[0]S(0)[1]_S(0, 3)", "--from");
+  CHECK(a.placements == Placements{Placement::Shard(0), Placement::Shard(0), Placement::StridedShard(0, 3)});
+  REQUIRE(a.order);
+  CHECK(*a.order == ShardOrder{{0, {0, 1, 2}}});
+  // Positions 0 and 2 are taken, so the _S on mesh dim 0 is position 1: order 0:1,0,2... read
+  // by position: [0] = mesh dim 1, [1] = mesh dim 0, [2] = mesh dim 2.
+  PlacementsWithOrder b = ParsePlacementsWithOrder("_S(0, 2)S(0)[0]S(0)[2]", "--from");
+  REQUIRE(b.order);
+  CHECK(*b.order == ShardOrder{{0, {1, 0, 2}}});
+  // Two unpositioned _S fill the free positions in mesh dim order.
+  PlacementsWithOrder c = ParsePlacementsWithOrder("_S(0, 2)S(0)[0]_S(0, 4)", "--from");
+  REQUIRE(c.order);
+  CHECK(*c.order == ShardOrder{{0, {1, 0, 2}}});
+  // A plain Shard still needs its position when several mesh dims shard its tensor dim.
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)S(0)[0]", "--from"), Catch::Contains("[0]..[1]"));
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)[0]S(0)[0]_S(0, 3)", "--from"),
+                    Catch::Contains("[0]..[2]"));
+  // Stale positions: "RS(0)[1]S(0)[2]" (the last state of that plan) is order 0:1,2 read as
+  // PyTorch's plan string; as a user's --to it is refused (positions must be [0]..[1]).
+  PlacementsWithOrder d = ParsePlacementsWithOrder("RS(0)[1]S(0)[2]", "trace", OrderPositions::kRelative);
+  REQUIRE(d.order);
+  CHECK(*d.order == ShardOrder{{0, {1, 2}}});
+  PlacementsWithOrder e = ParsePlacementsWithOrder("RS(0)[1]R", "trace", OrderPositions::kRelative);
+  REQUIRE(e.order);
+  CHECK(*e.order == ShardOrder{{0, {1}}});
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("RS(0)[1]S(0)[2]", "--to"), Catch::Contains("[0]..[1]"));
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("RS(0)[1]R", "--to"), Catch::Contains("[0]..[0]"));
+  CHECK_THROWS_WITH(ParsePlacementsWithOrder("S(0)[1]S(0)[1]", "trace", OrderPositions::kRelative),
+                    Catch::Contains("[0]..[1]"));
+}
+
 TEST_CASE("the default shard order groups shard dims by sorting, whatever the dims say",
           "[engine][placement]") {
   // PyTorch compute_default_shard_order: per tensor dim, its mesh dims in mesh-dim order; entries

@@ -199,7 +199,8 @@ NotationPlan ParseNotation(std::string_view notation, std::string_view what) {
     if (state.empty()) {
       throw InvalidInput(std::string(what) + ": '" + std::string(text) + "' has an empty state");
     }
-    plan.states.push_back(engine::ParsePlacementsWithOrder(state, what));
+    // PyTorch's plan string: positions may count mesh dims a _StridedShard left behind.
+    plan.states.push_back(engine::ParsePlacementsWithOrder(state, what, engine::OrderPositions::kRelative));
     if (end) break;
     plan.flattened.push_back(flat);
     start = i + (flat ? 3 : 2);

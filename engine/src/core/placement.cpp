@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <set>
 
 #include "shardscope/engine/core/shard_order.hpp"
 #include "shardscope/error.hpp"
@@ -233,7 +234,8 @@ std::vector<PlacementToken> ParseTokens(std::string_view text, std::string_view 
 
 }  // namespace
 
-PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what) {
+PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what,
+                                             OrderPositions positions) {
   std::vector<PlacementToken> tokens = ParseTokens(text, what);
   PlacementsWithOrder out;
   bool any_position = false;
@@ -243,7 +245,8 @@ PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_
   }
   if (!any_position) return out;
   // PyTorch format_shard_order_str: "[k]" is mesh dim md's position in its tensor dim's order,
-  // printed only for tensor dims sharded by more than one mesh dim.
+  // printed only for tensor dims sharded by more than one mesh dim; newer PyTorch prints a
+  // _StridedShard without it.
   std::map<int, std::vector<std::pair<int, int>>> by_dim;  // tensor dim -> (position, mesh dim)
   for (size_t md = 0; md < tokens.size(); ++md) {
     if (tokens[md].placement.IsShardLike())
@@ -252,15 +255,27 @@ PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_
   std::vector<std::vector<int>> lists;
   for (auto& [dim, entries] : by_dim) {
     if (dim < 0) throw InvalidInput(Quote(what, text) + ": shard order positions need non-negative dims");
+    const auto bad = [&, dim = dim, n = entries.size()] {
+      return InvalidInput(Quote(what, text) + ": the shard order positions of tensor dim " +
+                          std::to_string(dim) + " must be [0].." + "[" + std::to_string(n - 1) +
+                          "], one per mesh dim that shards it");
+    };
+    std::set<int> taken;
+    for (const auto& e : entries) {
+      if (e.first >= 0 && !taken.insert(e.first).second) throw bad();
+    }
+    // A _StridedShard without "[k]" takes the lowest free position (mesh dim order among several).
+    int next_free = 0;
+    for (auto& e : entries) {
+      if (e.first >= 0 || entries.size() == 1) continue;
+      if (!tokens[static_cast<size_t>(e.second)].placement.IsStridedShard()) throw bad();
+      while (taken.count(next_free)) ++next_free;
+      e.first = next_free;
+      taken.insert(next_free);
+    }
     std::sort(entries.begin(), entries.end());
-    for (size_t k = 0; k < entries.size(); ++k) {
-      bool positioned = entries[k].first >= 0;
-      if (entries.size() == 1 ? (positioned && entries[k].first != 0)
-                              : entries[k].first != static_cast<int>(k)) {
-        throw InvalidInput(Quote(what, text) + ": the shard order positions of tensor dim " +
-                           std::to_string(dim) + " must be [0].." + "[" + std::to_string(entries.size() - 1) +
-                           "], one per mesh dim that shards it");
-      }
+    for (size_t k = 0; k < entries.size() && positions == OrderPositions::kExact; ++k) {
+      if (entries.size() == 1 ? entries[k].first > 0 : entries[k].first != static_cast<int>(k)) throw bad();
     }
     if (static_cast<size_t>(dim) >= lists.size()) lists.resize(static_cast<size_t>(dim) + 1);
     for (const auto& e : entries) lists[static_cast<size_t>(dim)].push_back(e.second);

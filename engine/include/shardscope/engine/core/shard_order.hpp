@@ -32,10 +32,22 @@ struct PlacementsWithOrder {
   Placements placements;
   std::optional<ShardOrder> order;  ///< empty when the text has no "[k]" suffixes
 };
+/// How ParsePlacementsWithOrder reads "[k]" positions.
+enum class OrderPositions {
+  /// Positions are [0]..[n-1] over the n mesh dims sharding a tensor dim (what a user writes).
+  kExact,
+  /// Positions give only the relative order (a gap is allowed): newer PyTorch prints a plan's
+  /// states with literal _StridedShards this way, counting mesh dims a _StridedShard source left
+  /// in its tensor dim's list ("RS(0)[1]S(0)[2]" is order 0:1,2). docs/planning.md.
+  kRelative,
+};
 /// The one parser of placement text (ParsePlacements' forms) that also reads PyTorch's "[k]"
-/// shard order suffixes: "S(0)[1]S(0)[0]R" gives S(0),S(0),R with order 0:1,0. Positions must
-/// be [0]..[n-1] over the n mesh dims sharding a tensor dim. Throws Error(kInvalidInput).
-PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what);
+/// shard order suffixes: "S(0)[1]S(0)[0]R" gives S(0),S(0),R with order 0:1,0. A _StridedShard
+/// may go without its position, as PyTorch prints it ("S(0)[0]S(0)[1]_S(0, 3)"): it takes the
+/// lowest position the others leave free (mesh dim order among several). Throws
+/// Error(kInvalidInput).
+PlacementsWithOrder ParsePlacementsWithOrder(std::string_view text, std::string_view what,
+                                             OrderPositions positions = OrderPositions::kExact);
 /// Formats as ParseShardOrder reads it; "" for an empty order.
 std::string FormatShardOrder(const ShardOrder& order);
 /// Checks `order` is consistent with `placements` (each Shard(d) mesh dim listed exactly once
