@@ -16,6 +16,7 @@
 
 #include "../common/test_knobs.hpp"
 #include "shardscope/engine/core/layout.hpp"
+#include "shardscope/engine/plan/notation.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 
@@ -270,6 +271,41 @@ void CheckPlan(const Case& c, bool graph, int64_t rank, const std::vector<Transf
     CheckSameLayouts(LayoutsOf(c.src, state), ComputeLayouts(c.dst));
 }
 
+// The plan's notation reads back (as a DebugMode dump's "trace:" string is read: positions as
+// relative order, a _StridedShard without one): one state per transform plus the source, each with
+// the placements the transforms reach. Where the source is literal (no _StridedShard, or one beside
+// an explicit order) the printed placements are the plan's own states; where no state holds a
+// _StridedShard the printed positions are the true shard orders.
+void CheckNotationReadsBack(const Case& c, const std::vector<Transform>& plan) {
+  const std::string text = Notation(plan, c.src);
+  INFO("notation " << text);
+  std::vector<PlacementsWithOrder> states;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size();
+    const bool flat = !end && text.compare(i, 3, "-->") == 0;
+    if (!end && !flat && text.compare(i, 2, "->") != 0) continue;
+    states.push_back(
+        ParsePlacementsWithOrder(text.substr(start, i - start), "trace", OrderPositions::kRelative));
+    start = i + (flat ? 3 : 2);
+    i = start - 1;
+  }
+  REQUIRE(states.size() == plan.size() + 1);
+  if (c.src.HasStridedShard() && !c.src.shard_order) return;  // printed as the decoded order
+  PlanState state = NormalizedState(c.src);
+  bool literal = false;
+  for (size_t i = 0; i <= plan.size(); ++i) {
+    if (i > 0) state = ApplyTransform(state, plan[i - 1]);
+    literal = literal || std::any_of(state.placements.begin(), state.placements.end(),
+                                     [](const Placement& p) { return p.IsStridedShard(); });
+    CHECK(states[i].placements == state.placements);
+    if (literal) continue;
+    const int ndim = static_cast<int>(c.src.shape.size());
+    CHECK(OrderToLists(states[i].order.value_or(DefaultShardOrder(state.placements)), ndim) ==
+          OrderToLists(state.order, ndim));
+  }
+}
+
 // How often the graph planner chose its _StridedShard moves: case 7 _S(a)->S(b), case 9
 // S(a)->_S(b), case 10 P->_S.
 struct StridedMoves {
@@ -290,6 +326,7 @@ void RunProperty(bool graph, bool nested, uint64_t seed) {
       const auto plan = graph ? PlanGraph(c.src, c.dst, rank, PlanOptions{})
                               : PlanGreedy(c.src, c.dst, rank, PlanOptions{});
       CheckPlan(c, graph, rank, plan);
+      if (graph) CheckNotationReadsBack(c, plan);
       for (const Transform& t : plan) {
         if (t.src.IsStridedShard() && t.dst.IsShard()) ++moves.case7;
         if (t.src.IsShard() && t.dst.IsStridedShard()) ++moves.case9;
