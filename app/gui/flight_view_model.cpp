@@ -21,7 +21,7 @@ std::optional<size_t> FindSpan(const FlightViewData& d, int64_t rank, const std:
   if (rank < 0 || rank >= d.world) return std::nullopt;
   for (size_t i = d.rank_begin[static_cast<size_t>(rank)]; i < d.rank_begin[static_cast<size_t>(rank) + 1];
        ++i)
-    if (d.spans[i].seq == seq && d.spans[i].pg == pg) return i;
+    if (d.spans[i].seq == seq && d.spans[i].pg() == pg) return i;
   return std::nullopt;
 }
 
@@ -80,8 +80,6 @@ FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResu
       s.end = c->end_ns;
       s.seq = c->flight->is_p2p ? -1 : c->flight->seq_id;
       s.incomplete = c->flight->state != "completed";
-      s.kind = c->kind;
-      s.pg = c->flight->pg_name;
       s.collective = c;
       d.spans.push_back(std::move(s));
     }
@@ -118,7 +116,7 @@ FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResu
                     std::make_pair(std::numeric_limits<int64_t>::max(), int64_t{0}));
   if (!range.empty()) {
     for (const FlightSpan& s : d.spans) {
-      auto it = range.find({s.pg, s.seq});
+      auto it = range.find({s.pg(), s.seq});
       if (it == range.end()) continue;
       it->second.first = std::min(it->second.first, s.start);
       it->second.second = std::max(it->second.second, s.end);

@@ -89,7 +89,7 @@ TEST_CASE("flight view: groups, mismatch marks and tooltips at 128 ranks", "[gui
     ++marks;
     const FlightSpan& s = d.spans[m.span];
     CHECK(s.rank == culprit);
-    CHECK(s.pg == pg);
+    CHECK(s.pg() == pg);
     CHECK(s.seq == seq);
     CHECK(m.letter == (c.what == "size" ? 'S' : c.what == "dtype" ? 'D' : 'K'));
     const std::vector<std::string> lines = FlightSpanDetails(d, m.span);

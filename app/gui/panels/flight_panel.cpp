@@ -112,6 +112,7 @@ void FlightPanel::GoToRank(int64_t rank) {
     }
   }
   scroll_to_rank_ = goto_rank_ = rank;
+  go_to_rank_ = static_cast<int>(rank);
   scroll_tries_ = 0;
 }
 
@@ -283,7 +284,7 @@ void FlightPanel::DrawLanes(float width, float height) {
           if (b.x <= last_x) continue;  // within a pixel drawn already
           last_x = b.x;
           const FlightSpan& rep = data_.spans[static_cast<size_t>(u.slowest.record)];
-          list->AddRectFilled(a, b, Col(stuck ? kFlightIncomplete : CollectiveKindColor(rep.kind)));
+          list->AddRectFilled(a, b, Col(stuck ? kFlightIncomplete : CollectiveKindColor(rep.kind())));
           if (mouse_in_view && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
             hover_union = &u, hover_group = row.group;
         }
@@ -338,7 +339,7 @@ void FlightPanel::DrawLanes(float width, float height) {
       const FlightMark* m = mark_of(i);
       if (b.x <= last_x && !s.incomplete && m == nullptr) continue;  // within a pixel drawn already
       last_x = std::max(last_x, b.x);
-      Rgb color = s.incomplete ? kFlightIncomplete : CollectiveKindColor(s.kind);
+      Rgb color = s.incomplete ? kFlightIncomplete : CollectiveKindColor(s.kind());
       list->AddRectFilled(a, b, Col(color));
       // The badge goes on after the rank's later spans (an incomplete span lies under them).
       const float badge_w = m != nullptr ? BadgeWidth(*m) : 0.0f;
