@@ -1311,7 +1311,9 @@ std::string IssuerText(const TriageIssuer& is) {
   std::string where;
   if (is.redistribute_id >= 0) {
     where = "redistribute #" + std::to_string(is.redistribute_id) +
-            (is.tensor.empty() ? "" : " of '" + is.tensor + "'") + " (" + is.src + " -> " + is.dst + ")";
+            (is.tensor.empty() ? "" : " of '" + is.tensor + "'") +
+            (is.line >= 0 ? " at line " + std::to_string(is.line) : "") + " (" + is.src + " -> " + is.dst +
+            ")";
     if (is.step >= 0)
       where += ", plan step " + std::to_string(is.step) + " (" + is.step_src + " -> " + is.step_dst + ", " +
                is.comm + ")";
@@ -1403,6 +1405,7 @@ nlohmann::json IssuerJson(const std::optional<TriageIssuer>& is) {
           {"comm", text(is->comm)},
           {"op", text(is->op)},
           {"program_step", opt(is->program_step)},
+          {"line", opt(is->line)},
           {"text", is->text}};
 }
 

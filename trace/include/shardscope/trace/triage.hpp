@@ -37,6 +37,7 @@ struct TriageIssuer {
   std::string step_src, step_dst, comm;  ///< that step's placements and collective kind
   std::string op;                        ///< the op it served or ran, "" when none
   int64_t program_step = -1;             ///< the op's program step (Op::step), -1 when not known
+  int64_t line = -1;                     ///< a DebugMode log's line of the redistribute, -1 for a trace
   std::string text;                      ///< one sentence
 };
 
