@@ -3,7 +3,7 @@
 # local backend, then `shardscope-gui --screenshot` under xvfb-run (no display needed).
 #   scripts/screenshots.sh [BUILD_DIR]    (default: build)
 # Writes docs/screenshots/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,
-# flight,import,scale4096}.png: diff, flight and import from the inputs their README sections name
+# flight,flight4096,import,scale4096}.png: diff, flight and import from the inputs their README sections name
 # (the FSDP+TP sample against a graph-planner run with one more redistribute; Flight Recorder dumps
 # of a wrapped hang; the DebugMode sample dump imported); scale4096 from a synthetic 64x64 trace.
 set -euo pipefail
@@ -49,6 +49,11 @@ shot --diff "$build/trace-fsdp_tp" "$build/trace-fsdp_tp_graph" --size 1600x1000
 rm -rf "$build/fr_dumps"
 python3 tests/trace/make_fr_dumps.py wrapped_hang "$build/fr_dumps" >/dev/null
 shot "$build/fr_dumps" --size 1400x600 --screenshot "$out/flight.png"
+# The flight view at 4096 ranks: grouped lanes, the culprit's group open, its lane in view.
+rm -rf "$build/fr_hang4096"
+python3 tests/trace/make_fr_faults.py not_enqueued "$build/fr_hang4096" --ranks 4096 --entries 24 --seed 11 \
+  --no-wrap >/dev/null
+shot "$build/fr_hang4096" --size 1400x760 --screenshot "$out/flight4096.png"
 
 # The DebugMode sample imported (README's import tour), the first computed aten::mm selected.
 rm -rf "$build/trace-import"
@@ -59,4 +64,4 @@ shot "$build/trace-import" --size 2200x760 --view program --select-op 2 --screen
 rm -rf "$build/trace-synthetic4096"
 python3 scripts/gen_synthetic_trace.py --mesh 64x64 --redistributes 1 --out "$build/trace-synthetic4096" >/dev/null
 shot "$build/trace-synthetic4096" --size 1600x1000 --select 0 --screenshot "$out/scale4096.png"
-echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,flight,import,scale4096}.png"
+echo "screenshots.sh: wrote $out/{main,layout,timeline,inspector,mesh,merge,program,mesh3d,strided,diff,flight,flight4096,import,scale4096}.png"

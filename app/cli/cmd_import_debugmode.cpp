@@ -63,30 +63,6 @@ nlohmann::ordered_json OpsJson(const program::ImportResult& result) {
   return ops;
 }
 
-std::string ReadDump(const std::string& path) {
-  // Opened without blocking: a FIFO or a device named as the dump is refused, not waited on.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
-      [&] {
-        try {
-          return OpenRegularFileForReading(path, "dump");
-        } catch (const Error& e) {
-          throw Error(e.code(), std::string("import debugmode: ") + e.what());
-        }
-      }(),
-      &std::fclose);
-  std::string text;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) {
-    if (static_cast<int64_t>(text.size() + n) > kMaxDumpBytes)
-      throw InvalidInput("import debugmode: '" + path + "' has more than the 1 GiB limit of bytes");
-    text.append(buf, n);
-  }
-  if (std::ferror(file.get()))
-    throw InvalidInput("import debugmode: cannot read '" + path + "': " + std::strerror(errno));
-  return text;
-}
-
 std::string Shape(const program::DumpRedistribute& r) {
   return r.has_global_shape ? engine::FormatShape(r.global_shape) : "?";
 }
@@ -237,13 +213,37 @@ void PrintText(const ImportDebugModeArgs& args, const program::ImportResult& res
 
 }  // namespace
 
+std::string ReadDebugModeText(const std::string& path, const std::string& command) {
+  // Opened without blocking: a FIFO or a device named as the dump is refused, not waited on.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
+      [&] {
+        try {
+          return OpenRegularFileForReading(path, "dump");
+        } catch (const Error& e) {
+          throw Error(e.code(), command + ": " + e.what());
+        }
+      }(),
+      &std::fclose);
+  std::string text;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) {
+    if (static_cast<int64_t>(text.size() + n) > kMaxDumpBytes)
+      throw InvalidInput(command + ": '" + path + "' has more than the 1 GiB limit of bytes");
+    text.append(buf, n);
+  }
+  if (std::ferror(file.get()))
+    throw InvalidInput("import debugmode: cannot read '" + path + "': " + std::strerror(errno));
+  return text;
+}
+
 int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
   engine::Mesh mesh = BuildMesh(args.mesh);
   if (args.max_replay_elements < 0) {
     throw InvalidInput("--max-replay-elements: must be >= 0, got " +
                        std::to_string(args.max_replay_elements));
   }
-  std::string text = ReadDump(args.dump);
+  std::string text = ReadDebugModeText(args.dump, "import debugmode");
   // Claimed before the replay writes anything: a second job or an old trace there is refused.
   std::unique_ptr<trace::TraceDirLock> lock;
   if (!args.trace_dir.empty()) lock = ClaimTraceDir(args.trace_dir, "-o", args.force);

@@ -18,8 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "import_commands.hpp"
+#include "shardscope/engine/core/placement.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
+#include "shardscope/program/debugmode.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/triage.hpp"
 #include "triage_commands.hpp"
@@ -28,12 +31,71 @@ namespace shardscope::app {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A DebugMode log (DebugMode.debug_string() text or save_logs JSON), told from a shardscope trace
+// or a dump by what its text holds.
+bool IsDebugModeLog(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec) || trace::IsFlightRecorderDump(p)) return false;
+  std::ifstream in(p, std::ios::binary);
+  std::string head(1 << 16, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("redistribute_input") != std::string::npos ||
+         head.find("_c10d_functional") != std::string::npos;
+}
+
+// The log's collectives in order, each with the redistribute and op that issued it.
+std::vector<trace::LoggedCollective> LoggedCollectives(const program::DebugModeDump& dump) {
+  std::vector<trace::LoggedCollective> out;
+  for (size_t i = 0; i < dump.redistributes.size(); ++i) {
+    const program::DumpRedistribute& r = dump.redistributes[i];
+    for (const program::DumpCollective& c : r.collectives) {
+      trace::LoggedCollective lc;
+      lc.group_name = c.group_name;
+      trace::TriageIssuer& is = lc.issuer;
+      is.redistribute_id = static_cast<int64_t>(i) + 1;  // the log's redistributes, counted from 1
+      is.src = engine::FormatPlacements(r.src);
+      is.dst = engine::FormatPlacements(r.dst);
+      is.comm = c.kind;
+      if (r.op >= 0 && static_cast<size_t>(r.op) < dump.ops.size()) {
+        const program::DumpOp& op = dump.ops[static_cast<size_t>(r.op)];
+        is.op =
+            op.name + " (line " + std::to_string(op.line) + (op.module.empty() ? "" : ", " + op.module) + ")";
+      }
+      is.line = r.line;
+      out.push_back(std::move(lc));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunTriage(const TriageArgs& args, std::ostream& out) {
   if (args.paths.empty()) throw InvalidInput("triage: give at least one dump directory, dump file or trace");
   if (args.jobs < 0) throw InvalidInput("--jobs: " + std::to_string(args.jobs) + " is negative");
   trace::TriageMesh mesh = trace::ParseTriageMesh(args.mesh);
-  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
+  std::vector<fs::path> paths;
+  std::vector<trace::LoggedCollective> log;
+  for (const std::string& p : args.paths) {
+    if (!IsDebugModeLog(p)) {
+      paths.push_back(p);
+      continue;
+    }
+    program::DebugModeDump dump = program::ParseDebugModeDump(ReadDebugModeText(p, "triage"));
+    // Only an old dump prints its mesh ("DM(8)"); --mesh wins.
+    if (mesh.shape.empty() && !dump.printed_mesh.empty()) {
+      mesh.shape = dump.printed_mesh;
+      for (size_t d = 0; d < mesh.shape.size(); ++d) mesh.names.push_back(std::to_string(d));
+    }
+    std::vector<trace::LoggedCollective> more = LoggedCollectives(dump);
+    log.insert(log.end(), more.begin(), more.end());
+  }
+  if (paths.empty()) throw InvalidInput("triage: a DebugMode log names what ran; give the dumps beside it");
   trace::TriageResult result = trace::TriagePaths(paths, mesh, args.jobs);
+  trace::NameIssuersFromLog(result, log);
   if (!mesh.shape.empty()) {
     int64_t total = 1;
     for (int64_t n : mesh.shape) total *= n;

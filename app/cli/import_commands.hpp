@@ -24,6 +24,8 @@ struct ImportDebugModeArgs {
 /// Imports, prints the per-redistribute report (text or JSON) and returns 0, or 1 with --strict
 /// when a verdict is not "same". Throws shardscope::Error (bad input: exit 2).
 int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out);
+/// A DebugMode dump's bytes (a regular file, at most 1 GiB); errors name `command` and the path.
+std::string ReadDebugModeText(const std::string& path, const std::string& command);
 
 /// `shardscope import kineto PATH...`: PyTorch profiler traces (docs/kineto.md).
 struct ImportKinetoArgs {

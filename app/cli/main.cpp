@@ -330,7 +330,8 @@ void AddTriageCommands(CLI::App& app, CLI::App* bench, TriageArgs& args, BenchTr
                        CLI::App*& bench_cmd) {
   CLI::App* cmd = app.add_subcommand(
       "triage", "Root cause of a hung or diverged job from Flight Recorder dumps: culprits, not victims");
-  cmd->add_option("path", args.paths, "dump directories or files (pickle or JSON), or shardscope traces")
+  cmd->add_option("path", args.paths,
+                  "dump directories or files (pickle or JSON), shardscope traces, DebugMode logs")
       ->required()
       ->check(kNonEmpty);
   cmd->add_option("--mesh", args.mesh,

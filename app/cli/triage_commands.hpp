@@ -10,7 +10,7 @@ namespace shardscope::app {
 
 /// `shardscope triage PATH... [--json] [--mesh dp=8,tp=8]`.
 struct TriageArgs {
-  std::vector<std::string> paths;  ///< dump directories, dump files, shardscope traces
+  std::vector<std::string> paths;  ///< dump directories, dump files, shardscope traces, DebugMode logs
   std::string mesh;                ///< --mesh NAME=EXTENT,...: names the mesh dim a group spans
   bool json = false;
   int jobs = 0;  ///< --jobs: threads reading dump files, 0 = every core

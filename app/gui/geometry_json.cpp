@@ -115,6 +115,7 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                            {"rank", g.rank},
                            {"seq", g.seq},
                            {"incomplete", g.incomplete},
+                           {"label", g.label},
                            {"rect", Rect(g.x0, g.y0, g.x1, g.y1)}});
   }
   // Per panel: which redistribute, step and op it shows (-1: none), so tests can check that every

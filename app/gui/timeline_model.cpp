@@ -174,19 +174,41 @@ void FillGroups(TimelineData& data) {
 }
 
 std::vector<TimelineRow> BuildRows(const TimelineData& data, const std::vector<bool>& expanded) {
+  return BuildRows(data.lane_rank, data.groups, expanded);
+}
+
+std::vector<TimelineRow> BuildRows(const std::vector<int64_t>& lane_rank,
+                                   const std::vector<TimelineGroup>& groups,
+                                   const std::vector<bool>& expanded) {
   std::vector<TimelineRow> rows;
-  if (data.groups.empty()) {
-    for (int64_t rank : data.lane_rank) rows.push_back({-1, rank});
+  if (groups.empty()) {
+    for (int64_t rank : lane_rank) rows.push_back({-1, rank});
     return rows;
   }
-  for (size_t g = 0; g < data.groups.size(); ++g) {
+  for (size_t g = 0; g < groups.size(); ++g) {
     rows.push_back({static_cast<int32_t>(g), -1});
     if (g >= expanded.size() || !expanded[g]) continue;
-    const TimelineGroup& group = data.groups[g];
+    const TimelineGroup& group = groups[g];
     for (int64_t r = group.first_rank; r < group.first_rank + group.size; ++r)
       rows.push_back({static_cast<int32_t>(g), r});
   }
   return rows;
+}
+
+std::vector<int32_t> RowOfRank(const std::vector<TimelineRow>& rows, const std::vector<TimelineGroup>& groups,
+                               size_t ranks) {
+  std::vector<int32_t> out(ranks, -1);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimelineRow& row = rows[i];
+    if (row.rank >= 0 && row.rank < static_cast<int64_t>(ranks)) {
+      out[static_cast<size_t>(row.rank)] = static_cast<int32_t>(i);
+    } else if (row.rank < 0 && row.group >= 0) {  // a group row: its members' row until the group is expanded
+      const TimelineGroup& g = groups[static_cast<size_t>(row.group)];
+      for (int64_t r = g.first_rank; r < g.first_rank + g.size && r < static_cast<int64_t>(ranks); ++r)
+        out[static_cast<size_t>(r)] = static_cast<int32_t>(i);
+    }
+  }
+  return out;
 }
 
 bool IdRange(const std::vector<std::vector<TimelineSpan>>& lanes, int64_t id, int64_t& start, int64_t& end) {

@@ -87,6 +87,13 @@ void FillGroups(TimelineData& data);
 /// The rows to draw: without groups one per rank; with groups one per group, each expanded group
 /// followed by its members' rows. `expanded` is indexed by group (missing entries: collapsed).
 std::vector<TimelineRow> BuildRows(const TimelineData& data, const std::vector<bool>& expanded);
+/// The same over any lanes (the flight view's too): `lane_rank` the ranks, `groups` their groups.
+std::vector<TimelineRow> BuildRows(const std::vector<int64_t>& lane_rank,
+                                   const std::vector<TimelineGroup>& groups,
+                                   const std::vector<bool>& expanded);
+/// Each rank's row in `rows` (of `ranks` ranks): its own, or its collapsed group's; -1 for none.
+std::vector<int32_t> RowOfRank(const std::vector<TimelineRow>& rows, const std::vector<TimelineGroup>& groups,
+                               size_t ranks);
 
 /// The [start, end] (absolute ns) of the spans of `lanes` whose redistribute_id is `id` (a
 /// redistribute in TimelineData::bars, an op in TimelineData::ops), over every rank; false when none.

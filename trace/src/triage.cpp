@@ -967,6 +967,7 @@ class Analyzer {
       root.pg_desc = g.desc;
       root.mesh_dim = MeshDim(g.sorted);
       root.seq = seq;
+      root.group = g.sorted;
     }
     return root;
   }
@@ -1214,7 +1215,8 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh) {
   return Analyzer(store, m).Run();
 }
 
-TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs) {
+TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs,
+                         const std::vector<const Model*>& context) {
   if (paths.empty()) throw InvalidInput("triage: no input given");
   std::vector<fs::path> dumps;  // directories or files: the FR reader lists them and refuses a rank twice
   std::vector<fs::path> traces;
@@ -1225,17 +1227,151 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
   }
   Store store;
   TriageMesh m = mesh;
+  std::vector<Model> trace_models;
+  trace_models.reserve(traces.size());
   for (const fs::path& t : traces) {
-    Model model = ReadAnyTrace(t);
-    MeshFromModel(model, m);
-    store.Add(model);
+    trace_models.push_back(ReadAnyTrace(t));
+    MeshFromModel(trace_models.back(), m);
+    // Beside dumps a trace is context only: its ranks' dumps are the evidence.
+    if (dumps.empty()) store.Add(trace_models.back());
   }
+  for (const Model* c : context) MeshFromModel(*c, m);
   // One dump file at a time per thread: only the compact entries stay in memory.
   if (!dumps.empty()) {
     ReadFlightRecorderEach(dumps, jobs,
                            [&](FlightRecorderDump& dump) { store.AddRank(dump.trace, dump.max_rank + 1); });
   }
-  return Analyzer(store, m).Run();
+  TriageResult result = Analyzer(store, m).Run();
+  std::vector<const Model*> models = context;
+  if (!dumps.empty())
+    for (const Model& t : trace_models) models.push_back(&t);
+  NameIssuers(result, models);
+  return result;
+}
+
+namespace {
+
+std::string Placements(const std::vector<std::string>& p) {
+  std::string out;
+  for (const std::string& x : p) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// The k-th (1-based) collective over `group` (sorted ranks) in one rank's trace, and what issued
+// it; or, when the rank issued fewer, the redistribute it was inside at the trace's end.
+std::optional<TriageIssuer> IssuerInTrace(const RankTrace& rt, const std::vector<int64_t>& group, int64_t k) {
+  std::map<int64_t, const RedistributeBegin*> begins;
+  for (const RedistributeBegin& b : rt.events.Of<RedistributeBegin>()) begins.emplace(b.id, &b);
+  std::map<int64_t, const Op*> ops;
+  for (const Op& op : rt.events.Of<Op>()) ops.emplace(op.id, &op);
+  std::set<int64_t> ended;
+  for (const RedistributeEnd& e : rt.events.Of<RedistributeEnd>()) ended.insert(e.id);
+  TriageIssuer is;
+  is.source = "trace";
+  is.rank = rt.header.rank;
+  auto describe = [&](int64_t redistribute_id, int64_t step, int64_t op_id) {
+    if (auto b = begins.find(redistribute_id); b != begins.end()) {
+      const RedistributeBegin& rb = *b->second;
+      is.redistribute_id = rb.id;
+      is.tensor = rb.tensor;
+      is.src = Placements(rb.src_placements);
+      is.dst = Placements(rb.dst_placements);
+      if (step >= 0 && static_cast<size_t>(step) < rb.optimized_plan.size()) {
+        const PlanStep& ps = rb.optimized_plan[static_cast<size_t>(step)];
+        is.step = step;
+        is.step_src = ps.src;
+        is.step_dst = ps.dst;
+        is.comm = ps.comm;
+      }
+      if (rb.op_id >= 0) op_id = rb.op_id;
+    }
+    if (auto o = ops.find(op_id); o != ops.end()) is.op = o->second->name, is.program_step = o->second->step;
+  };
+  int64_t seen = 0, last_redistribute = -1;
+  for (const Collective& c : rt.events.Of<Collective>()) {
+    std::vector<int64_t> members(c.group.begin(), c.group.end());
+    std::sort(members.begin(), members.end());
+    if (members != group) continue;
+    last_redistribute = c.redistribute_id;
+    if (++seen < k) continue;
+    describe(c.redistribute_id, c.step, c.op_id);
+    return is;
+  }
+  // Never issued: the redistribute left open at the end, else none can be named from this trace.
+  is.issued = false;
+  for (auto it = begins.rbegin(); it != begins.rend(); ++it) {
+    if (ended.count(it->first) || it->first <= last_redistribute) continue;
+    describe(it->first, -1, -1);
+    return is;
+  }
+  return std::nullopt;
+}
+
+std::string IssuerText(const TriageIssuer& is) {
+  std::string where;
+  if (is.redistribute_id >= 0) {
+    where = "redistribute #" + std::to_string(is.redistribute_id) +
+            (is.tensor.empty() ? "" : " of '" + is.tensor + "'") +
+            (is.line >= 0 ? " at line " + std::to_string(is.line) : "") + " (" + is.src + " -> " + is.dst +
+            ")";
+    if (is.step >= 0)
+      where += ", plan step " + std::to_string(is.step) + " (" + is.step_src + " -> " + is.step_dst + ", " +
+               is.comm + ")";
+  }
+  if (!is.op.empty()) {
+    where += (where.empty() ? "op " : " for op ") + is.op;
+    if (is.program_step >= 0) where += " (program step " + std::to_string(is.program_step) + ")";
+  }
+  const std::string source = is.source == "debugmode" ? "DebugMode log" : is.source;
+  const std::string who = is.rank >= 0 ? "rank " + std::to_string(is.rank) + "'s " + source : source;
+  return is.issued ? "issued by " + where + " (" + who + ")"
+                   : "not issued; " + who + " ends inside " + where + ", which never finished";
+}
+
+}  // namespace
+
+void NameIssuers(TriageResult& result, const std::vector<const Model*>& models) {
+  if (models.empty()) return;
+  for (TriageRoot& root : result.roots) {
+    if (!root.seq || root.group.empty()) continue;
+    std::vector<int64_t> order = root.culprits;  // the culprits first, then the group's other ranks
+    for (int64_t r : root.group)
+      if (!std::binary_search(root.culprits.begin(), root.culprits.end(), r)) order.push_back(r);
+    std::optional<TriageIssuer> found;
+    for (int64_t r : order) {
+      for (const Model* m : models) {
+        for (const RankTrace& rt : m->ranks) {
+          if (rt.header.rank != r) continue;
+          std::optional<TriageIssuer> is = IssuerInTrace(rt, root.group, *root.seq);
+          // A rank that issued it names it best; one that never did only says where it stopped.
+          if (is && (!found || (is->issued && !found->issued))) found = is;
+        }
+      }
+      if (found && found->issued) break;
+    }
+    if (!found) continue;
+    found->text = IssuerText(*found);
+    root.evidence.push_back("stuck collective " + found->text);
+    root.issuer = std::move(found);
+  }
+}
+
+void NameIssuersFromLog(TriageResult& result, const std::vector<LoggedCollective>& log) {
+  for (TriageRoot& root : result.roots) {
+    if (!root.seq || root.process_group.empty() || (root.issuer && root.issuer->issued)) continue;
+    int64_t seen = 0;
+    for (const LoggedCollective& c : log) {
+      if (c.group_name != root.process_group || ++seen < *root.seq) continue;
+      TriageIssuer is = c.issuer;
+      is.source = "debugmode";
+      is.rank = -1;
+      is.issued = true;
+      is.text = IssuerText(is);
+      root.evidence.push_back("stuck collective " + is.text);
+      root.issuer = std::move(is);
+      break;
+    }
+  }
 }
 
 std::string FormatRankRanges(const std::vector<int64_t>& r) {
@@ -1250,6 +1386,28 @@ std::string FormatRankRanges(const std::vector<int64_t>& r) {
 }
 
 namespace {
+
+nlohmann::json IssuerJson(const std::optional<TriageIssuer>& is) {
+  using nlohmann::json;
+  if (!is) return nullptr;
+  auto opt = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+  auto text = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  return {{"source", is->source},
+          {"rank", opt(is->rank)},
+          {"issued", is->issued},
+          {"redistribute_id", opt(is->redistribute_id)},
+          {"tensor", text(is->tensor)},
+          {"src", text(is->src)},
+          {"dst", text(is->dst)},
+          {"step", opt(is->step)},
+          {"step_src", text(is->step_src)},
+          {"step_dst", text(is->step_dst)},
+          {"comm", text(is->comm)},
+          {"op", text(is->op)},
+          {"program_step", opt(is->program_step)},
+          {"line", opt(is->line)},
+          {"text", is->text}};
+}
 
 std::string Count(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -1292,6 +1450,7 @@ std::string FormatTriageText(const TriageResult& r) {
     }
     o << "\n  culprits: "
       << (root.culprits.empty() ? "none (no rank is at fault)" : ShortRanges(root.culprits)) << "\n";
+    if (root.issuer) o << "  stuck collective: " << root.issuer->text << "\n";
     o << "  evidence:\n";
     for (const std::string& e : root.evidence) o << "    - " << e << "\n";
   }
@@ -1353,9 +1512,12 @@ nlohmann::json TriageJson(const TriageResult& r) {
                      {"seq", root.seq ? json(*root.seq) : json(nullptr)},
                      {"mesh_dim", root.mesh_dim},
                      {"summary", root.summary},
-                     {"evidence", root.evidence}});
+                     {"evidence", root.evidence},
+                     {"issued_by", IssuerJson(root.issuer)}});
   }
   out["roots"] = roots;
+  // The first root's issuer, beside its process group and seq at the top level.
+  out["issued_by"] = r.roots.empty() ? json(nullptr) : IssuerJson(r.roots.front().issuer);
   out["notes"] = r.notes;
   out["world"] = r.world;
   out["dumps"] = r.dumps;

@@ -8,12 +8,12 @@
 #include <imgui.h>
 
 #include "shardscope/trace/flight_recorder.hpp"
+#include "view_model.hpp"
 #include "widgets.hpp"
 
 namespace shardscope::app::gui {
 namespace {
 
-constexpr float kLabelWidth = 64.0f;
 constexpr float kAxisHeight = 20.0f;
 
 ImU32 Col(Rgb c) { return PackAbgr(c); }
@@ -52,73 +52,68 @@ void DrawMsAxis(ImDrawList* list, ImVec2 origin, float x0, float x1, int64_t t_e
   }
 }
 
+// Width of a mismatch badge: its letter and a margin.
+float BadgeWidth(const FlightMark& m) {
+  const char text[2] = {m.letter, 0};
+  return ImGui::CalcTextSize(text).x + 4;
+}
+
 }  // namespace
 
 void FlightPanel::Prepare(const ViewContext& ctx) {
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_) return;
   key_model_ = ctx.model, key_serial_ = ctx.model_serial;
-  spans_.clear();
-  slots_.clear();
+  data_ = {};
   check_ = {};
   triage_ = {};
-  is_culprit_.clear();
-  is_victim_.clear();
-  scroll_to_rank_ = -1;
+  expanded_.clear();
+  scroll_to_rank_ = goto_rank_ = -1;
+  next_culprit_ = 0;
   active_ = ctx.model != nullptr && trace::HasFlightRecords(*ctx.model);
   owns_main_ = active_ && ctx.model->redistributes.empty() && ctx.model->ops.empty();
-  if (!active_) return;
-  const trace::Model& m = *ctx.model;
-  world_ = m.world;
-  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = 0;
-  for (const trace::RankTrace& rt : m.ranks) {
-    for (const trace::Event& ev : rt.events) {
-      const auto* c = std::get_if<trace::Collective>(&ev);
-      if (c == nullptr || !c->flight) continue;
-      t0 = std::min(t0, c->start_ns);
+  if (!active_) {
+    RebuildRows();
+    return;
+  }
+  check_ = trace::CheckTrace(*ctx.model);
+  triage_ = trace::TriageModel(*ctx.model);
+  data_ = BuildFlightView(*ctx.model, check_, triage_);
+  // The culprits' groups open (a few: a job with hundreds of culprits is read from the list).
+  expanded_.assign(data_.groups.size(), false);
+  size_t opened = 0;
+  for (int64_t r : triage_.culprits) {
+    for (size_t g = 0; g < data_.groups.size() && opened < 16; ++g) {
+      const TimelineGroup& group = data_.groups[g];
+      if (r >= group.first_rank && r < group.first_rank + group.size && !expanded_[g]) {
+        expanded_[g] = true;
+        ++opened;
+      }
     }
   }
-  if (t0 == std::numeric_limits<int64_t>::max()) t0 = 0;
-  for (const trace::RankTrace& rt : m.ranks) {
-    for (const trace::Event& ev : rt.events) {
-      const auto* c = std::get_if<trace::Collective>(&ev);
-      if (c == nullptr || !c->flight) continue;
-      FlightSpan s;
-      s.rank = rt.header.rank;
-      s.start = c->start_ns - t0;
-      s.end = c->end_ns - t0;
-      s.seq = c->flight->is_p2p ? -1 : c->flight->seq_id;
-      s.incomplete = c->flight->state != "completed";
-      s.kind = c->kind;
-      s.pg = c->flight->pg_name;
-      s.label = c->flight->profiling_name + " (" + c->flight->state + ")";
-      t1 = std::max(t1, std::max(s.start, s.end));
-      spans_.push_back(std::move(s));
-    }
-  }
-  // Incomplete collectives never ended: they run to the end of the axis, past every known time.
-  t_end_ = std::max<int64_t>(1, t1 + std::max<int64_t>(1, t1 / 8));
-  for (FlightSpan& s : spans_)
-    if (s.incomplete) s.end = t_end_;
-  check_ = trace::CheckTrace(m);
-  triage_ = trace::TriageModel(m);
-  is_culprit_.assign(static_cast<size_t>(std::max<int64_t>(0, world_)), 0);
-  is_victim_.assign(is_culprit_.size(), 0);
-  for (int64_t r : triage_.culprits)
-    if (r >= 0 && r < world_) is_culprit_[static_cast<size_t>(r)] = 1;
-  for (int64_t r : triage_.victims)
-    if (r >= 0 && r < world_) is_victim_[static_cast<size_t>(r)] = 1;
+  RebuildRows();
   scroll_to_rank_ = triage_.culprits.empty() ? -1 : triage_.culprits.front();
-  for (const trace::Mismatch& mm : check_.mismatches) {
-    if (mm.kind != trace::MismatchClass::kMissingRanks || !mm.seq_id) continue;
-    int64_t start = std::numeric_limits<int64_t>::max(), end = 0;
-    for (const FlightSpan& s : spans_) {
-      if (s.pg != mm.process_group || s.seq != *mm.seq_id) continue;
-      start = std::min(start, s.start);
-      end = std::max(end, s.end);
+}
+
+void FlightPanel::RebuildRows() {
+  std::vector<int64_t> ranks(static_cast<size_t>(data_.world));
+  for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int64_t>(r);
+  rows_ = BuildRows(ranks, data_.groups, expanded_);
+  row_of_rank_ = RowOfRank(rows_, data_.groups, ranks.size());
+}
+
+void FlightPanel::GoToRank(int64_t rank) {
+  if (data_.world <= 0) return;
+  rank = std::clamp<int64_t>(rank, 0, data_.world - 1);
+  for (size_t g = 0; g < data_.groups.size(); ++g) {
+    const TimelineGroup& group = data_.groups[g];
+    if (rank >= group.first_rank && rank < group.first_rank + group.size && !expanded_[g]) {
+      expanded_[g] = true;
+      RebuildRows();
     }
-    if (start > end) continue;  // a send/recv without partner: no collective slot to show
-    for (int64_t r : mm.culprits) slots_.push_back({r, start, end, *mm.seq_id, mm.process_group});
   }
+  scroll_to_rank_ = goto_rank_ = rank;
+  go_to_rank_ = static_cast<int>(rank);
+  scroll_tries_ = 0;
 }
 
 void FlightPanel::Draw(ViewContext& ctx) {
@@ -131,117 +126,303 @@ void FlightPanel::Draw(ViewContext& ctx) {
   DrawMismatches(avail.y);
 }
 
-// One lane per rank with its collectives, incomplete ones and the missing rank's slots.
+// "go to rank" (G or Ctrl+G focuses it; goes as you type) and the culprit button.
+void FlightPanel::DrawControls() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.WantTextInput) {
+    for (ImWchar c : io.InputQueueCharacters)
+      if (c == 'g' || c == 'G') focus_goto_ = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('G')) focus_goto_ = true;  // GLFW's key code of G is 'G'
+  }
+  if (focus_goto_) {
+    ImGui::SetKeyboardFocusHere();
+    focus_goto_ = false;
+  }
+  ImGui::SetNextItemWidth(110);
+  if (ImGui::InputInt("go to rank", &go_to_rank_, 1, 64)) GoToRank(go_to_rank_);
+  geometry_.push_back({"goto", goto_rank_, -1, false, ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
+                       ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y, ""});
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("go to rank (G or Ctrl+G): its lane, its group expanded");
+  if (!triage_.culprits.empty()) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.12f, 0.35f, 1));
+    const std::string text = triage_.culprits.size() == 1
+                                 ? "culprit r" + std::to_string(triage_.culprits.front())
+                                 : "next culprit (" + std::to_string(triage_.culprits.size()) + ")";
+    if (ImGui::Button(text.c_str())) {
+      GoToRank(triage_.culprits[next_culprit_ % triage_.culprits.size()]);
+      ++next_culprit_;
+    }
+    ImGui::PopStyleColor();
+    geometry_.push_back({"goto_culprit", triage_.culprits[next_culprit_ % triage_.culprits.size()], -1, false,
+                         ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                         ImGui::GetItemRectMax().y, ""});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("go to triage's culprit (the next one on each click)");
+  }
+}
+
+// One line of swatches saying what the lanes' colours and marks mean; wraps when narrow.
+void FlightPanel::DrawLegend() {
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight();
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  bool first = true;
+  auto item = [&](const char* text, auto&& draw_swatch) {
+    const float w = 16 + ImGui::CalcTextSize(text).x;
+    if (!first) {
+      ImGui::SameLine(0, 12);
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    }
+    first = false;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    draw_swatch(p, ImVec2(p.x + 11, p.y + line_h));
+    list->AddText({p.x + 15, p.y}, IM_COL32(190, 190, 195, 255), text);
+    ImGui::Dummy({w, line_h});
+  };
+  item("culprit (root cause)", [&](ImVec2 a, ImVec2 b) { list->AddRectFilled(a, b, Col(kFlightCulprit)); });
+  item("victim (grey label)",
+       [&](ImVec2 a, ImVec2 b) { list->AddRectFilled(a, b, IM_COL32(120, 120, 120, 255)); });
+  item("never completed", [&](ImVec2 a, ImVec2 b) { list->AddRectFilled(a, b, Col(kFlightIncomplete)); });
+  item("never joined", [&](ImVec2 a, ImVec2 b) { DashedRect(list, a, b, Col(kFlightIncomplete)); });
+  item("S/D/K: size/dtype/kind differs",
+       [&](ImVec2 a, ImVec2 b) { list->AddRectFilled(a, b, Col(kFlightMismatch)); });
+}
+
+// The lanes: a row per rank or per group of ranks (above 64 ranks), their collectives, incomplete
+// ones, missing ranks' slots and mismatch badges, under a time axis that stays on top.
 void FlightPanel::DrawLanes(float width, float height) {
   ImGui::BeginChild("##fr_lanes_frame", ImVec2(width, height), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   SectionTitle("Flight Recorder: collectives per rank");
-  ImGui::SetNextItemWidth(110);
-  if (ImGui::InputInt("go to rank", &go_to_rank_, 1, 64, ImGuiInputTextFlags_EnterReturnsTrue))
-    scroll_to_rank_ = std::clamp<int64_t>(go_to_rank_, 0, std::max<int64_t>(0, world_ - 1));
+  DrawControls();
+  DrawLegend();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float view_h = std::max(avail.y, 60.0f);
+  const int64_t rows = static_cast<int64_t>(rows_.size());
   // Lanes at least 14 px tall (labels never overprint); past the view's height they scroll.
   const float lane_h =
-      std::clamp((view_h - kAxisHeight) / std::max<float>(1.0f, static_cast<float>(world_)), 14.0f, 40.0f);
+      std::clamp((view_h - kAxisHeight) / std::max<float>(1.0f, static_cast<float>(rows)), 14.0f, 40.0f);
   ImGui::BeginChild("##fr_lanes", ImVec2(avail.x, view_h), false);
-  if (scroll_to_rank_ >= 0) {
+  if (scroll_to_rank_ >= 0 && scroll_to_rank_ < static_cast<int64_t>(row_of_rank_.size())) {
     // Kept until ImGui reached it: the scroll limit is known once the lanes were laid out.
-    const float target = std::max(0.0f, lane_h * static_cast<float>(scroll_to_rank_) - view_h / 2);
-    if (std::fabs(ImGui::GetScrollY() - target) < 1.0f)
-      scroll_to_rank_ = -1;
+    const float row = static_cast<float>(row_of_rank_[static_cast<size_t>(scroll_to_rank_)]);
+    const float target = std::max(0.0f, lane_h * (row + 0.5f) - (view_h - kAxisHeight) / 2);
+    // (a few frames at most: where everything fits there is nothing to reach)
+    if ((std::fabs(ImGui::GetScrollY() - std::min(target, ImGui::GetScrollMaxY())) < 1.0f &&
+         ImGui::GetScrollMaxY() > 0) ||
+        ++scroll_tries_ > 3)
+      scroll_to_rank_ = -1, scroll_tries_ = 0;
     else
       ImGui::SetScrollY(target);
   }
   ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImVec2 size{ImGui::GetContentRegionAvail().x, kAxisHeight + lane_h * static_cast<float>(world_)};
+  ImVec2 size{ImGui::GetContentRegionAvail().x, kAxisHeight + lane_h * static_cast<float>(rows)};
   size.y = std::max(size.y, 60.0f);
   ImGui::InvisibleButton("##fr_canvas", size);
   const bool hovered = ImGui::IsItemHovered();
+  const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   ImDrawList* list = ImGui::GetWindowDrawList();
   const float scroll = ImGui::GetScrollY();
   const float win_top = ImGui::GetWindowPos().y;
-  // The lanes in view: [first, last).
-  const int64_t first =
-      std::clamp<int64_t>(static_cast<int64_t>((scroll - kAxisHeight) / lane_h) - 1, 0, world_);
-  const int64_t last = std::clamp<int64_t>(first + static_cast<int64_t>(view_h / lane_h) + 3, 0, world_);
-  const float x0 = origin.x + kLabelWidth, x1 = origin.x + size.x - 4, y0 = origin.y + kAxisHeight;
+  const float view_top = win_top + kAxisHeight, view_bottom = win_top + view_h;
+  // The rows in view: [first, last).
+  const int64_t first = std::clamp<int64_t>(static_cast<int64_t>(scroll / lane_h) - 1, 0, rows);
+  const int64_t last = std::clamp<int64_t>(first + static_cast<int64_t>(view_h / lane_h) + 3, 0, rows);
+  // Labels as wide as the widest one: "+ r4032-4095", "  r16383".
+  float label_w =
+      ImGui::CalcTextSize(("  r" + std::to_string(std::max<int64_t>(0, data_.world - 1))).c_str()).x;
+  for (const TimelineGroup& g : data_.groups)
+    label_w = std::max(label_w, ImGui::CalcTextSize(("+ " + g.label).c_str()).x);
+  label_w += 20;
+  const float x0 = origin.x + label_w, x1 = origin.x + size.x - 4, y0 = origin.y + kAxisHeight;
   auto x_of = [&](int64_t t) {
-    return x0 + static_cast<float>(static_cast<double>(t) / static_cast<double>(t_end_)) * (x1 - x0);
+    return x0 + static_cast<float>(static_cast<double>(t) / static_cast<double>(data_.t_end)) * (x1 - x0);
   };
-  for (int64_t r = first; r < last; ++r) {
-    float y = y0 + lane_h * static_cast<float>(r);
-    const bool culprit = !is_culprit_.empty() && is_culprit_[static_cast<size_t>(r)];
-    const bool victim = !is_victim_.empty() && is_victim_[static_cast<size_t>(r)];
+  const float text_h = ImGui::GetTextLineHeight();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool mouse_in_view = hovered && mouse.y >= view_top && mouse.y < view_bottom;
+  auto visible = [&](float top, float bottom) { return bottom > view_top && top < view_bottom; };
+  // A badge at the left of [a, b]: the mark's letter on the mismatch colour.
+  auto badge = [&](ImVec2 a, ImVec2 b, const FlightMark& m) {
+    const char text[2] = {m.letter, 0};
+    const float w = BadgeWidth(m);
+    list->AddRectFilled(a, {a.x + w, b.y}, Col(kFlightMismatch));
+    list->AddText({a.x + 2, a.y + (b.y - a.y - text_h) / 2}, IM_COL32(20, 20, 20, 255), text);
+    if (visible(a.y, b.y))
+      geometry_.push_back({"mark", m.rank, data_.spans[m.span].seq, false, a.x, a.y, a.x + w, b.y, m.what});
+    return w;
+  };
+  const FlightSpan* hover = nullptr;
+  size_t hover_index = 0;
+  const GroupSpan* hover_union = nullptr;
+  int32_t hover_group = -1;
+  int64_t click_group = -1;
+  for (int64_t ri = first; ri < last; ++ri) {
+    const TimelineRow& row = rows_[static_cast<size_t>(ri)];
+    const float y = y0 + lane_h * static_cast<float>(ri);
+    const bool in_view = visible(y, y + lane_h);
+    const std::string label =
+        FlightRowLabel(data_, row, row.group >= 0 && expanded_[static_cast<size_t>(row.group)]);
+    if (in_view) geometry_.push_back({"row", row.rank, row.group, false, origin.x, y, x0, y + lane_h, label});
+    if (clicked && row.rank < 0 && mouse.x < x0 && mouse.y >= y && mouse.y < y + lane_h && mouse_in_view)
+      click_group = row.group;
+    if (row.rank < 0) {  // a group lane: its members' finished collectives above, the stuck ones below
+      const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
+      const FlightGroupLane& lane = data_.group_lanes[static_cast<size_t>(row.group)];
+      list->AddRectFilled({origin.x, y + 1}, {x1, y + lane_h - 1}, Col(kTimelineGroupBackground));
+      list->AddRectFilled({origin.x + 2, y + 3}, {origin.x + 8, y + lane_h - 3},
+                          lane.culprits > 0 ? Col(kFlightCulprit) : IM_COL32(140, 140, 150, 255));
+      list->AddText({origin.x + 12, y + (lane_h - text_h) / 2},
+                    lane.culprits > 0 ? Col(kFlightCulprit) : IM_COL32(220, 220, 225, 255), label.c_str());
+      const float mid = y + lane_h * 0.55f;
+      for (const auto* unions : {&lane.done, &lane.stuck}) {
+        const bool stuck = unions == &lane.stuck;
+        float last_x = -1e9f;
+        for (const GroupSpan& u : *unions) {
+          ImVec2 a{x_of(u.start), stuck ? mid : y + 3},
+              b{std::max(x_of(u.end), x_of(u.start) + 2), stuck ? y + lane_h - 3 : mid};
+          if (b.x <= last_x) continue;  // within a pixel drawn already
+          last_x = b.x;
+          const FlightSpan& rep = data_.spans[static_cast<size_t>(u.slowest.record)];
+          list->AddRectFilled(a, b, Col(stuck ? kFlightIncomplete : CollectiveKindColor(rep.kind())));
+          if (mouse_in_view && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+            hover_union = &u, hover_group = row.group;
+        }
+      }
+      float last_badge = -1e9f;
+      for (auto it = std::lower_bound(data_.marks.begin(), data_.marks.end(), g.first_rank,
+                                      [](const FlightMark&m, int64_t r) { return m.rank < r; });
+           it != data_.marks.end() && it->rank < g.first_rank + g.size; ++it) {
+        const float bx = x_of(data_.spans[it->span].start);
+        if (bx < last_badge) continue;  // badges never overprint: one per place
+        last_badge = bx + badge({bx, y + 1}, {bx, y + lane_h - 1}, *it) + 2;
+      }
+      continue;
+    }
+    const int64_t r = row.rank;
+    const bool culprit = data_.is_culprit[static_cast<size_t>(r)] != 0;
+    const bool victim = data_.is_victim[static_cast<size_t>(r)] != 0;
     list->AddRectFilled({x0, y + 1}, {x1, y + lane_h - 1}, Col(kFlightLaneBackground));
-    char text[32];
-    std::snprintf(text, sizeof text, "rank %lld", static_cast<long long>(r));
     list->AddRectFilled({origin.x + 2, y + 3}, {origin.x + 8, y + lane_h - 3},
-                        culprit ? Col(kFlightCulprit) : RankImColor(r, world_));
-    list->AddText({origin.x + 12, y + (lane_h - ImGui::GetTextLineHeight()) / 2},
+                        culprit ? Col(kFlightCulprit) : RankImColor(r, data_.world));
+    list->AddText({origin.x + 12, y + (lane_h - text_h) / 2},
                   culprit  ? Col(kFlightCulprit)
                   : victim ? IM_COL32(120, 120, 120, 255)
                            : IM_COL32(220, 220, 220, 255),
-                  text);
+                  label.c_str());
     if (culprit) {
       list->AddRect({x0, y + 1}, {x1, y + lane_h - 1}, Col(kFlightCulprit), 0, 0, 2.0f);
-      geometry_.push_back({"culprit_lane", r, -1, false, origin.x + 2, y + 3, origin.x + 8, y + lane_h - 3});
+      if (in_view)
+        geometry_.push_back(
+            {"culprit_lane", r, -1, false, origin.x + 2, y + 3, origin.x + 8, y + lane_h - 3, ""});
     }
-  }
-  const FlightSpan* hover = nullptr;
-  ImVec2 mouse = ImGui::GetIO().MousePos;
-  auto begin = std::lower_bound(spans_.begin(), spans_.end(), first,
-                                [](const FlightSpan& s, int64_t r) { return s.rank < r; });
-  for (auto it = begin; it != spans_.end() && it->rank < last; ++it) {
-    const FlightSpan& s = *it;
-    if (s.rank < 0 || s.rank >= world_) continue;
-    float y = y0 + lane_h * static_cast<float>(s.rank);
-    ImVec2 a{x_of(s.start), y + 3}, b{std::max(x_of(s.end), x_of(s.start) + 3), y + lane_h - 3};
-    Rgb color = s.incomplete ? kFlightIncomplete : CollectiveKindColor(s.kind);
-    list->AddRectFilled(a, b, Col(color));
-    // An incomplete span runs to the axis end, under the rank's later ones: its label gets only
-    // the part left of the next span of the rank, so labels never overprint ("secsecseq 9").
-    float visible_right = b.x;
-    if (auto next = std::next(it); next != spans_.end() && next->rank == s.rank && next->start >= s.start)
-      visible_right = std::min(visible_right, x_of(next->start));
-    if (visible_right - a.x > 44 && s.seq >= 0) {
-      std::string t = "seq " + std::to_string(s.seq);
-      list->PushClipRect(a, {visible_right, b.y}, true);
-      list->AddText({a.x + 3, a.y + (b.y - a.y - ImGui::GetTextLineHeight()) / 2}, ContrastText(color),
-                    t.c_str());
-      list->PopClipRect();
-      const float text_right = std::min(visible_right, a.x + 3 + ImGui::CalcTextSize(t.c_str()).x);
-      geometry_.push_back({"label", s.rank, s.seq, s.incomplete, a.x + 3, a.y, text_right, b.y});
+    if (r == goto_rank_)  // the rank gone to: outlined across the lane
+      list->AddRect({origin.x, y}, {x1, y + lane_h}, IM_COL32(120, 170, 255, 230), 0, 0, 1.5f);
+    const size_t begin = data_.rank_begin[static_cast<size_t>(r)],
+                 end = data_.rank_begin[static_cast<size_t>(r) + 1];
+    auto mark_of = [&](size_t i) -> const FlightMark* {
+      for (auto it = std::lower_bound(data_.marks.begin(), data_.marks.end(), r,
+                                      [](const FlightMark&m, int64_t rank) { return m.rank < rank; });
+           it != data_.marks.end() && it->rank == r; ++it)
+        if (it->span == i) return &*it;
+      return nullptr;
+    };
+    float last_x = -1e9f;
+    struct Pending {
+      const FlightMark* mark;
+      ImVec2 a, b;
+    };
+    std::vector<Pending> row_marks;
+    for (size_t i = begin; i < end; ++i) {
+      const FlightSpan& s = data_.spans[i];
+      ImVec2 a{x_of(s.start), y + 3}, b{std::max(x_of(s.end), x_of(s.start) + 3), y + lane_h - 3};
+      const FlightMark* m = mark_of(i);
+      if (b.x <= last_x && !s.incomplete && m == nullptr) continue;  // within a pixel drawn already
+      last_x = std::max(last_x, b.x);
+      Rgb color = s.incomplete ? kFlightIncomplete : CollectiveKindColor(s.kind());
+      list->AddRectFilled(a, b, Col(color));
+      // The badge goes on after the rank's later spans (an incomplete span lies under them).
+      const float badge_w = m != nullptr ? BadgeWidth(*m) : 0.0f;
+      if (m != nullptr) row_marks.push_back({m, a, b});
+      // An incomplete span runs to the axis end, under the rank's later ones: its label gets only
+      // the part left of the next span of the rank, so labels never overprint ("secsecseq 9").
+      float visible_right = b.x;
+      if (i + 1 < end && data_.spans[i + 1].start >= s.start)
+        visible_right = std::min(visible_right, x_of(data_.spans[i + 1].start));
+      if (visible_right - a.x - badge_w > 44 && s.seq >= 0) {
+        std::string t = "seq " + std::to_string(s.seq);
+        const float tx = a.x + badge_w + 3;
+        list->PushClipRect({tx, a.y}, {visible_right, b.y}, true);
+        list->AddText({tx, a.y + (b.y - a.y - text_h) / 2}, ContrastText(color), t.c_str());
+        list->PopClipRect();
+        const float text_right = std::min(visible_right, tx + ImGui::CalcTextSize(t.c_str()).x);
+        if (in_view)
+          geometry_.push_back({"label", s.rank, s.seq, s.incomplete, tx, a.y, text_right, b.y, ""});
+      }
+      if (in_view) geometry_.push_back({"span", s.rank, s.seq, s.incomplete, a.x, a.y, b.x, b.y, ""});
+      if (mouse_in_view && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+        hover = &s, hover_index = i;
     }
-    geometry_.push_back({"span", s.rank, s.seq, s.incomplete, a.x, a.y, b.x, b.y});
-    if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hover = &s;
+    for (const Pending& p : row_marks) badge(p.a, p.b, *p.mark);
   }
-  for (const FlightSlot& s : slots_) {
-    if (s.rank < first || s.rank >= last) continue;
-    float y = y0 + lane_h * static_cast<float>(s.rank);
+  std::map<int64_t, float> slot_text_right;  // per rank: where the slot texts drawn so far end
+  for (const FlightSlot& s : data_.slots) {
+    if (s.rank < 0 || s.rank >= static_cast<int64_t>(row_of_rank_.size())) continue;
+    const int32_t ri = row_of_rank_[static_cast<size_t>(s.rank)];
+    if (ri < first || ri >= last || rows_[static_cast<size_t>(ri)].rank != s.rank) continue;
+    float y = y0 + lane_h * static_cast<float>(ri);
     ImVec2 a{x_of(s.start), y + 2}, b{std::max(x_of(s.end), x_of(s.start) + 8), y + lane_h - 2};
     DashedRect(list, a, b, Col(kFlightIncomplete));
-    std::string t = "seq " + std::to_string(s.seq) + " missing";
-    list->PushClipRect(a, b, true);
-    list->AddText({a.x + 6, a.y + (b.y - a.y - ImGui::GetTextLineHeight()) / 2}, Col(kFlightIncomplete),
-                  t.c_str());
-    list->PopClipRect();
-    geometry_.push_back({"slot", s.rank, s.seq, false, a.x, a.y, b.x, b.y});
+    // A rank missing from several groups' collectives has their slots on top of each other: the
+    // first one's text only where it has room (the tooltip and the list name them all).
+    float& text_right = slot_text_right[s.rank];
+    if (a.x + 6 >= text_right) {
+      std::string t = "seq " + std::to_string(s.seq) + " missing";
+      list->PushClipRect(a, b, true);
+      list->AddText({a.x + 6, a.y + (b.y - a.y - text_h) / 2}, Col(kFlightIncomplete), t.c_str());
+      list->PopClipRect();
+      text_right = std::max(text_right, std::min(b.x, a.x + 6 + ImGui::CalcTextSize(t.c_str()).x) + 4);
+    }
+    if (visible(a.y, b.y)) geometry_.push_back({"slot", s.rank, s.seq, false, a.x, a.y, b.x, b.y, ""});
+  }
+  if (click_group >= 0) {
+    expanded_[static_cast<size_t>(click_group)] = !expanded_[static_cast<size_t>(click_group)];
+    RebuildRows();
   }
   // The time axis stays at the top of the view over the scrolled lanes.
   list->AddRectFilled({origin.x, win_top}, {origin.x + size.x, win_top + kAxisHeight},
                       IM_COL32(24, 25, 30, 255));
-  DrawMsAxis(list, {origin.x, win_top}, x0, x1, t_end_);
+  DrawMsAxis(list, {origin.x, win_top}, x0, x1, data_.t_end);
+  geometry_.push_back({"lanes", -1, -1, false, origin.x, view_top, origin.x + size.x, view_bottom, ""});
   if (hover != nullptr) {
     ImGui::BeginTooltip();
-    ImGui::Text("rank %lld  process group %s", static_cast<long long>(hover->rank), hover->pg.c_str());
-    if (hover->seq >= 0) ImGui::Text("seq %lld", static_cast<long long>(hover->seq));
-    ImGui::TextUnformatted(hover->label.c_str());
-    if (!is_culprit_.empty() && is_culprit_[static_cast<size_t>(hover->rank)])
-      ImGui::TextUnformatted("triage: a culprit (root cause)");
-    else if (!is_victim_.empty() && is_victim_[static_cast<size_t>(hover->rank)])
-      ImGui::TextUnformatted("triage: a victim (blocked behind the root cause)");
+    for (const std::string& line : FlightSpanDetails(data_, hover_index))
+      ImGui::TextUnformatted(line.c_str());
+    if (data_.is_culprit[static_cast<size_t>(hover->rank)])
+      ImGui::TextColored(ImVec4(1.0f, 0.25f, 0.63f, 1), "triage: a culprit (root cause)");
+    else if (data_.is_victim[static_cast<size_t>(hover->rank)])
+      ImGui::TextDisabled("triage: a victim (blocked behind the root cause)");
     ImGui::EndTooltip();
+  } else if (hover_union != nullptr) {
+    const TimelineGroup& g = data_.groups[static_cast<size_t>(hover_group)];
+    const FlightGroupLane& lane = data_.group_lanes[static_cast<size_t>(hover_group)];
+    const bool stuck = &lane.stuck.front() <= hover_union && hover_union <= &lane.stuck.back();
+    ImGui::BeginTooltip();
+    ImGui::Text("%s: ranks %lld-%lld, %lld culprits, %lld victims", g.label.c_str(),
+                static_cast<long long>(g.first_rank), static_cast<long long>(g.first_rank + g.size - 1),
+                static_cast<long long>(lane.culprits), static_cast<long long>(lane.victims));
+    ImGui::Text("%d collectives of %d ranks %s, from %s", hover_union->spans, hover_union->members,
+                stuck ? "never completed" : "completed",
+                FormatTimeNs(static_cast<double>(hover_union->start)).c_str());
+    if (!stuck)
+      ImGui::Text("last to finish: r%lld at %s", static_cast<long long>(hover_union->slowest_rank),
+                  FormatTimeNs(static_cast<double>(hover_union->slowest_end)).c_str());
+    if (lane.marks > 0)
+      ImGui::Text("%lld size/dtype/kind mismatches marked", static_cast<long long>(lane.marks));
+    ImGui::TextDisabled("click the group's label to expand it");
+    ImGui::EndTooltip();
+  } else if (hovered && mouse.x < x0 && mouse_in_view) {
+    ImGui::SetTooltip("click a group's label to expand or collapse it");
   }
   ImGui::EndChild();
   ImGui::EndChild();
@@ -268,7 +449,7 @@ void FlightPanel::DrawMismatches(float height) {
     ImGui::PopTextWrapPos();
     ImVec2 b = ImGui::GetCursorScreenPos();
     geometry_.push_back({"triage", triage_.culprits.empty() ? -1 : triage_.culprits.front(), -1, false, a.x,
-                         a.y, a.x + ImGui::GetContentRegionAvail().x, b.y});
+                         a.y, a.x + ImGui::GetContentRegionAvail().x, b.y, ""});
     ImGui::Separator();
   }
   SectionTitle("Mismatches (Flight Recorder classes)");
@@ -276,10 +457,13 @@ void FlightPanel::DrawMismatches(float height) {
   // The checker blames every rank that differs; triage knows which of them only wait behind the
   // root cause. Mismatches naming a triage culprit come first; those whose ranks are all victims
   // say so, greyed, so the list never reads as more culprits than triage found.
-  auto is_victim = [&](int64_t r) { return r >= 0 && r < world_ && is_victim_[static_cast<size_t>(r)] != 0; };
+  const int64_t world = data_.world;
+  auto is_victim = [&](int64_t r) {
+    return r >= 0 && r < world && data_.is_victim[static_cast<size_t>(r)] != 0;
+  };
   auto names_culprit = [&](const trace::Mismatch& mm) {
     return std::any_of(mm.culprits.begin(), mm.culprits.end(), [&](int64_t r) {
-      return r >= 0 && r < world_ && is_culprit_[static_cast<size_t>(r)] != 0;
+      return r >= 0 && r < world && data_.is_culprit[static_cast<size_t>(r)] != 0;
     });
   };
   std::vector<const trace::Mismatch*> order;
@@ -315,7 +499,7 @@ void FlightPanel::DrawMismatches(float height) {
         "%s", mm.message.size() > 600 ? (mm.message.substr(0, 600) + " ...").c_str() : mm.message.c_str());
     ImVec2 b = ImGui::GetCursorScreenPos();
     geometry_.push_back({"mismatch", mm.culprits.empty() ? -1 : mm.culprits.front(), mm.seq_id.value_or(-1),
-                         false, a.x, a.y, a.x + ImGui::GetContentRegionAvail().x, b.y});
+                         false, a.x, a.y, a.x + ImGui::GetContentRegionAvail().x, b.y, ""});
     ImGui::Separator();
   }
   ImGui::PushTextWrapPos(0.0f);

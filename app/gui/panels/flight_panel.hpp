@@ -2,17 +2,21 @@
 // Flight Recorder view: a trace read from NCCL Flight Recorder dumps (trace::ReadAnyTrace) drawn as
 // one lane per rank with its collectives on the time axis, the incomplete ones (scheduled or
 // started, never completed) filled red and run to the end of the axis, an empty dashed slot in a
-// missing rank's lane where the others entered the collective it never joined, and the mismatch
-// list of trace::CheckTrace (Flight Recorder's classes, culprits, first divergent seq) beside it.
-// Opening dumps lands on trace::TriageModel's result (docs/triage.md): the culprits' lanes marked
-// and scrolled into view, the victims' labels dimmed, the verdict and root causes above the list.
-// Lanes scroll (only the visible ones are drawn) and "go to rank" scrolls to a lane.
+// missing rank's lane where the others entered the collective it never joined, size / dtype / kind
+// mismatches badged on the offending rank's collective, and the mismatch list of trace::CheckTrace
+// beside it. Above 64 ranks the lanes are grouped as the timeline groups them (a group lane shows
+// its members' finished and stuck collectives; click its label to expand it). Opening dumps lands on
+// trace::TriageModel's result (docs/triage.md): the culprits' groups expanded, their lanes marked and
+// scrolled into view, the victims' labels dimmed, the verdict and root causes above the list.
+// Lanes scroll (only the visible ones are drawn); "go to rank" (G focuses it) and "culprit" scroll
+// to a lane.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "app_state.hpp"
+#include "flight_view_model.hpp"
 #include "rank_palette.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/triage.hpp"
@@ -23,36 +27,28 @@ namespace shardscope::app::gui {
 inline constexpr Rgb kFlightIncomplete{225, 60, 60};
 /// Lane background of the flight view (what an empty slot shows inside its outline).
 inline constexpr Rgb kFlightLaneBackground{34, 36, 42};
-
-/// One collective of one rank on the time axis (ns relative to the view's t0).
-struct FlightSpan {
-  int64_t rank = 0, start = 0, end = 0, seq = 0;
-  bool incomplete = false;
-  std::string kind, pg, label;
-};
-
-/// A rank's empty slot at a collective it never joined (from a missing_ranks mismatch).
-struct FlightSlot {
-  int64_t rank = 0, start = 0, end = 0, seq = 0;
-  std::string pg;
-};
-
 /// Marks of a culprit lane (triage's root cause) and its label.
 inline constexpr Rgb kFlightCulprit{255, 64, 160};
+/// Badge and outline of a collective whose size, dtype or kind differs from its group's.
+inline constexpr Rgb kFlightMismatch{255, 196, 40};
 
-/// What the last Draw put on screen ("span", "slot", "mismatch", "culprit_lane": a culprit's lane
-/// when it is in view, "triage": the triage verdict box), for --geometry and the tests.
+/// What the last Draw put on screen, for --geometry and the tests: "span", "label", "slot",
+/// "mark" (label: size, dtype or kind), "row" (a lane's label cell; rank -1 for a group row, seq =
+/// the group, label the text), "culprit_lane" (a culprit's lane when it is in view: its swatch),
+/// "lanes" (the visible lane area under the axis), "goto" and "goto_culprit" (the controls),
+/// "mismatch", "triage" (the verdict box).
 struct FlightItemGeometry {
   std::string kind;
   int64_t rank = -1, seq = -1;
   bool incomplete = false;
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  std::string label;
 };
 
 /// The flight panel. Main thread only.
 class FlightPanel {
  public:
-  /// Rebuilds spans, slots and the check when the model changed. No ImGui calls.
+  /// Rebuilds spans, slots, marks, groups and the check when the model changed. No ImGui calls.
   void Prepare(const ViewContext& ctx);
   /// Draws the lanes and the mismatch list into the remaining region of the current window.
   void Draw(ViewContext& ctx);
@@ -64,21 +60,29 @@ class FlightPanel {
   const std::vector<FlightItemGeometry>& geometry() const { return geometry_; }
 
  private:
+  void DrawControls();
+  void DrawLegend();
   void DrawLanes(float width, float height);
   void DrawMismatches(float height);
+  void GoToRank(int64_t rank);
+  void RebuildRows();
 
   const void* key_model_ = nullptr;
   uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   bool active_ = false, owns_main_ = false;
-  int64_t world_ = 0, t_end_ = 1;
-  std::vector<FlightSpan> spans_;
-  std::vector<FlightSlot> slots_;
+  FlightViewData data_;
   trace::CheckResult check_;
-  std::vector<FlightItemGeometry> geometry_;
   trace::TriageResult triage_;
-  std::vector<char> is_culprit_, is_victim_;  // per rank
-  int64_t scroll_to_rank_ = -1;               // the lane to bring into view on the next Draw
+  std::vector<bool> expanded_;  // per group
+  std::vector<TimelineRow> rows_;
+  std::vector<int32_t> row_of_rank_;
+  std::vector<FlightItemGeometry> geometry_;
+  int64_t scroll_to_rank_ = -1;  // the lane to bring into view on the next Draw
+  int scroll_tries_ = 0;         // frames spent bringing it into view
+  int64_t goto_rank_ = -1;       // the rank gone to (outlined)
+  size_t next_culprit_ = 0;      // the culprit the "culprit" button goes to next
   int go_to_rank_ = 0;
+  bool focus_goto_ = false;
 };
 
 }  // namespace shardscope::app::gui

@@ -83,18 +83,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
 
 void TimelinePanel::RebuildRows() {
   rows_ = BuildRows(data_, expanded_);
-  row_of_rank_.assign(data_.lane_rank.size(), -1);
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    const TimelineRow& row = rows_[i];
-    if (row.rank >= 0 && row.rank < static_cast<int64_t>(row_of_rank_.size())) {
-      row_of_rank_[static_cast<size_t>(row.rank)] = static_cast<int32_t>(i);
-    } else if (row.rank < 0) {  // a group row: its members' row until the group is expanded
-      const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
-      for (int64_t r = g.first_rank;
-           r < g.first_rank + g.size && r < static_cast<int64_t>(row_of_rank_.size()); ++r)
-        row_of_rank_[static_cast<size_t>(r)] = static_cast<int32_t>(i);
-    }
-  }
+  row_of_rank_ = RowOfRank(rows_, data_.groups, data_.lane_rank.size());
 }
 
 float TimelinePanel::RowY(int64_t rank, float lane_h) const {

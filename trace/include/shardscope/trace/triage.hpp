@@ -24,6 +24,23 @@ struct TriageMesh {
 /// Parses "dp=8,tp=8" (names and extents, extents >= 1); throws Error(kInvalidInput) naming --mesh.
 TriageMesh ParseTriageMesh(const std::string& text);
 
+/// What issued a root's stuck collective, from a shardscope trace (or a DebugMode log) of a rank
+/// of its group given beside the dumps: the redistribute and plan step, or the op, that ran it.
+struct TriageIssuer {
+  std::string source;  ///< "trace" or "debugmode"
+  int64_t rank = -1;   ///< the rank whose record named it (-1: a DebugMode log, one rank's view)
+  bool issued = true;  ///< false: that rank never issued it; the fields say what it was inside
+  int64_t redistribute_id = -1;
+  std::string tensor;    ///< the redistributed tensor's name
+  std::string src, dst;  ///< the redistribute's placements, PyTorch notation ("S(0),R")
+  int64_t step = -1;     ///< the plan step (0-based) that issued the collective, -1 when not known
+  std::string step_src, step_dst, comm;  ///< that step's placements and collective kind
+  std::string op;                        ///< the op it served or ran, "" when none
+  int64_t program_step = -1;             ///< the op's program step (Op::step), -1 when not known
+  int64_t line = -1;                     ///< a DebugMode log's line of the redistribute, -1 for a trace
+  std::string text;                      ///< one sentence
+};
+
 /// One root cause: the ranks at fault (empty for a network hang) and the collective they broke.
 struct TriageRoot {
   std::string cls;                ///< not_enqueued, not_started, deadlock, size_mismatch, dtype_mismatch,
@@ -36,6 +53,8 @@ struct TriageRoot {
   std::string mesh_dim;        ///< mesh dims the group spans ("tp", "dp,tp"), "" without a mesh
   std::string summary;         ///< one sentence
   std::vector<std::string> evidence;
+  std::vector<int64_t> group;          ///< the process group's ranks, sorted ("" group: empty)
+  std::optional<TriageIssuer> issuer;  ///< with a trace or DebugMode log beside the dumps
 };
 
 /// Ranks of one process group that share a state at the wavefront.
@@ -70,9 +89,34 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh = {});
 
 /// Reads and triages `paths`: dump directories or files are read one file at a time with `jobs`
 /// threads (0 = every core), keeping only what triage needs; anything else is read with
-/// ReadAnyTrace. Throws Error(kInvalidInput) for a bad input, like the readers.
+/// ReadAnyTrace. Beside dumps, shardscope traces are context, not evidence: they give the mesh and
+/// name what issued each root's stuck collective (NameIssuers); without dumps they are the evidence.
+/// `context` adds models made elsewhere (a DebugMode log imported by the CLI) as context.
+/// Throws Error(kInvalidInput) for a bad input, like the readers.
 TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const TriageMesh& mesh = {},
-                         int jobs = 0);
+                         int jobs = 0, const std::vector<const Model*>& context = {});
+
+/// Names, for each root with a process group and seq, the redistribute step or op that issued its
+/// stuck collective, from `models` (shardscope traces of some ranks). A Flight Recorder seq id
+/// counts a process group's collectives from 1, so collective `seq` of the group is the seq-th
+/// collective over the same ranks in a rank's trace (the trace must cover the job from the group's
+/// first collective). The culprits' traces are tried first, then the group's other ranks. When
+/// the rank's trace has fewer, the rank never issued it: the issuer is then the redistribute left
+/// open at the trace's end, or the one after the rank's last collective on the group (issued false).
+void NameIssuers(TriageResult& result, const std::vector<const Model*>& models);
+
+/// One collective of a DebugMode log (one rank's view), in log order: the process group name it
+/// was issued on (funcol's group_name, the name Flight Recorder dumps use) and what issued it
+/// (source "debugmode", rank -1).
+struct LoggedCollective {
+  std::string group_name;
+  TriageIssuer issuer;
+};
+
+/// Names the issuer of each root not named by a trace: collective `seq` of the root's process
+/// group is the seq-th collective on that group_name in `log` (the log must cover the job from
+/// the group's first collective); none when the log holds fewer.
+void NameIssuersFromLog(TriageResult& result, const std::vector<LoggedCollective>& log);
 
 /// The report: verdict, root cause, evidence, the wavefront per group with ranks as ranges.
 std::string FormatTriageText(const TriageResult& result);
