@@ -42,7 +42,27 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
     return out;
   };
   const DiffView& view = diff.view();
+  const DiffOverlayGeometry& o = diff.overlay();
+  nlohmann::json overlay;
+  if (o.shown) {
+    nlohmann::json bars = nlohmann::json::array();
+    for (const DiffOverlayBar& b : o.bars)
+      bars.push_back({{"side", b.side == 0 ? "baseline" : "candidate"},
+                      {"lane", b.lane},
+                      {"id", b.id},
+                      {"op", b.op},
+                      {"selected", b.selected},
+                      {"rect", Rect(b.x0, b.y0, b.x1, b.y1)}});
+    overlay = {{"plot", Rect(o.x0, o.y0, o.x1, o.y1)},
+               {"view_start_ns", o.view_start_ns},
+               {"view_end_ns", o.view_end_ns},
+               {"duration_ns", {o.duration_ns[0], o.duration_ns[1]}},
+               {"lanes", o.lanes},
+               {"per_rank", o.per_rank},
+               {"bars", bars}};
+  }
   return {{"rows", rows(diff.row_geometry())},
+          {"overlay", overlay},
           {"steps", rows(diff.step_geometry())},
           {"selected_row", diff.selected_row()},
           {"summary", view.summary},
