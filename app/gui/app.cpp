@@ -367,7 +367,7 @@ const InputEvent* App::NextScriptEvent() {
   }
   if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
   const InputEvent* e = &options_.script[script_next_++];
-  script_wait_ = e->kind == InputEvent::Kind::kClick  ? 2
+  script_wait_ = e->kind == InputEvent::Kind::kClick || e->kind == InputEvent::Kind::kRightClick ? 2
                  : e->kind == InputEvent::Kind::kDrag ? kDragFrames + 2
                                                       : 0;
   since_script_ = 0;
@@ -491,6 +491,7 @@ void App::HandleKeys(double dt) {
     return;
   }
   if (taps.Count(InputKey::kCtrlF) > 0) redistribute_panels_.list.FocusSearch();
+  if (taps.Count(InputKey::kCtrlG) > 0) redistribute_panels_.timeline.FocusGoTo();
   const trace::Model* model = ActiveModel();
   if (!model || io.WantTextInput) return;
   const std::vector<int64_t>& ids = ids_;

@@ -42,7 +42,27 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
     return out;
   };
   const DiffView& view = diff.view();
+  const DiffOverlayGeometry& o = diff.overlay();
+  nlohmann::json overlay;
+  if (o.shown) {
+    nlohmann::json bars = nlohmann::json::array();
+    for (const DiffOverlayBar& b : o.bars)
+      bars.push_back({{"side", b.side == 0 ? "baseline" : "candidate"},
+                      {"lane", b.lane},
+                      {"id", b.id},
+                      {"op", b.op},
+                      {"selected", b.selected},
+                      {"rect", Rect(b.x0, b.y0, b.x1, b.y1)}});
+    overlay = {{"plot", Rect(o.x0, o.y0, o.x1, o.y1)},
+               {"view_start_ns", o.view_start_ns},
+               {"view_end_ns", o.view_end_ns},
+               {"duration_ns", {o.duration_ns[0], o.duration_ns[1]}},
+               {"lanes", o.lanes},
+               {"per_rank", o.per_rank},
+               {"bars", bars}};
+  }
   return {{"rows", rows(diff.row_geometry())},
+          {"overlay", overlay},
           {"steps", rows(diff.step_geometry())},
           {"selected_row", diff.selected_row()},
           {"summary", view.summary},
@@ -56,16 +76,44 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
 nlohmann::json TimelineJson(const TimelineGeometry& t) {
   nlohmann::json rows = nlohmann::json::array();
   for (const TimelineRowGeometry& r : t.visible) {
-    rows.push_back(
-        {{"group", r.group}, {"rank", r.rank}, {"label", r.label}, {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+    rows.push_back({{"group", r.group},
+                    {"rank", r.rank},
+                    {"label", r.label},
+                    {"pinned", r.pinned},
+                    {"rect", Rect(r.x0, r.y0, r.x1, r.y1)}});
+  }
+  nlohmann::json menu = nlohmann::json::array();
+  for (const auto& m : t.menu) menu.push_back({{"label", m.label}, {"rect", Rect(m.x0, m.y0, m.x1, m.y1)}});
+  // The measured range's contents: ns from the trace start, per rank with something in it.
+  nlohmann::json range;
+  if (t.has_measure) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RangeRankStats& r : t.range.ranks)
+      ranks.push_back({{"rank", r.rank},
+                       {"redistributes", r.redistributes},
+                       {"ops", r.ops},
+                       {"collectives", r.collectives},
+                       {"bytes_sent", r.bytes_sent},
+                       {"busy_ns", r.busy_ns}});
+    range = {{"start_ns", t.range.start_ns - t.t0_ns},
+             {"end_ns", t.range.end_ns - t.t0_ns},
+             {"redistributes", t.range.redistributes},
+             {"ops", t.range.ops},
+             {"collectives", t.range.collectives},
+             {"bytes_sent", t.range.bytes_sent},
+             {"ranks", ranks},
+             {"box", Rect(t.range_box_x0, t.range_box_y0, t.range_box_x1, t.range_box_y1)}};
   }
   return {{"plot", Rect(t.plot_x0, t.y0, t.plot_x1, t.y1)},
+          {"range", range},
           {"view_start_ns", t.view_start_ns},
           {"view_end_ns", t.view_end_ns},
           {"trace_ns", t.trace_ns},
           {"rows", t.rows},
           {"first_row", t.first_row},
           {"expanded", t.expanded},
+          {"pinned", t.pinned},
+          {"lane_menu", menu},
           {"visible_rows", rows},
           {"measure",
            t.has_measure ? nlohmann::json::array({t.measure_start_ns, t.measure_end_ns}) : nlohmann::json()},

@@ -15,7 +15,14 @@ struct KeyInfo {
 };
 constexpr KeyInfo kKeys[] = {{"Left", 0},   {"Right", 0},   {"Up", 0},  {"Down", 0}, {"Space", ' '},
                              {"Plus", '+'}, {"Minus", '-'}, {"A", 'a'}, {"D", 'd'},  {"F", 'f'},
-                             {"Escape", 0}, {"CtrlF", 0},   {"W", 'w'}, {"S", 's'},  {"CtrlQ", 0}};
+                             {"Escape", 0}, {"CtrlF", 0},   {"W", 'w'}, {"S", 's'},  {"CtrlQ", 0},
+                             {"G", 'g'},    {"CtrlG", 0},   {"0", '0'}};
+// Other names of keys: the Help menu's spelling.
+struct KeyAlias {
+  const char* name;
+  InputKey key;
+};
+constexpr KeyAlias kAliases[] = {{"Esc", InputKey::kEscape}, {"Zero", InputKey::kZero}};
 static_assert(sizeof kKeys / sizeof kKeys[0] == static_cast<size_t>(InputKey::kCount));
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
@@ -51,7 +58,9 @@ InputEvent Event(InputEvent::Kind kind, InputKey key = InputKey::kLeft) {
 
 const char* InputKeyName(InputKey key) { return kKeys[static_cast<size_t>(key)].name; }
 
-bool IsCtrlChord(InputKey key) { return key == InputKey::kCtrlF || key == InputKey::kCtrlQ; }
+bool IsCtrlChord(InputKey key) {
+  return key == InputKey::kCtrlF || key == InputKey::kCtrlG || key == InputKey::kCtrlQ;
+}
 
 char InputKeyChar(InputKey key) { return kKeys[static_cast<size_t>(key)].typed; }
 
@@ -75,13 +84,16 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
     if (token.empty()) fail("empty (tokens are separated by single commas)");
     if (EqualsNoCase(token, "wait")) {
       out.push_back(Event(InputEvent::Kind::kWait));
-    } else if (token.size() > 6 && EqualsNoCase(token.substr(0, 6), "click:")) {
-      std::string_view rest = token.substr(6);
+    } else if ((token.size() > 6 && EqualsNoCase(token.substr(0, 6), "click:")) ||
+               (token.size() > 7 && EqualsNoCase(token.substr(0, 7), "rclick:"))) {
+      const bool right = std::tolower(static_cast<unsigned char>(token[0])) == 'r';
+      std::string_view rest = token.substr(right ? 7 : 6);
       size_t colon = rest.find(':');
-      InputEvent e = Event(InputEvent::Kind::kClick);
+      InputEvent e = Event(right ? InputEvent::Kind::kRightClick : InputEvent::Kind::kClick);
       if (colon == std::string_view::npos || !ParseCoord(rest.substr(0, colon), e.x) ||
           !ParseCoord(rest.substr(colon + 1), e.y))
-        fail("a click is click:X:Y with X and Y whole pixels in 0..16384");
+        fail(right ? "a right click is rclick:X:Y with X and Y whole pixels in 0..16384"
+                   : "a click is click:X:Y with X and Y whole pixels in 0..16384");
       out.push_back(e);
     } else if (token.size() > 5 && EqualsNoCase(token.substr(0, 5), "drag:")) {
       std::string_view rest = token.substr(5);
@@ -114,9 +126,15 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
           found = true;
         }
       }
+      for (const KeyAlias& alias : kAliases) {
+        if (!found && EqualsNoCase(token, alias.name)) {
+          out.push_back(Event(InputEvent::Kind::kKey, alias.key));
+          found = true;
+        }
+      }
       if (!found)
         fail("not a key (" + InputKeyNames() +
-             "), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
+             "), click:X:Y, rclick:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

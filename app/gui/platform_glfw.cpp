@@ -49,6 +49,11 @@ int GlfwKey(InputKey key) {
       return GLFW_KEY_S;
     case InputKey::kCtrlQ:
       return GLFW_KEY_Q;
+    case InputKey::kG:
+    case InputKey::kCtrlG:
+      return GLFW_KEY_G;
+    case InputKey::kZero:
+      return GLFW_KEY_0;
     case InputKey::kCount:
       break;
   }
@@ -56,7 +61,7 @@ int GlfwKey(InputKey key) {
 }
 
 // Whether some Ctrl chord uses `key` (then the key with Ctrl held is only the chord).
-bool HasChord(int key) { return key == GLFW_KEY_F || key == GLFW_KEY_Q; }
+bool HasChord(int key) { return key == GLFW_KEY_F || key == GLFW_KEY_G || key == GLFW_KEY_Q; }
 
 }  // namespace
 
@@ -69,8 +74,8 @@ void Platform::OnKeyEvent(GLFWwindow* window, int key, int /*scancode*/, int act
   if (!self || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
   if (key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD) key = GLFW_KEY_KP_ADD;  // '+' with or without shift
   if (key == GLFW_KEY_KP_SUBTRACT) key = GLFW_KEY_MINUS;
-  // A Ctrl chord (Ctrl+F: the search box, not the timeline's F; Ctrl+Q: quit) counts only as the
-  // chord, and a plain letter never as one.
+  // A Ctrl chord (Ctrl+F: the search box, not the timeline's F; Ctrl+G: go to rank; Ctrl+Q: quit) counts only
+  // as the chord, and a plain letter never as one.
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
   for (int k = 0; k < static_cast<int>(InputKey::kCount); ++k) {
     const auto input = static_cast<InputKey>(k);
@@ -146,10 +151,13 @@ void Platform::NewFrame(const InputEvent* injected, bool park_mouse) {
     ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_PRESS, mods);
     if (char c = InputKeyChar(injected->key)) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));
     ImGui_ImplGlfw_KeyCallback(window_, key, 0, GLFW_RELEASE, mods);
-  } else if (injected && injected->kind == InputEvent::Kind::kClick) {
+  } else if (injected && (injected->kind == InputEvent::Kind::kClick ||
+                          injected->kind == InputEvent::Kind::kRightClick)) {
     script_mouse_ = std::make_pair(injected->x, injected->y);
-    ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
-    ImGui_ImplGlfw_MouseButtonCallback(window_, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
+    const int button =
+        injected->kind == InputEvent::Kind::kClick ? GLFW_MOUSE_BUTTON_LEFT : GLFW_MOUSE_BUTTON_RIGHT;
+    ImGui_ImplGlfw_MouseButtonCallback(window_, button, GLFW_PRESS, 0);
+    ImGui_ImplGlfw_MouseButtonCallback(window_, button, GLFW_RELEASE, 0);
     release_pending_ = 2;
   } else if (injected && injected->kind == InputEvent::Kind::kType) {
     for (char c : injected->text) ImGui_ImplGlfw_CharCallback(window_, static_cast<unsigned>(c));

@@ -338,10 +338,42 @@ void PlaceColumns(ProgramView& view, const ProgramMetrics& metrics, size_t input
   const float input_w = static_cast<float>(input_chars) * metrics.char_w + 12.0f;
   view.lane_x0 = kPad + input_w + 12.0f;
   view.label_x0 = view.lane_x0 + static_cast<float>(view.lanes) * kLaneStep + 10.0f;
+  auto edge_w = [&](const ProgramEdge& e) {
+    return TextW(e.label, metrics) + 8.0f + (e.marker.empty() ? 0.0f : TextW(e.marker, metrics) + 18.0f);
+  };
   float label_w = 0;
-  for (const ProgramEdge& e : view.edges) {
-    float w = TextW(e.label, metrics) + 8.0f + (e.marker.empty() ? 0.0f : TextW(e.marker, metrics) + 18.0f);
-    label_w = std::max(label_w, w);
+  for (const ProgramEdge& e : view.edges) label_w = std::max(label_w, edge_w(e));
+  // Fit the panel: the label column gives way first (badges, then labels, cut), then the nodes.
+  const float fixed = view.label_x0 + 16.0f + kPad;
+  if (metrics.width > 0 && fixed + label_w + node_w > metrics.width) {
+    const float min_label = 18 * metrics.char_w, min_node = 28 * metrics.char_w + 16.0f;
+    const float budget = metrics.width - fixed;
+    const float want_label = std::max(min_label, std::min(label_w, budget - node_w));
+    if (want_label < label_w) {
+      label_w = 0;
+      for (ProgramEdge& e : view.edges) {
+        const auto chars = [&](float w) { return static_cast<size_t>(std::max(0.0f, w / metrics.char_w)); };
+        if (!e.marker.empty()) {
+          const size_t room = std::max<size_t>(10, chars(want_label - TextW(e.label, metrics) - 26.0f));
+          if (e.marker.size() > room) e.marker_full = e.marker, e.marker = Cut(e.marker, room);
+        }
+        const size_t label_room = std::max<size_t>(
+            8, chars(want_label - 8.0f - (e.marker.empty() ? 0.0f : TextW(e.marker, metrics) + 18.0f)));
+        e.label = Cut(e.label, label_room);
+        label_w = std::max(label_w, edge_w(e));
+      }
+    }
+    const float want_node = std::max(min_node, std::min(node_w, budget - label_w));
+    if (want_node < node_w) {
+      node_w = want_node;
+      const size_t chars = static_cast<size_t>((node_w - 16.0f) / metrics.char_w);
+      for (ProgramNode& n : view.nodes) {
+        if (n.kind == ProgramNode::Kind::kInput) continue;
+        for (auto& line : n.lines) line = Cut(line, chars);
+        for (auto& row : n.input_rows) row = Cut(row, chars > 4 ? chars - 4 : chars);
+        for (auto& row : n.output_rows) row = Cut(row, chars);
+      }
+    }
   }
   view.node_x0 = view.label_x0 + label_w + 16.0f;
   for (ProgramNode& n : view.nodes) {

@@ -62,6 +62,7 @@ struct ProgramEdge {
   /// "S(0)->R all_gather #3", "" without a redistribute. An imported one adds both plans:
   /// "... | shardscope S(0)->R | PyTorch S(0)->R", plus " | differs" (the verdict) when not the same.
   std::string marker;
+  std::string marker_full;        ///< the whole marker when `marker` was cut to fit the panel ("" if not)
   bool imported_differs = false;  ///< imported, and the recorded plan is not shardscope's
   // Geometry: the edge runs from the producer's port along lane x, then to the consumer's port.
   float lane_x = 0, y_from = 0, y_to = 0, x_to = 0;
@@ -73,6 +74,10 @@ struct ProgramEdge {
 struct ProgramMetrics {
   float char_w = 7.0f;   ///< width of one character (the default ImGui font is monospaced)
   float line_h = 17.0f;  ///< height of one text row
+  /// Width the graph should fit (the panel's, pixels; 0: no limit). When the natural layout is
+  /// wider, edge labels and badges, then node texts, are cut ("...") down to a minimum so that
+  /// the op boxes stay in view; the details and tooltips keep every word.
+  float width = 0;
 };
 
 /// The whole graph. nodes: inputs and program steps; steps in program order.

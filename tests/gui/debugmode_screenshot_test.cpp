@@ -107,3 +107,96 @@ TEST_CASE("debugmode: Ctrl+F and typing a verdict lists exactly those redistribu
   CHECK(listed == corrupting);
   CHECK(geo["search"]["query"] == "corrupting_merge");
 }
+
+namespace {
+
+// A DebugMode dump of 15 ops on one [1, 96, 8] activation of a 2x2 mesh: a chain of pointwise ops,
+// every fourth a layer_norm whose input DebugMode redistributed from S(1),R to R,R.
+std::string FifteenOpDump() {
+  std::ostringstream out;
+  out << "  [nn.Mod] Model\n";
+  out << "    aten::view(dt$0: f32[1, 96, 8]| S(1)R, [1, 96, 8])  ->  dt$1: f32[1, 96, 8]| S(1)R\n";
+  const char* ops[] = {"aten::gelu", "aten::relu", "aten::layer_norm", "aten::tanh"};
+  int prev = 1, t = 100;
+  for (int i = 0; i < 14; ++i) {
+    const std::string op = ops[i % 4];
+    const int next = prev + 1;
+    if (op == "aten::layer_norm") {
+      out << "    " << op << "(dt$" << prev << ": f32[1, 96, 8]| S(1)R, [8])  ->  dt$" << next
+          << ": f32[1, 96, 8]| S(1)R\n";
+      out << "      redistribute_input [implicit] (0, S(1)R -> RR)\n";
+      out << "        redistribute_input(t$" << t << ": f32[1, 48, 8], trace: S(1)R->RR)\n";
+      out << "          _c10d_functional::all_gather_into_tensor(t$" << t << ": f32[1, 48, 8], 2, 1)  ->  t$"
+          << t + 1 << ": f32[2, 48, 8]\n";
+      out << "          _c10d_functional::wait_tensor(t$" << t + 1 << ": f32[2, 48, 8])  ->  t$" << t + 1
+          << ": f32[2, 48, 8]\n";
+      t += 2;
+    } else {
+      out << "    " << op << "(dt$" << prev << ": f32[1, 96, 8]| S(1)R)  ->  dt$" << next
+          << ": f32[1, 96, 8]| S(1)R\n";
+    }
+    prev = next;
+  }
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "debugmode: a 15-op program opens with its op boxes in the panel, a 96x8 layout and costs explained",
+    "[gui][program][debugmode]") {
+  fs::path dir = TempDir("debugmode_fit");
+  shardscope::program::ImportOptions options;
+  options.mesh = engine::Mesh({2, 2}, {"dp", "tp"});
+  options.trace_dir = dir / "dm15";
+  fs::remove_all(options.trace_dir);
+  const auto result = shardscope::program::ImportDebugMode(FifteenOpDump(), options);
+  const trace::Model model = trace::ReadTraceDir(options.trace_dir);
+  REQUIRE(model.OpIds().size() == 15);
+  REQUIRE(!model.RedistributeIds().empty());
+  for (const char* size : {"1280x720", "1600x1000"}) {
+    DYNAMIC_SECTION(size) {
+      auto geo = Shoot(dir, options.trace_dir.string() + " --size " + size);
+      const nlohmann::json* graph = nullptr;
+      for (const auto& item : geo["program"])
+        if (item["kind"] == "graph") graph = &item;
+      REQUIRE(graph != nullptr);
+      const float gx0 = (*graph)["rect"][0], gx1 = (*graph)["rect"][2];
+      // Op boxes and badges on screen lie inside the graph's width: nothing to scroll to the right.
+      int ops = 0, markers = 0;
+      for (const auto& item : geo["program"]) {
+        if (item["kind"] != "op" && item["kind"] != "marker") continue;
+        INFO(item.dump());
+        ops += item["kind"] == "op" ? 1 : 0;
+        markers += item["kind"] == "marker" ? 1 : 0;
+        CHECK(item["rect"][0].get<float>() >= gx0);
+        CHECK(item["rect"][2].get<float>() <= gx1);
+      }
+      CHECK(ops >= 2);
+      if (std::string(size) == "1600x1000") CHECK(markers >= 1);  // op 3's badge is on screen there
+      // The layout of the [1, 96, 8] activation shows dims 1 and 2 (96 x 8), not a 1-row strip.
+      REQUIRE(!geo["canvases"].empty());
+      for (const auto& c : geo["canvases"]) {
+        CHECK(c["row_dim"] == 1);
+        CHECK(c["col_dim"] == 2);
+        CHECK(c["rows"] == 96);
+        CHECK(c["cols"] == 8);
+      }
+    }
+  }
+  // The selected op's candidate table says what its costs count, inside the details panel.
+  REQUIRE(!model.OpsWithId(3).front()->op.candidates.empty());  // layer_norm's strategies
+  {
+    auto geo = Shoot(dir, options.trace_dir.string() + " --view program --select-op 3 --size 1280x720");
+    bool note = false;
+    for (const auto& item : geo["program"]) {
+      if (item["kind"] != "cost_note") continue;
+      note = true;
+      CHECK(item["op_id"] == 3);
+      CHECK(item["rect"][2].get<float>() <= geo["width"].get<float>());
+      CHECK(item["rect"][3].get<float>() > item["rect"][1].get<float>());
+    }
+    CHECK(note);
+  }
+  (void)result;
+}

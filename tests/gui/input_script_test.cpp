@@ -50,16 +50,56 @@ TEST_CASE("input scripts (--keys): CtrlF is Ctrl+F, apart from F", "[gui][input]
   CHECK(InputKeyChar(InputKey::kCtrlF) == 0);  // types nothing into a focused text box
 }
 
+TEST_CASE("input scripts (--keys): every key the Help menu lists can be pressed", "[gui][input]") {
+  // Help: "F, 0", "G or Ctrl+G", "Esc", "W / S, + / -", "A / D", Ctrl+F, Ctrl+Q, Space, arrows.
+  auto s = ParseInputScript("G,CtrlG,0,Zero,Esc,Escape,ctrlg,g");
+  REQUIRE(s.size() == 8);
+  CHECK(s[0].key == InputKey::kG);
+  CHECK(s[1].key == InputKey::kCtrlG);
+  CHECK(s[2].key == InputKey::kZero);
+  CHECK(s[3].key == InputKey::kZero);
+  CHECK(s[4].key == InputKey::kEscape);
+  CHECK(s[5].key == InputKey::kEscape);
+  CHECK(s[6].key == InputKey::kCtrlG);
+  CHECK(s[7].key == InputKey::kG);
+  for (const auto& e : s) CHECK(e.kind == InputEvent::Kind::kKey);
+  // The timeline reads G and 0 as the characters they type; Ctrl+G types none.
+  CHECK(InputKeyChar(InputKey::kG) == 'g');
+  CHECK(InputKeyChar(InputKey::kZero) == '0');
+  CHECK(InputKeyChar(InputKey::kCtrlG) == 0);
+  CHECK(shardscope::app::gui::IsCtrlChord(InputKey::kCtrlG));
+  CHECK(!shardscope::app::gui::IsCtrlChord(InputKey::kG));
+  // Every key name parses back to its key.
+  for (int k = 0; k < static_cast<int>(InputKey::kCount); ++k) {
+    const auto key = static_cast<InputKey>(k);
+    auto one = ParseInputScript(shardscope::app::gui::InputKeyName(key));
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].key == key);
+  }
+}
+
 TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gui][input]") {
   CHECK(message("Down,Dwn") ==
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
-                    "A, D, F, Escape, CtrlF, W, S, CtrlQ), click:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, "
+                    "A, D, F, Escape, CtrlF, W, S, CtrlQ, G, CtrlG, 0), click:X:Y, rclick:X:Y, "
+                    "drag:X0:Y0:X1:Y1, type:TEXT, "
                     "drop:PATH or wait"));
   CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
   CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
   CHECK(message("click:-1:5").find("token 1") == 0);
   CHECK(message("click:1:2x").find("token 1") == 0);
   CHECK(message("").find("token 1 '': empty") == 0);
+}
+
+TEST_CASE("input scripts (--keys): right clicks at pixels", "[gui][input]") {
+  auto s = ParseInputScript("rclick:30:40,click:1:2,RClick:5:6");
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].kind == InputEvent::Kind::kRightClick);
+  CHECK(s[0].x == 30);
+  CHECK(s[0].y == 40);
+  CHECK(s[1].kind == InputEvent::Kind::kClick);
+  CHECK(s[2].kind == InputEvent::Kind::kRightClick);
+  CHECK(message("rclick:3").find("token 1 'rclick:3': a right click is rclick:X:Y") == 0);
 }
 
 TEST_CASE("input scripts (--keys): drags from one pixel to another, typed text", "[gui][input]") {

@@ -189,3 +189,26 @@ TEST_CASE("go to rank: out of range is said, in range reaches timeline, layout a
     }
   }
 }
+
+TEST_CASE("the documented keys G, Ctrl+G and 0 can be pressed by a script", "[gui][input][navigation]") {
+  fs::path dir = TempDir("keys_g0");
+  fs::path t = WideTrace(dir);
+  SECTION("0 fits the whole trace after zooming in") {
+    const auto tl = Shoot(dir, t.string() + " --keys W,W,W,D,D,0")["timeline"];
+    // Fit: from the trace start to 2% past its end (the same view the trace opens on).
+    const double trace_ns = tl["trace_ns"];
+    CHECK(tl["view_start_ns"].get<double>() == 0);
+    CHECK(tl["view_end_ns"].get<double>() == Approx(trace_ns * 1.02).epsilon(1e-9));
+  }
+  for (const char* key : {"G", "CtrlG"}) {
+    DYNAMIC_SECTION(key << " opens go to rank") {
+      auto geo = Shoot(dir, t.string() + " --keys " + key + ",wait,wait,wait,type:45");
+      CHECK(geo["timeline"]["goto_rank"] == 45);
+      CHECK(geo["mesh"]["focus_rank"] == 45);
+    }
+  }
+  SECTION("without G, typed digits go nowhere") {
+    auto geo = Shoot(dir, t.string() + " --keys type:45");
+    CHECK(geo["timeline"]["goto_rank"] == -1);
+  }
+}

@@ -1,6 +1,7 @@
 #include "panels/diff_panel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <tuple>
 
@@ -43,6 +44,13 @@ void DiffPanel::Prepare(const trace::Model* baseline, const std::string& baselin
     built_ = baseline && candidate;
     diff_ = built_ ? BuildDiffView(*baseline, *candidate) : DiffView{};
     totals_ = built_ ? CompareKindTotals(*baseline, *candidate) : std::vector<KindTotals>{};
+    for (int k = 0; k < 2; ++k) {
+      const trace::Model* m = k == 0 ? baseline : candidate;
+      timelines_[k] = built_ ? BuildTimeline(*m) : TimelineData{};
+    }
+    const int64_t longest =
+        std::max(timelines_[0].t1 - timelines_[0].t0, timelines_[1].t1 - timelines_[1].t0);
+    overlay_start_ = 0, overlay_end_ = static_cast<double>(std::max<int64_t>(longest, 1)) * 1.02;
     selected_ = -1;
     steps_row_ = -2;
   }
@@ -170,6 +178,148 @@ void DiffPanel::DrawTotals(float height) {
   ImGui::EndChild();
 }
 
+void DiffPanel::DrawOverlay(float height) {
+  ImGui::BeginChild("##diff_overlay", ImVec2(0, height), true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  static constexpr Rgb kSide[2] = {{90, 150, 230}, {240, 150, 60}};
+  ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "Timelines, overlaid");
+  ImGui::SameLine();
+  for (int k = 0; k < 2; ++k) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetTextLineHeight();
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), Im(kSide[k]));
+    ImGui::Dummy(ImVec2(h, h));
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s %s%s", k == 0 ? "baseline (upper half)" : "candidate (lower half)",
+                        FormatTimeNs(static_cast<double>(timelines_[k].t1 - timelines_[k].t0)).c_str(),
+                        k == 0 ? "," : "");
+    ImGui::SameLine();
+  }
+  ImGui::TextDisabled("(time from each run's first event; selected pair bright; click a bar to select)");
+  const DiffRow* row = SelectedRow();
+  const int64_t sel[2] = {row && row->baseline_id ? *row->baseline_id : -1,
+                          row && row->candidate_id ? *row->candidate_id : -1};
+  // Lanes: one per rank up to 32 ranks, else one lane holding every rank's bars.
+  const int64_t ranks =
+      static_cast<int64_t>(std::max(timelines_[0].lane_rank.size(), timelines_[1].lane_rank.size()));
+  const bool per_rank = ranks <= 32;
+  const int64_t lanes = per_rank ? std::max<int64_t>(ranks, 1) : 1;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y = std::max(avail.y, 30.0f);
+  ImGui::InvisibleButton("##overlay_canvas", avail);
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  constexpr float kAxis = 16.0f, kLabels = 40.0f;
+  const float x0 = origin.x + kLabels, x1 = origin.x + avail.x - 4, y0 = origin.y + kAxis;
+  const float y1 = origin.y + avail.y;
+  const float lane_h = std::max(4.0f, (y1 - y0) / static_cast<float>(lanes));
+  ImGuiIO& io = ImGui::GetIO();
+  double span = std::max(1.0, overlay_end_ - overlay_start_);
+  // Wheel zooms around the pointer, as on the main timeline.
+  if (hovered && io.MouseWheel != 0.0f && io.MousePos.x >= x0) {
+    const double at = overlay_start_ + (io.MousePos.x - x0) / std::max(1.0f, x1 - x0) * span;
+    const double factor = std::pow(0.8, io.MouseWheel);
+    overlay_start_ = at - (at - overlay_start_) * factor;
+    overlay_end_ = overlay_start_ + span * factor;
+    span = std::max(1.0, overlay_end_ - overlay_start_);
+  }
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  auto to_x = [&](double t) { return x0 + static_cast<float>((t - overlay_start_) / span * (x1 - x0)); };
+  // Axis.
+  const double raw = span / 8.0;
+  const double p10 = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  double tick = 10 * p10;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * p10) {
+      tick = m * p10;
+      break;
+    }
+  }
+  list->PushClipRect(ImVec2(x0, origin.y), ImVec2(x1, y1), true);
+  for (double t = std::ceil(overlay_start_ / tick) * tick; t <= overlay_end_; t += tick) {
+    const float x = to_x(t);
+    list->AddLine(ImVec2(x, y0 - 4), ImVec2(x, y1), IM_COL32(255, 255, 255, 22));
+    list->AddText(ImVec2(x + 2, origin.y), IM_COL32(170, 170, 180, 255), FormatTimeNs(t).c_str());
+  }
+  list->PopClipRect();
+  overlay_ = {};
+  overlay_.shown = true;
+  overlay_.x0 = x0, overlay_.y0 = y0, overlay_.x1 = x1, overlay_.y1 = y1;
+  overlay_.view_start_ns = overlay_start_, overlay_.view_end_ns = overlay_end_;
+  overlay_.lanes = lanes, overlay_.per_rank = per_rank;
+  const DiffOverlayBar* hit = nullptr;
+  std::vector<DiffOverlayBar> hits;
+  list->PushClipRect(ImVec2(origin.x, y0), ImVec2(x1, y1), true);
+  const int64_t min_ns = std::max<int64_t>(1, static_cast<int64_t>(span / std::max(1.0f, x1 - x0)));
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    const float ly = y0 + static_cast<float>(lane) * lane_h;
+    if (per_rank && lane_h >= 10) {
+      const std::string label = "r" + std::to_string(lane);
+      list->AddText(ImVec2(origin.x + 2, ly + (lane_h - ImGui::GetTextLineHeight()) / 2),
+                    IM_COL32(220, 220, 225, 255), label.c_str());
+    }
+    if (lane > 0) list->AddLine(ImVec2(x0, ly), ImVec2(x1, ly), IM_COL32(255, 255, 255, 30));
+    for (int k = 0; k < 2; ++k) {
+      const TimelineData& d = timelines_[k];
+      const float top = ly + 1 + (k == 0 ? 0 : lane_h / 2), bottom = ly + (k == 0 ? lane_h / 2 : lane_h - 1);
+      for (const bool op : {true, false}) {
+        std::vector<TimelineSpan> merged;
+        const std::vector<TimelineSpan>* spans = nullptr;
+        if (per_rank) {
+          const auto& lanes_of = op ? d.ops : d.bars;
+          if (lane >= static_cast<int64_t>(lanes_of.size())) continue;
+          spans = &lanes_of[static_cast<size_t>(lane)];
+        } else {
+          for (const auto& l : op ? d.ops : d.bars) merged.insert(merged.end(), l.begin(), l.end());
+          std::sort(merged.begin(), merged.end(),
+                    [](const TimelineSpan& a, const TimelineSpan& b) { return a.start < b.start; });
+          spans = &merged;
+        }
+        const int64_t vs = d.t0 + static_cast<int64_t>(overlay_start_),
+                      ve = d.t0 + static_cast<int64_t>(overlay_end_);
+        ForEachLodItem(*spans, 0, vs, ve, min_ns, [&](size_t i, size_t count, int64_t a, int64_t b) {
+          const TimelineSpan& sp = (*spans)[i];
+          const bool selected = !op && count == 1 && sp.redistribute_id == sel[k];
+          float bx0 = std::max(to_x(static_cast<double>(a - d.t0)), x0 - 2);
+          float bx1 = std::min(to_x(static_cast<double>(b - d.t0)), x1 + 2);
+          if (bx1 - bx0 < 1.0f) bx1 = bx0 + 1.0f;
+          const Rgb c = op ? Rgb{60, 110, 110} : kSide[k];
+          list->AddRectFilled(ImVec2(bx0, top), ImVec2(bx1, bottom), Im(c, selected ? 255 : 150));
+          if (selected) list->AddRect(ImVec2(bx0, top), ImVec2(bx1, bottom), IM_COL32(255, 255, 255, 230));
+          DiffOverlayBar bar{k, per_rank ? lane : 0, sp.redistribute_id, op, selected, bx0, top, bx1, bottom};
+          if (count == 1 && overlay_.bars.size() < 2000) overlay_.bars.push_back(bar);
+          if (count == 1 && !op && io.MousePos.x >= bx0 && io.MousePos.x < bx1 && io.MousePos.y >= top &&
+              io.MousePos.y < bottom)
+            hits.push_back(bar);
+        });
+      }
+    }
+  }
+  list->PopClipRect();
+  for (int k = 0; k < 2; ++k) overlay_.duration_ns[k] = timelines_[k].t1 - timelines_[k].t0;
+  if (!hits.empty()) hit = &hits.back();
+  if (hit && hovered) {
+    ImGui::BeginTooltip();
+    ImGui::Text("%s: redistribute #%lld on %s", hit->side == 0 ? "baseline" : "candidate",
+                static_cast<long long>(hit->id),
+                per_rank ? ("r" + std::to_string(hit->lane)).c_str() : "some rank");
+    ImGui::TextDisabled("click: select its row");
+    ImGui::EndTooltip();
+  }
+  if (hit && clicked) {  // select the row holding that redistribute on that side
+    for (size_t i = 0; i < diff_.rows.size(); ++i) {
+      const auto& id = hit->side == 0 ? diff_.rows[i].baseline_id : diff_.rows[i].candidate_id;
+      if (id && *id == hit->id) {
+        if (static_cast<int64_t>(i) != selected_) step_ = 0;
+        selected_ = static_cast<int64_t>(i);
+        scroll_to_selected_ = true;
+        break;
+      }
+    }
+  }
+  ImGui::EndChild();
+}
+
 std::vector<DiffCanvasGeometry> DiffPanel::canvases() const {
   std::vector<DiffCanvasGeometry> out;
   for (int k = 0; k < 2; ++k)
@@ -218,9 +368,15 @@ void DiffPanel::Draw() {
   float rows_h = fit(line + row * static_cast<float>(diff_.rows.size() + 1) + frame, 90.0f, 0.28f);
   float diffs_h = fit(line * static_cast<float>(lines + 1) + frame, 60.0f, 0.20f);
   float steps_h = fit(line + row * static_cast<float>(steps_.size() + 1) + frame, 80.0f, 0.22f);
+  const size_t overlay_lanes = std::max(timelines_[0].lane_rank.size(), timelines_[1].lane_rank.size());
+  const float overlay_h = fit(
+      line + 16 + 22.0f * static_cast<float>(overlay_lanes <= 32 ? std::max<size_t>(overlay_lanes, 1) : 2) +
+          frame,
+      70.0f, 0.20f);
   float gap = ImGui::GetStyle().ItemSpacing.x;
   DrawRows(rows_h);
   DrawDifferences(diffs_h);
+  DrawOverlay(overlay_h);
   float half = (avail.x - gap) * 0.5f;
   const float compare_h = fit(
       line + row * static_cast<float>(std::max(compare_.size(), totals_.size()) + 1) + frame, 80.0f, 0.24f);

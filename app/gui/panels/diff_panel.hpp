@@ -15,6 +15,7 @@
 #include "diff_view_model.hpp"
 #include "input_script.hpp"
 #include "panels/layout_panel.hpp"
+#include "timeline_model.hpp"
 
 namespace shardscope::app::gui {
 
@@ -26,6 +27,26 @@ struct DiffRowGeometry {
   std::optional<int64_t> baseline_id, candidate_id;
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;      ///< the whole row, window pixels
   float mx0 = 0, my0 = 0, mx1 = 0, my1 = 0;  ///< the colour stripe (zero size on an unmarked row)
+};
+
+/// The overlaid timelines as the last Draw showed them: one time axis from each run's first event,
+/// each lane's upper half the baseline's redistribute bars and its lower half the candidate's.
+struct DiffOverlayBar {
+  int side = 0;      ///< 0 baseline, 1 candidate
+  int64_t lane = 0;  ///< rank (or 0 for the all-ranks lane)
+  int64_t id = 0;    ///< redistribute id (or op id when op)
+  bool op = false;
+  bool selected = false;  ///< part of the selected pair
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+struct DiffOverlayGeometry {
+  bool shown = false;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  ///< the plot (under the axis, right of the labels)
+  double view_start_ns = 0, view_end_ns = 0;
+  int64_t duration_ns[2] = {0, 0};  ///< each run's last event end - its first event start
+  int64_t lanes = 0;
+  bool per_rank = true;              ///< false: one lane holds every rank's bars (many ranks)
+  std::vector<DiffOverlayBar> bars;  ///< unmerged bars drawn (the first 2000)
 };
 
 /// A layout canvas of one side.
@@ -62,6 +83,7 @@ class DiffPanel {
   /// The selected pair compared side by side, and the runs' per-kind totals (as drawn).
   const std::vector<DiffCompareRow>& compare() const { return compare_; }
   const std::vector<KindTotals>& totals() const { return totals_; }
+  const DiffOverlayGeometry& overlay() const { return overlay_; }
 
  private:
   struct Side {
@@ -80,6 +102,7 @@ class DiffPanel {
   void DrawDifferences(float height);
   void DrawCompare(float width, float height);
   void DrawTotals(float height);
+  void DrawOverlay(float height);
   void DrawSteps(int side, float width, float height);
   void DrawLayout(int side, float width, float height);
   const DiffRow* SelectedRow() const {
@@ -99,6 +122,9 @@ class DiffPanel {
   std::vector<DiffCompareRow> compare_;
   std::vector<KindTotals> totals_;
   bool scroll_to_selected_ = false;
+  TimelineData timelines_[2];                   ///< each side's lanes (BuildTimeline)
+  double overlay_start_ = 0, overlay_end_ = 1;  ///< the overlay's visible range, ns from each run's start
+  DiffOverlayGeometry overlay_;
   std::vector<DiffRowGeometry> row_geometry_, step_geometry_;
 };
 

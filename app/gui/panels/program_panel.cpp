@@ -1,6 +1,8 @@
 #include "panels/program_panel.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 
 #include <imgui.h>
@@ -72,7 +74,8 @@ void OutputsTable(const trace::Op& op, int64_t rank, ImGuiTableFlags flags) {
 }
 
 // The op's candidate strategies, the chosen one highlighted.
-void CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
+// Returns the rectangle of the note on what the costs count (for --geometry).
+std::array<float, 4> CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
   ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
   // What the costs count (a chosen 0.00 us beside candidates at tens of us reads as a bug otherwise).
   ImGui::PushTextWrapPos(0.0f);
@@ -81,6 +84,7 @@ void CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
       "(PyTorch redistribute_cost, us); the op's own compute is not counted, so a "
       "strategy that takes the inputs as they are costs 0");
   ImGui::PopTextWrapPos();
+  const ImVec2 note0 = ImGui::GetItemRectMin(), note1 = ImGui::GetItemRectMax();
   if (ImGui::BeginTable("##op_candidates", 4, flags | ImGuiTableFlags_ScrollY, ImVec2(0, 0))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     SetupColumns({"#", "inputs", "outputs", "cost"});
@@ -101,13 +105,15 @@ void CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
     }
     ImGui::EndTable();
   }
+  return {note0.x, note0.y, note1.x, note1.y};
 }
 
 }  // namespace
 
 void ProgramPanel::Prepare(const ViewContext& ctx) {
   if (ctx.model == key_model_ && ctx.model_serial == key_serial_ &&
-      metrics_.char_w == built_metrics_.char_w && metrics_.line_h == built_metrics_.line_h)
+      metrics_.char_w == built_metrics_.char_w && metrics_.line_h == built_metrics_.line_h &&
+      metrics_.width == built_metrics_.width)
     return;
   key_model_ = ctx.model, key_serial_ = ctx.model_serial;
   built_metrics_ = metrics_;
@@ -147,8 +153,15 @@ void ProgramPanel::Draw(ViewContext& ctx) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float details_w = std::clamp(avail.x * 0.38f, 300.0f, 620.0f);
   if (avail.x < 700) details_w = 0;  // narrow: graph only, details below are not shown
-  ImGui::BeginChild("##program_graph", ImVec2(details_w > 0 ? avail.x - details_w - 6 : 0, 0), false,
+  const float graph_w = details_w > 0 ? avail.x - details_w - 6 : avail.x;
+  // The layout fits the graph's width (beside the vertical scrollbar): op boxes in view on open.
+  metrics_.width = std::floor(std::max(200.0f, graph_w - ImGui::GetStyle().ScrollbarSize - 4));
+  ImGui::BeginChild("##program_graph", ImVec2(details_w > 0 ? graph_w : 0, 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
+  {
+    const ImVec2 p = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    geometry_.push_back({"graph", -1, -1, -1, "", p.x, p.y, p.x + size.x, p.y + size.y});
+  }
   DrawGraph(ctx);
   ImGui::EndChild();
   if (details_w > 0) {
@@ -243,7 +256,7 @@ void ProgramPanel::DrawBadges(GraphFrame& f, Selection& sel) {
       ImGui::SetTooltip(
           "implicit redistribute #%lld of %s: %s -> %s\n%s\nclick: open it in the inspector and layout",
           static_cast<long long>(e.redistribute_id), e.tensor.c_str(), JoinPlacements(e.placements).c_str(),
-          JoinPlacements(e.required).c_str(), e.marker.c_str());
+          JoinPlacements(e.required).c_str(), (e.marker_full.empty() ? e.marker : e.marker_full).c_str());
       if (f.clicked && !f.click_taken) {
         SelectRedistribute(sel, e.redistribute_id);
         sel.op_id = view_.nodes[static_cast<size_t>(e.to_node)].op_id;
@@ -349,7 +362,8 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   ImGui::Spacing();
   OutputsTable(op, n.op->rank, flags);
   ImGui::Spacing();
-  CandidatesTable(op, flags);
+  const auto note = CandidatesTable(op, flags);
+  geometry_.push_back({"cost_note", op.id, -1, -1, "", note[0], note[1], note[2], note[3]});
 }
 
 // The op's inputs: current and required placements, and a button opening each implicit redistribute.

@@ -2,6 +2,7 @@
 // sub-pixel spans merged (ForEachLodItem), their labels, and the tooltip of the hovered item.
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -55,12 +56,12 @@ int64_t MaxLen(const std::vector<Span>& spans, double view_span) {
 void TimelinePanel::DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f, bool hovered, Hit& hit) {
   const ImGuiIO& io = ImGui::GetIO();
   const float lane_h = f.lane_h, plot_w = std::max(10.0f, f.x1 - f.x0);
-  const size_t first = static_cast<size_t>(scroll_y_ / lane_h);
-  const size_t last =
-      std::min(rows_.size(), static_cast<size_t>((scroll_y_ + (f.bottom - f.y0)) / lane_h) + 1);
   const int64_t min_ns = std::max<int64_t>(1, static_cast<int64_t>(f.span / plot_w));  // one pixel
   const int64_t world = ctx.world();
-  std::vector<Quad> quads;
+  // Pinned rows and scrolled rows are clipped apart: a scrolled row slides under the pinned ones.
+  std::vector<Quad> pinned_quads, scrolled_quads;
+  std::vector<Quad>* quads_ptr = &scrolled_quads;
+  float clip_top = f.y0, clip_bottom = f.bottom;
   // One pass over a row's spans: pass 0 op bars, 1 redistribute bars, 2 collectives.
   auto draw = [&](const auto& spans, int pass, float top, float bottom, const TimelineRow& row) {
     ForEachLodItem(
@@ -79,19 +80,22 @@ void TimelinePanel::DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f
             color = CollectiveKindColor(SpanCollective(*ctx.model, s).kind);
           }
           // Merged sub-pixel spans are hatched (zoom in to separate them).
-          quads.push_back(
+          quads_ptr->push_back(
               MakeQuad(sx0, top, sx1, bottom, color, count > 1 ? QuadStyle::kHatch : QuadStyle::kSolid));
-          if (hovered && io.MousePos.x >= sx0 && io.MousePos.x < sx1 && io.MousePos.y >= top &&
-              io.MousePos.y < bottom) {
+          if (hovered && io.MousePos.x >= sx0 && io.MousePos.x < sx1 &&
+              io.MousePos.y >= std::max(top, clip_top) && io.MousePos.y < std::min(bottom, clip_bottom)) {
             hit = Hit{&s, nullptr, count, a, b, row};
             if constexpr (std::is_same_v<std::decay_t<decltype(spans[i])>, GroupSpan>)
               hit.group_span = &spans[i];
           }
         });
   };
-  for (size_t r = first; r < last; ++r) {
+  for (size_t r : VisibleRows(f)) {
     const TimelineRow& row = rows_[r];
-    const float ly = f.y0 + static_cast<float>(r) * lane_h - scroll_y_;
+    const float ly = RowTop(r, f);
+    std::tie(clip_top, clip_bottom) = RowClip(r, f);
+    std::vector<Quad>& quads = r < pinned_rows_ ? pinned_quads : scrolled_quads;
+    quads_ptr = &quads;
     const float bar_bottom = lane_h >= 8 ? ly + lane_h * 0.5f : ly + lane_h - 1;
     if (row.rank < 0) {  // a group lane: a tinted background, then the unions
       const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
@@ -109,21 +113,26 @@ void TimelinePanel::DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f
     draw(data_.bars[lane], 1, ly + 1, bar_bottom, row);
     if (lane_h >= 8) draw(data_.collectives[lane], 2, ly + lane_h * 0.5f, ly + lane_h - 1, row);
   }
-  ImGui::PushClipRect(ImVec2(f.label_x, f.y0), ImVec2(f.x1, f.bottom), true);
-  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(quads));
+  const float top = ScrollTop(f);
+  ImGui::PushClipRect(ImVec2(f.label_x, top), ImVec2(f.x1, f.bottom), true);
+  if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(scrolled_quads));
   ImGui::PopClipRect();
+  if (!pinned_quads.empty()) {
+    ImGui::PushClipRect(ImVec2(f.label_x, f.y0), ImVec2(f.x1, top), true);
+    if (ctx.renderer) ctx.renderer->DrawQuads(list, std::move(pinned_quads));
+    ImGui::PopClipRect();
+  }
 }
 
 void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& f) {
   const float lane_h = f.lane_h;
-  const size_t first = static_cast<size_t>(scroll_y_ / lane_h);
-  const size_t last =
-      std::min(rows_.size(), static_cast<size_t>((scroll_y_ + (f.bottom - f.y0)) / lane_h) + 1);
   ImGui::PushClipRect(ImVec2(f.label_x, f.y0), ImVec2(f.x1, f.bottom), true);
   const float text_h = ImGui::GetTextLineHeight();
-  for (size_t r = first; r < last; ++r) {
+  for (size_t r : VisibleRows(f)) {
     const TimelineRow& row = rows_[r];
-    const float ly = f.y0 + static_cast<float>(r) * lane_h - scroll_y_;
+    const float ly = RowTop(r, f);
+    const auto [clip_top, clip_bottom] = RowClip(r, f);
+    list->PushClipRect(ImVec2(f.label_x, clip_top), ImVec2(f.x1, clip_bottom), true);
     std::string label;
     if (row.rank < 0) {
       const TimelineGroup& g = data_.groups[static_cast<size_t>(row.group)];
@@ -131,14 +140,26 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
     } else {
       label = (row.group >= 0 ? "  r" : "r") + std::to_string(row.rank);
     }
-    geometry_.visible.push_back({row.group, row.rank, label, f.label_x, ly, f.x0, ly + lane_h});
+    const bool pinned = r < pinned_rows_;
+    geometry_.visible.push_back({row.group, row.rank, label, pinned, f.label_x, ly, f.x0, ly + lane_h});
+    if (pinned) {  // a pin mark at the label's right end, and a line under the last pinned row
+      const float px = f.x0 - 8, py = ly + lane_h * 0.5f;
+      list->AddTriangleFilled(ImVec2(px - 4, py - 3), ImVec2(px + 4, py - 3), ImVec2(px, py + 3),
+                              IM_COL32(235, 200, 90, 255));
+      if (r + 1 == pinned_rows_)
+        list->AddLine(ImVec2(f.label_x, ly + lane_h - 1), ImVec2(f.x1, ly + lane_h - 1),
+                      IM_COL32(235, 200, 90, 200), 1.5f);
+    }
     if (row.rank >= 0 && row.rank == goto_rank_)  // the rank gone to: outlined across the plot
       list->AddRect(ImVec2(f.label_x, ly), ImVec2(f.x1, ly + lane_h), IM_COL32(120, 170, 255, 230), 0.0f, 0,
                     1.5f);
     if (lane_h >= 12)
       list->AddText(ImVec2(f.label_x + 9, ly + (lane_h - text_h) * 0.5f), IM_COL32(220, 220, 225, 255),
                     label.c_str());
-    if (lane_h < 14) continue;
+    if (lane_h < 14) {
+      list->PopClipRect();
+      continue;
+    }
     // Bar labels: op bars by op name (light on teal), redistribute bars by id and tensor; on a
     // group lane the slowest rank of each union.
     for (const bool op_bars : {true, false}) {
@@ -179,6 +200,7 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
         each(op_bars ? data_.ops[lane] : data_.bars[lane], [](const TimelineSpan&) { return int64_t{-1}; });
       }
     }
+    list->PopClipRect();
   }
   ImGui::PopClipRect();
   DrawGroupTooltip(f);
@@ -188,7 +210,7 @@ void TimelinePanel::DrawGroupTooltip(const Frame& f) const {
   // Hovering a group's label: its ranks and who finished first and last over the whole trace.
   const ImVec2 m = ImGui::GetIO().MousePos;
   if (ImGui::IsItemHovered() && m.x < f.x0 && m.y >= f.y0) {
-    const size_t r = static_cast<size_t>((m.y - f.y0 + scroll_y_) / f.lane_h);
+    const size_t r = RowAt(m.y, f);
     if (r < rows_.size() && rows_[r].rank < 0) {
       const TimelineGroup& g = data_.groups[static_cast<size_t>(rows_[r].group)];
       ImGui::BeginTooltip();

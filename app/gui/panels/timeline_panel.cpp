@@ -41,6 +41,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   const float old_scroll = scroll_y_;
   const std::vector<bool> old_expanded = expanded_;
   data_ = ctx.model ? BuildTimeline(*ctx.model) : TimelineData{};
+  range_stats_valid_ = false;
   kinds_.clear();
   if (ctx.model) {
     auto add = [this](const auto& collectives) {
@@ -73,6 +74,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
     return;  // the measured range, go-to and followed selection stay as they were
   }
   has_measure_ = false;
+  pinned_.clear();  // another trace: its own lanes
   goto_rank_ = pending_goto_ = -1;
   goto_error_.clear();
   // The selection at load shows in the whole trace: only later changes are followed.
@@ -83,7 +85,70 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
 
 void TimelinePanel::RebuildRows() {
   rows_ = BuildRows(data_, expanded_);
+  // Pinned ranks first (in the order pinned), out of the scrolled rows below them.
+  const int64_t lanes = static_cast<int64_t>(data_.lane_rank.size());
+  pinned_.erase(
+      std::remove_if(pinned_.begin(), pinned_.end(), [&](int64_t r) { return r < 0 || r >= lanes; }),
+      pinned_.end());
+  if (!pinned_.empty()) {
+    std::vector<TimelineRow> rows;
+    for (int64_t rank : pinned_) {
+      int32_t group = -1;
+      for (size_t g = 0; g < data_.groups.size(); ++g) {
+        const TimelineGroup& tg = data_.groups[g];
+        if (rank >= tg.first_rank && rank < tg.first_rank + tg.size) group = static_cast<int32_t>(g);
+      }
+      rows.push_back({group, rank});
+    }
+    for (const TimelineRow& row : rows_) {
+      if (row.rank < 0 || std::find(pinned_.begin(), pinned_.end(), row.rank) == pinned_.end())
+        rows.push_back(row);
+    }
+    rows_ = std::move(rows);
+  }
+  pinned_rows_ = pinned_.size();
   row_of_rank_ = RowOfRank(rows_, data_.groups, data_.lane_rank.size());
+  // A pinned rank is on its pinned row (a collapsed group row below also lists it).
+  for (size_t i = 0; i < pinned_rows_; ++i)
+    row_of_rank_[static_cast<size_t>(rows_[i].rank)] = static_cast<int32_t>(i);
+}
+
+bool TimelinePanel::TogglePin(int64_t rank) {
+  if (rank < 0 || rank >= static_cast<int64_t>(data_.lane_rank.size())) return false;
+  auto it = std::find(pinned_.begin(), pinned_.end(), rank);
+  if (it == pinned_.end()) {
+    pinned_.push_back(rank);
+  } else {
+    pinned_.erase(it);
+  }
+  RebuildRows();
+  return true;
+}
+
+size_t TimelinePanel::RowAt(float y, const Frame& f) const {
+  if (y < f.y0 || y >= f.bottom) return rows_.size();
+  const float top = ScrollTop(f);
+  const float row_f = y < top ? (y - f.y0) / f.lane_h : (y - f.y0 + scroll_y_) / f.lane_h;
+  const size_t row = static_cast<size_t>(std::max(0.0f, row_f));
+  return row < rows_.size() ? row : rows_.size();
+}
+
+std::vector<size_t> TimelinePanel::VisibleRows(const Frame& f) const {
+  std::vector<size_t> out;
+  for (size_t r = 0; r < pinned_rows_ && r < rows_.size(); ++r)
+    if (RowTop(r, f) < f.bottom) out.push_back(r);
+  const float top = ScrollTop(f);
+  if (top >= f.bottom) return out;
+  const size_t first = pinned_rows_ + static_cast<size_t>(scroll_y_ / f.lane_h);
+  for (size_t r = first; r < rows_.size() && RowTop(r, f) < f.bottom; ++r)
+    if (RowTop(r, f) + f.lane_h > top) out.push_back(r);
+  return out;
+}
+
+std::pair<float, float> TimelinePanel::RowClip(size_t row, const Frame& f) const {
+  const float y = RowTop(row, f);
+  if (row < pinned_rows_) return {y, std::min(y + f.lane_h, f.bottom)};
+  return {std::max(y, ScrollTop(f)), std::min(y + f.lane_h, f.bottom)};
 }
 
 float TimelinePanel::RowY(int64_t rank, float lane_h) const {
@@ -153,7 +218,12 @@ void TimelinePanel::DrawCursorAndLegend(ImDrawList* list, float x0, float x1, fl
       for (const auto& flow : flows_) {
         for (size_t k = 1; k < flow.size() && flow.size() <= 256; ++k) {
           auto at = [&](const std::pair<int64_t, int64_t>& p) {
-            return ImVec2(to_x(p.second), top + RowY(p.first, lane_h) + 0.75f * lane_h - scroll_y);
+            const bool pinned =
+                p.first >= 0 && p.first < static_cast<int64_t>(row_of_rank_.size()) &&
+                row_of_rank_[static_cast<size_t>(p.first)] >= 0 &&
+                static_cast<size_t>(row_of_rank_[static_cast<size_t>(p.first)]) < pinned_rows_;
+            return ImVec2(to_x(p.second),
+                          top + RowY(p.first, lane_h) + 0.75f * lane_h - (pinned ? 0 : scroll_y));
           };
           const ImVec2 p0 = at(flow[k - 1]), p1 = at(flow[k]);
           // Members on one row (a collapsed group) or both off screen: nothing to join.
@@ -187,7 +257,8 @@ void TimelinePanel::DrawGoTo(float x, float y, float w) {
   }
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(3, 1));
   // Goes as you type: every edit that reads as a rank scrolls to it (no Enter needed).
-  if (ImGui::InputTextWithHint("##goto_rank", "go to r", goto_text_, sizeof goto_text_,
+  // A hint that fits the label column (56 px): the tooltip says the rest.
+  if (ImGui::InputTextWithHint("##goto_rank", "rank", goto_text_, sizeof goto_text_,
                                ImGuiInputTextFlags_CharsDecimal)) {
     int64_t rank = 0;
     bool digits = goto_text_[0] != 0;
@@ -292,14 +363,13 @@ void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, flo
       if (c == '0') view_start_ = 0, view_end_ = static_cast<double>(data_.t1 - data_.t0) * 1.02;
       if (c == 'g' || c == 'G') focus_goto_ = true;
     }
-    if (io.KeyCtrl && ImGui::IsKeyPressed('G')) focus_goto_ = true;  // GLFW's key code of G is 'G'
   }
   // A press picks the gesture: the scrollbar scrolls, the axis row (or Shift) measures, else pan.
   if (ImGui::IsItemActivated()) {
     const ImVec2 p = io.MouseClickedPos[ImGuiMouseButton_Left];
     scrolling_ = p.x >= scrollbar_x && p.y >= f.y0;
     measuring_ = !scrolling_ && p.x >= f.x0 && (p.y < f.y0 || io.KeyShift);
-    if (measuring_) has_measure_ = false, measure_a_ = measure_b_ = t_at(p.x);
+    if (measuring_) has_measure_ = range_stats_valid_ = false, measure_a_ = measure_b_ = t_at(p.x);
   }
   if (active && scrolling_) {
     const float plot_h = f.bottom - f.y0, content_h = f.lane_h * static_cast<float>(rows_.size());
@@ -307,7 +377,9 @@ void TimelinePanel::HandleNavigation(const ViewContext& ctx, const Frame& f, flo
     scroll_y_ = (io.MousePos.y - f.y0 - thumb / 2) / std::max(1.0f, plot_h - thumb) * (content_h - plot_h);
   } else if (active && measuring_ && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     has_measure_ = true;
-    measure_b_ = t_at(io.MousePos.x);
+    const double b = t_at(io.MousePos.x);
+    if (b != measure_b_) range_stats_valid_ = false;
+    measure_b_ = b;
   } else if (active && !measuring_ && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     dragging_ = true;
     view_start_ -= io.MouseDelta.x / plot_w * span;
@@ -337,6 +409,73 @@ void TimelinePanel::DrawMeasure(ImDrawList* list, const Frame& f, float axis_top
   list->PopClipRect();
 }
 
+void TimelinePanel::DrawRangeStats(const ViewContext& ctx, const Frame& f) {
+  if (!has_measure_) return;
+  if (!range_stats_valid_) {
+    const double a = std::min(measure_a_, measure_b_), b = std::max(measure_a_, measure_b_);
+    range_stats_ = ComputeRangeStats(*ctx.model, data_, data_.t0 + static_cast<int64_t>(std::floor(a)),
+                                     data_.t0 + static_cast<int64_t>(std::ceil(b)));
+    range_stats_valid_ = true;
+  }
+  const RangeStats& r = range_stats_;
+  // Top right of the plot, under the axis: the lanes to the left stay visible beside it.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float w = std::min(380.0f, std::max(120.0f, (f.x1 - f.x0) * 0.6f));
+  const float want_h = line * (4.5f + static_cast<float>(r.ranks.size())) + 12;
+  const float h = std::min(want_h, std::max(line * 3, f.bottom - f.y0 - 4));
+  const ImVec2 at(f.x1 - w - 2, f.y0 + 2);
+  ImGui::SetCursorScreenPos(at);
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(22, 30, 48, 240));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(6, 4));
+  ImGui::BeginChild("##range_stats", ImVec2(w, h), true);
+  ImGui::TextColored(ImVec4(0.6f, 0.75f, 1.0f, 1.0f), "range %s",
+                     FormatTimeNs(static_cast<double>(r.end_ns - r.start_ns)).c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("from %s", FormatTimeNs(static_cast<double>(r.start_ns - data_.t0)).c_str());
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), w - 30));
+  if (ImGui::SmallButton("x##range_close")) ClearMeasure();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("drop the range (also Esc)");
+  ImGui::TextWrapped("%lld redistributes, %lld ops, %lld collective calls, %s sent",
+                     static_cast<long long>(r.redistributes), static_cast<long long>(r.ops),
+                     static_cast<long long>(r.collectives),
+                     FormatBytes(static_cast<double>(r.bytes_sent)).c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "everything overlapping the range; a collective's bytes count whole, its busy time only inside "
+        "the range");
+  const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (!r.ranks.empty() && ImGui::BeginTable("##range_ranks", 5, flags)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* c : {"rank", "calls", "sent", "busy", "redistr."}) ImGui::TableSetupColumn(c);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(r.ranks.size()));
+    while (clipper.Step()) {
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        const RangeRankStats& k = r.ranks[static_cast<size_t>(i)];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        RankSwatch(k.rank, ctx.world());
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", static_cast<long long>(k.collectives));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(FormatBytes(static_cast<double>(k.bytes_sent)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(FormatTimeNs(static_cast<double>(k.busy_ns)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", static_cast<long long>(k.redistributes + k.ops));
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+  ImGui::PopStyleVar();
+  ImGui::PopStyleColor();
+  geometry_.range_box_x0 = at.x, geometry_.range_box_y0 = at.y;
+  geometry_.range_box_x1 = at.x + w, geometry_.range_box_y1 = at.y + h;
+}
+
 void TimelinePanel::DrawScrollbar(ImDrawList* list, const Frame& f, float x, float content_h) const {
   const float plot_h = f.bottom - f.y0;
   if (content_h <= plot_h) return;
@@ -363,7 +502,8 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   const float label_w = data_.groups.empty() ? kLabelWidth : kGroupLabelWidth;
   DrawGoTo(origin.x + 1, origin.y, label_w - 4);  // before the canvas, so that it keeps the pointer
   ImGui::SetCursorScreenPos(origin);
-  ImGui::InvisibleButton("##timeline_canvas", avail);
+  ImGui::InvisibleButton("##timeline_canvas", avail, ImGuiButtonFlags_MouseButtonLeft);
+  const bool canvas_hovered = ImGui::IsItemHovered();
   ImDrawList* list = ImGui::GetWindowDrawList();
   const float plot_h = avail.y - kAxisHeight;
   const float rows = std::max(1.0f, static_cast<float>(rows_.size()));
@@ -426,6 +566,7 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   DrawCursorAndLegend(list, f.x0, f.x1, f.y0, f.bottom, origin.y + 2, view_start_, f.span, lane_h, scroll_y_);
   DrawMeasure(list, f, origin.y);
   DrawScrollbar(list, f, scrollbar_x, content_h);
+  DrawRangeStats(ctx, f);
   if (!goto_error_.empty()) {  // beside the go-to field, over the axis row
     const ImVec2 at(f.x0 + 4, origin.y + 1), ts = ImGui::CalcTextSize(goto_error_.c_str());
     list->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y + 2),
@@ -437,9 +578,8 @@ void TimelinePanel::Draw(ViewContext& ctx) {
   // A click (no drag) on a label toggles its group; on a span selects it.
   if (ImGui::IsItemDeactivated() && !dragging_ && !measuring_ && !scrolling_) {
     const ImVec2 p = io.MouseClickedPos[ImGuiMouseButton_Left];
-    const float row_f = (p.y - f.y0 + scroll_y_) / lane_h;
-    const size_t row = row_f >= 0 ? static_cast<size_t>(row_f) : rows_.size();
-    if (p.x < f.x0 && p.y >= f.y0 && row < rows_.size() && rows_[row].group >= 0) {
+    const size_t row = RowAt(p.y, f);
+    if (p.x < f.x0 && row < rows_.size() && rows_[row].rank < 0 && rows_[row].group >= 0) {
       const size_t g = static_cast<size_t>(rows_[row].group);
       expanded_[g] = !expanded_[g];
       RebuildRows();
@@ -448,21 +588,49 @@ void TimelinePanel::Draw(ViewContext& ctx) {
     }
   }
   if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = scrolling_ = measuring_ = false;
+  DrawLaneMenu(f, canvas_hovered);
 
   RecordGeometry(f, scrollbar);
+}
+
+void TimelinePanel::DrawLaneMenu(const Frame& f, bool canvas_hovered) {
+  // Right click on a rank's lane (label or plot): pin it to the top, or unpin it.
+  const ImGuiIO& io = ImGui::GetIO();
+  if (canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+    const size_t row = RowAt(io.MousePos.y, f);
+    if (row < rows_.size() && rows_[row].rank >= 0) {
+      menu_rank_ = rows_[row].rank;
+      ImGui::OpenPopup("##lane_menu");
+    }
+  }
+  if (!ImGui::BeginPopup("##lane_menu")) return;
+  const bool pinned = std::find(pinned_.begin(), pinned_.end(), menu_rank_) != pinned_.end();
+  auto item = [&](const std::string& label) {
+    const bool chosen = ImGui::MenuItem(label.c_str());
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    geometry_.menu.push_back({label, a.x, a.y, b.x, b.y});
+    return chosen;
+  };
+  const std::string rank = "r" + std::to_string(menu_rank_);
+  if (item(pinned ? "Unpin " + rank : "Pin " + rank + " to the top")) TogglePin(menu_rank_);
+  if (!pinned_.empty() && item("Unpin all lanes")) pinned_.clear(), RebuildRows();
+  ImGui::EndPopup();
 }
 
 void TimelinePanel::RecordGeometry(const Frame& f, bool scrollbar) {
   geometry_.plot_x0 = f.x0, geometry_.plot_x1 = f.x1, geometry_.y0 = f.y0, geometry_.y1 = f.bottom;
   geometry_.view_start_ns = view_start_, geometry_.view_end_ns = view_end_;
   geometry_.trace_ns = data_.t1 - data_.t0;
+  geometry_.t0_ns = data_.t0;
   geometry_.rows = rows_.size();
-  geometry_.first_row = static_cast<size_t>(scroll_y_ / f.lane_h);
+  geometry_.first_row = pinned_rows_ + static_cast<size_t>(scroll_y_ / f.lane_h);
+  geometry_.pinned = pinned_;
   for (size_t g = 0; g < expanded_.size(); ++g)
     if (expanded_[g]) geometry_.expanded.push_back(static_cast<int32_t>(g));
   geometry_.has_measure = has_measure_;
   geometry_.measure_start_ns = std::min(measure_a_, measure_b_);
   geometry_.measure_end_ns = std::max(measure_a_, measure_b_);
+  if (has_measure_) geometry_.range = range_stats_;
   geometry_.goto_rank = goto_rank_;
   geometry_.goto_error = goto_error_;
   geometry_.scrollbar = scrollbar;
