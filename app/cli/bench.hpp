@@ -39,6 +39,7 @@ struct BenchImportArgs {
   std::string ranks = "256,4096";                         ///< Flight Recorder world sizes
   int64_t seqs = 2000;                                    ///< entries per rank
   std::string lines = "100000,1000000";                   ///< DebugMode log lengths
+  std::string kineto_steps = "400";                       ///< profiler steps of the one-rank Kineto traces
   bool json = true;                                       ///< also the JSON form of the dumps
   bool write = true;                                      ///< also import -o and show of the trace
   bool keep = false;                                      ///< keep the generated inputs

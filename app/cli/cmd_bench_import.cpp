@@ -1,6 +1,7 @@
 // `shardscope bench import`: importing other tools' records as figures (docs/contributing.md rule 17). The
 // inputs are made by the repository's generators (tests/trace/make_fr_dumps.py for Flight Recorder
-// dumps, the docs/import.md recipe for DebugMode logs); every tool runs as a child process whose
+// dumps, the docs/import.md recipe for DebugMode logs, tests/trace/make_kineto_traces.py for profiler
+// traces); every tool runs as a child process whose
 // wall time and peak RSS (wait4) are its own, beside Python reading the same files in the same run.
 
 #include <sys/resource.h>
@@ -128,6 +129,10 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
                        "' lacks tests/trace/make_fr_dumps.py or samples/pytorch/debugmode_tp.txt");
   const std::vector<int64_t> ranks = ParseCounts(args.ranks, "--ranks");
   const std::vector<int64_t> lines = ParseCounts(args.lines, "--lines");
+  const std::vector<int64_t> kineto_steps = ParseCounts(args.kineto_steps, "--kineto-steps");
+  const fs::path kineto_gen = repo / "tests/trace/make_kineto_traces.py";
+  if (!kineto_steps.empty() && !fs::exists(kineto_gen))
+    throw InvalidInput("--repo: '" + args.repo + "' lacks tests/trace/make_kineto_traces.py");
   const fs::path work = args.work_dir;
   fs::create_directories(work);
   std::error_code ec;
@@ -199,7 +204,32 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
     }
     if (!args.keep) fs::remove(log);
   }
-  out << "per event: a Flight Recorder entry, a DebugMode log line\n";
+  for (int64_t steps : kineto_steps) {
+    // One rank's profiler trace of `steps` steps, each with 2,500 small cpu_ops beside the
+    // generator's collectives and kernels (docs/performance.md, "Kineto").
+    const fs::path dir = work / ("kineto_" + std::to_string(steps));
+    fs::remove_all(dir);
+    MustRun("python3 " + Quote(kineto_gen.string()) + " " + Quote(dir.string()) + " --ranks 1 --steps " +
+            std::to_string(steps) + " --pad-ops 2500");
+    const int64_t input = BytesUnder(dir);
+    const int64_t events = steps * 2500;
+    const std::string name = "Kineto " + std::to_string(steps) + " steps";
+    const Child py = MustRun(
+        "python3 -c \"import json, os, sys\nd = sys.argv[1]\nfor n in sorted(os.listdir(d)):\n"
+        "    with open(os.path.join(d, n), 'rb') as f: json.load(f)\" " +
+        Quote(dir.string()));
+    table.Row(name + ": python json.load", input, events, py, py.seconds, 0);
+    const Child imported = MustRun(tool + " import kineto " + Quote(dir.string()) + " --json");
+    table.Row(name + ": import kineto --json", input, events, imported, py.seconds, 0);
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: import kineto %.0f MB/s of JSON, json.load %.0f MB/s (%.1fx)\n",
+                  name.c_str(), input / 1e6 / std::max(1e-9, imported.seconds),
+                  input / 1e6 / std::max(1e-9, py.seconds), py.seconds / std::max(1e-9, imported.seconds));
+    out << line;
+    if (!args.keep) fs::remove_all(dir);
+  }
+  out << "per event: a Flight Recorder entry, a DebugMode log line, a Kineto trace's small op (2,500 a step, "
+         "the step's few other events aside)\n";
   return 0;
 }
 

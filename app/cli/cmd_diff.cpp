@@ -4,6 +4,7 @@
 #include "shardscope/error.hpp"
 #include "shardscope/trace/diff.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/kineto_diff.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 
@@ -13,10 +14,17 @@ int RunDiff(const DiffArgs& args, std::ostream& out) {
   trace::DiffOptions options = args.fail_on.empty() ? trace::DiffOptions{} : trace::ParseFailOn(args.fail_on);
   trace::Model baseline = LoadTrace(args.baseline, args.jobs, !args.json, "baseline");
   trace::Model candidate = LoadTrace(args.candidate, args.jobs, !args.json, "candidate");
-  trace::DiffResult result = trace::DiffTraces(baseline, candidate, options);
+  // Two profiler runs have no redistributes to align: they are compared by step time and per
+  // process group and kind of collective (docs/kineto.md, "Comparing two runs").
+  const bool kineto = trace::IsKinetoModel(baseline) && trace::IsKinetoModel(candidate);
+  trace::DiffResult result = kineto ? trace::DiffKineto(baseline, candidate, options)
+                                    : trace::DiffTraces(baseline, candidate, options);
   if (args.json) {
-    out << DumpJson(trace::DiffJson(result)) << "\n";
+    nlohmann::json j = trace::DiffJson(result);
+    if (kineto) j["profiler_runs"] = true;
+    out << DumpJson(j) << "\n";
   } else {
+    if (kineto) out << trace::FormatKinetoRuns(baseline, candidate);
     out << trace::FormatDiffText(result);
   }
   return result.Failed() ? 1 : 0;

@@ -299,8 +299,9 @@ CLI::App* AddBenchLoadCommand(CLI::App* bench, BenchLoadArgs& args) {
 }
 
 CLI::App* AddBenchImportCommand(CLI::App* bench, BenchImportArgs& args) {
-  CLI::App* cmd = bench->add_subcommand(
-      "import", "Importing Flight Recorder dumps and DebugMode logs: time vs Python, bytes/event, peak RSS");
+  CLI::App* cmd = bench->add_subcommand("import",
+                                        "Importing Flight Recorder dumps, DebugMode logs and Kineto traces: "
+                                        "time vs Python, bytes/event, peak RSS");
   cmd->add_option("--repo", args.repo, "repository root (its generators and sample log)")
       ->capture_default_str();
   cmd->add_option("--work-dir", args.work_dir, "directory for the generated inputs")->capture_default_str();
@@ -308,10 +309,14 @@ CLI::App* AddBenchImportCommand(CLI::App* bench, BenchImportArgs& args) {
       ->capture_default_str();
   cmd->add_option("--seqs", args.seqs, "entries per rank")->capture_default_str();
   cmd->add_option("--lines", args.lines, "DebugMode log lengths, comma-separated")->capture_default_str();
+  cmd->add_option("--kineto-steps", args.kineto_steps,
+                  "profiler steps of the Kineto traces (2,500 small ops each, ~0.47 MB), comma-separated")
+      ->capture_default_str();
   cmd->add_flag("!--no-json", args.json, "skip the JSON form of the dumps");
   cmd->add_flag("!--no-write", args.write, "skip import -o and show of the written traces");
   cmd->add_flag("--keep", args.keep, "keep the generated inputs");
-  Examples(cmd, {"shardscope bench import --ranks 256 --lines 100000"});
+  Examples(cmd, {"shardscope bench import --ranks 256 --lines 100000",
+                 "shardscope bench import --ranks '' --lines '' --kineto-steps 400"});
   return cmd;
 }
 

@@ -25,6 +25,17 @@ expect_json '[s for s in j["steps"] if s["step"] == 0 and s["kind"] == "all_redu
 # all_gather: S = output = 4 x 2^20 x 4 bytes; busbw x (n-1)/n.
 expect_json '[(s["bytes"], round(s["busbw_gbps"], 6)) for s in j["steps"] if s["step"] == 1 and s["kind"] == "all_gather"] == [(16777216, round(167.77216 * 0.75, 6))]'
 expect_json '[c["wait_us"] for c in j["collectives"] if c["kind"] == "all_reduce" and c["seq"] == 1] == [{"0": 50.0, "1": 0.0, "2": 50.0, "3": 50.0}]'
+# The other kinds, from nccl-tests' definitions on n = 4: reduce_scatter S = its input (4 x 2^20 x 4
+# bytes), busbw x 3/4; broadcast S = 2^20 x 4, busbw x 1; all_to_all S = a rank's send buffer
+# (2^20 x 4), busbw x 3/4; send/recv: the pairs 0->1 and 2->3 (S = 2^20 x 4 each, 100 us each, so
+# 2 x S in 200 us), busbw x 1. The straggler (rank 1) makes 3 ranks wait 50 us at each collective,
+# and rank 0 wait 50 us for it at their send/recv.
+expect_json '[(s["bytes"], s["time_us"], round(s["algbw_gbps"], 6), round(s["busbw_gbps"], 6), s["wait_us"]) for s in j["steps"] if s["step"] == 0 and s["kind"] == "reduce_scatter"] == [(16777216, 100.0, 167.77216, round(167.77216 * 0.75, 6), 150.0)]'
+expect_json '[(s["bytes"], round(s["algbw_gbps"], 6), round(s["busbw_gbps"], 6)) for s in j["steps"] if s["step"] == 0 and s["kind"] == "broadcast"] == [(4194304, 41.94304, 41.94304)]'
+expect_json '[(s["bytes"], round(s["algbw_gbps"], 6), round(s["busbw_gbps"], 6)) for s in j["steps"] if s["step"] == 0 and s["kind"] == "all_to_all"] == [(4194304, 41.94304, round(41.94304 * 0.75, 6))]'
+expect_json '[(s["count"], s["bytes"], s["time_us"], round(s["algbw_gbps"], 6), round(s["busbw_gbps"], 6), s["wait_us"]) for s in j["steps"] if s["step"] == 0 and s["kind"] == "send"] == [(2, 8388608, 200.0, 41.94304, 41.94304, 50.0)]'
+# Per collective, the rank that arrived last: the straggler wherever it takes part.
+expect_json 'all(c["last_rank"] == 1 for c in j["collectives"] if 1 in c["group"] and c["kind"] != "send")'
 run_ok import kineto "$TMP/a"
 expect_out_contains "collectives: 14 matched, 0 unmatched"
 expect_out_contains "arrived last:  rank 1 12x"

@@ -2,9 +2,13 @@
 // streamed (kineto_stream.cpp); what an event says is kept in small records, and once the file is
 // read the NCCL kernels are joined to their launches (correlation, else the ac2g flow) and the
 // launches to the CPU record of the collective (External id, else the record around the launch).
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -122,6 +126,41 @@ std::vector<int64_t> RanksOf(element v) {
 }
 
 int64_t ToNs(double us) { return std::llround(us * 1000.0); }
+
+// Asks for transparent huge pages under a large allocation not yet touched (where the kernel
+// leaves it to madvise). Filling a model of a million ops through 4 KiB pages cost this reader as
+// much time again as the filling itself on the 2-core VM of docs/performance.md ("Kineto").
+void AdviseHugePages(const void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// Doubles v's capacity into a buffer advised as above before anything is written to it.
+template <typename V>
+void GrowOnHugePages(V& v) {
+  V bigger;
+  bigger.reserve(std::max<size_t>(4096, v.capacity() * 2));
+  AdviseHugePages(bigger.data(), bigger.capacity() * sizeof(typename V::value_type));
+  bigger.insert(bigger.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+  v.swap(bigger);
+}
+
+// `k` equals the literal: a length test and a fixed-size memcmp the compiler inlines.
+template <size_t N>
+bool KeyIs(std::string_view k, const char (&literal)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), literal, N - 1) == 0;
+}
+template <size_t N>
+bool StartsWith(std::string_view k, const char (&literal)[N]) {
+  return k.size() >= N - 1 && std::memcmp(k.data(), literal, N - 1) == 0;
+}
 
 // One CPU-side record of a collective: a record_param_comms op or an nccl:* op (or the comms args
 // a kernel carries).
@@ -274,59 +313,60 @@ struct RankData : detail::KinetoVisitor {
       ++info.unknown["(not an object)"];
       return;
     }
-    std::string_view ph, cat, name, bp;
+    std::string_view ph, cat, name;
     double ts = NAN, dur = 0;
     int64_t pid = 0, tid = 0, id = kNone;
     element args;
     bool has_args = false;
+    // Keys are told apart by length and then compared as fixed-size byte strings (the profile of a
+    // 1M-event trace showed generic string comparisons here as its second cost after parsing).
     for (auto field : o) {
       std::string_view k = field.key;
-      if (k.size() == 2) {
-        if (k == "ph")
-          ph = StrOf(field.value);
-        else if (k == "ts")
-          ts = DoubleOf(field.value);
-        else if (k == "id")
-          id = IdOf(field.value);
-        else if (k == "bp")
-          bp = StrOf(field.value);
-      } else if (k == "cat") {
-        cat = StrOf(field.value);
-      } else if (k == "name") {
-        name = StrOf(field.value);
-      } else if (k == "dur") {
-        dur = DoubleOf(field.value);
-      } else if (k == "pid") {
-        pid = IdOf(field.value);
-      } else if (k == "tid") {
-        tid = IdOf(field.value);
-      } else if (k == "args") {
-        args = field.value;
-        has_args = field.value.is_object();
+      switch (k.size()) {
+        case 2:
+          if (KeyIs(k, "ph"))
+            ph = StrOf(field.value);
+          else if (KeyIs(k, "ts"))
+            ts = DoubleOf(field.value);
+          else if (KeyIs(k, "id"))
+            id = IdOf(field.value);
+          break;
+        case 3:
+          if (KeyIs(k, "cat"))
+            cat = StrOf(field.value);
+          else if (KeyIs(k, "dur"))
+            dur = DoubleOf(field.value);
+          else if (KeyIs(k, "pid"))
+            pid = IdOf(field.value);
+          else if (KeyIs(k, "tid"))
+            tid = IdOf(field.value);
+          break;
+        case 4:
+          if (KeyIs(k, "name")) {
+            name = StrOf(field.value);
+          } else if (KeyIs(k, "args")) {
+            args = field.value;
+            has_args = field.value.is_object();
+          }
+          break;
+        default:
+          break;
       }
     }
-    if (ph == "X") {
+    const char phase = ph.size() == 1 ? ph[0] : '\0';
+    if (phase == 'X') {
       if (!std::isfinite(ts) || std::fabs(ts) > 9e15 || !(dur >= 0) || dur > 9e15) {
         ++info.unknown["(event without a valid ts/dur)"];
         return;
       }
       const int64_t t = ToNs(ts), end = t + ToNs(dur);
-      if (name.substr(0, 13) == "ProfilerStep#") {
-        int64_t n = kNone;
-        std::string_view digits = name.substr(13);
-        if (!digits.empty() && digits.size() < 12 &&
-            digits.find_first_not_of("0123456789") == std::string_view::npos)
-          n = std::stoll(std::string(digits));
-        if (n >= 0) steps.push_back({n, t, end});
-        return;
-      }
-      if (cat == "cpu_op") {
-        if (name == "record_param_comms" || name.substr(0, 5) == "nccl:") {
+      if (KeyIs(cat, "cpu_op")) {
+        if (KeyIs(name, "record_param_comms") || StartsWith(name, "nccl:")) {
           CommRecord r;
           r.ts = t;
           r.end = end;
           r.tid = tid;
-          r.rpc = name == "record_param_comms";
+          r.rpc = KeyIs(name, "record_param_comms");
           if (!r.rpc) r.kind = KindOfCollectiveName(name);
           if (has_args) {
             if (r.rpc)
@@ -337,10 +377,22 @@ struct RankData : detail::KinetoVisitor {
           records.push_back(std::move(r));
           return;
         }
-        ops.push_back({IStr(name), t, end});
+        if (!StartsWith(name, "ProfilerStep#")) {
+          if (ops.size() == ops.capacity()) GrowOnHugePages(ops);
+          ops.push_back({Intern(name), t, end});
+          return;
+        }
+      }
+      if (StartsWith(name, "ProfilerStep#")) {
+        int64_t n = kNone;
+        std::string_view digits = name.substr(13);
+        if (!digits.empty() && digits.size() < 12 &&
+            digits.find_first_not_of("0123456789") == std::string_view::npos)
+          n = std::stoll(std::string(digits));
+        if (n >= 0) steps.push_back({n, t, end});
         return;
       }
-      if (cat == "kernel") {
+      if (KeyIs(cat, "kernel")) {
         ++info.kernels;
         std::string kind = detail::KindOfNcclKernel(name);
         if (kind.empty()) return;
@@ -371,7 +423,7 @@ struct RankData : detail::KinetoVisitor {
         kernels.push_back(std::move(k));
         return;
       }
-      if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (KeyIs(cat, "cuda_runtime") || KeyIs(cat, "cuda_driver")) {
         if (!has_args || name.find("Launch") == std::string_view::npos) return;
         Launch l{t, tid, kNone};
         int64_t corr = kNone;
@@ -382,39 +434,54 @@ struct RankData : detail::KinetoVisitor {
         if (corr != kNone) launches[corr] = l;
         return;
       }
-      static const std::set<std::string_view> kKnownX = {"user_annotation",
-                                                         "gpu_user_annotation",
-                                                         "python_function",
-                                                         "gpu_memcpy",
-                                                         "gpu_memset",
-                                                         "Trace",
-                                                         "cpu_instant_event",
-                                                         "overhead",
-                                                         "async_cpu_to_gpu",
-                                                         "cuda_profiler_range",
-                                                         "Runtime",
-                                                         "Kernel",
-                                                         "Memcpy",
-                                                         "Memset",
-                                                         "fwdbwd",
-                                                         "ac2g",
-                                                         "cpu_to_cuda",
-                                                         "mtia_ccp_events",
-                                                         "privateuse1_runtime",
-                                                         "privateuse1_driver"};
-      if (!kKnownX.count(cat)) ++info.unknown[std::string(cat.empty() ? "(no cat)" : cat)];
+      static constexpr std::string_view kKnownX[] = {"user_annotation",
+                                                     "gpu_user_annotation",
+                                                     "python_function",
+                                                     "gpu_memcpy",
+                                                     "gpu_memset",
+                                                     "Trace",
+                                                     "cpu_instant_event",
+                                                     "overhead",
+                                                     "async_cpu_to_gpu",
+                                                     "cuda_profiler_range",
+                                                     "Runtime",
+                                                     "Kernel",
+                                                     "Memcpy",
+                                                     "Memset",
+                                                     "fwdbwd",
+                                                     "ac2g",
+                                                     "cpu_to_cuda",
+                                                     "mtia_ccp_events",
+                                                     "privateuse1_runtime",
+                                                     "privateuse1_driver"};
+      if (std::find(std::begin(kKnownX), std::end(kKnownX), cat) == std::end(kKnownX))
+        ++info.unknown[std::string(cat.empty() ? "(no cat)" : cat)];
       return;
     }
-    if (ph == "s" || ph == "f" || ph == "t") {
-      if (cat != "ac2g" || !std::isfinite(ts)) return;
-      if (ph == "s") flow_starts[id] = {ToNs(ts), tid};
-      if (ph == "f") flow_ends.push_back({id, pid, tid, ToNs(ts)});
+    if (phase == 's' || phase == 'f' || phase == 't') {
+      if (!KeyIs(cat, "ac2g") || !std::isfinite(ts)) return;
+      if (phase == 's') flow_starts[id] = {ToNs(ts), tid};
+      if (phase == 'f') flow_ends.push_back({id, pid, tid, ToNs(ts)});
       return;
     }
-    static const std::set<std::string_view> kKnownPh = {"M", "i", "I", "C", "b", "e", "n",
-                                                        "B", "E", "P", "O", "N", "D"};
-    if (!kKnownPh.count(ph)) ++info.unknown["ph '" + std::string(ph) + "'"];
+    static constexpr std::string_view kKnownPh = "MiICbenBEPOND";
+    if (phase == '\0' || kKnownPh.find(phase) == std::string_view::npos)
+      ++info.unknown["ph '" + std::string(ph) + "'"];
   }
+
+ private:
+  // Op names repeat: the last few interned ones are looked up here before the global table (whose
+  // lookup hashes the name and takes a lock).
+  IStr Intern(std::string_view name) {
+    for (const IStr& s : recent_names_)
+      if (s.view() == name) return s;
+    IStr s(name);
+    recent_names_[recent_next_] = s;
+    recent_next_ = (recent_next_ + 1) % recent_names_.size();
+    return s;
+  }
+  std::array<IStr, 8> recent_names_{};
+  size_t recent_next_ = 0;
 };
 
 // The ProfilerStep that contains `t` (steps sorted by ts), or kNone.
@@ -459,25 +526,24 @@ class RankBuilder {
     // ProfilerStep#N as ops named so (step N), then the ops, then the collectives.
     rt.events.reserve(d_.steps.size() + d_.ops.size() + pending.size());
     rt.events.ReserveOf<Op>(d_.steps.size() + d_.ops.size());
+    AdviseHugePages(rt.events.Of<Op>().data(), rt.events.Of<Op>().capacity() * sizeof(Op));
     rt.events.ReserveOf<Collective>(pending.size());
     int64_t next_id = 0;
     for (const StepSpan& s : d_.steps) {
-      Op op;
+      Op& op = rt.events.EmplaceOf<Op>();
       op.id = next_id++;
       op.step = s.n;
       op.name = "ProfilerStep#" + std::to_string(s.n);
       op.t_ns = s.ts + d_.base_ns;
       op.end_ns = s.end + d_.base_ns;
-      rt.events.emplace_back(std::move(op));
     }
     for (const PendingOp& p : d_.ops) {
-      Op op;
+      Op& op = rt.events.EmplaceOf<Op>();
       op.step = std::max<int64_t>(0, StepAt(d_.steps, p.t));
       op.id = next_id++;
-      op.name = p.name.str();
+      op.name = p.name.view();
       op.t_ns = p.t + d_.base_ns;
       op.end_ns = p.end + d_.base_ns;
-      rt.events.emplace_back(std::move(op));
     }
     d_.info.ops = static_cast<int64_t>(d_.ops.size());
     std::vector<PendingOp>().swap(d_.ops);
@@ -877,14 +943,18 @@ KinetoImport ReadKineto(const std::vector<fs::path>& paths, const ReadOptions& o
   // Files are read concurrently, one per thread; the first error (in file order) is thrown.
   unsigned jobs = options.jobs > 0 ? static_cast<unsigned>(options.jobs)
                                    : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(files.size()));
+  // With a core to spare per file being read, each file is parsed on a second thread while its
+  // reader visits the batches parsed before (kineto_stream.cpp, Pipe).
+  const bool pipelined = jobs * 2 <= cores;
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> errors(files.size());
   auto work = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       try {
         data[i].info.file = files[i].name;
-        data[i].info.bytes = detail::StreamKineto(files[i].path, files[i].name, data[i]);
+        data[i].info.bytes = detail::StreamKineto(files[i].path, files[i].name, data[i], pipelined);
       } catch (...) {
         errors[i] = std::current_exception();
       }

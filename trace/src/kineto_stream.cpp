@@ -10,7 +10,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/kineto.hpp"
@@ -84,10 +89,137 @@ size_t ValueEnd(const char* b, size_t i, size_t hi, bool at_eof) {
 // The one-line description of a simdjson error.
 std::string What(simdjson::error_code e) { return simdjson::error_message(e); }
 
+// Where parsed values go. Direct: one parser, each value visited as soon as it is parsed.
+// Threaded: the streamer (on its own thread) parses into one of kParsers parsers and queues it; the
+// consumer visits the queue in order and hands each parser back, so parsing batch n+1 overlaps
+// visiting batch n. A simdjson document owns copies of its strings, so the streamer's buffer may be
+// reused as soon as a value is parsed.
+class Pipe {
+ public:
+  Pipe(KinetoVisitor& v, bool threaded) : v_(v), threaded_(threaded) {
+    // Sized once for a batch: simdjson reallocates its document whenever one is longer than any
+    // before, which batches of slightly growing length made it do often (fresh pages to fault in
+    // each time). Parsing a batch-sized "[]" and blanks sizes both the parser and its document
+    // (parser::allocate sizes only the former).
+    std::string blank(kKinetoBatchBytes + 4096, ' ');
+    blank[0] = '[';
+    blank[1] = ']';
+    for (auto& p : parsers_) {
+      if (p.parse(blank).error()) throw InternalError("kineto: cannot allocate the JSON parser");
+      free_.push_back(&p);
+    }
+  }
+
+  // The parser to parse the next value into (threaded: waits for one to come back).
+  simdjson::dom::parser& Current() {
+    if (cur_ != nullptr) return *cur_;
+    if (!threaded_) return *(cur_ = &parsers_[0]);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !free_.empty() || abort_; });
+    if (abort_) throw Aborted();
+    cur_ = free_.front();
+    free_.pop_front();
+    return *cur_;
+  }
+
+  // Hands over Current()'s document: `root` is an array of trace events, or the value of top-level
+  // key `key` when top_level.
+  void Deliver(simdjson::dom::element root, bool top_level, std::string key) {
+    if (!threaded_) {
+      Visit(root, top_level, key);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back({cur_, root, top_level, std::move(key)});
+    }
+    cur_ = nullptr;
+    cv_.notify_all();
+  }
+
+  // Runs `produce` (the streamer) on a second thread and visits what it delivers; returns what it
+  // returns. The first exception of either side is rethrown after both stopped.
+  template <typename F>
+  int64_t Run(F produce) {
+    if (!threaded_) return produce();
+    int64_t result = 0;
+    std::exception_ptr produced_error;
+    std::thread producer([&] {
+      try {
+        result = produce();
+      } catch (const Aborted&) {
+      } catch (...) {
+        produced_error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+      cv_.notify_all();
+    });
+    std::exception_ptr visit_error;
+    try {
+      while (true) {
+        Item item;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return !queue_.empty() || done_; });
+          if (queue_.empty()) break;
+          item = std::move(queue_.front());
+          queue_.pop_front();
+        }
+        Visit(item.root, item.top_level, item.key);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          free_.push_back(item.parser);
+        }
+        cv_.notify_all();
+      }
+    } catch (...) {
+      visit_error = std::current_exception();
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_ = true;
+      cv_.notify_all();
+    }
+    producer.join();
+    if (visit_error) std::rethrow_exception(visit_error);
+    if (produced_error) std::rethrow_exception(produced_error);
+    return result;
+  }
+
+ private:
+  struct Aborted {};
+  struct Item {
+    simdjson::dom::parser* parser = nullptr;
+    simdjson::dom::element root;
+    bool top_level = false;
+    std::string key;
+  };
+  static constexpr size_t kParsers = 3;  // one being filled, one queued, one being visited
+
+  void Visit(simdjson::dom::element root, bool top_level, const std::string& key) {
+    if (top_level) {
+      v_.TopLevel(key, root);
+      return;
+    }
+    simdjson::dom::array arr;
+    if (root.get_array().get(arr)) return;
+    for (simdjson::dom::element e : arr) v_.Event(e);
+  }
+
+  KinetoVisitor& v_;
+  const bool threaded_;
+  std::array<simdjson::dom::parser, kParsers> parsers_;
+  simdjson::dom::parser* cur_ = nullptr;  // the streamer's side only
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<simdjson::dom::parser*> free_;
+  std::deque<Item> queue_;
+  bool done_ = false, abort_ = false;
+};
+
 class Streamer {
  public:
-  Streamer(const fs::path& path, const std::string& name, KinetoVisitor& v)
-      : in_(path, name), name_(name), v_(v) {
+  Streamer(const fs::path& path, const std::string& name, Pipe& pipe)
+      : in_(path, name), name_(name), pipe_(pipe) {
     buf_.resize(kReadBytes * 2 + simdjson::SIMDJSON_PADDING);
   }
 
@@ -124,10 +256,10 @@ class Streamer {
         const int64_t at = Abs(lo_);
         size_t vlen = CompleteValue(("the value of \"" + key + "\"").c_str());
         simdjson::dom::element value;
-        auto err = parser_.parse(buf_.data() + lo_, vlen, false).get(value);
+        auto err = pipe_.Current().parse(buf_.data() + lo_, vlen, false).get(value);
         if (err) Fail(at, "malformed JSON in the value of \"" + key + "\": " + What(err));
-        v_.TopLevel(key, value);
         lo_ += vlen;
+        pipe_.Deliver(value, true, std::move(key));
       }
     }
     if (SkipWs()) Fail(Abs(lo_), "unexpected text after the top-level object");
@@ -197,13 +329,11 @@ class Streamer {
     buf_[begin - 1] = '[';
     buf_[end] = ']';
     simdjson::dom::element doc;
-    auto err = parser_.parse(buf_.data() + begin - 1, end - begin + 2, false).get(doc);
+    auto err = pipe_.Current().parse(buf_.data() + begin - 1, end - begin + 2, false).get(doc);
     buf_[begin - 1] = saved_open;
     buf_[end] = saved_close;
-    if (err) return false;
-    simdjson::dom::array arr;
-    if (doc.get_array().get(arr)) return false;
-    for (simdjson::dom::element e : arr) v_.Event(e);
+    if (err || !doc.is_array()) return false;
+    pipe_.Deliver(doc, false, std::string());
     return true;
   }
 
@@ -286,7 +416,7 @@ class Streamer {
       // Find the element simdjson refuses, to name its offset.
       for (const auto& [s, e] : spans) {
         simdjson::dom::element one;
-        auto err = parser_.parse(buf_.data() + s, e - s, true).get(one);
+        auto err = pipe_.Current().parse(buf_.data() + s, e - s, true).get(one);
         if (err) Fail(Abs(s), "malformed traceEvents element: " + What(err));
       }
       Fail(Abs(begin), "malformed traceEvents elements");
@@ -299,8 +429,7 @@ class Streamer {
 
   KinetoInput in_;
   std::string name_;
-  KinetoVisitor& v_;
-  simdjson::dom::parser parser_;
+  Pipe& pipe_;
   std::vector<char> buf_;
   size_t lo_ = 1, hi_ = 1;  // unread bytes are buf_[lo_, hi_); buf_[0] is spare
   int64_t base_ = -1;       // absolute offset of buf_[0]
@@ -379,9 +508,10 @@ size_t KinetoInput::Read(char* dst, size_t max) {
   return max - zs->avail_out;
 }
 
-int64_t StreamKineto(const fs::path& path, const std::string& name, KinetoVisitor& visitor) {
-  Streamer s(path, name, visitor);
-  return s.Run();
+int64_t StreamKineto(const fs::path& path, const std::string& name, KinetoVisitor& visitor, bool pipelined) {
+  Pipe pipe(visitor, pipelined);
+  Streamer s(path, name, pipe);
+  return pipe.Run([&] { return s.Run(); });
 }
 
 }  // namespace shardscope::trace::detail

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -56,7 +57,10 @@ class KinetoInput {
 /// Streams the file at `path` into `visitor`. Returns the uncompressed byte count. Throws
 /// Error(kInvalidInput) "NAME: ... at byte N" for JSON that is malformed or ends early (N counts
 /// uncompressed bytes), for a top level that is not an object, and for one value larger than
-/// kMaxKinetoValueBytes.
-int64_t StreamKineto(const std::filesystem::path& path, const std::string& name, KinetoVisitor& visitor);
+/// kMaxKinetoValueBytes. `pipelined`: reading and parsing run on a second thread while the calling
+/// thread visits the batches parsed before (the visitor is still called from the calling thread
+/// only, in file order); whatever either side throws is rethrown here once both have stopped.
+int64_t StreamKineto(const std::filesystem::path& path, const std::string& name, KinetoVisitor& visitor,
+                     bool pipelined = false);
 
 }  // namespace shardscope::trace::detail

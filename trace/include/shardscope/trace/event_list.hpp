@@ -9,6 +9,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -95,6 +96,15 @@ class EventList {
   void emplace_back(Args&&... args) {
     push_back(Event(std::forward<Args>(args)...));
   }
+  /// Appends a default-constructed event of type T and returns it to be filled in place (a reader
+  /// building many events skips the moves through an Event); valid until the next append of a T.
+  template <typename T>
+  T& EmplaceOf() {
+    auto& column = std::get<std::vector<T>>(columns_);
+    order_.push_back(static_cast<uint64_t>(IndexOf<T>(static_cast<Event*>(nullptr))) << kIndexBits |
+                     column.size());
+    return column.emplace_back();
+  }
   void reserve(size_t n) { order_.reserve(n); }
   /// Reserves room for n events in all, all of type T (a reader that knows what it will add).
   template <typename T>
@@ -124,6 +134,13 @@ class EventList {
 
  private:
   static constexpr int kIndexBits = 56;
+  // The index of alternative T in Event.
+  template <typename T, typename... Ts>
+  static constexpr size_t IndexOf(std::variant<Ts...>*) {
+    size_t i = 0;
+    (void)((std::is_same_v<T, Ts> ? false : (++i, true)) && ...);
+    return i;
+  }
   static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
   template <size_t K>
   Event GetAt(size_t index) const {
