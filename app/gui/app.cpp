@@ -2,6 +2,7 @@
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -381,7 +382,10 @@ bool App::ScriptSettled() const {
 
 void App::RecordPanel(const char* name, PanelShows shows) {
   const ImVec2 p = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-  panels_.push_back({name, p.x, p.y, p.x + size.x, p.y + size.y, shows});
+  // ImGui's ideal content width (last frame's layout, unclipped) against the room it had.
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  panels_.push_back(
+      {name, p.x, p.y, p.x + size.x, p.y + size.y, shows, w->ContentSizeIdeal.x, w->WorkRect.GetWidth()});
 }
 
 void App::PollLoaders() {

@@ -131,7 +131,11 @@ void App::DrawHelp() {
       {"Shift + wheel, or wheel over labels (timeline)", "scroll the lanes"},
       {"drag (timeline scrollbar, right edge)", "scroll the lanes"},
       {"drag (timeline)", "pan"},
-      {"drag (timeline time axis), Shift + drag", "measure a time range (its duration shows on the axis)"},
+      {"drag (timeline time axis), Shift + drag",
+       "select a time range: its duration on the axis; redistributes, ops, collective calls, bytes and a "
+       "per-rank breakdown in a box (x or Esc: drop it)"},
+      {"right click (timeline lane)", "pin the lane to the top (the others scroll under it), or unpin it"},
+      {"click (diff view, overlaid timelines)", "select the row of that redistribute"},
       {"click (timeline group label)", "expand / collapse the group (above 64 ranks: lanes per mesh dim)"},
       {"hover (timeline group)", "the union of its ranks' busy time, slowest and fastest rank"},
       {"hover (layout element)", "its holders and index in each local shard"},

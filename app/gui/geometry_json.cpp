@@ -174,7 +174,9 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
                            {"rect", Rect(p.x0, p.y0, p.x1, p.y1)},
                            {"redistribute_id", p.shows.redistribute_id},
                            {"step", p.shows.step},
-                           {"op_id", p.shows.op_id}});
+                           {"op_id", p.shows.op_id},
+                           {"content_w", p.content_w},
+                           {"room_w", p.room_w}});
   }
   j["list_rows"] = nlohmann::json::array();
   for (const auto& r : s.list->row_geometry())

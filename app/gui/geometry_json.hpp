@@ -24,6 +24,9 @@ struct PanelGeometry {
   std::string panel;  ///< "list", "inspector", "timeline", "program", "layout", "mesh", "merge", "stats"
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   PanelShows shows;
+  /// Width its content asked for (ImGui's ideal content size, laid out unclipped) and the width it
+  /// had: content wider than the room is clipped (or needs scrolling) at this window size.
+  float content_w = 0, room_w = 0;
 };
 
 /// Everything the report reads; pointers are non-owning, null when not shown.

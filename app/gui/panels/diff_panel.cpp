@@ -151,8 +151,11 @@ void DiffPanel::DrawCompare(float width, float height) {
 void DiffPanel::DrawTotals(float height) {
   ImGui::BeginChild("##diff_totals", ImVec2(0, height), true);
   ImGui::TextColored(ImVec4(0.55f, 0.80f, 1.0f, 1.0f), "Per collective kind");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(rank-side calls, bytes sent, time in collectives; baseline / candidate)");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled(
+      "(rank-side calls, bytes sent, time in collectives; each cell the baseline above the candidate, "
+      "in the overlay's colours)");
+  ImGui::PopTextWrapPos();
   ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg;
   if (ImGui::BeginTable("##diff_totals_table", 4, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -164,14 +167,17 @@ void DiffPanel::DrawTotals(float height) {
       if (differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(120, 80, 20, 90));
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(t.kind.c_str());
+      // Baseline above candidate, in the overlaid timelines' colours (narrow panels keep every digit).
+      auto pair = [](const std::string& a, const std::string& b) {
+        ImGui::TextColored(ImVec4(0.55f, 0.72f, 1.0f, 1.0f), "%s", a.c_str());
+        ImGui::TextColored(ImVec4(1.0f, 0.68f, 0.38f, 1.0f), "%s", b.c_str());
+      };
       ImGui::TableNextColumn();
-      ImGui::Text("%lld / %lld", static_cast<long long>(t.calls[0]), static_cast<long long>(t.calls[1]));
+      pair(std::to_string(t.calls[0]), std::to_string(t.calls[1]));
       ImGui::TableNextColumn();
-      ImGui::Text("%s / %s", FormatBytes(static_cast<double>(t.bytes[0])).c_str(),
-                  FormatBytes(static_cast<double>(t.bytes[1])).c_str());
+      pair(FormatBytes(static_cast<double>(t.bytes[0])), FormatBytes(static_cast<double>(t.bytes[1])));
       ImGui::TableNextColumn();
-      ImGui::Text("%s / %s", FormatTimeNs(static_cast<double>(t.time_ns[0])).c_str(),
-                  FormatTimeNs(static_cast<double>(t.time_ns[1])).c_str());
+      pair(FormatTimeNs(static_cast<double>(t.time_ns[0])), FormatTimeNs(static_cast<double>(t.time_ns[1])));
     }
     ImGui::EndTable();
   }
@@ -365,21 +371,23 @@ void DiffPanel::Draw() {
   };
   const DiffRow* selected = SelectedRow();
   size_t lines = selected ? selected->differences.size() : 0;
-  float rows_h = fit(line + row * static_cast<float>(diff_.rows.size() + 1) + frame, 90.0f, 0.28f);
-  float diffs_h = fit(line * static_cast<float>(lines + 1) + frame, 60.0f, 0.20f);
-  float steps_h = fit(line + row * static_cast<float>(steps_.size() + 1) + frame, 80.0f, 0.22f);
+  // Shares sum to 0.70 at most: the layouts keep a third of the height even in a 1280x720 window.
+  float rows_h = fit(line + row * static_cast<float>(diff_.rows.size() + 1) + frame, 90.0f, 0.16f);
+  float diffs_h = fit(line * static_cast<float>(lines + 1) + frame, 60.0f, 0.10f);
+  float steps_h = fit(line + row * static_cast<float>(steps_.size() + 1) + frame, 70.0f, 0.12f);
   const size_t overlay_lanes = std::max(timelines_[0].lane_rank.size(), timelines_[1].lane_rank.size());
   const float overlay_h = fit(
       line + 16 + 22.0f * static_cast<float>(overlay_lanes <= 32 ? std::max<size_t>(overlay_lanes, 1) : 2) +
           frame,
-      70.0f, 0.20f);
+      70.0f, 0.14f);
   float gap = ImGui::GetStyle().ItemSpacing.x;
   DrawRows(rows_h);
   DrawDifferences(diffs_h);
   DrawOverlay(overlay_h);
   float half = (avail.x - gap) * 0.5f;
-  const float compare_h = fit(
-      line + row * static_cast<float>(std::max(compare_.size(), totals_.size()) + 1) + frame, 80.0f, 0.24f);
+  const float compare_h =
+      fit(line + row * static_cast<float>(std::max(compare_.size(), 2 * totals_.size()) + 2) + frame, 80.0f,
+          0.18f);
   DrawCompare(avail.x * 0.58f, compare_h);
   ImGui::SameLine(0, gap);
   DrawTotals(compare_h);

@@ -17,9 +17,16 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
                const engine::Mesh& mesh) {
   ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable(id, 6, flags)) return;
+  // The six columns need about 62 characters; a narrower panel (the main window at 1280 px) gets
+  // three, each cell two lines, so that no column is cut at the panel's edge.
+  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("M").x * 62;
+  if (!ImGui::BeginTable(id, narrow ? 3 : 6, flags)) return;
   ImGui::TableSetupColumn("#");
-  SetupPlanStepColumns();
+  if (narrow) {
+    SetupColumns({"mesh dims: src -> dst, shape", "comm, predicted"});
+  } else {
+    SetupPlanStepColumns();
+  }
   ImGui::TableHeadersRow();
   for (size_t k = 0; k < plan.size(); ++k) {
     const trace::PlanStep& s = plan[k];
@@ -29,7 +36,17 @@ void PlanTable(const char* id, const std::vector<trace::PlanStep>& plan, int64_t
     }
     ImGui::TableNextColumn();
     ImGui::Text("%zu", k);
-    PlanStepCells(s, FormatMeshDims(s.mesh_dims, mesh));
+    if (!narrow) {
+      PlanStepCells(s, FormatMeshDims(s.mesh_dims, mesh));
+      continue;
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%s%s: %s -> %s", FormatMeshDims(s.mesh_dims, mesh).c_str(), s.flattened ? " flat" : "",
+                s.src.c_str(), s.dst.c_str());
+    ImGui::TextDisabled("logical %s", FormatInts(s.logical_shape).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(s.comm.c_str());
+    ImGui::TextDisabled("%.1f us", s.cost_us);
   }
   ImGui::EndTable();
 }
@@ -42,8 +59,8 @@ void ImportedPlanLines(const trace::ImportedPlan& p) {
                 (c.group_size >= 0 ? " over " + std::to_string(c.group_size) : std::string()) + " (group " +
                 c.group_name + ")";
   }
-  ImGui::Text("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
-              p.notation.empty() ? "no notation recorded" : p.notation.c_str());
+  ImGui::TextWrapped("PyTorch (%s line %lld): %s", p.source.c_str(), static_cast<long long>(p.line),
+                     p.notation.empty() ? "no notation recorded" : p.notation.c_str());
   ImGui::TextDisabled("recorded: %s", recorded.empty() ? "no collectives" : recorded.c_str());
   ImVec4 colour = trace::ParseImportVerdict(p.verdict) == trace::ImportVerdict::kSame
                       ? ImVec4(0.55f, 0.85f, 0.55f, 1.0f)
@@ -78,8 +95,8 @@ void StepControls(Selection& sel, int64_t steps) {
 
 // Step `step` (plan step `s`): what it does, its predicted and measured time and bytes.
 void StepFigures(const RedistributeView& view, const trace::PlanStep& s, int64_t step) {
-  ImGui::Text("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view.mesh).c_str(), s.src.c_str(),
-              s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
+  ImGui::TextWrapped("mesh dims %s  %s -> %s  %s%s", FormatMeshDims(s.mesh_dims, view.mesh).c_str(),
+                     s.src.c_str(), s.dst.c_str(), s.comm.c_str(), s.flattened ? "  (flattened)" : "");
   const StepMeasure& m = view.steps[static_cast<size_t>(step)];
   // Both in one unit (FormatTimeNs); the measured time is the slowest rank's, named.
   const std::string slowest =
@@ -142,10 +159,10 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   const trace::RedistributeBegin& b = view->first->begin;
   Selection& sel = *ctx.selection;
   int64_t steps = view->num_steps();
-  ImGui::Text("#%lld  %s  %s  %s", static_cast<long long>(b.id),
-              b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
-              b.dtype.c_str());
-  ImGui::Text("%s -> %s", Join(b.src_placements, ",").c_str(), Join(b.dst_placements, ",").c_str());
+  ImGui::TextWrapped("#%lld  %s  %s  %s", static_cast<long long>(b.id),
+                     b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
+                     b.dtype.c_str());
+  ImGui::TextWrapped("%s -> %s", Join(b.src_placements, ",").c_str(), Join(b.dst_placements, ",").c_str());
   if (b.op_id >= 0) {
     // An implicit redistribute: name the op input it placed (the program view shows the op).
     const trace::OpRecord* op = ctx.model ? ctx.model->FindOp(view->first->rank, b.op_id) : nullptr;

@@ -355,13 +355,16 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
   // The ranges table goes beside the canvases in a wide panel (square elements leave room there),
   // below them otherwise.
-  const bool beside = show_ranges_ && avail.x >= 1000;
-  const float table_w = beside ? avail.x * 0.42f : 0;
+  float gap = 12.0f;
+  // Beside only when the canvases keep a usable width and the table its every column (else it
+  // would need scrolling to show the "after" columns); below, it has the panel's whole width.
+  const float table_natural = show_ranges_ ? RangesTableWidth(world) : 0;
+  const bool beside = show_ranges_ && avail.x >= 1000 && avail.x - table_natural - 3 * gap >= 2 * 260.0f;
+  const float table_w = beside ? std::max(avail.x * 0.42f, table_natural + 4) : 0;
   const float table_h =
       show_ranges_ && !beside
           ? std::min(avail.y * 0.4f, line * static_cast<float>(std::min<int64_t>(world, 16) + 1) + 8)
           : 0;
-  float gap = 12.0f;
   float width = std::max(120.0f, (avail.x - table_w - gap * (beside ? 2 : 1)) * 0.5f);
   ImGui::BeginGroup();
   DrawSide(ctx, before_, "before", width, avail.y - table_h);
@@ -372,6 +375,31 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   ImGui::EndGroup();
   if (beside) ImGui::SameLine(0, gap);
   if (show_ranges_) DrawRanges(world, ctx.selection->focus_chosen ? ctx.selection->focus_rank : -1);
+}
+
+float LayoutPanel::RangesTableWidth(int64_t world) const {
+  const char* headers[] = {"rank", "before: local shape", "before: global [begin,end) per dim",
+                           "after: local shape", "after: global [begin,end) per dim"};
+  float w[5];
+  for (int c = 0; c < 5; ++c) w[c] = ImGui::CalcTextSize(headers[c]).x;
+  const float line = ImGui::GetTextLineHeight();
+  w[0] = std::max(w[0],
+                  line + ImGui::GetStyle().ItemSpacing.x +
+                      ImGui::CalcTextSize(("r" + std::to_string(std::max<int64_t>(0, world - 1))).c_str()).x);
+  for (int64_t r = 0; r < std::min<int64_t>(world, 256); ++r) {
+    int c = 1;
+    for (const Side* side : {&before_, &after_}) {
+      if (static_cast<size_t>(r) >= side->layouts.size()) break;
+      const engine::RankLayout& l = side->layouts[static_cast<size_t>(r)];
+      w[c] = std::max(w[c], ImGui::CalcTextSize(FormatInts(l.local_shape).c_str()).x);
+      w[c + 1] = std::max(w[c + 1], ImGui::CalcTextSize(engine::FormatIndices(l.indices).c_str()).x);
+      c += 2;
+    }
+  }
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float total = style.ScrollbarSize;
+  for (float x : w) total += x + 2 * style.CellPadding.x + 1;
+  return total;
 }
 
 void LayoutPanel::DrawRanges(int64_t world, int64_t focus) {

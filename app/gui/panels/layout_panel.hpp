@@ -64,6 +64,8 @@ class LayoutPanel {
   };
   void DrawSide(ViewContext& ctx, const Side& side, const char* which, float width, float height);
   static void DrawAxes(ImDrawList* list, const LayoutGrid& grid, float x0, float y0, float w, float h);
+  /// Width the ranges table needs to show every column uncut (headers and the first 256 ranks).
+  float RangesTableWidth(int64_t world) const;
   void DrawRanges(int64_t world, int64_t focus);
 
   const void* key_model_ = nullptr;

@@ -68,20 +68,23 @@ void MergePanel::Draw(ViewContext& ctx) {
   for (const Merged& m : merged_) {
     const trace::PlanStep& s = b.optimized_plan[m.step];
     bool current = static_cast<int64_t>(m.step) == ctx.selection->step;
-    ImGui::TextColored(current ? ImVec4(1, 0.82f, 0.25f, 1) : ImVec4(0.6f, 0.9f, 0.6f, 1),
-                       "merged: step %zu  %s -> %s  %s over mesh dims %s", m.step, s.src.c_str(),
+    // Every line wraps: the panel is a third of a 1280 px window.
+    ImGui::PushStyleColor(ImGuiCol_Text, current ? ImVec4(1, 0.82f, 0.25f, 1) : ImVec4(0.6f, 0.9f, 0.6f, 1));
+    ImGui::TextWrapped("merged: step %zu  %s -> %s  %s over mesh dims %s", m.step, s.src.c_str(),
                        s.dst.c_str(), s.comm.c_str(), FormatMeshDims(s.mesh_dims, view->mesh).c_str());
+    ImGui::PopStyleColor();
     ImGui::Indent();
     for (size_t r : m.replaced) {
       const trace::PlanStep& raw = b.raw_plan[r];
-      ImGui::BulletText("replaced raw #%zu: mesh dims %s  %s -> %s  %s  %.1f us", r,
-                        FormatMeshDims(raw.mesh_dims, view->mesh).c_str(), raw.src.c_str(), raw.dst.c_str(),
-                        raw.comm.c_str(), raw.cost_us);
+      ImGui::Bullet();
+      ImGui::TextWrapped("replaced raw #%zu: mesh dims %s  %s -> %s  %s  %.1f us", r,
+                         FormatMeshDims(raw.mesh_dims, view->mesh).c_str(), raw.src.c_str(), raw.dst.c_str(),
+                         raw.comm.c_str(), raw.cost_us);
     }
-    ImGui::Text("flattened group of r%lld: %s", static_cast<long long>(ctx.selection->focus_rank),
-                FormatInts(m.group).c_str());
-    ImGui::Text("avg_scale %g%s", s.avg_scale,
-                s.avg_scale != 1.0 ? " (P(avg) divided once after the merged sum)" : "");
+    ImGui::TextWrapped("flattened group of r%lld: %s", static_cast<long long>(ctx.selection->focus_rank),
+                       FormatInts(m.group).c_str());
+    ImGui::TextWrapped("avg_scale %g%s", s.avg_scale,
+                       s.avg_scale != 1.0 ? " (P(avg) divided once after the merged sum)" : "");
     ImGui::Unindent();
   }
   ImGui::Spacing();

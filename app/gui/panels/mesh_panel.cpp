@@ -287,9 +287,9 @@ void MeshPanel::Draw(ViewContext& ctx) {
     const std::string dims = FormatMeshDims(std::vector<int64_t>(step_dims_.begin(), step_dims_.end()), mesh);
     const std::string group =
         focus_group_.size() <= 16 ? FormatInts(focus_group_) : std::to_string(focus_group_.size()) + " ranks";
-    ImGui::Text("step %lld acts on mesh dim%s %s; group of r%lld: %s", static_cast<long long>(key_step_),
-                step_dims_.size() > 1 ? "s" : "", dims.c_str(),
-                static_cast<long long>(ctx.selection->focus_rank), group.c_str());
+    ImGui::TextWrapped("step %lld acts on mesh dim%s %s; group of r%lld: %s",
+                       static_cast<long long>(key_step_), step_dims_.size() > 1 ? "s" : "", dims.c_str(),
+                       static_cast<long long>(ctx.selection->focus_rank), group.c_str());
   }
   const bool overview = !blocks_.blocks.empty() && key_drill_ < 0;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
@@ -432,10 +432,10 @@ void MeshPanel::DrawMatrix(ViewContext& ctx) {
   const int64_t world = ctx.redistribute->mesh.size();
   const bool overview = !blocks_.blocks.empty() && key_drill_ < 0;
   // Data and shape negotiation apart (item 7): the negotiation collectives only exchange shapes.
-  ImGui::Text("bytes sent row -> column, step %lld%s", static_cast<long long>(ctx.selection->step),
-              overview ? " (blocks)" : "");
-  ImGui::Text("data %s, shape negotiation %s", FormatBytes(static_cast<double>(totals_.data)).c_str(),
-              FormatBytes(static_cast<double>(totals_.negotiation)).c_str());
+  ImGui::TextWrapped("bytes sent row -> column, step %lld%s", static_cast<long long>(ctx.selection->step),
+                     overview ? " (blocks)" : "");
+  ImGui::TextWrapped("data %s, shape negotiation %s", FormatBytes(static_cast<double>(totals_.data)).c_str(),
+                     FormatBytes(static_cast<double>(totals_.negotiation)).c_str());
   ImGui::Checkbox("show shape negotiation", &negotiation_);
   if (overview) ImGui::TextDisabled("click a row to expand its block");
   const int64_t n = matrix_.rows;
