@@ -4,6 +4,7 @@
 // mixes them with shardscope's own collectives). docs/flight-recorder.md lists the rules.
 
 #include <cstdint>
+
 #include "flight_groups.hpp"
 #include "shardscope/trace/check.hpp"
 
