@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -17,22 +18,17 @@
 
 namespace shardscope::app {
 
-trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress) {
-  std::error_code ec;
-  if (path.empty()) throw InvalidInput("missing trace path");
-  if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
+void RunWithProgress(const std::string& path, bool progress,
+                     const std::function<void(trace::ReadProgress&)>& read) {
   trace::ReadProgress counters;
-  trace::ReadOptions options{.jobs = jobs, .progress = &counters};
-  auto read = [&] { return trace::ReadAnyTrace(path, options); };
-  if (!progress || isatty(STDERR_FILENO) == 0) return read();
+  if (!progress || isatty(STDERR_FILENO) == 0) return read(counters);
   // The reader runs on its own thread while this one redraws the line; nothing is printed for a
   // load that ends within half a second.
   std::atomic<bool> done{false};
   std::exception_ptr failure;
-  trace::Model model;
   std::thread reader([&] {
     try {
-      model = read();
+      read(counters);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -54,6 +50,16 @@ trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progr
   reader.join();
   if (shown) std::fprintf(stderr, "\r\x1b[K");
   if (failure) std::rethrow_exception(failure);
+}
+
+trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress) {
+  std::error_code ec;
+  if (path.empty()) throw InvalidInput("missing trace path");
+  if (!std::filesystem::exists(path, ec)) throw InvalidInput(path + ": no such trace file or directory");
+  trace::Model model;
+  RunWithProgress(path, progress, [&](trace::ReadProgress& counters) {
+    model = trace::ReadAnyTrace(path, trace::ReadOptions{.jobs = jobs, .progress = &counters});
+  });
   return model;
 }
 
@@ -65,7 +71,11 @@ std::string DiagnosticText(const trace::Diagnostic& d) {
 }
 
 void PrintLoadWarnings(const trace::Model& model, const std::string& source) {
-  for (const trace::Diagnostic& d : model.diagnostics)
+  PrintLoadWarnings(model.diagnostics, source);
+}
+
+void PrintLoadWarnings(const std::vector<trace::Diagnostic>& diagnostics, const std::string& source) {
+  for (const trace::Diagnostic& d : diagnostics)
     std::cerr << "shardscope: warning: " << (source.empty() ? "" : source + ": ") << DiagnosticText(d)
               << "\n";
 }

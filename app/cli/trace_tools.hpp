@@ -4,11 +4,13 @@
 // chrome_export.hpp). Exit codes: 0 ok, 1 differences or mismatches found, 2 bad input.
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "shardscope/trace/model.hpp"
+#include "shardscope/trace/reader.hpp"
 
 namespace shardscope::app {
 
@@ -50,6 +52,10 @@ struct ImportFrArgs {
 /// lasts over half a second shows one self-erasing line of rank files and bytes done. Throws
 /// Error(kInvalidInput) for a missing path or an unreadable trace.
 trace::Model ReadTraceWithProgress(const std::string& path, int jobs, bool progress);
+/// Runs `read` with counters that, when `progress` is set and stderr is a terminal, a line on
+/// stderr shows while it lasts over half a second (as ReadTraceWithProgress). Rethrows what `read` throws.
+void RunWithProgress(const std::string& path, bool progress,
+                     const std::function<void(trace::ReadProgress&)>& read);
 
 /// "FILE:LINE: message" for a load diagnostic (no file part for one about the whole trace), without
 /// a leading "warning: " (callers print "shardscope: warning: " before it).
@@ -58,6 +64,8 @@ std::string DiagnosticText(const trace::Diagnostic& d);
 /// One "shardscope: warning: SOURCE: FILE:LINE: message" line on stderr per load diagnostic of
 /// `model` (no "SOURCE: " when `source` is empty).
 void PrintLoadWarnings(const trace::Model& model, const std::string& source);
+/// The same for diagnostics read without a model (check of Flight Recorder dumps).
+void PrintLoadWarnings(const std::vector<trace::Diagnostic>& diagnostics, const std::string& source);
 
 /// How every command reads a trace (show, check, export, diff): ReadTraceWithProgress, then load
 /// diagnostics become "shardscope: warning: FILE:LINE: message" lines on stderr. A non-empty

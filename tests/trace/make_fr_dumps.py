@@ -32,12 +32,17 @@ SEQS = 6  # --seqs (clean only)
 T0 = 1_764_000_000_000_000_000  # wall-clock ns (late 2025)
 
 
+_PG_CONFIG = {}  # by world size: the rank list's text is O(WORLD), and every entry asks for it
+
+
 def pg_config():
-    return {
-        "0": {"name": "0", "desc": "default_pg", "ranks": str(list(range(WORLD)))},
-        "1": {"name": "1", "desc": "tp", "ranks": "[0, 1]"},
-        "2": {"name": "2", "desc": "tp", "ranks": "[2, 3]"},
-    }
+    if WORLD not in _PG_CONFIG:
+        _PG_CONFIG[WORLD] = {
+            "0": {"name": "0", "desc": "default_pg", "ranks": str(list(range(WORLD)))},
+            "1": {"name": "1", "desc": "tp", "ranks": "[0, 1]"},
+            "2": {"name": "2", "desc": "tp", "ranks": "[2, 3]"},
+        }
+    return _PG_CONFIG[WORLD]
 
 
 class Rank:

@@ -54,7 +54,8 @@ PlacementKind KindOf(const std::string& p) {
 
 class Checker {
  public:
-  explicit Checker(const Model& model) : model_(model), flight_(model) {
+  explicit Checker(const Model& model) : Checker(model, detail::FlightRules(model)) {}
+  Checker(const Model& model, detail::FlightRules flight) : model_(model), flight_(std::move(flight)) {
     for (const RankTrace& rt : model.ranks) with_file_.insert(rt.header.rank);
     if (!model.ranks.empty()) mesh_ = model.ranks.front().header.mesh_shape;
   }
@@ -641,5 +642,13 @@ class Checker {
 }  // namespace
 
 CheckResult CheckTrace(const Model& model) { return Checker(model).Run(); }
+
+namespace detail {
+
+CheckResult CheckTraceWith(const Model& model, FlightRules rules) {
+  return Checker(model, std::move(rules)).Run();
+}
+
+}  // namespace detail
 
 }  // namespace shardscope::trace

@@ -4,8 +4,6 @@
 // mixes them with shardscope's own collectives). docs/flight-recorder.md lists the rules.
 
 #include <cstdint>
-#include <map>
-#include <set>
 
 #include "flight_groups.hpp"
 #include "shardscope/trace/check.hpp"
@@ -18,22 +16,27 @@ namespace shardscope::trace::detail {
 /// buffer is a note, not a culprit); sends and recvs matched in order per pair of ranks.
 class FlightRules {
  public:
-  /// Groups the flight records of `model` (which must outlive this object and stay unchanged).
+  /// Groups the flight records of `model` (which need not outlive this object).
   explicit FlightRules(const Model& model);
+  /// The rules over flight records already grouped (Flight Recorder dumps read one at a time).
+  explicit FlightRules(FlightTable table);
 
   /// True when `rank` is a member of a process group seen on a flight record: Check reports a
   /// missing file of such a rank itself, in the group's words.
-  bool Covers(int64_t rank) const { return members_.count(rank) > 0; }
+  bool Covers(int64_t rank) const { return table_.Members().count(rank) > 0; }
   /// The largest rank Covers, or -1.
-  int64_t LastCovered() const { return members_.empty() ? -1 : *members_.rbegin(); }
+  int64_t LastCovered() const { return table_.Members().empty() ? -1 : *table_.Members().rbegin(); }
 
   /// Applies every rule, appending to `out`'s mismatches and notes (group by group, in key order)
   /// and adding to its groups, collectives and undecided counts.
   void Check(CheckResult& out);
 
  private:
-  std::map<FlightGroupKey, FlightGroup> groups_;
-  std::set<int64_t> members_;
+  FlightTable table_;
 };
+
+/// CheckTrace of `model` with its flight records' rules run over `rules` instead of the model's own
+/// (`model` then holds the rank files' headers and no flight record). Pure.
+CheckResult CheckTraceWith(const Model& model, FlightRules rules);
 
 }  // namespace shardscope::trace::detail

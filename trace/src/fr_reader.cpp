@@ -1127,11 +1127,16 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
 }
 
 void ReadFlightRecorderEach(const std::vector<fs::path>& paths, int jobs,
-                            const std::function<void(FlightRecorderDump&)>& sink) {
+                            const std::function<void(FlightRecorderDump&)>& sink, ReadProgress* progress) {
   const std::vector<DumpFile> files = ListDumps(paths);
+  std::vector<int64_t> sizes;
+  if (progress != nullptr) {
+    progress->bytes_total = DumpSizes(files, sizes);
+    progress->files_total = static_cast<int64_t>(files.size());
+  }
   const size_t threads = std::min<size_t>(
       jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()), files.size());
-  ReadDumps(files, threads, nullptr, {}, [&](size_t, RankDump& dump) { sink(dump); });
+  ReadDumps(files, threads, progress, sizes, [&](size_t, RankDump& dump) { sink(dump); });
 }
 
 bool IsFlightRecorderModel(const Model& model) {

@@ -14,24 +14,28 @@ using nlohmann::json;
 
 namespace {
 
+using detail::FlightEntry;
+using detail::FlightSig;
+using detail::FlightTable;
+
 // One collective_seq_id of a group: each rank's entry (rank order), the lowest rank's first.
 struct Row {
-  std::map<int64_t, const FlightRecord*> by_rank;
-  const FlightRecord& first() const { return *by_rank.begin()->second; }
+  std::map<int64_t, const FlightEntry*> by_rank;
+  const FlightEntry& first() const { return *by_rank.begin()->second; }
 };
 
 std::map<int64_t, Row> Rows(const detail::FlightGroup& g) {
   std::map<int64_t, Row> rows;
   for (const auto& [r, m] : g.members)
-    for (const auto& [seq, c] : m.by_seq) rows[seq].by_rank.emplace(r, &*c->flight);
+    for (const FlightEntry& e : m.by_seq) rows[e.seq].by_rank.emplace(r, &e);
   return rows;
 }
 
 // Sends and recvs as (rank, entry), in rank and record order.
-std::vector<std::pair<int64_t, const FlightRecord*>> P2p(const detail::FlightGroup& g) {
-  std::vector<std::pair<int64_t, const FlightRecord*>> out;
+std::vector<std::pair<int64_t, const FlightEntry*>> P2p(const detail::FlightGroup& g) {
+  std::vector<std::pair<int64_t, const FlightEntry*>> out;
   for (const auto& [r, m] : g.members)
-    for (const Collective* c : m.p2p) out.emplace_back(r, &*c->flight);
+    for (const FlightEntry& e : m.p2p) out.emplace_back(r, &e);
   return out;
 }
 
@@ -51,14 +55,15 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
 
 std::string FormatFlightText(const Model& model) {
   std::string out;
-  for (const auto& [key, g] : detail::GroupFlightRecords(model)) {
+  const FlightTable t = detail::GroupFlightRecords(model);
+  for (const auto& [key, g] : t.Groups()) {
     const auto rows = Rows(g);
     const auto p2p = P2p(g);
     out += "\nprocess group " + g.name + (g.desc.empty() ? "" : " (" + g.desc + ")") + " ranks " +
            detail::FormatInts(g.ranks) + ": " + std::to_string(rows.size()) + " collective(s), " +
            std::to_string(p2p.size()) + " p2p entr" + (p2p.size() == 1 ? "y" : "ies") + "\n";
     for (const auto& [seq, row] : rows) {
-      const FlightRecord& f = row.first();
+      const FlightSig& f = t.Sig(row.first().sig);
       std::map<std::string, std::vector<int64_t>> by_state;
       std::vector<int64_t> absent;
       for (int64_t r : g.ranks) {
@@ -66,7 +71,7 @@ std::string FormatFlightText(const Model& model) {
         if (it == row.by_rank.end())
           absent.push_back(r);
         else
-          by_state[it->second->state].push_back(r);
+          by_state[t.State(it->second->state)].push_back(r);
       }
       out += "  seq " + std::to_string(seq) + "  " + f.profiling_name + "  " + ShapesText(f.input_sizes) +
              " -> " + ShapesText(f.output_sizes) + "  " +
@@ -75,10 +80,11 @@ std::string FormatFlightText(const Model& model) {
       if (!absent.empty()) out += "  absent: " + RanksText(absent);
       out += "\n";
     }
-    for (const auto& [rank, f] : p2p) {
-      out += "  rank " + std::to_string(rank) + " p2p seq " + std::to_string(f->p2p_seq_id) + "  " +
-             f->profiling_name + "  " + ShapesText(f->input_sizes) + "  " +
-             (f->input_dtypes.empty() ? "-" : f->input_dtypes.front()) + "  " + f->state + "\n";
+    for (const auto& [rank, e] : p2p) {
+      const FlightSig& f = t.Sig(e->sig);
+      out += "  rank " + std::to_string(rank) + " p2p seq " + std::to_string(e->seq) + "  " +
+             f.profiling_name + "  " + ShapesText(f.input_sizes) + "  " +
+             (f.input_dtypes.empty() ? "-" : f.input_dtypes.front()) + "  " + t.State(e->state) + "\n";
     }
   }
   return out;
@@ -86,25 +92,28 @@ std::string FormatFlightText(const Model& model) {
 
 json FlightJson(const Model& model) {
   json groups = json::array();
-  for (const auto& [key, g] : detail::GroupFlightRecords(model)) {
+  const FlightTable t = detail::GroupFlightRecords(model);
+  for (const auto& [key, g] : t.Groups()) {
     json rows = json::array();
     for (const auto& [seq, row] : Rows(g)) {
       json states = json::object();
-      for (const auto& [r, f] : row.by_rank) states[std::to_string(r)] = f->state;
+      for (const auto& [r, e] : row.by_rank) states[std::to_string(r)] = t.State(e->state);
+      const FlightSig& first = t.Sig(row.first().sig);
       rows.push_back({{"seq_id", seq},
-                      {"profiling_name", row.first().profiling_name},
-                      {"input_sizes", row.first().input_sizes},
-                      {"output_sizes", row.first().output_sizes},
-                      {"input_dtypes", row.first().input_dtypes},
+                      {"profiling_name", first.profiling_name},
+                      {"input_sizes", first.input_sizes},
+                      {"output_sizes", first.output_sizes},
+                      {"input_dtypes", first.input_dtypes},
                       {"states", states}});
     }
     json p2p = json::array();
-    for (const auto& [rank, f] : P2p(g)) {
+    for (const auto& [rank, e] : P2p(g)) {
+      const FlightSig& f = t.Sig(e->sig);
       p2p.push_back({{"rank", rank},
-                     {"p2p_seq_id", f->p2p_seq_id},
-                     {"profiling_name", f->profiling_name},
-                     {"input_sizes", f->input_sizes},
-                     {"state", f->state}});
+                     {"p2p_seq_id", e->seq},
+                     {"profiling_name", f.profiling_name},
+                     {"input_sizes", f.input_sizes},
+                     {"state", t.State(e->state)}});
     }
     groups.push_back(
         {{"name", g.name}, {"desc", g.desc}, {"ranks", g.ranks}, {"collectives", rows}, {"p2p", p2p}});
@@ -116,7 +125,9 @@ namespace detail {
 
 void DiffFlightRecords(const Model& baseline, const Model& candidate, const DiffOptions& options,
                        std::vector<Difference>& out) {
-  auto gb = GroupFlightRecords(baseline), gc = GroupFlightRecords(candidate);
+  const FlightTable tb = GroupFlightRecords(baseline), tc = GroupFlightRecords(candidate);
+  const auto& gb = tb.Groups();
+  const auto& gc = tc.Groups();
   std::set<FlightGroupKey> keys;
   for (const auto& [k, g] : gb) keys.insert(k);
   for (const auto& [k, g] : gc) keys.insert(k);
@@ -145,36 +156,38 @@ void DiffFlightRecords(const Model& baseline, const Model& candidate, const Diff
       auto ib = rows_b.find(seq), ic = rows_c.find(seq);
       if (ic == rows_c.end()) {
         add(DiffCategory::kCollectives, named, seq, std::nullopt, "removed",
-            ib->second.first().profiling_name, "");
+            tb.Sig(ib->second.first().sig).profiling_name, "");
         continue;
       }
       if (ib == rows_b.end()) {
         add(DiffCategory::kCollectives, named, std::nullopt, seq, "added", "",
-            ic->second.first().profiling_name);
+            tc.Sig(ic->second.first().sig).profiling_name);
         continue;
       }
       // Rank by rank: what each rank's entry says in each trace ("absent" when its buffer lacks it).
       std::set<int64_t> ranks;
       for (const auto& [r, f] : ib->second.by_rank) ranks.insert(r);
       for (const auto& [r, f] : ic->second.by_rank) ranks.insert(r);
-      auto sizes = [](const FlightRecord& f) {
+      auto sizes = [](const FlightSig& f) {
         return ShapesText(f.input_sizes) + " -> " + ShapesText(f.output_sizes);
       };
-      auto dtypes = [](const FlightRecord& f) {
+      auto dtypes = [](const FlightSig& f) {
         std::string text;
         for (const auto& t : f.input_dtypes) text += (text.empty() ? "" : ",") + t;
         return text;
       };
       for (int64_t r : ranks) {
         auto eb = ib->second.by_rank.find(r), ec = ic->second.by_rank.find(r);
-        const FlightRecord* fb = eb == ib->second.by_rank.end() ? nullptr : eb->second;
-        const FlightRecord* fc = ec == ic->second.by_rank.end() ? nullptr : ec->second;
+        const FlightEntry* b = eb == ib->second.by_rank.end() ? nullptr : eb->second;
+        const FlightEntry* c = ec == ic->second.by_rank.end() ? nullptr : ec->second;
         const std::string rank = "rank " + std::to_string(r) + " ";
-        if (fb == nullptr || fc == nullptr) {
-          add(DiffCategory::kCollectives, named, seq, seq, rank + "state", fb ? fb->state : "absent",
-              fc ? fc->state : "absent");
+        if (b == nullptr || c == nullptr) {
+          add(DiffCategory::kCollectives, named, seq, seq, rank + "state",
+              b ? tb.State(b->state).str() : "absent", c ? tc.State(c->state).str() : "absent");
           continue;
         }
+        const FlightSig* fb = &tb.Sig(b->sig);
+        const FlightSig* fc = &tc.Sig(c->sig);
         if (fb->profiling_name != fc->profiling_name)
           add(DiffCategory::kCollectives, named, seq, seq, rank + "profiling name", fb->profiling_name,
               fc->profiling_name);
@@ -182,8 +195,9 @@ void DiffFlightRecords(const Model& baseline, const Model& candidate, const Diff
           add(DiffCategory::kBytes, named, seq, seq, rank + "sizes", sizes(*fb), sizes(*fc));
         if (dtypes(*fb) != dtypes(*fc))
           add(DiffCategory::kBytes, named, seq, seq, rank + "dtypes", dtypes(*fb), dtypes(*fc));
-        if (fb->state != fc->state)
-          add(DiffCategory::kCollectives, named, seq, seq, rank + "state", fb->state, fc->state);
+        if (tb.State(b->state) != tc.State(c->state))
+          add(DiffCategory::kCollectives, named, seq, seq, rank + "state", tb.State(b->state),
+              tc.State(c->state));
       }
     }
   }

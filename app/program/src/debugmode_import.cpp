@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 
 #include "debugmode_internal.hpp"
 #include "debugmode_ops.hpp"
@@ -207,11 +208,44 @@ void InferGlobalShape(DumpRedistribute& r, const engine::Mesh& mesh, std::vector
                                   " assuming even shards"});
 }
 
-void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::PlanOptions& options,
+// What Judge reads of a record, as text: its placements and shard orders, global shape, dtype,
+// whether the user called it, PyTorch's notation and its collectives' kinds. Not its line: a log
+// repeats the same redistribute every layer and step, and each is judged alike.
+std::string JudgeKey(const DumpRedistribute& r) {
+  std::string key;
+  auto placements = [&](const engine::Placements& ps, const std::optional<engine::ShardOrder>& order) {
+    for (const engine::Placement& p : ps) key += p.ToString() + ",";
+    key += '|';
+    if (order) {
+      for (const engine::ShardOrderEntry& e : *order) {
+        key += std::to_string(e.tensor_dim) + ":";
+        for (int md : e.mesh_dims) key += std::to_string(md) + ",";
+        key += ';';
+      }
+    } else {
+      key += '-';
+    }
+    key += '|';
+  };
+  placements(r.src, r.src_order);
+  placements(r.dst, r.dst_order);
+  key += r.has_global_shape ? "shape " : "no shape ";
+  for (int64_t e : r.global_shape) key += std::to_string(e) + ",";
+  key += "|" + r.dtype + "|" + (r.explicit_call ? "explicit" : "input") + "|";
+  key += r.pytorch_trace ? "trace " + *r.pytorch_trace : std::string("no trace");
+  key += '|';
+  for (const DumpCollective& c : r.collectives) key += c.kind + ",";
+  return key;
+}
+
+// Returns true when the outcome follows from JudgeKey(r) alone (it planned; no message names the
+// record's line), so that an equal record may take it over.
+bool Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::PlanOptions& options,
            ImportedRedistribute& out, std::optional<Replayable>& replay) {
   auto not_replayable = [&](const std::string& why) {
     out.verdict = trace::ImportVerdict::kNotReplayable;
     out.reason = why;
+    return false;
   };
   if (r.src.empty() || r.dst.empty()) return not_replayable("the record has no source and target placements");
   if (!r.has_global_shape) return not_replayable("the record does not show the tensor's global shape");
@@ -253,12 +287,12 @@ void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::Pl
   } catch (const Error& e) {
     out.verdict = trace::ImportVerdict::kDiffers;
     out.reason = "PyTorch's notation does not parse: " + std::string(e.what());
-    return;
+    return false;
   }
   if (!corrupt.empty()) {
     out.verdict = trace::ImportVerdict::kCorruptingMerge;
     out.reason = corrupt;
-    return;
+    return true;
   }
   std::map<std::string, int> recorded = RecordedCounts(r);
   bool same = r.pytorch_trace ? pytorch == plan.notation : recorded == out.shardscope_collectives;
@@ -267,6 +301,7 @@ void Judge(const DumpRedistribute& r, const engine::Mesh& mesh, const engine::Pl
     out.reason = "PyTorch: " + (r.pytorch_trace ? pytorch + ", " : "") + CountsText(recorded) +
                  "; shardscope: " + plan.notation + ", " + CountsText(out.shardscope_collectives);
   }
+  return true;
 }
 
 }  // namespace
@@ -278,10 +313,18 @@ ImportResult ImportDebugMode(std::string_view text, const ImportOptions& options
   result.warnings = result.dump.warnings;
   std::vector<std::optional<Replayable>> replays(result.dump.redistributes.size());
   result.redistributes.resize(result.dump.redistributes.size());
+  std::unordered_map<std::string, size_t> judged;  // JudgeKey -> the first record judged with it
   for (size_t i = 0; i < result.dump.redistributes.size(); ++i) {
     DumpRedistribute& r = result.dump.redistributes[i];
     InferGlobalShape(r, options.mesh, result.warnings);
-    Judge(r, options.mesh, options.plan, result.redistributes[i], replays[i]);
+    std::string key = JudgeKey(r);
+    if (auto it = judged.find(key); it != judged.end()) {
+      result.redistributes[i] = result.redistributes[it->second];
+      if (!options.trace_dir.empty()) replays[i] = replays[it->second];  // only a replay reads them
+      continue;
+    }
+    if (Judge(r, options.mesh, options.plan, result.redistributes[i], replays[i]))
+      judged.emplace(std::move(key), i);
   }
   std::deque<ComputableOp> op_storage;
   std::vector<const ComputableOp*> op_runs =

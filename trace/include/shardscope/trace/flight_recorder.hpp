@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/trace/check.hpp"
 #include "shardscope/trace/model.hpp"
 #include "shardscope/trace/reader.hpp"
 
@@ -66,8 +67,17 @@ struct FlightRecorderDump {
 /// grows with what the sink keeps, not with the input. `sink` runs concurrently on several threads;
 /// an exception it throws counts as a failure of that file. Throws what ReadFlightRecorder throws
 /// (the first failing file in rank order); files after a failing one may be skipped.
+/// `progress`, when set, counts the dump files and their bytes as ReadFlightRecorder's does.
 void ReadFlightRecorderEach(const std::vector<std::filesystem::path>& paths, int jobs,
-                            const std::function<void(FlightRecorderDump&)>& sink);
+                            const std::function<void(FlightRecorderDump&)>& sink,
+                            ReadProgress* progress = nullptr);
+
+/// `shardscope check` of the dumps named by `paths` without holding them: CheckTrace's result on
+/// ReadFlightRecorder(paths, options), read through ReadFlightRecorderEach (options.jobs threads,
+/// options.progress) with only 16 bytes kept per entry. Appends to `diagnostics` what that model's
+/// diagnostics would be, in the same order. Throws what ReadFlightRecorder throws.
+CheckResult CheckFlightRecorder(const std::vector<std::filesystem::path>& paths, const ReadOptions& options,
+                                std::vector<Diagnostic>& diagnostics);
 
 /// The Flight Recorder part of `show`: per process group, one line per collective_seq_id (the
 /// lowest rank's profiling name, sizes and dtype; the ranks per state; the ranks whose buffer does
