@@ -14,19 +14,6 @@ using namespace detail;                // the kType* names
 
 namespace {
 
-// Whether an optional field is set (rule::WhenSet): not empty, holding a value, an id >= 0.
-bool IsSet(const IStr& v) { return !v.empty(); }
-bool IsSet(const std::string& v) { return !v.empty(); }
-bool IsSet(int64_t v) { return v >= 0; }
-template <typename T>
-bool IsSet(const std::optional<T>& v) {
-  return v.has_value();
-}
-template <typename T>
-bool IsSet(const Rare<T>& v) {
-  return v.has_value();
-}
-
 template <typename T>
 OJson Fields(const T& e);
 
@@ -84,12 +71,7 @@ void AddFields(OJson& out, const T& e) {
     using R = typename F::Rule;
     if constexpr (!kLineOnly<R>) {
       const auto& v = e.*F::kMember;
-      if constexpr (std::is_same_v<R, rule::WhenSet>) {
-        if (!IsSet(v)) return;
-      } else if constexpr (IsWhen<R>::value) {
-        if (!IsWhen<R>::kPred(e)) return;
-      }
-      out[std::string(f.name)] = Json(typename F::Codec{}, v);
+      if (Present<R>(e, v)) out[std::string(f.name)] = Json(typename F::Codec{}, v);
     }
   });
 }

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -232,6 +234,33 @@ struct ElementOf<SharedVec<T>> {
 /// A struct's default values (what rule::Defaulted and absent optional fields stand for).
 template <typename T>
 inline const T kDefaults{};
+
+/// Whether a field of rule::WhenSet is set: not empty, holding a value, an id >= 0.
+inline bool IsSet(const IStr& v) { return !v.empty(); }
+inline bool IsSet(const std::string& v) { return !v.empty(); }
+inline bool IsSet(int64_t v) { return v >= 0; }
+template <typename T>
+bool IsSet(const std::optional<T>& v) {
+  return v.has_value();
+}
+template <typename T>
+bool IsSet(const Rare<T>& v) {
+  return v.has_value();
+}
+
+/// Whether a field of rule R of `e`, value `v`, is set where its rule makes it optional (WhenSet,
+/// When); fields of every other rule are always set. A line of either version leaves out an
+/// optional field that is not set.
+template <typename R, typename E, typename V>
+bool Present(const E& e, const V& v) {
+  if constexpr (std::is_same_v<R, rule::WhenSet>) {
+    return IsSet(v);
+  } else if constexpr (IsWhen<R>::value) {
+    return IsWhen<R>::kPred(e);
+  } else {
+    return true;
+  }
+}
 
 // ---- Predicates of rule::When ----
 inline bool HasOpLink(const RedistributeBegin& e) { return e.op_id >= 0; }

@@ -63,28 +63,13 @@ void AppendDouble(double value, std::string& out) {
 
 namespace {
 
-// Whether a field is set (rule::WhenSet): not empty, holding a value, an id >= 0.
-bool IsSet(const IStr& v) { return !v.empty(); }
-bool IsSet(const std::string& v) { return !v.empty(); }
-bool IsSet(int64_t v) { return v >= 0; }
-template <typename T>
-bool IsSet(const std::optional<T>& v) {
-  return v.has_value();
-}
-template <typename T>
-bool IsSet(const Rare<T>& v) {
-  return v.has_value();
-}
-
 // Whether field F of `e` (rule R: F's, or the rule inside its Like), value `v`, goes on the line.
 template <typename F, typename R, typename E, typename V>
 bool Written(const E& e, const V& v, const WriteBasis& b) {
   if constexpr (IsLike<R>::value) {
     return Written<F, Unliked<R>>(e, v, b);
-  } else if constexpr (std::is_same_v<R, rule::WhenSet>) {
-    return IsSet(v);
-  } else if constexpr (IsWhen<R>::value) {
-    return IsWhen<R>::kPred(e);
+  } else if constexpr (kOptional<R>) {
+    return Present<R>(e, v);
   } else if constexpr (std::is_same_v<R, rule::Defaulted>) {
     return !b.v2 || !(v == kDefaults<E>.*F::kMember);
   } else if constexpr (IsSameAs<R>::value) {

@@ -16,16 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int IsTarget(FILE* f) {
-  const char* want = getenv("SHARDSCOPE_FAULT_FILE");
-  char link[64], path[PATH_MAX], real_want[PATH_MAX];
-  if (f == NULL || want == NULL || realpath(want, real_want) == NULL) return 0;
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fileno(f));
-  ssize_t n = readlink(link, path, sizeof path - 1);
-  if (n < 0) return 0;
-  path[n] = '\0';
-  return strcmp(path, real_want) == 0;
-}
+#include "fd_names.h"
+
+static int IsTarget(FILE* f) { return f != NULL && FdNamedBy(fileno(f), "SHARDSCOPE_FAULT_FILE"); }
 
 size_t fread(void* ptr, size_t size, size_t n, FILE* f) {
   static size_t (*real)(void*, size_t, size_t, FILE*) = NULL;
