@@ -125,24 +125,19 @@ struct IsLike<rule::Like<I>> : std::true_type {
 };
 template <typename R>
 using Unliked = typename IsLike<R>::Inner;
-template <typename R>
-struct IsWhen : std::false_type {};
-template <auto P>
-struct IsWhen<rule::When<P>> : std::true_type {
-  static constexpr auto kPred = P;
+/// Whether rule R is Rule<A> for some A (When, SameAs, FromStep), and that A (kArg).
+template <template <auto> class Rule, typename R>
+struct IsRule : std::false_type {};
+template <template <auto> class Rule, auto A>
+struct IsRule<Rule, Rule<A>> : std::true_type {
+  static constexpr auto kArg = A;
 };
 template <typename R>
-struct IsSameAs : std::false_type {};
-template <auto From>
-struct IsSameAs<rule::SameAs<From>> : std::true_type {
-  static constexpr auto kFrom = From;
-};
+using IsWhen = IsRule<rule::When, R>;  ///< kArg: the predicate
 template <typename R>
-struct IsFromStep : std::false_type {};
-template <auto M>
-struct IsFromStep<rule::FromStep<M>> : std::true_type {
-  static constexpr auto kMember = M;
-};
+using IsSameAs = IsRule<rule::SameAs, R>;  ///< kArg: the member it equals
+template <typename R>
+using IsFromStep = IsRule<rule::FromStep, R>;  ///< kArg: the plan step's member
 template <typename R>
 inline constexpr bool kLineOnly = std::is_same_v<R, rule::LineOnly>;
 /// Written only when set, in either version (absent: the member's default).
@@ -256,7 +251,7 @@ bool Present(const E& e, const V& v) {
   if constexpr (std::is_same_v<R, rule::WhenSet>) {
     return IsSet(v);
   } else if constexpr (IsWhen<R>::value) {
-    return IsWhen<R>::kPred(e);
+    return IsWhen<R>::kArg(e);
   } else {
     return true;
   }

@@ -180,11 +180,11 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
     why = "missing field '" + std::string(name) + "'";
     return false;
   } else if constexpr (IsSameAs<R>::value) {
-    v = e.*IsSameAs<R>::kFrom;
+    v = e.*IsSameAs<R>::kArg;
   } else if constexpr (IsFromStep<R>::value) {
     if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, e.step, type, name, why)) == nullptr)
       return false;
-    v = step->*IsFromStep<R>::kMember;
+    v = step->*IsFromStep<R>::kArg;
   } else if constexpr (std::is_same_v<R, rule::FromBeginDtype>) {
     const RedistributeBegin* begin = ctx.Begin(e.redistribute_id);
     if (begin == nullptr) {
