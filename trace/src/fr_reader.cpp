@@ -61,8 +61,8 @@ std::string_view ReadBounded(const fs::path& path, const std::string& name, std:
   const int read_errno = std::ferror(f) ? errno : 0;
   std::fclose(f);
   if (read_errno != 0) {
-    throw InvalidInput(name + ": read error after " + std::to_string(got) + " bytes: " +
-                       std::strerror(read_errno));
+    throw InvalidInput(name + ": read error after " + std::to_string(got) +
+                       " bytes: " + std::strerror(read_errno));
   }
   return std::string_view(buffer.data(), got);
 }

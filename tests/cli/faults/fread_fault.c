@@ -22,7 +22,7 @@ static int IsTarget(FILE* f) { return f != NULL && FdNamedBy(fileno(f), "SHARDSC
 
 size_t fread(void* ptr, size_t size, size_t n, FILE* f) {
   static size_t (*real)(void*, size_t, size_t, FILE*) = NULL;
-  if (real == NULL) real = (size_t (*)(void*, size_t, size_t, FILE*))dlsym(RTLD_NEXT, "fread");
+  if (real == NULL) real = (size_t(*)(void*, size_t, size_t, FILE*))dlsym(RTLD_NEXT, "fread");
   if (IsTarget(f)) {
     int fd = open("/proc/self/mem", O_RDONLY);
     if (fd >= 0) {

@@ -18,9 +18,9 @@
 
 #include "fd_names.h"
 
-static DIR* faulty;   /* the listing that fails, while it is open */
-static int served;    /* entries other than "." and ".." it has returned */
-static int listings;  /* listings of the directory so far */
+static DIR* faulty;  /* the listing that fails, while it is open */
+static int served;   /* entries other than "." and ".." it has returned */
+static int listings; /* listings of the directory so far */
 
 static int IsTarget(DIR* d) { return d != NULL && FdNamedBy(dirfd(d), "SHARDSCOPE_FAULT_DIR"); }
 
