@@ -26,6 +26,7 @@
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/core/tensor.hpp"
 #include "shardscope/engine/exec/executor.hpp"
+#include "shardscope/engine/exec/trace_events.hpp"
 #include "shardscope/engine/plan/planner.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -45,36 +46,32 @@ struct Redistribute {
   trace::RedistributeEnd end;
 };
 
+// The events as the engine's conversion makes them (engine/exec/trace_events.hpp): S(0),S(1) ->
+// S(0),R of a 1024x4096 f32 tensor, one all_gather over mesh dim 1, seen from rank 0.
 Redistribute Sample() {
+  const engine::Mesh mesh({2, 4});
+  auto spec = [&](const char* placements) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(placements, "bench"), std::nullopt, {1024, 4096},
+                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "bench");
+  };
+  const engine::TensorSpec src = spec("S(0),S(1)"), dst = spec("S(0),R");
+  const engine::Plan plan = engine::MakePlan(src, dst, 0, {});
+  if (plan.optimized.size() != 1) throw InternalError("bench trace: the sample plan is no longer one step");
+  const engine::Transform& t = plan.optimized[0];
+  const engine::RankLayout before = engine::ComputeRankLayout(src, 0),
+                           after = engine::ComputeRankLayout(dst, 0);
+  int64_t shard_bytes = engine::DTypeSize(src.dtype);
+  for (int64_t e : before.local_shape) shard_bytes *= e;
+  const std::vector<int64_t> group = mesh.Group(0, t.mesh_dims);
+  std::vector<int64_t> bytes;  // all_gather: the whole shard to and from every other member
+  for (int64_t peer : group) bytes.push_back(peer == 0 ? 0 : shard_bytes);
   Redistribute r;
-  trace::PlanStep step{{1}, "S(1)", "R", "all_gather", {1024, 4096}, false, 1.0, 28.190755059863168};
-  trace::RedistributeBegin& b = r.begin;
-  b.tensor = "act";
-  b.global_shape = {1024, 4096};
-  b.dtype = "f32";
-  b.src_placements = {"S(0)", "S(1)"};
-  b.dst_placements = {"S(0)", "R"};
-  b.planner = "greedy";
-  b.planner_reason = "default";
-  b.notation = b.notation_unoptimized = "S(0)S(1)->S(0)R";
-  b.raw_plan = b.optimized_plan = {step};
-  b.cost_us = step.cost_us;
-  trace::StepBegin& sb = r.step_begin;
-  sb.mesh_dims = {1};
-  sb.src = "S(1)";
-  sb.dst = "R";
-  sb.comm = "all_gather";
-  sb.logical_shape = {512, 4096};
-  sb.local_shape_before = {512, 1024};
-  sb.global_offset_before = {0, 0};
-  trace::Collective& c = r.collective;
-  c.kind = "all_gather";
-  c.mesh_dims = {1};
-  c.group = {0, 1, 2, 3};
-  c.dtype = "f32";
-  c.bytes_sent = c.bytes_recv = {0, 2097152, 2097152, 2097152};
-  r.step_end.local_shape_after = {512, 4096};
-  r.step_end.global_offset_after = {0, 0};
+  r.begin = engine::TraceBegin(src, dst, plan);
+  r.begin.tensor = "act";
+  r.step_begin = engine::TraceStepBegin(0, t, before);
+  r.collective = engine::TraceCollective(0, engine::CommKindName(t.comm), t.mesh_dims, group, src.dtype,
+                                         bytes, bytes, false);
+  r.step_end = engine::TraceStepEnd(0, after);
   return r;
 }
 

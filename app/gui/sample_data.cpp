@@ -4,28 +4,11 @@
 
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/exec/trace_events.hpp"
 #include "shardscope/error.hpp"
 
 namespace shardscope::app::gui {
 namespace {
-
-trace::PlanStep ToTraceStep(const engine::Transform& t) {
-  trace::PlanStep s;
-  for (int d : t.mesh_dims) s.mesh_dims.push_back(d);
-  s.src = t.src.ToString();
-  s.dst = t.dst.ToString();
-  s.comm = std::string(engine::CommKindName(t.comm));
-  s.logical_shape = t.logical_shape;
-  s.flattened = t.flattened;
-  s.avg_scale = static_cast<double>(t.avg_scale);
-  s.cost_us = t.cost_us;
-  return s;
-}
-
-std::string OrderText(const engine::TensorSpec& spec) {
-  if (!spec.shard_order) return "";
-  return engine::FormatShardOrderStr(spec.placements, *spec.shard_order);
-}
 
 int64_t Numel(const engine::Shape& s) {
   int64_t n = 1;
@@ -48,56 +31,22 @@ trace::RankTrace SampleRank(const engine::Mesh& mesh, int64_t r) {
   return rt;
 }
 
-// The begin event of redistribute `id` of `item`, planned as `plan` (its time is set by the caller).
-void DescribeBegin(int64_t id, const SampleRedistribute& item, const engine::Plan& plan,
-                   trace::RedistributeBegin& b) {
-  b.id = id;
-  b.tensor = item.tensor;
-  b.global_shape = item.src.shape;
-  b.dtype = std::string(engine::DTypeName(item.src.dtype));
-  for (const auto& p : item.src.placements) b.src_placements.push_back(p.ToString());
-  for (const auto& p : item.dst.placements) b.dst_placements.push_back(p.ToString());
-  b.src_order = OrderText(item.src);
-  b.dst_order = OrderText(item.dst);
-  b.planner = std::string(engine::PlannerName(plan.planner));
-  b.planner_reason = plan.planner_reason;
-  b.notation = plan.notation;
-  b.notation_unoptimized = plan.notation_unoptimized;
-  for (const auto& tr : plan.raw) b.raw_plan.push_back(ToTraceStep(tr));
-  for (const auto& tr : plan.optimized) b.optimized_plan.push_back(ToTraceStep(tr));
-  for (const auto& sm : plan.skipped_merges) {
-    trace::SkippedMerge s;
-    for (int d : sm.mesh_dims) s.mesh_dims.push_back(d);
-    s.comm = std::string(engine::CommKindName(sm.comm));
-    s.reason = sm.reason;
-    s.hint = sm.hint;
-    b.skipped_merges.push_back(s);
-  }
-  b.cost_us = plan.cost_us;
-}
-
 // The collective rank `r` runs for step `k` (transform `tr`) of redistribute `b`, holding `mine`
-// bytes before it, from `start_ns` to `end_ns`.
+// bytes before it, from `start_ns` to `end_ns`: all_gather sends the whole shard to each peer, the
+// others a 1/g share.
 trace::Collective SampleCollective(const trace::RedistributeBegin& b, size_t k, const engine::Transform& tr,
                                    const engine::Mesh& mesh, int64_t r, int64_t mine, int64_t start_ns,
-                                   int64_t end_ns) {
-  trace::Collective c;
+                                   int64_t end_ns, engine::DType dtype) {
+  const std::vector<int64_t> group = mesh.Group(r, tr.mesh_dims);
+  const auto g = static_cast<int64_t>(group.size());
+  std::vector<int64_t> bytes;
+  for (int64_t peer : group)
+    bytes.push_back(peer == r                                 ? 0
+                    : tr.comm == engine::CommKind::kAllGather ? mine
+                                                              : mine / std::max<int64_t>(1, g));
+  trace::Collective c = engine::TraceCollective(static_cast<int64_t>(k), engine::CommKindName(tr.comm),
+                                                tr.mesh_dims, group, dtype, bytes, bytes, false);
   c.redistribute_id = b.id;
-  c.step = static_cast<int64_t>(k);
-  c.kind = std::string(engine::CommKindName(tr.comm));
-  for (int d : tr.mesh_dims) c.mesh_dims.push_back(d);
-  c.group = mesh.Group(r, tr.mesh_dims);
-  c.dtype = b.dtype;
-  int64_t g = static_cast<int64_t>(c.group.size());
-  for (int64_t peer : c.group) {
-    int64_t sent = 0;
-    if (peer != r) {
-      // all_gather sends the whole shard to each peer; the others send a 1/g share.
-      sent = tr.comm == engine::CommKind::kAllGather ? mine : mine / std::max<int64_t>(1, g);
-    }
-    c.bytes_sent.push_back(sent);
-    c.bytes_recv.push_back(sent);
-  }
   c.start_ns = start_ns;
   c.end_ns = end_ns;
   return c;
@@ -120,23 +69,20 @@ int64_t AddSteps(const engine::Mesh& mesh, const SampleRedistribute& item, const
     engine::LayoutInput in2{&mesh, &next.placements, &next.order, &item.src.shape};
     engine::RankLayout after = engine::ComputeRankLayout(in2, r);
     trace::StepRecord sr;
-    sr.begin.Mutable().redistribute_id = id;
-    sr.begin.Mutable().step = static_cast<int64_t>(k);
-    for (int d : tr.mesh_dims) sr.begin.Mutable().mesh_dims.push_back(d);
-    sr.begin.Mutable().src = tr.src.ToString();
-    sr.begin.Mutable().dst = tr.dst.ToString();
-    sr.begin.Mutable().comm = std::string(engine::CommKindName(tr.comm));
-    sr.begin.Mutable().logical_shape = tr.logical_shape;
-    sr.begin.Mutable().local_shape_before = before.local_shape;
-    sr.begin.Mutable().global_offset_before = before.global_offset;
-    sr.begin.Mutable().t_ns = now + 100;
+    trace::StepBegin& sb = sr.begin.Mutable();
+    sb = engine::TraceStepBegin(static_cast<int64_t>(k), tr, before);
+    sb.redistribute_id = id;
+    sb.t_ns = now + 100;
     int64_t dur = std::max<int64_t>(2000, static_cast<int64_t>(tr.cost_us * 1000.0));
     if (tr.comm != engine::CommKind::kLocal) {
-      rec.collectives.push_back(SampleCollective(
-          *rec.begin, k, tr, mesh, r, Numel(before.local_shape) * itemsize, now + 300, now + dur - 300));
+      rec.collectives.push_back(SampleCollective(*rec.begin, k, tr, mesh, r,
+                                                 Numel(before.local_shape) * itemsize, now + 300,
+                                                 now + dur - 300, item.src.dtype));
     }
     now += dur;
-    sr.end = trace::StepEnd{id, static_cast<int64_t>(k), after.local_shape, after.global_offset, now};
+    sr.end = engine::TraceStepEnd(static_cast<int64_t>(k), after);
+    sr.end.Mutable().redistribute_id = id;
+    sr.end.Mutable().t_ns = now;
     rec.steps.push_back(sr);
     state = next;
   }
@@ -176,7 +122,9 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       trace::RedistributeRecord rec;
       rec.rank = r;
       auto& b = rec.begin.Mutable();
-      DescribeBegin(static_cast<int64_t>(id), item, plan, b);
+      b = engine::TraceBegin(item.src, item.dst, plan);
+      b.id = static_cast<int64_t>(id);
+      b.tensor = item.tensor;
       // Synthetic clock: ranks start a little apart.
       b.t_ns = item_start + r * 150;
       int64_t now = AddSteps(mesh, item, plan, r, b.t_ns, rec);

@@ -57,6 +57,23 @@ expect_out_lacks() {
   esac
 }
 
+# expect_err_contains NEEDLE / expect_err_lacks NEEDLE: stderr contains / lacks NEEDLE literally.
+expect_err_contains() {
+  CHECKS=$((CHECKS + 1))
+  case "$ERR" in
+    *"$1"*) ;;
+    *) fail "$CMD: stderr lacks '$1': $ERR" ;;
+  esac
+}
+
+expect_err_lacks() {
+  CHECKS=$((CHECKS + 1))
+  case "$ERR" in
+    *"$1"*) fail "$CMD: stderr unexpectedly contains '$1': $ERR" ;;
+    *) ;;
+  esac
+}
+
 # expect_one_error_line NEEDLE...: stderr is exactly one line starting "shardscope: " and
 # containing every NEEDLE; stdout is empty.
 expect_one_error_line() {

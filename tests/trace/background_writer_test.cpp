@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/all_gather_events.hpp"
 #include "../common/temp_dir.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -48,25 +49,7 @@ Header RankHeader(int64_t rank, int64_t world) {
 
 // Redistribute `id` on `rank`: begin, one all_gather step, end (five events, the end last).
 std::vector<Event> Redistribute(int64_t rank, int64_t world, int64_t id) {
-  RedistributeBegin b;
-  b.id = id;
-  b.tensor = "x";
-  b.global_shape = {4 * world, 8};
-  b.dtype = "f32";
-  b.src_placements = {"S(0)"};
-  b.dst_placements = {"R"};
-  b.planner = "greedy";
-  b.planner_reason = "default";
-  b.notation = b.notation_unoptimized = "S(0)->R";
-  b.raw_plan = b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {4 * world, 8}, false, 1.0, 3.5}};
-  b.t_ns = 10 * id;
-  std::vector<int64_t> group, bytes;
-  for (int64_t r = 0; r < world; ++r) group.push_back(r), bytes.push_back(r == rank ? 0 : 128);
-  StepBegin sb{id, 0, {0}, "S(0)", "R", "all_gather", {4 * world, 8}, {4, 8}, {4 * rank, 0}, 10 * id + 1};
-  Collective c{id, 0, "all_gather", {0}, group, "f32", bytes, bytes, false, 10 * id + 2, 10 * id + 3, -1, {}};
-  StepEnd se{id, 0, {4 * world, 8}, {0, 0}, 10 * id + 4};
-  RedistributeEnd e{id, 10 * id + 5, true, "", std::nullopt, std::nullopt};
-  return {std::move(b), std::move(sb), std::move(c), std::move(se), std::move(e)};
+  return shardscope::testing::AllGatherRedistribute(rank, world, id, 4 * world, 128, "x", 10 * id, 1);
 }
 
 size_t LineCount(const fs::path& path) {

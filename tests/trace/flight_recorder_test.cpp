@@ -114,7 +114,7 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   CHECK(back.ranks[0].events == m.ranks[0].events);
   CHECK(back.ranks[1].events == m.ranks[1].events);
   CHECK(back.diagnostics.empty());
-  CHECK(trace::IsFlightRecorderModel(back));
+  CHECK(trace::HasFlightRecords(back));
 }
 
 TEST_CASE("fr: reduce_scatter sizes, mixed dtypes and type mismatches name the culprit", "[trace][fr]") {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/all_gather_events.hpp"
 #include "../common/temp_dir.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
@@ -45,24 +46,10 @@ Event Expected(const Event& tmpl, const TemplateFields& f) {
 // Templates of one redistribute of plan `p` on rank 0 of `world` (begin, step begin, collective,
 // step end, end), each a distinct object.
 std::vector<EventTemplate> Templates(int64_t world, int p) {
-  RedistributeBegin b;
-  b.global_shape = {4 * world + p, 8};
-  b.dtype = "f32";
-  b.src_placements = {"S(0)"};
-  b.dst_placements = {"R"};
-  b.planner = "greedy";
-  b.planner_reason = "default";
-  b.notation = b.notation_unoptimized = "S(0)->R";
-  b.raw_plan =
-      b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {4 * world + p, 8}, false, 1.0, 3.5}};
-  std::vector<int64_t> group, bytes;
-  for (int64_t r = 0; r < world; ++r) group.push_back(r), bytes.push_back(r == 0 ? 0 : 128 + p);
-  StepBegin sb{0, 0, {0}, "S(0)", "R", "all_gather", {4 * world + p, 8}, {4, 8}, {0, 0}, 0};
-  Collective c{0, 0, "all_gather", {0}, group, "f32", bytes, bytes, false, 0, 0, -1, {}};
-  StepEnd se{0, 0, {4 * world + p, 8}, {0, 0}, 0};
-  return {std::make_shared<const Event>(std::move(b)), std::make_shared<const Event>(std::move(sb)),
-          std::make_shared<const Event>(std::move(c)), std::make_shared<const Event>(std::move(se)),
-          std::make_shared<const Event>(RedistributeEnd{})};
+  std::vector<EventTemplate> out;
+  for (Event& e : shardscope::testing::AllGatherRedistribute(0, world, 0, 4 * world + p, 128 + p, "", 0, 0))
+    out.push_back(std::make_shared<const Event>(std::move(e)));
+  return out;
 }
 
 std::vector<Event> ReadBack(const fs::path& dir) {

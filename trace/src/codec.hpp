@@ -1,6 +1,6 @@
 #pragma once
-// Private: parsing of trace lines with file:line error messages. Field names live in codec.cpp
-// (decoding) and codec_encode.cpp (encoding).
+// Private: parsing of trace lines with file:line error messages (codec.cpp); encoding in
+// codec_encode.cpp. The fields of each event kind are described once, in event_fields.hpp.
 
 #include <cstdint>
 #include <optional>
@@ -12,13 +12,6 @@
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::trace::detail {
-
-// Times (*_ns, clock offsets) within +-2^61 ns (73 years) and byte counts up to 2^42 (4 TiB per
-// peer and collective): differences of two times, a time plus an offset, and a group's bytes
-// (at most kMaxRanks = 2^20 entries) all fit an int64, so the tools' arithmetic cannot overflow
-// on any trace the reader accepts.
-inline constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
-inline constexpr int64_t kMaxBytes = int64_t{1} << 42;
 
 /// The "type" of each line.
 inline constexpr const char* kTypeHeader = "header";

@@ -1,5 +1,6 @@
-// Field names and omissions here must stay those format_v2.cpp rebuilds; tests/trace/writer_test.cpp
-// reads every v2 line back and compares it with the event written.
+// What a v2 line leaves out follows event_fields.hpp's rules (fast_encode.cpp's WriteFields), which
+// format_v2.cpp rebuilds; tests/trace/writer_test.cpp reads every v2 line back and compares it with
+// the event written.
 #include "encode_v2.hpp"
 
 #include <algorithm>
@@ -26,63 +27,105 @@ void Fallback(const E& e, std::string& out) {
   out += ToLine(ToJson(Event(e)));
 }
 
-// Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
-// redistribute ids (those a `redistribute_ids` field gives).
-bool SameOpFields(const Op& a, const Op& b) {
-  if (a.name != b.name || a.args != b.args || a.inputs.size() != b.inputs.size() || a.outputs != b.outputs ||
-      a.candidates.size() != b.candidates.size() || a.chosen != b.chosen || a.rule != b.rule ||
-      a.note != b.note)
-    return false;
-  for (size_t i = 0; i < a.inputs.size(); ++i) {
-    const OpInput &x = a.inputs[i], &y = b.inputs[i];
-    if (x.tensor != y.tensor || x.placements != y.placements || x.required != y.required) return false;
-  }
-  // Costs as written: +inf and -1 are both "-1", and -0.0 differs from 0.0 in the text.
-  for (size_t i = 0; i < a.candidates.size(); ++i) {
-    const OpStrategy &x = a.candidates[i], &y = b.candidates[i];
-    if (x.inputs != y.inputs || x.outputs != y.outputs ||
-        std::isfinite(x.cost_us) != std::isfinite(y.cost_us) ||
-        (std::isfinite(x.cost_us) && std::memcmp(&x.cost_us, &y.cost_us, sizeof(double)) != 0))
-      return false;
-  }
+// Whether values a and b are written alike (bit for bit for numbers, so -0.0 differs from 0.0;
+// every non-finite strategy cost as -1), field by field for objects. `a` and `b` are of codec C.
+template <typename T>
+bool SameWrittenFields(const T& a, const T& b, uint64_t mask);
+template <typename C, typename V>
+bool SameWritten(C, const V& a, const V& b) {
+  return a == b;
+}
+template <typename C>
+bool SameWritten(C, double a, double b) {
+  return std::memcmp(&a, &b, sizeof(double)) == 0;
+}
+bool SameWritten(codec::StrategyCost, double a, double b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return std::isfinite(a) == std::isfinite(b);
+  return std::memcmp(&a, &b, sizeof(double)) == 0;
+}
+template <int64_t Len, typename V>
+bool SameWritten(codec::Objects<Len>, const V& a, const V& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!SameWrittenFields(a[i], b[i], ~uint64_t{0})) return false;
   return true;
 }
 
-// Whether a and b write the same plan fields (BeginFields) because they share every list and agree
-// on every string (IStr: pointer equality) and number (bit for bit, as the text would).
-bool SameBeginFields(const RedistributeBegin& a, const RedistributeBegin& b) {
-  return a.tensor == b.tensor && a.global_shape.SharesWith(b.global_shape) && a.dtype == b.dtype &&
-         a.src_placements.SharesWith(b.src_placements) && a.dst_placements.SharesWith(b.dst_placements) &&
-         a.src_order == b.src_order && a.dst_order == b.dst_order && a.planner == b.planner &&
-         a.planner_reason == b.planner_reason && a.notation == b.notation &&
-         a.notation_unoptimized == b.notation_unoptimized && a.raw_plan.SharesWith(b.raw_plan) &&
-         a.optimized_plan.SharesWith(b.optimized_plan) && a.skipped_merges.SharesWith(b.skipped_merges) &&
-         std::memcmp(&a.cost_us, &b.cost_us, sizeof(double)) == 0 && !a.imported && !b.imported;
+// Whether a and b are written alike in the fields of `mask`, leaving out what a v2 op line's
+// `redistribute_ids` gives (rule::Relinked).
+template <typename T>
+bool SameWrittenFields(const T& a, const T& b, uint64_t mask) {
+  return AllFields(kDescOf<T>, [&](auto i, const auto& f) {
+    using F = std::remove_cvref_t<decltype(f)>;
+    if constexpr (kLineOnly<typename F::Rule> || std::is_same_v<typename F::Rule, rule::Relinked>) {
+      return true;
+    } else {
+      return !(mask >> i & 1) || SameWritten(typename F::Codec{}, a.*F::kMember, b.*F::kMember);
+    }
+  });
 }
 
-// Whether a and b write the same line but for their redistribute id and times, given the same
-// plan step and dtype (LineMemo): every list shared, every string and number equal.
-bool SameLineFields(const StepBegin& a, const StepBegin& b) {
-  return a.step == b.step && a.local_shape_before.SharesWith(b.local_shape_before) &&
-         a.global_offset_before.SharesWith(b.global_offset_before) && a.mesh_dims.SharesWith(b.mesh_dims) &&
-         a.src == b.src && a.dst == b.dst && a.comm == b.comm && a.logical_shape.SharesWith(b.logical_shape);
+// Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
+// redistribute ids (those a `redistribute_ids` field gives).
+bool SameOpFields(const Op& a, const Op& b) { return SameWrittenFields(a, b, LikeMask(kDescOf<Op>)); }
+
+// Whether values a and b are written alike because they share their list (SharedVec::SharesWith),
+// are the same string (IStr: pointer equality) or number (bit for bit), or are both absent (a rare
+// payload, never part of a template); comparing shared lists by address keeps the memos cheap.
+template <typename V>
+bool SameShared(const V& a, const V& b) {
+  return a == b;
 }
-bool SameLineFields(const StepEnd& a, const StepEnd& b) {
-  return a.step == b.step && a.local_shape_after.SharesWith(b.local_shape_after) &&
-         a.global_offset_after.SharesWith(b.global_offset_after);
+template <typename T>
+bool SameShared(const SharedVec<T>& a, const SharedVec<T>& b) {
+  return a.SharesWith(b);
+}
+template <typename T>
+bool SameShared(const Rare<T>& a, const Rare<T>& b) {
+  return !a && !b;
+}
+bool SameShared(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+// Whether a and b agree, as SameShared, in every field of their table but those of `skip`.
+template <typename T>
+bool SameSharedFields(const T& a, const T& b, uint64_t skip) {
+  return AllFields(kDescOf<T>, [&](auto i, const auto& f) {
+    using F = std::remove_cvref_t<decltype(f)>;
+    if constexpr (kLineOnly<typename F::Rule>) {
+      return true;
+    } else {
+      return (skip >> i & 1) || SameShared(a.*F::kMember, b.*F::kMember);
+    }
+  });
+}
+
+// Whether a and b write the same plan fields (the run a `like` copies).
+bool SameBeginFields(const RedistributeBegin& a, const RedistributeBegin& b) {
+  return !a.imported && !b.imported && SameSharedFields(a, b, ~LikeMask(kDescOf<RedistributeBegin>));
+}
+
+// What a template capture sets (TemplateFields): the fields two events of one template may differ in.
+template <typename E>
+constexpr uint64_t kCaptured = MaskOf(kDescOf<E>, {"redistribute_id", "t_ns"});
+template <>
+constexpr uint64_t kCaptured<RedistributeBegin> = MaskOf(kDescOf<RedistributeBegin>,
+                                                         {"id", "t_ns", "op_id", "op_input"});
+template <>
+constexpr uint64_t kCaptured<RedistributeEnd> = MaskOf(kDescOf<RedistributeEnd>, {"id", "t_ns"});
+template <>
+constexpr uint64_t kCaptured<Collective> = MaskOf(kDescOf<Collective>,
+                                                  {"redistribute_id", "start_ns", "end_ns"});
+
+// Whether a and b write the same line but for what a template capture sets, given the same plan
+// step and dtype (LineMemo): every list shared, every string and number equal.
+template <typename E>
+bool SameLineFields(const E& a, const E& b) {
+  return SameSharedFields(a, b, kCaptured<E>);
 }
 bool SameLineFields(const Collective& a, const Collective& b) {
-  return a.step == b.step && a.group.SharesWith(b.group) && a.bytes_sent.SharesWith(b.bytes_sent) &&
-         a.bytes_recv.SharesWith(b.bytes_recv) && a.mesh_dims.SharesWith(b.mesh_dims) && a.kind == b.kind &&
-         a.dtype == b.dtype && a.negotiated == b.negotiated && a.op_id == b.op_id && !a.flight && !b.flight &&
-         (a.redistribute_id >= 0) == (b.redistribute_id >= 0);
+  return (a.redistribute_id >= 0) == (b.redistribute_id >= 0) &&
+         SameSharedFields(a, b, kCaptured<Collective>);
 }
-
-bool SameLineFields(const RedistributeEnd& a, const RedistributeEnd& b) {
-  return a.ok == b.ok && a.error == b.error && a.checksum_before == b.checksum_before &&
-         a.checksum_after == b.checksum_after;
-}
-bool SameLineFields(const RedistributeBegin& a, const RedistributeBegin& b) { return SameBeginFields(a, b); }
 bool SameLineFields(const Op&, const Op&) { return false; }
 
 // Whether templates a and b give the same events for the same TemplateFields.
@@ -252,15 +295,19 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
     if (open_.size() == kMaxOpen) open_.erase(open_.begin());
     open_.push_back({e.id, e.optimized_plan, std::string(e.dtype)});
   }
+  // Fields before the run `like` copies (the id), that run or `like`, and the fields after it.
+  constexpr const auto& d = kDescOf<RedistributeBegin>;
+  constexpr size_t kLikeFirst = LikeFirst(d), kLikeEnd = LikeEnd(d);
+  const WriteBasis v2{.v2 = true};
   Line l(out);
-  if (e.imported) l.Decline();  // rare: the JSON encoder writes it
-  l.Str("type", kTypeRedistributeBegin);
-  l.Int("id", e.id);
+  if (e.imported) l.Decline();  // rare: the JSON encoder writes it, and it is no `like` target
+  l.Str("type", d.name);
+  WriteFields(l, e, v2, 0, kLikeFirst);
   if (const LikeMemo* memo = FindLikeMemo(e)) {
     l.Int("like", memo->like);  // what the lookup below would find
   } else {
     const size_t fields_at = l.size();
-    BeginFields(l, e, true);
+    WriteFields(l, e, v2, kLikeFirst, kLikeEnd);
     if (l.ok()) {
       std::string_view fields = l.Since(fields_at);
       if (auto it = like_.find(fields); it != like_.end()) {
@@ -273,8 +320,7 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
       }
     }
   }
-  l.Int("t_ns", e.t_ns);
-  OpLink(l, e);
+  WriteFields(l, e, v2, kLikeEnd);
   if (!l.Finish()) Fallback(e, out);
 }
 
@@ -285,11 +331,13 @@ void EncoderV2::Encode(const RedistributeEnd& e, std::string& out) {
     open_.pop_back();
   }
   Line l(out);
-  EndLine(l, e, true);
+  l.Str("type", kDescOf<RedistributeEnd>.name);
+  WriteFields(l, e, WriteBasis{.v2 = true});
   if (!l.Finish()) Fallback(e, out);
 }
 
 namespace {
+// How a line of a template starts: its type and first field (RememberLine checks the text).
 constexpr std::string_view kStepBeginHead = R"({"type":"step_begin","redistribute_id":)";
 constexpr std::string_view kStepEndHead = R"({"type":"step_end","redistribute_id":)";
 constexpr std::string_view kCollectiveHead = R"({"type":"collective","redistribute_id":)";
@@ -304,7 +352,8 @@ void EncoderV2::Encode(const StepBegin& e, std::string& out, bool repeated) {
   }
   const size_t start = out.size();
   Line l(out);
-  StepBeginLine(l, e, s);
+  l.Str("type", kDescOf<StepBegin>.name);
+  WriteFields(l, e, WriteBasis{.v2 = true, .step = s});
   if (!l.Finish()) return Fallback(e, out);
   if (repeated)
     RememberLine(e, open, s, nullptr, std::string_view(out).substr(start), kStepBeginHead, R"("t_ns":)",
@@ -333,10 +382,15 @@ void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
     if (const LineMemo* m = FindLineMemo(e, s, dtype))
       return WriteLine(*m, {e.redistribute_id, e.start_ns, e.end_ns}, out);
   }
-  CollectiveBasis basis{s, dtype, e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr, rank_};
+  const WriteBasis basis{.v2 = true,
+                         .step = s,
+                         .dtype = dtype,
+                         .group = e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr,
+                         .rank = rank_};
   const size_t start = out.size();
   Line l(out);
-  CollectiveLine(l, e, &basis);
+  l.Str("type", kDescOf<Collective>.name);
+  WriteFields(l, e, basis);
   if (!l.Finish()) return Fallback(e, out);
   if (repeated)
     RememberLine(e, open, s, dtype, std::string_view(out).substr(start), kCollectiveHead, R"("start_ns":)",
@@ -348,11 +402,16 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
   for (const Op& r : recent_ops_)
     if (SameOpFields(r, e)) like = &r;
   if (like != nullptr) {
+    // The op's id, `like`, the fields up to the run `like` copies, the inputs' redistribute ids
+    // where they differ from like's, and the fields after the run.
+    constexpr const auto& d = kDescOf<Op>;
+    constexpr size_t kAfterId = IndexOf(d, "id") + 1;
+    const WriteBasis v2{.v2 = true};
     Line l(out);
-    l.Str("type", kTypeOp);
-    l.Int("id", e.id);
+    l.Str("type", d.name);
+    WriteFields(l, e, v2, 0, kAfterId);
     l.Int("like", like->id);
-    l.Int("step", e.step);
+    WriteFields(l, e, v2, kAfterId, LikeFirst(d));
     bool same_ids = true;
     for (size_t i = 0; i < e.inputs.size(); ++i)
       same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
@@ -361,10 +420,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
       for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
       l.Ints("redistribute_ids", ids);
     }
-    l.Int("t_ns", e.t_ns);
-    l.Int("end_ns", e.end_ns);
-    if (!e.ok) l.Bool("ok", false);
-    if (!e.error.empty()) l.Str("error", e.error);
+    WriteFields(l, e, v2, LikeEnd(d));
     if (l.Finish()) return;
   }
   if (!FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target

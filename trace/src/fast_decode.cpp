@@ -4,6 +4,7 @@
 // reads every fixture and fuzzed mutations through both paths and requires equal results.
 #include "fast_decode.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -20,8 +21,6 @@ using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
-
-constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 
 bool Int(element v, int64_t min, int64_t max, int64_t& out) {
   // simdjson types a non-negative integer as INT64 whenever it fits, so UINT64 here is > 2^63-1,
@@ -119,323 +118,218 @@ bool Ints(element v, int64_t max_len, int64_t min, int64_t max, SharedVec<int64_
 }
 bool Strs(element v, int64_t max_len, SharedVec<std::string>& out) { return Strs(v, max_len, out.Mutable()); }
 
-// What decoding one line carries from field to field: the file's version, and what the line wrote.
+// What decoding one line carries from field to field: the file's version, the field being read
+// (its bit in the table), which per-peer byte lists were one uniform count, and the v2 `like`.
 struct Scratch {
   bool v2 = false;
-  uint32_t present = 0;  // collective: CollectiveField bits of the fields written
-  int links = 0;         // redistribute_begin: how many of op_id and op_input were written
-  int64_t like = -1;     // redistribute_begin: the v2 `like`
+  uint64_t bit = 0;
+  uint64_t abbreviated = 0;
+  int64_t like = -1;
 };
 
-/// One field of a line: its name and how its value decodes into E.
-template <typename E>
-struct Field {
-  std::string_view name;
-  bool (*decode)(element, E&, Scratch&);
-};
+template <typename T>
+bool Members(element v, uint64_t required, T& e, Scratch& s, uint64_t* seen_out, bool top);
 
-// The struct that member pointer M points into.
-template <typename M>
-struct ClassOf;
-template <typename C, typename T>
-struct ClassOf<T C::*> {
-  using type = C;
-};
-template <auto M>
-using Of = typename ClassOf<decltype(M)>::type;
+// One decoder per codec (event_fields.hpp), as codec.cpp's readers but without messages.
+template <int64_t Min, int64_t Max>
+bool Decode(codec::Int<Min, Max>, element x, int64_t& v, Scratch&) {
+  return Int(x, Min, Max, v);
+}
+template <int64_t Len, int64_t Min, int64_t Max, typename V>
+bool Decode(codec::Ints<Len, Min, Max>, element x, V& v, Scratch&) {
+  return Ints(x, Len, Min, Max, v);
+}
+template <typename V>
+bool Decode(codec::Text, element x, V& v, Scratch&) {
+  return Str(x, v);
+}
+template <typename V>
+bool Decode(codec::NonEmptyText, element x, V& v, Scratch&) {
+  return Str(x, v) && !v.empty();
+}
+template <int64_t Len, typename V>
+bool Decode(codec::Texts<Len>, element x, V& v, Scratch&) {
+  return Strs(x, Len, v);
+}
+bool Decode(codec::Flag, element x, bool& v, Scratch&) { return Bool(x, v); }
+bool Decode(codec::Real, element x, double& v, Scratch&) { return Number(x, v); }
+bool Decode(codec::Checksum, element x, std::optional<uint64_t>& v, Scratch&) { return Uint(x, v.emplace()); }
 
-// Field decoders by what the value means; M is the member it decodes into.
-bool Skip(element, auto&, Scratch&) { return true; }  // "type", checked by the caller
-template <auto M>
-bool Id(element x, Of<M>& e, Scratch&) {
-  return Int(x, 0, kI64Max, e.*M);
-}
-template <auto M>
-bool StepIndex(element x, Of<M>& e, Scratch&) {
-  return Int(x, 0, kMaxPlanSteps - 1, e.*M);
-}
-template <auto M>
-bool Time(element x, Of<M>& e, Scratch&) {
-  return Int(x, -kMaxTimeNs, kMaxTimeNs, e.*M);
-}
-template <auto M>
-bool Shape(element x, Of<M>& e, Scratch&) {
-  return Ints(x, kMaxTensorDims, 0, kMaxExtent, e.*M);
-}
-template <auto M>
-bool MeshDims(element x, Of<M>& e, Scratch&) {
-  return Ints(x, kMaxMeshDims, 0, kMaxMeshDims - 1, e.*M);
-}
-template <auto M>
-bool Text(element x, Of<M>& e, Scratch&) {
-  return Str(x, e.*M);
-}
-template <auto M>
-bool Placements(element x, Of<M>& e, Scratch&) {
-  return Strs(x, kMaxMeshDims, e.*M);
-}
-template <auto M>
-bool Flag(element x, Of<M>& e, Scratch&) {
-  return Bool(x, e.*M);
-}
-template <auto M>
-bool Real(element x, Of<M>& e, Scratch&) {
-  return Number(x, e.*M);
-}
-template <auto M>
-bool Checksum(element x, Of<M>& e, Scratch&) {
-  return Uint(x, (e.*M).emplace());
-}
-// A collective field a v2 line may leave out: notes that it was written.
-template <uint32_t Bit, auto Decode>
-bool Noted(element x, Collective& e, Scratch& s) {
-  s.present |= Bit;
-  return Decode(x, e, s);
+// A list of objects, each decoded by its table; the v2 defaults of a nested object (a plan step's
+// flattened and avg_scale) need no rebuilding: a fresh object holds them.
+template <int64_t Len, typename V>
+bool Decode(codec::Objects<Len>, element x, V& v, Scratch& s) {
+  using T = typename ElementOf<V>::type;
+  array arr;
+  if (!Arr(x, Len, arr)) return false;
+  std::vector<T> items;
+  items.reserve(arr.size());
+  const uint64_t required = RequiredMask(kDescOf<T>, s.v2);
+  for (element item : arr) {
+    if (!Members(item, required, items.emplace_back(), s, nullptr, false)) return false;
+  }
+  v = std::move(items);
+  return true;
 }
 
-constexpr uint64_t All(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+// A per-peer byte list; in v2 also one integer (a uniform count, held as a one-entry list).
+bool Decode(codec::PeerBytes, element x, SharedVec<int64_t>& v, Scratch& s) {
+  if (s.v2 && x.type() != element_type::ARRAY) {
+    int64_t n = 0;
+    if (!Int(x, 0, kMaxBytes, n)) return false;
+    v = SharedVec<int64_t>{n};
+    s.abbreviated |= s.bit;
+    return true;
+  }
+  return Ints(x, kMaxRanks, 0, kMaxBytes, v);
+}
+
+// Rare payloads (an imported plan, Flight Recorder fields) and the parts of ops: the reference
+// path reads them.
+template <typename C, typename V>
+bool Decode(C, element, V&, Scratch&) {
+  return false;
+}
+
+// Field I of T's table: its codec into its member; of the line's own fields only `like`, which
+// v1 ignores (the reference path too).
+template <typename T, size_t I>
+bool DecodeField(element x, T& e, Scratch& s) {
+  using F = std::tuple_element_t<I, std::remove_cvref_t<decltype(kDescOf<T>.fields)>>;
+  if constexpr (kLineOnly<typename F::Rule>) {
+    if (std::get<I>(kDescOf<T>.fields).name != "like") return false;
+    return !s.v2 || Int(x, 0, kI64Max, s.like);
+  } else {
+    s.bit = uint64_t{1} << I;
+    return Decode(typename F::Codec{}, x, e.*F::kMember, s);
+  }
+}
 
 // Decodes `x` by field `i` of the table: a direct call per field, so each decoder inlines here
 // as a switch case would.
-template <const auto& Fields, typename E, size_t... I>
-bool DecodeField(size_t i, element x, E& e, Scratch& s, std::index_sequence<I...>) {
+template <typename T, size_t... I>
+bool DecodeField(size_t i, element x, T& e, Scratch& s, std::index_sequence<I...>) {
   bool ok = false;
-  (void)((i == I ? (ok = Fields[I].decode(x, e, s), true) : false) || ...);
+  (void)((i == I ? (ok = DecodeField<T, I>(x, e, s), true) : false) || ...);
   return ok;
 }
 
-// Walks the members of one object once, in any order: each key must be one of `Fields` and appear
-// once, and decodes into `e`. `required` is a bit mask over `Fields` that must be seen.
-template <const auto& Fields, typename E>
-bool Members(element v, uint64_t required, E& e, Scratch& s, uint64_t* seen_out = nullptr) {
-  constexpr size_t N = std::size(Fields);
+template <typename T>
+constexpr auto kNames = [] {
+  std::array<std::string_view, std::remove_cvref_t<decltype(kDescOf<T>)>::kSize> names{};
+  ForEachField(kDescOf<T>, [&](auto i, const auto& f) { names[i] = f.name; });
+  return names;
+}();
+
+// Walks the members of one object once, in any order: each key must be one of T's fields (or,
+// at the top of a line, its "type") and appear once, and decodes into `e`. `required` is a bit
+// mask over the table that must be seen.
+template <typename T>
+bool Members(element v, uint64_t required, T& e, Scratch& s, uint64_t* seen_out, bool top) {
+  constexpr size_t N = kNames<T>.size();
   static_assert(N <= 64);
   object obj;
   if (v.type() != element_type::OBJECT || v.get_object().get(obj) != simdjson::SUCCESS) return false;
   uint64_t seen = 0;
+  bool type_seen = !top;
   for (simdjson::dom::key_value_pair kv : obj) {
+    if (!type_seen && kv.key == "type") {
+      type_seen = true;  // checked by the caller
+      continue;
+    }
     size_t i = 0;
-    while (i < N && Fields[i].name != kv.key) ++i;
-    if (i == N) return false;  // unknown field: the reference path decides what it means
+    while (i < N && kNames<T>[i] != kv.key) ++i;
+    if (i == N) return false;  // unknown: the reference path decides
     const uint64_t bit = uint64_t{1} << i;
     if (seen & bit) return false;  // duplicated field
     seen |= bit;
-    if (!DecodeField<Fields>(i, kv.value, e, s, std::make_index_sequence<N>{})) return false;
+    if (!DecodeField(i, kv.value, e, s, std::make_index_sequence<N>{})) return false;
   }
   if (seen_out != nullptr) *seen_out = seen;
   return (seen & required) == required;
 }
 
-// A list of objects, each decoded by `Fields`.
-template <const auto& Fields, typename E>
-bool Objects(element v, uint64_t required, Scratch& s, std::vector<E>& out) {
-  array arr;
-  if (!Arr(v, kMaxPlanSteps, arr)) return false;
-  out.clear();
-  out.reserve(arr.size());
-  for (element x : arr) {
-    if (!Members<Fields>(x, required, out.emplace_back(), s)) return false;
-  }
+// Checks that involve several fields, before v2's Complete (Linked) and after (Finished), as
+// codec.cpp's Linked and Finish.
+template <typename E>
+bool Linked(const E&, uint64_t) {
   return true;
 }
-
-using P = PlanStep;
-constexpr Field<P> kPlanStep[] = {{"mesh_dims", MeshDims<&P::mesh_dims>},
-                                  {"src", Text<&P::src>},
-                                  {"dst", Text<&P::dst>},
-                                  {"comm", Text<&P::comm>},
-                                  {"logical_shape", Shape<&P::logical_shape>},
-                                  {"flattened", Flag<&P::flattened>},
-                                  {"avg_scale", Real<&P::avg_scale>},
-                                  {"cost_us", Real<&P::cost_us>}};
-
-// v2 lets a step leave out flattened (false) and avg_scale (1).
-template <auto M>
-bool Steps(element x, Of<M>& e, Scratch& s) {
-  return Objects<kPlanStep>(x, s.v2 ? All(5) | 1u << 7 : All(8), s, (e.*M).Mutable());
+bool Linked(const RedistributeBegin&, uint64_t seen) {
+  constexpr uint64_t kLink = MaskOf(kDescOf<RedistributeBegin>, {"op_id", "op_input"});
+  return (seen & kLink) == 0 || (seen & kLink) == kLink;
+}
+bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0; }
+template <typename E>
+bool Finished(const E&) {
+  return true;
+}
+bool Finished(const Collective& e) {
+  return !e.kind.empty() && e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 
-using SM = SkippedMerge;
-constexpr Field<SM> kSkippedMerge[] = {{"mesh_dims", MeshDims<&SM::mesh_dims>},
-                                       {"comm", Text<&SM::comm>},
-                                       {"reason", Text<&SM::reason>},
-                                       {"hint", Text<&SM::hint>}};
-
-template <auto M>
-bool Skipped(element x, Of<M>& e, Scratch& s) {
-  return Objects<kSkippedMerge>(x, All(4), s, (e.*M).Mutable());
-}
-
-// op_id and op_input appear together or not at all.
-template <auto Decode>
-bool Link(element x, RedistributeBegin& e, Scratch& s) {
-  ++s.links;
-  return Decode(x, e, s);
-}
-bool OpInput(element x, RedistributeBegin& e, Scratch&) { return Int(x, 0, kMaxOpOperands - 1, e.op_input); }
-bool Like(element x, RedistributeBegin&, Scratch& s) {  // v1 ignores "like"; the reference path too
-  return !s.v2 || Int(x, 0, kI64Max, s.like);
-}
-
-using RB = RedistributeBegin;
-constexpr Field<RB> kRedistributeBegin[] = {{"type", Skip},
-                                            {"id", Id<&RB::id>},
-                                            {"tensor", Text<&RB::tensor>},
-                                            {"global_shape", Shape<&RB::global_shape>},
-                                            {"dtype", Text<&RB::dtype>},
-                                            {"src_placements", Placements<&RB::src_placements>},
-                                            {"dst_placements", Placements<&RB::dst_placements>},
-                                            {"src_order", Text<&RB::src_order>},
-                                            {"dst_order", Text<&RB::dst_order>},
-                                            {"planner", Text<&RB::planner>},
-                                            {"planner_reason", Text<&RB::planner_reason>},
-                                            {"notation", Text<&RB::notation>},
-                                            {"notation_unoptimized", Text<&RB::notation_unoptimized>},
-                                            {"raw_plan", Steps<&RB::raw_plan>},
-                                            {"optimized_plan", Steps<&RB::optimized_plan>},
-                                            {"skipped_merges", Skipped<&RB::skipped_merges>},
-                                            {"cost_us", Real<&RB::cost_us>},
-                                            {"t_ns", Time<&RB::t_ns>},
-                                            {"op_id", Link<Id<&RB::op_id>>},
-                                            {"op_input", Link<OpInput>},
-                                            {"like", Like}};
-constexpr int kBeginFirst = 2;  // kRedistributeBegin[kBeginFirst + i].name == kBeginFields[i], for every i
-static_assert([] {
-  for (int i = 0; i < kBeginFieldCount; ++i)
-    if (kRedistributeBegin[kBeginFirst + i].name != kBeginFields[i]) return false;
-  return kRedistributeBegin[kBeginFirst + kBeginFieldCount].name == "t_ns";
-}());
-
-// In a v2 file the fields that format_v2.cpp can rebuild are not required here; Complete* there
+// In a v2 file the fields that format_v2.cpp can rebuild are not required here; Complete there
 // decides.
-bool DecodeRedistributeBegin(element v, const FileContext& ctx, RedistributeBegin& e) {
+template <typename E>
+bool DecodeKind(element v, const FileContext& ctx, E& e) {
   Scratch s{ctx.v2()};
   uint64_t seen = 0;
-  if (!Members<kRedistributeBegin>(v, s.v2 ? (All(2) | uint64_t{1} << 17) : All(18), e, s, &seen) ||
-      s.links == 1)
-    return false;
-  if (!s.v2) return true;
-  const auto present = static_cast<uint32_t>((seen >> kBeginFirst) & All(kBeginFieldCount));
-  return CompleteBegin(e, present, s.like, ctx).empty();
-}
-
-using RE = RedistributeEnd;
-constexpr Field<RE> kRedistributeEnd[] = {{"type", Skip},
-                                          {"id", Id<&RE::id>},
-                                          {"t_ns", Time<&RE::t_ns>},
-                                          {"ok", Flag<&RE::ok>},
-                                          {"error", Text<&RE::error>},
-                                          {"checksum_before", Checksum<&RE::checksum_before>},
-                                          {"checksum_after", Checksum<&RE::checksum_after>}};
-
-bool DecodeRedistributeEnd(element v, const FileContext& ctx, RedistributeEnd& e) {
-  Scratch s{ctx.v2()};
-  return Members<kRedistributeEnd>(v, s.v2 ? All(3) : All(4), e, s);
-}
-
-using SB = StepBegin;
-constexpr Field<SB> kStepBegin[] = {{"type", Skip},
-                                    {"redistribute_id", Id<&SB::redistribute_id>},
-                                    {"step", StepIndex<&SB::step>},
-                                    {"mesh_dims", MeshDims<&SB::mesh_dims>},
-                                    {"src", Text<&SB::src>},
-                                    {"dst", Text<&SB::dst>},
-                                    {"comm", Text<&SB::comm>},
-                                    {"logical_shape", Shape<&SB::logical_shape>},
-                                    {"local_shape_before", Shape<&SB::local_shape_before>},
-                                    {"global_offset_before", Shape<&SB::global_offset_before>},
-                                    {"t_ns", Time<&SB::t_ns>}};
-constexpr int kStepFirst = 3;  // kStepBegin[kStepFirst..kStepFirst+4]: the StepBeginField bits in order
-
-bool DecodeStepBegin(element v, const FileContext& ctx, StepBegin& e) {
-  Scratch s{ctx.v2()};
-  uint64_t seen = 0;
-  if (!Members<kStepBegin>(v, s.v2 ? All(kStepFirst) | uint64_t{7} << 8 : All(11), e, s, &seen)) return false;
-  return !s.v2 || CompleteStepBegin(e, static_cast<uint32_t>((seen >> kStepFirst) & kStepAll), ctx).empty();
-}
-
-using SE = StepEnd;
-constexpr Field<SE> kStepEnd[] = {{"type", Skip},
-                                  {"redistribute_id", Id<&SE::redistribute_id>},
-                                  {"step", StepIndex<&SE::step>},
-                                  {"local_shape_after", Shape<&SE::local_shape_after>},
-                                  {"global_offset_after", Shape<&SE::global_offset_after>},
-                                  {"t_ns", Time<&SE::t_ns>}};
-
-bool DecodeStepEnd(element v, StepEnd& e) {
-  Scratch s;
-  return Members<kStepEnd>(v, All(6), e, s);
-}
-
-// A per-peer byte list; in v2 also one integer (a uniform count, held as a one-entry list).
-template <auto M, uint32_t UniformBit>
-bool Bytes(element x, Collective& e, Scratch& s) {
-  if (s.v2 && x.type() != element_type::ARRAY) {
-    int64_t n = 0;
-    if (!Int(x, 0, kMaxBytes, n)) return false;
-    e.*M = SharedVec<int64_t>{n};
-    s.present |= UniformBit;
-    return true;
-  }
-  return Ints(x, kMaxRanks, 0, kMaxBytes, e.*M);
-}
-bool CollId(element x, Collective& e, Scratch&) { return Int(x, -1, kI64Max, e.redistribute_id); }
-bool Kind(element x, Collective& e, Scratch&) { return Str(x, e.kind) && !e.kind.empty(); }
-bool Group(element x, Collective& e, Scratch&) { return Ints(x, kMaxRanks, 0, kMaxRanks - 1, e.group); }
-
-using C = Collective;
-constexpr Field<C> kCollective[] = {{"type", Skip},
-                                    {"redistribute_id", CollId},
-                                    {"step", StepIndex<&C::step>},
-                                    {"kind", Noted<kCollKind, Kind>},
-                                    {"mesh_dims", Noted<kCollMeshDims, MeshDims<&C::mesh_dims>>},
-                                    {"group", Noted<kCollGroup, Group>},
-                                    {"dtype", Noted<kCollDtype, Text<&C::dtype>>},
-                                    {"bytes_sent", Bytes<&C::bytes_sent, kCollUniformSent>},
-                                    {"bytes_recv", Bytes<&C::bytes_recv, kCollUniformRecv>},
-                                    {"negotiated", Noted<kCollNegotiated, Flag<&C::negotiated>>},
-                                    {"start_ns", Time<&C::start_ns>},
-                                    {"end_ns", Time<&C::end_ns>},
-                                    {"op_id", Id<&C::op_id>}};
-
-bool DecodeCollective(element v, const FileContext& ctx, Collective& e) {
-  Scratch s{ctx.v2()};
-  // v2 requires type, redistribute_id, step, bytes_sent, bytes_recv, start_ns, end_ns.
-  constexpr uint64_t kV2Required = All(3) | 1u << 7 | 1u << 8 | 1u << 10 | 1u << 11;
-  if (!Members<kCollective>(v, s.v2 ? kV2Required : All(12), e, s) || (e.redistribute_id < 0 && e.op_id < 0))
-    return false;
-  if (s.v2 && !(CompleteCollective(e, s.present, ctx).empty() && !e.kind.empty())) return false;
-  return e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
+  if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
+  if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
+  return Finished(e);
 }
 
 // A v2 redistribute_repeat line (codec.cpp's ParseRepeatLine).
 using RL = RepeatLine;
-template <auto Decode>
-bool RepeatLink(element x, RepeatLine& e, Scratch& s) {
-  ++s.links;
-  return Decode(x, e, s);
+struct RepeatScratch {
+  int links = 0;
+};
+bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
+  switch (i) {
+    case 0:
+      return Int(x, 0, kI64Max, e.id);
+    case 1:
+      return Int(x, 0, kI64Max, e.like);
+    case 2:
+      return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
+    case 3:
+      return Ints(x, kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs, e.dt);
+    case 4:
+      return Str(x, e.tensor.emplace());
+    case 5:
+      ++s.links;
+      return Int(x, 0, kI64Max, e.op_id);
+    default:
+      ++s.links;
+      return Int(x, 0, kMaxOpOperands - 1, e.op_input);
+  }
 }
-bool RepeatTimes(element x, RepeatLine& e, Scratch&) {
-  return Ints(x, kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs, e.dt);
-}
-bool RepeatTensor(element x, RepeatLine& e, Scratch&) { return Str(x, e.tensor.emplace()); }
-bool RepeatOpInput(element x, RepeatLine& e, Scratch&) { return Int(x, 0, kMaxOpOperands - 1, e.op_input); }
-constexpr Field<RL> kRepeat[] = {{"type", Skip},
-                                 {"id", Id<&RL::id>},
-                                 {"like", Id<&RL::like>},
-                                 {"t_ns", Time<&RL::t_ns>},
-                                 {"dt", RepeatTimes},
-                                 {"tensor", RepeatTensor},
-                                 {"op_id", RepeatLink<Id<&RL::op_id>>},
-                                 {"op_input", RepeatLink<RepeatOpInput>}};
+constexpr std::string_view kRepeatNames[] = {"id", "like", "t_ns", "dt", "tensor", "op_id", "op_input"};
 
 }  // namespace
 
 bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
   if (line.find("\\u") != std::string_view::npos) return false;  // as FastDecodeEvent
   out = RepeatLine{};
-  Scratch s{true};
-  return Members<kRepeat>(element, All(5), out, s) && s.links != 1;
+  object obj;
+  if (element.type() != element_type::OBJECT || element.get_object().get(obj) != simdjson::SUCCESS)
+    return false;
+  RepeatScratch s;
+  uint32_t seen = 0;
+  bool type_seen = false;
+  for (simdjson::dom::key_value_pair kv : obj) {
+    size_t i = 0;
+    while (i < std::size(kRepeatNames) && kRepeatNames[i] != kv.key) ++i;
+    if (i == std::size(kRepeatNames)) {
+      if (type_seen || kv.key != "type") return false;
+      type_seen = true;
+      continue;
+    }
+    if (seen >> i & 1) return false;
+    seen |= 1u << i;
+    if (!RepeatField(i, kv.value, out, s)) return false;
+  }
+  return (seen & 0xf) == 0xf && s.links != 1;
 }
 
 bool FastDecodeEvent(element element, std::string_view line, const FileContext& ctx, Event& out) {
@@ -453,12 +347,12 @@ bool FastDecodeEvent(element element, std::string_view line, const FileContext& 
   if (first.value().type() != element_type::STRING ||
       first.value().get_string().get(type) != simdjson::SUCCESS)
     return false;
-  if (type == "collective") return DecodeCollective(element, ctx, out.emplace<Collective>());
-  if (type == "step_begin") return DecodeStepBegin(element, ctx, out.emplace<StepBegin>());
-  if (type == "step_end") return DecodeStepEnd(element, out.emplace<StepEnd>());
-  if (type == "redistribute_begin")
-    return DecodeRedistributeBegin(element, ctx, out.emplace<RedistributeBegin>());
-  if (type == "redistribute_end") return DecodeRedistributeEnd(element, ctx, out.emplace<RedistributeEnd>());
+  if (type == kDescOf<Collective>.name) return DecodeKind(element, ctx, out.emplace<Collective>());
+  if (type == kDescOf<StepBegin>.name) return DecodeKind(element, ctx, out.emplace<StepBegin>());
+  if (type == kDescOf<StepEnd>.name) return DecodeKind(element, ctx, out.emplace<StepEnd>());
+  if (type == kDescOf<RedistributeBegin>.name)
+    return DecodeKind(element, ctx, out.emplace<RedistributeBegin>());
+  if (type == kDescOf<RedistributeEnd>.name) return DecodeKind(element, ctx, out.emplace<RedistributeEnd>());
   return false;  // ops (rare, intricate), headers and unknown types take the reference path
 }
 

@@ -128,67 +128,6 @@ const SharedVec<int64_t>& FileContext::Group(const std::vector<int64_t>& mesh_di
 
 namespace {
 
-// Copies field `i` of kBeginFields from `from`.
-void CopyBeginField(int i, const RedistributeBegin& from, RedistributeBegin& to) {
-  switch (i) {
-    case 0:
-      to.tensor = from.tensor;
-      break;
-    case 1:
-      to.global_shape = from.global_shape;
-      break;
-    case 2:
-      to.dtype = from.dtype;
-      break;
-    case 3:
-      to.src_placements = from.src_placements;
-      break;
-    case 4:
-      to.dst_placements = from.dst_placements;
-      break;
-    case 5:
-      to.src_order = from.src_order;
-      break;
-    case 6:
-      to.dst_order = from.dst_order;
-      break;
-    case 7:
-      to.planner = from.planner;
-      break;
-    case 8:
-      to.planner_reason = from.planner_reason;
-      break;
-    case 9:
-      to.notation = from.notation;
-      break;
-    case 10:
-      to.notation_unoptimized = from.notation_unoptimized;
-      break;
-    case 11:
-      to.raw_plan = from.raw_plan;
-      break;
-    case 12:
-      to.optimized_plan = from.optimized_plan;
-      break;
-    case 13:
-      to.skipped_merges = from.skipped_merges;
-      break;
-    default:
-      to.cost_us = from.cost_us;
-      break;
-  }
-}
-
-constexpr uint32_t Bit(std::string_view name) {
-  for (int i = 0; i < kBeginFieldCount; ++i)
-    if (kBeginFields[i] == name) return 1u << i;
-  return 0;
-}
-
-// Without `like`, these have a default; every other field is required.
-constexpr uint32_t kBeginDefaulted = Bit("src_order") | Bit("dst_order") | Bit("notation_unoptimized") |
-                                     Bit("optimized_plan") | Bit("skipped_merges");
-
 // The plan step a step_begin or collective refers to, or a message saying why there is none.
 const PlanStep* StepOf(const FileContext& ctx, int64_t redistribute_id, int64_t step, std::string_view type,
                        std::string_view field, std::string& why) {
@@ -214,82 +153,104 @@ std::vector<int64_t> ExpandUniform(const std::vector<int64_t>& group, int64_t co
   return out;
 }
 
-}  // namespace
+// The event a `like` field names: an earlier redistribute_begin or op of the file.
+const RedistributeBegin* LikeTarget(const RedistributeBegin*, int64_t like, const FileContext& ctx) {
+  return ctx.Begin(like);
+}
+const Op* LikeTarget(const Op*, int64_t like, const FileContext& ctx) { return ctx.OpWithId(like); }
+template <typename E>
+const E* LikeTarget(const E*, int64_t, const FileContext&) {
+  return nullptr;
+}
 
-std::string CompleteBegin(RedistributeBegin& e, uint32_t present, int64_t like, const FileContext& ctx) {
-  if (like >= 0) {
-    const RedistributeBegin* base = ctx.Begin(like);
-    if (base == nullptr) {
-      return "field 'like' is " + std::to_string(like) + " but no redistribute_begin with that id comes " +
-             "before this line in this file";
+// Rebuilds one absent field `v` of `e` by rule R (event_fields.hpp); false and `why` when it cannot.
+template <typename R, typename E, typename V>
+bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const FileContext& ctx,
+             const PlanStep*& step, std::string& why) {
+  // A field rebuilt from the redistribute: an op's own collective (redistribute_id -1) has none.
+  constexpr bool kFromRedistribute = std::is_same_v<R, rule::FromBeginDtype> ||
+                                     std::is_same_v<R, rule::FromMeshGroup> || IsFromStep<R>::value;
+  if constexpr (kFromRedistribute) {
+    if (e.redistribute_id < 0) {
+      why = "missing field '" + std::string(name) + "'";
+      return false;
     }
-    for (int i = 0; i < kBeginFieldCount; ++i)
-      if (!(present & (1u << i))) CopyBeginField(i, *base, e);
-    return "";
   }
-  for (int i = 0; i < kBeginFieldCount; ++i) {
-    const uint32_t bit = 1u << i;
-    if (!(present & bit) && !(kBeginDefaulted & bit))
-      return "missing field '" + std::string(kBeginFields[i]) + "'";
-  }
-  if (!(present & Bit("optimized_plan"))) e.optimized_plan = e.raw_plan;
-  if (!(present & Bit("notation_unoptimized"))) e.notation_unoptimized = e.notation;
-  return "";
-}
-
-std::string CompleteStepBegin(StepBegin& e, uint32_t present, const FileContext& ctx) {
-  if ((present & kStepAll) == kStepAll) return "";
-  static constexpr std::string_view kNames[] = {"mesh_dims", "src", "dst", "comm", "logical_shape"};
-  int first_absent = 0;
-  while (present & (1u << first_absent)) ++first_absent;
-  std::string why;
-  const PlanStep* s = StepOf(ctx, e.redistribute_id, e.step, "step_begin", kNames[first_absent], why);
-  if (s == nullptr) return why;
-  if (!(present & kStepMeshDims)) e.mesh_dims = s->mesh_dims;
-  if (!(present & kStepSrc)) e.src = s->src;
-  if (!(present & kStepDst)) e.dst = s->dst;
-  if (!(present & kStepComm)) e.comm = s->comm;
-  if (!(present & kStepLogicalShape)) e.logical_shape = s->logical_shape;
-  return "";
-}
-
-std::string CompleteCollective(Collective& e, uint32_t present, const FileContext& ctx) {
-  std::string why;
-  if (e.redistribute_id < 0) {  // an op's own collective has no plan to take fields from
-    for (auto [bit, name] : {std::pair{kCollKind, "kind"},
-                             {kCollMeshDims, "mesh_dims"},
-                             {kCollDtype, "dtype"},
-                             {kCollGroup, "group"}})
-      if (!(present & bit)) return std::string("missing field '") + name + "'";
-  }
-  for (uint32_t bit : {kCollKind, kCollMeshDims}) {
-    if (present & bit) continue;
-    const PlanStep* s =
-        StepOf(ctx, e.redistribute_id, e.step, "collective", bit == kCollKind ? "kind" : "mesh_dims", why);
-    if (s == nullptr) return why;
-    if (bit == kCollKind)
-      e.kind = s->comm;
-    else
-      e.mesh_dims = s->mesh_dims;
-  }
-  if (!(present & kCollDtype)) {
+  if constexpr (std::is_same_v<R, rule::Required> || std::is_same_v<R, rule::Relinked>) {
+    why = "missing field '" + std::string(name) + "'";
+    return false;
+  } else if constexpr (IsSameAs<R>::value) {
+    v = e.*IsSameAs<R>::kArg;
+  } else if constexpr (IsFromStep<R>::value) {
+    if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, e.step, type, name, why)) == nullptr)
+      return false;
+    v = step->*IsFromStep<R>::kArg;
+  } else if constexpr (std::is_same_v<R, rule::FromBeginDtype>) {
     const RedistributeBegin* begin = ctx.Begin(e.redistribute_id);
     if (begin == nullptr) {
-      return "collective leaves out 'dtype' but no redistribute_begin with id " +
-             std::to_string(e.redistribute_id) + " comes before it in this file";
+      why = std::string(type) + " leaves out '" + std::string(name) + "' but no redistribute_begin with id " +
+            std::to_string(e.redistribute_id) + " comes before it in this file";
+      return false;
     }
-    e.dtype = begin->dtype;
+    v = begin->dtype;
+  } else if constexpr (std::is_same_v<R, rule::FromMeshGroup>) {
+    v = ctx.Group(e.mesh_dims);
+    if (v.empty()) {
+      why = std::string(type) + " leaves out '" + std::string(name) +
+            "' but its mesh dims are not all in the header's mesh";
+      return false;
+    }
   }
-  if (!(present & kCollGroup)) {
-    e.group = ctx.Group(e.mesh_dims);
-    if (e.group.empty())
-      return "collective leaves out 'group' but its mesh dims are not all in the header's mesh";
-  }
-  if (!(present & kCollNegotiated)) e.negotiated = false;
-  if (present & kCollUniformSent) e.bytes_sent = ExpandUniform(e.group, e.bytes_sent[0], ctx.rank());
-  if (present & kCollUniformRecv) e.bytes_recv = ExpandUniform(e.group, e.bytes_recv[0], ctx.rank());
-  return "";
+  // rule::Defaulted, WhenSet, When: the event starts with the member's default.
+  return true;
 }
+
+}  // namespace
+
+template <typename E>
+std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like, const FileContext& ctx) {
+  constexpr const auto& d = kDescOf<E>;
+  const E* base = nullptr;
+  if (like >= 0) {
+    base = LikeTarget(static_cast<const E*>(nullptr), like, ctx);
+    if (base == nullptr) {
+      return "field 'like' is " + std::to_string(like) + " but no " + std::string(d.name) +
+             " with that id comes before this line in this file";
+    }
+  }
+  const PlanStep* step = nullptr;  // looked up once, by the first field that needs it
+  std::string why;
+  AllFields(d, [&](auto i, const auto& f) {
+    using F = std::remove_cvref_t<decltype(f)>;
+    using R = typename F::Rule;
+    if constexpr (kLineOnly<R>) {
+      return true;
+    } else {
+      auto& v = e.*F::kMember;
+      if (present >> i & 1) {
+        if constexpr (std::is_same_v<typename F::Codec, codec::PeerBytes>) {
+          if (abbreviated >> i & 1) v = ExpandUniform(e.group, v[0], ctx.rank());
+        }
+        return true;
+      }
+      if constexpr (IsLike<R>::value) {
+        if (base != nullptr) {
+          v = base->*F::kMember;
+          return true;
+        }
+      }
+      return Rebuild<Unliked<R>>(e, v, f.name, d.name, ctx, step, why);
+    }
+  });
+  return why;
+}
+
+template std::string Complete(RedistributeBegin&, uint64_t, uint64_t, int64_t, const FileContext&);
+template std::string Complete(RedistributeEnd&, uint64_t, uint64_t, int64_t, const FileContext&);
+template std::string Complete(StepBegin&, uint64_t, uint64_t, int64_t, const FileContext&);
+template std::string Complete(StepEnd&, uint64_t, uint64_t, int64_t, const FileContext&);
+template std::string Complete(Collective&, uint64_t, uint64_t, int64_t, const FileContext&);
+template std::string Complete(Op&, uint64_t, uint64_t, int64_t, const FileContext&);
 
 bool UniformBytes(const std::vector<int64_t>& group, const std::vector<int64_t>& bytes, int64_t rank,
                   int64_t& count) {

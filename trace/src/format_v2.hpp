@@ -1,10 +1,11 @@
 #pragma once
 // Private: what trace format version 2 adds to version 1 (docs/trace-format.md, "Version 2"). A v2
 // line may leave out fields the reader rebuilds from earlier lines of the same rank file or from a
-// default, and may write a per-peer byte list as one number. Both decoders (codec.cpp's reference
-// path and fast_decode.cpp) parse the fields a line has, note which it left out, and call the
-// Complete* functions here: the one home of those rules. The v2 writer (encode_v2.cpp) leaves a
-// field out only when these rules rebuild it exactly.
+// default, and may write a per-peer byte list as one number. event_fields.hpp says which field may
+// be left out and what it is rebuilt from; both decoders (codec.cpp's reference path and
+// fast_decode.cpp) parse the fields a line has, note which it left out, and call Complete here,
+// which applies those rules. The v2 writer (encode_v2.cpp) leaves a field out only when these
+// rules rebuild it exactly.
 
 #include <cstdint>
 #include <map>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "event_fields.hpp"
 #include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/events.hpp"
 
@@ -57,63 +59,21 @@ class FileContext {
   mutable std::map<std::vector<int64_t>, SharedVec<int64_t>> groups_;
 };
 
-/// The redistribute_begin fields a v2 line may leave out, in this order (bit i = kBeginFields[i]).
-inline constexpr std::string_view kBeginFields[] = {"tensor",
-                                                    "global_shape",
-                                                    "dtype",
-                                                    "src_placements",
-                                                    "dst_placements",
-                                                    "src_order",
-                                                    "dst_order",
-                                                    "planner",
-                                                    "planner_reason",
-                                                    "notation",
-                                                    "notation_unoptimized",
-                                                    "raw_plan",
-                                                    "optimized_plan",
-                                                    "skipped_merges",
-                                                    "cost_us"};
-inline constexpr int kBeginFieldCount = static_cast<int>(std::size(kBeginFields));
-
-/// step_begin fields a v2 line may leave out (taken from the redistribute's optimized_plan[step]).
-enum StepBeginField : uint32_t {
-  kStepMeshDims = 1u << 0,
-  kStepSrc = 1u << 1,
-  kStepDst = 1u << 2,
-  kStepComm = 1u << 3,
-  kStepLogicalShape = 1u << 4,
-};
-inline constexpr uint32_t kStepAll = 0x1f;
-
-/// collective fields a v2 line may leave out or abbreviate.
-enum CollectiveField : uint32_t {
-  kCollKind = 1u << 0,         ///< absent: the plan step's comm
-  kCollMeshDims = 1u << 1,     ///< absent: the plan step's mesh_dims
-  kCollDtype = 1u << 2,        ///< absent: the redistribute's dtype
-  kCollNegotiated = 1u << 3,   ///< absent: false
-  kCollUniformSent = 1u << 4,  ///< bytes_sent is one number (held in bytes_sent[0])
-  kCollUniformRecv = 1u << 5,  ///< bytes_recv is one number (held in bytes_recv[0])
-  kCollGroup = 1u << 6,        ///< absent: MeshGroup over the collective's mesh_dims
-};
-
 /// The ranks of a row-major mesh of `mesh_shape` that share `rank`'s coordinate on every mesh dim
 /// not in `mesh_dims`, ascending: the group of a collective over those dims (the engine's
 /// Mesh::Group). Empty when the mesh is empty, `rank` is outside it or a dim is not in it.
 std::vector<int64_t> MeshGroup(const std::vector<int64_t>& mesh_shape, int64_t rank,
                                const std::vector<int64_t>& mesh_dims);
 
-// Each returns "" when the event is complete, else the message (without "file:line: ") saying
-// what is missing or wrong; `present` has a bit set for each field the line wrote.
-
-/// redistribute_begin: `like` >= 0 copies every absent field from that earlier redistribute;
-/// without it, absent src_order/dst_order are "", skipped_merges [], optimized_plan the raw_plan,
-/// notation_unoptimized the notation, and any other absent field is missing.
-std::string CompleteBegin(RedistributeBegin& e, uint32_t present, int64_t like, const FileContext& ctx);
-/// step_begin: absent fields come from optimized_plan[step] of the redistribute.
-std::string CompleteStepBegin(StepBegin& e, uint32_t present, const FileContext& ctx);
-/// collective: see CollectiveField; a uniform byte count N expands to N for every member of
-/// `group` but this rank, and 0 for this rank.
-std::string CompleteCollective(Collective& e, uint32_t present, const FileContext& ctx);
+/// Rebuilds what a v2 line of event kind E left out, field by field as its table in
+/// event_fields.hpp says: `present` has bit i set when the line had field i of kDescOf<E>,
+/// `abbreviated` when that field (a per-peer byte list) was one uniform count, which expands to
+/// the count for every member of the group but this rank and 0 for this rank; `like` is the id a
+/// v2 `like` field named (-1 without), whose event gives every field of the `like` run the line
+/// left out. Returns "" when the event is complete, else the message (without "file:line: ")
+/// saying what is missing or wrong. Defined for every event kind.
+template <typename E>
+std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like, const FileContext& ctx);
 
 /// A redistribute_repeat line: redistribute `id` is redistribute `like` again (every event of it,
 /// in order), with new ids and times: the begin at `t_ns`, each later time field (step_begin and

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -55,7 +56,14 @@ std::string_view ReadBounded(const fs::path& path, const std::string& name, std:
   const size_t need = static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING;
   if (buffer.size() < need) buffer.resize(need);  // the padding's bytes may hold anything
   const size_t got = std::fread(buffer.data(), 1, static_cast<size_t>(size), f);
+  // fread's short count is the end of the file or a read error alike: an error (EIO from a failing
+  // disk) is this file's error, never a dump cut short.
+  const int read_errno = std::ferror(f) ? errno : 0;
   std::fclose(f);
+  if (read_errno != 0) {
+    throw InvalidInput(name + ": read error after " + std::to_string(got) +
+                       " bytes: " + std::strerror(read_errno));
+  }
   return std::string_view(buffer.data(), got);
 }
 
@@ -1137,12 +1145,6 @@ void ReadFlightRecorderEach(const std::vector<fs::path>& paths, int jobs,
   const size_t threads = std::min<size_t>(
       jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()), files.size());
   ReadDumps(files, threads, progress, sizes, [&](size_t, RankDump& dump) { sink(dump); });
-}
-
-bool IsFlightRecorderModel(const Model& model) {
-  return !model.ranks.empty() && std::all_of(model.ranks.begin(), model.ranks.end(), [](const RankTrace& r) {
-    return r.header.backend == "flight_recorder";
-  });
 }
 
 }  // namespace shardscope::trace

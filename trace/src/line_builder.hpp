@@ -15,13 +15,19 @@
 
 namespace shardscope::trace::detail {
 
+/// Appends [from, to) to `out` as one copy (std::string's iterator-pair append goes through its
+/// general replace()).
+inline void Append(std::string& out, const char* from, const char* to) {
+  out.append(from, static_cast<size_t>(to - from));
+}
+
 /// A finite double as the fast path writes it (shortest round-trip digits, nlohmann's layout).
 void AppendDouble(double value, std::string& out);
 
 /// An integer in decimal.
 inline void AppendInt(int64_t value, std::string& out) {
   char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+  Append(out, buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
 }
 
 // Builds one line; any field that the fast path cannot write makes the whole line decline.
@@ -30,12 +36,13 @@ class Line {
   explicit Line(std::string& out) : out_(out), start_(out.size()) { out_ += '{'; }
 
   // Each field goes in with one append where it can: key and value are formatted on the stack.
-  void Key(std::string_view name) {
+  // The small ones are inlined into each caller, whose field name is a constant there.
+  [[gnu::always_inline]] void Key(std::string_view name) {
     char buf[kMaxKey + 4];
     if (name.size() > kMaxKey) return LongKey(name);
-    out_.append(buf, KeyInto(buf, name));
+    Append(out_, buf, KeyInto(buf, name));
   }
-  void Str(std::string_view name, std::string_view s) {
+  [[gnu::always_inline]] void Str(std::string_view name, std::string_view s) {
     char buf[256];
     if (name.size() > kMaxKey || s.size() > sizeof buf - kMaxKey - 6) {
       Key(name);
@@ -47,21 +54,21 @@ class Line {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
     *p++ = '"';
-    out_.append(buf, p);
+    Append(out_, buf, p);
   }
-  void Int(std::string_view name, int64_t v) {
+  [[gnu::always_inline]] void Int(std::string_view name, int64_t v) {
     char buf[kMaxKey + 32];
     if (name.size() > kMaxKey) {
       Key(name);
       return Integer(v);
     }
     char* p = KeyInto(buf, name);
-    out_.append(buf, std::to_chars(p, p + 24, v).ptr);
+    Append(out_, buf, std::to_chars(p, p + 24, v).ptr);
   }
   void Uint(std::string_view name, uint64_t v) {
     Key(name);
     char buf[24];
-    out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    Append(out_, buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
   }
   void Bool(std::string_view name, bool v) {
     Key(name);
@@ -82,14 +89,14 @@ class Line {
     *p++ = '[';
     for (size_t i = 0; i < v.size(); ++i) {
       if (p + 24 > buf + sizeof buf) {
-        out_.append(buf, p);
+        Append(out_, buf, p);
         p = buf;
       }
       if (i) *p++ = ',';
       p = std::to_chars(p, p + 21, v[i]).ptr;
     }
     *p++ = ']';
-    out_.append(buf, p);
+    Append(out_, buf, p);
   }
   void Strs(std::string_view name, const std::vector<std::string>& v) {
     Key(name);
@@ -178,7 +185,7 @@ class Line {
   }
   static constexpr size_t kMaxKey = 48;  // longer names (none today) take LongKey
   // Writes `,"name":` (the comma unless first) at p; returns the end.
-  char* KeyInto(char* p, std::string_view name) {
+  [[gnu::always_inline]] char* KeyInto(char* p, std::string_view name) {
     if (!first_) *p++ = ',';
     first_ = false;
     *p++ = '"';

@@ -7,9 +7,11 @@
 #include <utility>
 
 #include "shardscope/engine/core/shard_order.hpp"
+#include "shardscope/engine/exec/trace_events.hpp"
 #include "shardscope/trace/writer.hpp"
 
-namespace shardscope::engine::detail {
+namespace shardscope::engine {
+namespace detail {
 
 std::vector<std::string> PlacementStrings(const Placements& placements) {
   std::vector<std::string> out;
@@ -17,14 +19,78 @@ std::vector<std::string> PlacementStrings(const Placements& placements) {
   return out;
 }
 
-trace::PlanStep ToTraceStep(const Transform& t) {
+}  // namespace detail
+
+trace::PlanStep TraceStep(const Transform& t) {
   trace::PlanStep s;
-  DescribeTransform(t, s);
+  detail::DescribeTransform(t, s);
   s.flattened = t.flattened;
   s.avg_scale = static_cast<double>(t.avg_scale);
   s.cost_us = t.cost_us;
   return s;
 }
+
+trace::RedistributeBegin TraceBegin(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
+  trace::RedistributeBegin e;
+  e.global_shape = src.shape;
+  e.dtype = std::string(DTypeName(src.dtype));
+  e.src_placements = detail::PlacementStrings(src.placements);
+  e.dst_placements = detail::PlacementStrings(dst.placements);
+  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
+  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
+  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
+  e.planner = std::string(PlannerName(plan.planner));
+  e.planner_reason = plan.planner_reason;
+  e.notation = plan.notation;
+  e.notation_unoptimized = plan.notation_unoptimized;
+  std::vector<trace::PlanStep> raw, optimized;
+  for (const Transform& t : plan.raw) raw.push_back(TraceStep(t));
+  for (const Transform& t : plan.optimized) optimized.push_back(TraceStep(t));
+  e.raw_plan = std::move(raw);
+  e.optimized_plan = std::move(optimized);
+  std::vector<trace::SkippedMerge> skipped;
+  for (const SkippedMerge& s : plan.skipped_merges) {
+    skipped.push_back({detail::ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
+  }
+  e.skipped_merges = std::move(skipped);
+  e.cost_us = plan.cost_us;
+  return e;
+}
+
+trace::StepBegin TraceStepBegin(int64_t k, const Transform& t, const RankLayout& mine) {
+  trace::StepBegin e;
+  e.step = k;
+  detail::DescribeTransform(t, e);
+  e.local_shape_before = mine.local_shape;
+  e.global_offset_before = mine.global_offset;
+  return e;
+}
+
+trace::StepEnd TraceStepEnd(int64_t k, const RankLayout& mine) {
+  trace::StepEnd e;
+  e.step = k;
+  e.local_shape_after = mine.local_shape;
+  e.global_offset_after = mine.global_offset;
+  return e;
+}
+
+trace::Collective TraceCollective(int64_t k, std::string_view kind, const std::vector<int>& mesh_dims,
+                                  const std::vector<int64_t>& group, DType dtype,
+                                  const std::vector<int64_t>& bytes_sent,
+                                  const std::vector<int64_t>& bytes_recv, bool negotiated) {
+  trace::Collective c;
+  c.step = k;
+  c.kind = kind;
+  c.mesh_dims = detail::ToInt64(mesh_dims);
+  c.group = group;
+  c.dtype = DTypeName(dtype);
+  c.bytes_sent = bytes_sent;
+  c.bytes_recv = bytes_recv;
+  c.negotiated = negotiated;
+  return c;
+}
+
+namespace detail {
 
 namespace {
 
@@ -43,33 +109,6 @@ struct BeginTemplate {
            plan == p;
   }
 };
-
-trace::RedistributeBegin BuildBegin(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
-  trace::RedistributeBegin e;
-  e.global_shape = src.shape;
-  e.dtype = std::string(DTypeName(src.dtype));
-  e.src_placements = PlacementStrings(src.placements);
-  e.dst_placements = PlacementStrings(dst.placements);
-  // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
-  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
-  e.planner = std::string(PlannerName(plan.planner));
-  e.planner_reason = plan.planner_reason;
-  e.notation = plan.notation;
-  e.notation_unoptimized = plan.notation_unoptimized;
-  std::vector<trace::PlanStep> raw, optimized;
-  for (const Transform& t : plan.raw) raw.push_back(ToTraceStep(t));
-  for (const Transform& t : plan.optimized) optimized.push_back(ToTraceStep(t));
-  e.raw_plan = std::move(raw);
-  e.optimized_plan = std::move(optimized);
-  std::vector<trace::SkippedMerge> skipped;
-  for (const SkippedMerge& s : plan.skipped_merges) {
-    skipped.push_back({ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
-  }
-  e.skipped_merges = std::move(skipped);
-  e.cost_us = plan.cost_us;
-  return e;
-}
 
 bool SameInts(const std::vector<int64_t>& a, const std::vector<int>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
@@ -113,7 +152,7 @@ std::shared_ptr<RedistributeRecords::Templates> TemplatesFor(const TensorSpec& s
   }
   auto entry = std::make_shared<RedistributeRecords::Templates>();
   entry->key = BeginTemplate{src.shape,       src.dtype,       src.placements, dst.placements,
-                             src.shard_order, dst.shard_order, plan,           BuildBegin(src, dst, plan)};
+                             src.shard_order, dst.shard_order, plan,           TraceBegin(src, dst, plan)};
   entry->begin = std::make_shared<const trace::Event>(entry->key.event);
   entry->end = std::make_shared<const trace::Event>(trace::RedistributeEnd{});
   cache[next] = entry;
@@ -165,12 +204,7 @@ void RedistributeRecords::StepBegin(int64_t k, const Transform& t, const RankLay
   Templates::Step& s = templates_->At(k);
   if (!s.begin || As<trace::StepBegin>(s.begin).local_shape_before.get() != mine.local_shape ||
       As<trace::StepBegin>(s.begin).global_offset_before.get() != mine.global_offset) {
-    trace::StepBegin e;
-    e.step = k;
-    DescribeTransform(t, e);
-    e.local_shape_before = mine.local_shape;
-    e.global_offset_before = mine.global_offset;
-    s.begin = std::make_shared<const trace::Event>(std::move(e));  // never changed once emitted
+    s.begin = std::make_shared<const trace::Event>(TraceStepBegin(k, t, mine));  // never changed once emitted
   }
   options_.trace->Emit(s.begin, Now(options_.trace_id));
 }
@@ -180,11 +214,7 @@ void RedistributeRecords::StepEnd(int64_t k, const RankLayout& mine) {
   Templates::Step& s = templates_->At(k);
   if (!s.end || As<trace::StepEnd>(s.end).local_shape_after.get() != mine.local_shape ||
       As<trace::StepEnd>(s.end).global_offset_after.get() != mine.global_offset) {
-    trace::StepEnd e;
-    e.step = k;
-    e.local_shape_after = mine.local_shape;
-    e.global_offset_after = mine.global_offset;
-    s.end = std::make_shared<const trace::Event>(std::move(e));
+    s.end = std::make_shared<const trace::Event>(TraceStepEnd(k, mine));
   }
   options_.trace->Emit(s.end, Now(options_.trace_id));
 }
@@ -203,16 +233,9 @@ void RedistributeRecords::Collective(int64_t k, const std::vector<int>& mesh_dim
       known->dtype.view() != dtype_name || known->bytes_sent.get() != stats.bytes_sent ||
       known->bytes_recv.get() != stats.bytes_recv) {
     if (it == seen.end()) it = seen.insert(seen.end(), {stats.kind, negotiated, nullptr});
-    trace::Collective c;
-    c.step = k;
-    c.kind = std::string(CollectiveKindName(stats.kind));
-    c.mesh_dims = ToInt64(mesh_dims);
-    c.group = group;
-    c.dtype = dtype_name;
-    c.bytes_sent = stats.bytes_sent;
-    c.bytes_recv = stats.bytes_recv;
-    c.negotiated = negotiated;
-    it->event = std::make_shared<const trace::Event>(std::move(c));
+    it->event = std::make_shared<const trace::Event>(
+        TraceCollective(k, CollectiveKindName(stats.kind), mesh_dims, group, dtype, stats.bytes_sent,
+                        stats.bytes_recv, negotiated));
   }
   trace::TemplateFields f;
   f.id = options_.trace_id;
@@ -240,4 +263,5 @@ void RedistributeRecords::End(bool ok, const std::string& error, const LocalTens
   options_.trace->Emit(std::move(e));
 }
 
-}  // namespace shardscope::engine::detail
+}  // namespace detail
+}  // namespace shardscope::engine

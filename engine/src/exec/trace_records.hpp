@@ -31,9 +31,6 @@ void DescribeTransform(const Transform& t, Record& r) {
   r.logical_shape = t.logical_shape;
 }
 
-/// A plan transform as a trace plan step.
-trace::PlanStep ToTraceStep(const Transform& t);
-
 /// The trace records of one traced redistribute. Every event is copied from a template this
 /// thread built the first time it traced the same (src, dst, plan) and rank layout: a job runs the
 /// same redistributes over and over, and copying an event whose vectors and strings are shared

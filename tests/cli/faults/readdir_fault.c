@@ -16,20 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static DIR* faulty;   /* the listing that fails, while it is open */
-static int served;    /* entries other than "." and ".." it has returned */
-static int listings;  /* listings of the directory so far */
+#include "fd_names.h"
 
-static int IsTarget(DIR* d) {
-  const char* want = getenv("SHARDSCOPE_FAULT_DIR");
-  char link[64], path[PATH_MAX], real_want[PATH_MAX];
-  if (d == NULL || want == NULL || realpath(want, real_want) == NULL) return 0;
-  snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd(d));
-  ssize_t n = readlink(link, path, sizeof path - 1);
-  if (n < 0) return 0;
-  path[n] = '\0';
-  return strcmp(path, real_want) == 0;
-}
+static DIR* faulty;  /* the listing that fails, while it is open */
+static int served;   /* entries other than "." and ".." it has returned */
+static int listings; /* listings of the directory so far */
+
+static int IsTarget(DIR* d) { return d != NULL && FdNamedBy(dirfd(d), "SHARDSCOPE_FAULT_DIR"); }
 
 static DIR* Opened(DIR* d) {
   if (IsTarget(d)) {

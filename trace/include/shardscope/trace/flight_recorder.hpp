@@ -93,9 +93,4 @@ nlohmann::json FlightJson(const Model& model);
 /// work on. Pure; stops at the first one found.
 bool HasFlightRecords(const Model& model);
 
-/// True when the model came from Flight Recorder dumps (every rank's backend is "flight_recorder").
-/// Where the data came from, for tests and reports; no tool or view branches on it (they ask
-/// HasFlightRecords, or look at each collective's flight record).
-bool IsFlightRecorderModel(const Model& model);
-
 }  // namespace shardscope::trace
