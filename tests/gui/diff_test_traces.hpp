@@ -60,4 +60,12 @@ inline void WriteTraceDir(const shardscope::trace::Model& model, const std::file
   }
 }
 
+/// The baseline side written once as `dir`/trace: a small 2x2 trace for the navigation tests.
+inline std::filesystem::path SmallTrace(const std::filesystem::path& dir) {
+  std::filesystem::path t = dir / "trace";
+  if (!std::filesystem::exists(t))
+    WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  return t;
+}
+
 }  // namespace shardscope_gui_test

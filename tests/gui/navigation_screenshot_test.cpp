@@ -21,12 +21,6 @@ namespace {
 
 namespace trace = shardscope::trace;
 
-fs::path SmallTrace(const fs::path& dir) {
-  fs::path t = dir / "trace";
-  if (!fs::exists(t)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
-  return t;
-}
-
 // 64 ranks on an 8x8 mesh: the layout's table cannot show every row at once.
 fs::path WideTrace(const fs::path& dir) {
   fs::path t = dir / "wide";

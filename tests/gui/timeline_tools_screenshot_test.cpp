@@ -19,12 +19,6 @@ namespace {
 
 namespace trace = shardscope::trace;
 
-fs::path SmallTrace(const fs::path& dir) {
-  fs::path t = dir / "trace";
-  if (!fs::exists(t)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
-  return t;
-}
-
 std::string Px(double v) { return std::to_string(static_cast<int>(std::lround(v))); }
 
 struct RankWant {

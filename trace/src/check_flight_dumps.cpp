@@ -40,12 +40,7 @@ CheckResult CheckFlightRecorder(const std::vector<std::filesystem::path>& paths,
     with_file.insert(rank);
   }
   headers.clear();
-  model.world = max_rank + 1;
-  for (RankTrace& rt : model.ranks) {
-    rt.header.world = model.world;
-    rt.header.mesh_shape = {model.world};
-    rt.header.mesh_dim_names = {""};
-  }
+  detail::SetDumpWorld(model, max_rank);
   if (auto missing = detail::MissingRanks(present, model.world, "dump"))
     diagnostics.push_back(std::move(*missing));
   table.Finish(with_file);

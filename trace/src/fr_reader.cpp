@@ -1121,12 +1121,7 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
     model.ranks.push_back(std::move(dump->trace));
     dump.reset();
   }
-  model.world = max_rank + 1;
-  for (RankTrace& rt : model.ranks) {
-    rt.header.world = model.world;
-    rt.header.mesh_shape = {model.world};
-    rt.header.mesh_dim_names = {""};
-  }
+  detail::SetDumpWorld(model, max_rank);
   std::vector<int64_t> present;
   for (const DumpFile& f : files) present.push_back(f.rank);
   if (auto missing = detail::MissingRanks(present, model.world, "dump"))

@@ -1,6 +1,6 @@
 #pragma once
 // Private: the warning both readers (rank-<R>.jsonl directories and Flight Recorder dumps) give
-// when a run's ranks have no file.
+// when a run's ranks have no file, and the world a set of dumps spans.
 
 #include <cstdint>
 #include <optional>
@@ -31,6 +31,17 @@ inline std::optional<Diagnostic> MissingRanks(const std::vector<int64_t>& presen
   return Diagnostic{"", 0,
                     "warning: " + std::to_string(world - static_cast<int64_t>(present.size())) + " of " +
                         std::to_string(world) + " ranks have no " + what + " (" + missing + ")"};
+}
+
+/// A set of Flight Recorder dumps spans ranks [0, max_rank]: every rank's header gets that world
+/// as a 1-D mesh (dumps carry no mesh).
+inline void SetDumpWorld(Model& model, int64_t max_rank) {
+  model.world = max_rank + 1;
+  for (RankTrace& rt : model.ranks) {
+    rt.header.world = model.world;
+    rt.header.mesh_shape = {model.world};
+    rt.header.mesh_dim_names = {""};
+  }
 }
 
 }  // namespace shardscope::trace::detail
