@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # build and run_tests are called through timed
 # Sanitizer builds of the unit suites; .ci/run runs `scripts/sanitize.sh all` after the normal tests.
-#   asan: ASan + UBSan build (build-asan/): every unit test of shardscope_tests, the fuzz cases
-#         (each bounded by SHARDSCOPE_FUZZ_SECONDS) and the property suites with
-#         SHARDSCOPE_PROPERTY_CASES cases.
+#   asan: ASan + UBSan build (build-asan/) of the suites that touch memory a user's input or a
+#         rank's buffers decide: every trace and program test source (readers, importers of
+#         Flight Recorder, DebugMode and profiler files, writers, checker, triage, the fuzz cases,
+#         each bounded by SHARDSCOPE_FUZZ_SECONDS) and the engine's executor, local backend, view
+#         ops and redistribute property suites (SHARDSCOPE_PROPERTY_CASES cases).
+#   asan-full: the same build over every unit test source (the planner, notation, placement and
+#         optimizer suites too: pure computation, run by the normal build and the long sweeps).
 #   tsan: TSan build (build-tsan/): the local-backend suites [local] and [executor] (rank threads;
 #         [executor] includes the redistribute property suite, same case count).
-# Builds use g++ at -O1 -g1 (line tables for the reports), without GUI, MPI and CUDA: asan builds
-# the shardscope_tests target (engine, trace, every unit test); tsan builds the engine and trace
-# libraries plus only the test sources that hold [local] or [executor] cases, through a small
-# wrapper project generated in build-tsan/src (it adds the repository as a subproject). Each part
-# prints its duration.
-# Usage: scripts/sanitize.sh [asan|tsan|all]        (default: all)
+# Builds use g++ at -O1 -g1 (line tables for the reports), without GUI, MPI and CUDA, of the
+# engine, trace and program libraries plus only the selected test sources, through a small
+# wrapper project generated in build-<mode>/src (it adds the repository as a subproject). Each
+# part prints its duration.
+# Usage: scripts/sanitize.sh [asan|asan-full|tsan|all]        (default: all = asan + tsan)
 # Env:   JOBS (default 2), SHARDSCOPE_PROPERTY_CASES (default 200; full runs use 2000),
 #        SHARDSCOPE_FUZZ_SECONDS (default 20 per fuzz case), SANITIZE_CXX (compiler, default g++),
 #        SHARDSCOPE_SANITIZE_BUILD_ROOT (default: the repository root; dirs are build-asan, build-tsan).
@@ -28,8 +31,8 @@ build_root=${SHARDSCOPE_SANITIZE_BUILD_ROOT:-$root}
 export SHARDSCOPE_PROPERTY_CASES=${SHARDSCOPE_PROPERTY_CASES:-200}
 export SHARDSCOPE_FUZZ_SECONDS=${SHARDSCOPE_FUZZ_SECONDS:-20}
 export SHARDSCOPE_FUZZ_ITERATIONS=${SHARDSCOPE_FUZZ_ITERATIONS:-1000000} # the time bound applies
-case "$mode" in asan | tsan | all) ;; *)
-  echo "usage: $0 [asan|tsan|all]" >&2
+case "$mode" in asan | asan-full | tsan | all) ;; *)
+  echo "usage: $0 [asan|asan-full|tsan|all]" >&2
   exit 2
   ;;
 esac
@@ -37,31 +40,36 @@ esac
 # Lines that start a sanitizer report (ASan, LSan, UBSan, TSan).
 report_pattern='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |WARNING: ThreadSanitizer|ThreadSanitizer: reported'
 
-# local_tests_project DIR: writes DIR/src/CMakeLists.txt, a project that builds the repository's
-# libraries and a shardscope_tests binary from the test sources tagged [local] or [executor].
-local_tests_project() {
-  local dir=$1 sources
-  sources=$(grep -lE '"[^"]*\[(local|executor)\]' "$root"/tests/engine/*_test.cpp "$root"/tests/program/*_test.cpp "$root"/tests/trace/*_test.cpp)
+# tests_project DIR SOURCE...: writes DIR/src/CMakeLists.txt, a project that builds the
+# repository's libraries and a shardscope_tests binary from the given test sources.
+tests_project() {
+  local dir=$1
+  shift
   mkdir -p "$dir/src"
   cat >"$dir/src/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.25)
-project(shardscope_local_tests LANGUAGES CXX)
+project(shardscope_sanitized_tests LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \${PROJECT_BINARY_DIR}/bin)
 add_subdirectory("$root" shardscope)
 find_package(Catch2 2 REQUIRED)
-add_executable(shardscope_tests $(echo "$sources" | tr '\n' ' '))
+add_executable(shardscope_tests $*)
 target_link_libraries(shardscope_tests PRIVATE shardscope::program shardscope::engine shardscope::trace Catch2::Catch2WithMain)
 target_compile_definitions(shardscope_tests PRIVATE SHARDSCOPE_SOURCE_DIR="$root"
   SHARDSCOPE_BIN_DIR="\${PROJECT_BINARY_DIR}/bin")
+shardscope_precompile(shardscope_tests CATCH)
 EOF
 }
 
-# build DIR SANITIZERS [SOURCE]: configure SOURCE (default: the repository) and build only the
-# unit-test binary.
+# The test sources holding [local] or [executor] cases (rank threads, buffers).
+executor_sources() {
+  grep -lE '"[^"]*\[(local|executor)\]' "$root"/tests/engine/*_test.cpp "$root"/tests/program/*_test.cpp "$root"/tests/trace/*_test.cpp
+}
+
+# build DIR SANITIZERS: configure DIR/src (see tests_project) and build only the unit-test binary.
 build() {
-  local dir=$1 flags="-fsanitize=$2 -fno-omit-frame-pointer -fno-sanitize-recover=all" src=${3:-$root}
+  local dir=$1 flags="-fsanitize=$2 -fno-omit-frame-pointer -fno-sanitize-recover=all" src=$1/src
   mkdir -p "$dir"
   CXX=$cxx cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS="$flags" \
@@ -99,9 +107,18 @@ timed() {
 }
 
 status=0
-if [ "$mode" = asan ] || [ "$mode" = all ]; then
+if [ "$mode" = asan ] || [ "$mode" = asan-full ] || [ "$mode" = all ]; then
   dir="$build_root/build-asan"
-  if timed "asan+ubsan build ($cxx)" build "$dir" address,undefined; then
+  if [ "$mode" = asan-full ]; then
+    mapfile -t sources < <(ls "$root"/tests/engine/*_test.cpp "$root"/tests/program/*_test.cpp "$root"/tests/trace/*_test.cpp)
+  else
+    mapfile -t sources < <({
+      ls "$root"/tests/program/*_test.cpp "$root"/tests/trace/*_test.cpp
+      executor_sources
+    } | sort -u)
+  fi
+  tests_project "$dir" "${sources[@]}"
+  if timed "asan+ubsan build ($cxx, ${#sources[@]} test sources)" build "$dir" address,undefined; then
     # LeakSanitizer stops the world with ptrace, which some containers refuse; set
     # ASAN_OPTIONS=detect_leaks=0 there.
     ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1} \
@@ -114,8 +131,9 @@ if [ "$mode" = asan ] || [ "$mode" = all ]; then
 fi
 if [ "$mode" = tsan ] || [ "$mode" = all ]; then
   dir="$build_root/build-tsan"
-  local_tests_project "$dir"
-  if timed "tsan build ($cxx, local-backend test sources only)" build "$dir" thread "$dir/src"; then
+  mapfile -t sources < <(executor_sources)
+  tests_project "$dir" "${sources[@]}"
+  if timed "tsan build ($cxx, ${#sources[@]} local-backend test sources)" build "$dir" thread; then
     TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
       timed "tsan local-backend tests [local],[executor] (property cases $SHARDSCOPE_PROPERTY_CASES)" \
       run_tests "$dir/test.log" "$dir/bin/shardscope_tests" "[local],[executor]" || status=1
