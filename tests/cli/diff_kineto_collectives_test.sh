@@ -75,6 +75,42 @@ expect_json '[(c["change"], c["category"], c["kind"], c["baseline_step"], c["bas
 run_ok diff "$TMP/half" "$TMP/retyped" --fail-on bytes
 expect_out_contains "changed  collectives  0      0       2       all_gather      8388608 B Half          8388608 B BFloat16"
 
+# Random single edits (fixed seed): one collective of one step dropped, inserted or resized, on
+# steps of 3 to 6 collectives of distinct-neighbour kinds. The list must hold exactly that one
+# change, and in every case same + removed + changed = the baseline's count and same + added +
+# changed = the candidate's.
+KINDS=(all_reduce all_gather reduce_scatter broadcast)
+RANDOM=32
+for trial in 1 2 3 4 5 6; do
+  n=$((3 + RANDOM % 4))
+  list=() prev=""
+  for ((k = 0; k < n; k++)); do
+    kind=${KINDS[RANDOM % 4]}
+    while [ "$kind" = "$prev" ]; do kind=${KINDS[RANDOM % 4]}; done
+    list+=("$kind") prev=$kind
+  done
+  base=$(IFS=,; echo "${list[*]}")
+  step=$((RANDOM % 3)) at=$((RANDOM % n)) edit=$((RANDOM % 3))
+  $GEN "$TMP/r$trial" --ranks 2 --steps 3 --kinds "$base"
+  case $edit in
+    0)  # drop the collective at $at: removed, baseline position at+1
+      cand=("${list[@]:0:at}" "${list[@]:at+1}")
+      $GEN "$TMP/c$trial" --ranks 2 --steps 3 --kinds "$base" --step-kinds "$step=$(IFS=,; echo "${cand[*]}")"
+      want="[(\"removed\", \"${list[at]}\", $step, $((at + 1)), None)]" ;;
+    1)  # insert an all_to_all (a kind the lists do not use) before $at: added at at+1
+      cand=("${list[@]:0:at}" all_to_all "${list[@]:at}")
+      $GEN "$TMP/c$trial" --ranks 2 --steps 3 --kinds "$base" --step-kinds "$step=$(IFS=,; echo "${cand[*]}")"
+      want="[(\"added\", \"all_to_all\", $step, None, $((at + 1)))]" ;;
+    2)  # twice the elements for the collective at $at: changed at at+1 in both
+      $GEN "$TMP/c$trial" --ranks 2 --steps 3 --kinds "$base" --elems-at "$step:$at=2097152"
+      want="[(\"changed\", \"${list[at]}\", $step, $((at + 1)), $((at + 1)))]" ;;
+  esac
+  run diff "$TMP/r$trial" "$TMP/c$trial" --json
+  expect_rc 1
+  expect_json "[(c[\"change\"], c[\"kind\"], c[\"baseline_step\"], c[\"baseline_position\"], c[\"candidate_position\"]) for c in j[\"collectives_one_by_one\"][\"changes\"]] == $want"
+  expect_json '(lambda d: d["same"] + d["removed"] + d["changed"] == d["baseline"] and d["same"] + d["added"] + d["changed"] == d["candidate"])(j["collectives_one_by_one"])'
+done
+
 # Bad input: exit 2.
 run diff "$TMP/base" "$TMP/missing"
 expect_rc 2
