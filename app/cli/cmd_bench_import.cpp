@@ -4,11 +4,6 @@
 // traces); every tool runs as a child process whose
 // wall time and peak RSS (wait4) are its own, beside Python reading the same files in the same run.
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
@@ -17,6 +12,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "child_process.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
 
@@ -25,29 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Child {
-  double seconds = 0;
-  int64_t peak_rss = 0;  // bytes
-  int status = 0;
-};
+using Child = ChildRun;
 
 // Runs `command` under /bin/sh, its output discarded; wall time and the child's peak RSS.
 Child RunChild(const std::string& command) {
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) throw InternalError("bench import: fork failed");
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", (command + " >/dev/null").c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) < 0) throw InternalError("bench import: wait4 failed");
-  Child c;
-  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  c.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return c;
+  return RunCommand({"/bin/sh", "-c", command + " >/dev/null"}, "bench import");
 }
 
 Child MustRun(const std::string& command, bool may_find_problems = false) {

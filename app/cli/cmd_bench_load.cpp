@@ -2,13 +2,12 @@
 // runs in a forked child so that its peak RSS is its own; the reference reader (nlohmann on one
 // thread, the reader before the fast path) is measured in the same run on the same files.
 
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "child_process.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -41,40 +41,26 @@ int64_t ResidentBytes() {
 
 // Loads `path` in a forked child and returns its figures; throws when the child fails.
 LoadFigure MeasureInChild(const std::filesystem::path& path, const trace::ReadOptions& options) {
-  int fds[2];
-  if (pipe(fds) != 0) throw InternalError("bench load: pipe failed");
-  pid_t pid = fork();
-  if (pid < 0) throw InternalError("bench load: fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    LoadFigure f;
-    int64_t before = ResidentBytes();
-    auto start = std::chrono::steady_clock::now();
-    try {
-      trace::Model model = std::filesystem::is_directory(path) ? trace::ReadTraceDir(path, options)
-                                                               : trace::ReadTraceFile(path, options);
-      f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      for (const trace::RankTrace& r : model.ranks) f.events += static_cast<int64_t>(r.events.size());
-      f.model_bytes = ResidentBytes() - before;
-      f.skipped = static_cast<int64_t>(model.diagnostics.size());
-      rusage usage{};
-      getrusage(RUSAGE_SELF, &usage);
-      f.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
-      ssize_t wrote = write(fds[1], &f, sizeof f);
-      _exit(wrote == static_cast<ssize_t>(sizeof f) ? 0 : 3);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "shardscope: bench load: %s\n", e.what());
-      _exit(2);
-    }
-  }
-  close(fds[1]);
+  const ChildRun run = RunInChild(
+      [&] {
+        LoadFigure f;
+        int64_t before = ResidentBytes();
+        auto start = std::chrono::steady_clock::now();
+        trace::Model model = std::filesystem::is_directory(path) ? trace::ReadTraceDir(path, options)
+                                                                 : trace::ReadTraceFile(path, options);
+        f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (const trace::RankTrace& r : model.ranks) f.events += static_cast<int64_t>(r.events.size());
+        f.model_bytes = ResidentBytes() - before;
+        f.skipped = static_cast<int64_t>(model.diagnostics.size());
+        return std::string(reinterpret_cast<const char*>(&f), sizeof f);
+      },
+      "bench load");
+  if (!run.Ok() || run.output.size() != sizeof(LoadFigure))
+    throw InvalidInput("bench load: loading '" + path.string() + "' failed" +
+                       (run.Ok() ? std::string() : ": " + run.output));
   LoadFigure f;
-  ssize_t got = read(fds[0], &f, sizeof f);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != static_cast<ssize_t>(sizeof f) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw InvalidInput("bench load: loading '" + path.string() + "' failed");
+  std::memcpy(&f, run.output.data(), sizeof f);
+  f.peak_rss = run.peak_rss;
   return f;
 }
 

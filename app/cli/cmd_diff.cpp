@@ -19,15 +19,24 @@ int RunDiff(const DiffArgs& args, std::ostream& out) {
   const bool kineto = trace::IsKinetoModel(baseline) && trace::IsKinetoModel(candidate);
   trace::DiffResult result = kineto ? trace::DiffKineto(baseline, candidate, options)
                                     : trace::DiffTraces(baseline, candidate, options);
+  // ... and collective by collective: which were added or removed, or changed size or dtype.
+  const trace::KinetoCollectiveDiff collectives =
+      kineto ? trace::DiffKinetoCollectives(baseline, candidate, options) : trace::KinetoCollectiveDiff{};
+  const bool failed = result.Failed() || collectives.Failed();
   if (args.json) {
     nlohmann::json j = trace::DiffJson(result);
-    if (kineto) j["profiler_runs"] = true;
+    if (kineto) {
+      j["profiler_runs"] = true;
+      j["collectives_one_by_one"] = trace::KinetoCollectiveDiffJson(collectives);
+      j["failed"] = failed;
+    }
     out << DumpJson(j) << "\n";
   } else {
-    if (kineto) out << trace::FormatKinetoRuns(baseline, candidate);
+    if (kineto)
+      out << trace::FormatKinetoRuns(baseline, candidate) << trace::FormatKinetoCollectiveDiff(collectives);
     out << trace::FormatDiffText(result);
   }
-  return result.Failed() ? 1 : 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace shardscope::app

@@ -2,11 +2,6 @@
 // `shardscope bench triage CASE...` (precision and recall over generated fault cases, time and peak
 // RSS beside Python's pickle.load of the same files, measured in the same run).
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "child_process.hpp"
 #include "import_commands.hpp"
 #include "shardscope/engine/core/placement.hpp"
 #include "shardscope/error.hpp"
@@ -120,49 +116,19 @@ struct Figure {
   std::vector<int64_t> culprits;
 };
 
-// Runs `fn` in a forked child; its wall time and peak RSS (wait4) come back with what fn wrote.
+// Runs `fn` in a forked child; its wall time and peak RSS come back with what fn wrote.
 template <typename Fn>
 Figure InChild(Fn fn) {
-  int fds[2];
-  if (pipe(fds) != 0) throw InternalError("bench triage: pipe failed");
-  std::fflush(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) throw InternalError("bench triage: fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    std::string text;
-    try {
-      text = fn();
-    } catch (const std::exception& e) {
-      text = std::string("!") + e.what();
-    }
-    size_t off = 0;
-    while (off < text.size()) {
-      ssize_t n = write(fds[1], text.data() + off, text.size() - off);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  const ChildRun run = RunInChild(fn, "bench triage");
   Figure f;
-  f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  f.peak_kb = usage.ru_maxrss;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (!text.empty() && text[0] == '!')) {
-    f.error = text.empty() ? "child failed" : text.substr(1);
+  f.seconds = run.seconds;
+  f.peak_kb = run.peak_rss / 1024;
+  if (!run.Ok()) {
+    f.error = run.output.empty() ? "child failed" : run.output;
     return f;
   }
   f.ok = true;
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = nlohmann::json::parse(run.output, nullptr, false);
   if (j.is_object()) {
     f.verdict = j.value("verdict", "");
     f.cls = j["class"].is_string() ? j["class"].get<std::string>() : "";
@@ -171,7 +137,7 @@ Figure InChild(Fn fn) {
   return f;
 }
 
-// Python's pickle.load of every dump file of `dir`, in one process (a child via execvp).
+// Python's pickle.load of every dump file of `dir`, in one process (a child).
 Figure PythonLoad(const std::string& python, const fs::path& dir) {
   const std::string code =
       "import os,pickle,re,sys\n"
@@ -179,23 +145,12 @@ Figure PythonLoad(const std::string& python, const fs::path& dir) {
       "for f in sorted(os.listdir(d)):\n"
       "  if re.search(r'\\d+(\\.pkl|\\.pickle)?$', f):\n"
       "    with open(os.path.join(d,f),'rb') as h: pickle.load(h)\n";
-  std::fflush(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) throw InternalError("bench triage: fork failed");
-  if (pid == 0) {
-    const std::string d = dir.string();
-    execlp(python.c_str(), python.c_str(), "-c", code.c_str(), d.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  const ChildRun run = RunCommand({python, "-c", code, dir.string()}, "bench triage");
   Figure f;
-  f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  f.peak_kb = usage.ru_maxrss;
-  f.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!f.ok) f.error = python + " failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  f.seconds = run.seconds;
+  f.peak_kb = run.peak_rss / 1024;
+  f.ok = run.Ok();
+  if (!f.ok) f.error = python + " failed (exit " + std::to_string(run.status) + ")";
   return f;
 }
 

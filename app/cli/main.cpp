@@ -67,6 +67,15 @@ void AddTensorOptions(CLI::App* cmd, TensorArgs& tensor) {
       ->capture_default_str();
 }
 
+// A command about one tensor on one mesh (plan, layout): the mesh and tensor options.
+CLI::App* AddTensorCommand(CLI::App& app, const std::string& name, const std::string& description,
+                           MeshArgs& mesh, TensorArgs& tensor) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  AddMeshOptions(cmd, mesh);
+  AddTensorOptions(cmd, tensor);
+  return cmd;
+}
+
 // --ranks (whose layouts to print) and --json of plan and layout.
 void AddRankListOptions(CLI::App* cmd, std::string& ranks, bool& json) {
   cmd->add_option("--ranks", ranks,
@@ -85,9 +94,8 @@ void Examples(CLI::App* cmd, std::initializer_list<const char*> lines) {
 
 void AddPlanCommand(CLI::App& app, PlanArgs& args) {
   CLI::App* cmd =
-      app.add_subcommand("plan", "Plan a redistribute: planner, notation, collectives, costs, layouts");
-  AddMeshOptions(cmd, args.mesh);
-  AddTensorOptions(cmd, args.tensor);
+      AddTensorCommand(app, "plan", "Plan a redistribute: planner, notation, collectives, costs, layouts",
+                       args.mesh, args.tensor);
   cmd->add_option("--from", args.from, "source placements, e.g. 'S(0),S(0),R' (one per mesh dim)")
       ->required();
   cmd->add_option("--to", args.to, "destination placements, e.g. 'R,S(1),S(0)'")->required();
@@ -117,9 +125,8 @@ void AddPlanCommand(CLI::App& app, PlanArgs& args) {
 
 void AddLayoutCommand(CLI::App& app, LayoutArgs& args) {
   CLI::App* cmd =
-      app.add_subcommand("layout", "Show every rank's local shard: shape, global offset, index ranges");
-  AddMeshOptions(cmd, args.mesh);
-  AddTensorOptions(cmd, args.tensor);
+      AddTensorCommand(app, "layout", "Show every rank's local shard: shape, global offset, index ranges",
+                       args.mesh, args.tensor);
   cmd->add_option("--placements", args.placements, "placements, e.g. 'S(0),S(0)' or '_S(0, 2),S(0)'")
       ->required();
   cmd->add_option("--order", args.order, "shard order 'tensor_dim:mesh_dim,...;...', e.g. '0:1,0'");

@@ -19,6 +19,8 @@ expect_eq() {
   CHECKS=$((CHECKS + 1))
   [ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
 }
+# expect_rows FILE EXPR WANT WHAT: json_lines FILE EXPR prints WANT.
+expect_rows() { expect_eq "$(json_lines "$1" "$2")" "$3" "$4"; }
 
 # ---- the reference's example (1-D mesh of 8, mm of [8,8] S(0) by [8,32] S(0)) ----
 run_ok import debugmode "$D/mm_1d.txt" --mesh 8 --json
@@ -41,12 +43,9 @@ expect_out_contains "rank 5: [1, 32] @ [5, 0] -> [8, 32] @ [0, 0]"
 expect_out_contains "debugmode (line 3): S(0)->R, same"
 run_ok check "$TMP/mm"
 run_ok export --format chrome "$TMP/mm" -o "$TMP/mm.json"
-got=$(json_lines "$TMP/mm/rank-5.jsonl" '[r["imported"] for r in rows if r["type"] == "redistribute_begin"]')
-expect_eq "$got" '[{"source": "debugmode", "line": 3, "notation": "S(0)->R", "collectives": [{"kind": "all_gather", "group_size": 8, "group_name": "0"}], "verdict": "same", "reason": ""}]' "imported plan on rank 5"
-got=$(json_lines "$TMP/mm/rank-5.jsonl" '[(r["name"], [i["placements"] for i in r["inputs"]]) for r in rows if r["type"] == "op"]')
-expect_eq "$got" '[["torch.mm", [["S(0)"], ["S(0)"]]], ["aten::mm", [["S(0)"], ["S(0)"]]], ["<method '"'"'sum'"'"' of '"'"'torch._C.TensorBase'"'"' objects>", [["S(0)"]]], ["aten::sum", [["S(0)"]]]]' "opaque ops"
-got=$(json_lines "$TMP/mm/rank-5.jsonl" '[(r["op_id"], r["op_input"]) for r in rows if r["type"] == "redistribute_begin"] + [i["redistribute_id"] for r in rows if r["type"] == "op" and r["name"] == "aten::mm" for i in r["inputs"]]')
-expect_eq "$got" '[[1, 1], -1, 0]' "aten::mm input 1 links to redistribute 0"
+expect_rows "$TMP/mm/rank-5.jsonl" '[r["imported"] for r in rows if r["type"] == "redistribute_begin"]' '[{"source": "debugmode", "line": 3, "notation": "S(0)->R", "collectives": [{"kind": "all_gather", "group_size": 8, "group_name": "0"}], "verdict": "same", "reason": ""}]' "imported plan on rank 5"
+expect_rows "$TMP/mm/rank-5.jsonl" '[(r["name"], [i["placements"] for i in r["inputs"]]) for r in rows if r["type"] == "op"]' '[["torch.mm", [["S(0)"], ["S(0)"]]], ["aten::mm", [["S(0)"], ["S(0)"]]], ["<method '"'"'sum'"'"' of '"'"'torch._C.TensorBase'"'"' objects>", [["S(0)"]]], ["aten::sum", [["S(0)"]]]]' "opaque ops"
+expect_rows "$TMP/mm/rank-5.jsonl" '[(r["op_id"], r["op_input"]) for r in rows if r["type"] == "redistribute_begin"] + [i["redistribute_id"] for r in rows if r["type"] == "op" and r["name"] == "aten::mm" for i in r["inputs"]]' '[[1, 1], -1, 0]' "aten::mm input 1 links to redistribute 0"
 # A diff of the import against itself finds nothing.
 run_ok diff "$TMP/mm" "$TMP/mm"
 
@@ -55,16 +54,13 @@ run_ok diff "$TMP/mm" "$TMP/mm"
 run_ok import debugmode "$D/mm_1d.txt" --mesh 8 --max-replay-elements 100 -o "$TMP/small" --json
 expect_json 'j["redistributes"][0]["verdict"] == "same" and not j["redistributes"][0]["replayed"] and j["replays"] == 0'
 expect_json '[w["line"] for w in j["warnings"]] == [3] and "not replayed" in j["warnings"][0]["message"]'
-got=$(json_lines "$TMP/small/rank-0.jsonl" '[(r["ok"], r["error"][:13]) for r in rows if r["type"] == "redistribute_end"]')
-expect_eq "$got" '[[false, "not replayed:"]]' "not replayed: redistribute_end not ok"
+expect_rows "$TMP/small/rank-0.jsonl" '[(r["ok"], r["error"][:13]) for r in rows if r["type"] == "redistribute_end"]' '[[false, "not replayed:"]]' "not replayed: redistribute_end not ok"
 
 # ---- newer form: ids and outputs ----
 run_ok import debugmode "$D/mm_1d_ids.txt" --mesh 8 -o "$TMP/ids" --json
 expect_json 'j["ops"] == 2 and j["redistributes"][0]["verdict"] == "same" and j["redistributes"][0]["trace_id"] == 0'
-got=$(json_lines "$TMP/ids/rank-3.jsonl" '[(o["tensor"], o["placements"], o["global_shape"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] == "torch.mm" for o in r["outputs"]]')
-expect_eq "$got" '[["dt$6", ["S(0)"], [8, 32], [1, 32]]]' "torch.mm output on rank 3"
-got=$(json_lines "$TMP/ids/rank-3.jsonl" '[r["tensor"] for r in rows if r["type"] == "redistribute_begin"]')
-expect_eq "$got" '["dt$1"]' "redistribute named after the DTensor id"
+expect_rows "$TMP/ids/rank-3.jsonl" '[(o["tensor"], o["placements"], o["global_shape"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] == "torch.mm" for o in r["outputs"]]' '[["dt$6", ["S(0)"], [8, 32], [1, 32]]]' "torch.mm output on rank 3"
+expect_rows "$TMP/ids/rank-3.jsonl" '[r["tensor"] for r in rows if r["type"] == "redistribute_begin"]' '["dt$1"]' "redistribute named after the DTensor id"
 
 # ---- explicit redistribute (newest form, no outer line, _wrap_tensor_autograd) ----
 # The global shape is not printed: 1 row per rank on 8 ranks gives 8 rows (even shards).
@@ -87,21 +83,17 @@ expect_json 'j["redistributes"][0]["module"] == "Block.attn" and j["redistribute
 expect_json 'j["redistributes"][1]["recorded_collectives"] == [{"kind": "reduce_scatter", "group_size": 2, "group_name": "0"}]'
 expect_json '[r["verdict"] for r in j["redistributes"]] == ["same", "same"]'
 # P(sum)R -> S(0)R -> S(0)S(1) of [16,64]: rank 3 = (dp 1, tp 1) ends with rows 8..15, cols 32..63.
-got=$(json_lines "$TMP/tp/rank-3.jsonl" '[(r["local_shape_after"], r["global_offset_after"]) for r in rows if r["type"] == "step_end" and r["redistribute_id"] == 1][-1]')
-expect_eq "$got" '[[8, 32], [8, 32]]' "rank 3 after the reduce_scatter redistribute"
-got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[0] for r in rows if r["type"] == "op"]')
-expect_eq "$got" '["recorded by PyTorch DebugMode (line 3, module Block.attn)", "recorded by PyTorch DebugMode (line 14)", "recorded by PyTorch DebugMode (line 20)"]' "module boundaries in the ops' rules"
+expect_rows "$TMP/tp/rank-3.jsonl" '[(r["local_shape_after"], r["global_offset_after"]) for r in rows if r["type"] == "step_end" and r["redistribute_id"] == 1][-1]' '[[8, 32], [8, 32]]' "rank 3 after the reduce_scatter redistribute"
+expect_rows "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[0] for r in rows if r["type"] == "op"]' '["recorded by PyTorch DebugMode (line 3, module Block.attn)", "recorded by PyTorch DebugMode (line 14)", "recorded by PyTorch DebugMode (line 20)"]' "module boundaries in the ops' rules"
 # mm and add are shardscope's ops; aten::sum with a positional dim list is not aten::sum's schema.
-got=$(json_lines "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[1].split(":")[0] for r in rows if r["type"] == "op"]')
-expect_eq "$got" '["computed as mm", "computed as add", "opaque"]' "computed and opaque ops"
+expect_rows "$TMP/tp/rank-0.jsonl" '[r["rule"].split("; ")[1].split(":")[0] for r in rows if r["type"] == "op"]' '["computed as mm", "computed as add", "opaque"]' "computed and opaque ops"
 
 # ---- non-default shard order S(0)[1]S(0)[0] (mesh dim 1 shards first) ----
 # 18 rows: mesh dim 1 splits 9/9, then mesh dim 0 splits each 9 into 5/4. Rank 1 = (0,1) holds
 # rows 9..13. PyTorch pops the last-applied mesh dim (0) first: ->RS(0)->RR.
 run_ok import debugmode "$D/nested_order.txt" --mesh 2x2 -o "$TMP/order" --json
 expect_json 'j["redistributes"][0]["src_text"] == "S(0)[1]S(0)[0]" and j["redistributes"][0]["verdict"] == "same"'
-got=$(json_lines "$TMP/order/rank-1.jsonl" '[(r["local_shape_before"], r["global_offset_before"]) for r in rows if r["type"] == "step_begin"][0]')
-expect_eq "$got" '[[5, 4], [9, 0]]' "rank 1 before, S(0)[1]S(0)[0] of 18 rows"
+expect_rows "$TMP/order/rank-1.jsonl" '[(r["local_shape_before"], r["global_offset_before"]) for r in rows if r["type"] == "step_begin"][0]' '[[5, 4], [9, 0]]' "rank 1 before, S(0)[1]S(0)[0] of 18 rows"
 
 # ---- tuple repr with _StridedShard ----
 run_ok import debugmode "$D/strided.txt" --mesh 2x2 --json
@@ -125,8 +117,7 @@ expect_json 'j["op_runs"] == 14 and all(o["computed"] == (o["verdict"] == "same"
 expect_json 'j["op_results"][3] == {"line": 4, "op": "aten::sum.dim_IntList", "shardscope_op": "sum", "inputs": ["S(0)"], "recorded_outputs": ["P(sum)"], "shardscope_outputs": ["P(sum)"], "verdict": "same", "reason": "", "computed": True, "trace_id": 3}'
 # aten::t of [8,4] S(0) is [4,8] S(1): each rank holds 4 of the 8 columns; stack's [2,4,4] S(2)
 # holds 2 of the 4 last-dim entries.
-got=$(json_lines "$TMP/ops/rank-1.jsonl" '[(r["name"], o["placements"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] in ("aten::t", "aten::stack") for o in r["outputs"]]')
-expect_eq "$got" '[["aten::t", ["S(1)"], [4, 4]], ["aten::stack", ["S(2)"], [2, 4, 2]]]' "computed op outputs on rank 1"
+expect_rows "$TMP/ops/rank-1.jsonl" '[(r["name"], o["placements"], o["local_shape"]) for r in rows if r["type"] == "op" and r["name"] in ("aten::t", "aten::stack") for o in r["outputs"]]' '[["aten::t", ["S(1)"], [4, 4]], ["aten::stack", ["S(2)"], [2, 4, 2]]]' "computed op outputs on rank 1"
 run check "$TMP/ops"
 expect_rc 0
 run import debugmode "$D/ops_differs.txt" --mesh 2 --strict

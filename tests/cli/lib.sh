@@ -40,39 +40,23 @@ expect_rc() {
   [ "$RC" -eq "$1" ] || fail "$CMD: exit $RC, expected $1; stderr: $ERR"
 }
 
-# expect_out_contains NEEDLE: stdout contains NEEDLE literally.
-expect_out_contains() {
+# expect_text NAME TEXT contains|lacks NEEDLE DETAIL: one check that TEXT (stdout or stderr, called
+# NAME) contains or lacks NEEDLE literally; DETAIL ends the failure message.
+expect_text() {
   CHECKS=$((CHECKS + 1))
-  case "$OUT" in
-    *"$1"*) ;;
-    *) fail "$CMD: stdout lacks '$1'"$'\n'"--- stdout:"$'\n'"$OUT" ;;
+  case "$2" in
+    *"$4"*) [ "$3" = contains ] || fail "$CMD: $1 unexpectedly contains '$4'$5" ;;
+    *) [ "$3" = lacks ] || fail "$CMD: $1 lacks '$4'$5" ;;
   esac
 }
 
-expect_out_lacks() {
-  CHECKS=$((CHECKS + 1))
-  case "$OUT" in
-    *"$1"*) fail "$CMD: stdout unexpectedly contains '$1'" ;;
-    *) ;;
-  esac
-}
+# expect_out_contains NEEDLE / expect_out_lacks NEEDLE: stdout contains / lacks NEEDLE literally.
+expect_out_contains() { expect_text stdout "$OUT" contains "$1" $'\n'"--- stdout:"$'\n'"$OUT"; }
+expect_out_lacks() { expect_text stdout "$OUT" lacks "$1" ""; }
 
 # expect_err_contains NEEDLE / expect_err_lacks NEEDLE: stderr contains / lacks NEEDLE literally.
-expect_err_contains() {
-  CHECKS=$((CHECKS + 1))
-  case "$ERR" in
-    *"$1"*) ;;
-    *) fail "$CMD: stderr lacks '$1': $ERR" ;;
-  esac
-}
-
-expect_err_lacks() {
-  CHECKS=$((CHECKS + 1))
-  case "$ERR" in
-    *"$1"*) fail "$CMD: stderr unexpectedly contains '$1': $ERR" ;;
-    *) ;;
-  esac
-}
+expect_err_contains() { expect_text stderr "$ERR" contains "$1" ": $ERR"; }
+expect_err_lacks() { expect_text stderr "$ERR" lacks "$1" ": $ERR"; }
 
 # expect_one_error_line NEEDLE...: stderr is exactly one line starting "shardscope: " and
 # containing every NEEDLE; stdout is empty.

@@ -1,7 +1,7 @@
 #pragma once
 // Flight Recorder dumps that tests write as JSON (the format of docs/pytorch-artifacts.md
-// section 2): one entry of the default process group, and a temporary directory removed when the
-// test's scope ends.
+// section 2): one entry of the default process group, a dump of that group, and a temporary
+// directory removed when the test's scope ends.
 
 #include <unistd.h>
 
@@ -53,6 +53,18 @@ inline nlohmann::json FrEntry(int64_t record_id, int64_t seq, const std::string&
           {"retired", state == "completed"},
           {"timeout_ms", 600000},
           {"is_p2p", false}};
+}
+
+/// A dump (format `version`) of process group "0" (default_pg) over `ranks` (pg_config's rank list
+/// as PyTorch writes it, e.g. "[0, 1]") holding `entries`.
+inline nlohmann::json FrDump(nlohmann::json entries, const std::string& ranks = "[0, 1]",
+                             const std::string& version = "2.4") {
+  using nlohmann::json;
+  return {{"version", version},
+          {"comm_lib_version", "2.21.5"},
+          {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", ranks}}}}},
+          {"pg_status", json::object()},
+          {"entries", std::move(entries)}};
 }
 
 }  // namespace shardscope::testing

@@ -35,6 +35,23 @@ void CheckSplits(ChunkRule rule, const std::vector<SplitCase>& cases) {
   }
 }
 
+// Rank r's layout holds sizes[r] rows from row offsets[r]; with `cols`, the layouts are 2-d and
+// every rank holds all `cols` columns.
+void CheckRows(const std::vector<RankLayout>& layouts, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& offsets, std::optional<int64_t> cols = std::nullopt) {
+  REQUIRE(layouts.size() == sizes.size());
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    INFO("rank " << r);
+    if (cols) {
+      CHECK(layouts[r].local_shape == Shape{sizes[r], *cols});
+      CHECK(layouts[r].global_offset == Shape{offsets[r], 0});
+    } else {
+      CHECK(layouts[r].local_shape[0] == sizes[r]);
+      CHECK(layouts[r].global_offset[0] == offsets[r]);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("torch.chunk split sizes match the reference examples", "[engine][layout]") {
@@ -78,14 +95,7 @@ TEST_CASE("nested uneven sharding matches PyTorch's U1 example", "[engine][layou
   // U1: (18,2) on a (4,2) mesh with [S0,S0]: dim-0 chunks 5,5,5,3; each DP row splits its chunk
   // again: 5 -> 3,2 and 3 -> 2,1.
   TensorSpec spec = Spec({4, 2}, "S(0),S(0)", {18, 2});
-  auto layouts = ComputeLayouts(spec);
-  const int64_t sizes[8] = {3, 2, 3, 2, 3, 2, 2, 1};
-  const int64_t offsets[8] = {0, 3, 5, 8, 10, 13, 15, 17};
-  for (int r = 0; r < 8; ++r) {
-    INFO("rank " << r);
-    CHECK(layouts[r].local_shape == Shape{sizes[r], 2});
-    CHECK(layouts[r].global_offset == Shape{offsets[r], 0});
-  }
+  CheckRows(ComputeLayouts(spec), {3, 2, 3, 2, 3, 2, 2, 1}, {0, 3, 5, 8, 10, 13, 15, 17}, 2);
 }
 
 TEST_CASE("empty shard offset is the global extent", "[engine][layout]") {
@@ -105,14 +115,7 @@ TEST_CASE("strided shard layouts match PyTorch's U1 examples", "[engine][layout]
   }
   // (4,2) mesh, [_S(0,2), S(0)], (15,5): dim-0 sizes 2,2,2,2,2,2,2,1, offsets 0,8,2,10,4,12,6,14.
   TensorSpec spec = Spec({4, 2}, "_S(0, 2),S(0)", {15, 5});
-  auto layouts = ComputeLayouts(spec);
-  const int64_t sizes[8] = {2, 2, 2, 2, 2, 2, 2, 1};
-  const int64_t offsets[8] = {0, 8, 2, 10, 4, 12, 6, 14};
-  for (int r = 0; r < 8; ++r) {
-    INFO("rank " << r);
-    CHECK(layouts[r].local_shape[0] == sizes[r]);
-    CHECK(layouts[r].global_offset[0] == offsets[r]);
-  }
+  CheckRows(ComputeLayouts(spec), {2, 2, 2, 2, 2, 2, 2, 1}, {0, 8, 2, 10, 4, 12, 6, 14});
   // Issue #168134: [0..4] with _S(0,2) on 2 ranks gives rank0 [0,1,3] and rank1 [2,4].
   CHECK(StridedShardPositions(5, 2, 0, 2, ChunkRule::kTorch) == IndexSet{{0, 2}, {3, 4}});
   CHECK(StridedShardPositions(5, 2, 1, 2, ChunkRule::kTorch) == IndexSet{{2, 3}, {4, 5}});

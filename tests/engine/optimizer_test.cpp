@@ -54,6 +54,17 @@ SkippedMerge OnlySkipped(const std::vector<Transform>& in, const TensorSpec& spe
   return r.skipped[0];
 }
 
+// The one merge skipped on `in` has these mesh dims, collective, reason and hint.
+void CheckOnlySkipped(const std::vector<Transform>& in, const TensorSpec& spec,
+                      const std::vector<int>& mesh_dims, CommKind comm, const std::string& reason,
+                      const std::string& hint) {
+  const SkippedMerge skipped = OnlySkipped(in, spec);
+  CHECK(skipped.mesh_dims == mesh_dims);
+  CHECK(skipped.comm == comm);
+  CHECK(skipped.reason == reason);
+  CHECK(skipped.hint == hint);
+}
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
@@ -101,11 +112,8 @@ TEST_CASE("all_gathers in descending mesh-dim order merge onto the flattened mes
 TEST_CASE("all_gathers in ascending order are not merged: non_ascending_mesh_dims", "[engine][optimizer]") {
   TensorSpec spec = Spec(FlatMesh({2, 2}, {{0, 1}}), "S(0),S(0)", {8, 4});
   std::vector<Transform> in = {T(0, "S(0)", "R", {8, 4}), T(1, "S(0)", "R", {4, 4})};
-  const SkippedMerge skipped = OnlySkipped(in, spec);
-  CHECK(skipped.mesh_dims == std::vector<int>{0, 1});
-  CHECK(skipped.comm == CommKind::kAllGather);
-  CHECK(skipped.reason == "non_ascending_mesh_dims");
-  CHECK(skipped.hint == "the planner emits these dims in ascending order; merging needs descending");
+  CheckOnlySkipped(in, spec, {0, 1}, CommKind::kAllGather, "non_ascending_mesh_dims",
+                   "the planner emits these dims in ascending order; merging needs descending");
 }
 
 TEST_CASE("reduce_scatters in ascending order merge; descending ones do not", "[engine][optimizer]") {
@@ -120,11 +128,8 @@ TEST_CASE("reduce_scatters in ascending order merge; descending ones do not", "[
   CHECK(ok.transforms[0].logical_shape == Shape{8, 4});
 
   std::vector<Transform> desc = {T(1, "P(sum)", "S(0)", {8, 4}), T(0, "P(sum)", "S(0)", {8, 4})};
-  const SkippedMerge bad = OnlySkipped(desc, spec);
-  CHECK(bad.mesh_dims == std::vector<int>{1, 0});
-  CHECK(bad.comm == CommKind::kReduceScatter);
-  CHECK(bad.reason == "non_ascending_mesh_dims");
-  CHECK(bad.hint == "the planner emits these dims in descending order; merging needs ascending");
+  CheckOnlySkipped(desc, spec, {1, 0}, CommKind::kReduceScatter, "non_ascending_mesh_dims",
+                   "the planner emits these dims in descending order; merging needs ascending");
 }
 
 TEST_CASE("mixed emission order is named in the hint", "[engine][optimizer]") {
@@ -320,14 +325,12 @@ TEST_CASE("groups are consecutive only: P,S0,P -> R,R,R stays AR, AG, AR", "[eng
 
 TEST_CASE("different destinations or non-partial sources break a group", "[engine][optimizer]") {
   Mesh mesh = AllFlattened({2, 2, 2});
-  TensorSpec ps = Spec(mesh, "P(sum),P(sum),R", {8, 8});
-  std::vector<Transform> diff_dst = {T(0, "P(sum)", "S(0)", {8, 8}), T(1, "P(sum)", "S(1)", {8, 8})};
-  CHECK(Unmerged(diff_dst, ps).skipped.empty());
+  CHECK(Unmerged({T(0, "P(sum)", "S(0)", {8, 8}), T(1, "P(sum)", "S(1)", {8, 8})},
+                 Spec(mesh, "P(sum),P(sum),R", {8, 8}))
+            .skipped.empty());
 
   // S(0)->R then S(1)->R: same comm kind, different pairs, not mergeable.
-  TensorSpec ss = Spec(mesh, "S(1),S(0),R", {8, 8});
-  std::vector<Transform> diff_src = {T(1, "S(0)", "R", {8, 8}), T(0, "S(1)", "R", {8, 8})};
-  Unmerged(diff_src, ss);
+  Unmerged({T(1, "S(0)", "R", {8, 8}), T(0, "S(1)", "R", {8, 8})}, Spec(mesh, "S(1),S(0),R", {8, 8}));
 }
 
 TEST_CASE("a group stops at the first non-matching transform and the rest is scanned anew",
@@ -348,13 +351,10 @@ TEST_CASE("a group stops at the first non-matching transform and the rest is sca
 
 TEST_CASE("all_to_all and local transforms are never merged", "[engine][optimizer]") {
   Mesh mesh = AllFlattened({2, 2});
-  TensorSpec spec = Spec(mesh, "S(0),S(0)", {8, 8});
-  std::vector<Transform> a2a = {T(1, "S(0)", "S(1)", {4, 8}), T(0, "S(0)", "S(1)", {8, 8})};
-  CHECK(Unmerged(a2a, spec).skipped.empty());
-
-  TensorSpec rep = Spec(mesh, "R,R", {8, 8});
-  std::vector<Transform> local = {T(0, "R", "S(0)", {8, 8}), T(1, "R", "S(0)", {8, 8})};
-  Unmerged(local, rep);
+  CHECK(
+      Unmerged({T(1, "S(0)", "S(1)", {4, 8}), T(0, "S(0)", "S(1)", {8, 8})}, Spec(mesh, "S(0),S(0)", {8, 8}))
+          .skipped.empty());
+  Unmerged({T(0, "R", "S(0)", {8, 8}), T(1, "R", "S(0)", {8, 8})}, Spec(mesh, "R,R", {8, 8}));
 }
 
 TEST_CASE("strided shard transforms are never merged (R-new keys use is_shard())", "[engine][optimizer]") {

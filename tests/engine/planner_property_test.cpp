@@ -151,13 +151,7 @@ PlanState NormalizedState(const TensorSpec& spec) {
 }
 
 std::vector<RankLayout> LayoutsOf(const TensorSpec& spec, const PlanState& state) {
-  LayoutInput in;
-  in.mesh = &spec.mesh;
-  in.placements = &state.placements;
-  in.order = &state.order;
-  in.shape = &spec.shape;
-  in.chunking = spec.chunking;
-  return ComputeLayouts(in);
+  return ComputeLayouts(LayoutInputFor(spec, state.placements, state.order));
 }
 
 void CheckSameLayouts(const std::vector<RankLayout>& got, const std::vector<RankLayout>& want) {

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "../common/check_figures.hpp"
 #include "../common/fr_json.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/diff.hpp"
@@ -82,14 +83,9 @@ TEST_CASE("flight records: a clean mixed trace is checked by both rule sets", "[
   CHECK(std::any_of(m.ranks.begin(), m.ranks.end(),
                     [](const trace::RankTrace& r) { return r.header.backend != "flight_recorder"; }));
   trace::CheckResult r = trace::CheckTrace(m);
-  CHECK(r.Clean());
-  CHECK(r.ranks == 4);
-  CHECK(r.world == 4);
   // The 2x2 trace's 3 groups and 9 paired calls (check_test.cpp), plus process group 0 and its two
   // collectives: the flight records do not enter the ordinary pairing of group {0, 1, 2, 3}.
-  CHECK(r.groups == 4);
-  CHECK(r.collectives == 11);
-  CHECK(r.redistributes == 5);
+  testing::CheckClean(r, {.ranks = 4, .world = 4, .groups = 4, .collectives = 11, .redistributes = 5});
 }
 
 TEST_CASE("flight records: in a mixed trace each mismatch is found by the rules of its fields",

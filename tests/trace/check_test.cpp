@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../common/check_figures.hpp"
 #include "shardscope/trace/check.hpp"
 #include "shardscope/trace/reader.hpp"
 
@@ -27,14 +28,10 @@ bool Contains(const std::string& text, const std::string& needle) {
 
 TEST_CASE("check: the hand-made clean 2x2 trace has no mismatch", "[trace][check]") {
   CheckResult r = CheckCase("clean");
-  CHECK(r.Clean());
-  CHECK(r.ranks == 4);
-  CHECK(r.world == 4);
-  // Groups: dp groups {0,2} and {1,3}, the flattened {0,1,2,3}.
-  CHECK(r.groups == 3);
-  // Calls paired: per dp group ids 0, 2, 3, 4 (4 calls), plus one flattened reduce_scatter.
-  CHECK(r.collectives == 9);
-  CHECK(r.redistributes == 5);
+  // Groups: dp groups {0,2} and {1,3}, the flattened {0,1,2,3}. Calls paired: per dp group ids
+  // 0, 2, 3, 4 (4 calls), plus one flattened reduce_scatter.
+  shardscope::testing::CheckClean(
+      r, {.ranks = 4, .world = 4, .groups = 3, .collectives = 9, .redistributes = 5});
   CHECK(Contains(FormatCheckText(r, 20), "clean: 4 of 4 rank files"));
 }
 

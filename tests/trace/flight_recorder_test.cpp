@@ -31,17 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir : testing::ScopedTempDir {
-  explicit TempDir(const std::string& name) : ScopedTempDir("fr_" + name) {}
-};
-
-json Dump(json entries, const std::string& ranks = "[0, 1]") {
-  return {{"version", "2.4"},
-          {"comm_lib_version", "2.21.5"},
-          {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", ranks}}}}},
-          {"pg_status", json::object()},
-          {"entries", entries}};
-}
+using testing::FrDump;
 
 void Write(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(); }
 
@@ -64,15 +54,15 @@ TEST_CASE("fr: the rank of a dump is the trailing number of its file name", "[tr
 }
 
 TEST_CASE("fr: entries become collectives with the flight fields, times and bytes", "[trace][fr]") {
-  TempDir dir("import");
+  testing::ScopedTempDir dir("fr_import");
   // Rank 0: an all_gather of [2, 4] f32 into [4, 4] over 2 ranks, completed; then an all_reduce
   // still "started" (no completion time). Rank 1's buffer wrapped (first record id 5).
   Write(dir.path / "host_a_trace_0",
-        Dump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-              testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, "started")}));
+        FrDump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+                testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}}, "started")}));
   Write(dir.path / "host_b_trace_1",
-        Dump({testing::FrEntry(6, 2, "nccl:all_reduce", {{8}}, {{8}}, "started"),
-              testing::FrEntry(5, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}));
+        FrDump({testing::FrEntry(6, 2, "nccl:all_reduce", {{8}}, {{8}}, "started"),
+                testing::FrEntry(5, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}));
   REQUIRE(trace::IsFlightRecorderDump(dir.path));
   trace::Model m = trace::ReadFlightRecorder({dir.path});
   REQUIRE(m.world == 2);
@@ -104,7 +94,7 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   CHECK(trace::CheckTrace(m).Clean());
 
   // Written as a trace and read back, the collectives (flight included) are unchanged.
-  TempDir out("roundtrip");
+  testing::ScopedTempDir out("fr_roundtrip");
   for (const trace::RankTrace& rt : m.ranks) {
     trace::Writer w(out.path, rt.header);
     for (const trace::Event& e : rt.events) w.Emit(e);
@@ -118,12 +108,12 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
 }
 
 TEST_CASE("fr: reduce_scatter sizes, mixed dtypes and type mismatches name the culprit", "[trace][fr]") {
-  TempDir dir("check");
+  testing::ScopedTempDir dir("fr_check");
   // reduce_scatter over 2 ranks needs input numel = output numel x 2; rank 1 has 8 -> 8.
-  Write(dir.path / "d0", Dump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{4}}),
-                               testing::FrEntry(1, 2, "nccl:all_reduce", {{4}}, {{4}})}));
-  Write(dir.path / "d1", Dump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{8}}),
-                               testing::FrEntry(1, 2, "nccl:broadcast", {{4}}, {{4}})}));
+  Write(dir.path / "d0", FrDump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{4}}),
+                                 testing::FrEntry(1, 2, "nccl:all_reduce", {{4}}, {{4}})}));
+  Write(dir.path / "d1", FrDump({testing::FrEntry(0, 1, "nccl:reduce_scatter_tensor", {{8}}, {{8}}),
+                                 testing::FrEntry(1, 2, "nccl:broadcast", {{4}}, {{4}})}));
   trace::CheckResult r = trace::CheckTrace(trace::ReadAnyTrace(dir.path));
   REQUIRE(r.mismatches.size() == 2);
   CHECK(r.mismatches[0].kind == trace::MismatchClass::kSizeOrSyntax);
@@ -138,7 +128,7 @@ TEST_CASE("fr: reduce_scatter sizes, mixed dtypes and type mismatches name the c
 }
 
 TEST_CASE("fr: bad dumps are refused with the file and field named", "[trace][fr]") {
-  TempDir dir("bad");
+  testing::ScopedTempDir dir("fr_bad");
   auto error_of = [&](const json& dump) {
     fs::remove_all(dir.path);
     fs::create_directories(dir.path);
@@ -150,7 +140,7 @@ TEST_CASE("fr: bad dumps are refused with the file and field named", "[trace][fr
     }
     return std::string("no error");
   };
-  json d = Dump({testing::FrEntry(0, 1, "nccl:all_reduce", {{4}}, {{4}})});
+  json d = FrDump({testing::FrEntry(0, 1, "nccl:all_reduce", {{4}}, {{4}})});
   json v1 = d;
   v1["version"] = "1.0";
   CHECK_THAT(error_of(v1), Catch::Contains("rank_0: Flight Recorder dump version '1.0' is not supported"));
@@ -170,12 +160,13 @@ TEST_CASE("fr: bad dumps are refused with the file and field named", "[trace][fr
 
 TEST_CASE("fuzz: mutated Flight Recorder dumps are read or rejected with shardscope::Error",
           "[trace][fr][fuzz]") {
-  TempDir dir("fuzz");
-  const std::string seed = Dump({testing::FrEntry(3, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
-                                 testing::FrEntry(4, 2, "nccl:send 0->1", {{4}}, {{4}}),
-                                 testing::FrEntry(5, 2, "nccl:all_to_all", {{8}}, {{8}}, "started")})
+  testing::ScopedTempDir dir("fr_fuzz");
+  const std::string seed = FrDump({testing::FrEntry(3, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+                                   testing::FrEntry(4, 2, "nccl:send 0->1", {{4}}, {{4}}),
+                                   testing::FrEntry(5, 2, "nccl:all_to_all", {{8}}, {{8}}, "started")})
                                .dump();
-  const std::string other = Dump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}).dump();
+  const std::string other =
+      FrDump({testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}})}).dump();
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::seconds(shardscope::KnobInteger(shardscope::knobs::FuzzSeconds()).value_or(5));

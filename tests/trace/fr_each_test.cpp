@@ -21,10 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir : testing::ScopedTempDir {
-  explicit TempDir(const std::string& name) : ScopedTempDir("fr_each_" + name) {}
-};
-
 // A random but valid dump of `rank` in a world of `world` ranks: the default group and one
 // two-rank group, entries of random kinds, sizes, dtypes and states.
 json RandomDump(std::mt19937& rng, int64_t rank, int64_t world, int entries) {
@@ -77,7 +73,7 @@ void Write(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(); }
 TEST_CASE("fr each: every rank's dump equals ReadFlightRecorder's, for any thread count", "[trace][fr]") {
   std::mt19937 rng(34);
   for (int trial = 0; trial < 40; ++trial) {
-    TempDir dir("same" + std::to_string(trial));
+    testing::ScopedTempDir dir("fr_each_same" + std::to_string(trial));
     const int64_t world = 1 + static_cast<int64_t>(rng() % 9);
     for (int64_t r = 0; r < world; ++r)
       Write(dir.path / ("nccl_trace_rank_" + std::to_string(r)),
@@ -112,7 +108,7 @@ TEST_CASE("fr each: every rank's dump equals ReadFlightRecorder's, for any threa
 TEST_CASE("fr each: the failing file of the lowest rank is reported, a sink's error included",
           "[trace][fr]") {
   std::mt19937 rng(7);
-  TempDir dir("errors");
+  testing::ScopedTempDir dir("fr_each_errors");
   const int64_t world = 8;
   for (int64_t r = 0; r < world; ++r)
     Write(dir.path / ("nccl_trace_rank_" + std::to_string(r)), RandomDump(rng, r, world, 5));

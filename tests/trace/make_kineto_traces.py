@@ -29,6 +29,9 @@ the kernel; --no-correlation drops `correlation` from kernels (the ac2g flow lin
 reduce_scatter on process groups of N consecutive ranks ("1", "2", ...); --world W claims a world
 larger than --ranks (only ranks 0..ranks-1 are written); --only R,R writes just those ranks;
 --gzip writes .json.gz; --name PATTERN ({rank}, default rank-{rank}.20260101.{pid}.pt.trace.json).
+Per-step variants, for `diff` of two runs: --step-kinds S=KINDS gives step S its own list of kinds
+(repeatable); --elems-at S:J=N and --dtype-at S:J=DTYPE change the element count or dtype of
+collective J (0-based, in the step's list) of step S (repeatable).
 --pad-ops N adds N extra small cpu_ops per step (file size for benchmarks); --compact writes the
 whole file on one line. Standard library only.
 """
@@ -99,6 +102,9 @@ def parse_args():
     p.add_argument("--gzip", action="store_true")
     p.add_argument("--compact", action="store_true")
     p.add_argument("--name", default="rank-{rank}.20260101.{pid}.pt.trace.json")
+    p.add_argument("--step-kinds", action="append", default=[], metavar="S=KINDS")
+    p.add_argument("--elems-at", action="append", default=[], metavar="S:J=N")
+    p.add_argument("--dtype-at", action="append", default=[], metavar="S:J=DTYPE")
     p.add_argument("--unknown-cat", type=int, default=1, help="events of an unknown category per step")
     return p.parse_args()
 
@@ -163,9 +169,28 @@ def rank_kind(kind, rank):
     return kind
 
 
+def per_step(a):
+    """(step -> kinds, (step, j) -> elems, (step, j) -> dtype) from the per-step options."""
+    kinds, elems, dtypes = {}, {}, {}
+    for text in a.step_kinds:
+        s, _, ks = text.partition("=")
+        kinds[int(s)] = [k for k in ks.split(",") if k]
+    for text in a.elems_at:
+        at, _, n = text.partition("=")
+        s, _, j = at.partition(":")
+        elems[(int(s), int(j))] = int(n)
+    for text in a.dtype_at:
+        at, _, d = text.partition("=")
+        s, _, j = at.partition(":")
+        if d not in DTYPE_BYTES:
+            raise SystemExit("--dtype-at: unknown dtype %r" % d)
+        dtypes[(int(s), int(j))] = d
+    return kinds, elems, dtypes
+
+
 def write_rank(a, rank, world, kinds):
     w = RankWriter(a, rank, world)
-    ebytes = DTYPE_BYTES[a.dtype]
+    step_kinds, elems_at, dtype_at = per_step(a)
     seqs = {}
     for s in range(a.steps):
         step_ts = a.t0_us + s * a.period_us
@@ -187,7 +212,9 @@ def write_rank(a, rank, world, kinds):
             w.x("weird_future_category", "mystery", step_ts + 3, 1, w.pid)
         w.events.append({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": w.pid, "tid": w.pid,
                          "ts": round(step_ts + 4, 3), "s": "t", "args": {"Bytes": 4096}})
-        for j, kind in enumerate(kinds):
+        for j, kind in enumerate(step_kinds.get(s, kinds)):
+            elems = elems_at.get((s, j), a.elems)
+            dtype = dtype_at.get((s, j), a.dtype)
             rk = rank_kind(kind, rank)
             pg, desc, members = group_for(a, kind, rank, world)
             n = len(members)
@@ -200,18 +227,18 @@ def write_rank(a, rank, world, kinds):
             cpu_ts = arrive + delay
             gpu_ts = cpu_ts + a.launch_us
             gpu_end = latest + a.transfer_us
-            in_n, out_n = a.elems, a.elems
+            in_n, out_n = elems, elems
             if kind == "all_gather":
-                out_n = a.elems * n
+                out_n = elems * n
             elif kind == "reduce_scatter":
-                in_n = a.elems * n
+                in_n = elems * n
             elif kind == "barrier":
                 in_n = out_n = 1
             p2p = rk in ("send", "recv")
             key = (pg, p2p)
             seqs[key] = seqs.get(key, 0) + 1
             comm_args = {"Collective name": COLL_NAME[rk], "In msg nelems": in_n, "Out msg nelems": out_n,
-                         "Group size": n if not p2p else 2, "dtype": a.dtype if kind != "barrier" else "Byte",
+                         "Group size": n if not p2p else 2, "dtype": dtype if kind != "barrier" else "Byte",
                          "In split size": "[]" if kind != "all_to_all" else str([in_n // n] * n),
                          "Out split size": "[]" if kind != "all_to_all" else str([out_n // n] * n),
                          "Global rank start": members[0], "Global rank stride": 1,
@@ -232,7 +259,7 @@ def write_rank(a, rank, world, kinds):
             ext = w.next_ext()
             nargs = {"External id": ext}
             if a.variant == "old":
-                dtype_name = DTYPE_INPUT_TYPE[a.dtype if kind != "barrier" else "Byte"]
+                dtype_name = DTYPE_INPUT_TYPE[dtype if kind != "barrier" else "Byte"]
                 nargs["Input Dims"] = [[in_n]] if not p2p or rk == "send" else [[out_n]]
                 nargs["Input type"] = [dtype_name]
             w.x("cpu_op", NCCL_OP[rk], cpu_ts + 1, 15, w.pid, nargs)

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/fr_json.hpp"
 #include "../common/temp_dir.hpp"
 #include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -21,33 +22,24 @@ using nlohmann::json;
 namespace {
 
 // A Flight Recorder dump (docs/pytorch-artifacts.md section 2) with one completed all_reduce.
-std::string Dump(int64_t rank) {
-  json entry = {{"record_id", 0},
-                {"pg_id", 0},
-                {"process_group", {"0", "default_pg"}},
-                {"collective_seq_id", 1},
-                {"p2p_seq_id", 0},
-                {"op_id", 1},
-                {"profiling_name", "nccl:all_reduce"},
-                {"time_created_ns", 1000000 + rank},
-                {"input_sizes", {{8}}},
-                {"output_sizes", {{8}}},
-                {"input_dtypes", {"Float"}},
-                {"output_dtypes", {"Float"}},
-                {"state", "completed"},
-                {"time_discovered_started_ns", 1000010},
-                {"time_discovered_completed_ns", 1000500},
-                {"retired", true},
-                {"timeout_ms", 600000},
-                {"is_p2p", false}};
-  return json{{"version", "2.4"},
-              {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1]"}}}}},
-              {"pg_status", json::object()},
-              {"entries", json::array({entry})}}
-      .dump();
+std::string Dump() {
+  return testing::FrDump({testing::FrEntry(0, 1, "nccl:all_reduce", {{8}}, {{8}})}).dump();
 }
 
 int64_t Size(const fs::path& p) { return static_cast<int64_t>(fs::file_size(p)); }
+
+// ReadAnyTrace of `dir` reads `ranks` ranks, and its counters say `files` files of `bytes` bytes
+// in all, every one of them done.
+void CheckCounted(const fs::path& dir, size_t ranks, int64_t files, int64_t bytes) {
+  trace::ReadProgress progress;
+  trace::Model model = trace::ReadAnyTrace(dir, {.progress = &progress});
+  CHECK(model.ranks.size() == ranks);
+  CHECK(progress.files_total == files);
+  CHECK(progress.files_done == files);
+  CHECK(progress.bytes_total == bytes);
+  CHECK(progress.bytes_done == bytes);
+  fs::remove_all(dir);
+}
 
 }  // namespace
 
@@ -57,18 +49,11 @@ TEST_CASE("progress: a Flight Recorder load counts its dump files and their byte
   int64_t bytes = 0;
   for (int64_t rank : {0, 1}) {
     const fs::path p = dir / ("nccl_trace_rank_" + std::to_string(rank));
-    std::ofstream(p) << Dump(rank);
+    std::ofstream(p) << Dump();
     bytes += Size(p);
   }
   std::ofstream(dir / "README") << std::string(4096, 'x');  // not a dump: not counted
-  trace::ReadProgress progress;
-  trace::Model model = trace::ReadAnyTrace(dir, {.progress = &progress});
-  CHECK(model.ranks.size() == 2);
-  CHECK(progress.files_total == 2);
-  CHECK(progress.files_done == 2);
-  CHECK(progress.bytes_total == bytes);
-  CHECK(progress.bytes_done == bytes);
-  fs::remove_all(dir);
+  CheckCounted(dir, 2, 2, bytes);
 }
 
 TEST_CASE("progress: a trace directory load counts its rank files only", "[trace][progress]") {
@@ -80,12 +65,5 @@ TEST_CASE("progress: a trace directory load counts its rank files only", "[trace
     bytes += Size(e.path());
   }
   std::ofstream(dir / "notes.txt") << std::string(4096, 'x');
-  trace::ReadProgress progress;
-  trace::Model model = trace::ReadAnyTrace(dir, {.progress = &progress});
-  CHECK(model.ranks.size() == 4);
-  CHECK(progress.files_total == 4);
-  CHECK(progress.files_done == 4);
-  CHECK(progress.bytes_total == bytes);
-  CHECK(progress.bytes_done == bytes);
-  fs::remove_all(dir);
+  CheckCounted(dir, 4, 4, bytes);
 }

@@ -106,6 +106,14 @@ Model ModelOf(std::vector<RankTrace> ranks) {
   return m;
 }
 
+// `base` with its issuers named from the traces `ranks`.
+TriageResult WithIssuers(const TriageResult& base, std::vector<RankTrace> ranks) {
+  const Model m = ModelOf(std::move(ranks));
+  TriageResult r = base;
+  NameIssuers(r, {&m});
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("triage names the redistribute, placements and plan step that issued the stuck collective",
@@ -129,9 +137,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
   CHECK_FALSE(base.roots[0].issuer);
 
   SECTION("a peer's trace: the stuck collective's redistribute, placements, plan step and op") {
-    const Model m = ModelOf({Trace(peer, seq, true)});
-    TriageResult r = base;
-    NameIssuers(r, {&m});
+    const TriageResult r = WithIssuers(base, {Trace(peer, seq, true)});
     REQUIRE(r.roots[0].issuer);
     const TriageIssuer& is = *r.roots[0].issuer;
     CHECK(is.issued);
@@ -156,9 +162,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
                                  "(program step 3)") != std::string::npos);
   }
   SECTION("the culprit's own trace: it never issued it, and stopped inside redistribute #S") {
-    const Model m = ModelOf({Trace(culprit, seq, false)});
-    TriageResult r = base;
-    NameIssuers(r, {&m});
+    const TriageResult r = WithIssuers(base, {Trace(culprit, seq, false)});
     REQUIRE(r.roots[0].issuer);
     const TriageIssuer& is = *r.roots[0].issuer;
     CHECK_FALSE(is.issued);
@@ -168,9 +172,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
     CHECK(is.op == "mm");
   }
   SECTION("the job's traces: a rank that issued it wins over the culprit's") {
-    const Model m = ModelOf({Trace(culprit, seq, false), Trace(peer, seq, true)});
-    TriageResult r = base;
-    NameIssuers(r, {&m});
+    const TriageResult r = WithIssuers(base, {Trace(culprit, seq, false), Trace(peer, seq, true)});
     REQUIRE(r.roots[0].issuer);
     CHECK(r.roots[0].issuer->issued);
     CHECK(r.roots[0].issuer->rank == peer);
@@ -178,9 +180,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
   }
   SECTION("a trace of a rank outside the group names nothing") {
     const int64_t other = (culprit + kTp) % (kDp * kTp);
-    const Model m = ModelOf({Trace(other, seq, true)});
-    TriageResult r = base;
-    NameIssuers(r, {&m});
+    const TriageResult r = WithIssuers(base, {Trace(other, seq, true)});
     CHECK_FALSE(r.roots[0].issuer);
   }
   fs::remove_all(dir);

@@ -2,7 +2,6 @@
 // equals the injected one exactly (precision and recall 1.0), the class, verdict, process group and
 // seq are the injected ones, and no culprit is listed as a victim. The expected answers are the
 // generator's definition of each fault (tests/trace/make_fr_faults.py), never this code's output.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/fr_json.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/triage.hpp"
@@ -22,14 +22,8 @@ using namespace shardscope::trace;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("shardscope_triage_" + name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : testing::ScopedTempDir {
+  explicit TempDir(const std::string& name) : ScopedTempDir("triage_" + name) {}
 };
 
 std::string Python() { return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
@@ -126,30 +120,9 @@ TEST_CASE("flight recorder: both base collective spellings", "[trace][fr][triage
     int id = 0;
     for (const char* name : {"nccl:_all_gather_base", "nccl:_allgather_base", "nccl:_reduce_scatter_base"}) {
       ++id;
-      entries.push_back({{"record_id", id - 1},
-                         {"pg_id", 0},
-                         {"process_group", {"0", "default_pg"}},
-                         {"collective_seq_id", id},
-                         {"p2p_seq_id", 0},
-                         {"op_id", id},
-                         {"profiling_name", name},
-                         {"time_created_ns", 1000},
-                         {"input_sizes", {{2}}},
-                         {"output_sizes", {{4}}},
-                         {"input_dtypes", {"Float"}},
-                         {"output_dtypes", {"Float"}},
-                         {"state", "completed"},
-                         {"time_discovered_started_ns", 0},
-                         {"time_discovered_completed_ns", 0},
-                         {"retired", true},
-                         {"timeout_ms", 600000},
-                         {"is_p2p", false}});
+      entries.push_back(testing::FrEntry(id - 1, id, name, {{2}}, {{4}}));
     }
-    nlohmann::json dump = {
-        {"version", "2.10"},
-        {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1]"}}}}},
-        {"pg_status", nlohmann::json::object()},
-        {"entries", entries}};
+    nlohmann::json dump = testing::FrDump(entries, "[0, 1]", "2.10");
     std::ofstream(dir.path / ("nccl_trace_rank_" + std::to_string(r))) << dump.dump();
   }
   Model m = ReadFlightRecorder({dir.path});

@@ -28,6 +28,7 @@
 #include "shardscope/files.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
 
 namespace shardscope::trace {
@@ -932,10 +933,6 @@ struct DumpFile {
   fs::path path;
 };
 
-bool IsTraceFileName(const std::string& name) {
-  return name.rfind("rank-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl";
-}
-
 // Whether the first bytes of a file look like a dump: a pickle's PROTO opcode, or a JSON object
 // that is not a shardscope trace header.
 bool FileLooksLikeDump(const fs::path& path) {
@@ -1015,24 +1012,12 @@ int64_t FlightRecorderRankOfFileName(const std::string& file_name) {
 }
 
 bool IsFlightRecorderDump(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) {
-    return !IsTraceFileName(path.filename().string()) &&
-           FlightRecorderRankOfFileName(path.filename().string()) >= 0 && FileLooksLikeDump(path);
-  }
-  if (!fs::is_directory(path, ec)) return false;
-  bool dump = false;
-  // Never throws: a listing that fails part way answers from what it listed (the reader that then
-  // lists the directory reports the error); a range-for would throw from the failing increment.
-  std::error_code list_ec;
-  for (fs::directory_iterator it(path, list_ec), end; !list_ec && it != end; it.increment(list_ec)) {
-    const fs::directory_entry& entry = *it;
-    std::string name = entry.path().filename().string();
-    if (IsTraceFileName(name)) return false;
-    if (!dump && FlightRecorderRankOfFileName(name) >= 0 && entry.is_regular_file(ec))
-      dump = FileLooksLikeDump(entry.path());
-  }
-  return dump;
+  return RecognisesFiles(
+      path,
+      [](const std::string& name) {
+        return !IsTraceFileName(name) && FlightRecorderRankOfFileName(name) >= 0;
+      },
+      FileLooksLikeDump);
 }
 
 namespace {

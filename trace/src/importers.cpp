@@ -53,6 +53,27 @@ void RegisterImporter(Importer importer) {
   r.registered.push_back(std::move(importer));
 }
 
+bool IsTraceFileName(const std::string& name) {
+  return name.rfind("rank-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl";
+}
+
+bool RecognisesFiles(const fs::path& path, const std::function<bool(const std::string&)>& name_ok,
+                     const std::function<bool(const fs::path&)>& looks_ok) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return name_ok(path.filename().string()) && looks_ok(path);
+  if (!fs::is_directory(path, ec)) return false;
+  bool found = false;
+  // A range-for would throw from the failing increment.
+  std::error_code list_ec;
+  for (fs::directory_iterator it(path, list_ec), end; !list_ec && it != end; it.increment(list_ec)) {
+    const fs::directory_entry& entry = *it;
+    std::string name = entry.path().filename().string();
+    if (IsTraceFileName(name)) return false;
+    if (!found && name_ok(name) && entry.is_regular_file(ec)) found = looks_ok(entry.path());
+  }
+  return found;
+}
+
 std::vector<Importer> Importers() {
   Registry& r = TheRegistry();
   std::vector<Importer> all;

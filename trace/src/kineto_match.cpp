@@ -138,6 +138,7 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     const Collective& last = *at.at(kc.last_rank);
     kc.time_ns = last.end_ns - last.start_ns;
     kc.bytes = SizeBytes(first);
+    kc.dtype = !first.flight->input_dtypes.empty() ? first.flight->input_dtypes.front() : first.dtype.str();
     if (kc.matched) {
       ++out.matched;
       if (latest > earliest && at.size() > 1) ++out.last_arrivals[kc.last_rank];

@@ -20,6 +20,7 @@
 #include "missing_ranks.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/kineto.hpp"
 
 namespace shardscope::trace {
@@ -889,7 +890,6 @@ int64_t KinetoRankOfFileName(const std::string& file_name) {
 }
 
 bool IsKinetoTrace(const fs::path& path) {
-  std::error_code ec;
   auto looks = [](const fs::path& p) {
     try {
       detail::KinetoInput in(p, p.filename().string());
@@ -911,20 +911,7 @@ bool IsKinetoTrace(const fs::path& path) {
       return false;
     }
   };
-  if (fs::is_regular_file(path, ec)) return IsKinetoFileName(path.filename().string()) && looks(path);
-  if (!fs::is_directory(path, ec)) return false;
-  bool found = false;
-  // Never throws: a listing that fails part way answers from what it listed (the reader that then
-  // lists the directory reports the error); a range-for would throw from the failing increment.
-  std::error_code list_ec;
-  for (fs::directory_iterator it(path, list_ec), end; !list_ec && it != end; it.increment(list_ec)) {
-    const fs::directory_entry& entry = *it;
-    std::string name = entry.path().filename().string();
-    if (name.rfind("rank-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl")
-      return false;
-    if (!found && IsKinetoFileName(name) && entry.is_regular_file(ec)) found = looks(entry.path());
-  }
-  return found;
+  return RecognisesFiles(path, IsKinetoFileName, looks);
 }
 
 KinetoImport ReadKineto(const std::vector<fs::path>& paths, const ReadOptions& options) {

@@ -327,17 +327,27 @@ json RankErrorsJson(const RankErrors& errors) {
   return failed;
 }
 
-json RedistributeJson(const RedistributeSummary& s) {
-  json colls = json::array();
-  for (const CollectiveSummary& c : s.collectives) {
-    colls.push_back({{"step", c.step},
-                     {"kind", c.kind},
-                     {"mesh_dims", c.mesh_dims},
-                     {"negotiated", c.negotiated},
-                     {"calls", c.calls},
-                     {"bytes_sent", c.bytes_sent},
-                     {"bytes_recv", c.bytes_recv}});
+// The collectives of a redistribute (with their plan step and whether they negotiated shapes) or
+// of an op, as CollectiveLine prints them.
+json CollectivesJson(const std::vector<CollectiveSummary>& collectives, bool redistribute) {
+  json out = json::array();
+  for (const CollectiveSummary& c : collectives) {
+    json e = {{"kind", c.kind},
+              {"mesh_dims", c.mesh_dims},
+              {"calls", c.calls},
+              {"bytes_sent", c.bytes_sent},
+              {"bytes_recv", c.bytes_recv}};
+    if (redistribute) {
+      e["step"] = c.step;
+      e["negotiated"] = c.negotiated;
+    }
+    out.push_back(std::move(e));
   }
+  return out;
+}
+
+json RedistributeJson(const RedistributeSummary& s) {
+  const json colls = CollectivesJson(s.collectives, true);
   json layouts = json::array();
   for (const RankLayout& l : s.layouts) {
     layouts.push_back({{"rank", l.rank},
@@ -393,14 +403,7 @@ json OpJson(const OpSummary& s) {
                        {"placements", o.placements},
                        {"global_shape", o.global_shape}});
   }
-  json colls = json::array();
-  for (const CollectiveSummary& c : s.collectives) {
-    colls.push_back({{"kind", c.kind},
-                     {"mesh_dims", c.mesh_dims},
-                     {"calls", c.calls},
-                     {"bytes_sent", c.bytes_sent},
-                     {"bytes_recv", c.bytes_recv}});
-  }
+  const json colls = CollectivesJson(s.collectives, false);
   bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
   json differing = json::array();
   for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});

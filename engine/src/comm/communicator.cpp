@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shardscope/error.hpp"
+#include "shardscope/names.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace shardscope::engine {
@@ -181,23 +182,13 @@ std::string Group::ToString() const {
 }
 
 std::string_view CollectiveKindName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "all_gather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kAllReduce:
-      return "all_reduce";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kBarrier:
-      return "barrier";
-    case CollectiveKind::kShapeExchange:
-      return "shape_exchange";
-  }
-  return "barrier";
+  static constexpr Named<CollectiveKind> kNames[] = {
+      {CollectiveKind::kAllGather, "all_gather"},         {CollectiveKind::kReduceScatter, "reduce_scatter"},
+      {CollectiveKind::kAllReduce, "all_reduce"},         {CollectiveKind::kAllToAll, "all_to_all"},
+      {CollectiveKind::kBroadcast, "broadcast"},          {CollectiveKind::kBarrier, "barrier"},
+      {CollectiveKind::kShapeExchange, "shape_exchange"},
+  };
+  return NameIn(kNames, kind, "barrier");
 }
 
 void ValidateGroupCalls(const std::vector<const CollectiveCall*>& calls) {

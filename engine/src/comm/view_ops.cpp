@@ -10,6 +10,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "core/dtype_dispatch.hpp"
 #include "core/scalar_math.hpp"
 
 namespace shardscope::engine::detail {

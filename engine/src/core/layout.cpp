@@ -168,22 +168,20 @@ RankLayout ComputeRankLayout(const LayoutInput& in, int64_t rank) {
   return out;
 }
 
-namespace {
-LayoutInput InputOf(const TensorSpec& spec, const ShardOrder& order) {
+LayoutInput LayoutInputFor(const TensorSpec& spec, const Placements& placements, const ShardOrder& order) {
   LayoutInput in;
   in.mesh = &spec.mesh;
-  in.placements = &spec.placements;
+  in.placements = &placements;
   in.order = &order;
   in.shape = &spec.shape;
   in.chunking = spec.chunking;
   in.explicit_sizes = &spec.explicit_sizes;
   return in;
 }
-}  // namespace
 
 RankLayout ComputeRankLayout(const TensorSpec& spec, int64_t rank) {
   ShardOrder order = spec.EffectiveOrder();
-  return ComputeRankLayout(InputOf(spec, order), rank);
+  return ComputeRankLayout(LayoutInputFor(spec, spec.placements, order), rank);
 }
 
 std::vector<RankLayout> ComputeLayouts(const LayoutInput& input) {
@@ -195,7 +193,7 @@ std::vector<RankLayout> ComputeLayouts(const LayoutInput& input) {
 
 std::vector<RankLayout> ComputeLayouts(const TensorSpec& spec) {
   ShardOrder order = spec.EffectiveOrder();
-  return ComputeLayouts(InputOf(spec, order));
+  return ComputeLayouts(LayoutInputFor(spec, spec.placements, order));
 }
 
 IndexSet Intersect(const IndexSet& a, const IndexSet& b) {

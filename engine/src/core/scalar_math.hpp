@@ -17,24 +17,31 @@
 
 namespace shardscope::engine::scalar {
 
-SHARDSCOPE_HD inline uint32_t FloatBits(float value) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(value);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-#endif
+/// The bits of one trivially copyable value as another type of the same size (C++20's
+/// std::bit_cast, which nvcc's device code lacks): memcpy, which host compilers and nvcc alike
+/// reduce to a register move.
+template <typename To, typename From>
+SHARDSCOPE_HD inline To BitCast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast needs two types of one size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
 
-SHARDSCOPE_HD inline float BitsFloat(uint32_t bits) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-#endif
+SHARDSCOPE_HD inline uint32_t FloatBits(float value) { return BitCast<uint32_t>(value); }
+SHARDSCOPE_HD inline float BitsFloat(uint32_t bits) { return BitCast<float>(bits); }
+
+/// fn(T{}) for the index-th type of T, Rest..., or fallback() for an index outside them: the one
+/// switch over element types. DType and the CUDA kernels' KernelType number theirs from 0 in one
+/// order (f32, f64, f16, bf16, i32, i64), each with its own types for the 16-bit floats. Host code.
+template <typename T, typename... Rest, typename Fn, typename Fallback>
+decltype(auto) DispatchIndex(int index, Fn&& fn, Fallback&& fallback) {
+  if (index == 0) return fn(T{});
+  if constexpr (sizeof...(Rest) == 0) {
+    return fallback();
+  } else {
+    return DispatchIndex<Rest...>(index - 1, fn, fallback);
+  }
 }
 
 /// binary32 -> binary16 bits: round to nearest even, overflow to inf, NaN stays NaN (quiet, the

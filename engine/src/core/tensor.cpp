@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "core/dtype_dispatch.hpp"
 #include "core/scalar_math.hpp"
 #include "shardscope/engine/core/knobs.hpp"
 #include "shardscope/error.hpp"

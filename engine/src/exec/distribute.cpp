@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "comm/view_ops.hpp"
+#include "core/dtype_dispatch.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/exec/executor.hpp"
 #include "shardscope/error.hpp"

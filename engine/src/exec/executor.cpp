@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "comm/view_ops.hpp"
+#include "core/dtype_dispatch.hpp"
 #include "exec/trace_records.hpp"
 #include "shardscope/engine/core/layout.hpp"
 #include "shardscope/engine/plan/plan_layouts.hpp"

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 
+#include "core/dtype_dispatch.hpp"
 #include "ops/op_dims.hpp"
 #include "shardscope/engine/ops/ops.hpp"
 #include "shardscope/error.hpp"

@@ -97,12 +97,7 @@ RankLayout PlanLayouts::At(const PlanState& state, int64_t k, int64_t rank) cons
     auto it = last_touch_.find(md);
     if (it != last_touch_.end() && k > it->second) sizes[md] = v;
   }
-  LayoutInput input;
-  input.mesh = &src_.mesh;
-  input.placements = &state.placements;
-  input.order = &state.order;
-  input.shape = &src_.shape;
-  input.chunking = src_.chunking;
+  LayoutInput input = LayoutInputFor(src_, state.placements, state.order);
   input.explicit_sizes = &sizes;
   try {
     return ComputeRankLayout(input, rank);

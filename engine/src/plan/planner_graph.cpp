@@ -206,20 +206,18 @@ class GraphSearch {
     auto code_at = [&](int md) { return cur.code[static_cast<size_t>(md)]; };
 
     // Case 1: S(a)->S(b), b != a (all_to_all): only the newest mesh dim of a's order moves, and
-    // it becomes the newest of b's.
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsShardCode(code_at(md))) continue;  // skips _StridedShard
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        if (b == a) continue;
-        State next = cur;
-        next.code[static_cast<size_t>(md)] = static_cast<uint8_t>(kShardBase + b);
-        next.pos[static_cast<size_t>(md)] = l.len[static_cast<size_t>(b)];
-        emit(next, md, EdgeCost(cur, gigabytes, md, next.code[static_cast<size_t>(md)]));
-      }
-    }
+    // it becomes the newest of b's (IsShardCode skips _StridedShard).
+    ForEachNewest(
+        cur, l, [](uint8_t c) { return IsShardCode(c); },
+        [&](int a, int md) {
+          for (int b = 0; b < tensor_ndim_; ++b) {
+            if (b == a) continue;
+            State next = cur;
+            next.code[static_cast<size_t>(md)] = static_cast<uint8_t>(kShardBase + b);
+            next.pos[static_cast<size_t>(md)] = l.len[static_cast<size_t>(b)];
+            emit(next, md, EdgeCost(cur, gigabytes, md, next.code[static_cast<size_t>(md)]));
+          }
+        });
     // Case 2: S->R (all_gather) of the newest mesh dim of each order entry.
     EmitGatherNewest(
         cur, l, gigabytes, [](uint8_t c) { return IsShardCode(c); }, emit);
@@ -252,35 +250,31 @@ class GraphSearch {
     }
     // Case 7: _S(a)->S(b), b != a (all_to_all): the newest mesh dim of a's order, a
     // _StridedShard, becomes the newest of b's as a plain Shard (SS(a)[..., x] -> S(b)[..., x]).
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsStridedCode(code_at(md))) continue;
-      for (int b = 0; b < tensor_ndim_; ++b) {
-        if (b == a) continue;
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    ForEachNewest(
+        cur, l, [](uint8_t c) { return IsStridedCode(c); },
+        [&](int a, int md) {
+          for (int b = 0; b < tensor_ndim_; ++b) {
+            if (b == a) continue;
+            EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kShardBase + b), l.len[static_cast<size_t>(b)],
+                    emit);
+          }
+        });
     // Case 8: _S->R (all_gather) of the newest mesh dim of each order entry.
     EmitGatherNewest(
         cur, l, gigabytes, [](uint8_t c) { return IsStridedCode(c); }, emit);
     if (strided_targets_ == 0) return;
     // Case 9: S(a)->_S(b), b != a (all_to_all), with a target's (dim, split_factor): the newest
     // mesh dim of a's order becomes the newest of b's (S(a)[..., x] -> SS(b)[..., x]).
-    for (int a = 0; a < tensor_ndim_; ++a) {
-      const uint8_t n = l.len[static_cast<size_t>(a)];
-      if (n == 0) continue;
-      const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!IsShardCode(code_at(md))) continue;
-      for (size_t k = 0; k < strided_targets_; ++k) {
-        const int b = strided_[k].dim;
-        if (b == a) continue;
-        EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(b)],
-                emit);
-      }
-    }
+    ForEachNewest(
+        cur, l, [](uint8_t c) { return IsShardCode(c); },
+        [&](int a, int md) {
+          for (size_t k = 0; k < strided_targets_; ++k) {
+            const int b = strided_[k].dim;
+            if (b == a) continue;
+            EmitSet(cur, gigabytes, md, static_cast<uint8_t>(kStridedBase + k), l.len[static_cast<size_t>(b)],
+                    emit);
+          }
+        });
     // Case 10: P->_S (reduce_scatter) with a target's (dim, split_factor), appended as the newest
     // of that dim's order.
     for (int md = 0; md < mesh_ndim_; ++md) {
@@ -340,12 +334,19 @@ class GraphSearch {
   template <typename IsKind, typename Emit>
   void EmitGatherNewest(const State& cur, const OrderLists& l, double gigabytes, IsKind is_kind,
                         Emit& emit) const {
+    ForEachNewest(cur, l, is_kind,
+                  [&](int, int md) { EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit); });
+  }
+
+  // fn(a, md) for each tensor dim a whose order's newest mesh dim md holds a code `is_kind`
+  // accepts, in tensor dim order.
+  template <typename IsKind, typename Fn>
+  void ForEachNewest(const State& cur, const OrderLists& l, IsKind is_kind, Fn&& fn) const {
     for (int a = 0; a < tensor_ndim_; ++a) {
       const uint8_t n = l.len[static_cast<size_t>(a)];
       if (n == 0) continue;
       const int md = l.dims[static_cast<size_t>(a)][n - 1];
-      if (!is_kind(cur.code[static_cast<size_t>(md)])) continue;
-      EmitSet(cur, gigabytes, md, kCodeReplicate, kNoPosition, emit);
+      if (is_kind(cur.code[static_cast<size_t>(md)])) fn(a, md);
     }
   }
 

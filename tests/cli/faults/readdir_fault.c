@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,13 +66,11 @@ struct dirent* readdir(DIR* d) {
   return Next(d, (struct dirent * (*)(DIR*)) dlsym(RTLD_NEXT, "readdir"));
 }
 
+// On LP64 glibc struct dirent64 is struct dirent, field for field, so Next serves both.
+_Static_assert(sizeof(struct dirent64) == sizeof(struct dirent) &&
+                   offsetof(struct dirent64, d_name) == offsetof(struct dirent, d_name),
+               "readdir64's entries differ from readdir's");
+
 struct dirent64* readdir64(DIR* d) {
-  struct dirent64* (*real)(DIR*) = (struct dirent64 * (*)(DIR*)) dlsym(RTLD_NEXT, "readdir64");
-  if (d == faulty && served >= 1) {
-    errno = EIO;
-    return NULL;
-  }
-  struct dirent64* e = real(d);
-  if (d == faulty && e != NULL && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++served;
-  return e;
+  return (struct dirent64*)Next(d, (struct dirent * (*)(DIR*)) dlsym(RTLD_NEXT, "readdir64"));
 }

@@ -91,6 +91,19 @@ void UnpackRange(const std::byte* in, const RecvView& view, int64_t begin, int64
   });
 }
 
+// The layout MPI_Ialltoallv takes: counts[i] = count(i) and displs[i] = the sum of the counts
+// before i. Returns the sum of all.
+template <class Count>
+int64_t FillCountsAndDispls(size_t n, Count&& count, std::vector<int>& counts, std::vector<int>& displs) {
+  int64_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    displs[i] = static_cast<int>(total);
+    counts[i] = static_cast<int>(count(i));
+    total += counts[i];
+  }
+  return total;
+}
+
 }  // namespace
 
 bool MpiBackendAvailable() { return true; }
@@ -264,13 +277,9 @@ void MpiCommunicator::Impl::ExchangeShapes(CollectiveCall& call, MPI_Comm comm,
     shape_send.insert(shape_send.end(), call.shapes_send[j].begin(), call.shapes_send[j].end());
   }
   // Member i's descriptor holds the lengths it sends to each member.
-  int total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    recv_counts[i] = static_cast<int>(all[i * words + kDescriptorHeaderWords + me]);
-    recv_displs[i] = total;
-    total += recv_counts[i];
-  }
-  shape_recv.assign(static_cast<size_t>(std::max(total, 1)), 0);
+  const int64_t total = FillCountsAndDispls(
+      n, [&](size_t i) { return all[i * words + kDescriptorHeaderWords + me]; }, recv_counts, recv_displs);
+  shape_recv.assign(static_cast<size_t>(std::max<int64_t>(total, 1)), 0);
   MPI_Request request = MPI_REQUEST_NULL;
   Check(
       MPI_Ialltoallv(shape_send.data(), send_counts.data(), send_displs.data(), MPI_INT64_T,
@@ -312,23 +321,15 @@ void MpiCommunicator::Impl::ExchangeRounds(MPI_Comm comm, const std::string& whe
       std::fill(send_counts.begin(), send_counts.end(), static_cast<int>(len * es));
       std::fill(send_displs.begin(), send_displs.end(), 0);
     } else {
-      int64_t bytes = 0;
-      for (size_t j = 0; j < n; ++j) {
-        send_displs[j] = static_cast<int>(bytes);
-        send_counts[j] = static_cast<int>(chunk(out_count[j]) * es);
-        bytes += send_counts[j];
-      }
+      const int64_t bytes = FillCountsAndDispls(
+          n, [&](size_t j) { return chunk(out_count[j]) * es; }, send_counts, send_displs);
       send_buf.resize(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
       for (size_t j = 0; j < n; ++j) {
         if (send_counts[j] > 0) pack(j, begin, send_counts[j] / es, send_buf.data() + send_displs[j]);
       }
     }
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-      recv_displs[i] = static_cast<int>(total);
-      recv_counts[i] = static_cast<int>(chunk(in_count[i]) * es);
-      total += recv_counts[i];
-    }
+    const int64_t total = FillCountsAndDispls(
+        n, [&](size_t i) { return chunk(in_count[i]) * es; }, recv_counts, recv_displs);
     recv_buf.resize(static_cast<size_t>(std::max<int64_t>(total, 1)));
     MPI_Request request = MPI_REQUEST_NULL;
     Check(MPI_Ialltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(),

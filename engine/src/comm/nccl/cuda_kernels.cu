@@ -118,23 +118,11 @@ unsigned Blocks(int64_t work, int64_t per_block) {
   return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
 
+// KernelType numbers its element types as DType does (scalar::DispatchIndex).
 template <class Fn>
 cudaError_t Dispatch(KernelType type, Fn&& fn) {
-  switch (type) {
-    case KernelType::kF32:
-      return fn(float{});
-    case KernelType::kF64:
-      return fn(double{});
-    case KernelType::kF16:
-      return fn(F16{});
-    case KernelType::kBF16:
-      return fn(BF16{});
-    case KernelType::kI32:
-      return fn(int32_t{});
-    case KernelType::kI64:
-      return fn(int64_t{});
-  }
-  return cudaErrorInvalidValue;
+  return scalar::DispatchIndex<float, double, F16, BF16, int32_t, int64_t>(
+      static_cast<int>(type), fn, [] { return cudaErrorInvalidValue; });
 }
 
 }  // namespace

@@ -24,6 +24,17 @@ struct Importer {
   std::function<Model(const std::filesystem::path&, const ReadOptions&)> read;
 };
 
+/// True for a shardscope rank file name: rank-<R>.jsonl.
+bool IsTraceFileName(const std::string& name);
+
+/// How an importer of files recognises its input: `path` is a regular file whose name `name_ok`
+/// accepts and whose first bytes `looks_ok` accepts, or a directory holding at least one such file
+/// and no shardscope rank file. Never throws: a listing that fails part way answers from what it
+/// listed (the reader that then lists the directory reports the error).
+bool RecognisesFiles(const std::filesystem::path& path,
+                     const std::function<bool(const std::string&)>& name_ok,
+                     const std::function<bool(const std::filesystem::path&)>& looks_ok);
+
 /// Adds `importer`, asked before every importer registered earlier and before the built-in ones
 /// (Flight Recorder dumps, then shardscope traces, which take whatever no other importer claims).
 /// Thread-safe; meant for start-up (a layer above trace registers its readers once).

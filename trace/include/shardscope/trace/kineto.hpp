@@ -82,6 +82,7 @@ struct KinetoCollective {
   std::map<int64_t, int64_t> wait_ns;   ///< rank -> latest start - its start
   int64_t time_ns = 0;                  ///< the last rank's duration: the transfer itself
   int64_t bytes = 0;                    ///< nccl-tests' S for this kind (docs/kineto.md)
+  std::string dtype;                    ///< input dtype of the lowest rank ("Float", ...), "" unknown
   bool matched = false;                 ///< every member with a file holds it (p2p: two ranks do)
 };
 

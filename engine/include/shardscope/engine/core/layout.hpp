@@ -60,6 +60,10 @@ struct LayoutInput {
   const std::map<int, std::vector<int64_t>>* explicit_sizes = nullptr;  ///< optional
 };
 
+/// The input of `spec`'s mesh, shape, chunking and explicit sizes with `placements` in `order`
+/// (the spec's own, or a state a plan passes through). Points into its arguments.
+LayoutInput LayoutInputFor(const TensorSpec& spec, const Placements& placements, const ShardOrder& order);
+
 /// Layout of one rank. Partial and Replicate mesh dims do not split. Shard-like placements apply
 /// per tensor dim in shard order, each with its own rule (StridedShard splits by its factor). Throws
 /// Error(kInvalidInput) when explicit sizes do not add up to the extent they split.

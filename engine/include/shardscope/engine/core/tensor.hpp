@@ -33,27 +33,6 @@ uint16_t FloatToBFloat16Bits(float value) noexcept;
 /// bf16 -> float (exact). Never throws.
 float BFloat16BitsToFloat(uint16_t bits) noexcept;
 
-/// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, Half, BFloat16, int32_t,
-/// int64_t). One switch per call: kernels are templates over T, never per-element virtual calls.
-template <class Fn>
-decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kF32:
-      return fn(float{});
-    case DType::kF64:
-      return fn(double{});
-    case DType::kF16:
-      return fn(Half{});
-    case DType::kBF16:
-      return fn(BFloat16{});
-    case DType::kI32:
-      return fn(int32_t{});
-    case DType::kI64:
-      return fn(int64_t{});
-  }
-  return fn(float{});
-}
-
 /// Arithmetic type of element type T: float for the half types (reductions accumulate in f32
 /// and round once), T otherwise; with the load/store conversions.
 template <class T>
