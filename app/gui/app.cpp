@@ -280,7 +280,7 @@ void App::PrintBench(BenchTimes bench) const {
 
 bool App::Ready() const {
   return std::all_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return l->done(); }) &&
-         !sandbox_.busy() && !sandbox_pending_;
+         !sandbox_.busy() && !sandbox_pending_ && !profiler_.Busy();
 }
 
 void App::Frame() {
@@ -494,6 +494,7 @@ void App::HandleKeys(double dt) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
   }
+  if (profiler_.OwnsMain() && !io.WantTextInput) profiler_.HandleKeys(taps);
   if (taps.Count(InputKey::kCtrlF) > 0) redistribute_panels_.list.FocusSearch();
   if (taps.Count(InputKey::kCtrlG) > 0) redistribute_panels_.timeline.FocusGoTo();
   const trace::Model* model = ActiveModel();
@@ -551,6 +552,8 @@ void App::PrepareAll() {
   stats_.Prepare();
   program_.Prepare(ctx_);
   flight_.Prepare(ctx_);
+  profiler_.Prepare(ctx_,
+                    active_ >= 0 && !diff_mode_ ? traces_[static_cast<size_t>(active_)].model : nullptr);
   if (show_gallery_) gallery_.Prepare();
 }
 
@@ -598,6 +601,7 @@ bool App::WriteGeometry() {
         &program_,      &flight_, &redistribute_panels_.list, &panels_,  &selection_,
         errors_.rect(), &stats_};
     sources.mesh = &redistribute_panels_.mesh;
+    if (!diff_mode_) sources.profiler = &profiler_;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
     if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;

@@ -217,6 +217,16 @@ void App::DrawLoading() {
 }
 
 void App::DrawMain() {
+  // Profiler traces: CPU-op and GPU-kernel lanes per rank, collectives joined, stragglers marked
+  // (View > Maximize panel > flight still shows their collectives as Flight Recorder lanes).
+  if (profiler_.OwnsMain() && sizes_.maximized != GuiView::kFlight) {
+    ImGui::BeginChild("##profiler", ImVec2(0, 0), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    profiler_.Draw(ctx_);
+    RecordPanel("profiler", {});
+    ImGui::EndChild();
+    return;
+  }
   if (flight_.OwnsMain()) {  // only flight records (Flight Recorder dumps): lanes per rank, mismatches
     flight_.Draw(ctx_);
     return;
