@@ -74,17 +74,21 @@ struct ProfilerData {
   int32_t LaneOf(int64_t rank) const;
 };
 
-/// Nesting depth of each span in `spans` (sorted by start, then by end descending): the number of
-/// earlier spans that strictly contain its start (end > start), as a stack of open spans counts it.
-/// Spans given the same depth never overlap. Pure; O(n).
+/// Row of each span in `spans` (sorted by start, then by end descending): the lowest row whose last
+/// span ended at or before its start. For properly nested spans (an op inside another, as one
+/// thread's ops are) that is the nesting depth: the number of spans enclosing its start. Spans of
+/// several threads may overlap without nesting; they still never share a row, and a span's row is
+/// at most the number of earlier spans still open at its start. Pure; O(n x rows).
 template <class Span>
 std::vector<int32_t> NestingDepths(const std::vector<Span>& spans) {
   std::vector<int32_t> depth(spans.size(), 0);
-  std::vector<int64_t> open_ends;  // ends of the enclosing spans, innermost last
+  std::vector<int64_t> row_end;  // end of the last span on each row
   for (size_t i = 0; i < spans.size(); ++i) {
-    while (!open_ends.empty() && open_ends.back() <= spans[i].start) open_ends.pop_back();
-    depth[i] = static_cast<int32_t>(open_ends.size());
-    open_ends.push_back(spans[i].end);
+    size_t r = 0;
+    while (r < row_end.size() && row_end[r] > spans[i].start) ++r;
+    if (r == row_end.size()) row_end.push_back(0);
+    row_end[r] = spans[i].end;
+    depth[i] = static_cast<int32_t>(r);
   }
   return depth;
 }

@@ -173,7 +173,7 @@ TEST_CASE("profiler lanes: nesting depths never put overlapping spans on one row
     });
     const std::vector<int32_t> depth = gui::NestingDepths(spans);
     for (size_t i = 0; i < spans.size(); ++i) {
-      int32_t containing = 0;  // earlier spans that contain this one's start
+      int32_t containing = 0;  // earlier spans still open at this one's start
       for (size_t j = 0; j < i; ++j) {
         if (depth[j] == depth[i]) CHECK(spans[j].end <= spans[i].start);
         containing += spans[j].start <= spans[i].start && spans[j].end > spans[i].start ? 1 : 0;
