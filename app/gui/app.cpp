@@ -276,6 +276,13 @@ void App::PrintBench(BenchTimes bench) const {
               bench.prepare / n, bench.build / n, bench.render / n);
   std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
               first_frame_s_, first_ready_s_);
+  if (profiler_.OwnsMain()) {
+    const ProfilerGeometry& p = profiler_.geometry();
+    std::printf(
+        "profiler view: built in %.2f s after the read (worker thread); %zu ops, %zu kernels; %zu items "
+        "drawn in the last frame\n",
+        profiler_.build_seconds(), p.ops, p.kernels, p.draw_items);
+  }
 }
 
 bool App::Ready() const {

@@ -59,6 +59,7 @@ float ProfilerPanel::LaneHeight() const { return RowsHeight() + KernelRow() + kL
 void ProfilerPanel::Prepare(const ViewContext& ctx, std::shared_ptr<const trace::Model> owner) {
   if (building_.valid() && building_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     data_ = building_.get();
+    build_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - build_started_).count();
     view_start_ = 0;
     view_end_ = static_cast<double>(data_->t1 - data_->t0) * 1.02;
     scroll_y_ = 0;

@@ -87,6 +87,8 @@ class ProfilerPanel {
   /// The view is being built (the app is not ready for a screenshot yet).
   bool Busy() const { return building_.valid(); }
   const ProfilerGeometry& geometry() const { return geometry_; }
+  /// Seconds the last build took (matching, lanes), on its worker thread.
+  double build_seconds() const { return build_s_; }
 
  private:
   struct Frame {
@@ -127,6 +129,7 @@ class ProfilerPanel {
   std::future<std::shared_ptr<ProfilerData>> building_;
   std::chrono::steady_clock::time_point build_started_{};
   std::shared_ptr<ProfilerData> data_;
+  double build_s_ = 0;
   ProfilerGeometry geometry_;
   double view_start_ = 0, view_end_ = 1;  // ns from data_->t0
   float scroll_y_ = 0;
