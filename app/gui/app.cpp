@@ -200,7 +200,8 @@ int App::Run() {
       // While traces load the window shows only progress bars: a few frames a second are enough,
       // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
       const bool loading =
-          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
+          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); }) ||
+          profiler_.Busy();
       if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
       continue;
     }
