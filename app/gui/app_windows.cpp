@@ -145,6 +145,11 @@ void App::DrawHelp() {
       {"click (statistics redistribute row)", "select that redistribute"},
       {"View > Maximize panel", "one panel fills the window (none: all panels)"},
       {"View > Statistics", "per collective kind and redistribute: count, bytes, time, slowest rank"},
+      {"click (profiler view: a kernel)",
+       "select its collective on every rank: outlined, joined by a line, each rank's wait in the side panel"},
+      {"Left / Right, Up / Down (profiler view)",
+       "previous / next kernel on the focused rank's lane; the rank above / below"},
+      {"straggler button (profiler view)", "scroll to the rank that arrived last most often"},
   };
   if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
   for (const auto& b : kBindings) {
