@@ -559,9 +559,10 @@ void App::PrepareAll() {
   redistribute_panels_.Prepare(ctx_);
   stats_.Prepare();
   program_.Prepare(ctx_);
-  flight_.Prepare(ctx_);
   profiler_.Prepare(ctx_,
                     active_ >= 0 && !diff_mode_ ? traces_[static_cast<size_t>(active_)].model : nullptr);
+  // Profiler traces open on the profiler view: the flight lanes' check and triage wait until asked for.
+  if (!profiler_.OwnsMain() || sizes_.maximized == GuiView::kFlight) flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
 }
 

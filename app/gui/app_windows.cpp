@@ -65,7 +65,8 @@ void App::DrawMenuBar() {
         if (ImGui::MenuItem(GuiViewText(p).c_str(), nullptr, sizes_.maximized == p)) sizes_.maximized = p;
       }
       // Collectives with flight records beside the model's other events: their lanes on demand.
-      if (flight_.Active() && ImGui::MenuItem("flight", nullptr, sizes_.maximized == GuiView::kFlight))
+      if ((flight_.Active() || profiler_.OwnsMain()) &&
+          ImGui::MenuItem("flight", nullptr, sizes_.maximized == GuiView::kFlight))
         sizes_.maximized = GuiView::kFlight;
       if (sizes_.maximized != before) ImGui::MarkIniSettingsDirty();
       ImGui::EndMenu();
