@@ -200,7 +200,8 @@ int App::Run() {
       // While traces load the window shows only progress bars: a few frames a second are enough,
       // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
       const bool loading =
-          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
+          std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); }) ||
+          profiler_.Busy();
       if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
       continue;
     }
@@ -276,11 +277,18 @@ void App::PrintBench(BenchTimes bench) const {
               bench.prepare / n, bench.build / n, bench.render / n);
   std::printf("first frame (loading bar) %.2f s, first frame with the traces loaded %.2f s after start\n",
               first_frame_s_, first_ready_s_);
+  if (profiler_.OwnsMain()) {
+    const ProfilerGeometry& p = profiler_.geometry();
+    std::printf(
+        "profiler view: built in %.2f s after the read (worker thread); %zu ops, %zu kernels; %zu items "
+        "drawn in the last frame\n",
+        profiler_.build_seconds(), p.ops, p.kernels, p.draw_items);
+  }
 }
 
 bool App::Ready() const {
   return std::all_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return l->done(); }) &&
-         !sandbox_.busy() && !sandbox_pending_;
+         !sandbox_.busy() && !sandbox_pending_ && !profiler_.Busy();
 }
 
 void App::Frame() {
@@ -494,6 +502,7 @@ void App::HandleKeys(double dt) {
     if (!io.WantTextInput) diff_.HandleKeys(taps);
     return;
   }
+  if (profiler_.OwnsMain() && !io.WantTextInput) profiler_.HandleKeys(taps);
   if (taps.Count(InputKey::kCtrlF) > 0) redistribute_panels_.list.FocusSearch();
   if (taps.Count(InputKey::kCtrlG) > 0) redistribute_panels_.timeline.FocusGoTo();
   const trace::Model* model = ActiveModel();
@@ -550,7 +559,10 @@ void App::PrepareAll() {
   redistribute_panels_.Prepare(ctx_);
   stats_.Prepare();
   program_.Prepare(ctx_);
-  flight_.Prepare(ctx_);
+  profiler_.Prepare(ctx_,
+                    active_ >= 0 && !diff_mode_ ? traces_[static_cast<size_t>(active_)].model : nullptr);
+  // Profiler traces open on the profiler view: the flight lanes' check and triage wait until asked for.
+  if (!profiler_.OwnsMain() || sizes_.maximized == GuiView::kFlight) flight_.Prepare(ctx_);
   if (show_gallery_) gallery_.Prepare();
 }
 
@@ -598,6 +610,7 @@ bool App::WriteGeometry() {
         &program_,      &flight_, &redistribute_panels_.list, &panels_,  &selection_,
         errors_.rect(), &stats_};
     sources.mesh = &redistribute_panels_.mesh;
+    if (!diff_mode_) sources.profiler = &profiler_;
     if (!diff_mode_) sources.timeline = &redistribute_panels_.timeline;
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
     if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;

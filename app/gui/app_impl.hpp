@@ -17,6 +17,7 @@
 #include "panels/diff_panel.hpp"
 #include "panels/error_panel.hpp"
 #include "panels/flight_panel.hpp"
+#include "panels/profiler_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/redistribute_panels.hpp"
 #include "panels/sandbox_panel.hpp"
@@ -107,6 +108,7 @@ class App {
   StatsPanel stats_;
   ProgramPanel program_;
   FlightPanel flight_;
+  ProfilerPanel profiler_;               // profiler traces (HasProfilerLanes): fills the main window
   const void* program_model_ = nullptr;  // model whose ops made the Program tab the default
   uint64_t program_serial_ = 0;          // its ViewContext::model_serial
   SandboxPanel sandbox_;

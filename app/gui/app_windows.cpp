@@ -65,7 +65,8 @@ void App::DrawMenuBar() {
         if (ImGui::MenuItem(GuiViewText(p).c_str(), nullptr, sizes_.maximized == p)) sizes_.maximized = p;
       }
       // Collectives with flight records beside the model's other events: their lanes on demand.
-      if (flight_.Active() && ImGui::MenuItem("flight", nullptr, sizes_.maximized == GuiView::kFlight))
+      if ((flight_.Active() || profiler_.OwnsMain()) &&
+          ImGui::MenuItem("flight", nullptr, sizes_.maximized == GuiView::kFlight))
         sizes_.maximized = GuiView::kFlight;
       if (sizes_.maximized != before) ImGui::MarkIniSettingsDirty();
       ImGui::EndMenu();
@@ -145,6 +146,11 @@ void App::DrawHelp() {
       {"click (statistics redistribute row)", "select that redistribute"},
       {"View > Maximize panel", "one panel fills the window (none: all panels)"},
       {"View > Statistics", "per collective kind and redistribute: count, bytes, time, slowest rank"},
+      {"click (profiler view: a kernel)",
+       "select its collective on every rank: outlined, joined by a line, each rank's wait in the side panel"},
+      {"Left / Right, Up / Down (profiler view)",
+       "previous / next kernel on the focused rank's lane; the rank above / below"},
+      {"straggler button (profiler view)", "scroll to the rank that arrived last most often"},
   };
   if (!ImGui::BeginTable("##help", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
   for (const auto& b : kBindings) {
@@ -217,6 +223,16 @@ void App::DrawLoading() {
 }
 
 void App::DrawMain() {
+  // Profiler traces: CPU-op and GPU-kernel lanes per rank, collectives joined, stragglers marked
+  // (View > Maximize panel > flight still shows their collectives as Flight Recorder lanes).
+  if (profiler_.OwnsMain() && sizes_.maximized != GuiView::kFlight) {
+    ImGui::BeginChild("##profiler", ImVec2(0, 0), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    profiler_.Draw(ctx_);
+    RecordPanel("profiler", {});
+    ImGui::EndChild();
+    return;
+  }
   if (flight_.OwnsMain()) {  // only flight records (Flight Recorder dumps): lanes per rank, mismatches
     flight_.Draw(ctx_);
     return;

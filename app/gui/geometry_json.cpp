@@ -72,6 +72,52 @@ nlohmann::json DiffJson(const DiffPanel& diff) {
           {"error", view.error}};
 }
 
+// The profiler view: plot, visible range, lanes, the selected collective and the spans drawn.
+nlohmann::json ProfilerJson(const ProfilerGeometry& p) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const ProfilerItemGeometry& i : p.items)
+    items.push_back({{"kind", i.kind},
+                     {"rank", i.rank},
+                     {"collective", i.collective},
+                     {"seq", i.seq},
+                     {"label", i.label},
+                     {"last", i.last},
+                     {"selected", i.selected},
+                     {"rect", Rect(i.x0, i.y0, i.x1, i.y1)}});
+  nlohmann::json waits = nlohmann::json::object();
+  for (const auto& [rank, ns] : p.waits) waits[std::to_string(rank)] = ns;
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const auto& [rank, count] : p.stragglers) stragglers.push_back({rank, count});
+  return {{"active", p.active},
+          {"building", p.building},
+          {"plot", Rect(p.plot_x0, p.y0, p.plot_x1, p.y1)},
+          {"view_start_ns", p.view_start_ns},
+          {"view_end_ns", p.view_end_ns},
+          {"t0_ns", p.t0_ns},
+          {"trace_ns", p.trace_ns},
+          {"lanes", p.lanes},
+          {"first_lane", p.first_lane},
+          {"ops", p.ops},
+          {"kernels", p.kernels},
+          {"depth", p.depth},
+          {"show_ops", p.show_ops},
+          {"matched", p.matched},
+          {"unmatched", p.unmatched},
+          {"draw_items", p.draw_items},
+          {"selected", p.selected},
+          {"selected_kind", p.selected_kind},
+          {"selected_pg", p.selected_pg},
+          {"selected_seq", p.selected_seq},
+          {"selected_step", p.selected_step},
+          {"selected_bytes", p.selected_bytes},
+          {"selected_time_ns", p.selected_time_ns},
+          {"last_rank", p.last_rank},
+          {"waits", waits},
+          {"focus_rank", p.focus_rank},
+          {"stragglers", stragglers},
+          {"items", items}};
+}
+
 // The timeline's plot, visible range, rows on screen, expanded groups, measured range and go-to.
 nlohmann::json TimelineJson(const TimelineGeometry& t) {
   nlohmann::json rows = nlohmann::json::array();
@@ -148,6 +194,8 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   }
   j["diff"] = s.diff ? DiffJson(*s.diff) : nlohmann::json();
   j["timeline"] = s.timeline ? TimelineJson(s.timeline->geometry()) : nlohmann::json();
+  j["profiler"] =
+      s.profiler && s.profiler->OwnsMain() ? ProfilerJson(s.profiler->geometry()) : nlohmann::json();
   j["program"] = nlohmann::json::array();
   for (const ProgramItemGeometry& g : s.program->geometry()) {
     j["program"].push_back({{"kind", g.kind},

@@ -13,6 +13,7 @@
 #include "panels/inspector_panel.hpp"
 #include "panels/layout_panel.hpp"
 #include "panels/mesh_panel.hpp"
+#include "panels/profiler_panel.hpp"
 #include "panels/program_panel.hpp"
 #include "panels/stats_panel.hpp"
 #include "panels/timeline_panel.hpp"
@@ -44,6 +45,7 @@ struct GeometrySources {
   const StatsPanel* stats = nullptr;
   const MeshPanel* mesh = nullptr;
   const TimelinePanel* timeline = nullptr;            ///< null: "timeline" is null in the report
+  const ProfilerPanel* profiler = nullptr;            ///< null: "profiler" is null in the report
   const LayoutTableGeometry* layout_table = nullptr;  ///< the layout's ranges table, when drawn
   std::string trace{};                                ///< the active trace's label (its path), "" when none
   int traces = 0;                                     ///< traces loaded

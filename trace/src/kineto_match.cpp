@@ -101,6 +101,8 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     }
   }
   std::map<std::tuple<int64_t, std::string, std::string>, KinetoStepStat> stats;
+  std::map<int64_t, const std::vector<Collective>*> columns;  // rank -> its collective column
+  for (const RankTrace& rt : model.ranks) columns[rt.header.rank] = &rt.events.Of<Collective>();
   for (const auto& [key, at] : calls) {
     KinetoCollective kc;
     const Collective& first = *at.begin()->second;
@@ -124,6 +126,7 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     for (const auto& [r, c] : at) {
       kc.start_ns[r] = c->start_ns;
       kc.end_ns[r] = c->end_ns;
+      kc.event[r] = c - columns.at(r)->data();
       if (c->start_ns > latest) {
         latest = c->start_ns;
         kc.last_rank = r;

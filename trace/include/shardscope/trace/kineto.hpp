@@ -84,6 +84,9 @@ struct KinetoCollective {
   int64_t bytes = 0;                    ///< nccl-tests' S for this kind (docs/kineto.md)
   std::string dtype;                    ///< input dtype of the lowest rank ("Float", ...), "" unknown
   bool matched = false;                 ///< every member with a file holds it (p2p: two ranks do)
+  /// rank -> position of its Collective in that rank's `events.Of<Collective>()` (in the RankTrace
+  /// whose header.rank is that rank): the events the match is made of, for views that draw them.
+  std::map<int64_t, int64_t> event;
 };
 
 /// Per (step, process group, kind): nccl-tests' figures over the matched collectives.

@@ -1,0 +1,264 @@
+// The profiler view's data (app/gui/profiler_model.hpp), GL-free: when a model reads as profiler
+// traces, how CPU ops nest into rows, how kernels join the matcher's collectives with the straggler
+// and its waits, and the level of detail that keeps a row's drawing bounded by pixels. Expected
+// values are worked out by hand from the definitions in profiler_model.hpp and docs/kineto.md
+// ("Across ranks": the last rank to arrive has the latest kernel start; a wait is that start minus
+// the rank's own); the two pure helpers are swept over thousands of random rows.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "profiler_model.hpp"
+
+namespace gui = shardscope::app::gui;
+namespace trace = shardscope::trace;
+
+namespace {
+
+struct Span {
+  int64_t start = 0, end = 0;
+};
+
+void AddOp(trace::RankTrace& rt, const std::string& name, int64_t t, int64_t end, int64_t step = 0) {
+  trace::Op& op = rt.events.EmplaceOf<trace::Op>();
+  op.id = static_cast<int64_t>(rt.events.Of<trace::Op>().size());
+  op.name = name;
+  op.t_ns = t, op.end_ns = end, op.step = step;
+}
+
+void AddCollective(trace::RankTrace& rt, int64_t seq, int64_t start, int64_t end,
+                   const char* kind = "all_reduce") {
+  trace::Collective c;
+  c.redistribute_id = -1;
+  c.kind = kind;
+  c.group = {0, 1, 2};
+  trace::FlightRecord f;
+  f.pg_name = "0";
+  f.seq_id = seq;
+  f.input_sizes = {{1024}};
+  f.output_sizes = {{1024}};
+  f.input_dtypes = {"Float"};
+  f.output_dtypes = {"Float"};
+  f.created_ns = start - 5;
+  f.state = "completed";
+  c.flight = f;
+  c.start_ns = start, c.end_ns = end;
+  rt.events.emplace_back(std::move(c));
+}
+
+// Three ranks: ops nested two deep, two steps, and two all_reduces on group {0, 1, 2}. The first
+// starts at 1000, 1100 and 1400 ns on r0, r1, r2 (r2 arrives last; r0 waits 400, r1 300); the
+// second starts at 3000 on every rank (nobody waits, so nobody is a straggler).
+trace::Model ThreeRanks() {
+  trace::Model m;
+  m.world = 3;
+  for (int64_t r = 0; r < 3; ++r) {
+    trace::RankTrace rt;
+    rt.header.rank = r;
+    rt.header.world = 3;
+    AddOp(rt, "ProfilerStep#0", 0, 2000, 0);
+    AddOp(rt, "ProfilerStep#1", 2000, 4000, 1);
+    AddOp(rt, "aten::linear", 10, 100);
+    AddOp(rt, "aten::mm", 20, 50);
+    AddOp(rt, "aten::add", 60, 90);
+    AddOp(rt, "aten::linear", 200, 300);
+    const int64_t first[3] = {1000, 1100, 1400};
+    AddCollective(rt, 1, first[r], 1600);
+    AddCollective(rt, 2, 3000, 3100);
+    m.ranks.push_back(std::move(rt));
+  }
+  m.Reindex();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("profiler lanes: decided by the data", "[gui][profiler]") {
+  trace::Model m = ThreeRanks();
+  CHECK(gui::HasProfilerLanes(m));
+  // Flight Recorder dumps: collectives with flight records, no op events.
+  trace::Model fr = m;
+  for (trace::RankTrace& rt : fr.ranks) {
+    trace::EventList kept;
+    for (const trace::Collective& c : rt.events.Of<trace::Collective>()) kept.emplace_back(c);
+    rt.events = std::move(kept);
+  }
+  CHECK_FALSE(gui::HasProfilerLanes(fr));
+  // Ops but no timed collective (every kernel of zero length): not a profiler trace's matched view.
+  trace::Model untimed = ThreeRanks();
+  for (trace::RankTrace& rt : untimed.ranks) {
+    trace::EventList kept;
+    for (const trace::Op& op : rt.events.Of<trace::Op>()) kept.emplace_back(op);
+    rt.events = std::move(kept);
+  }
+  CHECK_FALSE(gui::HasProfilerLanes(untimed));
+  CHECK_FALSE(gui::HasProfilerLanes(trace::Model{}));
+}
+
+TEST_CASE("profiler lanes: ops nest into rows, kernels join the matcher's collectives", "[gui][profiler]") {
+  const trace::Model m = ThreeRanks();
+  const gui::ProfilerData d = gui::BuildProfilerData(m);
+  REQUIRE(d.lanes.size() == 3);
+  CHECK(d.depth == 2);
+  CHECK(d.ops == 12);  // 4 ops per rank, ProfilerStep#N apart
+  CHECK(d.kernels == 6);
+  CHECK(d.kinds == std::vector<std::string>{"all_reduce"});
+  CHECK(d.t0 == 0);
+  CHECK(d.t1 == 4000);
+  for (const gui::ProfilerLane& lane : d.lanes) {
+    REQUIRE(lane.rows.size() == 2);
+    // Row 0: the two aten::linear; row 1: mm and add, both inside the first linear.
+    REQUIRE(lane.rows[0].size() == 2);
+    CHECK(lane.rows[0][0].start == 10);
+    CHECK(lane.rows[0][1].start == 200);
+    REQUIRE(lane.rows[1].size() == 2);
+    CHECK(lane.rows[1][0].start == 20);
+    CHECK(lane.rows[1][1].start == 60);
+    REQUIRE(lane.steps.size() == 2);
+    CHECK(lane.steps[1].step == 1);
+    CHECK(lane.steps[1].start == 2000);
+    REQUIRE(lane.kernels.size() == 2);
+  }
+  REQUIRE(d.analysis.collectives.size() == 2);
+  REQUIRE(d.members.size() == 2);
+  for (size_t c = 0; c < 2; ++c) {
+    REQUIRE(d.members[c].size() == 3);
+    const trace::KinetoCollective& kc = d.analysis.collectives[c];
+    for (const gui::ProfilerMember& mem : d.members[c]) {
+      const gui::ProfilerKernelSpan& s =
+          d.lanes[static_cast<size_t>(mem.lane)].kernels[static_cast<size_t>(mem.kernel)];
+      CHECK(s.collective == static_cast<int32_t>(c));
+      // The matcher's event index names this very kernel.
+      CHECK(kc.start_ns.at(d.lanes[static_cast<size_t>(mem.lane)].rank) == s.start);
+    }
+  }
+  // Collective seq 1: r2 started last at 1400; everybody's wait ends there; only r2 is marked.
+  const size_t c1 = d.analysis.collectives[0].seq == 1 ? 0 : 1;
+  CHECK(d.analysis.collectives[c1].last_rank == 2);
+  for (const gui::ProfilerMember& mem : d.members[c1]) {
+    const gui::ProfilerKernelSpan& s =
+        d.lanes[static_cast<size_t>(mem.lane)].kernels[static_cast<size_t>(mem.kernel)];
+    CHECK(s.wait_end == 1400);
+    CHECK(s.last == (d.lanes[static_cast<size_t>(mem.lane)].rank == 2));
+  }
+  CHECK(d.analysis.collectives[c1].wait_ns.at(0) == 400);
+  CHECK(d.analysis.collectives[c1].wait_ns.at(1) == 300);
+  // Seq 2 started together: no straggler mark, no wait.
+  for (const gui::ProfilerMember& mem : d.members[1 - c1]) {
+    const gui::ProfilerKernelSpan& s =
+        d.lanes[static_cast<size_t>(mem.lane)].kernels[static_cast<size_t>(mem.kernel)];
+    CHECK_FALSE(s.last);
+    CHECK(s.wait_end == s.start);
+  }
+  REQUIRE(d.stragglers.size() == 1);
+  CHECK(d.stragglers[0] == std::pair<int64_t, int64_t>{2, 1});
+  CHECK(d.LaneOf(2) == 2);
+  CHECK(d.LaneOf(7) == -1);
+}
+
+TEST_CASE("profiler lanes: nesting depths never put overlapping spans on one row",
+          "[gui][profiler][property]") {
+  std::mt19937_64 rng(35);
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<Span> spans(static_cast<size_t>(rng() % 40));
+    for (Span& s : spans) {
+      s.start = static_cast<int64_t>(rng() % 1000);
+      s.end = s.start + static_cast<int64_t>(rng() % 200);
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    const std::vector<int32_t> depth = gui::NestingDepths(spans);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      int32_t containing = 0;  // earlier spans still open at this one's start
+      for (size_t j = 0; j < i; ++j) {
+        if (depth[j] == depth[i]) CHECK(spans[j].end <= spans[i].start);
+        containing += spans[j].start <= spans[i].start && spans[j].end > spans[i].start ? 1 : 0;
+      }
+      CHECK(depth[i] <= containing);
+    }
+    // Properly nested spans (each inside or after the previous ones): depth is exactly that count.
+    std::vector<Span> nested;
+    int64_t t = 0;
+    std::vector<int64_t> open;
+    for (int k = 0; k < 30; ++k) {
+      if (!open.empty() && rng() % 3 == 0) {
+        t = open.back() + static_cast<int64_t>(rng() % 3);
+        open.pop_back();
+        continue;
+      }
+      const int64_t limit = open.empty() ? t + 1000 : open.back();
+      if (limit - t < 2) continue;
+      const Span s{t, t + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(limit - t - 1))};
+      nested.push_back(s);
+      open.push_back(s.end);
+      t = s.start + static_cast<int64_t>(rng() % 2);
+    }
+    std::sort(nested.begin(), nested.end(), [](const Span& a, const Span& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    const std::vector<int32_t> nd = gui::NestingDepths(nested);
+    for (size_t i = 0; i < nested.size(); ++i) {
+      int32_t containing = 0;
+      for (size_t j = 0; j < i; ++j)
+        containing += nested[j].start <= nested[i].start && nested[j].end > nested[i].start ? 1 : 0;
+      CHECK(nd[i] == containing);
+    }
+  }
+}
+
+TEST_CASE("profiler lanes: a row's level of detail covers every visible span once, bounded by pixels",
+          "[gui][profiler][property]") {
+  std::mt19937_64 rng(350);
+  for (int round = 0; round < 4000; ++round) {
+    // A row of non-overlapping spans: narrow ones in dense bursts, some wide ones.
+    std::vector<Span> row;
+    int64_t t = static_cast<int64_t>(rng() % 100);
+    const size_t n = static_cast<size_t>(rng() % 300);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t len =
+          rng() % 10 == 0 ? static_cast<int64_t>(rng() % 5000) : static_cast<int64_t>(rng() % 20);
+      row.push_back({t, t + len});
+      t += len + (rng() % 8 == 0 ? static_cast<int64_t>(rng() % 3000) : static_cast<int64_t>(rng() % 15));
+    }
+    const int64_t vs = static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, t)));
+    const int64_t ve = vs + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, t)));
+    const double ns_per_px = 1.0 + static_cast<double>(rng() % 400);
+    const double min_px = 1.0 + static_cast<double>(rng() % 4);
+    const int64_t px = static_cast<int64_t>(ns_per_px);
+    std::vector<size_t> covered;
+    size_t items = 0;
+    gui::ForEachRowItem(row, vs, ve, ns_per_px, min_px,
+                        [&](size_t first, size_t count, int64_t a, int64_t b) {
+                          ++items;
+                          REQUIRE(count >= 1);
+                          REQUIRE(first + count <= row.size());
+                          CHECK(a == row[first].start);
+                          CHECK(b == row[first + count - 1].end);
+                          if (count > 1) {
+                            for (size_t k = first; k < first + count; ++k) {
+                              CHECK(static_cast<double>(row[k].end - row[k].start) <
+                                    min_px * ns_per_px);  // only narrow spans merge
+                              if (k > first) CHECK(row[k].start - row[k - 1].end < px);  // gaps under a pixel
+                            }
+                          }
+                          for (size_t k = first; k < first + count; ++k) covered.push_back(k);
+                        });
+    // Every span overlapping [vs, ve] exactly once, in order; nothing before the view.
+    std::vector<size_t> want;
+    for (size_t k = 0; k < row.size(); ++k)
+      if (row[k].end >= vs && row[k].start <= ve) want.push_back(k);
+    REQUIRE(covered.size() >= want.size());
+    CHECK(std::is_sorted(covered.begin(), covered.end()));
+    CHECK(std::adjacent_find(covered.begin(), covered.end()) == covered.end());
+    for (size_t k : want) CHECK(std::binary_search(covered.begin(), covered.end(), k));
+    for (size_t k : covered) CHECK(row[k].end >= vs);
+    // Items: wide spans, plus runs separated by a gap of a pixel or more or by a wide span.
+    const double pixels = static_cast<double>(ve - vs) / ns_per_px;
+    CHECK(static_cast<double>(items) <=
+          pixels * (1.0 + 2.0 / min_px) + 4.0 + (covered.size() - want.size()) * 2.0);
+  }
+}
