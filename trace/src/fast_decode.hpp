@@ -27,4 +27,9 @@ bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, cons
 /// has anything but exactly the documented fields, each once and in range.
 bool FastDecodeRepeat(simdjson::dom::element element, std::string_view line, RepeatLine& out);
 
+/// Decodes a v2 collective_repeat line's fields (whose "type" the caller checked), as
+/// FastDecodeRepeat.
+bool FastDecodeCollectiveRepeat(simdjson::dom::element element, std::string_view line,
+                                CollectiveRepeatLine& out);
+
 }  // namespace shardscope::trace::detail
