@@ -28,7 +28,8 @@ namespace fs = std::filesystem;
 
 struct Child {
   double seconds = 0;
-  int64_t peak_rss = 0;  // bytes
+  double cpu_seconds = 0;  // user + system time (a loaded machine stretches the wall time)
+  int64_t peak_rss = 0;    // bytes
   int status = 0;
 };
 
@@ -47,6 +48,10 @@ Child RunChild(const std::string& command) {
   Child c;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   c.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  c.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   return c;
 }
@@ -95,14 +100,14 @@ std::vector<int64_t> ParseCounts(const std::string& text, const char* option) {
 class Table {
  public:
   explicit Table(std::ostream& out) : out_(out) {
-    Line("%-48s %9s %9s %8s %9s %9s %9s %9s\n", "case", "input MB", "time s", "vs py", "peak MB", "peak/in",
-         "disk B/ev", "peak B/ev");
+    Line("%-48s %9s %9s %9s %8s %9s %9s %9s %9s\n", "case", "input MB", "time s", "cpu s", "vs py", "peak MB",
+         "peak/in", "disk B/ev", "peak B/ev");
   }
   // One tool on one input: time against Python's, peak RSS against the input and per event.
   void Row(const std::string& name, int64_t input, int64_t events, const Child& c, double python_s,
            int64_t out_bytes) {
-    Line("%-48s %9.1f %9.2f %7.2fx %9.0f %9.2f %9.0f %9.0f\n", name.c_str(), input / 1e6, c.seconds,
-         python_s > 0 ? c.seconds / python_s : 0.0, c.peak_rss / 1e6,
+    Line("%-48s %9.1f %9.2f %9.2f %7.2fx %9.0f %9.2f %9.0f %9.0f\n", name.c_str(), input / 1e6, c.seconds,
+         c.cpu_seconds, python_s > 0 ? c.seconds / python_s : 0.0, c.peak_rss / 1e6,
          static_cast<double>(c.peak_rss) / static_cast<double>(std::max<int64_t>(1, input)),
          static_cast<double>(out_bytes > 0 ? out_bytes : input) /
              static_cast<double>(std::max<int64_t>(1, events)),
@@ -145,17 +150,23 @@ void TraceRows(Table& table, std::ostream& out, const std::string& tool, const s
   table.Row(name + ": check of that trace", written, events, check, py.seconds, 0);
   table.Row(name + ": diff of that trace with itself", written, events, diff, py.seconds, 0);
   const int64_t lines = progress.lines_fast + progress.lines_reference;
-  auto rate = [&](const Child& c, int times) { return times * events / 1e6 / std::max(1e-9, c.seconds); };
-  char line[512];
+  // Events per second of wall time and per CPU second (user + system, over every thread).
+  auto rate = [&](double seconds, int times) {
+    return static_cast<double>(times * events) / 1e6 / std::max(1e-9, seconds);
+  };
+  char line[640];
   std::snprintf(
       line, sizeof line,
       "%s: trace %.2fx the input's bytes, %.0f B/event, %lld events, %.1f%% of %lld lines on the fast "
-      "path; M events/s: show %.2f, check %.2f, diff %.2f (reads it twice), python json.loads %.2f\n",
+      "path\n  M events/s (wall | per CPU second): show %.2f | %.2f, check %.2f | %.2f, diff %.2f | %.2f "
+      "(reads it twice), python json.loads %.2f | %.2f\n",
       name.c_str(), static_cast<double>(written) / static_cast<double>(std::max<int64_t>(1, input)),
       static_cast<double>(written) / static_cast<double>(std::max<int64_t>(1, events)),
       static_cast<long long>(events),
       100.0 * static_cast<double>(progress.lines_fast) / static_cast<double>(std::max<int64_t>(1, lines)),
-      static_cast<long long>(lines), rate(show, 1), rate(check, 1), rate(diff, 2), rate(py, 1));
+      static_cast<long long>(lines), rate(show.seconds, 1), rate(show.cpu_seconds, 1), rate(check.seconds, 1),
+      rate(check.cpu_seconds, 1), rate(diff.seconds, 2), rate(diff.cpu_seconds, 2), rate(py.seconds, 1),
+      rate(py.cpu_seconds, 1));
   out << line;
 }
 
@@ -181,7 +192,9 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
   if (ec) throw InternalError("bench import: cannot find this executable: " + ec.message());
   const std::string tool = Quote(self);
 
-  out << "bench import: every row one child process (wall time, peak RSS by wait4); 'vs py' is its time over "
+  out << "bench import: every row one child process (wall time, CPU time = user + system, peak RSS by "
+         "wait4); "
+         "'vs py' is its wall time over "
          "Python reading the same files in this run; disk B/ev the input's (or written trace's) bytes per "
          "event, peak B/ev peak RSS per event\n";
   Table table(out);

@@ -343,7 +343,8 @@ bool Finished(const Collective& e, const Scratch&) {
 // decides.
 template <typename E>
 bool DecodeKind(element v, const FileContext& ctx, E& e) {
-  Scratch s{ctx.v2()};
+  Scratch s;
+  s.v2 = ctx.v2();
   uint64_t seen = 0;
   if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
   if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
