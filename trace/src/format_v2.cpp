@@ -15,7 +15,12 @@ const RedistributeBegin* FileContext::Begin(int64_t id) const {
 
 const Op* FileContext::OpWithId(int64_t id) const {
   auto it = ops_.find(id);
-  return it == ops_.end() ? nullptr : &it->second;
+  if (it == ops_.end() || events_ == nullptr || it->second >= events_->size()) return nullptr;
+  if (op_index_ != it->second) {
+    op_ = std::get<Op>((*events_)[it->second]);
+    op_index_ = it->second;
+  }
+  return &op_;
 }
 
 const std::pair<size_t, size_t>* FileContext::Run(int64_t id) const {
@@ -38,7 +43,7 @@ void FileContext::Remember(const Event& event, size_t index) {
     run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
     return;
   } else if (const auto* op = std::get_if<Op>(&event)) {
-    ops_.try_emplace(op->id, *op);
+    ops_.try_emplace(op->id, index);
   } else if (const auto* e = std::get_if<StepBegin>(&event)) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<StepEnd>(&event)) {

@@ -7,6 +7,7 @@
 // which applies those rules. The v2 writer (encode_v2.cpp) leaves a field out only when these
 // rules rebuild it exactly.
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,8 +35,11 @@ class FileContext {
   int64_t rank() const { return rank_; }
   /// The first redistribute_begin with this id read so far, or nullptr.
   const RedistributeBegin* Begin(int64_t id) const;
-  /// The first op with this id read so far, or nullptr (an op line's `like`).
+  /// The first op with this id read so far, or nullptr (an op line's `like`). Ops are looked up
+  /// in the file's event list (SetEvents), not copied: the pointer holds until the next call.
   const Op* OpWithId(int64_t id) const;
+  /// The list the file's events go into (Remember's indexes), for OpWithId; must outlive this.
+  void SetEvents(const EventList* events) { events_ = events; }
   /// Call with every event the reader accepted, in file order, and its index in the file's event
   /// list (v1 files keep nothing).
   void Remember(const Event& event, size_t index);
@@ -55,7 +59,10 @@ class FileContext {
   int64_t rank_ = 0;
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
-  std::unordered_map<int64_t, Op> ops_;
+  std::unordered_map<int64_t, size_t> ops_;  // op id -> its index in *events_
+  const EventList* events_ = nullptr;
+  mutable Op op_;  // the op last looked up, and its index
+  mutable size_t op_index_ = SIZE_MAX;
   std::unordered_map<int64_t, std::pair<size_t, size_t>> runs_;
   std::vector<size_t> flights_;  // the last kMaxFlightBack flight collectives' indexes (a ring)
   size_t flights_seen_ = 0;

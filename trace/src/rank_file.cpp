@@ -285,6 +285,7 @@ void RankFileReader::TakeReference(std::string_view text) {
   if (!have_header_) {
     const Header& h = result_.trace.header = ParseHeader(line, at_);
     context_ = FileContext(h.version, h.rank, h.mesh_shape);
+    context_.SetEvents(&result_.trace.events);
     have_header_ = true;
     return;
   }
