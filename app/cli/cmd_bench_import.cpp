@@ -127,15 +127,49 @@ class Table {
 // The trace an import wrote: its size against the input and per event, the share of its lines
 // the readers' fast path takes, then show, check and diff (of the trace with itself) as child
 // processes in events/s, beside Python's json.loads of every line of the same files in this run.
+// The events of a trace and the lines each reader path took, counted by reading it in a child
+// process (the model's memory would otherwise count in every later child's peak RSS).
+struct TraceCounts {
+  int64_t events = 0, lines_fast = 0, lines_reference = 0;
+};
+TraceCounts CountInChild(const fs::path& trace) {
+  int fd[2];
+  if (pipe(fd) != 0) throw InternalError("bench import: pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw InternalError("bench import: fork failed");
+  if (pid == 0) {
+    close(fd[0]);
+    TraceCounts c;
+    try {
+      trace::ReadProgress progress;
+      const trace::Model model = trace::ReadTraceDir(trace, {.progress = &progress});
+      for (const trace::RankTrace& r : model.ranks) c.events += static_cast<int64_t>(r.events.size());
+      c.lines_fast = progress.lines_fast;
+      c.lines_reference = progress.lines_reference;
+    } catch (...) {
+    }
+    const ssize_t n = write(fd[1], &c, sizeof c);
+    _exit(n == static_cast<ssize_t>(sizeof c) ? 0 : 1);
+  }
+  close(fd[1]);
+  TraceCounts c;
+  const ssize_t n = read(fd[0], &c, sizeof c);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (n != static_cast<ssize_t>(sizeof c))
+    throw InternalError("bench import: counting the trace's events failed");
+  return c;
+}
+
 void TraceRows(Table& table, std::ostream& out, const std::string& tool, const std::string& name,
                const fs::path& trace, int64_t input, const Child& imported) {
   const int64_t written = BytesUnder(trace);
-  trace::ReadProgress progress;
-  int64_t events = 0;
-  {
-    const trace::Model model = trace::ReadTraceDir(trace, {.progress = &progress});
-    for (const trace::RankTrace& r : model.ranks) events += static_cast<int64_t>(r.events.size());
-  }
+  const TraceCounts counts = CountInChild(trace);
+  const int64_t events = counts.events;
+  struct {
+    int64_t lines_fast, lines_reference;
+  } progress{counts.lines_fast, counts.lines_reference};
   table.Row(name + ": import -o", input, events, imported, 0, written);
   const Child py = MustRun(
       "python3 -c \"import json, os, sys\nd = sys.argv[1]\nfor n in sorted(os.listdir(d)):\n"
@@ -198,6 +232,17 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
          "Python reading the same files in this run; disk B/ev the input's (or written trace's) bytes per "
          "event, peak B/ev peak RSS per event\n";
   Table table(out);
+  if (args.write) {
+    // The baseline: a trace of our own generator (scripts/gen_synthetic_trace.py, v2) of 512,000
+    // events (256 ranks x 400 redistributes x 5), read by the same tools in this run.
+    const fs::path syn = work / "synthetic_256.trace";
+    fs::remove_all(syn);
+    const fs::path syn_gen = repo / "scripts/gen_synthetic_trace.py";
+    const Child made = MustRun("python3 " + Quote(syn_gen.string()) +
+                               " --mesh 16x16 --redistributes 400 --out " + Quote(syn.string()));
+    TraceRows(table, out, tool, "own generator 256x400 (baseline)", syn, BytesUnder(syn), made);
+    fs::remove_all(syn);
+  }
   for (int64_t n : ranks) {
     for (const char* format : {"pickle", "json"}) {
       if (std::string(format) == "json" && !args.json) continue;
