@@ -23,6 +23,10 @@ ChildRun Wait(pid_t pid, std::chrono::steady_clock::time_point start, const std:
   ChildRun run;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.peak_rss = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  run.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   return run;
 }

@@ -10,10 +10,11 @@
 namespace shardscope::app {
 
 struct ChildRun {
-  double seconds = 0;    ///< wall time from the fork to the child's exit
-  int64_t peak_rss = 0;  ///< bytes: the child's ru_maxrss
-  int status = 0;        ///< exit status; 128 when a signal ended it
-  std::string output;    ///< RunInChild: what fn returned, or the message of what it threw
+  double seconds = 0;      ///< wall time from the fork to the child's exit
+  double cpu_seconds = 0;  ///< the child's user + system time (a loaded machine stretches the wall)
+  int64_t peak_rss = 0;    ///< bytes: the child's ru_maxrss
+  int status = 0;          ///< exit status; 128 when a signal ended it
+  std::string output;      ///< RunInChild: what fn returned, or the message of what it threw
   bool Ok() const { return status == 0; }
 };
 

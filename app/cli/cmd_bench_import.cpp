@@ -15,6 +15,7 @@
 #include "child_process.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
+#include "shardscope/trace/reader.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -72,14 +73,14 @@ std::vector<int64_t> ParseCounts(const std::string& text, const char* option) {
 class Table {
  public:
   explicit Table(std::ostream& out) : out_(out) {
-    Line("%-48s %9s %9s %8s %9s %9s %9s %9s\n", "case", "input MB", "time s", "vs py", "peak MB", "peak/in",
-         "disk B/ev", "peak B/ev");
+    Line("%-48s %9s %9s %9s %8s %9s %9s %9s %9s\n", "case", "input MB", "time s", "cpu s", "vs py", "peak MB",
+         "peak/in", "disk B/ev", "peak B/ev");
   }
   // One tool on one input: time against Python's, peak RSS against the input and per event.
   void Row(const std::string& name, int64_t input, int64_t events, const Child& c, double python_s,
            int64_t out_bytes) {
-    Line("%-48s %9.1f %9.2f %7.2fx %9.0f %9.2f %9.0f %9.0f\n", name.c_str(), input / 1e6, c.seconds,
-         python_s > 0 ? c.seconds / python_s : 0.0, c.peak_rss / 1e6,
+    Line("%-48s %9.1f %9.2f %9.2f %7.2fx %9.0f %9.2f %9.0f %9.0f\n", name.c_str(), input / 1e6, c.seconds,
+         c.cpu_seconds, python_s > 0 ? c.seconds / python_s : 0.0, c.peak_rss / 1e6,
          static_cast<double>(c.peak_rss) / static_cast<double>(std::max<int64_t>(1, input)),
          static_cast<double>(out_bytes > 0 ? out_bytes : input) /
              static_cast<double>(std::max<int64_t>(1, events)),
@@ -95,6 +96,74 @@ class Table {
   }
   std::ostream& out_;
 };
+
+// The trace an import wrote: its size against the input and per event, the share of its lines
+// the readers' fast path takes, then show, check and diff (of the trace with itself) as child
+// processes in events/s, beside Python's json.loads of every line of the same files in this run.
+// The events of a trace and the lines each reader path took, counted by reading it in a child
+// process (the model's memory would otherwise count in every later child's peak RSS).
+struct TraceCounts {
+  int64_t events = 0, lines_fast = 0, lines_reference = 0;
+};
+TraceCounts CountInChild(const fs::path& trace) {
+  const ChildRun run = RunInChild(
+      [&] {
+        trace::ReadProgress progress;
+        const trace::Model model = trace::ReadTraceDir(trace, {.progress = &progress});
+        int64_t events = 0;
+        for (const trace::RankTrace& r : model.ranks) events += static_cast<int64_t>(r.events.size());
+        return std::to_string(events) + " " + std::to_string(progress.lines_fast) + " " +
+               std::to_string(progress.lines_reference);
+      },
+      "bench import");
+  TraceCounts c;
+  std::istringstream in(run.output);
+  if (!run.Ok() || !(in >> c.events >> c.lines_fast >> c.lines_reference))
+    throw InternalError("bench import: counting the trace's events failed: " + run.output);
+  return c;
+}
+
+void TraceRows(Table& table, std::ostream& out, const std::string& tool, const std::string& name,
+               const fs::path& trace, int64_t input, const Child& imported) {
+  const int64_t written = BytesUnder(trace);
+  const TraceCounts counts = CountInChild(trace);
+  const int64_t events = counts.events;
+  struct {
+    int64_t lines_fast, lines_reference;
+  } progress{counts.lines_fast, counts.lines_reference};
+  table.Row(name + ": import -o", input, events, imported, 0, written);
+  const Child py = MustRun(
+      "python3 -c \"import json, os, sys\nd = sys.argv[1]\nfor n in sorted(os.listdir(d)):\n"
+      "    with open(os.path.join(d, n), 'rb') as f:\n        for line in f: json.loads(line)\" " +
+      Quote(trace.string()));
+  table.Row(name + ": python json.loads of the trace", written, events, py, py.seconds, 0);
+  const std::string t = Quote(trace.string());
+  const Child show = MustRun(tool + " show " + t, true);
+  const Child check = MustRun(tool + " check " + t, true);
+  const Child diff = MustRun(tool + " diff " + t + " " + t, true);
+  table.Row(name + ": show of that trace", written, events, show, py.seconds, 0);
+  table.Row(name + ": check of that trace", written, events, check, py.seconds, 0);
+  table.Row(name + ": diff of that trace with itself", written, events, diff, py.seconds, 0);
+  const int64_t lines = progress.lines_fast + progress.lines_reference;
+  // Events per second of wall time and per CPU second (user + system, over every thread).
+  auto rate = [&](double seconds, int times) {
+    return static_cast<double>(times * events) / 1e6 / std::max(1e-9, seconds);
+  };
+  char line[640];
+  std::snprintf(
+      line, sizeof line,
+      "%s: trace %.2fx the input's bytes, %.0f B/event, %lld events, %.1f%% of %lld lines on the fast "
+      "path\n  M events/s (wall | per CPU second): show %.2f | %.2f, check %.2f | %.2f, diff %.2f | %.2f "
+      "(reads it twice), python json.loads %.2f | %.2f\n",
+      name.c_str(), static_cast<double>(written) / static_cast<double>(std::max<int64_t>(1, input)),
+      static_cast<double>(written) / static_cast<double>(std::max<int64_t>(1, events)),
+      static_cast<long long>(events),
+      100.0 * static_cast<double>(progress.lines_fast) / static_cast<double>(std::max<int64_t>(1, lines)),
+      static_cast<long long>(lines), rate(show.seconds, 1), rate(show.cpu_seconds, 1), rate(check.seconds, 1),
+      rate(check.cpu_seconds, 1), rate(diff.seconds, 2), rate(diff.cpu_seconds, 2), rate(py.seconds, 1),
+      rate(py.cpu_seconds, 1));
+  out << line;
+}
 
 }  // namespace
 
@@ -118,10 +187,23 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
   if (ec) throw InternalError("bench import: cannot find this executable: " + ec.message());
   const std::string tool = Quote(self);
 
-  out << "bench import: every row one child process (wall time, peak RSS by wait4); 'vs py' is its time over "
+  out << "bench import: every row one child process (wall time, CPU time = user + system, peak RSS by "
+         "wait4); "
+         "'vs py' is its wall time over "
          "Python reading the same files in this run; disk B/ev the input's (or written trace's) bytes per "
          "event, peak B/ev peak RSS per event\n";
   Table table(out);
+  if (args.write) {
+    // The baseline: a trace of our own generator (scripts/gen_synthetic_trace.py, v2) of 512,000
+    // events (256 ranks x 400 redistributes x 5), read by the same tools in this run.
+    const fs::path syn = work / "synthetic_256.trace";
+    fs::remove_all(syn);
+    const fs::path syn_gen = repo / "scripts/gen_synthetic_trace.py";
+    const Child made = MustRun("python3 " + Quote(syn_gen.string()) +
+                               " --mesh 16x16 --redistributes 400 --out " + Quote(syn.string()));
+    TraceRows(table, out, tool, "own generator 256x400 (baseline)", syn, BytesUnder(syn), made);
+    fs::remove_all(syn);
+  }
   for (int64_t n : ranks) {
     for (const char* format : {"pickle", "json"}) {
       if (std::string(format) == "json" && !args.json) continue;
@@ -146,10 +228,7 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
       if (!args.write) continue;
       const Child imported =
           MustRun(tool + " import fr " + Quote(dir.string()) + " -o " + Quote(trace.string()));
-      const int64_t written = BytesUnder(trace);
-      table.Row(name + ": import fr -o", input, events, imported, py.seconds, written);
-      table.Row(name + ": show of that trace", written, events,
-                MustRun(tool + " show " + Quote(trace.string())), py.seconds, 0);
+      TraceRows(table, out, tool, name + " fr", trace, input, imported);
       fs::remove_all(trace);
       if (!args.keep) fs::remove_all(dir);
     }
@@ -174,10 +253,7 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
     table.Row(name + ": import (judge)", input, n, MustRun(import, true), py.seconds, 0);
     if (args.write) {
       const Child imported = MustRun(import + " -o " + Quote(trace.string()), true);
-      const int64_t written = BytesUnder(trace);
-      table.Row(name + ": import -o", input, n, imported, py.seconds, written);
-      table.Row(name + ": show of that trace", written, n, MustRun(tool + " show " + Quote(trace.string())),
-                py.seconds, 0);
+      TraceRows(table, out, tool, name, trace, input, imported);
       fs::remove_all(trace);
     }
     if (!args.keep) fs::remove(log);
@@ -199,6 +275,14 @@ int RunBenchImport(const BenchImportArgs& args, std::ostream& out) {
     table.Row(name + ": python json.load", input, events, py, py.seconds, 0);
     const Child imported = MustRun(tool + " import kineto " + Quote(dir.string()) + " --json");
     table.Row(name + ": import kineto --json", input, events, imported, py.seconds, 0);
+    if (args.write) {
+      const fs::path trace = work / ("kineto_" + std::to_string(steps) + ".trace");
+      fs::remove_all(trace);
+      const Child written =
+          MustRun(tool + " import kineto " + Quote(dir.string()) + " -o " + Quote(trace.string()));
+      TraceRows(table, out, tool, name, trace, input, written);
+      fs::remove_all(trace);
+    }
     char line[160];
     std::snprintf(line, sizeof line, "%s: import kineto %.0f MB/s of JSON, json.load %.0f MB/s (%.1fx)\n",
                   name.c_str(), input / 1e6 / std::max(1e-9, imported.seconds),

@@ -2,7 +2,8 @@
 # A trace that mixes shardscope's own events with collectives carrying a flight record (each rank
 # file: the hand-made clean 2x2 trace of tests/golden/check, then the collectives `import fr -o`
 # wrote for the "missing" scenario of tests/trace/make_fr_dumps.py, in which rank 3 never joins
-# seq 5). check applies both rule sets: Flight Recorder's to the flight records (per process group
+# seq 5; the golden's header says version 2, as the imported lines are, and its version 1 lines are
+# valid version 2 lines). check applies both rule sets: Flight Recorder's to the flight records (per process group
 # and seq), the call-order pairing to the rest, so the counts of the mix are the sums of the parts'.
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -10,7 +11,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 run_ok import fr "$TMP/dumps" -o "$TMP/fr"
 mkdir -p "$TMP/mixed"
 for r in 0 1 2 3; do
-  { cat "$ROOT/tests/golden/check/clean/rank-$r.jsonl"; tail -n +2 "$TMP/fr/rank-$r.jsonl"; } >"$TMP/mixed/rank-$r.jsonl"
+  { sed '1s/"version":1,/"version":2,/' "$ROOT/tests/golden/check/clean/rank-$r.jsonl"; tail -n +2 "$TMP/fr/rank-$r.jsonl"; } >"$TMP/mixed/rank-$r.jsonl"
 done
 
 # The parts alone.
@@ -34,7 +35,7 @@ expect_json "(j['groups'], j['collectives'], j['redistributes'], j['undecided'])
 # redistribute #0 of the golden "dtype" case), after the process group finding.
 mkdir -p "$TMP/mixed_dtype"
 for r in 0 1 2 3; do
-  { cat "$ROOT/tests/golden/check/dtype/rank-$r.jsonl"; tail -n +2 "$TMP/fr/rank-$r.jsonl"; } >"$TMP/mixed_dtype/rank-$r.jsonl"
+  { sed '1s/"version":1,/"version":2,/' "$ROOT/tests/golden/check/dtype/rank-$r.jsonl"; tail -n +2 "$TMP/fr/rank-$r.jsonl"; } >"$TMP/mixed_dtype/rank-$r.jsonl"
 done
 run check "$TMP/mixed_dtype" --json
 expect_json "[m['class'] for m in j['mismatches']] == ['missing_ranks', 'dtype']"

@@ -8,11 +8,24 @@
 source "$(dirname "$0")/lib.sh" "$@"
 D="$ROOT/tests/golden/import/debugmode"
 
-# json_lines FILE PYEXPR: prints PYEXPR over `rows`, the JSON lines of FILE.
+# json_lines FILE PYEXPR: prints PYEXPR over `rows`, the JSON lines of FILE, with a version 2 op
+# line that names an earlier op by `like` completed from it (docs/trace-format.md, "Version 2":
+# the fields it leaves out of name..note are that op's; `redistribute_ids` relinks the inputs).
 json_lines() {
   "$PYTHON" -c '
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+import copy, json, sys
+rows, ops = [], {}
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "op":
+        if "like" in r:
+            base = ops[r["like"]]
+            for k in ("name", "args", "inputs", "outputs", "candidates", "chosen", "rule", "note"):
+                r.setdefault(k, copy.deepcopy(base[k]))
+            for i, rid in enumerate(r.pop("redistribute_ids", [])):
+                r["inputs"][i]["redistribute_id"] = rid
+        ops.setdefault(r["id"], r)
+    rows.append(r)
 print(json.dumps(eval(sys.argv[2])))' "$1" "$2"
 }
 expect_eq() {

@@ -48,6 +48,19 @@ validate "import debugmode" "$TMP/dm"
 run import fr "$TMP/fr_dumps" -o "$TMP/fr_trace"
 expect_rc 0
 validate "import fr" "$TMP/fr_trace"
+# A longer job's dumps: most entries are written as collective_repeat lines.
+"$PYTHON" "$ROOT/tests/trace/make_fr_dumps.py" clean "$TMP/fr_clean" --ranks 8 --seqs 40 >/dev/null
+run import fr "$TMP/fr_clean" -o "$TMP/fr_clean_trace"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+grep -q '"type":"collective_repeat"' "$TMP/fr_clean_trace/rank-0.jsonl" ||
+  fail "import fr of 8x40 dumps wrote no collective_repeat line"
+validate "import fr (repeats)" "$TMP/fr_clean_trace"
+# A profiler trace: collectives with flight records and ops.
+"$PYTHON" "$ROOT/tests/trace/make_kineto_traces.py" "$TMP/kineto" --ranks 2 --steps 3 >/dev/null
+run import kineto "$TMP/kineto" -o "$TMP/kineto_trace"
+expect_rc 0
+validate "import kineto" "$TMP/kineto_trace"
 
 # The validator itself: a line the schema forbids is reported (a collective without its kind).
 printf '%s\n' '{"type":"collective","id":1,"rank":0}' >"$TMP/bad.jsonl"

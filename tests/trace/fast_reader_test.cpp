@@ -116,27 +116,32 @@ TEST_CASE("fast path and reference path read every trace in the repository alike
 
 TEST_CASE("the fast path decodes the common events itself", "[trace][reader][fast]") {
   // Results are equal by design, so this guards against a fast path that silently declines
-  // everything: in a trace the writer wrote, only header and op lines take the reference path.
-  const fs::path dir = kSource / "tests/golden/trace/program";
-  int64_t lines = 0, reference = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::stringstream text(ReadText(entry.path()));
-    for (std::string line; std::getline(text, line);) {
-      ++lines;
-      if (line.find("\"type\":\"header\"") != std::string::npos ||
-          line.find("\"type\":\"op\"") != std::string::npos)
-        ++reference;
+  // everything: in a trace the writer wrote, only header lines take the reference path (ops,
+  // collectives with flight records and repeat lines included).
+  for (const char* name : {"program", "flight_recorder"}) {
+    const fs::path dir = kSource / "tests/golden/trace" / name;
+    CAPTURE(dir.string());
+    int64_t lines = 0, reference = 0, ops_or_flights = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::stringstream text(ReadText(entry.path()));
+      for (std::string line; std::getline(text, line);) {
+        ++lines;
+        if (line.find("\"type\":\"header\"") != std::string::npos) ++reference;
+        if (line.find("\"type\":\"op\"") != std::string::npos ||
+            line.find("\"flight\":") != std::string::npos)
+          ++ops_or_flights;
+      }
     }
+    REQUIRE(ops_or_flights > 0);
+    ReadProgress progress;
+    Model model = ReadTraceDir(dir, {.jobs = 2, .progress = &progress});
+    CHECK(progress.lines_reference == reference);
+    CHECK(progress.lines_fast == lines - reference);
+    ReadProgress slow;
+    (void)ReadTraceDir(dir, {.jobs = 2, .fast = false, .progress = &slow});
+    CHECK(slow.lines_reference == lines);
+    CHECK(slow.lines_fast == 0);
   }
-  REQUIRE(reference < lines);
-  ReadProgress progress;
-  Model model = ReadTraceDir(dir, {.jobs = 2, .progress = &progress});
-  CHECK(progress.lines_reference == reference);
-  CHECK(progress.lines_fast == lines - reference);
-  ReadProgress slow;
-  (void)ReadTraceDir(dir, {.jobs = 2, .fast = false, .progress = &slow});
-  CHECK(slow.lines_reference == lines);
-  CHECK(slow.lines_fast == 0);
 }
 
 TEST_CASE("a directory with one corrupt rank file loads the rest and names the bad one",

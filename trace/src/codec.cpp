@@ -365,8 +365,10 @@ void Finish(const Fields& f, Op& e, const FileContext& ctx) {
              std::to_string(e.inputs.size()) + ") and per output (" + std::to_string(e.outputs.size()) + ")");
     }
   }
-  // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates.
-  if (e.chosen >= static_cast<int64_t>(e.candidates.size()) || (e.chosen < 0 && e.ok)) {
+  // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates, or is 0
+  // for an op that records no candidates (a profiler's CPU op, `import kineto`).
+  if ((e.chosen >= static_cast<int64_t>(e.candidates.size()) && !(e.chosen == 0 && e.candidates.empty())) ||
+      (e.chosen < 0 && e.ok)) {
     f.Fail("field 'chosen' is " + std::to_string(e.chosen) + " but the op has " +
            std::to_string(e.candidates.size()) + " candidate strategies" +
            (e.chosen < 0 ? " (-1 is allowed only when 'ok' is false)" : ""));
@@ -466,6 +468,20 @@ RepeatLine ParseRepeatLine(const json& line, const LineRef& at) {
   r.dt = f.Ints("dt", kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
   if (f.Has("tensor")) r.tensor = f.Str("tensor");
   ParseOpLink(f, r.op_id, r.op_input);
+  return r;
+}
+
+CollectiveRepeatLine ParseCollectiveRepeatLine(const json& line, const LineRef& at) {
+  Fields f(line, at, "");
+  CollectiveRepeatLine r;
+  r.back = f.Int("back", 1, kMaxFlightBack);
+  r.dt = f.Ints("dt", 3, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
+  if (r.dt.size() != 3) f.Fail("field 'dt' must have 3 entries (start_ns, end_ns, flight.created_ns)");
+  r.did = f.Ints("did", 4, kI64Min + 1, kI64Max);
+  if (r.did.size() != 4)
+    f.Fail("field 'did' must have 4 entries (flight.seq_id, p2p_seq_id, record_id, op_id)");
+  if (f.Has("state")) r.state = f.Str("state");
+  if (f.Has("duration_ms")) r.duration_ms = f.Number("duration_ms");
   return r;
 }
 

@@ -22,6 +22,7 @@ inline constexpr const char* kTypeStepEnd = "step_end";
 inline constexpr const char* kTypeCollective = "collective";
 inline constexpr const char* kTypeOp = "op";
 inline constexpr const char* kTypeRedistributeRepeat = "redistribute_repeat";  ///< v2 (RepeatLine)
+inline constexpr const char* kTypeCollectiveRepeat = "collective_repeat";      ///< v2 (CollectiveRepeatLine)
 
 /// Where a line came from, for messages "file:line: what".
 struct LineRef {
@@ -47,5 +48,8 @@ std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at, c
 
 /// Parses a v2 redistribute_repeat line's fields (ExpandRepeat checks them against the file).
 RepeatLine ParseRepeatLine(const nlohmann::json& line, const LineRef& at);
+
+/// Parses a v2 collective_repeat line's fields (ExpandCollectiveRepeat checks them against the file).
+CollectiveRepeatLine ParseCollectiveRepeatLine(const nlohmann::json& line, const LineRef& at);
 
 }  // namespace shardscope::trace::detail

@@ -4,9 +4,11 @@
 #include "encode_v2.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -64,10 +66,6 @@ bool SameWrittenFields(const T& a, const T& b, uint64_t mask) {
     }
   });
 }
-
-// Whether a and b agree on what an op line's `like` copies: name .. note, the inputs but their
-// redistribute ids (those a `redistribute_ids` field gives).
-bool SameOpFields(const Op& a, const Op& b) { return SameWrittenFields(a, b, LikeMask(kDescOf<Op>)); }
 
 // Whether values a and b are written alike because they share their list (SharedVec::SharesWith),
 // are the same string (IStr: pointer equality) or number (bit for bit), or are both absent (a rare
@@ -300,21 +298,32 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
   constexpr size_t kLikeFirst = LikeFirst(d), kLikeEnd = LikeEnd(d);
   const WriteBasis v2{.v2 = true};
   Line l(out);
-  if (e.imported) l.Decline();  // rare: the JSON encoder writes it, and it is no `like` target
   l.Str("type", d.name);
   WriteFields(l, e, v2, 0, kLikeFirst);
   if (const LikeMemo* memo = FindLikeMemo(e)) {
     l.Int("like", memo->like);  // what the lookup below would find
   } else {
+    // The tensor (the run's first field) apart: a begin that differs from an earlier one only in
+    // its tensor's name (an imported program's, say) keeps its tensor and takes the rest by `like`.
+    static_assert(IndexOf(d, "tensor") == kLikeFirst);
     const size_t fields_at = l.size();
-    WriteFields(l, e, v2, kLikeFirst, kLikeEnd);
+    WriteFields(l, e, v2, kLikeFirst, kLikeFirst + 1);
+    const size_t rest_at = l.size();
+    WriteFields(l, e, v2, kLikeFirst + 1, kLikeEnd);
     if (l.ok()) {
       std::string_view fields = l.Since(fields_at);
+      std::string_view rest = l.Since(rest_at);
       if (auto it = like_.find(fields); it != like_.end()) {
         l.Truncate(fields_at, false);
         l.Int("like", it->second);
         RememberLike(e, it->second);
+      } else if (auto r = like_rest_.find(rest); r != like_rest_.end()) {
+        const int64_t like = r->second;
+        l.Truncate(rest_at, false);
+        l.Int("like", like);
+        if (like_.size() < kMaxLikeTargets) like_.emplace(std::string(fields), e.id);
       } else if (like_.size() < kMaxLikeTargets) {
+        like_rest_.emplace(std::string(rest), e.id);
         like_.emplace(std::string(fields), e.id);
         RememberLike(e, e.id);
       }
@@ -372,7 +381,67 @@ void EncoderV2::Encode(const StepEnd& e, std::string& out, bool repeated) {
                  R"("t_ns":)", {e.redistribute_id, e.t_ns});
 }
 
+namespace {
+// What a collective_repeat line gives anew: the collective's times and its flight record's
+// times, ids, state and duration; every other field is the earlier collective's.
+constexpr uint64_t kFlightCollectiveSame = ~MaskOf(kDescOf<Collective>, {"start_ns", "end_ns", "flight"});
+constexpr uint64_t kFlightRecordSame =
+    ~MaskOf(kDescOf<FlightRecord>,
+            {"seq_id", "p2p_seq_id", "record_id", "op_id", "state", "created_ns", "duration_ms"});
+constexpr int64_t kMaxDt = int64_t{1} << 62;
+}  // namespace
+
+bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const {
+  const FlightRecord& f = *e.flight;
+  const bool known = KnownDuration(f);
+  for (size_t k = flights_.size(); k-- > 0;) {
+    const FlightMemo& m = flights_[k];
+    const Collective& b = m.event;
+    const FlightRecord& g = *b.flight;
+    const bool base_known = KnownDuration(g);
+    if (base_known && !known) continue;  // an unknown duration cannot be given
+    if (!SameWrittenFields(f, g, kFlightRecordSame) || !SameWrittenFields(e, b, kFlightCollectiveSame))
+      continue;
+    const int64_t dt[] = {e.start_ns - b.start_ns, e.end_ns - b.end_ns, f.created_ns - g.created_ns};
+    for (int64_t d : dt)
+      if (d < -kMaxDt || d > kMaxDt) return false;  // not for times the reader refuses anyway
+    int64_t did[4];
+    const int64_t from[] = {f.seq_id, f.p2p_seq_id, f.record_id, f.op_id};
+    const int64_t to[] = {g.seq_id, g.p2p_seq_id, g.record_id, g.op_id};
+    for (size_t i = 0; i < 4; ++i)
+      if (__builtin_sub_overflow(from[i], to[i], &did[i]) || did[i] == std::numeric_limits<int64_t>::min())
+        return false;
+    Line l(out);
+    l.Str("type", kTypeCollectiveRepeat);
+    l.Int("back", static_cast<int64_t>(flights_written_ - m.number + 1));  // 1: the last one
+    l.Ints("dt", {dt[0], dt[1], dt[2]});
+    l.Ints("did", {did[0], did[1], did[2], did[3]});
+    if (!(f.state == g.state)) l.Str("state", f.state);
+    if (known && (!base_known || std::memcmp(&*f.duration_ms, &*g.duration_ms, sizeof(double)) != 0))
+      l.Num("duration_ms", *f.duration_ms);
+    return l.Finish();
+  }
+  return false;
+}
+
+void EncoderV2::RememberFlight(const Collective& e) {
+  ++flights_written_;
+  FlightMemo m{e, flights_written_};
+  if (flights_.size() < kFlightMemo) {
+    flights_.push_back(std::move(m));
+  } else {
+    // Oldest out: keep the ring in order of number, newest last.
+    std::move(flights_.begin() + 1, flights_.end(), flights_.begin());
+    flights_.back() = std::move(m);
+  }
+}
+
 void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
+  if (e.flight) {
+    const bool again = EncodeFlightRepeat(e, out);
+    RememberFlight(e);
+    if (again) return;
+  }
   const Open* open = nullptr;
   const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
   const std::string* dtype = open ? &open->dtype : nullptr;
@@ -398,32 +467,50 @@ void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
 }
 
 void EncoderV2::Encode(const Op& e, std::string& out) {
+  // The like target: the recent op that agrees with this one in the most fields `like` copies
+  // (the latest of equals); the line then gives only the fields that differ from it.
+  constexpr const auto& d = kDescOf<Op>;
+  constexpr uint64_t kLike = LikeMask(d);
   const Op* like = nullptr;
-  for (const Op& r : recent_ops_)
-    if (SameOpFields(r, e)) like = &r;
+  uint64_t same = 0;
+  for (const Op& r : recent_ops_) {
+    uint64_t mask = 0;
+    ForEachField(d, [&](auto i, const auto& f) {
+      using F = std::remove_cvref_t<decltype(f)>;
+      if constexpr (IsLike<typename F::Rule>::value) {
+        if (SameWritten(typename F::Codec{}, e.*F::kMember, r.*F::kMember)) mask |= uint64_t{1} << i;
+      }
+    });
+    if (std::popcount(mask) >= std::popcount(same) && mask != 0) like = &r, same = mask;
+  }
+  bool written = false;
   if (like != nullptr) {
-    // The op's id, `like`, the fields up to the run `like` copies, the inputs' redistribute ids
-    // where they differ from like's, and the fields after the run.
-    constexpr const auto& d = kDescOf<Op>;
+    // The op's id, `like`, the fields up to the run `like` copies, those of the run that differ,
+    // the inputs' redistribute ids where they differ from like's, and the fields after the run.
     constexpr size_t kAfterId = IndexOf(d, "id") + 1;
+    constexpr uint64_t kInputs = MaskOf(d, {"inputs"});
     const WriteBasis v2{.v2 = true};
     Line l(out);
     l.Str("type", d.name);
     WriteFields(l, e, v2, 0, kAfterId);
     l.Int("like", like->id);
     WriteFields(l, e, v2, kAfterId, LikeFirst(d));
-    bool same_ids = true;
-    for (size_t i = 0; i < e.inputs.size(); ++i)
-      same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
-    if (!same_ids) {
-      std::vector<int64_t> ids;
-      for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
-      l.Ints("redistribute_ids", ids);
+    for (size_t i = LikeFirst(d); i < LikeEnd(d); ++i)
+      if ((kLike & ~same) >> i & 1) WriteFields(l, e, v2, i, i + 1);
+    if (same & kInputs) {
+      bool same_ids = true;
+      for (size_t i = 0; i < e.inputs.size(); ++i)
+        same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
+      if (!same_ids) {
+        std::vector<int64_t> ids;
+        for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
+        l.Ints("redistribute_ids", ids);
+      }
     }
     WriteFields(l, e, v2, LikeEnd(d));
-    if (l.Finish()) return;
+    written = l.Finish();
   }
-  if (!FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
+  if (!written && !FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
   if (recent_ops_.size() == kRecentOps) recent_ops_.erase(recent_ops_.begin());
   recent_ops_.push_back(e);
 }

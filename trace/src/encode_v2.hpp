@@ -78,6 +78,9 @@ class EncoderV2 {
   std::vector<Open> open_;  // a handful at a time: searched linearly, no allocation per redistribute
   // The plan fields of a written redistribute_begin (their text) -> its id.
   std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> like_;
+  // The same fields but the tensor (what follows it in the run) -> the id of a begin written with
+  // all of them: a begin differing only in its tensor writes that and `like`.
+  std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> like_rest_;
 
   // Recent begins whose plan fields have a `like` target, and that target: a begin that shares
   // their lists (SharedVec::SharesWith) and equals their strings and numbers has the same fields
@@ -132,6 +135,20 @@ class EncoderV2 {
   size_t repeat_memo_next_ = 0;
   static constexpr size_t kRepeatMemo = 8;
   std::vector<int64_t> dt_;  // a repeat line's time offsets (kept for its capacity)
+
+  // Recent collectives with a flight record (imported Flight Recorder entries, profiler
+  // collectives), with their number among this file's flight collectives: a later one that
+  // differs from one of them only in its times, ids, state and duration is written as a
+  // collective_repeat line naming it (`back`).
+  struct FlightMemo {
+    Collective event;
+    uint64_t number = 0;
+  };
+  std::vector<FlightMemo> flights_;  // at most kFlightMemo (<= kMaxFlightBack), a ring
+  uint64_t flights_written_ = 0;
+  static constexpr size_t kFlightMemo = 16;
+  bool EncodeFlightRepeat(const Collective& e, std::string& out) const;
+  void RememberFlight(const Collective& e);
 };
 
 }  // namespace shardscope::trace::detail

@@ -125,10 +125,22 @@ struct Scratch {
   uint64_t bit = 0;
   uint64_t abbreviated = 0;
   int64_t like = -1;
+  bool has_ids = false;  ///< an op line's v2 `redistribute_ids`
+  std::vector<int64_t> ids;
 };
 
 template <typename T>
 bool Members(element v, uint64_t required, T& e, Scratch& s, uint64_t* seen_out, bool top);
+
+// Checks of one nested object that involve several of its fields, as codec.cpp's CheckObject.
+template <typename T>
+bool Valid(const T&) {
+  return true;
+}
+bool Valid(const OpOutput& out) {
+  return out.requested || (out.tensor.empty() && out.placements.empty() && out.global_shape.empty() &&
+                           out.local_shape.empty());
+}
 
 // One decoder per codec (event_fields.hpp), as codec.cpp's readers but without messages.
 template <int64_t Min, int64_t Max>
@@ -166,7 +178,8 @@ bool Decode(codec::Objects<Len>, element x, V& v, Scratch& s) {
   items.reserve(arr.size());
   const uint64_t required = RequiredMask(kDescOf<T>, s.v2);
   for (element item : arr) {
-    if (!Members(item, required, items.emplace_back(), s, nullptr, false)) return false;
+    if (!Members(item, required, items.emplace_back(), s, nullptr, false) || !Valid(items.back()))
+      return false;
   }
   v = std::move(items);
   return true;
@@ -184,11 +197,49 @@ bool Decode(codec::PeerBytes, element x, SharedVec<int64_t>& v, Scratch& s) {
   return Ints(x, kMaxRanks, 0, kMaxBytes, v);
 }
 
-// Rare payloads (an imported plan, Flight Recorder fields) and the parts of ops: the reference
-// path reads them.
-template <typename C, typename V>
-bool Decode(C, element, V&, Scratch&) {
-  return false;
+// A rare payload (an imported plan, Flight Recorder fields): one object by its table.
+template <typename T>
+bool Decode(codec::Object, element x, Rare<T>& v, Scratch& s) {
+  return Members(x, RequiredMask(kDescOf<T>, s.v2), v.emplace(), s, nullptr, false);
+}
+
+// Flight Recorder shapes: at most kMaxOpOperands tensors of at most kMaxTensorDims extents.
+bool Decode(codec::ShapeList, element x, SharedVec<std::vector<int64_t>>& v, Scratch&) {
+  array arr;
+  if (!Arr(x, kMaxOpOperands, arr)) return false;
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(arr.size());
+  for (element shape : arr)
+    if (!Ints(shape, kMaxTensorDims, 0, kMaxExtent, out.emplace_back())) return false;
+  v = std::move(out);
+  return true;
+}
+
+// A duration: a number, or null for unknown.
+bool Decode(codec::Millis, element x, std::optional<double>& v, Scratch&) {
+  if (x.type() == element_type::NULL_VALUE) return true;
+  return Number(x, v.emplace());
+}
+
+// One placement list per operand of a strategy.
+bool Decode(codec::PlacementLists, element x, std::vector<std::vector<std::string>>& v, Scratch&) {
+  array arr;
+  if (!Arr(x, kMaxOpOperands, arr)) return false;
+  v.clear();
+  v.reserve(arr.size());
+  for (element list : arr)
+    if (!Strs(list, kMaxMeshDims, v.emplace_back())) return false;
+  return true;
+}
+
+// A strategy's cost: >= 0, or -1 for +inf.
+bool Decode(codec::StrategyCost, element x, double& v, Scratch&) {
+  if (!Number(x, v)) return false;
+  if (v == -1.0) {
+    v = std::numeric_limits<double>::infinity();
+    return true;
+  }
+  return v >= 0.0;
 }
 
 // Field I of T's table: its codec into its member; of the line's own fields only `like`, which
@@ -197,8 +248,15 @@ template <typename T, size_t I>
 bool DecodeField(element x, T& e, Scratch& s) {
   using F = std::tuple_element_t<I, std::remove_cvref_t<decltype(kDescOf<T>.fields)>>;
   if constexpr (kLineOnly<typename F::Rule>) {
-    if (std::get<I>(kDescOf<T>.fields).name != "like") return false;
-    return !s.v2 || Int(x, 0, kI64Max, s.like);
+    constexpr std::string_view kName = std::get<I>(kDescOf<T>.fields).name;
+    if constexpr (kName == "like") {
+      return !s.v2 || Int(x, 0, kI64Max, s.like);
+    } else if constexpr (kName == "redistribute_ids") {
+      s.has_ids = s.v2;
+      return !s.v2 || Ints(x, kMaxOpOperands, -1, kI64Max, s.ids);
+    } else {
+      return false;
+    }
   } else {
     s.bit = uint64_t{1} << I;
     return Decode(typename F::Codec{}, x, e.*F::kMember, s);
@@ -259,12 +317,25 @@ bool Linked(const RedistributeBegin&, uint64_t seen) {
   constexpr uint64_t kLink = MaskOf(kDescOf<RedistributeBegin>, {"op_id", "op_input"});
   return (seen & kLink) == 0 || (seen & kLink) == kLink;
 }
-bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0; }
+bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0 || e.flight; }
 template <typename E>
-bool Finished(const E&) {
+bool Finished(const E&, const Scratch&) {
   return true;
 }
-bool Finished(const Collective& e) {
+// codec.cpp's Finish of an op: `redistribute_ids` relinks the inputs, every strategy has one
+// placement list per operand, and `chosen` indexes the candidates (-1 only when the op failed; 0
+// when there are none).
+bool Finished(Op& e, const Scratch& s) {
+  if (s.has_ids) {
+    if (s.ids.size() != e.inputs.size()) return false;
+    for (size_t i = 0; i < s.ids.size(); ++i) e.inputs[i].redistribute_id = s.ids[i];
+  }
+  for (const OpStrategy& c : e.candidates)
+    if (c.inputs.size() != e.inputs.size() || c.outputs.size() != e.outputs.size()) return false;
+  return (e.chosen < static_cast<int64_t>(e.candidates.size()) || (e.chosen == 0 && e.candidates.empty())) &&
+         (e.chosen >= 0 || !e.ok);
+}
+bool Finished(const Collective& e, const Scratch&) {
   return !e.kind.empty() && e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 
@@ -272,11 +343,12 @@ bool Finished(const Collective& e) {
 // decides.
 template <typename E>
 bool DecodeKind(element v, const FileContext& ctx, E& e) {
-  Scratch s{ctx.v2()};
+  Scratch s;
+  s.v2 = ctx.v2();
   uint64_t seen = 0;
   if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
   if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
-  return Finished(e);
+  return Finished(e, s);
 }
 
 // A v2 redistribute_repeat line (codec.cpp's ParseRepeatLine).
@@ -332,6 +404,50 @@ bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
   return (seen & 0xf) == 0xf && s.links != 1;
 }
 
+bool FastDecodeCollectiveRepeat(element element, std::string_view line, CollectiveRepeatLine& out) {
+  if (line.find("\\u") != std::string_view::npos) return false;  // as FastDecodeEvent
+  out.state.reset();
+  out.duration_ms.reset();
+  object obj;
+  if (element.type() != element_type::OBJECT || element.get_object().get(obj) != simdjson::SUCCESS)
+    return false;
+  constexpr std::string_view kNames[] = {"back", "dt", "did", "state", "duration_ms"};
+  uint32_t seen = 0;
+  bool type_seen = false;
+  for (simdjson::dom::key_value_pair kv : obj) {
+    size_t i = 0;
+    while (i < std::size(kNames) && kNames[i] != kv.key) ++i;
+    if (i == std::size(kNames)) {
+      if (type_seen || kv.key != "type") return false;
+      type_seen = true;
+      continue;
+    }
+    if (seen >> i & 1) return false;
+    seen |= 1u << i;
+    bool ok = false;
+    switch (i) {
+      case 0:
+        ok = Int(kv.value, 1, kMaxFlightBack, out.back);
+        break;
+      case 1:
+        ok = Ints(kv.value, 3, -2 * kMaxTimeNs, 2 * kMaxTimeNs, out.dt) && out.dt.size() == 3;
+        break;
+      case 2:
+        ok = Ints(kv.value, 4, std::numeric_limits<int64_t>::min() + 1, kI64Max, out.did) &&
+             out.did.size() == 4;
+        break;
+      case 3:
+        ok = Str(kv.value, out.state.emplace());
+        break;
+      default:
+        ok = Number(kv.value, out.duration_ms.emplace());
+        break;
+    }
+    if (!ok) return false;
+  }
+  return (seen & 7) == 7;
+}
+
 bool FastDecodeEvent(element element, std::string_view line, const FileContext& ctx, Event& out) {
   // A \u escape may spell a lone surrogate, which parsers judge differently; leave such rare lines
   // to the reference path.
@@ -353,7 +469,8 @@ bool FastDecodeEvent(element element, std::string_view line, const FileContext& 
   if (type == kDescOf<RedistributeBegin>.name)
     return DecodeKind(element, ctx, out.emplace<RedistributeBegin>());
   if (type == kDescOf<RedistributeEnd>.name) return DecodeKind(element, ctx, out.emplace<RedistributeEnd>());
-  return false;  // ops (rare, intricate), headers and unknown types take the reference path
+  if (type == kDescOf<Op>.name) return DecodeKind(element, ctx, out.emplace<Op>());
+  return false;  // headers and unknown types take the reference path
 }
 
 }  // namespace shardscope::trace::detail

@@ -2,7 +2,7 @@
 // Private: the reader's fast path. Decodes one event line parsed by simdjson's DOM parser into an
 // Event, accepting only the well-formed common case: exactly the documented fields, each once and
 // of the documented type and range. Anything else (an unknown or duplicated field, an escape, an
-// out-of-range value, an op, a type this version does not know) returns false, and the reader then
+// out-of-range value, a type this version does not know) returns false, and the reader then
 // parses the same line with the reference path (codec.cpp), which yields the event or the error
 // message naming file, line and field. So the fast path never decides what is an error, and every
 // message stays the reference path's.
@@ -26,5 +26,10 @@ bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, cons
 /// Decodes a v2 redistribute_repeat line's fields (whose "type" the caller checked); false when it
 /// has anything but exactly the documented fields, each once and in range.
 bool FastDecodeRepeat(simdjson::dom::element element, std::string_view line, RepeatLine& out);
+
+/// Decodes a v2 collective_repeat line's fields (whose "type" the caller checked), as
+/// FastDecodeRepeat.
+bool FastDecodeCollectiveRepeat(simdjson::dom::element element, std::string_view line,
+                                CollectiveRepeatLine& out);
 
 }  // namespace shardscope::trace::detail

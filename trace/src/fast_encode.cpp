@@ -152,10 +152,24 @@ template <typename E>
   else
     l.Ints(name, bytes);
 }
-// Rare payloads (an imported plan, Flight Recorder fields): the JSON encoder writes them.
-template <typename C, typename V, typename E>
-[[gnu::always_inline]] inline void Put(C, Line& l, std::string_view, const V&, const E&, const WriteBasis&) {
-  l.Decline();
+// A rare payload (an imported plan, Flight Recorder fields): one object, its table's fields.
+template <typename T, typename E>
+inline void Put(codec::Object, Line& l, std::string_view name, const Rare<T>& v, const E&,
+                const WriteBasis& b) {
+  l.OpenObject(name);
+  WriteFields(l, *v, b);
+  l.EndObject();
+}
+// Flight Recorder shapes: one integer list per tensor.
+template <typename V, typename E>
+inline void Put(codec::ShapeList, Line& l, std::string_view name, const V& v, const E&, const WriteBasis&) {
+  l.IntLists(name, v);
+}
+// A known duration (rule::When writes it only when finite).
+template <typename E>
+inline void Put(codec::Millis, Line& l, std::string_view name, const std::optional<double>& v, const E&,
+                const WriteBasis&) {
+  l.Num(name, *v);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include "codec.hpp"
 
+#include <algorithm>
+
 namespace shardscope::trace::detail {
 
 const RedistributeBegin* FileContext::Begin(int64_t id) const {
@@ -13,12 +15,22 @@ const RedistributeBegin* FileContext::Begin(int64_t id) const {
 
 const Op* FileContext::OpWithId(int64_t id) const {
   auto it = ops_.find(id);
-  return it == ops_.end() ? nullptr : &it->second;
+  if (it == ops_.end() || events_ == nullptr || it->second >= events_->size()) return nullptr;
+  if (op_index_ != it->second) {
+    op_ = std::get<Op>((*events_)[it->second]);
+    op_index_ = it->second;
+  }
+  return &op_;
 }
 
 const std::pair<size_t, size_t>* FileContext::Run(int64_t id) const {
   auto it = runs_.find(id);
   return it == runs_.end() ? nullptr : &it->second;
+}
+
+const size_t* FileContext::Flight(int64_t back) const {
+  if (back < 1 || back > kMaxFlightBack || static_cast<size_t>(back) > flights_seen_) return nullptr;
+  return &flights_[(flights_seen_ - static_cast<size_t>(back)) % static_cast<size_t>(kMaxFlightBack)];
 }
 
 void FileContext::Remember(const Event& event, size_t index) {
@@ -31,13 +43,20 @@ void FileContext::Remember(const Event& event, size_t index) {
     run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
     return;
   } else if (const auto* op = std::get_if<Op>(&event)) {
-    ops_.try_emplace(op->id, *op);
+    ops_.try_emplace(op->id, index);
   } else if (const auto* e = std::get_if<StepBegin>(&event)) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<StepEnd>(&event)) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<Collective>(&event)) {
     continues = next && e->redistribute_id == run_id_;
+    if (e->flight) {
+      if (flights_.size() < static_cast<size_t>(kMaxFlightBack))
+        flights_.push_back(index);
+      else
+        flights_[flights_seen_ % static_cast<size_t>(kMaxFlightBack)] = index;
+      ++flights_seen_;
+    }
   } else if (const auto* e = std::get_if<RedistributeEnd>(&event)) {
     ends = next && e->id == run_id_;
   }
@@ -89,6 +108,34 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
   }
   if (!why.empty()) out.resize(start);
   return why;
+}
+
+std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileContext& ctx,
+                                   const EventList& events, Collective& out) {
+  const size_t* at = ctx.Flight(r.back);
+  if (at == nullptr) {
+    return "field 'back' is " + std::to_string(r.back) + " but only " + std::to_string(ctx.FlightsSeen()) +
+           " collectives with a flight record come before this line in this file";
+  }
+  out = std::get<Collective>(events[*at]);
+  FlightRecord& f = *out.flight;
+  int64_t* times[] = {&out.start_ns, &out.end_ns, &f.created_ns};
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t t = *times[i] + r.dt[i];  // |t| <= 2^61 and |dt| <= 2^62: the sum fits
+    if (t < -kMaxTimeNs || t > kMaxTimeNs)
+      return "field 'dt[" + std::to_string(i) + "]' puts a time outside [-2^61, 2^61] ns";
+    *times[i] = t;
+  }
+  int64_t* ids[] = {&f.seq_id, &f.p2p_seq_id, &f.record_id, &f.op_id};
+  for (size_t i = 0; i < 4; ++i) {
+    int64_t id = 0;
+    if (__builtin_add_overflow(*ids[i], r.did[i], &id) || id < 0)
+      return "field 'did[" + std::to_string(i) + "]' puts an id below 0 or above 2^63-1";
+    *ids[i] = id;
+  }
+  if (r.state) f.state = IStr(*r.state);
+  if (r.duration_ms) f.duration_ms = *r.duration_ms;
+  return "";
 }
 
 std::vector<int64_t> MeshGroup(const std::vector<int64_t>& mesh_shape, int64_t rank,

@@ -7,6 +7,7 @@
 // which applies those rules. The v2 writer (encode_v2.cpp) leaves a field out only when these
 // rules rebuild it exactly.
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,8 +35,11 @@ class FileContext {
   int64_t rank() const { return rank_; }
   /// The first redistribute_begin with this id read so far, or nullptr.
   const RedistributeBegin* Begin(int64_t id) const;
-  /// The first op with this id read so far, or nullptr (an op line's `like`).
+  /// The first op with this id read so far, or nullptr (an op line's `like`). Ops are looked up
+  /// in the file's event list (SetEvents), not copied: the pointer holds until the next call.
   const Op* OpWithId(int64_t id) const;
+  /// The list the file's events go into (Remember's indexes), for OpWithId; must outlive this.
+  void SetEvents(const EventList* events) { events_ = events; }
   /// Call with every event the reader accepted, in file order, and its index in the file's event
   /// list (v1 files keep nothing).
   void Remember(const Event& event, size_t index);
@@ -43,6 +47,10 @@ class FileContext {
   /// lines (its begin, steps and collectives, its end, nothing between), else nullptr: what a
   /// redistribute_repeat line may copy.
   const std::pair<size_t, size_t>* Run(int64_t id) const;
+  /// The index of the `back`-th last collective with a flight record read so far (1: the last),
+  /// or nullptr when fewer were read or back is outside [1, kMaxFlightBack].
+  const size_t* Flight(int64_t back) const;
+  int64_t FlightsSeen() const { return static_cast<int64_t>(flights_seen_); }
   /// MeshGroup of this file's rank over `mesh_dims` (cached); empty when it has none.
   const SharedVec<int64_t>& Group(const std::vector<int64_t>& mesh_dims) const;
 
@@ -51,8 +59,13 @@ class FileContext {
   int64_t rank_ = 0;
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
-  std::unordered_map<int64_t, Op> ops_;
+  std::unordered_map<int64_t, size_t> ops_;  // op id -> its index in *events_
+  const EventList* events_ = nullptr;
+  mutable Op op_;  // the op last looked up, and its index
+  mutable size_t op_index_ = SIZE_MAX;
   std::unordered_map<int64_t, std::pair<size_t, size_t>> runs_;
+  std::vector<size_t> flights_;  // the last kMaxFlightBack flight collectives' indexes (a ring)
+  size_t flights_seen_ = 0;
   // The redistribute whose run of lines is being read: its id, first index, next index expected.
   int64_t run_id_ = -1;
   size_t run_first_ = 0, run_next_ = 0;
@@ -93,6 +106,23 @@ inline constexpr int64_t kMaxRepeatTimes = int64_t{1} << 18;
 /// (FileContext's indexes point into it). Returns "" or what is wrong (without "file:line: ").
 std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const EventList& events,
                          std::vector<Event>& out);
+
+/// A collective_repeat line: the collective with a flight record `back` such collectives before
+/// it in this file, again, with its times and ids moved by the differences given: start_ns,
+/// end_ns and flight.created_ns by dt[0..2], flight.seq_id, p2p_seq_id, record_id and op_id by
+/// did[0..3]; `state` and `duration_ms` replace the earlier one's when present.
+struct CollectiveRepeatLine {
+  int64_t back = 0;
+  std::vector<int64_t> dt, did;
+  std::optional<std::string> state;
+  std::optional<double> duration_ms;
+};
+/// How far back a collective_repeat line may refer (flight collectives a reader keeps).
+inline constexpr int64_t kMaxFlightBack = 64;
+
+/// The collective `r` stands for, into `out`. Returns "" or what is wrong (without "file:line: ").
+std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileContext& ctx,
+                                   const EventList& events, Collective& out);
 
 /// Whether `bytes` is what a uniform count expands to for `group` seen from `rank`, and that count.
 bool UniformBytes(const std::vector<int64_t>& group, const std::vector<int64_t>& bytes, int64_t rank,

@@ -121,6 +121,28 @@ class Line {
     }
     out_ += ']';
   }
+  /// "name":[[1,2],[3]]: a list of integer lists (Flight Recorder shapes).
+  template <typename Lists>
+  void IntLists(std::string_view name, const Lists& v) {
+    Key(name);
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out_ += ',';
+      out_ += '[';
+      for (size_t j = 0; j < v[i].size(); ++j) {
+        if (j) out_ += ',';
+        Integer(v[i][j]);
+      }
+      out_ += ']';
+    }
+    out_ += ']';
+  }
+  /// "name":{ ... one object as a field's value; EndObject closes it.
+  void OpenObject(std::string_view name) {
+    Key(name);
+    out_ += '{';
+    first_ = true;
+  }
   // Starts an array of objects / one object inside it; End* close them.
   void BeginArray(std::string_view name) {
     Key(name);

@@ -112,6 +112,7 @@ class LineReader {
 
 // How the writer starts a redistribute_repeat line (the fast path takes only those).
 constexpr std::string_view kRepeatHead = R"({"type":"redistribute_repeat",)";
+constexpr std::string_view kCollectiveRepeatHead = R"({"type":"collective_repeat",)";
 
 bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
@@ -205,6 +206,7 @@ class RankFileReader {
   std::vector<int64_t> event_lines_;
   std::vector<Event> expanded_;  // a redistribute_repeat line's events
   RepeatLine repeat_;
+  CollectiveRepeatLine collective_repeat_;
 };
 
 FileResult RankFileReader::Read() {
@@ -260,6 +262,13 @@ bool RankFileReader::TakeFast(std::string_view text) {
     for (Event& e : expanded_) Store(std::move(e));
     return true;
   }
+  if (context_.v2() && text.starts_with(kCollectiveRepeatHead)) {
+    if (!FastDecodeCollectiveRepeat(element, text, collective_repeat_)) return false;
+    Collective& c = event_.emplace<Collective>();
+    if (!ExpandCollectiveRepeat(collective_repeat_, context_, result_.trace.events, c).empty()) return false;
+    Store(std::move(event_));
+    return true;
+  }
   if (!FastDecodeEvent(element, text, context_, event_)) return false;
   Store(std::move(event_));
   return true;
@@ -276,11 +285,21 @@ void RankFileReader::TakeReference(std::string_view text) {
   if (!have_header_) {
     const Header& h = result_.trace.header = ParseHeader(line, at_);
     context_ = FileContext(h.version, h.rank, h.mesh_shape);
+    context_.SetEvents(&result_.trace.events);
     have_header_ = true;
     return;
   }
   if (context_.v2() && LineType(line, at_) == kTypeRedistributeRepeat) {
     TakeRepeat(ParseRepeatLine(line, at_));
+    return;
+  }
+  if (context_.v2() && LineType(line, at_) == kTypeCollectiveRepeat) {
+    Collective c;
+    if (std::string why =
+            ExpandCollectiveRepeat(ParseCollectiveRepeatLine(line, at_), context_, result_.trace.events, c);
+        !why.empty())
+      ThrowAt(at_, why);
+    Store(Event(std::move(c)));
     return;
   }
   std::optional<Event> parsed = ParseEvent(line, at_, context_);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Imported traces written compactly (docs/trace-format.md, "Version 2"): `import fr -o` writes most
+# Flight Recorder entries as collective_repeat lines and at most the dumps' bytes, and show and
+# check say of the written trace exactly what they say of the dumps it came from (nothing lost);
+# the same for a profiler trace (`import kineto -o`). A DebugMode import writes its ops and
+# redistributes by `like`, and show reads it.
+source "$(dirname "$0")/lib.sh" "$@"
+
+bytes() { du -sb "$1" | cut -f1; }
+
+# show/check TRACE says what show/check DUMPS says; only the header line (the trace's format and
+# backend) and the readers' warnings about the dumps' own files may differ.
+same_report() {
+  local verb=$1 dumps=$2 trace=$3
+  CHECKS=$((CHECKS + 1))
+  "$BIN" "$verb" "$dumps" 2>/dev/null | grep -v '^trace: ' >"$TMP/a.txt"
+  "$BIN" "$verb" "$trace" 2>/dev/null | grep -v '^trace: ' >"$TMP/b.txt"
+  if ! cmp -s "$TMP/a.txt" "$TMP/b.txt"; then
+    fail "$verb of the imported trace differs from $verb of its source:"$'\n'"$(diff "$TMP/a.txt" "$TMP/b.txt" | head -20)"
+  fi
+}
+
+for format in pickle json; do
+  dumps="$TMP/fr_$format"
+  "$PYTHON" "$ROOT/tests/trace/make_fr_dumps.py" clean "$dumps" --ranks 16 --seqs 300 --format "$format" >/dev/null
+  run import fr "$dumps" -o "$TMP/fr_$format.trace"
+  expect_rc 0
+  trace="$TMP/fr_$format.trace"
+  # 300 entries a rank, 4 kinds: 4 full lines, the other 296 repeat the same kind 4 entries back.
+  CHECKS=$((CHECKS + 1))
+  repeats=$(grep -c '"type":"collective_repeat"' "$trace/rank-3.jsonl")
+  [ "$repeats" = 296 ] || fail "$format: rank 3 has $repeats collective_repeat lines, not 296"
+  CHECKS=$((CHECKS + 1))
+  grep -q '^{"type":"collective_repeat","back":4,"dt":\[4000000,4000000,4000000\],"did":\[4,0,4,4\]}$' \
+    "$trace/rank-3.jsonl" || fail "$format: no repeat of the entry 4 back (4 ms later, seq/record/op ids + 4)"
+  CHECKS=$((CHECKS + 1))
+  [ "$(bytes "$trace")" -le "$(bytes "$dumps")" ] ||
+    fail "$format: the trace ($(bytes "$trace") B) is larger than the dumps ($(bytes "$dumps") B)"
+  same_report show "$dumps" "$trace"
+  same_report check "$dumps" "$trace"
+done
+
+# A profiler trace: collectives with flight records repeat, CPU ops (no candidates) read back.
+"$PYTHON" "$ROOT/tests/trace/make_kineto_traces.py" "$TMP/kineto" --ranks 2 --steps 20 >/dev/null
+run import kineto "$TMP/kineto" -o "$TMP/kineto.trace"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+grep -q '"type":"collective_repeat"' "$TMP/kineto.trace/rank-0.jsonl" || fail "kineto: no collective_repeat line"
+# show and check of the profiler trace itself leave its CPU ops out (no "program" section, no op
+# count); of the written trace they include them. The collectives must agree.
+run show "$TMP/kineto.trace"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+"$BIN" show "$TMP/kineto" 2>/dev/null | grep -v -e '^trace: ' -e '^diagnostics:' -e 'unknown kinds skipped' -e '^$' >"$TMP/a.txt"
+sed -e '/^program: /,$d' -e '/^trace: /d' -e '/^$/d' "$TMP/out" >"$TMP/b.txt"
+cmp -s "$TMP/a.txt" "$TMP/b.txt" ||
+  fail "kineto: show of the written trace differs:"$'\n'"$(diff "$TMP/a.txt" "$TMP/b.txt" | head -20)"
+run check "$TMP/kineto.trace"
+expect_rc 0
+
+# DebugMode: the sample log three times over; its ops and redistributes repeat by `like`.
+for _ in 1 2 3; do cat "$ROOT/samples/pytorch/debugmode_tp.txt"; done >"$TMP/dm.txt"
+run import debugmode "$TMP/dm.txt" --mesh 4x2 --flatten all -o "$TMP/dm.trace"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+grep -q '^{"type":"op","id":[0-9]*,"like":' "$TMP/dm.trace/rank-0.jsonl" || fail "debugmode: no op line with like"
+CHECKS=$((CHECKS + 1))
+grep -q '^{"type":"redistribute_begin","id":[0-9]*,"tensor":"[^"]*","like":' "$TMP/dm.trace/rank-0.jsonl" ||
+  fail "debugmode: no redistribute_begin with its own tensor and like"
+run show "$TMP/dm.trace"
+expect_rc 0
+
+finish
