@@ -23,6 +23,10 @@ namespace shardscope::app::gui {
 namespace {
 
 constexpr double kPlayPeriodS = 0.8;
+// While traces load and nothing else happens, a frame every quarter second: the progress and the
+// ranks read so far change no faster than that matters, and without a GPU (Xvfb's software
+// renderer) a frame costs around 100 ms of a core the reader's threads need.
+constexpr int kLoadingFrameMs = 250;
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
 // The next window fills the viewport when it is the focused view, else opens at `size`.
@@ -226,12 +230,14 @@ int App::Run() {
     ++frames_drawn_;
     if (Ready()) ++frames_ready_;
     if (headless) {
-      // While traces load the window shows only progress bars: a few frames a second are enough,
-      // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
+      // While traces load the window shows progress (and for dumps the ranks read so far): four frames a
+      // second are enough, and the reader's threads get the cores (a frame costs tens of ms on a software
+      // renderer).
       const bool loading =
           std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); });
       // A script's loading phase steps once per frame.
-      if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(script_early_ ? 20 : 150));
+      if (loading)
+        std::this_thread::sleep_for(std::chrono::milliseconds(script_early_ ? 20 : kLoadingFrameMs));
       continue;
     }
     double timeout = IdleTimeout();
@@ -270,7 +276,8 @@ double App::IdleTimeout() {
   }
   // Progress bars need a few frames a second, a sandbox run a poll now and then, a script a frame
   // per step.
-  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); })) return 0.15;
+  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); }))
+    return kLoadingFrameMs / 1000.0;
   if (!Ready()) return 0.1;
   if (!ScriptSettled()) return 0;
   if (selection_.playing) return std::max(0.0, kPlayPeriodS - play_accum_);

@@ -140,7 +140,8 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
       }
       if (!found)
         fail("not a key (" + InputKeyNames() +
-             "), click:X:Y, rclick:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
+             "), click:X:Y, rclick:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH, wait, loading (first) or "
+             "ready");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

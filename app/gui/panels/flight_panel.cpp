@@ -706,7 +706,7 @@ void FlightPanel::DrawLoadingGroups(const FlightLoadSnapshot& s, float height) {
       geometry_.push_back({"triage", t.culprits.empty() ? -1 : t.culprits.front(), -1, false, a.x, a.y,
                            a.x + ImGui::GetContentRegionAvail().x, b.y, t.verdict});
     } else {
-      ImGui::TextDisabled("verdict: once every dump is read (triage needs every rank)");
+      ImGui::TextDisabled("verdict: triage is reading every dump (beside the model, a few bytes an entry)");
     }
     ImGui::Separator();
   }
