@@ -205,10 +205,8 @@ void App::DrawLoading() {
     const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
     const int64_t files_done = p.files_done.load(), files_total = p.files_total.load();
     float t = static_cast<float>(loader->elapsed_s());
-    // Once every file is read, what the loader does next (Flight Recorder: triage, check, lanes).
-    std::string stage;
-    if (files_total > 0 && files_done >= files_total)
-      if (auto snap = loader->snapshot()) stage = ", " + snap->stage;
+    std::string stage;  // Flight Recorder dumps: which pass (triage, the model) and what follows it
+    if (auto snap = loader->snapshot()) stage = ", " + snap->stage;
     char overlay[320];
     std::snprintf(overlay, sizeof overlay, "loading %s: ranks %lld/%lld, %.1f s (%s of %s)%s",
                   loader->path().c_str(), static_cast<long long>(files_done),

@@ -34,46 +34,30 @@ TraceLoader::TraceLoader(std::string path)
       if (!std::filesystem::exists(path_, ec2)) {
         error = path_ + ": no such file or directory";
       } else if (trace::ImporterFor(path_) == "flight_recorder") {
-        // ReadAnyTrace would read these the same way (the flight_recorder importer); the reader
-        // also shows each rank's dump to the collector as soon as it is read.
         flight_ = true;
-        set_stage("reading dumps");
-        // What a user debugging a hang wants first is triage's verdict. Triage streams the dumps
-        // keeping a few bytes per entry (trace::TriagePaths), several times faster than building
-        // the model, so it runs beside the model's read on a thread of its own.
-        std::shared_ptr<const trace::TriageResult> early;
-        std::thread triage_thread([&] {
-          try {
-            early = std::make_shared<const trace::TriageResult>(trace::TriagePaths({path_}, {}, 1));
-            std::lock_guard<std::mutex> lock(mutex_);
-            triage_ = early;
-            stages_.push_back({"verdict", elapsed_s()});
-          } catch (const std::exception&) {
-            early.reset();  // the model's read below reports the error
-          }
-        });
         const int delay_ms = g_dump_delay_ms.load();
         auto each = [&](const trace::FlightRecorderDump& dump) {
           collector_.Add(dump);
           if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         };
-        std::shared_ptr<trace::Model> m;
-        try {
-          m = std::make_shared<trace::Model>(
-              trace::ReadFlightRecorder({path_}, {.progress = &progress_}, each));
-        } catch (...) {
-          triage_thread.join();
-          throw;
-        }
-        model = m;
-        set_stage("triage");
-        triage_thread.join();
-        auto a = std::make_shared<FlightAnalysis>();
-        a->triage = early ? *early : trace::TriageModel(*model);
+        // What a user debugging a hang wants first is triage's verdict. Triage streams the dumps
+        // keeping a few bytes an entry (trace::TriagePaths, as `shardscope triage` does), several
+        // times faster than building the model, so it reads them first, on every core; each rank's
+        // dump is also summarised for the ranks-read-so-far view as it goes by.
+        set_stage("triage: reading dumps");
+        auto triage = std::make_shared<const trace::TriageResult>(
+            trace::TriagePaths({path_}, {}, 0, {}, &progress_, each));
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          if (!triage_) triage_ = std::make_shared<const trace::TriageResult>(a->triage);
+          triage_ = triage;
         }
+        // Then the model for the lanes, as ReadAnyTrace reads it (the flight_recorder importer).
+        set_stage("reading dumps for the lanes");
+        progress_.files_done = 0;
+        progress_.bytes_done = 0;
+        model = std::make_shared<trace::Model>(trace::ReadFlightRecorder({path_}, {.progress = &progress_}));
+        auto a = std::make_shared<FlightAnalysis>();
+        a->triage = *triage;
         set_stage("checking");
         a->check = trace::CheckTrace(*model);
         set_stage("building the lanes");

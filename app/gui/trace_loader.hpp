@@ -1,9 +1,9 @@
 #pragma once
 // Loads a trace on a background thread through trace::ReadAnyTrace (the GUI never parses files
 // itself), so the window stays responsive while a big trace is read. Flight Recorder dumps load
-// progressively: each rank's dump is summarised as it is read (FlightLoadCollector), so the flight
-// view can show the ranks read so far and where each stands in its groups long before the model is
-// whole; then triage (published as soon as it is known), the checker and the flight view's lanes
+// in two passes: triage streams the dumps first (trace::TriagePaths, a few bytes an entry, every
+// core), summarising each rank's dump for the view as it goes by (FlightLoadCollector) and giving
+// the verdict; then the model is read for the lanes, and the checker and the flight view's lanes
 // are computed here too, off the main thread.
 
 #include <atomic>
@@ -54,9 +54,9 @@ class TraceLoader {
   /// whenever the stage changes); null before the first dump is read and for other inputs.
   /// Main thread.
   std::shared_ptr<const FlightLoadSnapshot> snapshot(double max_age_s = 0.2);
-  /// When each stage began and when the load ended ("reading dumps", "verdict" (triage's result
-  /// known), "triage", "checking", "building the lanes", "done"), seconds after the start, in order
-  /// of time. Thread-safe.
+  /// When each stage began and when the load ended ("triage: reading dumps", "reading dumps for the
+  /// lanes" (triage's verdict is known from then on), "checking", "building the lanes", "done"),
+  /// seconds after the start, in order. Thread-safe.
   std::vector<std::pair<std::string, double>> stages() const;
   /// Tests: wait this long after each dump is read (a small dump directory then loads as slowly as
   /// a big one, so what the GUI shows during a load can be tested).

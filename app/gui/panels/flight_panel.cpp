@@ -554,8 +554,8 @@ void FlightPanel::DrawLoading(const FlightLoadSnapshot& s, const std::string& lo
               static_cast<long long>(s.files_total > 0 ? s.files_total : s.world), elapsed_s, s.stage.c_str(),
               static_cast<long long>(s.behind_ranks), static_cast<long long>(s.stuck_ranks));
   ImGui::TextDisabled(
-      "%s: %lld entries; %lld of %zu process groups have ranks behind. The lanes open when "
-      "every dump is read.",
+      "%s: %lld entries; %lld of %zu process groups have ranks behind. The lanes open once the "
+      "model is read too.",
       loader_path.c_str(), static_cast<long long>(s.entries), static_cast<long long>(s.behind_groups),
       s.groups.size());
   ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -706,7 +706,8 @@ void FlightPanel::DrawLoadingGroups(const FlightLoadSnapshot& s, float height) {
       geometry_.push_back({"triage", t.culprits.empty() ? -1 : t.culprits.front(), -1, false, a.x, a.y,
                            a.x + ImGui::GetContentRegionAvail().x, b.y, t.verdict});
     } else {
-      ImGui::TextDisabled("verdict: triage is reading every dump (beside the model, a few bytes an entry)");
+      ImGui::TextDisabled(
+          "verdict: once triage has read every dump (before the model, a few bytes an entry)");
     }
     ImGui::Separator();
   }
