@@ -23,10 +23,10 @@ namespace shardscope::app::gui {
 namespace {
 
 constexpr double kPlayPeriodS = 0.8;
-// While traces load and nothing else happens, a frame every quarter second: the progress and the
+// While traces load and nothing else happens, a frame every half second: the progress and the
 // ranks read so far change no faster than that matters, and without a GPU (Xvfb's software
 // renderer) a frame costs around 100 ms of a core the reader's threads need.
-constexpr int kLoadingFrameMs = 250;
+constexpr int kLoadingFrameMs = 500;
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
 // The next window fills the viewport when it is the focused view, else opens at `size`.

@@ -88,8 +88,10 @@ FlightLoadSnapshot FlightLoadCollector::Snapshot(int64_t files_total) const {
     auto found = at.find(name);
     if (found != at.end()) {
       for (const auto& [place, ranks] : found->second) {  // std::map: least advanced first
-        FlightLoadGroup::State st{place, place.Text(), ranks};
+        FlightLoadGroup::State st{place, place.Text(), ranks, ""};
         std::sort(st.ranks.begin(), st.ranks.end());
+        st.ranks_text = trace::FormatRankRanges(st.ranks);  // once here, not every frame
+        if (st.ranks_text.size() > 160) st.ranks_text = st.ranks_text.substr(0, 160) + " ...";
         out.loaded += static_cast<int64_t>(st.ranks.size());
         out.states.push_back(std::move(st));
       }

@@ -45,6 +45,7 @@ struct FlightLoadGroup {
     FlightPlace place;
     std::string text;            ///< place.Text()
     std::vector<int64_t> ranks;  ///< sorted
+    std::string ranks_text;      ///< ranks as ranges ("0-6, 8"), cut after about 160 characters
   };
   std::vector<State> states;  ///< one per distinct place, least advanced first
   /// The read members are not all at one place: some are behind the others.

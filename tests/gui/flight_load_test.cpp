@@ -96,6 +96,8 @@ void CheckSnapshot(const FlightLoadSnapshot& s, const trace::Model& full) {
     for (size_t i = 0; i < g.states.size(); ++i) {
       const auto& st = g.states[i];
       CHECK(st.text == st.place.Text());
+      const std::string ranges = trace::FormatRankRanges(st.ranks);
+      CHECK(st.ranks_text == (ranges.size() > 160 ? ranges.substr(0, 160) + " ..." : ranges));
       if (i > 0) CHECK(g.states[i - 1].place < st.place);  // least advanced first, each place once
       for (int64_t r : st.ranks) {
         CHECK(s.rank_status.at(static_cast<size_t>(r)) != 0);  // only read ranks

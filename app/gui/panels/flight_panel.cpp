@@ -729,8 +729,7 @@ void FlightPanel::DrawLoadingGroups(const FlightLoadSnapshot& s, float height) {
         ImGui::TextDisabled("    ... %zu more places", g.states.size() - 6);
         break;
       }
-      std::string ranks = trace::FormatRankRanges(st.ranks);
-      if (ranks.size() > 160) ranks = ranks.substr(0, 160) + " ...";
+      const std::string& ranks = st.ranks_text;
       const ImVec4 color = st.place.step < 2 ? ImVec4(0.95f, 0.45f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.82f, 1);
       ImGui::PushID(static_cast<int>(shown * 8 + k));
       ImGui::PushStyleColor(ImGuiCol_Text, color);
