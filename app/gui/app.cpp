@@ -23,6 +23,10 @@ namespace shardscope::app::gui {
 namespace {
 
 constexpr double kPlayPeriodS = 0.8;
+// While traces load and nothing else happens, a frame every half second: the progress and the
+// ranks read so far change no faster than that matters, and without a GPU (Xvfb's software
+// renderer) a frame costs around 100 ms of a core the reader's threads need.
+constexpr int kLoadingFrameMs = 500;
 const char* const kDiffSides[2] = {"baseline", "candidate"};
 
 // The next window fills the viewport when it is the focused view, else opens at `size`.
@@ -126,6 +130,7 @@ void App::PollFollow() {
     // follows the newest time when it showed the end.
     redistribute_panels_.timeline.KeepViewAcrossReload();
     traces_[static_cast<size_t>(follow_index_)].model = model;
+    traces_[static_cast<size_t>(follow_index_)].flight = follow_loader_->analysis();
     std::printf("follow: %s: %zu redistributes, %zu ops\n", follow_path_.c_str(),
                 model->RedistributeIds().size(), model->OpIds().size());
     std::fflush(stdout);
@@ -162,8 +167,10 @@ void App::OpenRequested() {
 }
 
 int App::Run() {
-  const bool headless = !options_.screenshot.empty() || options_.bench_frames > 0;
+  const bool headless =
+      !options_.screenshot.empty() || !options_.loading_screenshot.empty() || options_.bench_frames > 0;
   if (int code = InitWindow(headless)) return code;
+  TraceLoader::SetDumpDelayForTests(options_.dump_delay_ms);
   OpenRequested();
 
   int exit_code = 0;
@@ -175,12 +182,38 @@ int App::Run() {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     if (first_frame_s_ < 0) first_frame_s_ = since_start;
     if (Ready() && first_ready_s_ < 0) first_ready_s_ = since_start;
+    if (Ready() && options_.load_times && !load_times_printed_) {
+      load_times_printed_ = true;
+      std::printf(
+          "load times: first frame with loaded data %.2f s (ranks %lld/%lld), verdict %.2f s, "
+          "everything loaded %.2f s\n",
+          first_data_s_, static_cast<long long>(first_data_ranks_), static_cast<long long>(first_data_total_),
+          first_verdict_s_ >= 0 ? first_verdict_s_ : first_ready_s_, first_ready_s_);
+      std::fflush(stdout);
+    }
     if (bad_selection_) {
       exit_code = 2;
       break;
     }
     if (Ready()) ++ready_frames_;
-    if (!options_.screenshot.empty() && ready_frames_ >= kSettleFrames && ScriptSettled()) {
+    if (!options_.loading_screenshot.empty() && !loading_shot_taken_ && drew_loading_ &&
+        data_frames_ >= kSettleFrames && LoadingScriptSettled()) {
+      loading_shot_taken_ = true;
+      std::string geometry;
+      if (!options_.geometry.empty())
+        geometry = std::filesystem::path(options_.loading_screenshot).replace_extension(".json").string();
+      if ((exit_code = CaptureTo(options_.loading_screenshot, geometry)) != 0 || options_.screenshot.empty())
+        break;
+    }
+    if ((!options_.screenshot.empty() || !options_.loading_screenshot.empty()) &&
+        ready_frames_ >= kSettleFrames && ScriptSettled()) {
+      if (!options_.loading_screenshot.empty() && !loading_shot_taken_) {
+        std::fprintf(stderr,
+                     "shardscope-gui: --loading-screenshot: the traces were loaded before a frame showed "
+                     "loaded data (a small load: --dump-delay-ms slows it)\n");
+        exit_code = 2;
+        break;
+      }
       exit_code = Capture();
       break;
     }
@@ -197,12 +230,15 @@ int App::Run() {
     ++frames_drawn_;
     if (Ready()) ++frames_ready_;
     if (headless) {
-      // While traces load the window shows only progress bars: a few frames a second are enough,
-      // and the reader's threads get the cores (a frame costs tens of ms on a software renderer).
+      // While traces load the window shows progress (and for dumps the ranks read so far): four frames a
+      // second are enough, and the reader's threads get the cores (a frame costs tens of ms on a software
+      // renderer).
       const bool loading =
           std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); }) ||
           profiler_.Busy();
-      if (loading) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      // A script's loading phase steps once per frame.
+      if (loading)
+        std::this_thread::sleep_for(std::chrono::milliseconds(script_early_ ? 20 : kLoadingFrameMs));
       continue;
     }
     double timeout = IdleTimeout();
@@ -241,7 +277,8 @@ double App::IdleTimeout() {
   }
   // Progress bars need a few frames a second, a sandbox run a poll now and then, a script a frame
   // per step.
-  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); })) return 0.15;
+  if (std::any_of(loaders_.begin(), loaders_.end(), [](const auto& l) { return !l->done(); }))
+    return kLoadingFrameMs / 1000.0;
   if (!Ready()) return 0.1;
   if (!ScriptSettled()) return 0;
   if (selection_.playing) return std::max(0.0, kPlayPeriodS - play_accum_);
@@ -284,6 +321,10 @@ void App::PrintBench(BenchTimes bench) const {
         "drawn in the last frame\n",
         profiler_.build_seconds(), p.ops, p.kernels, p.draw_items);
   }
+  if (first_data_s_ >= 0)
+    std::printf("first frame with loaded data %.2f s (ranks %lld/%lld), with triage's verdict %.2f s\n",
+                first_data_s_, static_cast<long long>(first_data_ranks_),
+                static_cast<long long>(first_data_total_), first_verdict_s_);
 }
 
 bool App::Ready() const {
@@ -297,8 +338,11 @@ void App::Frame() {
   last_frame_ = now;
   // Headless: wherever Xvfb's pointer sits must not hover anything (tooltips would cover pixels);
   // only a --keys click moves it.
-  platform_->NewFrame(NextScriptEvent(), !options_.screenshot.empty() || options_.bench_frames > 0);
+  platform_->NewFrame(NextScriptEvent(), !options_.screenshot.empty() ||
+                                             !options_.loading_screenshot.empty() ||
+                                             options_.bench_frames > 0);
   panels_.clear();
+  drew_loading_ = false;
   renderer_->NewFrame();
   ImGui::NewFrame();
   for (const std::string& path : platform_->TakeDrops()) OpenPath(path);  // drag-and-drop
@@ -368,19 +412,45 @@ void App::Frame() {
 
 const InputEvent* App::NextScriptEvent() {
   // The script starts once the traces are loaded and the panels settled (its clicks aim at where
-  // --geometry saw things), one step per frame.
+  // --geometry saw things), one step per frame; after a leading `loading` step, once a few frames
+  // showed loaded data, until a `ready` step waits for the load to end.
   ++since_script_;
   if (script_wait_ > 0) {
     --script_wait_;
     return nullptr;
   }
-  if (ready_frames_ < kSettleFrames || script_next_ >= options_.script.size()) return nullptr;
+  if (script_next_ >= options_.script.size()) return nullptr;
+  const InputEvent::Kind kind = options_.script[script_next_].kind;
+  const bool ready = ready_frames_ >= kSettleFrames;
+  if (kind == InputEvent::Kind::kLoading) {
+    if (!ready && data_frames_ < kSettleFrames) return nullptr;
+    script_early_ = !ready;
+    ++script_next_;
+    since_script_ = 0;
+    return nullptr;
+  }
+  if (kind == InputEvent::Kind::kReady) {
+    if (!ready) return nullptr;
+    script_early_ = false;
+    ++script_next_;
+    since_script_ = 0;
+    return nullptr;
+  }
+  if (!ready && !script_early_) return nullptr;
   const InputEvent* e = &options_.script[script_next_++];
   script_wait_ = e->kind == InputEvent::Kind::kClick || e->kind == InputEvent::Kind::kRightClick ? 2
                  : e->kind == InputEvent::Kind::kDrag ? kDragFrames + 2
                                                       : 0;
   since_script_ = 0;
   return e;
+}
+
+bool App::LoadingScriptSettled() const {
+  // Without a leading `loading` step the script waits for the load: nothing to wait for here.
+  if (options_.script.empty() || options_.script.front().kind != InputEvent::Kind::kLoading) return true;
+  const bool at_ready = script_next_ >= options_.script.size() ||
+                        options_.script[script_next_].kind == InputEvent::Kind::kReady;
+  return script_early_ && at_ready && script_wait_ == 0 && since_script_ >= kSettleFrames;
 }
 
 bool App::ScriptSettled() const {
@@ -410,8 +480,17 @@ void App::PollLoaders() {
     auto activate = std::find(activate_.begin(), activate_.end(), it->get());
     const bool make_active = activate != activate_.end();
     if (make_active) activate_.erase(activate);
+    if (options_.load_times) {  // when each stage of the load began (Flight Recorder dumps)
+      std::string line;
+      for (const auto& [stage, at] : (*it)->stages()) {
+        char part[96];
+        std::snprintf(part, sizeof part, "%s%s %.2f s", line.empty() ? "" : ", ", stage.c_str(), at);
+        line += part;
+      }
+      if (!line.empty()) std::printf("load stages of %s: %s\n", (*it)->path().c_str(), line.c_str());
+    }
     if (auto model = (*it)->model()) {
-      traces_.push_back({(*it)->path(), model});
+      traces_.push_back({(*it)->path(), model, (*it)->analysis()});
       if (active_ < 0 || make_active) {
         if (active_ >= 0) selection_ = Selection{};  // another trace: its own default selection
         active_ = static_cast<int>(traces_.size()) - 1;
@@ -562,11 +641,14 @@ void App::PrepareAll() {
   profiler_.Prepare(ctx_,
                     active_ >= 0 && !diff_mode_ ? traces_[static_cast<size_t>(active_)].model : nullptr);
   // Profiler traces open on the profiler view: the flight lanes' check and triage wait until asked for.
-  if (!profiler_.OwnsMain() || sizes_.maximized == GuiView::kFlight) flight_.Prepare(ctx_);
+  if (!profiler_.OwnsMain() || sizes_.maximized == GuiView::kFlight)
+    flight_.Prepare(ctx_, ActiveModel() ? traces_[static_cast<size_t>(active_)].flight : nullptr);
   if (show_gallery_) gallery_.Prepare();
 }
 
-int App::Capture() {
+int App::Capture() { return CaptureTo(options_.screenshot, options_.geometry); }
+
+int App::CaptureTo(const std::string& screenshot, const std::string& geometry) {
   std::vector<uint8_t> pixels = renderer_->ReadBackBuffer(fb_w_, fb_h_);
   // Encoded in memory, then written with every write and the close checked: stbi_write_png
   // ignores fwrite's result, so a full disk left a truncated PNG reported as written.
@@ -576,8 +658,8 @@ int App::Capture() {
   };
   std::FILE* file = nullptr;
   if (!stbi_write_png_to_func(append, &png, fb_w_, fb_h_, 4, pixels.data(), fb_w_ * 4) ||
-      (file = std::fopen(options_.screenshot.c_str(), "wb")) == nullptr) {
-    std::fprintf(stderr, "shardscope-gui: cannot write %s: %s\n", options_.screenshot.c_str(),
+      (file = std::fopen(screenshot.c_str(), "wb")) == nullptr) {
+    std::fprintf(stderr, "shardscope-gui: cannot write %s: %s\n", screenshot.c_str(),
                  png.empty() ? "PNG encoding failed" : std::strerror(errno));
     return 2;
   }
@@ -585,16 +667,18 @@ int App::Capture() {
   const int write_errno = errno;
   if (std::fclose(file) != 0 || !written) {
     std::fprintf(stderr, "shardscope-gui: writing %s failed: %s (the screenshot is incomplete)\n",
-                 options_.screenshot.c_str(), std::strerror(written ? errno : write_errno));
+                 screenshot.c_str(), std::strerror(written ? errno : write_errno));
     return 2;
   }
-  if (!options_.geometry.empty() && !WriteGeometry()) return 2;
-  std::printf("wrote %s (%dx%d, view %s)\n", options_.screenshot.c_str(), fb_w_, fb_h_,
+  if (!geometry.empty() && !WriteGeometry(geometry)) return 2;
+  std::printf("wrote %s (%dx%d, view %s)\n", screenshot.c_str(), fb_w_, fb_h_,
               GuiViewText(options_.view).c_str());
   return 0;
 }
 
-bool App::WriteGeometry() {
+bool App::WriteGeometry() { return WriteGeometry(options_.geometry); }
+
+bool App::WriteGeometry(const std::string& path) {
   {
     std::vector<DiffCanvasGeometry> canvases;
     if (diff_mode_) {
@@ -615,10 +699,10 @@ bool App::WriteGeometry() {
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
     if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;
     sources.traces = static_cast<int>(traces_.size());
-    std::ofstream out(options_.geometry);
+    std::ofstream out(path);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {
-      std::fprintf(stderr, "shardscope-gui: cannot write %s\n", options_.geometry.c_str());
+      std::fprintf(stderr, "shardscope-gui: cannot write %s\n", path.c_str());
       return false;
     }
   }

@@ -34,6 +34,16 @@ struct AppOptions {
   /// --keys: replayed once the traces are loaded and the layout settled, one step per frame,
   /// through the same callbacks as real input; a screenshot waits until it is done.
   std::vector<InputEvent> script;
+  /// --loading-screenshot: a PNG taken while the traces still load (Flight Recorder dumps: the
+  /// ranks read so far), once a frame showed loaded data and the script reached its `ready` step
+  /// (or at once without one); with --geometry, its geometry beside it (OUT.json). Exit 2 when the
+  /// load ended first.
+  std::string loading_screenshot;
+  /// --load-times: print when the first frame with loaded data, the first with triage's verdict and
+  /// the first with every trace loaded were drawn (seconds after start).
+  bool load_times = false;
+  /// --dump-delay-ms (tests): the loader waits this long after each Flight Recorder dump it reads.
+  int dump_delay_ms = 0;
 };
 
 /// Runs the GUI; returns the process exit code (0 ok, 2 no display or bad input, 3 GL failure).

@@ -38,6 +38,7 @@ class App {
   struct Entry {
     std::string label;
     std::shared_ptr<const trace::Model> model;
+    std::shared_ptr<const FlightAnalysis> flight;  // the loader's flight analysis of it, or null
   };
 
   // Run's parts: the ImGui context, window and GL renderer (0, else the exit code); the loads and
@@ -52,6 +53,7 @@ class App {
   void Frame();
   double IdleTimeout();  ///< how long the interactive loop may wait for events (< 0: until one comes)
   bool WriteGeometry();
+  bool WriteGeometry(const std::string& path);
   void PollLoaders();
   /// Loads `path` (a trace directory, rank file or dump directory) and shows it once loaded.
   void OpenPath(const std::string& path);
@@ -69,13 +71,19 @@ class App {
   void DrawFocused(GuiView view);
   void DrawTimelineOrProgram();
   void DrawLoading();
+  /// The Flight Recorder load whose ranks read so far the main window shows (one that becomes the
+  /// active trace, or any while none is active), or null.
+  TraceLoader* LoadingFlight();
+  void NoteLoadTimes(const FlightLoadSnapshot* shown);
   bool Ready() const;
   const InputEvent* NextScriptEvent();
   bool ScriptSettled() const;
+  bool LoadingScriptSettled() const;  ///< the script's loading phase is done (or there is none)
   void RecordPanel(const char* name, PanelShows shows);
   template <class P>
   void DrawPanel(const char* title, const char* name, P& panel);
   int Capture();
+  int CaptureTo(const std::string& png, const std::string& geometry);
   const trace::Model* ActiveModel() const { return TraceModel(active_); }
   const trace::Model* TraceModel(int index) const {
     return index >= 0 && index < static_cast<int>(traces_.size())
@@ -147,6 +155,16 @@ class App {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double first_ready_s_ = -1;
   double first_frame_s_ = -1;
+  // Progressive loads: the first frame that showed loaded data (and how many ranks), the first
+  // with triage's verdict; frames drawn with loaded data; the script's loading phase
+  // (`loading` ... `ready`); whether the --loading-screenshot was taken.
+  double first_data_s_ = -1, first_verdict_s_ = -1;
+  int64_t first_data_ranks_ = 0, first_data_total_ = 0;
+  int data_frames_ = 0;
+  bool drew_loading_ = false;
+  bool script_early_ = false;
+  bool loading_shot_taken_ = false;
+  bool load_times_printed_ = false;
   int fb_w_ = 0, fb_h_ = 0;
   // Idle: frames are drawn only while events arrive, for a few frames after, or while something
   // animates (loading, play, a script, a followed trace).

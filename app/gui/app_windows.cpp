@@ -209,20 +209,53 @@ void App::DrawLoading() {
     const trace::ReadProgress& p = loader->progress();
     const int64_t bytes_total = loader->total_bytes();
     const int64_t bytes_done = std::min(p.bytes_done.load(), bytes_total);
+    const int64_t files_done = p.files_done.load(), files_total = p.files_total.load();
     float t = static_cast<float>(loader->elapsed_s());
-    char overlay[240];
-    std::snprintf(overlay, sizeof overlay, "loading %s: %lld/%lld ranks, %s of %s, %.1f s",
-                  loader->path().c_str(), static_cast<long long>(p.files_done.load()),
-                  static_cast<long long>(p.files_total.load()),
+    std::string stage;  // Flight Recorder dumps: which pass (triage, the model) and what follows it
+    if (auto snap = loader->snapshot()) stage = ", " + snap->stage;
+    char overlay[320];
+    std::snprintf(overlay, sizeof overlay, "loading %s: ranks %lld/%lld, %.1f s (%s of %s)%s",
+                  loader->path().c_str(), static_cast<long long>(files_done),
+                  static_cast<long long>(files_total), t,
                   FormatBytes(static_cast<double>(bytes_done)).c_str(),
-                  FormatBytes(static_cast<double>(bytes_total)).c_str(), t);
+                  FormatBytes(static_cast<double>(bytes_total)).c_str(), stage.c_str());
     ImGui::ProgressBar(
         bytes_total > 0 ? static_cast<float>(bytes_done) / static_cast<float>(bytes_total) : 0.0f,
         ImVec2(-1, 0), overlay);
   }
 }
 
+TraceLoader* App::LoadingFlight() {
+  if (diff_mode_) return nullptr;
+  TraceLoader* pick = nullptr;
+  for (const auto& loader : loaders_) {
+    if (loader->done() || loader_side_.count(loader.get()) != 0) continue;
+    const bool activates = std::find(activate_.begin(), activate_.end(), loader.get()) != activate_.end();
+    if ((active_ < 0 || activates) && loader->snapshot()) pick = loader.get();  // the newest such load
+  }
+  return pick;
+}
+
+void App::NoteLoadTimes(const FlightLoadSnapshot* shown) {
+  if (shown == nullptr) return;
+  drew_loading_ = true;
+  ++data_frames_;
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (first_data_s_ < 0) {
+    first_data_s_ = t;
+    first_data_ranks_ = shown->ranks_loaded;
+    first_data_total_ = shown->files_total;
+  }
+  if (shown->triage && first_verdict_s_ < 0) first_verdict_s_ = t;
+}
+
 void App::DrawMain() {
+  if (TraceLoader* loading = LoadingFlight()) {  // Flight Recorder dumps still loading: what is read so far
+    std::shared_ptr<const FlightLoadSnapshot> snap = loading->snapshot();
+    flight_.DrawLoading(*snap, loading->path(), loading->elapsed_s());
+    NoteLoadTimes(snap.get());
+    return;
+  }
   // Profiler traces: CPU-op and GPU-kernel lanes per rank, collectives joined, stragglers marked
   // (View > Maximize panel > flight still shows their collectives as Flight Recorder lanes).
   if (profiler_.OwnsMain() && sizes_.maximized != GuiView::kFlight) {

@@ -62,6 +62,14 @@ std::string FlightMarkOfRoot(const std::string& cls) {
   return "";
 }
 
+FlightAnalysis AnalyzeFlight(const trace::Model& model) {
+  FlightAnalysis a;
+  a.check = trace::CheckTrace(model);
+  a.triage = trace::TriageModel(model);
+  a.data = BuildFlightView(model, a.check, a.triage);
+  return a;
+}
+
 FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResult& check,
                                const trace::TriageResult& triage) {
   FlightViewData d;

@@ -65,6 +65,18 @@ struct FlightViewData {
 FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResult& check,
                                const trace::TriageResult& triage);
 
+/// The flight view's inputs and data for one model: the checker's result, triage's and the view
+/// built from both. `data` points into the model: keep the model alive with it.
+struct FlightAnalysis {
+  trace::CheckResult check;
+  trace::TriageResult triage;
+  FlightViewData data;
+};
+
+/// CheckTrace, TriageModel and BuildFlightView of `model`. Pure; slow at thousands of ranks (the
+/// loader runs it on its thread).
+FlightAnalysis AnalyzeFlight(const trace::Model& model);
+
 /// The mark of a mismatch class, or "" when the class is not marked in the lanes: collective_type
 /// -> "kind", dtype -> "dtype", size_or_syntax and all_to_all_total -> "size".
 std::string FlightMarkOf(trace::MismatchClass kind);

@@ -84,6 +84,12 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
     if (token.empty()) fail("empty (tokens are separated by single commas)");
     if (EqualsNoCase(token, "wait")) {
       out.push_back(Event(InputEvent::Kind::kWait));
+    } else if (EqualsNoCase(token, "loading")) {
+      if (out.size() != 0)
+        fail("'loading' must be the first step (the steps after it run while traces load)");
+      out.push_back(Event(InputEvent::Kind::kLoading));
+    } else if (EqualsNoCase(token, "ready")) {
+      out.push_back(Event(InputEvent::Kind::kReady));
     } else if ((token.size() > 6 && EqualsNoCase(token.substr(0, 6), "click:")) ||
                (token.size() > 7 && EqualsNoCase(token.substr(0, 7), "rclick:"))) {
       const bool right = std::tolower(static_cast<unsigned char>(token[0])) == 'r';
@@ -134,7 +140,8 @@ std::vector<InputEvent> ParseInputScript(std::string_view text) {
       }
       if (!found)
         fail("not a key (" + InputKeyNames() +
-             "), click:X:Y, rclick:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH or wait");
+             "), click:X:Y, rclick:X:Y, drag:X0:Y0:X1:Y1, type:TEXT, drop:PATH, wait, loading (first) or "
+             "ready");
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -58,7 +58,17 @@ class KeyTaps {
 /// drag from (x, y) to (x1, y1) (held for kDragFrames frames, the pointer moving in equal steps),
 /// or typed text (one character event per character, all in one frame).
 struct InputEvent {
-  enum class Kind { kKey, kClick, kWait, kDrag, kType, kDrop, kRightClick } kind = Kind::kKey;
+  enum class Kind {
+    kKey,
+    kClick,
+    kWait,
+    kDrag,
+    kType,
+    kDrop,
+    kRightClick,
+    kLoading,
+    kReady
+  } kind = Kind::kKey;
   InputKey key = InputKey::kLeft;
   float x = 0, y = 0;
   float x1 = 0, y1 = 0;  ///< drag end
@@ -72,7 +82,10 @@ inline constexpr int kDragFrames = 6;
 /// (case-insensitive; every key the Help menu lists: "Esc" for Escape, "0" for zero),
 /// click:X:Y and rclick:X:Y (a right click, e.g. a context menu), and drag:X0:Y0:X1:Y1 (pixels from the
 /// window's top-left), type:TEXT (printable characters, no comma), drop:PATH (a file or directory dropped on
-/// the window, as the window system reports a drag-and-drop), wait (one idle frame). Throws
+/// the window, as the window system reports a drag-and-drop), wait (one idle frame), loading (only
+/// as the first step: the steps after it run while the traces still load, from the first frame that
+/// shows loaded data; otherwise a script starts once they are loaded) and ready (wait until every
+/// trace is loaded and the panels settled, then go on). Throws
 /// std::invalid_argument naming the bad token and its position.
 std::vector<InputEvent> ParseInputScript(std::string_view text);
 

@@ -1,6 +1,7 @@
 // shardscope-gui [TRACE_DIR_OR_FILE ... | --diff BASELINE CANDIDATE] [--screenshot OUT.png] [--view V]
 //                [--select N] [--step K] [--select-op N] [--search TEXT] [--size WxH] [--geometry OUT.json]
 //                [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS] [--follow DIR]
+//                [--loading-screenshot OUT.png] [--load-times] [--dump-delay-ms N]
 
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@ constexpr const char* kUsage =
     "         [--view main|timeline|inspector|layout|mesh|merge|program|gallery|sandbox|diff|flight|stats]\n"
     "         [--select ID] [--step K] [--select-op ID] [--search TEXT] [--size WxH] [--geometry OUT.json]\n"
     "         [--bench-frames N] [--keys SCRIPT] [--quit-after SECONDS] [--follow DIR]\n"
+    "         [--loading-screenshot OUT.png] [--load-times] [--dump-delay-ms N]\n"
     "--follow: open DIR and keep adding what a running job appends (File > Follow does the same)\n"
     "--quit-after: run interactively (frames drawn only on input or animation), quit after SECONDS,\n"
     "         print the frames drawn and write --geometry\n"
@@ -26,6 +28,11 @@ constexpr const char* kUsage =
     "         (keys Left Right Up Down Space Plus Minus W S A D F G 0 Escape (Esc) CtrlF CtrlG CtrlQ;\n"
     "         click:X:Y in window pixels, rclick:X:Y a right click; drag:X0:Y0:X1:Y1; type:TEXT types\n"
     "         characters, e.g. G then type:517 goes to rank 517; drop:PATH drops a path on the window)\n"
+    "--loading-screenshot: also a PNG taken while the traces load (Flight Recorder dumps: the ranks\n"
+    "         read so far); a --keys script's steps after a leading `loading` run during the load,\n"
+    "         and the shot waits for its `ready` step\n"
+    "--load-times: print when the first frame with loaded data, with triage's verdict and with\n"
+    "         everything loaded were drawn; --dump-delay-ms N (tests): wait N ms after each dump read\n"
     "--search: a query in the list's search box (tensor, placement, collective kind, op name)\n"
     "keys: Left/Right step, Up/Down redistribute, Space play, W/S or +/- zoom, A/D pan, F zoom to\n"
     "      the selection, 0 fit, G go to rank, Ctrl+F search, Esc clear the selection, Ctrl+Q quit\n"
@@ -87,7 +94,14 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
       return Usage("--diff needs two traces: BASELINE CANDIDATE");
     options.diff_baseline = argv[++i];
     options.diff_candidate = argv[++i];
-  } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames") {
+  } else if (arg == "--loading-screenshot") {
+    const char* v = value("--loading-screenshot");
+    if (!v) return Usage("--loading-screenshot needs a file name");
+    options.loading_screenshot = v;
+  } else if (arg == "--load-times") {
+    options.load_times = true;
+  } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames" ||
+             arg == "--dump-delay-ms") {
     const char* v = value(arg.c_str());
     if (!v || !ParseInt(v, n) || n < 0)
       return Usage(arg + ": '" + (v ? v : "") + "' is not a non-negative integer");
@@ -95,6 +109,10 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
     if (arg == "--step") options.step = n;
     if (arg == "--select-op") options.select_op = n;
     if (arg == "--bench-frames") options.bench_frames = static_cast<int>(n);
+    if (arg == "--dump-delay-ms") {
+      if (n > 10000) return Usage("--dump-delay-ms: at most 10000");
+      options.dump_delay_ms = static_cast<int>(n);
+    }
   } else if (arg == "--size") {
     const char* v = value("--size");
     int w = 0, h = 0;

@@ -4,8 +4,16 @@
 #include <system_error>
 
 #include "shardscope/trace/importers.hpp"
+#include "shardscope/trace/triage.hpp"
 
 namespace shardscope::app::gui {
+namespace {
+
+std::atomic<int> g_dump_delay_ms{0};
+
+}  // namespace
+
+void TraceLoader::SetDumpDelayForTests(int milliseconds) { g_dump_delay_ms = milliseconds; }
 
 TraceLoader::TraceLoader(std::string path)
     : path_(std::move(path)), start_(std::chrono::steady_clock::now()) {
@@ -14,22 +22,65 @@ TraceLoader::TraceLoader(std::string path)
   // the bar short of its end.
   thread_ = std::thread([this] {
     std::shared_ptr<const trace::Model> model;
+    std::shared_ptr<const FlightAnalysis> analysis;
     std::string error;
+    auto set_stage = [this](const char* stage) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stage_ = stage;
+      stages_.push_back({stage, elapsed_s()});
+    };
     try {
       std::error_code ec2;
       if (!std::filesystem::exists(path_, ec2)) {
         error = path_ + ": no such file or directory";
+      } else if (trace::ImporterFor(path_) == "flight_recorder") {
+        flight_ = true;
+        const int delay_ms = g_dump_delay_ms.load();
+        auto each = [&](const trace::FlightRecorderDump& dump) {
+          collector_.Add(dump);
+          if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        };
+        // What a user debugging a hang wants first is triage's verdict. Triage streams the dumps
+        // keeping a few bytes an entry (trace::TriagePaths, as `shardscope triage` does), several
+        // times faster than building the model, so it reads them first, on every core; each rank's
+        // dump is also summarised for the ranks-read-so-far view as it goes by.
+        set_stage("triage: reading dumps");
+        auto triage = std::make_shared<const trace::TriageResult>(
+            trace::TriagePaths({path_}, {}, 0, {}, &progress_, each));
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          triage_ = triage;
+        }
+        // Then the model for the lanes, as ReadAnyTrace reads it (the flight_recorder importer).
+        set_stage("reading dumps for the lanes");
+        progress_.files_done = 0;
+        progress_.bytes_done = 0;
+        model = std::make_shared<trace::Model>(trace::ReadFlightRecorder({path_}, {.progress = &progress_}));
+        auto a = std::make_shared<FlightAnalysis>();
+        a->triage = *triage;
+        set_stage("checking");
+        a->check = trace::CheckTrace(*model);
+        set_stage("building the lanes");
+        a->data = BuildFlightView(*model, a->check, a->triage);
+        analysis = std::move(a);
       } else {
-        // Traces (a directory or one rank file) and Flight Recorder dump directories.
+        // Traces (a directory or one rank file) and profiler traces.
         model = std::make_shared<trace::Model>(trace::ReadAnyTrace(path_, {.progress = &progress_}));
+        if (trace::HasFlightRecords(*model))
+          analysis = std::make_shared<FlightAnalysis>(AnalyzeFlight(*model));
       }
     } catch (const std::exception& e) {
       error = e.what();
+      model.reset();
+      analysis.reset();
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       model_ = std::move(model);
+      analysis_ = std::move(analysis);
       error_ = std::move(error);
+      stage_ = "done";
+      stages_.push_back({"done", elapsed_s()});
     }
     done_.store(true, std::memory_order_release);
   });
@@ -48,9 +99,44 @@ std::shared_ptr<const trace::Model> TraceLoader::model() const {
   return model_;
 }
 
+std::shared_ptr<const FlightAnalysis> TraceLoader::analysis() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return analysis_;
+}
+
+std::vector<std::pair<std::string, double>> TraceLoader::stages() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stages_;
+}
+
 std::string TraceLoader::error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
+}
+
+std::shared_ptr<const FlightLoadSnapshot> TraceLoader::snapshot(double max_age_s) {
+  if (!flight_.load()) return nullptr;
+  std::string stage;
+  std::shared_ptr<const trace::TriageResult> triage;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stage = stage_;
+    triage = triage_;
+  }
+  const int64_t ranks = collector_.ranks();
+  if (ranks == 0) return nullptr;
+  const auto now = std::chrono::steady_clock::now();
+  const bool fresh =
+      snapshot_ && snapshot_->stage == stage && snapshot_->triage == triage &&
+      (snapshot_ranks_ == ranks || std::chrono::duration<double>(now - snapshot_at_).count() < max_age_s);
+  if (fresh) return snapshot_;
+  auto s = std::make_shared<FlightLoadSnapshot>(collector_.Snapshot(progress_.files_total.load()));
+  s->stage = stage;
+  s->triage = triage;
+  snapshot_ = std::move(s);
+  snapshot_at_ = now;
+  snapshot_ranks_ = snapshot_->ranks_loaded;
+  return snapshot_;
 }
 
 }  // namespace shardscope::app::gui

@@ -1,6 +1,10 @@
 #pragma once
 // Loads a trace on a background thread through trace::ReadAnyTrace (the GUI never parses files
-// itself), so the window stays responsive while a big trace is read.
+// itself), so the window stays responsive while a big trace is read. Flight Recorder dumps load
+// in two passes: triage streams the dumps first (trace::TriagePaths, a few bytes an entry, every
+// core), summarising each rank's dump for the view as it goes by (FlightLoadCollector) and giving
+// the verdict; then the model is read for the lanes, and the checker and the flight view's lanes
+// are computed here too, off the main thread.
 
 #include <atomic>
 #include <chrono>
@@ -9,7 +13,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "flight_load.hpp"
+#include "flight_view_model.hpp"
 #include "shardscope/trace/model.hpp"
 #include "shardscope/trace/reader.hpp"
 
@@ -39,6 +47,20 @@ class TraceLoader {
   std::shared_ptr<const trace::Model> model() const;
   /// After done(): the reader's one-line error ("rank-0.jsonl:3: ..."), "" on success.
   std::string error() const;
+  /// After done(): the flight view's check, triage and lanes of model(), computed on the loader's
+  /// thread, when the model holds flight records (trace::HasFlightRecords); else null.
+  std::shared_ptr<const FlightAnalysis> analysis() const;
+  /// Flight Recorder dumps: what is read so far (rebuilt at most every `max_age_s` seconds, and
+  /// whenever the stage changes); null before the first dump is read and for other inputs.
+  /// Main thread.
+  std::shared_ptr<const FlightLoadSnapshot> snapshot(double max_age_s = 0.2);
+  /// When each stage began and when the load ended ("triage: reading dumps", "reading dumps for the
+  /// lanes" (triage's verdict is known from then on), "checking", "building the lanes", "done"),
+  /// seconds after the start, in order. Thread-safe.
+  std::vector<std::pair<std::string, double>> stages() const;
+  /// Tests: wait this long after each dump is read (a small dump directory then loads as slowly as
+  /// a big one, so what the GUI shows during a load can be tested).
+  static void SetDumpDelayForTests(int milliseconds);
 
  private:
   std::string path_;
@@ -47,7 +69,18 @@ class TraceLoader {
   trace::ReadProgress progress_;
   mutable std::mutex mutex_;
   std::shared_ptr<const trace::Model> model_;
+  std::shared_ptr<const FlightAnalysis> analysis_;
   std::string error_;
+  // Flight Recorder dumps: the summaries, the stage and triage once known (under mutex_), and the
+  // last snapshot handed out (main thread).
+  FlightLoadCollector collector_;
+  std::atomic<bool> flight_{false};
+  std::string stage_;
+  std::vector<std::pair<std::string, double>> stages_;
+  std::shared_ptr<const trace::TriageResult> triage_;
+  std::shared_ptr<const FlightLoadSnapshot> snapshot_;
+  std::chrono::steady_clock::time_point snapshot_at_{};
+  int64_t snapshot_ranks_ = -1;
   std::thread thread_;
 };
 

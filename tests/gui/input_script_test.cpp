@@ -83,12 +83,27 @@ TEST_CASE("input scripts (--keys): a bad token is named with its position", "[gu
         std::string("token 2 'Dwn': not a key (Left, Right, Up, Down, Space, Plus, Minus, "
                     "A, D, F, Escape, CtrlF, W, S, CtrlQ, G, CtrlG, 0), click:X:Y, rclick:X:Y, "
                     "drag:X0:Y0:X1:Y1, type:TEXT, "
-                    "drop:PATH or wait"));
+                    "drop:PATH, wait, loading (first) or ready"));
   CHECK(message("Down,,Up").find("token 2 '': empty") == 0);
   CHECK(message("click:12").find("token 1 'click:12': a click is click:X:Y") == 0);
   CHECK(message("click:-1:5").find("token 1") == 0);
   CHECK(message("click:1:2x").find("token 1") == 0);
   CHECK(message("").find("token 1 '': empty") == 0);
+}
+
+TEST_CASE("input scripts (--keys): a leading `loading` step runs the rest during the load, `ready` waits",
+          "[gui][input][loading]") {
+  auto s = ParseInputScript("loading,G,type:17,ready,Down");
+  REQUIRE(s.size() == 5);
+  CHECK(s[0].kind == InputEvent::Kind::kLoading);
+  CHECK(s[1].kind == InputEvent::Kind::kKey);
+  CHECK(s[2].kind == InputEvent::Kind::kType);
+  CHECK(s[3].kind == InputEvent::Kind::kReady);
+  CHECK(s[4].kind == InputEvent::Kind::kKey);
+  CHECK(ParseInputScript("READY")[0].kind == InputEvent::Kind::kReady);
+  // `loading` only as the first step: later it would mean nothing.
+  CHECK_THROWS_WITH(ParseInputScript("Down,loading"),
+                    Catch::Contains("token 2 'loading': 'loading' must be the first step"));
 }
 
 TEST_CASE("input scripts (--keys): right clicks at pixels", "[gui][input]") {

@@ -1217,6 +1217,12 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh) {
 
 TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs,
                          const std::vector<const Model*>& context) {
+  return TriagePaths(paths, mesh, jobs, context, nullptr, {});
+}
+
+TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs,
+                         const std::vector<const Model*>& context, ReadProgress* progress,
+                         const std::function<void(const FlightRecorderDump&)>& each) {
   if (paths.empty()) throw InvalidInput("triage: no input given");
   std::vector<fs::path> dumps;  // directories or files: the FR reader lists them and refuses a rank twice
   std::vector<fs::path> traces;
@@ -1238,8 +1244,13 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
   for (const Model* c : context) MeshFromModel(*c, m);
   // One dump file at a time per thread: only the compact entries stay in memory.
   if (!dumps.empty()) {
-    ReadFlightRecorderEach(dumps, jobs,
-                           [&](FlightRecorderDump& dump) { store.AddRank(dump.trace, dump.max_rank + 1); });
+    ReadFlightRecorderEach(
+        dumps, jobs,
+        [&](FlightRecorderDump& dump) {
+          if (each) each(dump);
+          store.AddRank(dump.trace, dump.max_rank + 1);
+        },
+        progress);
   }
   TriageResult result = Analyzer(store, m).Run();
   std::vector<const Model*> models = context;

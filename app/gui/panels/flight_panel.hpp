@@ -12,10 +12,12 @@
 // to a lane.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app_state.hpp"
+#include "flight_load.hpp"
 #include "flight_view_model.hpp"
 #include "rank_palette.hpp"
 #include "shardscope/trace/check.hpp"
@@ -48,8 +50,13 @@ struct FlightItemGeometry {
 /// The flight panel. Main thread only.
 class FlightPanel {
  public:
-  /// Rebuilds spans, slots, marks, groups and the check when the model changed. No ImGui calls.
-  void Prepare(const ViewContext& ctx);
+  /// Takes the model's check, triage and lanes when the model changed: `analysis` when given (the
+  /// loader computed it off the main thread), else computed here. No ImGui calls.
+  void Prepare(const ViewContext& ctx, std::shared_ptr<const FlightAnalysis> analysis = nullptr);
+  /// Draws what is read so far while Flight Recorder dumps load (`loader_path`: what is loading):
+  /// a cell per rank (read, stuck, not read yet), go to rank, triage's verdict once known, and the
+  /// process groups with where their read ranks stand, least advanced first.
+  void DrawLoading(const FlightLoadSnapshot& snapshot, const std::string& loader_path, double elapsed_s);
   /// Draws the lanes and the mismatch list into the remaining region of the current window.
   void Draw(ViewContext& ctx);
   /// True when some collective of the model carries a flight record (trace::HasFlightRecords).
@@ -70,9 +77,16 @@ class FlightPanel {
   const void* key_model_ = nullptr;
   uint64_t key_serial_ = 0;  // ViewContext::model_serial of key_model_
   bool active_ = false, owns_main_ = false;
-  FlightViewData data_;
-  trace::CheckResult check_;
-  trace::TriageResult triage_;
+  const FlightViewData& data() const { return analysis_ ? analysis_->data : kNoData; }
+  const trace::CheckResult& check() const { return analysis_ ? analysis_->check : kNoCheck; }
+  const trace::TriageResult& triage() const { return analysis_ ? analysis_->triage : kNoTriage; }
+  void DrawLoadingGrid(const FlightLoadSnapshot& s, float width, float height);
+  void DrawLoadingGroups(const FlightLoadSnapshot& s, float height);
+
+  static inline const FlightViewData kNoData{};
+  static inline const trace::CheckResult kNoCheck{};
+  static inline const trace::TriageResult kNoTriage{};
+  std::shared_ptr<const FlightAnalysis> analysis_;
   std::vector<bool> expanded_;  // per group
   std::vector<TimelineRow> rows_;
   std::vector<int32_t> row_of_rank_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/trace/model.hpp"
+#include "shardscope/trace/reader.hpp"
 
 namespace shardscope::trace {
 
@@ -95,6 +97,14 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh = {});
 /// Throws Error(kInvalidInput) for a bad input, like the readers.
 TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const TriageMesh& mesh = {},
                          int jobs = 0, const std::vector<const Model*>& context = {});
+
+struct FlightRecorderDump;
+/// TriagePaths that also counts the dump files and bytes in `progress` (when not null) and shows
+/// each rank's dump to `each` as it is read (on the reading thread, concurrently), so a viewer can
+/// summarise the ranks read so far. Same result.
+TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const TriageMesh& mesh, int jobs,
+                         const std::vector<const Model*>& context, ReadProgress* progress,
+                         const std::function<void(const FlightRecorderDump&)>& each);
 
 /// Names, for each root with a process group and seq, the redistribute step or op that issued its
 /// stuck collective, from `models` (shardscope traces of some ranks). A Flight Recorder seq id
