@@ -19,6 +19,7 @@
 #include "child_process.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
+#include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/reader.hpp"
 
 namespace shardscope::app {
@@ -46,8 +47,8 @@ LoadFigure MeasureInChild(const std::filesystem::path& path, const trace::ReadOp
         LoadFigure f;
         int64_t before = ResidentBytes();
         auto start = std::chrono::steady_clock::now();
-        trace::Model model = std::filesystem::is_directory(path) ? trace::ReadTraceDir(path, options)
-                                                                 : trace::ReadTraceFile(path, options);
+        // As show and the GUI read it: a shardscope trace, or another tool's records by their importer.
+        trace::Model model = trace::ReadAnyTrace(path, options);
         f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         for (const trace::RankTrace& r : model.ranks) f.events += static_cast<int64_t>(r.events.size());
         f.model_bytes = ResidentBytes() - before;
@@ -64,7 +65,8 @@ LoadFigure MeasureInChild(const std::filesystem::path& path, const trace::ReadOp
   return f;
 }
 
-int64_t TraceBytes(const std::filesystem::path& path) {
+// The input's bytes: a shardscope trace's rank files, or every file of another tool's directory.
+int64_t TraceBytes(const std::filesystem::path& path, bool shardscope) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {
     const auto size = std::filesystem::file_size(path, ec);
@@ -72,7 +74,7 @@ int64_t TraceBytes(const std::filesystem::path& path) {
   }
   int64_t bytes = 0;
   for (const auto& entry : ListDirectory(path, "bench load")) {
-    if (entry.path().extension() != ".jsonl") continue;
+    if (shardscope ? entry.path().extension() != ".jsonl" : !entry.is_regular_file(ec)) continue;
     const auto size = entry.file_size(ec);
     if (!ec) bytes += static_cast<int64_t>(size);
   }
@@ -89,7 +91,8 @@ int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out) {
     throw InvalidInput("--repetitions: " + std::to_string(args.repetitions) + " is outside [1, 100]");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int jobs = args.jobs > 0 ? args.jobs : cores;
-  const int64_t bytes = TraceBytes(args.path);
+  const std::string importer = trace::ImporterFor(args.path);
+  const int64_t bytes = TraceBytes(args.path, importer == "shardscope");
   struct Config {
     std::string name;
     trace::ReadOptions options;
@@ -109,26 +112,27 @@ int RunBenchLoad(const BenchLoadArgs& args, std::ostream& out) {
     medians.push_back(runs[runs.size() / 2]);
   }
   const LoadFigure& ref = medians.front();
-  std::snprintf(line, sizeof line, "bench load %s: %.1f MB, %lld events, %d cores, median of %d\n",
-                args.path.c_str(), static_cast<double>(bytes) / 1e6, static_cast<long long>(ref.events),
-                cores, args.repetitions);
+  std::snprintf(line, sizeof line, "bench load %s (%s): %.1f MB, %lld events, %d cores, median of %d\n",
+                args.path.c_str(), importer.c_str(), static_cast<double>(bytes) / 1e6,
+                static_cast<long long>(ref.events), cores, args.repetitions);
   out << line;
-  std::snprintf(line, sizeof line, "%-22s %9s %9s %12s %10s %9s %10s %8s\n", "reader", "time s", "MB/s",
-                "events/s", "peak MB", "peak/file", "model B/ev", "speedup");
+  std::snprintf(line, sizeof line, "%-22s %9s %9s %12s %10s %9s %10s %10s %8s\n", "reader", "time s", "MB/s",
+                "events/s", "peak MB", "peak/file", "model B/ev", "model/file", "speedup");
   out << line;
   for (size_t i = 0; i < configs.size(); ++i) {
     const LoadFigure& f = medians[i];
-    std::snprintf(line, sizeof line, "%-22s %9.2f %9.1f %12.0f %10.0f %9.2f %10.0f %7.1fx\n",
+    std::snprintf(line, sizeof line, "%-22s %9.2f %9.1f %12.0f %10.0f %9.2f %10.0f %10.2f %7.1fx\n",
                   configs[i].name.c_str(), f.seconds, static_cast<double>(bytes) / 1e6 / f.seconds,
                   static_cast<double>(f.events) / f.seconds, static_cast<double>(f.peak_rss) / 1e6,
                   static_cast<double>(f.peak_rss) / static_cast<double>(std::max<int64_t>(1, bytes)),
                   static_cast<double>(f.model_bytes) / static_cast<double>(std::max<int64_t>(1, f.events)),
+                  static_cast<double>(f.model_bytes) / static_cast<double>(std::max<int64_t>(1, bytes)),
                   ref.seconds / f.seconds);
     out << line;
   }
   if (ref.skipped > 0) out << "note: " << ref.skipped << " load diagnostics (see shardscope show)\n";
   out << "peak/file: peak resident bytes over the trace's bytes; model B/ev: resident bytes the loaded model "
-         "adds, per event\n";
+         "adds, per event; model/file: those bytes over the trace's bytes\n";
   return 0;
 }
 

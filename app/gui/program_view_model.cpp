@@ -90,11 +90,11 @@ struct StepRef {
 std::vector<StepRef> ProgramSteps(const trace::Model& model, int64_t rank) {
   std::vector<StepRef> steps;
   for (const trace::OpRecord& r : model.ops)
-    if (r.rank == rank) steps.push_back({r.op.t_ns, &r, nullptr});
+    if (r.rank == rank) steps.push_back({r.op->t_ns, &r, nullptr});
   for (const trace::RedistributeRecord& r : model.redistributes)
     if (r.rank == rank && r.begin->op_id < 0) steps.push_back({r.begin->t_ns, nullptr, &r});
   std::stable_sort(steps.begin(), steps.end(), [](const StepRef& a, const StepRef& b) {
-    if (a.op && b.op) return a.op->op.id < b.op->op.id;
+    if (a.op && b.op) return a.op->op->id < b.op->op->id;
     return a.t_ns < b.t_ns;
   });
   return steps;
@@ -170,9 +170,9 @@ class GraphBuilder {
     trace::OpInput explicit_input;
     const int index = static_cast<int>(view_.nodes.size());
     if (s.op) {
-      view_.op_ids.push_back(s.op->op.id);
+      view_.op_ids.push_back(s.op->op->id);
       view_.nodes.push_back(OpNode(model_, rank_, *s.op));
-      for (const trace::OpInput& in : s.op->op.inputs) inputs.push_back(&in);
+      for (const trace::OpInput& in : s.op->op->inputs) inputs.push_back(&in);
     } else {
       const trace::RedistributeBegin& b = s.redistribute->begin;
       view_.nodes.push_back(RedistributeNode(*s.redistribute));
@@ -185,8 +185,8 @@ class GraphBuilder {
     // Outputs are produced after the inputs were read (an explicit redistribute renames nothing).
     const ProgramNode& n = view_.nodes[static_cast<size_t>(index)];
     if (s.op) {
-      for (size_t k = 0; k < s.op->op.outputs.size(); ++k) {
-        const trace::OpOutput& out = s.op->op.outputs[k];
+      for (size_t k = 0; k < s.op->op->outputs.size(); ++k) {
+        const trace::OpOutput& out = s.op->op->outputs[k];
         if (out.requested && !out.tensor.empty()) producer_[out.tensor] = {index, static_cast<int>(k)};
       }
     } else if (!n.tensor.empty()) {

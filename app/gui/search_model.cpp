@@ -35,7 +35,7 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   if (b.op_id >= 0) {
     const auto ops = model.OpsWithId(b.op_id);
     if (!ops.empty()) {
-      std::string name = ops.front()->op.name;
+      std::string name = ops.front()->op->name;
       if (name.rfind("aten::", 0) == 0) name = name.substr(6);
       cause = name + " arg " + std::to_string(b.op_input);
     }
@@ -93,7 +93,7 @@ SearchEntry OpEntry(const trace::Model& model, int64_t id) {
   e.id = id;
   const auto recs = model.OpsWithId(id);
   const trace::Op& op = recs.front()->op;
-  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->op.ok; });
+  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->op->ok; });
   std::string ins, outs;
   for (const trace::OpInput& in : op.inputs) ins += (ins.empty() ? "" : ", ") + in.tensor;
   for (const trace::OpOutput& out : op.outputs) {

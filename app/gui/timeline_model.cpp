@@ -55,9 +55,9 @@ TimelineData BuildTimeline(const trace::Model& model) {
     const trace::OpRecord& rec = model.ops[i];
     if (rec.rank < 0 || rec.rank >= lanes) continue;
     const int64_t off = offset[static_cast<size_t>(rec.rank)];
-    const int64_t start = rec.op.t_ns + off, end = std::max(rec.op.end_ns, rec.op.t_ns) + off;
+    const int64_t start = rec.op->t_ns + off, end = std::max(rec.op->end_ns, rec.op->t_ns) + off;
     data.ops[static_cast<size_t>(rec.rank)].push_back(
-        {start, end, rec.op.id, -1, -1, -1, static_cast<int32_t>(i)});
+        {start, end, rec.op->id, -1, -1, -1, static_cast<int32_t>(i)});
     t0 = std::min(t0, start);
     t1 = std::max(t1, end);
     for (size_t c = 0; c < rec.collectives.size(); ++c) {

@@ -61,10 +61,10 @@ TEST_CASE("program view: badges at exactly the implicit redistributes of the tra
   size_t expected_total = 0;
   for (const trace::OpRecord& op : model.ops) {
     if (op.rank != rank) continue;
-    expected[op.op.id];
-    for (size_t i = 0; i < op.op.inputs.size(); ++i) {
-      if (op.op.inputs[i].redistribute_id < 0) continue;
-      expected[op.op.id].insert({op.op.id, static_cast<int64_t>(i), op.op.inputs[i].redistribute_id});
+    expected[op.op->id];
+    for (size_t i = 0; i < op.op->inputs.size(); ++i) {
+      if (op.op->inputs[i].redistribute_id < 0) continue;
+      expected[op.op->id].insert({op.op->id, static_cast<int64_t>(i), op.op->inputs[i].redistribute_id});
       ++expected_total;
     }
   }

@@ -130,13 +130,13 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
     int node = view.NodeOfOp(id);
     REQUIRE(node >= 0);
     const ProgramNode& n = view.nodes[static_cast<size_t>(node)];
-    CHECK(n.note == r->op.note);
+    CHECK(n.note == r->op->note);
     int64_t halos = 0;
     for (const trace::Collective& c : r->collectives) halos += c.kind == "halo_exchange" ? 1 : 0;
     CHECK(n.halo_exchanges == halos);
     CHECK(n.halo.empty() == (halos == 0));
-    for (size_t i = 0; i < r->op.inputs.size(); ++i) {
-      const trace::OpInput& in = r->op.inputs[i];
+    for (size_t i = 0; i < r->op->inputs.size(); ++i) {
+      const trace::OpInput& in = r->op->inputs[i];
       auto it = by_input.find(Key{node, static_cast<int>(i)});
       if (in.tensor.empty()) {
         CHECK(it == by_input.end());
@@ -277,9 +277,9 @@ TEST_CASE("timeline: a program trace's ops and halo exchanges are on their ranks
     for (const auto& s : data.ops[lane]) {
       const trace::OpRecord& rec = model.ops[static_cast<size_t>(s.op_record)];
       CHECK(rec.rank == static_cast<int64_t>(lane));
-      CHECK(s.redistribute_id == rec.op.id);
-      CHECK(s.start == rec.op.t_ns + offset[rec.rank]);
-      CHECK(s.end == rec.op.end_ns + offset[rec.rank]);
+      CHECK(s.redistribute_id == rec.op->id);
+      CHECK(s.start == rec.op->t_ns + offset[rec.rank]);
+      CHECK(s.end == rec.op->end_ns + offset[rec.rank]);
       CHECK(data.t0 <= s.start);
       CHECK(s.end <= data.t1);
     }

@@ -59,9 +59,9 @@ Want Expected(const trace::Model& m, int64_t a, int64_t b) {
   }
   for (const auto& rec : m.ops) {
     const int64_t o = off[rec.rank];
-    const int64_t s = rec.op.t_ns + o, e = std::max(rec.op.end_ns, rec.op.t_ns) + o;
+    const int64_t s = rec.op->t_ns + o, e = std::max(rec.op->end_ns, rec.op->t_ns) + o;
     if (s <= b && e >= a) {
-      w.ops.insert(rec.op.id);
+      w.ops.insert(rec.op->id);
       w.ranks[rec.rank].rank = rec.rank;
       ++w.ranks[rec.rank].ops;
     }

@@ -206,7 +206,7 @@ TEST_CASE("the written trace carries PyTorch's plan beside shardscope's", "[prog
   CHECK(rec->begin->imported->collectives[0] == trace::ImportedCollective{"reduce_scatter", 2, "0"});
   CHECK(rec->begin->notation == "P(sum)R->S(0)R->S(0)S(1)");
   REQUIRE(m.ops.size() == 12);  // 3 opaque ops on 4 ranks
-  CHECK(m.ops[0].op.name == "aten::mm");
+  CHECK(m.ops[0].op->name == "aten::mm");
   fs::remove_all(dir);
 }
 
@@ -436,7 +436,7 @@ TEST_CASE("computed ops are op events with shardscope's strategy and the replaye
   // torch.chunk gives it rows 64..127 of the input and a 64x64 output block.
   const trace::Op* mm = nullptr;
   for (const auto& rec : m.ops) {
-    if (rec.rank == 3 && rec.op.id == 2) mm = &rec.op;
+    if (rec.rank == 3 && rec.op->id == 2) mm = &*rec.op;
   }
   REQUIRE(mm);
   CHECK(mm->name == "aten::mm");

@@ -314,7 +314,7 @@ Model Program() { return ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/g
 template <typename Fn>
 void EditOp(Model& m, int64_t id, Fn edit) {
   for (OpRecord& rec : m.ops)
-    if (rec.op.id == id) edit(rec.op);
+    if (rec.op->id == id) edit(rec.op.Mutable());
 }
 
 }  // namespace
@@ -328,8 +328,8 @@ TEST_CASE("diff: ops are aligned and their strategy, outputs and implicit redist
   Model cand = Program();
   EditOp(cand, 0, [](Op& op) {
     op.chosen = 1;
-    op.outputs[0].placements = {"S(0)", "R"};
-    op.inputs[1].required = {"R", "R"};
+    op.outputs.Mutable()[0].placements = {"S(0)", "R"};
+    op.inputs.Mutable()[1].required = {"R", "R"};
   });
   DiffResult r = DiffTraces(base, cand, DiffOptions{});
   CHECK(Whats(r) ==
@@ -365,7 +365,7 @@ TEST_CASE("diff: ops are aligned and their strategy, outputs and implicit redist
 TEST_CASE("diff: candidate costs are compared like time, only with a threshold", "[trace][diff]") {
   Model base = Program();
   Model cand = Program();
-  EditOp(cand, 0, [](Op& op) { op.candidates[1].cost_us = 9.0; });  // 7.5 -> 9.0 us: +20%
+  EditOp(cand, 0, [](Op& op) { op.candidates.Mutable()[1].cost_us = 9.0; });  // 7.5 -> 9.0 us: +20%
   CHECK(DiffTraces(base, cand, DiffOptions{}).differences.empty());
   CHECK(DiffTraces(base, cand, ParseFailOn("ops,time:25%")).differences.empty());
   DiffResult r = DiffTraces(base, cand, ParseFailOn("ops,time:10%"));
@@ -378,7 +378,7 @@ TEST_CASE("diff: added and removed ops; implicit redistributes stay redistribute
   Model base = Program();
   Model cand = Program();
   cand.ops.erase(
-      std::remove_if(cand.ops.begin(), cand.ops.end(), [](const OpRecord& r) { return r.op.id == 1; }),
+      std::remove_if(cand.ops.begin(), cand.ops.end(), [](const OpRecord& r) { return r.op->id == 1; }),
       cand.ops.end());
   DiffResult r = DiffTraces(base, cand, DiffOptions{});
   CHECK(Whats(r) == std::vector<std::string>{"ops|removed"});

@@ -55,7 +55,7 @@ Outcome Read(const fs::path& path, ReadOptions options) {
       o.records.emplace_back(r.rank, r.begin->id);
       o.record_sizes.push_back(r.steps.size() * 1000 + r.collectives.size());
     }
-    for (const OpRecord& r : m.ops) o.ops.emplace_back(r.rank, r.op.id);
+    for (const OpRecord& r : m.ops) o.ops.emplace_back(r.rank, r.op->id);
   } catch (const shardscope::Error& e) {
     o.code = static_cast<int>(e.code());
     o.message = e.what();
@@ -232,12 +232,12 @@ TEST_CASE("the id index answers like a scan of the records", "[trace][reader][in
       CHECK(model.RedistributesWithId(id) == scan);
     }
     std::set<int64_t> op_ids;
-    for (const OpRecord& r : model.ops) op_ids.insert(r.op.id);
+    for (const OpRecord& r : model.ops) op_ids.insert(r.op->id);
     CHECK(model.OpIds() == std::vector<int64_t>(op_ids.begin(), op_ids.end()));
     for (int64_t id : op_ids) {
       std::vector<const OpRecord*> scan;
       for (const OpRecord& r : model.ops)
-        if (r.op.id == id) scan.push_back(&r);
+        if (r.op->id == id) scan.push_back(&r);
       CHECK(model.OpsWithId(id) == scan);
     }
     CHECK(model.RedistributesWithId(-5).empty());

@@ -167,8 +167,8 @@ namespace {
 std::vector<Event> ThreeRedistributes() {
   const PlanStep step{{0}, "S(0)", "R", "all_gather", {8, 4}, false, 1.0, 1.5};
   RedistributeBegin b{.tensor = "x",
-                      .global_shape = {8, 4},
                       .dtype = "f32",
+                      .global_shape = {8, 4},
                       .src_placements = {"S(0)"},
                       .dst_placements = {"R"},
                       .planner = "greedy",
@@ -181,8 +181,8 @@ std::vector<Event> ThreeRedistributes() {
                       .t_ns = 10};
   StepBegin sb{0, 0, {0}, "S(0)", "R", "all_gather", {8, 4}, {2, 4}, {2, 0}, 20};
   // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
-  Collective c{0,  0,  "all_gather", {0}, {0, 1, 2, 3}, "f32", {32, 0, 32, 32}, {32, 0, 32, 16}, false,
-               30, 40, -1,           {}};
+  Collective c{0,     0,  "all_gather", "f32", {0}, {0, 1, 2, 3}, {32, 0, 32, 32}, {32, 0, 32, 16},
+               false, 30, 40,           -1,    {}};
   StepEnd se{0, 0, {8, 4}, {0, 0}, 50};
   RedistributeEnd e{0, 60, true, "", std::nullopt, std::nullopt};
   std::vector<Event> events;
@@ -337,7 +337,8 @@ TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][
               x.redistribute_id = moved(x.redistribute_id), x.op_id = moved(x.op_id);
             } else if constexpr (std::is_same_v<T, Op>) {
               x.id = moved(x.id);
-              for (OpInput& in : x.inputs) in.redistribute_id = moved(in.redistribute_id);
+              if (!x.inputs.empty())
+                for (OpInput& in : x.inputs.Mutable()) in.redistribute_id = moved(in.redistribute_id);
               op_count += round == 0;
             } else {
               x.redistribute_id = moved(x.redistribute_id);

@@ -96,17 +96,17 @@ TEST_CASE("op summaries name the ranks that diverge, miss or fail an op", "[trac
   REQUIRE(model.ops.size() == 12);
   // Rank 3 ran mm with the replicated strategy; rank 2 has no conv2d; rank 1's layer_norm_backward failed.
   for (OpRecord& rec : model.ops) {
-    if (rec.rank == 3 && rec.op.id == 0) {
-      rec.op.chosen = 1;
-      rec.op.outputs[0].placements = {"S(0)", "R"};
+    if (rec.rank == 3 && rec.op->id == 0) {
+      rec.op.Mutable().chosen = 1;
+      rec.op.Mutable().outputs.Mutable()[0].placements = {"S(0)", "R"};
     }
-    if (rec.rank == 1 && rec.op.id == 2) {
-      rec.op.ok = false;
-      rec.op.error = "out of memory";
+    if (rec.rank == 1 && rec.op->id == 2) {
+      rec.op.Mutable().ok = false;
+      rec.op.Mutable().error = "out of memory";
     }
   }
   model.ops.erase(std::remove_if(model.ops.begin(), model.ops.end(),
-                                 [](const OpRecord& r) { return r.rank == 2 && r.op.id == 1; }),
+                                 [](const OpRecord& r) { return r.rank == 2 && r.op->id == 1; }),
                   model.ops.end());
   std::vector<OpSummary> s = SummarizeOps(model);
   REQUIRE(s.size() == 3);

@@ -78,7 +78,7 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   b.cost_us = 12.75;
   b.t_ns = 100 + id;
   StepBegin sb{id, 0, {0}, "_S(0, 2)", "R", "all_gather", {6, 4}, {3, 4}, {3 * rank, 0}, 110};
-  Collective c{id, 0, "all_gather", {0}, {0, 1}, "bf16", {0, 24}, {0, 24}, rank == 1, 120, 130, -1, {}};
+  Collective c{id, 0, "all_gather", "bf16", {0}, {0, 1}, {0, 24}, {0, 24}, rank == 1, 120, 130, -1, {}};
   StepEnd se{id, 0, {6, 4}, {0, 0}, 140};
   RedistributeEnd e{
       id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout", 0xFFFFFFFFFFFFFFFFull, std::nullopt};
@@ -236,7 +236,7 @@ std::vector<Event> OpWithLinks(int64_t rank) {
   auto& begin = std::get<RedistributeBegin>(events.front());
   begin.op_id = 0;
   begin.op_input = 1;
-  Collective halo{-1, 0, "halo_exchange", {0}, {0, 1}, "f32", {0, 16}, {0, 16}, false, 200, 210, 0, {}};
+  Collective halo{-1, 0, "halo_exchange", "f32", {0}, {0, 1}, {0, 16}, {0, 16}, false, 200, 210, 0, {}};
   Op op;
   op.id = 0;
   op.step = 3;
@@ -287,7 +287,7 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
   CHECK(op->redistribute_ids == std::vector<int64_t>{5});
   REQUIRE(op->collectives.size() == 1);
   CHECK(op->collectives[0].kind == "halo_exchange");
-  CHECK(op->op.candidates[1].cost_us == std::numeric_limits<double>::infinity());
+  CHECK(op->op->candidates[1].cost_us == std::numeric_limits<double>::infinity());
   CHECK(model.FindOp(2, 0) == nullptr);
   const RedistributeRecord* rec = model.FindRedistribute(1, 5);
   REQUIRE(rec != nullptr);
@@ -437,7 +437,7 @@ TEST_CASE("the writer's fast path writes what the JSON encoder writes", "[trace]
   REQUIRE(op_at != events.end());
   Op impossible = std::get<Op>(*op_at);
   REQUIRE_FALSE(impossible.candidates.empty());
-  impossible.candidates[0].cost_us = std::numeric_limits<double>::infinity();
+  impossible.candidates.Mutable()[0].cost_us = std::numeric_limits<double>::infinity();
   impossible.ok = false;
   impossible.error = "no strategy";
   events.push_back(impossible);

@@ -235,7 +235,7 @@ class Checker {
   // first divergent op (later ops of a diverged rank follow from it).
   void CheckOps() {
     std::map<int64_t, std::map<int64_t, const OpRecord*>> by_id;
-    for (const OpRecord& rec : model_.ops) by_id[rec.op.id][rec.rank] = &rec;
+    for (const OpRecord& rec : model_.ops) by_id[rec.op->id][rec.rank] = &rec;
     result_.ops = static_cast<int64_t>(by_id.size());
     std::set<int64_t> reported;
     using Field = std::function<std::string(const Op&)>;

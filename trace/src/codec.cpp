@@ -356,7 +356,10 @@ void Finish(const Fields& f, Op& e, const FileContext& ctx) {
     if (ids.size() != e.inputs.size())
       f.Fail("field 'redistribute_ids' must have one entry per input (" + std::to_string(e.inputs.size()) +
              ")");
-    for (size_t i = 0; i < ids.size(); ++i) e.inputs[i].redistribute_id = ids[i];
+    if (!ids.empty()) {
+      std::vector<OpInput>& inputs = e.inputs.Mutable();  // copied first when shared with a `like` op
+      for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
+    }
   }
   for (size_t i = 0; i < e.candidates.size(); ++i) {
     const OpStrategy& c = e.candidates[i];

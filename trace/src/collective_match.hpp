@@ -47,7 +47,7 @@ inline std::string ConcatPlacements(const std::vector<std::string>& placements) 
 inline std::string OpCallText(const Op& op) {
   std::string out = op.name + "(";
   for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor);
+    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor.str());
   return out + ")";
 }
 

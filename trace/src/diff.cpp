@@ -618,7 +618,7 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
     std::map<int64_t, std::string> op_names;
     for (int64_t id : model.OpIds()) {
       const auto recs = model.OpsWithId(id);
-      if (!recs.empty()) op_names[id] = recs.front()->op.name;
+      if (!recs.empty()) op_names[id] = recs.front()->op->name;
     }
     return [op_names = std::move(op_names)](const Logical& l) {
       const RedistributeBegin& x = l.Begin();

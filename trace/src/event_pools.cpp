@@ -18,6 +18,31 @@ size_t HashOf(const PlanStep& p) {
   return h;
 }
 size_t HashOf(const SkippedMerge& m) { return Mix(HashOf(m.reason), HashOf(m.comm)); }
+size_t HashOf(const OpStrategy& s) {
+  size_t h = std::hash<double>()(s.cost_us);
+  for (const auto* lists : {&s.inputs, &s.outputs}) {
+    h = Mix(h, lists->size());
+    for (const std::vector<std::string>& list : *lists)
+      for (const std::string& p : list) h = Mix(h, HashOf(p));
+  }
+  return h;
+}
+size_t HashOf(const OpInput& in) {
+  size_t h = Mix(std::hash<IStr>()(in.tensor), HashOf(in.redistribute_id));
+  for (const std::string& p : in.placements) h = Mix(h, HashOf(p));
+  for (const std::string& p : in.required) h = Mix(h, HashOf(p));
+  return h;
+}
+size_t HashOf(const OpOutput& out) {
+  size_t h = Mix(std::hash<IStr>()(out.tensor), out.requested ? 1 : 0);
+  for (const std::string& p : out.placements) h = Mix(h, HashOf(p));
+  for (int64_t d : out.global_shape) h = Mix(h, HashOf(d));
+  for (int64_t d : out.local_shape) h = Mix(h, HashOf(d));
+  return h;
+}
+size_t HashOf(const ImportedCollective& c) {
+  return Mix(Mix(std::hash<IStr>()(c.kind), std::hash<IStr>()(c.group_name)), HashOf(c.group_size));
+}
 
 }  // namespace
 
@@ -62,12 +87,37 @@ void EventPools::Intern(Event& event) {
   } else if (auto* c = std::get_if<Collective>(&event)) {
     for (SharedVec<int64_t>* v : {&c->mesh_dims, &c->group, &c->bytes_sent, &c->bytes_recv})
       One(ints_, s ? &s->ints : nullptr, *v);
+  } else if (auto* op = std::get_if<Op>(&event)) {
+    // The operand lists are this op's own (just decoded), so Mutable() copies nothing.
+    if (!op->inputs.empty()) {
+      for (OpInput& in : op->inputs.Mutable()) {
+        One(strs_, s ? &s->strs : nullptr, in.placements);
+        One(strs_, s ? &s->strs : nullptr, in.required);
+      }
+    }
+    if (!op->outputs.empty()) {
+      for (OpOutput& out : op->outputs.Mutable()) {
+        One(strs_, s ? &s->strs : nullptr, out.placements);
+        One(ints_, s ? &s->ints : nullptr, out.global_shape);
+        One(ints_, s ? &s->ints : nullptr, out.local_shape);
+      }
+    }
+    // Ops repeat whole operand lists too (a loop's iterations, the ranks of a run).
+    One(inputs_, s ? &s->inputs : nullptr, op->inputs);
+    One(outputs_, s ? &s->outputs : nullptr, op->outputs);
+    One(strategies_, s ? &s->strategies : nullptr, op->candidates);
   }
+  if (auto* b = std::get_if<RedistributeBegin>(&event); b != nullptr && b->imported)
+    One(imported_, s ? &s->imported : nullptr, b->imported->collectives);
 }
 
 template class SharedListPool<int64_t>;
 template class SharedListPool<std::string>;
 template class SharedListPool<PlanStep>;
 template class SharedListPool<SkippedMerge>;
+template class SharedListPool<OpStrategy>;
+template class SharedListPool<OpInput>;
+template class SharedListPool<OpOutput>;
+template class SharedListPool<ImportedCollective>;
 
 }  // namespace shardscope::trace::detail

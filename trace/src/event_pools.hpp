@@ -2,7 +2,9 @@
 // The reader's pools that make the lists of one event share their buffers with equal lists seen
 // before (shared_vec.hpp): a rank repeats one group, one per-peer byte list and one plan over and
 // over (EventPools, one per file, no lock), and the ranks of a run repeat each other's lists
-// (SharedPools, one per load, shared by the reading threads).
+// (SharedPools, one per load, shared by the reading threads). Ops of one kind repeat their
+// candidate strategies and the placements and shapes of their operands; imported plans repeat
+// their recorded collectives.
 
 #include <cstddef>
 #include <mutex>
@@ -30,6 +32,10 @@ struct SharedPools {
   SharedListPool<std::string> strs;
   SharedListPool<PlanStep> plans;
   SharedListPool<SkippedMerge> merges;
+  SharedListPool<OpStrategy> strategies;
+  SharedListPool<OpInput> inputs;
+  SharedListPool<OpOutput> outputs;
+  SharedListPool<ImportedCollective> imported;
 };
 
 class EventPools {
@@ -48,6 +54,10 @@ class EventPools {
   InternPool<std::string> strs_;
   InternPool<PlanStep> plans_;
   InternPool<SkippedMerge> merges_;
+  InternPool<OpStrategy> strategies_;
+  InternPool<OpInput> inputs_;
+  InternPool<OpOutput> outputs_;
+  InternPool<ImportedCollective> imported_;
 };
 
 }  // namespace shardscope::trace::detail

@@ -51,6 +51,13 @@ Model::Model(const Model& other)
     }
     for (size_t i = 0; i < rec.collectives.size(); ++i) Rebind(rec.collectives.Ref(i), from, to);
   }
+  for (OpRecord& rec : ops) {
+    auto it = position.find(rec.rank);
+    const EventList* from = it != position.end() ? &other.ranks[it->second].events : nullptr;
+    const EventList* to = it != position.end() ? &ranks[it->second].events : nullptr;
+    Rebind(rec.op, from, to);
+    for (size_t i = 0; i < rec.collectives.size(); ++i) Rebind(rec.collectives.Ref(i), from, to);
+  }
 }
 
 Model& Model::operator=(const Model& other) {

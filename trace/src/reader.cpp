@@ -41,7 +41,7 @@ void SortRedistributes(Model& model) {
   if (!std::is_sorted(model.redistributes.begin(), model.redistributes.end(), by_rank_id))
     std::stable_sort(model.redistributes.begin(), model.redistributes.end(), by_rank_id);
   auto op_by_rank_id = [](const OpRecord& a, const OpRecord& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.op.id < b.op.id;
+    return a.rank != b.rank ? a.rank < b.rank : a.op->id < b.op->id;
   };
   if (!std::is_sorted(model.ops.begin(), model.ops.end(), op_by_rank_id))
     std::stable_sort(model.ops.begin(), model.ops.end(), op_by_rank_id);
@@ -293,7 +293,7 @@ void Model::Reindex() {
       redistributes, [](const RedistributeRecord& r) { return r.begin->id; }, index.redistributes,
       index.redistribute_ids);
   BuildIdIndex(
-      ops, [](const OpRecord& r) { return r.op.id; }, index.ops, index.op_ids);
+      ops, [](const OpRecord& r) { return r.op->id; }, index.ops, index.op_ids);
   index.indexed_redistributes = redistributes.size();
   index.indexed_ops = ops.size();
   index.built = true;
@@ -320,7 +320,7 @@ std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
   if (index.built && index.indexed_ops == ops.size()) return WithId(ops, index.ops, id);
   std::vector<const OpRecord*> out;
   for (const OpRecord& rec : ops) {
-    if (rec.op.id == id) out.push_back(&rec);
+    if (rec.op->id == id) out.push_back(&rec);
   }
   return out;
 }
@@ -328,16 +328,16 @@ std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
 std::vector<int64_t> Model::OpIds() const {
   if (index.built && index.indexed_ops == ops.size()) return index.op_ids;
   std::set<int64_t> ids;
-  for (const OpRecord& rec : ops) ids.insert(rec.op.id);
+  for (const OpRecord& rec : ops) ids.insert(rec.op->id);
   return {ids.begin(), ids.end()};
 }
 
 const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {
   auto it = std::lower_bound(ops.begin(), ops.end(), std::make_pair(rank, id),
                              [](const OpRecord& rec, const std::pair<int64_t, int64_t>& key) {
-                               return std::make_pair(rec.rank, rec.op.id) < key;
+                               return std::make_pair(rec.rank, rec.op->id) < key;
                              });
-  return it != ops.end() && it->rank == rank && it->op.id == id ? &*it : nullptr;
+  return it != ops.end() && it->rank == rank && it->op->id == id ? &*it : nullptr;
 }
 
 const RedistributeRecord* Model::FindRedistribute(int64_t rank, int64_t id) const {

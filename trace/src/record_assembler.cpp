@@ -24,10 +24,10 @@ void Assembler::Finish() {
     auto it = op_index_.find(op_id);
     if (it != op_index_.end()) {
       OpRecord& op = r_.ops[it->second];
-      if (rec.begin->op_input >= static_cast<int64_t>(op.op.inputs.size())) {
+      if (rec.begin->op_input >= static_cast<int64_t>(op.op->inputs.size())) {
         ThrowAt({r_.trace.file, begin_line_.at(rec.begin->id)},
                 "field 'op_input' is " + std::to_string(rec.begin->op_input) + " but op " +
-                    std::to_string(op_id) + " has " + std::to_string(op.op.inputs.size()) + " inputs");
+                    std::to_string(op_id) + " has " + std::to_string(op.op->inputs.size()) + " inputs");
       }
       op.redistribute_ids.push_back(rec.begin->id);
     } else if (!unfinished_ops_.count(op_id)) {
@@ -153,11 +153,11 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
   if (e.op_id < 0) return;  // an imported Flight Recorder entry: neither a redistribute's nor an op's
   auto it = op_index_.find(e.op_id);
   if (it != op_index_.end()) {
-    r_.ops[it->second].collectives.push_back(e);
+    r_.ops[it->second].collectives.push_back(EventRef<Collective>::To(&e));
     return;
   }
-  auto [pending, inserted] = pending_halo_.try_emplace(e.op_id, at.line, std::vector<Collective>{});
-  pending->second.second.push_back(e);
+  auto [pending, inserted] = pending_halo_.try_emplace(e.op_id, at.line, EventRefs<Collective>{});
+  pending->second.second.push_back(EventRef<Collective>::To(&e));
 }
 
 void Assembler::AddOne(const Op& e, const LineRef& at) {
@@ -209,7 +209,7 @@ void Assembler::AddOne(const Op& e, const LineRef& at) {
   op_line_[e.id] = at.line;
   OpRecord rec;
   rec.rank = header().rank;
-  rec.op = e;
+  rec.op = EventRef<Op>::To(&e);
   auto pending = pending_halo_.find(e.id);
   if (pending != pending_halo_.end()) {
     rec.collectives = std::move(pending->second.second);

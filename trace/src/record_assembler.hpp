@@ -52,8 +52,7 @@ class Assembler {
   std::map<int64_t, int64_t> begin_line_;
   std::map<int64_t, size_t> op_index_;
   std::map<int64_t, int64_t> op_line_;
-  std::map<int64_t, std::pair<int64_t, std::vector<Collective>>>
-      pending_halo_;                           // op id -> (first line, halos)
+  std::map<int64_t, std::pair<int64_t, EventRefs<Collective>>> pending_halo_;  // op id -> (first line, halos)
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };
 

@@ -181,7 +181,7 @@ std::vector<OpSummary> SummarizeOps(const Model& model) {
     std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t> index;
     for (const OpRecord* rec : recs) {
       s.ranks.push_back(rec->rank);
-      if (!rec->op.ok) s.ranks_failed.emplace_back(rec->rank, rec->op.error);
+      if (!rec->op->ok) s.ranks_failed.emplace_back(rec->rank, rec->op->error);
       if (OpSignatureText(rec->op) != reference)
         s.ranks_differing.emplace_back(rec->rank, OpOutputsText(rec->op));
       for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
@@ -267,7 +267,7 @@ std::string ShowRedistributeText(const Model& model, const RedistributeSummary& 
   if (s.op_id >= 0) {
     const OpRecord* op = nullptr;
     for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
-    out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op.name : std::string()) + " input " +
+    out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op->name : std::string()) + " input " +
            std::to_string(s.op_input) + "\n";
   }
   out += "  notation: " + s.notation + "\n";

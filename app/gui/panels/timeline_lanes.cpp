@@ -168,7 +168,7 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
       const size_t lane = group ? 0 : static_cast<size_t>(row.rank);
       auto label_of = [&](const TimelineSpan& s, int64_t slowest) -> std::string {
         std::string text = op_bars
-                               ? ctx.model->ops[static_cast<size_t>(s.op_record)].op.name
+                               ? ctx.model->ops[static_cast<size_t>(s.op_record)].op->name.str()
                                : "#" + std::to_string(s.redistribute_id) + " " +
                                      ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
         return slowest < 0 ? text : text + "  slowest r" + std::to_string(slowest);
@@ -289,7 +289,7 @@ void TimelinePanel::Select(ViewContext& ctx, const Hit& hit) const {
   const TimelineSpan& s = *hit.span;
   const int64_t rank = hit.group_span ? hit.group_span->slowest_rank : hit.row.rank;
   if (s.op_record >= 0) {
-    ctx.selection->op_id = ctx.model->ops[static_cast<size_t>(s.op_record)].op.id;
+    ctx.selection->op_id = ctx.model->ops[static_cast<size_t>(s.op_record)].op->id;
   } else {
     ctx.selection->redistribute_id = s.redistribute_id;
     ctx.selection->step = s.step >= 0 ? s.step : 0;

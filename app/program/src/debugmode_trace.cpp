@@ -295,7 +295,7 @@ class TraceBuilder {
       const int64_t i = c.dump_inputs[k];
       if (i < 0) continue;
       const DumpTensor& t = op.inputs[static_cast<size_t>(i)];
-      trace::OpInput& in = e.inputs[k];
+      trace::OpInput& in = e.inputs.Mutable()[k];  // the copy's own list (copied when shared)
       in.tensor = NameOr(t, "arg", static_cast<int64_t>(i));
       in.placements = Strings(t.placements);
       for (int64_t ri : op.redistributes) {
@@ -309,7 +309,7 @@ class TraceBuilder {
       if (t.IsDTensor()) named.push_back(&t);
     }
     for (size_t o = 0; o < e.outputs.size(); ++o) {
-      trace::OpOutput& out = e.outputs[o];
+      trace::OpOutput& out = e.outputs.Mutable()[o];
       if (o >= c.call.outputs.size() || c.call.outputs[o].empty()) {
         out = trace::OpOutput{};  // computed but not an output of the aten op (layer_norm's mean, rstd)
         out.requested = false;

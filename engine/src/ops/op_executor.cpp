@@ -206,7 +206,7 @@ std::vector<const LocalTensor*> RedistributeInputs(Communicator& comm, int64_t r
     exec.collectives = options.collectives;
     exec.op_id = options.op_id;
     exec.op_input = static_cast<int64_t>(i);
-    event.inputs[i].redistribute_id = exec.trace_id;
+    event.inputs.Mutable()[i].redistribute_id = exec.trace_id;
     moved[i] = Redistribute(comm, rank, *inputs[i], src, dst, *plan, exec);
     ready[i] = &moved[i];
   }

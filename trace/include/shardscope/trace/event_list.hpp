@@ -1,7 +1,8 @@
 #pragma once
 // EventList: one rank's events in file order, each stored in a column of its own type, so that an
 // event costs its own size (40 bytes for a step_end) and not that of the largest alternative of
-// Event (a redistribute_begin), plus 8 bytes for its place in the order. Reads yield Event values;
+// Event (a redistribute_begin), plus 4 bytes for its place in the order (8 in a rank with more than
+// 2^29 events of one type). Reads yield Event values;
 // their lists share buffers with the stored ones (SharedVec), so a copy costs no element copies.
 
 #include <cstddef>
@@ -54,16 +55,16 @@ class EventList {
     for (const Event& e : events) push_back(e);
   }
 
-  size_t size() const { return order_.size(); }
-  bool empty() const { return order_.empty(); }
+  size_t size() const { return wide_.empty() ? order_.size() : wide_.size(); }
+  bool empty() const { return size() == 0; }
   /// The i-th event in file order, as a value.
   Event operator[](size_t i) const {
-    const uint64_t slot = order_[i];
+    const uint64_t slot = Slot(i);
     return Get(static_cast<size_t>(slot >> kIndexBits), static_cast<size_t>(slot & kIndexMask));
   }
   /// Like operator[], throws std::out_of_range past the end.
   Event at(size_t i) const {
-    if (i >= order_.size()) throw std::out_of_range("EventList::at");
+    if (i >= size()) throw std::out_of_range("EventList::at");
     return (*this)[i];
   }
   /// The events of type T (a Collective, ...) in file order, by reference: for consumers that keep
@@ -75,19 +76,19 @@ class EventList {
   /// Calls f(stored) with the i-th event as stored (a const reference into its column).
   template <typename F>
   void Visit(size_t i, F&& f) const {
-    const uint64_t slot = order_[i];
+    const uint64_t slot = Slot(i);
     VisitAt(static_cast<size_t>(slot >> kIndexBits), static_cast<size_t>(slot & kIndexMask), f,
             std::make_index_sequence<std::variant_size_v<Event>>{});
   }
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, order_.size()}; }
+  const_iterator end() const { return {this, size()}; }
 
   void push_back(Event event) {
     std::visit(
         [&](auto&& e) {
           using T = std::decay_t<decltype(e)>;
           auto& column = std::get<std::vector<T>>(columns_);
-          order_.push_back(static_cast<uint64_t>(event.index()) << kIndexBits | column.size());
+          Append(event.index(), column.size());
           column.push_back(std::move(e));
         },
         std::move(event));
@@ -101,21 +102,26 @@ class EventList {
   template <typename T>
   T& EmplaceOf() {
     auto& column = std::get<std::vector<T>>(columns_);
-    order_.push_back(static_cast<uint64_t>(IndexOf<T>(static_cast<Event*>(nullptr))) << kIndexBits |
-                     column.size());
+    Append(IndexOf<T>(static_cast<Event*>(nullptr)), column.size());
     return column.emplace_back();
   }
-  void reserve(size_t n) { order_.reserve(n); }
+  void reserve(size_t n) {
+    if (wide_.empty())
+      order_.reserve(n);
+    else
+      wide_.reserve(n);
+  }
   /// Reserves room for n events in all, all of type T (a reader that knows what it will add).
   template <typename T>
   void ReserveOf(size_t n) {
-    order_.reserve(order_.size() + n);
+    reserve(size() + n);
     auto& column = std::get<std::vector<T>>(columns_);
     column.reserve(column.size() + n);
   }
   /// Releases the spare capacity of every column (the reader calls it once a file is read).
   void shrink_to_fit() {
     order_.shrink_to_fit();
+    wide_.shrink_to_fit();
     std::apply([](auto&... column) { (column.shrink_to_fit(), ...); }, columns_);
   }
   void clear() { *this = EventList(); }
@@ -123,7 +129,7 @@ class EventList {
   std::vector<Event> ToVector() const { return {begin(), end()}; }
 
   friend bool operator==(const EventList& a, const EventList& b) {
-    return a.order_ == b.order_ && a.columns_ == b.columns_;
+    return a.order_ == b.order_ && a.wide_ == b.wide_ && a.columns_ == b.columns_;
   }
   friend bool operator==(const EventList& a, const std::vector<Event>& b) {
     if (a.size() != b.size()) return false;
@@ -142,6 +148,25 @@ class EventList {
     return i;
   }
   static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+  // A 4-byte order entry: the alternative in the top 3 bits, the index in its column below.
+  static constexpr int kNarrowBits = 29;
+  static_assert(std::variant_size_v<Event> <= (size_t{1} << (32 - kNarrowBits)));
+  static uint64_t Widen(uint32_t s) {
+    return static_cast<uint64_t>(s >> kNarrowBits) << kIndexBits | (s & ((uint32_t{1} << kNarrowBits) - 1));
+  }
+  uint64_t Slot(size_t i) const { return wide_.empty() ? Widen(order_[i]) : wide_[i]; }
+  void Append(size_t kind, size_t index) {
+    if (wide_.empty() && index < (size_t{1} << kNarrowBits)) {
+      order_.push_back(static_cast<uint32_t>(kind << kNarrowBits | index));
+      return;
+    }
+    if (wide_.empty()) {  // a column outgrew 4-byte entries: every entry becomes 8 bytes
+      wide_.reserve(order_.size() + 1);
+      for (uint32_t s : order_) wide_.push_back(Widen(s));
+      std::vector<uint32_t>().swap(order_);
+    }
+    wide_.push_back(static_cast<uint64_t>(kind) << kIndexBits | index);
+  }
   template <size_t K>
   Event GetAt(size_t index) const {
     return Event(std::in_place_index<K>, std::get<K>(columns_)[index]);
@@ -167,7 +192,9 @@ class EventList {
     using type = std::tuple<std::vector<T>...>;  // column K holds alternative K
   };
 
-  std::vector<uint64_t> order_;  // (alternative << kIndexBits) | index in its column, per event
+  // Per event, (alternative << kNarrowBits) | index in its column; while wide_ is empty.
+  std::vector<uint32_t> order_;
+  std::vector<uint64_t> wide_;  // per event, (alternative << kIndexBits) | index, once any index >= 2^29
   ColumnsOf<Event>::type columns_;
 };
 

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "shardscope/trace/small_vec.hpp"
+
 namespace shardscope::trace {
 
 template <typename T>
@@ -76,7 +78,8 @@ class EventRef {
   uintptr_t bits_ = 0;  // 0: none; pointer | 1: owned; pointer: stored elsewhere
 };
 
-/// A list of events held as EventRefs; iterates as const T&.
+/// A list of events held as EventRefs; iterates as const T&. The first reference is held inline
+/// (small_vec.hpp): a record with one collective allocates nothing for it.
 template <typename T>
 class EventRefs {
  public:
@@ -89,7 +92,7 @@ class EventRefs {
     using pointer = const T*;
     using reference = const T&;
     const_iterator() = default;
-    explicit const_iterator(typename std::vector<EventRef<T>>::const_iterator it) : it_(it) {}
+    explicit const_iterator(const EventRef<T>* it) : it_(it) {}
     const T& operator*() const { return **it_; }
     const T* operator->() const { return &**it_; }
     const T& operator[](difference_type n) const { return *it_[n]; }
@@ -121,7 +124,7 @@ class EventRefs {
     friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.it_ <=> b.it_; }
 
    private:
-    typename std::vector<EventRef<T>>::const_iterator it_;
+    const EventRef<T>* it_ = nullptr;
   };
   using iterator = const_iterator;
 
@@ -152,7 +155,7 @@ class EventRefs {
   operator std::vector<T>() const { return ToVector(); }  // NOLINT(google-explicit-constructor)
 
  private:
-  std::vector<EventRef<T>> refs_;
+  SmallVec<EventRef<T>> refs_;
 };
 
 }  // namespace shardscope::trace

@@ -115,22 +115,22 @@ struct SkippedMerge {
 /// One collective another tool recorded for an imported redistribute (PyTorch DebugMode's
 /// functional collective lines).
 struct ImportedCollective {
-  std::string kind;         ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
+  IStr kind;                ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
   int64_t group_size = -1;  ///< as recorded; -1 when the record does not say (all_reduce, all_to_all)
-  std::string group_name;   ///< the process group's name as recorded ("0", "3", ...), not a mesh dim
+  IStr group_name;          ///< the process group's name as recorded ("0", "3", ...), not a mesh dim
   bool operator==(const ImportedCollective&) const = default;
 };
 
 /// The plan another tool recorded for a redistribute that shardscope re-planned and replayed
 /// (`shardscope import debugmode`), kept beside shardscope's own plan.
 struct ImportedPlan {
-  std::string source;    ///< "debugmode"
-  int64_t line = 0;      ///< 1-based line of the record in the imported file (save_logs: call number)
-  std::string notation;  ///< the tool's plan notation (PyTorch's "trace:" text), "" when not recorded
-  std::vector<ImportedCollective> collectives;  ///< in recorded order
+  IStr source;       ///< "debugmode"
+  int64_t line = 0;  ///< 1-based line of the record in the imported file (save_logs: call number)
+  IStr notation;     ///< the tool's plan notation (PyTorch's "trace:" text), "" when not recorded
+  SharedVec<ImportedCollective> collectives;  ///< in recorded order
   /// "same", "differs", "corrupting_merge" or "not_replayable" (docs/trace-format.md).
-  std::string verdict;
-  std::string reason;  ///< why, one line ("" for same)
+  IStr verdict;
+  IStr reason;  ///< why, one line ("" for same)
   bool operator==(const ImportedPlan&) const = default;
 };
 
@@ -139,8 +139,8 @@ struct ImportedPlan {
 struct RedistributeBegin {
   int64_t id = 0;
   IStr tensor;  ///< tensor name ("" when anonymous)
+  IStr dtype;   ///< "f32", "f64", "f16", "bf16", "i32", "i64" (beside tensor: one 8-byte slot)
   SharedVec<int64_t> global_shape;
-  IStr dtype;                             ///< "f32", "f64", "f16", "bf16", "i32", "i64"
   SharedVec<std::string> src_placements;  ///< one per mesh dim
   SharedVec<std::string> dst_placements;  ///< one per mesh dim
   IStr src_order;                         ///< shard order notation, "" for the default order
@@ -231,12 +231,12 @@ struct Collective {
   /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
   /// which then has op_id >= 0.
   int64_t redistribute_id = 0;
-  int64_t step = 0;              ///< index into optimized_plan
-  IStr kind;                     ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-                                 ///< "broadcast", "barrier", "shape_exchange", ... (open set)
-  SharedVec<int64_t> mesh_dims;  ///< mesh dims of the group; several when flattened
-  SharedVec<int64_t> group;      ///< global ranks of the group, in group order
-  IStr dtype;
+  int64_t step = 0;               ///< index into optimized_plan
+  IStr kind;                      ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                  ///< "broadcast", "barrier", "shape_exchange", ... (open set)
+  IStr dtype;                     ///< beside kind: two IStrs fill one 8-byte slot
+  SharedVec<int64_t> mesh_dims;   ///< mesh dims of the group; several when flattened
+  SharedVec<int64_t> group;       ///< global ranks of the group, in group order
   SharedVec<int64_t> bytes_sent;  ///< aligned with group
   SharedVec<int64_t> bytes_recv;  ///< aligned with group
   bool negotiated = false;        ///< true for a shape-negotiation collective
@@ -250,21 +250,21 @@ struct Collective {
 
 /// One input of an op as the op saw it on this rank.
 struct OpInput {
-  std::string tensor;                   ///< tensor name
-  std::vector<std::string> placements;  ///< placements it had when the op was called
-  std::vector<std::string> required;    ///< placements the chosen strategy needs
-  int64_t redistribute_id = -1;         ///< the implicit redistribute it caused, -1 if none
+  IStr tensor;                        ///< tensor name
+  SharedVec<std::string> placements;  ///< placements it had when the op was called
+  SharedVec<std::string> required;    ///< placements the chosen strategy needs
+  int64_t redistribute_id = -1;       ///< the implicit redistribute it caused, -1 if none
   bool operator==(const OpInput&) const = default;
 };
 
 /// One output of an op. An output the caller did not request (layer_norm_backward's
 /// output_mask) has requested == false, an empty tensor name and no placements or shapes.
 struct OpOutput {
-  std::string tensor;
+  IStr tensor;
   bool requested = true;
-  std::vector<std::string> placements;
-  std::vector<int64_t> global_shape;
-  std::vector<int64_t> local_shape;  ///< this rank's shard
+  SharedVec<std::string> placements;
+  SharedVec<int64_t> global_shape;
+  SharedVec<int64_t> local_shape;  ///< this rank's shard
   bool operator==(const OpOutput&) const = default;
 };
 
@@ -284,18 +284,20 @@ struct OpStrategy {
 struct Op {
   int64_t id = 0;
   int64_t step = 0;  ///< index of the program step that called it
-  std::string name;  ///< "mm", "layer_norm_backward", ...
-  std::string args;  ///< non-tensor arguments as text, e.g. "dim=-1" ("" when none)
-  std::vector<OpInput> inputs;
-  std::vector<OpOutput> outputs;
-  std::vector<OpStrategy> candidates;  ///< in enumeration order
-  int64_t chosen = 0;                  ///< index into candidates
-  std::string rule;                    ///< how the strategy was chosen, e.g. "least redistribute cost"
-  std::string note;                    ///< where shardscope differs from PyTorch here, "" when it does not
-  int64_t t_ns = 0;                    ///< NowNs() when the op was called
-  int64_t end_ns = 0;                  ///< NowNs() when its outputs were ready
+  IStr name;         ///< "mm", "layer_norm_backward", ...
+  IStr args;         ///< non-tensor arguments as text, e.g. "dim=-1" ("" when none)
+  /// The lists are shared between ops that repeat them (the reader makes equal candidate lists of
+  /// ops of one kind one buffer; shared_vec.hpp).
+  SharedVec<OpInput> inputs;
+  SharedVec<OpOutput> outputs;
+  SharedVec<OpStrategy> candidates;  ///< in enumeration order
+  int64_t chosen = 0;                ///< index into candidates
+  IStr rule;                         ///< how the strategy was chosen, e.g. "least redistribute cost"
+  IStr note;                         ///< where shardscope differs from PyTorch here, "" when it does not
+  int64_t t_ns = 0;                  ///< NowNs() when the op was called
+  int64_t end_ns = 0;                ///< NowNs() when its outputs were ready
   bool ok = true;
-  std::string error;  ///< error message when !ok
+  IStr error;  ///< error message when !ok
   bool operator==(const Op&) const = default;
 };
 

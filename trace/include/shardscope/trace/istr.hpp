@@ -1,15 +1,18 @@
 #pragma once
-// IStr: an interned string, 8 bytes. A trace repeats the same few strings on every event and every
-// rank (kinds, dtypes, placements, planner names, plan notations, tensor names); an IStr points to
-// the one copy of its text in a process-wide pool, so equal strings are stored once and compare by
-// pointer. Value semantics like std::string (constructible from std::string, std::string_view and
-// const char*; converts to const std::string& and std::string_view; compares and orders by text),
-// so code written against a std::string field keeps working. The pool never shrinks: its strings
-// live until the process ends (a trace has few distinct strings; a tool that loads many traces
-// keeps their distinct strings). Thread-safe.
+// IStr: an interned string, 4 bytes. A trace repeats the same few strings on every event and every
+// rank (kinds, dtypes, placements, planner names, plan notations, tensor names); an IStr is the
+// number of the one copy of its text in a process-wide pool, so equal strings are stored once and
+// compare by number (4 bytes instead of a pointer's 8: two of them fill one 8-byte slot of an
+// event, docs/performance.md "Resident model"). Value semantics like std::string (constructible from
+// std::string, std::string_view and const char*; converts to const std::string& and std::string_view;
+// compares and orders by text), so code written against a std::string field keeps working. The pool never
+// shrinks: its strings live until the process ends (a trace has few distinct strings; a tool that loads many
+// traces keeps their distinct strings). Thread-safe.
 
+#include <atomic>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -17,20 +20,28 @@
 
 namespace shardscope::trace {
 
+namespace istr_detail {
+/// The pool's directory: chunk c holds the texts of ids [c << kChunkBits, (c + 1) << kChunkBits).
+/// A chunk, once published, never moves or changes its filled slots, so reads take no lock.
+inline constexpr uint32_t kChunkBits = 12;
+inline constexpr size_t kChunks = size_t{1} << (32 - kChunkBits);
+extern std::atomic<const std::string* const*> chunks[kChunks];
+}  // namespace istr_detail
+
 class IStr {
  public:
   IStr() = default;
-  IStr(std::string_view s) : p_(Intern(s)) {}               // NOLINT(google-explicit-constructor)
-  IStr(const std::string& s) : p_(Intern(s)) {}             // NOLINT(google-explicit-constructor)
-  IStr(const char* s) : p_(Intern(std::string_view(s))) {}  // NOLINT(google-explicit-constructor)
+  IStr(std::string_view s) : id_(Intern(s)) {}               // NOLINT(google-explicit-constructor)
+  IStr(const std::string& s) : id_(Intern(s)) {}             // NOLINT(google-explicit-constructor)
+  IStr(const char* s) : id_(Intern(std::string_view(s))) {}  // NOLINT(google-explicit-constructor)
 
   /// The text ("" for an empty string).
-  const std::string& str() const { return p_ != nullptr ? *p_ : Empty(); }
+  const std::string& str() const { return id_ != 0 ? *Text(id_) : Empty(); }
   std::string_view view() const { return str(); }
   operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
   operator std::string_view() const { return str(); }    // NOLINT(google-explicit-constructor)
 
-  bool empty() const { return p_ == nullptr; }
+  bool empty() const { return id_ == 0; }
   size_t size() const { return str().size(); }
   size_t length() const { return str().size(); }
   const char* c_str() const { return str().c_str(); }
@@ -48,10 +59,10 @@ class IStr {
   bool starts_with(std::string_view s) const { return view().starts_with(s); }
   bool ends_with(std::string_view s) const { return view().ends_with(s); }
   int compare(std::string_view s) const { return view().compare(s); }
-  void clear() { p_ = nullptr; }
+  void clear() { id_ = 0; }
 
-  /// Equal texts are one pool entry, so equality is pointer equality.
-  friend bool operator==(const IStr& a, const IStr& b) { return a.p_ == b.p_; }
+  /// Equal texts are one pool entry, so equality is id equality.
+  friend bool operator==(const IStr& a, const IStr& b) { return a.id_ == b.id_; }
   friend bool operator==(const IStr& a, std::string_view b) { return a.view() == b; }
   friend bool operator==(const IStr& a, const std::string& b) { return a.view() == b; }
   friend bool operator==(const IStr& a, const char* b) { return a.view() == b; }
@@ -79,12 +90,16 @@ class IStr {
   static size_t PoolBytes();
 
  private:
-  static const std::string* Intern(std::string_view s);
+  static uint32_t Intern(std::string_view s);
+  static const std::string* Text(uint32_t id) {
+    constexpr uint32_t mask = (uint32_t{1} << istr_detail::kChunkBits) - 1;
+    return istr_detail::chunks[id >> istr_detail::kChunkBits].load(std::memory_order_acquire)[id & mask];
+  }
   static const std::string& Empty() {
     static const std::string empty;
     return empty;
   }
-  const std::string* p_ = nullptr;  // null for ""; else the pool's copy
+  uint32_t id_ = 0;  // 0 for ""; else the number of the pool's copy
 };
 
 /// nlohmann::json conversions, found by argument-dependent lookup (templates, so that this header

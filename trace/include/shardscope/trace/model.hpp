@@ -10,6 +10,7 @@
 #include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/event_ref.hpp"
 #include "shardscope/trace/events.hpp"
+#include "shardscope/trace/small_vec.hpp"
 
 namespace shardscope::trace {
 
@@ -44,18 +45,19 @@ struct RedistributeRecord {
   int64_t rank = 0;
   EventRef<RedistributeBegin> begin;
   EventRef<RedistributeEnd> end;
-  std::vector<StepRecord> steps;
+  SmallVec<StepRecord> steps;  ///< the first held inline (small_vec.hpp)
   EventRefs<Collective> collectives;
 };
 
 /// One op on one rank: its event, the implicit redistributes it caused on this rank (ids of
 /// redistribute_begin events with op_id == op.id, ascending) and the collectives it ran itself
-/// (halo exchanges: redistribute_id -1, op_id == op.id), in file order.
+/// (halo exchanges: redistribute_id -1, op_id == op.id), in file order. Like a redistribute's record,
+/// it refers to the events stored in the rank's RankTrace (a record built by hand owns copies).
 struct OpRecord {
   int64_t rank = 0;
-  Op op;
+  EventRef<Op> op;
   std::vector<int64_t> redistribute_ids;
-  std::vector<Collective> collectives;
+  EventRefs<Collective> collectives;
 };
 
 /// Id indexes of a Model, built once where it is loaded (Model::Reindex) so that no consumer
