@@ -328,7 +328,8 @@ bool Finished(const E&, const Scratch&) {
 bool Finished(Op& e, const Scratch& s) {
   if (s.has_ids) {
     if (s.ids.size() != e.inputs.size()) return false;
-    for (size_t i = 0; i < s.ids.size(); ++i) e.inputs[i].redistribute_id = s.ids[i];
+    std::vector<OpInput>& inputs = e.inputs.Mutable();
+    for (size_t i = 0; i < s.ids.size(); ++i) inputs[i].redistribute_id = s.ids[i];
   }
   for (const OpStrategy& c : e.candidates)
     if (c.inputs.size() != e.inputs.size() || c.outputs.size() != e.outputs.size()) return false;
