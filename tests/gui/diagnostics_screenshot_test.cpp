@@ -27,12 +27,8 @@ float LanesTop(const nlohmann::json& geo) {
 // 16 ranks' dumps of a dp x tp job in which rank 1 never started seq 36 of its tensor-parallel
 // group (make_fr_faults.py not_started, 40 entries a rank: every ring buffer wrapped), in DIR/dumps.
 void WriteNotStartedDumps(const fs::path& dir) {
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_fr_faults.py not_started " + (dir / "dumps").string() +
-                          " --ranks 16 --entries 40",
-                      dir / "gen.txt");
-  INFO(gen.output);
-  REQUIRE(gen.exit_code == 0);
+  RunGenerator("make_fr_faults.py not_started " + (dir / "dumps").string() + " --ranks 16 --entries 40",
+               dir / "gen.txt");
 }
 
 }  // namespace

@@ -18,11 +18,7 @@ using shardscope::app::gui::kFlightLaneBackground;
 TEST_CASE("flight view: lanes per rank, incomplete collectives, the missing rank's slot, mismatches",
           "[gui][flight]") {
   fs::path dir = TempDir("flight_missing");
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_fr_dumps.py missing " + (dir / "dumps").string(),
-                      dir / "gen.txt");
-  INFO(gen.output);
-  REQUIRE(gen.exit_code == 0);
+  RunGenerator("make_fr_dumps.py missing " + (dir / "dumps").string(), dir / "gen.txt");
   auto geo = Shoot(dir, (dir / "dumps").string() + " --size 1400x700");
   Image img = LoadPng(dir / "shot.png");
   int spans = 0, incomplete = 0, slots = 0, mismatches = 0;
@@ -67,10 +63,7 @@ TEST_CASE("flight view: lanes per rank, incomplete collectives, the missing rank
 // and --view flight shows the flight records' lanes and the check's one process group finding.
 TEST_CASE("flight view: collectives with flight records beside a program's own events", "[gui][flight]") {
   fs::path dir = TempDir("flight_mixed");
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_fr_dumps.py missing " + (dir / "dumps").string(),
-                      dir / "gen.txt");
-  REQUIRE(gen.exit_code == 0);
+  RunGenerator("make_fr_dumps.py missing " + (dir / "dumps").string(), dir / "gen.txt");
   namespace trace = shardscope::trace;
   trace::Model own = trace::ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/check/clean");
   trace::Model fr = trace::ReadFlightRecorder({dir / "dumps"});

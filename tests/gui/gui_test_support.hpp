@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <stb_image.h>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,22 @@ inline RunResult RunShell(const std::string& command, const fs::path& log) {
   ss << in.rdbuf();
   r.output = ss.str();
   return r;
+}
+
+// Runs one of the repository's generators, `tests/trace/SCRIPT ARGS` (make_fr_dumps.py,
+// make_fr_faults.py, make_kineto_traces.py), with its output in `log`; the test stops when it fails.
+inline void RunGenerator(const std::string& script_and_args, const fs::path& log) {
+  const RunResult gen =
+      RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/trace/" + script_and_args, log);
+  INFO(gen.output);
+  REQUIRE(gen.exit_code == 0);
+}
+
+// The culprit ranks make_fr_faults.py wrote into DUMPS/triage_expected.json (its definition of the
+// fault it injected).
+inline std::vector<int64_t> ExpectedCulprits(const fs::path& dumps) {
+  std::ifstream in(dumps / "triage_expected.json");
+  return nlohmann::json::parse(in)["culprits"].get<std::vector<int64_t>>();
 }
 
 // Runs the GUI under a fresh virtual display and returns its exit code and output. `xvfb-run -a`

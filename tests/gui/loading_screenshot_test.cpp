@@ -48,16 +48,12 @@ int64_t ReadCells(const Image& img, const nlohmann::json& grid) {
 TEST_CASE("opening dumps: ranks read so far while loading, keys and clicks during the load, then triage",
           "[gui][flight][loading]") {
   fs::path dir = TempDir("loading");
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_fr_faults.py not_enqueued " + (dir / "dumps").string() +
-                          " --ranks 256 --entries 24 --seed 7 --no-wrap",
-                      dir / "gen.txt");
-  INFO(gen.output);
-  REQUIRE(gen.exit_code == 0);
-  std::ifstream in(dir / "dumps" / "triage_expected.json");
-  const auto want = nlohmann::json::parse(in);
-  REQUIRE(want["culprits"].size() == 1);
-  const int64_t culprit = want["culprits"][0].get<int64_t>();
+  RunGenerator("make_fr_faults.py not_enqueued " + (dir / "dumps").string() +
+                   " --ranks 256 --entries 24 --seed 7 --no-wrap",
+               dir / "gen.txt");
+  const std::vector<int64_t> culprits = ExpectedCulprits(dir / "dumps");
+  REQUIRE(culprits.size() == 1);
+  const int64_t culprit = culprits.at(0);
   const int64_t far = (culprit + 128) % 256;
   const std::string base = (dir / "dumps").string() + " --size 1400x800 --dump-delay-ms 40 --load-times";
 

@@ -30,11 +30,7 @@ constexpr int kRanks = 8, kSteps = 3, kStraggler = 5;
 constexpr int64_t kDelayNs = 300'000, kTransferNs = 100'000;
 
 fs::path Generate(const fs::path& dir, const std::string& args) {
-  auto gen = RunShell("python3 " + std::string(SHARDSCOPE_SOURCE_DIR) +
-                          "/tests/trace/make_kineto_traces.py " + (dir / "traces").string() + " " + args,
-                      dir / "gen.txt");
-  INFO(gen.output);
-  REQUIRE(gen.exit_code == 0);
+  RunGenerator("make_kineto_traces.py " + (dir / "traces").string() + " " + args, dir / "gen.txt");
   return dir / "traces";
 }
 
