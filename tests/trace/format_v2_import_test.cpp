@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/read_error.hpp"
 #include "../common/test_knobs.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -27,12 +28,7 @@ fs::path Temp(const std::string& name) {
          ("shardscope_v2i_" + name + "_" + std::to_string(std::random_device{}()));
 }
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const fs::path& path) { return shardscope::testing::ReadFile(path); }
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -240,19 +236,7 @@ std::vector<Event> Read(const fs::path& file, bool fast) {
 
 // The message reading `lines` after a v2 header of rank 1 gives, through one reader path.
 std::string ErrorOf(const std::vector<std::string>& lines, bool fast) {
-  const fs::path dir = Temp("bad");
-  fs::create_directories(dir);
-  std::string text = ToLine(ToJson(Rank1(2))) + "\n";
-  for (const std::string& l : lines) text += l + "\n";
-  std::ofstream(dir / "rank-1.jsonl", std::ios::binary) << text;
-  std::string message = "(no error)";
-  try {
-    (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast});
-  } catch (const shardscope::Error& e) {
-    message = e.what();
-  }
-  fs::remove_all(dir);
-  return message;
+  return shardscope::testing::ReadErrorOf(ToLine(ToJson(Rank1(2))), lines, fast);
 }
 
 // A Flight Recorder collective of rank 1 over group [0, 1], as a v1 line would hold it.

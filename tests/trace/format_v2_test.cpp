@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/read_error.hpp"
 #include "../common/trace_rewrite.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -30,12 +31,7 @@ fs::path Temp(const std::string& name) {
   return fs::temp_directory_path() / ("shardscope_v2_" + name + "_" + std::to_string(std::random_device{}()));
 }
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const fs::path& path) { return shardscope::testing::ReadFile(path); }
 
 // Every directory of rank files in the repository that loads (corrupt fixtures are refused and
 // skipped here; their messages are the reader tests' business).
@@ -106,19 +102,7 @@ Header OneRank(int version) {
 
 // The message reading `lines` (after a v2 header of rank 1 of 4) gives, through one reader path.
 std::string ErrorOf(const std::vector<std::string>& lines, bool fast) {
-  const fs::path dir = Temp("bad");
-  fs::create_directories(dir);
-  std::string text = ToLine(ToJson(OneRank(2))) + "\n";
-  for (const std::string& l : lines) text += l + "\n";
-  std::ofstream(dir / "rank-1.jsonl", std::ios::binary) << text;
-  std::string message = "(no error)";
-  try {
-    (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = fast});
-  } catch (const shardscope::Error& e) {
-    message = e.what();
-  }
-  fs::remove_all(dir);
-  return message;
+  return shardscope::testing::ReadErrorOf(ToLine(ToJson(OneRank(2))), lines, fast);
 }
 
 const std::string kBegin =

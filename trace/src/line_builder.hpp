@@ -108,22 +108,16 @@ class Line {
     out_ += ']';
   }
   void StrLists(std::string_view name, const std::vector<std::vector<std::string>>& v) {
-    Key(name);
-    out_ += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out_ += ',';
-      out_ += '[';
-      for (size_t j = 0; j < v[i].size(); ++j) {
-        if (j) out_ += ',';
-        Quoted(v[i][j]);
-      }
-      out_ += ']';
-    }
-    out_ += ']';
+    NestedLists(name, v, [this](const auto& s) { Quoted(s); });
   }
   /// "name":[[1,2],[3]]: a list of integer lists (Flight Recorder shapes).
   template <typename Lists>
   void IntLists(std::string_view name, const Lists& v) {
+    NestedLists(name, v, [this](const auto& x) { Integer(x); });
+  }
+  /// "name":[[a,b],[c]]: a list of lists, each element written by put(element).
+  template <typename Lists, typename Put>
+  void NestedLists(std::string_view name, const Lists& v, Put put) {
     Key(name);
     out_ += '[';
     for (size_t i = 0; i < v.size(); ++i) {
@@ -131,7 +125,7 @@ class Line {
       out_ += '[';
       for (size_t j = 0; j < v[i].size(); ++j) {
         if (j) out_ += ',';
-        Integer(v[i][j]);
+        put(v[i][j]);
       }
       out_ += ']';
     }
