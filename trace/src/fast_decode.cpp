@@ -377,6 +377,26 @@ bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
       return Int(x, 0, kMaxOpOperands - 1, e.op_input);
   }
 }
+// The members of a repeat line: field(i, value) for each key that is names[i], with `seen` their
+// bits. False on an unknown key (besides one "type"), a repeated key, or a field that fails.
+template <size_t N, typename Field>
+bool EachRepeatKey(object obj, const std::string_view (&names)[N], uint32_t& seen, Field&& field) {
+  bool type_seen = false;
+  for (simdjson::dom::key_value_pair kv : obj) {
+    size_t i = 0;
+    while (i < N && names[i] != kv.key) ++i;
+    if (i == N) {
+      if (type_seen || kv.key != "type") return false;
+      type_seen = true;
+      continue;
+    }
+    if (seen >> i & 1) return false;
+    seen |= 1u << i;
+    if (!field(i, kv.value)) return false;
+  }
+  return true;
+}
+
 constexpr std::string_view kRepeatNames[] = {"id", "like", "t_ns", "dt", "tensor", "op_id", "op_input"};
 
 }  // namespace
@@ -389,19 +409,8 @@ bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
     return false;
   RepeatScratch s;
   uint32_t seen = 0;
-  bool type_seen = false;
-  for (simdjson::dom::key_value_pair kv : obj) {
-    size_t i = 0;
-    while (i < std::size(kRepeatNames) && kRepeatNames[i] != kv.key) ++i;
-    if (i == std::size(kRepeatNames)) {
-      if (type_seen || kv.key != "type") return false;
-      type_seen = true;
-      continue;
-    }
-    if (seen >> i & 1) return false;
-    seen |= 1u << i;
-    if (!RepeatField(i, kv.value, out, s)) return false;
-  }
+  if (!EachRepeatKey(obj, kRepeatNames, seen, [&](size_t i, auto v) { return RepeatField(i, v, out, s); }))
+    return false;
   return (seen & 0xf) == 0xf && s.links != 1;
 }
 
@@ -414,38 +423,21 @@ bool FastDecodeCollectiveRepeat(element element, std::string_view line, Collecti
     return false;
   constexpr std::string_view kNames[] = {"back", "dt", "did", "state", "duration_ms"};
   uint32_t seen = 0;
-  bool type_seen = false;
-  for (simdjson::dom::key_value_pair kv : obj) {
-    size_t i = 0;
-    while (i < std::size(kNames) && kNames[i] != kv.key) ++i;
-    if (i == std::size(kNames)) {
-      if (type_seen || kv.key != "type") return false;
-      type_seen = true;
-      continue;
-    }
-    if (seen >> i & 1) return false;
-    seen |= 1u << i;
-    bool ok = false;
+  const bool fields_ok = EachRepeatKey(obj, kNames, seen, [&](size_t i, auto v) {
     switch (i) {
       case 0:
-        ok = Int(kv.value, 1, kMaxFlightBack, out.back);
-        break;
+        return Int(v, 1, kMaxFlightBack, out.back);
       case 1:
-        ok = Ints(kv.value, 3, -2 * kMaxTimeNs, 2 * kMaxTimeNs, out.dt) && out.dt.size() == 3;
-        break;
+        return Ints(v, 3, -2 * kMaxTimeNs, 2 * kMaxTimeNs, out.dt) && out.dt.size() == 3;
       case 2:
-        ok = Ints(kv.value, 4, std::numeric_limits<int64_t>::min() + 1, kI64Max, out.did) &&
-             out.did.size() == 4;
-        break;
+        return Ints(v, 4, std::numeric_limits<int64_t>::min() + 1, kI64Max, out.did) && out.did.size() == 4;
       case 3:
-        ok = Str(kv.value, out.state.emplace());
-        break;
+        return Str(v, out.state.emplace());
       default:
-        ok = Number(kv.value, out.duration_ms.emplace());
-        break;
+        return Number(v, out.duration_ms.emplace());
     }
-    if (!ok) return false;
-  }
+  });
+  if (!fields_ok) return false;
   return (seen & 7) == 7;
 }
 
