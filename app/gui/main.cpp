@@ -62,6 +62,21 @@ std::string ViewList() {
   return out;
 }
 
+// The options that take any text as their value: the field it goes to, and what the usage error
+// says the option needs when the value is missing.
+struct TextOption {
+  const char* name;
+  std::string AppOptions::*field;
+  const char* needs;
+};
+constexpr TextOption kTextOptions[] = {
+    {"--screenshot", &AppOptions::screenshot, "a file name"},
+    {"--loading-screenshot", &AppOptions::loading_screenshot, "a file name"},
+    {"--follow", &AppOptions::follow, "a trace directory that a running job writes"},
+    {"--search", &AppOptions::search, "a query such as \"all_gather\""},
+    {"--geometry", &AppOptions::geometry, "a file name"},
+};
+
 // Reads the option or trace at argv[i] (and its value, advancing i) into `options`. Returns an exit
 // code when the command line ends here (help, or a usage error), else -1.
 int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_given) {
@@ -72,13 +87,16 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
     return argv[++i];
   };
   long long n = 0;
+  for (const TextOption& o : kTextOptions) {
+    if (arg != o.name) continue;
+    const char* v = value(o.name);
+    if (!v) return Usage(arg + " needs " + o.needs);
+    options.*o.field = v;
+    return -1;
+  }
   if (arg == "-h" || arg == "--help") {
     std::fputs(kUsage, stdout);
     return 0;
-  } else if (arg == "--screenshot") {
-    const char* v = value("--screenshot");
-    if (!v) return Usage("--screenshot needs a file name");
-    options.screenshot = v;
   } else if (arg == "--view") {
     const char* v = value("--view");
     std::string view = v ? v : "";
@@ -94,10 +112,6 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
       return Usage("--diff needs two traces: BASELINE CANDIDATE");
     options.diff_baseline = argv[++i];
     options.diff_candidate = argv[++i];
-  } else if (arg == "--loading-screenshot") {
-    const char* v = value("--loading-screenshot");
-    if (!v) return Usage("--loading-screenshot needs a file name");
-    options.loading_screenshot = v;
   } else if (arg == "--load-times") {
     options.load_times = true;
   } else if (arg == "--select" || arg == "--step" || arg == "--select-op" || arg == "--bench-frames" ||
@@ -129,14 +143,6 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
       return Usage("--quit-after: '" + std::string(v ? v : "") +
                    "' is not a number of seconds in (0, 86400]");
     options.quit_after_s = s;
-  } else if (arg == "--follow") {
-    const char* v = value("--follow");
-    if (!v) return Usage("--follow needs a trace directory that a running job writes");
-    options.follow = v;
-  } else if (arg == "--search") {
-    const char* v = value("--search");
-    if (!v) return Usage("--search needs a query such as \"all_gather\"");
-    options.search = v;
   } else if (arg == "--sandbox-run") {
     options.sandbox_run = true;
   } else if (arg == "--keys") {
@@ -147,10 +153,6 @@ int ParseArg(int argc, char** argv, int& i, AppOptions& options, bool& view_give
     } catch (const std::invalid_argument& e) {
       return Usage(std::string("--keys: ") + e.what());
     }
-  } else if (arg == "--geometry") {
-    const char* v = value("--geometry");
-    if (!v) return Usage("--geometry needs a file name");
-    options.geometry = v;
   } else if (arg.size() > 1 && arg[0] == '-') {
     return Usage("unknown option '" + arg + "'");
   } else {

@@ -18,46 +18,16 @@ void OnGlfwError(int /*code*/, const char* description) {
   last_glfw_error = description ? description : "unknown";
 }
 
+// The GLFW key of each InputKey, in the enum's order (a Ctrl chord: its letter).
+constexpr int kGlfwKeys[] = {GLFW_KEY_LEFT,   GLFW_KEY_RIGHT, GLFW_KEY_UP, GLFW_KEY_DOWN, GLFW_KEY_SPACE,
+                             GLFW_KEY_KP_ADD, GLFW_KEY_MINUS, GLFW_KEY_A,  GLFW_KEY_D,    GLFW_KEY_F,
+                             GLFW_KEY_ESCAPE, GLFW_KEY_F,     GLFW_KEY_W,  GLFW_KEY_S,    GLFW_KEY_Q,
+                             GLFW_KEY_G,      GLFW_KEY_G,     GLFW_KEY_0};
+static_assert(sizeof kGlfwKeys / sizeof kGlfwKeys[0] == static_cast<size_t>(InputKey::kCount));
+
 int GlfwKey(InputKey key) {
-  switch (key) {
-    case InputKey::kLeft:
-      return GLFW_KEY_LEFT;
-    case InputKey::kRight:
-      return GLFW_KEY_RIGHT;
-    case InputKey::kUp:
-      return GLFW_KEY_UP;
-    case InputKey::kDown:
-      return GLFW_KEY_DOWN;
-    case InputKey::kSpace:
-      return GLFW_KEY_SPACE;
-    case InputKey::kPlus:
-      return GLFW_KEY_KP_ADD;
-    case InputKey::kMinus:
-      return GLFW_KEY_MINUS;
-    case InputKey::kA:
-      return GLFW_KEY_A;
-    case InputKey::kD:
-      return GLFW_KEY_D;
-    case InputKey::kF:
-    case InputKey::kCtrlF:
-      return GLFW_KEY_F;
-    case InputKey::kEscape:
-      return GLFW_KEY_ESCAPE;
-    case InputKey::kW:
-      return GLFW_KEY_W;
-    case InputKey::kS:
-      return GLFW_KEY_S;
-    case InputKey::kCtrlQ:
-      return GLFW_KEY_Q;
-    case InputKey::kG:
-    case InputKey::kCtrlG:
-      return GLFW_KEY_G;
-    case InputKey::kZero:
-      return GLFW_KEY_0;
-    case InputKey::kCount:
-      break;
-  }
-  return GLFW_KEY_UNKNOWN;
+  const auto i = static_cast<size_t>(key);
+  return i < static_cast<size_t>(InputKey::kCount) ? kGlfwKeys[i] : GLFW_KEY_UNKNOWN;
 }
 
 // Whether some Ctrl chord uses `key` (then the key with Ctrl held is only the chord).

@@ -1,11 +1,15 @@
 #pragma once
 // The message a reader gives for a rank file of hand-written lines: the tests of the v2 format's
 // error paths write `header` and `lines` as rank-1.jsonl under a fresh temp directory and read it
-// through one reader path (the fast one or the reference one).
+// through one reader path (the fast one or the reference one); a table of such cases is checked
+// through both paths.
+
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardscope/error.hpp"
@@ -29,6 +33,20 @@ inline std::string ReadErrorOf(const std::string& header, const std::vector<std:
   }
   std::filesystem::remove_all(dir);
   return message;
+}
+
+/// Lines of a rank file (after its header) and the message a reader must give for them.
+using ReadErrorCase = std::pair<std::vector<std::string>, std::string>;
+
+/// Checks that both reader paths give each case's message; `error_of(lines, fast)` reads the lines
+/// under the test's header (ReadErrorOf).
+template <typename ErrorOf>
+void CheckBothReaders(const std::vector<ReadErrorCase>& cases, ErrorOf error_of) {
+  for (const auto& [lines, expected] : cases) {
+    CAPTURE(lines.back());
+    CHECK(error_of(lines, true) == expected);
+    CHECK(error_of(lines, false) == expected);
+  }
 }
 
 }  // namespace shardscope::testing

@@ -53,9 +53,7 @@ Run ReadRun(const fs::path& dir) {
 
 TEST_CASE("diff: both runs' timelines overlaid on one time axis", "[gui][diff][input][overlay]") {
   fs::path dir = TempDir("diff_overlay");
-  fs::path base = dir / "base", cand = dir / "cand";
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), base);
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(true), "test"), cand);
+  const auto [base, cand] = WriteDiffTraces(dir);
   const Run runs[2] = {ReadRun(base), ReadRun(cand)};
   const std::string args = "--diff " + base.string() + " " + cand.string();
   auto geo = Shoot(dir, args);

@@ -24,9 +24,9 @@ TEST_CASE("diff: a changed target placement is one pair, compared side by side",
   fs::path dir = TempDir("diff_pair");
   fs::path base = dir / "base", cand = dir / "cand";
   auto items = DiffItems(false);
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), base);
+  WritePlansTrace(items, base);
   items[0].dst = DiffSpec({8, 6}, "R,R");  // only a's target placement changes
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), cand);
+  WritePlansTrace(items, cand);
 
   auto geo = Shoot(dir, "--diff " + base.string() + " " + cand.string());
   const auto& rows = geo["diff"]["rows"];

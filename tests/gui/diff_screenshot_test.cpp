@@ -33,17 +33,6 @@ int CountColour(const Image& img, float x0, float y0, float x1, float y1, Rgb wa
   return n;
 }
 
-struct DiffDirs {
-  fs::path baseline, candidate;
-};
-
-DiffDirs WriteDiffTraces(const fs::path& dir) {
-  DiffDirs d{dir / "baseline", dir / "candidate"};
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "baseline"), d.baseline);
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(true), "candidate"), d.candidate);
-  return d;
-}
-
 }  // namespace
 
 TEST_CASE("diff view: exactly the rows trace::DiffTraces reports are highlighted", "[gui][diff]") {

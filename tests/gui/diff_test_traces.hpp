@@ -60,11 +60,45 @@ inline void WriteTraceDir(const shardscope::trace::Model& model, const std::file
   }
 }
 
+/// Writes the sample run of `items` (app::gui::ModelFromPlans, run name `name`) into `dir`.
+inline void WritePlansTrace(const std::vector<shardscope::app::gui::SampleRedistribute>& items,
+                            const std::filesystem::path& dir, const std::string& name = "test") {
+  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, name), dir);
+}
+
 /// The baseline side written once as `dir`/trace: a small 2x2 trace for the navigation tests.
 inline std::filesystem::path SmallTrace(const std::filesystem::path& dir) {
   std::filesystem::path t = dir / "trace";
-  if (!std::filesystem::exists(t))
-    WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  if (!std::filesystem::exists(t)) WritePlansTrace(DiffItems(false), t);
+  return t;
+}
+
+/// Where WriteDiffTraces put the two sides.
+struct DiffDirs {
+  std::filesystem::path baseline, candidate;
+};
+
+/// Both sides written once: DiffItems(false) as `dir`/baseline and DiffItems(true) as `dir`/candidate.
+inline DiffDirs WriteDiffTraces(const std::filesystem::path& dir) {
+  DiffDirs d{dir / "baseline", dir / "candidate"};
+  if (!std::filesystem::exists(d.baseline)) WritePlansTrace(DiffItems(false), d.baseline, "baseline");
+  if (!std::filesystem::exists(d.candidate)) WritePlansTrace(DiffItems(true), d.candidate, "candidate");
+  return d;
+}
+
+/// `dir`/`name`, written once: one tensor t [64, 64] S(0),S(1) -> R,S(1) on a (dp, tp) mesh of
+/// `dp` x `tp` ranks, for the tests that need more ranks than fit on screen.
+inline std::filesystem::path ManyRankTrace(const std::filesystem::path& dir, const std::string& name,
+                                           int64_t dp, int64_t tp) {
+  namespace engine = shardscope::engine;
+  std::filesystem::path t = dir / name;
+  if (std::filesystem::exists(t)) return t;
+  engine::Mesh mesh({dp, tp}, {"dp", "tp"});
+  auto spec = [&](const char* placements) {
+    return engine::MakeSpec(mesh, engine::ParsePlacements(placements, "t"), std::nullopt, {64, 64},
+                            engine::DType::kF32, engine::ChunkRule::kTorch, {}, "t");
+  };
+  WritePlansTrace({{"t", spec("S(0),S(1)"), spec("R,S(1)"), {}}}, t);
   return t;
 }
 

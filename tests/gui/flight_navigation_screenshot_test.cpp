@@ -72,18 +72,11 @@ void CheckRowsLegible(const nlohmann::json& geo) {
 TEST_CASE("flight view at 4096 ranks: go to a rank by keys, back to the culprit by a click",
           "[gui][flight][triage]") {
   fs::path dir = TempDir("flight_navigation");
-  RunGenerator("make_fr_faults.py not_enqueued " + (dir / "dumps").string() +
-                   " --ranks 4096 --entries 24 --seed 11 --no-wrap",
-               dir / "gen.txt");
-  const std::vector<int64_t> culprits = ExpectedCulprits(dir / "dumps");
-  REQUIRE(culprits.size() == 1);
-  const int64_t culprit = culprits.at(0);
-  const int64_t far = (culprit + 2048) % 4096;
+  const auto [culprit, far] = WriteNotEnqueuedDumps(dir, 4096, 11);
   const std::string dumps = (dir / "dumps").string() + " --size 1400x760";
 
   // Opening: grouped lanes, the culprit's group expanded and its lane in view.
-  fs::path open = dir / "open";
-  fs::create_directories(open);
+  const fs::path open = SubDir(dir, "open");
   auto geo = Shoot(open, dumps);
   Image img = LoadPng(open / "shot.png");
   CheckCulpritShown(geo, img, culprit);
@@ -106,8 +99,7 @@ TEST_CASE("flight view at 4096 ranks: go to a rank by keys, back to the culprit 
 
   // G, the far rank's digits: its lane in view and outlined, the culprit's gone.
   const std::string go_far = "type:g,wait,type:" + std::to_string(far) + ",wait,wait,wait";
-  fs::path away = dir / "away";
-  fs::create_directories(away);
+  const fs::path away = SubDir(dir, "away");
   geo = Shoot(away, dumps + " --keys " + go_far);
   CHECK(Find(geo, "goto")["rank"] == far);
   CHECK(Has(geo, "row", far));
@@ -120,8 +112,7 @@ TEST_CASE("flight view at 4096 ranks: go to a rank by keys, back to the culprit 
   }
 
   // A click on the culprit button: back on the culprit's lane.
-  fs::path back = dir / "back";
-  fs::create_directories(back);
+  const fs::path back = SubDir(dir, "back");
   const std::string click = ",click:" + std::to_string(static_cast<int>((button.x0 + button.x1) / 2)) + ":" +
                             std::to_string(static_cast<int>((button.y0 + button.y1) / 2)) + ",wait,wait,wait";
   geo = Shoot(back, dumps + " --keys " + go_far + click);

@@ -14,11 +14,7 @@ using shardscope::app::gui::kFlightCulprit;
 
 TEST_CASE("flight view at 4096 ranks lands on the triage culprit's lane", "[gui][flight][triage]") {
   fs::path dir = TempDir("flight_triage");
-  RunGenerator("make_fr_faults.py not_enqueued " + (dir / "dumps").string() +
-                   " --ranks 4096 --entries 24 --seed 5 --no-wrap",
-               dir / "gen.txt");
-  const std::vector<int64_t> culprits = ExpectedCulprits(dir / "dumps");
-  const int64_t culprit = culprits.at(0);
+  const int64_t culprit = WriteNotEnqueuedDumps(dir, 4096, 5).culprit;
   auto geo = Shoot(dir, (dir / "dumps").string() + " --size 1400x700");
   Image img = LoadPng(dir / "shot.png");
   int culprit_lanes = 0, triage_boxes = 0;

@@ -29,10 +29,10 @@ std::vector<int64_t> ListIds(const nlohmann::json& geo) {
 TEST_CASE("drop: a trace dropped on the window opens and becomes the active trace", "[gui][input][open]") {
   fs::path dir = TempDir("drop");
   fs::path a = dir / "a", b = dir / "b";
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), a);
+  WritePlansTrace(DiffItems(false), a);
   auto items = DiffItems(true);
   items.erase(items.begin());  // b: three redistributes (w, b, y)
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), b);
+  WritePlansTrace(items, b);
   auto geo = Shoot(dir, a.string() + " --keys drop:" + b.string() + ",wait,wait,wait");
   CHECK(geo["traces"] == 2);
   CHECK(geo["trace"] == b.string());
@@ -51,7 +51,7 @@ TEST_CASE("--follow: redistributes a running job writes after the GUI opened app
   auto items = DiffItems(false);
   const auto all = shardscope::app::gui::ModelFromPlans(items, "test");
   items.resize(2);
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), job);
+  WritePlansTrace(items, job);
   WriteTraceDir(*all, full);
   const auto first_ids = trace::ReadTraceDir(job).RedistributeIds();
   const trace::Model whole = trace::ReadTraceDir(full);

@@ -40,10 +40,16 @@ struct RunResult {
   std::string output;  // stdout + stderr
 };
 
-inline fs::path TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("shardscope_gui_test_" + std::to_string(::getpid())) / name;
+// `parent`/`name`, created (with `parent`) when missing.
+inline fs::path SubDir(const fs::path& parent, const std::string& name) {
+  fs::path dir = parent / name;
   fs::create_directories(dir);
   return dir;
+}
+
+// This test process's directory `name` under the system temp directory, created when missing.
+inline fs::path TempDir(const std::string& name) {
+  return SubDir(fs::temp_directory_path() / ("shardscope_gui_test_" + std::to_string(::getpid())), name);
 }
 
 inline RunResult RunShell(const std::string& command, const fs::path& log) {
@@ -72,6 +78,25 @@ inline void RunGenerator(const std::string& script_and_args, const fs::path& log
 inline std::vector<int64_t> ExpectedCulprits(const fs::path& dumps) {
   std::ifstream in(dumps / "triage_expected.json");
   return nlohmann::json::parse(in)["culprits"].get<std::vector<int64_t>>();
+}
+
+// What WriteNotEnqueuedDumps wrote: the culprit, and the rank half the world away from it (a lane
+// far from the culprit's, for the go-to tests).
+struct NotEnqueuedHang {
+  int64_t culprit = -1;
+  int64_t far = -1;
+};
+
+// Writes DIR/dumps, a hang of `ranks` ranks (make_fr_faults.py not_enqueued: one rank stuck in
+// compute, never enqueuing the collective its peers wait in; 24 entries, no wrap, `seed`), and
+// returns its culprit as the generator defines it; the test stops unless there is exactly one.
+inline NotEnqueuedHang WriteNotEnqueuedDumps(const fs::path& dir, int64_t ranks, int seed) {
+  RunGenerator("make_fr_faults.py not_enqueued " + (dir / "dumps").string() + " --ranks " +
+                   std::to_string(ranks) + " --entries 24 --seed " + std::to_string(seed) + " --no-wrap",
+               dir / "gen.txt");
+  const std::vector<int64_t> culprits = ExpectedCulprits(dir / "dumps");
+  REQUIRE(culprits.size() == 1);
+  return {culprits.at(0), (culprits.at(0) + ranks / 2) % ranks};
 }
 
 // Runs the GUI under a fresh virtual display and returns its exit code and output. `xvfb-run -a`

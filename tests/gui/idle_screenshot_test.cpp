@@ -28,7 +28,7 @@ TEST_CASE("idle: an interactive run without input draws a handful of frames, not
           "[gui][idle]") {
   fs::path dir = TempDir("idle");
   fs::path t = dir / "trace";
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  WritePlansTrace(DiffItems(false), t);
   const double seconds = 3;
   auto r =
       RunGui(t.string() + " --quit-after 3 --geometry " + (dir / "geo.json").string(), dir / "log.txt", dir);
@@ -49,7 +49,7 @@ TEST_CASE("idle: input still draws frames and takes effect; the loop goes idle a
           "[gui][idle][input]") {
   fs::path dir = TempDir("idle_keys");
   fs::path t = dir / "trace";
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  WritePlansTrace(DiffItems(false), t);
   const auto ids = shardscope::trace::ReadTraceDir(t).RedistributeIds();
   REQUIRE(ids.size() >= 3);
   auto r = RunGui(t.string() + " --quit-after 3 --keys Down,Down --geometry " + (dir / "geo.json").string(),

@@ -51,7 +51,7 @@ const std::vector<std::string> kMainPanels = {"list", "inspector", "timeline", "
 
 fs::path SampleTrace(const fs::path& dir) {
   fs::path t = dir / "trace";
-  if (!fs::exists(t)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  if (!fs::exists(t)) WritePlansTrace(DiffItems(false), t);
   return t;
 }
 
@@ -154,13 +154,12 @@ TEST_CASE("clicks: a program badge selects its redistribute in every panel and i
 TEST_CASE("diff mode: --step selects the step on both sides, clamped to each side's plan",
           "[gui][diff][input]") {
   fs::path dir = TempDir("diff_step");
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "b"), dir / "b");
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(true), "c"), dir / "c");
+  const DiffDirs sides = WriteDiffTraces(dir);
   // Redistribute 1 ("w"): the candidate runs without the optimizer, so it has more steps.
-  const trace::Model b = trace::ReadTraceDir(dir / "b"), c = trace::ReadTraceDir(dir / "c");
+  const trace::Model b = trace::ReadTraceDir(sides.baseline), c = trace::ReadTraceDir(sides.candidate);
   REQUIRE(StepsOf(c, 1) >= 2);
-  auto geo =
-      Shoot(dir, "--diff " + (dir / "b").string() + " " + (dir / "c").string() + " --select 1 --step 1");
+  auto geo = Shoot(
+      dir, "--diff " + sides.baseline.string() + " " + sides.candidate.string() + " --select 1 --step 1");
   REQUIRE(geo["canvases"].size() == 4);
   for (const auto& canvas : geo["canvases"]) {
     const int64_t steps = StepsOf(canvas["side"] == "baseline" ? b : c, 1);

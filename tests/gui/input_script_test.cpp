@@ -26,6 +26,13 @@ std::string message(const char* text) {
   return std::string("no error");
 }
 
+// Checks that `e` is a `kind` event at pixel (x, y).
+void CheckAt(const InputEvent& e, InputEvent::Kind kind, int x, int y) {
+  CHECK(e.kind == kind);
+  CHECK(e.x == x);
+  CHECK(e.y == y);
+}
+
 }  // namespace
 
 TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, waits", "[gui][input]") {
@@ -35,9 +42,7 @@ TEST_CASE("input scripts (--keys): key names in any case, clicks at pixels, wait
   CHECK(s[0].key == InputKey::kDown);
   CHECK(s[1].key == InputKey::kDown);
   CHECK(s[2].key == InputKey::kRight);
-  CHECK(s[3].kind == InputEvent::Kind::kClick);
-  CHECK(s[3].x == 412);
-  CHECK(s[3].y == 230);
+  CheckAt(s[3], InputEvent::Kind::kClick, 412, 230);
   CHECK(s[4].kind == InputEvent::Kind::kWait);
   CHECK(s[5].key == InputKey::kPlus);
 }
@@ -109,9 +114,7 @@ TEST_CASE("input scripts (--keys): a leading `loading` step runs the rest during
 TEST_CASE("input scripts (--keys): right clicks at pixels", "[gui][input]") {
   auto s = ParseInputScript("rclick:30:40,click:1:2,RClick:5:6");
   REQUIRE(s.size() == 3);
-  CHECK(s[0].kind == InputEvent::Kind::kRightClick);
-  CHECK(s[0].x == 30);
-  CHECK(s[0].y == 40);
+  CheckAt(s[0], InputEvent::Kind::kRightClick, 30, 40);
   CHECK(s[1].kind == InputEvent::Kind::kClick);
   CHECK(s[2].kind == InputEvent::Kind::kRightClick);
   CHECK(message("rclick:3").find("token 1 'rclick:3': a right click is rclick:X:Y") == 0);
@@ -120,9 +123,7 @@ TEST_CASE("input scripts (--keys): right clicks at pixels", "[gui][input]") {
 TEST_CASE("input scripts (--keys): drags from one pixel to another, typed text", "[gui][input]") {
   auto s = ParseInputScript("drag:10:20:300:25, type:g517 ,Down");
   REQUIRE(s.size() == 3);
-  CHECK(s[0].kind == InputEvent::Kind::kDrag);
-  CHECK(s[0].x == 10);
-  CHECK(s[0].y == 20);
+  CheckAt(s[0], InputEvent::Kind::kDrag, 10, 20);
   CHECK(s[0].x1 == 300);
   CHECK(s[0].y1 == 25);
   CHECK(s[1].kind == InputEvent::Kind::kType);

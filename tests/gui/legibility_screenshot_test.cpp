@@ -39,7 +39,7 @@ TEST_CASE("mesh arrows: drawn on a 1-D ring and a 2x2x2 mesh, clear of the label
     std::vector<shardscope::app::gui::SampleRedistribute> items = {
         {"act", Spec(ring, "S(1)", {16, 64, 32}), Spec(ring, "S(2)", {16, 64, 32}), {}}};
     fs::path t = dir / "ring";
-    WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), t);
+    WritePlansTrace(items, t);
     auto geo = Shoot(dir, t.string() + " --size 1280x720");
     REQUIRE(geo["mesh"]["labels"].size() >= 4);
     CHECK(CheckArrowsClearLabels(geo["mesh"]) == 12);  // 4 ranks x 3 peers
@@ -49,7 +49,7 @@ TEST_CASE("mesh arrows: drawn on a 1-D ring and a 2x2x2 mesh, clear of the label
     std::vector<shardscope::app::gui::SampleRedistribute> items = {
         {"w", Spec(cube, "R,R,S(0)", {8, 8}), Spec(cube, "R,R,R", {8, 8}), {}}};
     fs::path t = dir / "cube";
-    WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), t);
+    WritePlansTrace(items, t);
     auto geo = Shoot(dir, t.string() + " --size 1280x720");
     REQUIRE(geo["mesh"]["labels"].size() >= 8);
     CHECK(CheckArrowsClearLabels(geo["mesh"]) == 8);  // each rank sends its half to its tp peer

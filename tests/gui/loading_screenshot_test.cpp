@@ -48,19 +48,12 @@ int64_t ReadCells(const Image& img, const nlohmann::json& grid) {
 TEST_CASE("opening dumps: ranks read so far while loading, keys and clicks during the load, then triage",
           "[gui][flight][loading]") {
   fs::path dir = TempDir("loading");
-  RunGenerator("make_fr_faults.py not_enqueued " + (dir / "dumps").string() +
-                   " --ranks 256 --entries 24 --seed 7 --no-wrap",
-               dir / "gen.txt");
-  const std::vector<int64_t> culprits = ExpectedCulprits(dir / "dumps");
-  REQUIRE(culprits.size() == 1);
-  const int64_t culprit = culprits.at(0);
-  const int64_t far = (culprit + 128) % 256;
+  const auto [culprit, far] = WriteNotEnqueuedDumps(dir, 256, 7);
   const std::string base = (dir / "dumps").string() + " --size 1400x800 --dump-delay-ms 40 --load-times";
 
   // 1. G and a rank number typed while loading: that rank's cell outlined, the rest of the load
   // goes on, the final view lands on the culprit.
-  fs::path keys = dir / "keys";
-  fs::create_directories(keys);
+  const fs::path keys = SubDir(dir, "keys");
   auto r = RunGui(base + " --keys loading,type:g,wait,type:" + std::to_string(far) +
                       ",wait,wait,ready --loading-screenshot " + (keys / "loading.png").string() +
                       " --screenshot " + (keys / "shot.png").string() + " --geometry " +
@@ -101,8 +94,7 @@ TEST_CASE("opening dumps: ranks read so far while loading, keys and clicks durin
   const int64_t target = 37;
   const int cx = static_cast<int>(rect[0].get<float>() + (static_cast<float>(target % cols) + 0.5f) * cell);
   const int cy = static_cast<int>(rect[1].get<float>() + (static_cast<float>(target / cols) + 0.5f) * cell);
-  fs::path click = dir / "click";
-  fs::create_directories(click);
+  const fs::path click = SubDir(dir, "click");
   r = RunGui(base + " --keys loading,click:" + std::to_string(cx) + ":" + std::to_string(cy) +
                  ",wait,wait,ready --loading-screenshot " + (click / "loading.png").string() +
                  " --geometry " + (click / "geo.json").string(),

@@ -22,15 +22,7 @@ namespace {
 namespace trace = shardscope::trace;
 
 // 64 ranks on an 8x8 mesh: the layout's table cannot show every row at once.
-fs::path WideTrace(const fs::path& dir) {
-  fs::path t = dir / "wide";
-  if (fs::exists(t)) return t;
-  engine::Mesh mesh({8, 8}, {"dp", "tp"});
-  std::vector<shardscope::app::gui::SampleRedistribute> items = {
-      {"t", Spec(mesh, "S(0),S(1)", {64, 64}), Spec(mesh, "R,S(1)", {64, 64}), {}}};
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), t);
-  return t;
-}
+fs::path WideTrace(const fs::path& dir) { return ManyRankTrace(dir, "wide", 8, 8); }
 
 // [start, end) of redistribute `id` over every rank, ns from the trace's first event, as the
 // timeline defines its axis (rank clocks shifted by their offsets).

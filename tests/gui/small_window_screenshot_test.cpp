@@ -33,7 +33,7 @@ fs::path Mesh8x16(const fs::path& dir) {
   std::vector<shardscope::app::gui::SampleRedistribute> items = {
       {"t", Spec(mesh, "S(0),S(1)", {512, 1024}), Spec(mesh, "S(0),R", {512, 1024}), {}},
       {"g", Spec(mesh, "P(avg),S(1)", {512, 256}), Spec(mesh, "S(0),S(1)", {512, 256}), {}}};
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), t);
+  WritePlansTrace(items, t);
   return t;
 }
 
@@ -42,8 +42,7 @@ fs::path Mesh8x16(const fs::path& dir) {
 TEST_CASE("at 1280x720 every panel of every view fits its content", "[gui][small]") {
   fs::path dir = TempDir("small");
   fs::path small = dir / "small", program = dir / "program";
-  if (!fs::exists(small))
-    WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), small);
+  if (!fs::exists(small)) WritePlansTrace(DiffItems(false), small);
   if (!fs::exists(program)) WriteHandMadeProgramTrace(program);
   const fs::path wide = Mesh8x16(dir);
   for (const fs::path& t : {small, program, wide}) {
@@ -60,7 +59,7 @@ TEST_CASE("at 1280x720 the timeline's go-to field and range box stay inside the 
           "[gui][small][input]") {
   fs::path dir = TempDir("small_timeline");
   fs::path t = dir / "small";
-  if (!fs::exists(t)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), t);
+  if (!fs::exists(t)) WritePlansTrace(DiffItems(false), t);
   const auto first = Shoot(dir, t.string() + " --size 1280x720");
   const nlohmann::json* timeline = nullptr;
   for (const auto& p : first["panels"])
@@ -84,9 +83,7 @@ TEST_CASE("at 1280x720 the timeline's go-to field and range box stay inside the 
 
 TEST_CASE("at 1280x720 the diff view fits every panel", "[gui][small][diff]") {
   fs::path dir = TempDir("small_diff");
-  fs::path base = dir / "base", cand = dir / "cand";
-  if (!fs::exists(base)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(false), "test"), base);
-  if (!fs::exists(cand)) WriteTraceDir(*shardscope::app::gui::ModelFromPlans(DiffItems(true), "test"), cand);
+  const auto [base, cand] = WriteDiffTraces(dir);
   const auto geo = Shoot(dir, "--diff " + base.string() + " " + cand.string() + " --size 1280x720");
   const auto& o = geo["diff"]["overlay"];
   REQUIRE(o.is_object());

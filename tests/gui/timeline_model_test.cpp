@@ -26,6 +26,20 @@ std::pair<int64_t, TimelineSpan> At(int64_t rank, int64_t start, int64_t end, in
   return {rank, s};
 }
 
+// Checks a group interval [start, end] of `members` ranks against the values worked out by hand:
+// its slowest rank (latest end, and the span standing for the interval) and its fastest rank.
+void CheckInterval(const GroupSpan& g, int64_t start, int64_t end, int64_t members, int64_t slowest_rank,
+                   int64_t slowest_end, int64_t slowest_id, int64_t fastest_rank, int64_t fastest_end) {
+  CHECK(g.start == start);
+  CHECK(g.end == end);
+  CHECK(g.members == members);
+  CHECK(g.slowest_rank == slowest_rank);
+  CHECK(g.slowest_end == slowest_end);
+  CHECK(g.slowest.redistribute_id == slowest_id);
+  CHECK(g.fastest_rank == fastest_rank);
+  CHECK(g.fastest_end == fastest_end);
+}
+
 }  // namespace
 
 TEST_CASE("a group lane is the union of its members' spans, naming the slowest and fastest rank",
@@ -37,22 +51,9 @@ TEST_CASE("a group lane is the union of its members' spans, naming the slowest a
   auto u = gui::UnionSpans({At(3, 30, 40, 7), At(0, 0, 10), At(1, 5, 20), At(2, 20, 25, 9), At(0, 35, 38),
                             At(5, 46, 50), At(4, 45, 50)});
   REQUIRE(u.size() == 3);
-  CHECK(u[0].start == 0);
-  CHECK(u[0].end == 25);
-  CHECK(u[0].members == 3);
+  CheckInterval(u[0], 0, 25, 3, 2, 25, 9, 0, 10);  // the slowest member's span (id 9) stands for it
   CHECK(u[0].spans == 3);
-  CHECK(u[0].slowest_rank == 2);
-  CHECK(u[0].slowest_end == 25);
-  CHECK(u[0].slowest.redistribute_id == 9);  // the slowest member's span stands for the interval
-  CHECK(u[0].fastest_rank == 0);
-  CHECK(u[0].fastest_end == 10);
-  CHECK(u[1].start == 30);
-  CHECK(u[1].end == 40);
-  CHECK(u[1].members == 2);
-  CHECK(u[1].slowest_rank == 3);
-  CHECK(u[1].slowest.redistribute_id == 7);
-  CHECK(u[1].fastest_rank == 0);
-  CHECK(u[1].fastest_end == 38);
+  CheckInterval(u[1], 30, 40, 2, 3, 40, 7, 0, 38);
   CHECK(u[2].start == 45);
   CHECK(u[2].slowest_rank == 4);
   CHECK(u[2].fastest_rank == 4);

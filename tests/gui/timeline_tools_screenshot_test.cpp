@@ -116,18 +116,6 @@ TEST_CASE("a drag on the time axis selects a range and shows its counts, bytes a
 
 namespace {
 
-// 128 ranks on an 8x16 (dp, tp) mesh: the timeline shows one lane per dp coordinate until a group
-// is expanded, and then more rows than fit.
-fs::path GroupedTrace(const fs::path& dir) {
-  fs::path t = dir / "grouped";
-  if (fs::exists(t)) return t;
-  engine::Mesh mesh({8, 16}, {"dp", "tp"});
-  std::vector<shardscope::app::gui::SampleRedistribute> items = {
-      {"t", Spec(mesh, "S(0),S(1)", {64, 64}), Spec(mesh, "R,S(1)", {64, 64}), {}}};
-  WriteTraceDir(*shardscope::app::gui::ModelFromPlans(items, "test"), t);
-  return t;
-}
-
 std::string Centre(const nlohmann::json& rect) {
   return Px((rect[0].get<double>() + rect[2].get<double>()) / 2) + ":" +
          Px((rect[1].get<double>() + rect[3].get<double>()) / 2);
@@ -144,7 +132,9 @@ const nlohmann::json* RowOf(const nlohmann::json& timeline, int64_t rank) {
 TEST_CASE("a lane pinned from its context menu stays at the top while the others scroll",
           "[gui][input][timeline][pin]") {
   fs::path dir = TempDir("pin");
-  fs::path t = GroupedTrace(dir);
+  // 128 ranks on an 8x16 (dp, tp) mesh: the timeline shows one lane per dp coordinate until a group
+  // is expanded, and then more rows than fit.
+  fs::path t = ManyRankTrace(dir, "grouped", 8, 16);
   // Go to rank 45: its group (dp=2, ranks 32-47) expands and the lanes need a scrollbar.
   const std::string go = "G,wait,wait,wait,type:45";
   const auto at45 = Shoot(dir, t.string() + " --keys " + go)["timeline"];

@@ -101,6 +101,22 @@ fs::path TempDir(const std::string& tag) {
   return dir;
 }
 
+// The definition by a scan of `records`: `ids()` = the distinct id_of values ascending, and
+// `with_id(id)` = the records with that id in rank order.
+template <typename Record, typename IdOf, typename Ids, typename WithId>
+void CheckIndexAgainstScan(const std::vector<Record>& records, IdOf id_of, Ids ids, WithId with_id) {
+  std::set<int64_t> distinct;
+  for (const Record& r : records) distinct.insert(id_of(r));
+  CHECK(ids() == std::vector<int64_t>(distinct.begin(), distinct.end()));
+  for (int64_t id : distinct) {
+    std::vector<const Record*> scan;
+    for (const Record& r : records)
+      if (id_of(r) == id) scan.push_back(&r);
+    std::stable_sort(scan.begin(), scan.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+    CHECK(with_id(id) == scan);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fast path and reference path read every trace in the repository alike", "[trace][reader][fast]") {
@@ -221,25 +237,12 @@ TEST_CASE("the id index answers like a scan of the records", "[trace][reader][in
     CAPTURE(dir);
     Model model = ReadTraceDir(kSource / dir);
     REQUIRE(model.index.built);
-    std::set<int64_t> ids;
-    for (const RedistributeRecord& r : model.redistributes) ids.insert(r.begin->id);
-    CHECK(model.RedistributeIds() == std::vector<int64_t>(ids.begin(), ids.end()));
-    for (int64_t id : ids) {
-      std::vector<const RedistributeRecord*> scan;
-      for (const RedistributeRecord& r : model.redistributes)
-        if (r.begin->id == id) scan.push_back(&r);
-      std::stable_sort(scan.begin(), scan.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
-      CHECK(model.RedistributesWithId(id) == scan);
-    }
-    std::set<int64_t> op_ids;
-    for (const OpRecord& r : model.ops) op_ids.insert(r.op->id);
-    CHECK(model.OpIds() == std::vector<int64_t>(op_ids.begin(), op_ids.end()));
-    for (int64_t id : op_ids) {
-      std::vector<const OpRecord*> scan;
-      for (const OpRecord& r : model.ops)
-        if (r.op->id == id) scan.push_back(&r);
-      CHECK(model.OpsWithId(id) == scan);
-    }
+    CheckIndexAgainstScan(
+        model.redistributes, [](const RedistributeRecord& r) { return r.begin->id; },
+        [&] { return model.RedistributeIds(); }, [&](int64_t id) { return model.RedistributesWithId(id); });
+    CheckIndexAgainstScan(
+        model.ops, [](const OpRecord& r) { return r.op->id; }, [&] { return model.OpIds(); },
+        [&](int64_t id) { return model.OpsWithId(id); });
     CHECK(model.RedistributesWithId(-5).empty());
     // A record added by hand makes the index stale: lookups scan instead of answering wrongly.
     RedistributeRecord extra = model.redistributes.front();

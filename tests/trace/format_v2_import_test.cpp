@@ -13,6 +13,7 @@
 
 #include "../common/read_error.hpp"
 #include "../common/test_knobs.hpp"
+#include "../common/trace_rewrite.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -30,22 +31,8 @@ fs::path Temp(const std::string& name) {
 
 std::string Slurp(const fs::path& path) { return shardscope::testing::ReadFile(path); }
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Rank 1 of a 2x4 mesh.
-Header Rank1(int version) {
-  Header h;
-  h.version = version;
-  h.rank = 1;
-  h.world = 8;
-  h.mesh_shape = {2, 4};
-  h.mesh_dim_names = {"dp", "tp"};
-  return h;
-}
+Header Rank1(int version) { return shardscope::testing::MeshRankHeader(version, 1, {2, 4}, {"dp", "tp"}); }
 
 // Random events of every kind for rank 1 of 8, valid as a trace: redistributes (some imported, some
 // differing only in their tensor), collectives with flight records drawn from a few process groups
@@ -260,12 +247,8 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
   for (int64_t i = 0; i < cases; ++i) {
     CAPTURE(i);
     const std::vector<Event> events = RandomEvents(static_cast<uint64_t>(i) * 7919 + 1).Make(60);
-    {
-      Writer w(dir, Rank1(2));
-      for (const Event& e : events) w.Emit(e);
-    }
-    const std::string text = Slurp(dir / "rank-1.jsonl");
-    repeats += static_cast<int64_t>(Count(text, "\"type\":\"collective_repeat\""));
+    const std::string text = shardscope::testing::WriteRankText(dir, Rank1(2), events);
+    repeats += static_cast<int64_t>(shardscope::testing::CountOf(text, "\"type\":\"collective_repeat\""));
     std::stringstream lines(text);
     for (std::string l; std::getline(lines, l);) {
       const bool like = l.find("\"like\":") != std::string::npos;
@@ -320,7 +303,7 @@ TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new 
 
 TEST_CASE("malformed v2 collective_repeat lines are refused at file:line by both readers",
           "[trace][v2][reader]") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+  const std::vector<shardscope::testing::ReadErrorCase> cases = {
       {{R"j({"type":"collective_repeat","back":1,"dt":[1,2,3],"did":[1,0,1,1]})j"},
        "rank-1.jsonl:2: field 'back' is 1 but only 0 collectives with a flight record come before this line "
        "in "
@@ -350,11 +333,7 @@ TEST_CASE("malformed v2 collective_repeat lines are refused at file:line by both
       {{kFlightLine, R"j({"type":"collective_repeat","back":1,"dt":[1,2,3],"did":[1,0,1,1]})j"},
        "(no error)"},
   };
-  for (const auto& [lines, expected] : cases) {
-    CAPTURE(lines.back());
-    CHECK(ErrorOf(lines, true) == expected);
-    CHECK(ErrorOf(lines, false) == expected);
-  }
+  shardscope::testing::CheckBothReaders(cases, ErrorOf);
 }
 
 TEST_CASE("a v1 file skips collective_repeat lines as an unknown type", "[trace][v2][reader]") {
@@ -402,15 +381,8 @@ TEST_CASE("the v2 writer writes a flight collective that repeats an earlier one 
   third.flight->state = "started";
   const std::vector<Event> events = {base, gather, second, third};
   const fs::path dir = Temp("cwriter");
-  {
-    Writer w(dir, Rank1(2));
-    for (const Event& e : events) w.Emit(e);
-  }
-  const std::string text = Slurp(dir / "rank-1.jsonl");
-  std::vector<std::string> lines;
-  for (std::stringstream ss(text); std::getline(ss, lines.emplace_back());) {
-  }
-  lines.pop_back();
+  const std::string text = shardscope::testing::WriteRankText(dir, Rank1(2), events);
+  const std::vector<std::string> lines = shardscope::testing::SplitLines(text);
   REQUIRE(lines.size() == 5);
   CAPTURE(text);
   // The first two in full (the per-peer bytes in the uniform form), then repeats of the all_reduce

@@ -90,15 +90,7 @@ int64_t Bytes(const fs::path& dir) {
   return n;
 }
 
-Header OneRank(int version) {
-  Header h;
-  h.version = version;
-  h.rank = 1;
-  h.world = 4;
-  h.mesh_shape = {4};
-  h.mesh_dim_names = {"dp"};
-  return h;
-}
+Header OneRank(int version) { return shardscope::testing::MeshRankHeader(version, 1, {4}, {"dp"}); }
 
 // The message reading `lines` (after a v2 header of rank 1 of 4) gives, through one reader path.
 std::string ErrorOf(const std::vector<std::string>& lines, bool fast) {
@@ -193,15 +185,8 @@ TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[t
   const fs::path dir = Temp("abbrev");
   std::vector<Event> events = ThreeRedistributes();
   std::get<RedistributeBegin>(events[10]).tensor = "y";  // id 2: another tensor, else like id 0
-  {
-    Writer w(dir, OneRank(2));
-    for (const Event& ev : events) w.Emit(ev);
-  }
-  const std::string text = Slurp(dir / "rank-1.jsonl");
-  std::vector<std::string> lines;
-  for (std::stringstream ss(text); std::getline(ss, lines.emplace_back());) {
-  }
-  lines.pop_back();
+  const std::string text = shardscope::testing::WriteRankText(dir, OneRank(2), events);
+  const std::vector<std::string> lines = shardscope::testing::SplitLines(text);
   REQUIRE(lines.size() == 16);
   CAPTURE(text);
   // Redistribute 0 in full, without defaults (src_order, optimized_plan = raw_plan, ...).
@@ -229,11 +214,7 @@ TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[t
     CHECK(got == events);
   }
   // header.version 1 writes the v1 format.
-  {
-    Writer w(dir, OneRank(1));
-    for (const Event& ev : events) w.Emit(ev);
-  }
-  const std::string v1 = Slurp(dir / "rank-1.jsonl");
+  const std::string v1 = shardscope::testing::WriteRankText(dir, OneRank(1), events);
   CHECK(v1.find("\"like\"") == std::string::npos);
   CHECK(v1.find("\"version\":1") != std::string::npos);
   CHECK(v1.size() > text.size());
@@ -243,7 +224,7 @@ TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[t
 TEST_CASE("malformed v2 abbreviations are refused at file:line by both readers", "[trace][v2][reader]") {
   const std::string coll_head = R"j({"type":"collective","redistribute_id":0,"step":0,"group":[0,1],)j";
   const std::string coll_tail = R"j(,"start_ns":1,"end_ns":2})j";
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+  const std::vector<shardscope::testing::ReadErrorCase> cases = {
       {{kBegin, coll_head + R"j("bytes_sent":"8","bytes_recv":8)j" + coll_tail},
        "rank-1.jsonl:3: field 'bytes_sent' must be an array of integers (one per rank of 'group') or one "
        "integer (the amount for every other rank of 'group', 0 for this rank)"},
@@ -281,11 +262,7 @@ TEST_CASE("malformed v2 abbreviations are refused at file:line by both readers",
         R"j("bytes_recv":0,"start_ns":1,"end_ns":2})j"},
        "rank-1.jsonl:2: missing field 'kind'"},
   };
-  for (const auto& [lines, expected] : cases) {
-    CAPTURE(lines.back());
-    CHECK(ErrorOf(lines, true) == expected);
-    CHECK(ErrorOf(lines, false) == expected);
-  }
+  shardscope::testing::CheckBothReaders(cases, ErrorOf);
 }
 
 TEST_CASE("a v1 file keeps v1's rules: no field may be left out", "[trace][v2][reader]") {
@@ -336,16 +313,8 @@ TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][
   const fs::path dir = Temp("ops");
   Header h = program.ranks[0].header;
   h.version = 2;
-  {
-    Writer w(dir, h);
-    for (const Event& e : events) w.Emit(e);
-  }
-  const std::string text = Slurp(dir / RankFileName(h.rank));
-  auto count = [&](const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
+  const std::string text = shardscope::testing::WriteRankText(dir, h, events);
+  auto count = [&](const std::string& what) { return shardscope::testing::CountOf(text, what); };
   // Round 0's ops in full; rounds 1 and 2 by `like`, with redistribute_ids where inputs moved.
   CHECK(count("{\"type\":\"op\",") == 3 * op_count);
   CHECK(count("{\"type\":\"op\",\"id\":") == 3 * op_count);

@@ -260,14 +260,10 @@ TEST_CASE("template capture: begins that share every list but differ in a string
   CHECK(ReadBack(by_template) == ReadBack(by_event));
   // Six distinct plan fields: six begins written in full; the other 54 refer to one of them, by
   // `like` on their begin (whole events) or as repeat lines (templates).
-  auto count = [](const std::string& body, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = body.find(what); at != std::string::npos; at = body.find(what, at + 1)) ++n;
-    return n;
-  };
-  CHECK(count(Body(by_event), "\"like\"") == 54);
-  CHECK(count(Body(by_template), "\"type\":\"redistribute_repeat\"") == 54);
-  CHECK(count(Body(by_template), "\"like\"") == 54);
+  using shardscope::testing::CountOf;
+  CHECK(CountOf(Body(by_event), "\"like\"") == 54);
+  CHECK(CountOf(Body(by_template), "\"type\":\"redistribute_repeat\"") == 54);
+  CHECK(CountOf(Body(by_template), "\"like\"") == 54);
 }
 
 namespace {

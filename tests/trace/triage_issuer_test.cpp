@@ -114,6 +114,17 @@ TriageResult WithIssuers(const TriageResult& base, std::vector<RankTrace> ranks)
   return r;
 }
 
+// The root's issuer, which must be there, after checking the rank it came from, whether that rank
+// issued the stuck collective, and the redistribute it was in.
+const TriageIssuer& CheckIssuer(const TriageResult& r, int64_t rank, bool issued, int64_t redistribute_id) {
+  REQUIRE(r.roots[0].issuer);
+  const TriageIssuer& is = *r.roots[0].issuer;
+  CHECK(is.issued == issued);
+  CHECK(is.rank == rank);
+  CHECK(is.redistribute_id == redistribute_id);
+  return is;
+}
+
 }  // namespace
 
 TEST_CASE("triage names the redistribute, placements and plan step that issued the stuck collective",
@@ -138,11 +149,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
 
   SECTION("a peer's trace: the stuck collective's redistribute, placements, plan step and op") {
     const TriageResult r = WithIssuers(base, {Trace(peer, seq, true)});
-    REQUIRE(r.roots[0].issuer);
-    const TriageIssuer& is = *r.roots[0].issuer;
-    CHECK(is.issued);
-    CHECK(is.rank == peer);
-    CHECK(is.redistribute_id == seq);
+    const TriageIssuer& is = CheckIssuer(r, peer, true, seq);
     CHECK(is.tensor == "w");
     CHECK(is.src == "S(1),S(0)");
     CHECK(is.dst == "R,R");
@@ -163,11 +170,7 @@ TEST_CASE("triage names the redistribute, placements and plan step that issued t
   }
   SECTION("the culprit's own trace: it never issued it, and stopped inside redistribute #S") {
     const TriageResult r = WithIssuers(base, {Trace(culprit, seq, false)});
-    REQUIRE(r.roots[0].issuer);
-    const TriageIssuer& is = *r.roots[0].issuer;
-    CHECK_FALSE(is.issued);
-    CHECK(is.rank == culprit);
-    CHECK(is.redistribute_id == seq);
+    const TriageIssuer& is = CheckIssuer(r, culprit, false, seq);
     CHECK(is.step == -1);
     CHECK(is.op == "mm");
   }

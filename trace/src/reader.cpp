@@ -277,59 +277,62 @@ void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int6
     if (ids.empty() || ids.back() != id) ids.push_back(id);
 }
 
-template <typename Record>
-std::vector<const Record*> WithId(const std::vector<Record>& records,
+// The records with `id`: from the index when it covers all of `records`, else by a scan.
+template <typename Record, typename IdOf>
+std::vector<const Record*> WithId(const std::vector<Record>& records, IdOf id_of, bool indexed,
                                   const std::vector<std::pair<int64_t, size_t>>& pairs, int64_t id) {
-  auto lo = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(id, size_t{0}));
   std::vector<const Record*> out;
-  for (auto it = lo; it != pairs.end() && it->first == id; ++it) out.push_back(&records[it->second]);
+  if (indexed) {
+    auto lo = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(id, size_t{0}));
+    for (auto it = lo; it != pairs.end() && it->first == id; ++it) out.push_back(&records[it->second]);
+    return out;
+  }
+  for (const Record& rec : records) {
+    if (id_of(rec) == id) out.push_back(&rec);
+  }
   return out;
 }
+
+// The distinct ids of `records`, ascending: from the index when it covers them all, else by a scan.
+template <typename Record, typename IdOf>
+std::vector<int64_t> DistinctIds(const std::vector<Record>& records, IdOf id_of, bool indexed,
+                                 const std::vector<int64_t>& indexed_ids) {
+  if (indexed) return indexed_ids;
+  std::set<int64_t> ids;
+  for (const Record& rec : records) ids.insert(id_of(rec));
+  return {ids.begin(), ids.end()};
+}
+
+int64_t RedistributeIdOf(const RedistributeRecord& r) { return r.begin->id; }
+int64_t OpIdOf(const OpRecord& r) { return r.op->id; }
 
 }  // namespace
 
 void Model::Reindex() {
-  BuildIdIndex(
-      redistributes, [](const RedistributeRecord& r) { return r.begin->id; }, index.redistributes,
-      index.redistribute_ids);
-  BuildIdIndex(
-      ops, [](const OpRecord& r) { return r.op->id; }, index.ops, index.op_ids);
+  BuildIdIndex(redistributes, RedistributeIdOf, index.redistributes, index.redistribute_ids);
+  BuildIdIndex(ops, OpIdOf, index.ops, index.op_ids);
   index.indexed_redistributes = redistributes.size();
   index.indexed_ops = ops.size();
   index.built = true;
 }
 
 std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) const {
-  if (index.built && index.indexed_redistributes == redistributes.size())
-    return WithId(redistributes, index.redistributes, id);
-  std::vector<const RedistributeRecord*> out;
-  for (const RedistributeRecord& rec : redistributes) {
-    if (rec.begin->id == id) out.push_back(&rec);
-  }
-  return out;
+  return WithId(redistributes, RedistributeIdOf,
+                index.built && index.indexed_redistributes == redistributes.size(), index.redistributes, id);
 }
 
 std::vector<int64_t> Model::RedistributeIds() const {
-  if (index.built && index.indexed_redistributes == redistributes.size()) return index.redistribute_ids;
-  std::set<int64_t> ids;
-  for (const RedistributeRecord& rec : redistributes) ids.insert(rec.begin->id);
-  return {ids.begin(), ids.end()};
+  return DistinctIds(redistributes, RedistributeIdOf,
+                     index.built && index.indexed_redistributes == redistributes.size(),
+                     index.redistribute_ids);
 }
 
 std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
-  if (index.built && index.indexed_ops == ops.size()) return WithId(ops, index.ops, id);
-  std::vector<const OpRecord*> out;
-  for (const OpRecord& rec : ops) {
-    if (rec.op->id == id) out.push_back(&rec);
-  }
-  return out;
+  return WithId(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.ops, id);
 }
 
 std::vector<int64_t> Model::OpIds() const {
-  if (index.built && index.indexed_ops == ops.size()) return index.op_ids;
-  std::set<int64_t> ids;
-  for (const OpRecord& rec : ops) ids.insert(rec.op->id);
-  return {ids.begin(), ids.end()};
+  return DistinctIds(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.op_ids);
 }
 
 const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {
