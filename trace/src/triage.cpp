@@ -1270,7 +1270,7 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
   // Profiler traces alone: every path is one job's ranks, read together and matched across ranks.
   if (dumps.empty() && std::all_of(traces.begin(), traces.end(),
                                    [](const fs::path& p) { return ImporterFor(p) == "kineto"; })) {
-    return TriageModel(ReadKinetoModel(traces), mesh);
+    return TriageModel(ReadKinetoModel(traces, {.jobs = jobs, .progress = progress}), mesh);
   }
   Store store;
   TriageMesh m = mesh;
