@@ -96,8 +96,8 @@ int RunTriage(const TriageArgs& args, std::ostream& out) {
     int64_t total = 1;
     for (int64_t n : mesh.shape) total *= n;
     if (total != result.world)
-      throw InvalidInput("--mesh: '" + args.mesh + "' has " + std::to_string(total) + " ranks, the dumps " +
-                         std::to_string(result.world));
+      throw InvalidInput("--mesh: '" + args.mesh + "' has " + std::to_string(total) + " ranks, the " +
+                         (result.profiler ? "profiler traces " : "dumps ") + std::to_string(result.world));
   }
   if (args.json)
     out << trace::TriageJson(result).dump(2) << "\n";

@@ -343,7 +343,8 @@ void AddTriageCommands(CLI::App& app, CLI::App* bench, TriageArgs& args, BenchTr
   CLI::App* cmd = app.add_subcommand(
       "triage", "Root cause of a hung or diverged job from Flight Recorder dumps: culprits, not victims");
   cmd->add_option("path", args.paths,
-                  "dump directories or files (pickle or JSON), shardscope traces, DebugMode logs")
+                  "dump directories or files (pickle or JSON), shardscope traces, PyTorch profiler "
+                  "(Kineto) traces, DebugMode logs")
       ->required()
       ->check(kNonEmpty);
   cmd->add_option("--mesh", args.mesh,
@@ -351,8 +352,8 @@ void AddTriageCommands(CLI::App& app, CLI::App* bench, TriageArgs& args, BenchTr
                   "the mesh dim each process group spans");
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/triage.md)");
   AddJobsOption(cmd, args.jobs);
-  Examples(cmd,
-           {"shardscope triage /tmp/fr_dumps", "shardscope triage /tmp/fr_dumps --mesh dp=8,tp=8 --json"});
+  Examples(cmd, {"shardscope triage /tmp/fr_dumps", "shardscope triage /tmp/fr_dumps --mesh dp=8,tp=8 --json",
+                 "shardscope triage /tmp/profiler_traces"});
   bench_cmd = bench->add_subcommand(
       "triage", "Triage over fault cases: precision/recall, time and peak RSS vs Python's pickle.load");
   bench_cmd->add_option("case", bench_args.cases, "case directories written by tests/trace/make_fr_faults.py")

@@ -1038,4 +1038,27 @@ Model ReadKinetoModel(const std::vector<fs::path>& paths, const ReadOptions& opt
   return std::move(ReadKineto(paths, options).model);
 }
 
+void AddKinetoOpRecords(Model& model) {
+  if (!model.ops.empty()) return;
+  size_t count = 0;
+  for (const RankTrace& rt : model.ranks) count += rt.events.Of<Op>().size();
+  if (count == 0) return;
+  model.ops.reserve(count);
+  // The reader numbers each rank's ops from 0 in event order and the ranks are sorted, so the
+  // records come out sorted by (rank, id) unless a model was built otherwise.
+  for (const RankTrace& rt : model.ranks) {
+    for (const Op& op : rt.events.Of<Op>()) {
+      OpRecord& rec = model.ops.emplace_back();
+      rec.rank = rt.header.rank;
+      rec.op = EventRef<Op>::To(&op);
+    }
+  }
+  auto by_rank_id = [](const OpRecord& a, const OpRecord& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.op->id < b.op->id;
+  };
+  if (!std::is_sorted(model.ops.begin(), model.ops.end(), by_rank_id))
+    std::stable_sort(model.ops.begin(), model.ops.end(), by_rank_id);
+  model.Reindex();
+}
+
 }  // namespace shardscope::trace

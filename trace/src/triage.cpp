@@ -4,7 +4,8 @@
 // oldest incomplete collective; a started collective waits for the members that have not started
 // it; a scheduled one waits for its own stream, so for nothing older on that rank), (3) takes the
 // terminal strongly connected components reachable from the blocked ranks as the root causes and
-// classifies each, and (4) without a hang or mismatch, looks for a straggler in the durations.
+// classifies each, and (4) without a hang or mismatch, looks for a straggler in the durations (in
+// profiler traces, in the arrivals AnalyzeKineto computed: triage_kineto.cpp).
 #include "shardscope/trace/triage.hpp"
 
 #include <algorithm>
@@ -23,6 +24,9 @@
 #include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/importers.hpp"
+#include "shardscope/trace/kineto.hpp"
+#include "shardscope/trace/kineto_diff.hpp"
+#include "triage_kineto.hpp"
 
 namespace shardscope::trace {
 
@@ -287,7 +291,9 @@ std::string Pretty(const std::string& sig) {
 
 class Analyzer {
  public:
-  Analyzer(Store& s, const TriageMesh& mesh) : s_(s), mesh_(mesh) {}
+  /// `kineto`: the cross-rank analysis of profiler traces (stragglers from arrivals), else null.
+  Analyzer(Store& s, const TriageMesh& mesh, const KinetoAnalysis* kineto = nullptr)
+      : s_(s), mesh_(mesh), kineto_(kineto) {}
 
   TriageResult Run() {
     result_.world = std::max<int64_t>(s_.world, s_.ranks.empty() ? 0 : s_.ranks.rbegin()->first + 1);
@@ -299,7 +305,13 @@ class Analyzer {
     Vote();
     BuildGraph();
     FindRoots();
-    if (result_.roots.empty() && blocked_.empty()) Stragglers();
+    result_.profiler = kineto_ != nullptr;
+    if (result_.roots.empty() && blocked_.empty()) {
+      if (kineto_ != nullptr)
+        KinetoStragglers();
+      else
+        Stragglers();
+    }
     Finish();
     return std::move(result_);
   }
@@ -954,6 +966,25 @@ class Analyzer {
         slowed_.push_back(r);
   }
 
+  // ---- (4') profiler traces: one clock for all ranks, so arrivals are compared directly ----
+  void KinetoStragglers() {
+    detail::KinetoStragglers found = detail::FindKinetoStragglers(*kineto_);
+    if (!found.note.empty()) result_.notes.push_back(found.note);
+    if (found.stragglers.empty()) return;
+    std::vector<int64_t> ranks;
+    for (const TriageStraggler& s : found.stragglers) ranks.push_back(s.rank);
+    TriageRoot root = MakeRoot("straggler", ranks, -1, std::nullopt);
+    root.summary =
+        RanksWord(ranks) + " started its collectives last, over " + detail::WaitText(kKinetoLateNs) +
+        " after the first member, most times; every collective completed, the others waited for it";
+    root.evidence = std::move(found.evidence);
+    root.stragglers = std::move(found.stragglers);
+    AddRoot(std::move(root));
+    straggler_ = true;
+    for (int64_t r : found.slowed)
+      if (!blamed_.count(r)) slowed_.push_back(r);
+  }
+
   // ---- results ----
   TriageRoot MakeRoot(const std::string& cls, std::vector<int64_t> culprits, int32_t group,
                       std::optional<int64_t> seq) {
@@ -1054,7 +1085,9 @@ class Analyzer {
       if ((it == s_.ranks.end() || !it->second.dump) && !all.count(r)) no_dump.push_back(r);
     }
     if (!no_dump.empty())
-      result_.notes.push_back(RanksWord(no_dump) + " left no dump and no blocked rank waits for them");
+      result_.notes.push_back(RanksWord(no_dump) +
+                              (result_.profiler ? " left no profiler trace" : " left no dump") +
+                              " and no blocked rank waits for them");
     Wavefront();
   }
 
@@ -1152,6 +1185,7 @@ class Analyzer {
   std::map<int64_t, std::vector<int64_t>> p2p_wrong_;
   std::vector<Coll> colls_;
   std::vector<std::vector<int64_t>> out_, in_edges_;
+  const KinetoAnalysis* kineto_ = nullptr;
   std::set<int64_t> blamed_;
   std::vector<int64_t> slowed_;
   std::unordered_map<int64_t, std::vector<int32_t>> rank_groups_;
@@ -1212,7 +1246,9 @@ TriageResult TriageModel(const Model& model, const TriageMesh& mesh) {
   store.world = std::max(store.world, model.world);
   TriageMesh m = mesh;
   MeshFromModel(model, m);
-  return Analyzer(store, m).Run();
+  if (!IsKinetoModel(model)) return Analyzer(store, m).Run();
+  const KinetoAnalysis analysis = AnalyzeKineto(model);
+  return Analyzer(store, m, &analysis).Run();
 }
 
 TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs,
@@ -1230,6 +1266,11 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
     std::error_code ec;
     if (!fs::exists(p, ec)) throw InvalidInput(p.string() + ": no such file or directory");
     (IsFlightRecorderDump(p) ? dumps : traces).push_back(p);
+  }
+  // Profiler traces alone: every path is one job's ranks, read together and matched across ranks.
+  if (dumps.empty() && std::all_of(traces.begin(), traces.end(),
+                                   [](const fs::path& p) { return ImporterFor(p) == "kineto"; })) {
+    return TriageModel(ReadKinetoModel(traces, {.jobs = jobs, .progress = progress}), mesh);
   }
   Store store;
   TriageMesh m = mesh;
@@ -1398,6 +1439,41 @@ std::string FormatRankRanges(const std::vector<int64_t>& r) {
 
 namespace {
 
+nlohmann::json LatenessJson(const TriageLateness& l) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!l.process_group.empty()) {
+    out["process_group"] = l.process_group;
+    out["group_size"] = l.group_size;
+  }
+  out["collectives"] = l.collectives;
+  out["delayed"] = l.delayed;
+  out["last"] = l.last;
+  out["caused_wait_us"] = static_cast<double>(l.caused_wait_ns) / 1e3;
+  out["worst_wait_us"] = static_cast<double>(l.worst_wait_ns) / 1e3;
+  out["mean_own_wait_us"] =
+      l.collectives > 0 ? static_cast<double>(l.own_wait_ns) / 1e3 / static_cast<double>(l.collectives) : 0.0;
+  out["worst"] = l.last == 0 ? nlohmann::json(nullptr)
+                             : nlohmann::json{{"process_group", l.worst_process_group},
+                                              {"kind", l.worst_kind},
+                                              {"seq", l.worst_seq},
+                                              {"p2p", l.worst_p2p},
+                                              {"step", l.worst_step}};
+  return out;
+}
+
+nlohmann::json StragglersJson(const std::vector<TriageStraggler>& stragglers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TriageStraggler& s : stragglers) {
+    nlohmann::json one = LatenessJson(s.overall);
+    one["rank"] = s.rank;
+    nlohmann::json groups = nlohmann::json::array();
+    for (const TriageLateness& g : s.groups) groups.push_back(LatenessJson(g));
+    one["groups"] = groups;
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 nlohmann::json IssuerJson(const std::optional<TriageIssuer>& is) {
   using nlohmann::json;
   if (!is) return nullptr;
@@ -1442,11 +1518,17 @@ std::string FormatTriageText(const TriageResult& r) {
   if (!r.roots.empty())
     o << " (" << Count(r.culprits.size(), "culprit", "culprits") << ", "
       << Count(r.victims.size(), "victim", "victims") << ")";
-  o << "; " << r.dumps << " of " << r.world << " ranks have a dump, " << r.entries << " entries\n";
+  if (r.profiler)
+    o << "; " << r.dumps << " of " << r.world << " ranks have a profiler trace, " << r.entries
+      << " collectives\n";
+  else
+    o << "; " << r.dumps << " of " << r.world << " ranks have a dump, " << r.entries << " entries\n";
   if (r.roots.empty()) {
-    o << (r.verdict == "clean" ? "no rank is blocked, every collective agrees across its group and no rank "
-                                 "arrives late\n"
-                               : "");
+    o << (r.verdict != "clean" ? ""
+          : r.profiler
+              ? "every collective agrees across its group and no rank arrives last over " +
+                    detail::WaitText(kKinetoLateNs) + " after the others most times\n"
+              : "no rank is blocked, every collective agrees across its group and no rank arrives late\n");
   }
   for (size_t i = 0; i < r.roots.size(); ++i) {
     const TriageRoot& root = r.roots[i];
@@ -1525,6 +1607,7 @@ nlohmann::json TriageJson(const TriageResult& r) {
                      {"summary", root.summary},
                      {"evidence", root.evidence},
                      {"issued_by", IssuerJson(root.issuer)}});
+    if (!root.stragglers.empty()) roots.back()["stragglers"] = StragglersJson(root.stragglers);
   }
   out["roots"] = roots;
   // The first root's issuer, beside its process group and seq at the top level.
@@ -1533,6 +1616,13 @@ nlohmann::json TriageJson(const TriageResult& r) {
   out["world"] = r.world;
   out["dumps"] = r.dumps;
   out["entries"] = r.entries;
+  out["profiler_traces"] = r.profiler;
+  if (r.profiler) {
+    json stragglers = json::array();
+    for (const TriageRoot& root : r.roots)
+      for (const json& one : StragglersJson(root.stragglers)) stragglers.push_back(one);
+    out["stragglers"] = stragglers;
+  }
   return out;
 }
 

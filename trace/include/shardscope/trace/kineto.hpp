@@ -68,6 +68,14 @@ KinetoImport ReadKineto(const std::vector<std::filesystem::path>& paths, const R
 /// ReadKineto(...).model.
 Model ReadKinetoModel(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
+/// Gives every Op event of `model` its OpRecord in Model::ops (sorted by rank then op id, then
+/// Reindex), as the shardscope reader does when it reads the trace `import kineto -o` wrote, so a
+/// tool that reads the model's ops (show, check, export) gives a profiler directory the answer it
+/// gives that trace. ReadKineto leaves Model::ops empty: the GUI's profiler view draws the op
+/// events themselves, and a record per op would cost it memory and time for nothing. Does nothing
+/// when Model::ops is not empty. O(ops).
+void AddKinetoOpRecords(Model& model);
+
 /// One collective matched across the ranks of its process group.
 struct KinetoCollective {
   std::string process_group;            ///< pg name

@@ -43,6 +43,35 @@ struct TriageIssuer {
   std::string text;                      ///< one sentence
 };
 
+/// Profiler traces (docs/triage.md, "Profiler traces"): a matched collective is delayed when its
+/// last member started more than this after its first (AnalyzeKineto's waits, one clock for all).
+inline constexpr int64_t kKinetoLateNs = 100'000;
+
+/// How late one rank arrived at the matched collectives of profiler traces: over all its process
+/// groups, or over one. Waits are AnalyzeKineto's (latest start of the collective - a member's start).
+struct TriageLateness {
+  std::string process_group;   ///< pg name; "" for every group together
+  int64_t group_size = 0;      ///< ranks of that group (0 for every group together)
+  int64_t collectives = 0;     ///< matched collectives the rank is a member of
+  int64_t delayed = 0;         ///< of which delayed (spread over kKinetoLateNs)
+  int64_t last = 0;            ///< delayed ones it arrived last at
+  int64_t caused_wait_ns = 0;  ///< the other members' waits summed over those
+  int64_t worst_wait_ns = 0;   ///< the longest of those waits (one member, one collective)
+  int64_t own_wait_ns = 0;     ///< its own waits summed over its collectives
+  /// The collective of the worst wait: its group, kind, seq (p2p: between its pair), profiler step.
+  std::string worst_process_group, worst_kind;
+  int64_t worst_seq = 0, worst_step = -1;
+  bool worst_p2p = false;
+};
+
+/// A rank named a straggler in profiler traces, with its lateness overall and per process group
+/// (the groups where it arrived last first, then by caused wait).
+struct TriageStraggler {
+  int64_t rank = 0;
+  TriageLateness overall;
+  std::vector<TriageLateness> groups;
+};
+
 /// One root cause: the ranks at fault (empty for a network hang) and the collective they broke.
 struct TriageRoot {
   std::string cls;                ///< not_enqueued, not_started, deadlock, size_mismatch, dtype_mismatch,
@@ -55,8 +84,9 @@ struct TriageRoot {
   std::string mesh_dim;        ///< mesh dims the group spans ("tp", "dp,tp"), "" without a mesh
   std::string summary;         ///< one sentence
   std::vector<std::string> evidence;
-  std::vector<int64_t> group;          ///< the process group's ranks, sorted ("" group: empty)
-  std::optional<TriageIssuer> issuer;  ///< with a trace or DebugMode log beside the dumps
+  std::vector<int64_t> group;               ///< the process group's ranks, sorted ("" group: empty)
+  std::optional<TriageIssuer> issuer;       ///< with a trace or DebugMode log beside the dumps
+  std::vector<TriageStraggler> stragglers;  ///< class straggler from profiler traces: each culprit's figures
 };
 
 /// Ranks of one process group that share a state at the wavefront.
@@ -79,22 +109,25 @@ struct TriageResult {
   std::vector<WavefrontGroup> wavefront;
   std::vector<std::string> notes;
   int64_t world = 0;
-  int64_t dumps = 0;    ///< ranks with a dump
-  int64_t entries = 0;  ///< entries read
+  int64_t dumps = 0;      ///< ranks with a dump
+  int64_t entries = 0;    ///< entries read (profiler traces: collectives)
+  bool profiler = false;  ///< read from PyTorch profiler (Kineto) traces: stragglers from arrivals
   /// The class of the result: the roots' common class, "multiple" when they differ, "" when clean.
   std::string Class() const;
 };
 
 /// Triage of a model read from Flight Recorder dumps (or a shardscope trace: its collectives in
-/// order per rank and group, all completed). Pure, deterministic.
+/// order per rank and group, all completed). A model read from profiler traces (IsKinetoModel) is
+/// voted on by the same rules and its stragglers are found from AnalyzeKineto's arrivals and waits
+/// (docs/triage.md, "Profiler traces"). Pure, deterministic.
 TriageResult TriageModel(const Model& model, const TriageMesh& mesh = {});
 
 /// Reads and triages `paths`: dump directories or files are read one file at a time with `jobs`
 /// threads (0 = every core), keeping only what triage needs; anything else is read with
-/// ReadAnyTrace. Beside dumps, shardscope traces are context, not evidence: they give the mesh and
-/// name what issued each root's stuck collective (NameIssuers); without dumps they are the evidence.
-/// `context` adds models made elsewhere (a DebugMode log imported by the CLI) as context.
-/// Throws Error(kInvalidInput) for a bad input, like the readers.
+/// ReadAnyTrace (profiler traces, every path of them, by ReadKineto as one job). Beside dumps, shardscope
+/// traces are context, not evidence: they give the mesh and name what issued each root's stuck collective
+/// (NameIssuers); without dumps they are the evidence. `context` adds models made elsewhere (a DebugMode log
+/// imported by the CLI) as context. Throws Error(kInvalidInput) for a bad input, like the readers.
 TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const TriageMesh& mesh = {},
                          int jobs = 0, const std::vector<const Model*>& context = {});
 
