@@ -45,6 +45,13 @@ class EncoderV2 {
   /// that earlier redistribute for later ones: the caller must then write its n lines in full,
   /// right away and in order (a reader copies them only from one unbroken run of lines).
   bool EncodeRepeat(const Captured* run, size_t n, std::string& out);
+  /// The same for a whole imported redistribute of whole events (not templates: an importer's
+  /// replay, its begin with an imported plan), `run` pointing at its n events: a repeat line when
+  /// an earlier one of this file written in full has events equal to these in every field but ids,
+  /// times, the begin's tensor, op_id/op_input and imported plan (the line gives those; the plan
+  /// as the fields that differ). Otherwise false, remembering the run when it is imported, and the
+  /// caller writes its lines in full.
+  bool EncodeRepeat(const Event* const* run, size_t n, std::string& out);
   /// Longest redistribute (in events) written as a repeat.
   static constexpr size_t kMaxRepeatEvents = 64;
 
@@ -135,6 +142,9 @@ class EncoderV2 {
   size_t repeat_memo_next_ = 0;
   static constexpr size_t kRepeatMemo = 8;
   std::vector<int64_t> dt_;  // a repeat line's time offsets (kept for its capacity)
+  // Recent redistributes of whole events written in full: copies of their events.
+  std::vector<std::vector<Event>> full_memo_;  // at most kRepeatMemo, a ring
+  size_t full_memo_next_ = 0;
 
   // Recent collectives with a flight record (imported Flight Recorder entries, profiler
   // collectives), with their number among this file's flight collectives: a later one that

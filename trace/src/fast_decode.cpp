@@ -127,6 +127,8 @@ struct Scratch {
   int64_t like = -1;
   bool has_ids = false;  ///< an op line's v2 `redistribute_ids`
   std::vector<int64_t> ids;
+  int64_t rule_number = -1;  ///< an op line's v2 `rule_number`
+  uint64_t seen = 0;         ///< the line's fields (DecodeKind)
 };
 
 template <typename T>
@@ -254,6 +256,8 @@ bool DecodeField(element x, T& e, Scratch& s) {
     } else if constexpr (kName == "redistribute_ids") {
       s.has_ids = s.v2;
       return !s.v2 || Ints(x, kMaxOpOperands, -1, kI64Max, s.ids);
+    } else if constexpr (kName == "rule_number") {
+      return !s.v2 || Int(x, 0, kMaxRuleNumber, s.rule_number);
     } else {
       return false;
     }
@@ -326,6 +330,12 @@ bool Finished(const E&, const Scratch&) {
 // placement list per operand, and `chosen` indexes the candidates (-1 only when the op failed; 0
 // when there are none).
 bool Finished(Op& e, const Scratch& s) {
+  if (s.rule_number >= 0) {
+    constexpr uint64_t kRule = MaskOf(kDescOf<Op>, {"rule"});
+    std::string rule;
+    if (s.like < 0 || (s.seen & kRule) || !RenumberRule(e.rule, s.rule_number, rule)) return false;
+    e.rule = rule;
+  }
   if (s.has_ids) {
     if (s.ids.size() != e.inputs.size()) return false;
     std::vector<OpInput>& inputs = e.inputs.Mutable();
@@ -348,6 +358,7 @@ bool DecodeKind(element v, const FileContext& ctx, E& e) {
   s.v2 = ctx.v2();
   uint64_t seen = 0;
   if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
+  s.seen = seen;
   if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
   return Finished(e, s);
 }
@@ -357,6 +368,12 @@ using RL = RepeatLine;
 struct RepeatScratch {
   int links = 0;
 };
+// A repeat line's `imported`: any of the imported plan's fields (ExpandRepeat checks the rest).
+bool PartialImported(element x, RepeatLine& e) {
+  Scratch s;
+  s.v2 = true;
+  return Members(x, 0, e.imported.emplace(), s, &e.imported_present, false);
+}
 bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
   switch (i) {
     case 0:
@@ -366,15 +383,18 @@ bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
     case 2:
       return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
     case 3:
+      e.has_dt = true;
       return Ints(x, kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs, e.dt);
     case 4:
       return Str(x, e.tensor.emplace());
     case 5:
       ++s.links;
       return Int(x, 0, kI64Max, e.op_id);
-    default:
+    case 6:
       ++s.links;
       return Int(x, 0, kMaxOpOperands - 1, e.op_input);
+    default:
+      return PartialImported(x, e);
   }
 }
 // The members of a repeat line: field(i, value) for each key that is names[i], with `seen` their
@@ -397,7 +417,8 @@ bool EachRepeatKey(object obj, const std::string_view (&names)[N], uint32_t& see
   return true;
 }
 
-constexpr std::string_view kRepeatNames[] = {"id", "like", "t_ns", "dt", "tensor", "op_id", "op_input"};
+constexpr std::string_view kRepeatNames[] = {"id",     "like",  "t_ns",     "dt",
+                                             "tensor", "op_id", "op_input", "imported"};
 
 }  // namespace
 
@@ -411,7 +432,7 @@ bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
   uint32_t seen = 0;
   if (!EachRepeatKey(obj, kRepeatNames, seen, [&](size_t i, auto v) { return RepeatField(i, v, out, s); }))
     return false;
-  return (seen & 0xf) == 0xf && s.links != 1;
+  return (seen & 0x7) == 0x7 && s.links != 1;  // id, like, t_ns
 }
 
 bool FastDecodeCollectiveRepeat(element element, std::string_view line, CollectiveRepeatLine& out) {

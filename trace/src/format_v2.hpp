@@ -92,12 +92,17 @@ std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like,
 /// in order), with new ids and times: the begin at `t_ns`, each later time field (step_begin and
 /// step_end t_ns, collective start_ns and end_ns, redistribute_end t_ns, in line order) at
 /// t_ns + dt[i]. The begin takes `op_id`/`op_input` from this line (-1 when absent) and its tensor
-/// from `tensor` when present.
+/// from `tensor` when present. `imported` (when the line has it) gives the begin's imported plan in
+/// part: each field of it whose bit is set in `imported_present` (kDescOf<ImportedPlan>'s order)
+/// replaces the copied plan's; the others stay as copied (all must be given when `like` has none).
 struct RepeatLine {
   int64_t id = 0, like = 0, t_ns = 0;
   std::vector<int64_t> dt;
+  bool has_dt = false;  ///< without `dt`: the times of `like`'s run, moved by t_ns - its begin's
   std::optional<std::string> tensor;
   int64_t op_id = -1, op_input = -1;
+  Rare<ImportedPlan> imported;
+  uint64_t imported_present = 0;
 };
 /// Most `dt` entries a line may hold (checked before they are read): 4 times per plan step.
 inline constexpr int64_t kMaxRepeatTimes = int64_t{1} << 18;
@@ -123,6 +128,13 @@ inline constexpr int64_t kMaxFlightBack = 64;
 /// The collective `r` stands for, into `out`. Returns "" or what is wrong (without "file:line: ").
 std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileContext& ctx,
                                    const EventList& events, Collective& out);
+
+/// An op line's v2 `rule_number`: `rule` (the `like` op's) with its first run of decimal digits
+/// replaced by `number`'s decimal digits, into `out`. False when `rule` has no digit.
+bool RenumberRule(std::string_view rule, int64_t number, std::string& out);
+/// The inverse: whether `rule` is `like_rule` with its first run of digits replaced by the
+/// decimal digits (no leading zero) of a number in [0, kMaxRuleNumber], and that number.
+bool RuleNumber(std::string_view like_rule, std::string_view rule, int64_t& number);
 
 /// Whether `bytes` is what a uniform count expands to for `group` seen from `rank`, and that count.
 bool UniformBytes(const std::vector<int64_t>& group, const std::vector<int64_t>& bytes, int64_t rank,
