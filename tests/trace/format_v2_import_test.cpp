@@ -630,6 +630,18 @@ TEST_CASE("a v2 op line may leave out step (its id) and end_ns (its t_ns) and gi
     CHECK(next.end_ns == 4100);
     CHECK(next.rule == op.rule);  // taken whole by `like`
   }
+  // The fast path takes these lines itself (the reference reader gives the same, checked above).
+  const fs::path dir = Temp("opfast");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "rank-1.jsonl", std::ios::binary);
+    out << ToLine(ToJson(Rank1(2))) << "\n";
+    for (const std::string& l : lines) out << l << "\n";
+  }
+  ReadProgress progress;
+  (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = true, .progress = &progress});
+  CHECK(progress.lines_fast == 3);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("malformed imported parts of v2 repeat and op lines are refused at file:line by both readers",
@@ -718,5 +730,10 @@ TEST_CASE("the v2 writer writes a replayed imported redistribute again as one re
       lines[7] ==
       R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":9000,"dt":[100,200,300,400,501],"tensor":"v","op_id":3,"op_input":0,"imported":{"line":40}})j");
   for (bool fast : {true, false}) CHECK(Read(dir / "rank-1.jsonl", fast) == events);
+  // The fast path decodes the repeat lines itself: only the header takes the reference path.
+  ReadProgress progress;
+  (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = true, .progress = &progress});
+  CHECK(progress.lines_reference == 1);
+  CHECK(progress.lines_fast == 7);
   fs::remove_all(dir);
 }
