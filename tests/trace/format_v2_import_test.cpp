@@ -330,7 +330,8 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
   const int64_t cases =
       std::max<int64_t>(1, shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000) / 20);
   const fs::path dir = Temp("property");
-  int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0, numbered = 0, shifted = 0, parts = 0;
+  int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0, numbered = 0, shifted = 0, parts = 0,
+          linked = 0;
   for (int64_t i = 0; i < cases; ++i) {
     CAPTURE(i);
     const std::vector<Event> events = RandomEvents(static_cast<uint64_t>(i) * 7919 + 1).Make(60);
@@ -347,6 +348,7 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
       begin_likes += like && l.starts_with("{\"type\":\"redistribute_begin\"") &&
                      l.find("\"tensor\":") != std::string::npos;
       numbered += l.find("\"rule_number\":") != std::string::npos;
+      linked += l.find("\"linked\":true") != std::string::npos;
       const bool repeat = l.starts_with("{\"type\":\"redistribute_repeat\"");
       shifted += repeat && l.find("\"dt\":") == std::string::npos;
       parts += repeat && l.find("\"imported\":{\"line\":") != std::string::npos;
@@ -373,10 +375,12 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
   CHECK(op_likes > 0);
   CHECK(begin_likes > 0);
   // Replayed redistributes were repeat lines without `dt` and with their imported plan in part,
-  // and ops gave their rule's number alone.
+  // and ops gave their rule's number alone and took their inputs' redistributes from the begins
+  // that name them.
   CHECK(shifted > 0);
   CHECK(parts > 0);
   CHECK(numbered > 0);
+  CHECK(linked > 0);
 }
 
 TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new times and ids",
@@ -736,4 +740,38 @@ TEST_CASE("the v2 writer writes a replayed imported redistribute again as one re
   CHECK(progress.lines_reference == 1);
   CHECK(progress.lines_fast == 7);
   fs::remove_all(dir);
+}
+
+TEST_CASE("a v2 op line with linked takes its inputs' redistribute ids from the begins that name it",
+          "[trace][v2][reader]") {
+  // Op 0 (one input, not placed by a redistribute); redistribute 0 again as 1 and 2, both naming op
+  // 7's input 0 (the later one counts), and as 3 naming op 8's input 0; op 7 like op 0 with
+  // `linked`: its input 0 is redistribute 2's. Op 9 has no begin naming it: -1.
+  const std::vector<std::string> lines =
+      Plus(Plus({kOpLine}, kImportedRun),
+           {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"op_id":7,"op_input":0})j",
+            R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":6000,"op_id":7,"op_input":0})j",
+            R"j({"type":"redistribute_repeat","id":3,"like":0,"t_ns":7000,"op_id":8,"op_input":0})j",
+            R"j({"type":"op","id":7,"like":0,"linked":true,"t_ns":8000})j",
+            R"j({"type":"op","id":9,"like":7,"linked":true,"t_ns":9000})j"});
+  for (bool fast : {true, false}) {
+    INFO((fast ? "fast reader" : "reference reader"));
+    const std::vector<Event> got = ReadLines(lines, fast);
+    REQUIRE(got.size() == 23);
+    CHECK(std::get<Op>(got[21]).inputs[0].redistribute_id == 2);
+    CHECK(std::get<Op>(got[22]).inputs[0].redistribute_id == -1);
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":false,"t_ns":3000})j"},
+       "rank-1.jsonl:3: field 'linked' must be true when present"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":true,"redistribute_ids":[-1],"t_ns":3000})j"},
+       "rank-1.jsonl:3: fields 'linked' and 'redistribute_ids' must not appear together"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":1,"t_ns":3000})j"},
+       "rank-1.jsonl:3: field 'linked' must be a boolean"},
+  };
+  for (const auto& [cl, expected] : cases) {
+    CAPTURE(cl.back());
+    CHECK(ErrorOf(cl, true) == expected);
+    CHECK(ErrorOf(cl, false) == expected);
+  }
 }

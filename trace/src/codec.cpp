@@ -366,6 +366,13 @@ void Finish(const Fields& f, Op& e, const FileContext& ctx) {
              std::to_string(f.Int("like", 0, kI64Max)) + " ('like') has no number to replace");
     e.rule = rule;
   }
+  if (ctx.v2() && f.Has("linked")) {
+    if (!f.Bool("linked")) f.Fail("field 'linked' must be true when present");
+    if (f.Has("redistribute_ids")) f.Fail("fields 'linked' and 'redistribute_ids' must not appear together");
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
+    std::vector<OpInput>& inputs = e.inputs.Mutable();  // copied first when shared with a `like` op
+    for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
+  }
   if (ctx.v2() && f.Has("redistribute_ids")) {
     const std::vector<int64_t> ids = f.Ints("redistribute_ids", kMaxOpOperands, -1, kI64Max);
     if (ids.size() != e.inputs.size())

@@ -188,7 +188,19 @@ bool EncoderV2::EncodeRepeat(const Captured* run, size_t n, std::string& out) {
     l.Int("op_id", f.op_id);
     l.Int("op_input", f.op_input);
   }
-  return l.Finish();
+  if (!l.Finish()) return false;
+  RememberLink(f.op_id, f.op_input, f.id);
+  return true;
+}
+
+void EncoderV2::RememberLink(int64_t op_id, int64_t op_input, int64_t id) {
+  if (op_id < 0 || !links_complete_) return;
+  if (links_.size() >= kMaxLinkedOps && !links_.contains(op_id)) {
+    links_complete_ = false;
+    links_.clear();
+    return;
+  }
+  links_[op_id].emplace_back(op_input, id);
 }
 
 namespace {
@@ -306,7 +318,9 @@ bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out
     });
     l.EndObject();
   }
-  return l.Finish();
+  if (!l.Finish()) return false;
+  RememberLink(f.op_id, f.op_input, f.id);
+  return true;
 }
 
 template <typename E>
@@ -406,6 +420,7 @@ const PlanStep* EncoderV2::StepOf(int64_t redistribute_id, int64_t step, const O
 }
 
 void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
+  RememberLink(e.op_id, e.op_input, e.id);
   // The first begin of an id is what the reader refers to (a second one is an error it reports).
   if (std::none_of(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; })) {
     if (open_.size() == kMaxOpen) open_.erase(open_.begin());
@@ -631,13 +646,23 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
       if (!same_ids) {
         std::vector<int64_t> ids;
         for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
-        l.Ints("redistribute_ids", ids);
+        // What the reader rebuilds from the begins linked to this op (FileContext::LinkedIds).
+        std::vector<int64_t> linked(ids.size(), -1);
+        if (auto it = links_.find(e.id); it != links_.end())
+          for (const auto& [input, id] : it->second)
+            if (input >= 0 && static_cast<size_t>(input) < linked.size())
+              linked[static_cast<size_t>(input)] = id;
+        if (links_complete_ && linked == ids)
+          l.Bool("linked", true);
+        else
+          l.Ints("redistribute_ids", ids);
       }
     }
     if (rule_number >= 0) l.Int("rule_number", rule_number);
     WriteFields(l, e, v2, LikeEnd(d));
     written = l.Finish();
   }
+  links_.erase(e.id);  // an op id appears once in a file: its links are used
   if (!written && !FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
   if (recent_ops_.size() == kRecentOps) recent_ops_.erase(recent_ops_.begin());
   recent_ops_.push_back(e);

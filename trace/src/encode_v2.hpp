@@ -72,6 +72,14 @@ class EncoderV2 {
   };
   const PlanStep* StepOf(int64_t redistribute_id, int64_t step, const Open** open) const;
 
+  // The begins written with an op link, by op id: (op_input, id), what a reader's LinkedIds gives
+  // an op line with `linked`; dropped when the op is written. Past kMaxLinkedOps ops the writer
+  // stops remembering and writes `redistribute_ids` (its list would no longer be the reader's).
+  void RememberLink(int64_t op_id, int64_t op_input, int64_t id);
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> links_;
+  bool links_complete_ = true;
+  static constexpr size_t kMaxLinkedOps = 4096;
+
   // An op written in full, which later ops with the same fields refer to by `like`.
   std::vector<Op> recent_ops_;  // at most kRecentOps, oldest first
   static constexpr size_t kRecentOps = 16;

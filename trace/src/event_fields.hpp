@@ -84,8 +84,8 @@ template <typename Inner>
 struct Like {};
 /// Required; a v2 op line with `like` gives it for every input in its `redistribute_ids`.
 struct Relinked {};
-/// A field of the line, not of the event (`like`, `redistribute_ids`, `rule_number`): v2 only, read and
-/// written by the code of its event kind.
+/// A field of the line, not of the event (`like`, `redistribute_ids`, `rule_number`, `linked`): v2 only, read
+/// and written by the code of its event kind.
 struct LineOnly {};
 }  // namespace rule
 
@@ -412,7 +412,7 @@ inline constexpr auto kOpDesc = Describe<Op>(
     Field<&Op::ok, codec::Flag, rule::Defaulted>{"ok"},
     Field<&Op::error, codec::Text, rule::WhenSet>{"error"}, LineField<codec::Id>{"like"},
     LineField<codec::Ints<kMaxOpOperands, -1, kI64Max>>{"redistribute_ids"},
-    LineField<codec::Int<0, kMaxRuleNumber>>{"rule_number"});
+    LineField<codec::Int<0, kMaxRuleNumber>>{"rule_number"}, LineField<codec::Flag>{"linked"});
 
 }  // namespace tables
 

@@ -128,6 +128,7 @@ struct Scratch {
   bool has_ids = false;  ///< an op line's v2 `redistribute_ids`
   std::vector<int64_t> ids;
   int64_t rule_number = -1;  ///< an op line's v2 `rule_number`
+  bool linked = false;       ///< an op line's v2 `linked`
   uint64_t seen = 0;         ///< the line's fields (DecodeKind)
 };
 
@@ -258,6 +259,8 @@ bool DecodeField(element x, T& e, Scratch& s) {
       return !s.v2 || Ints(x, kMaxOpOperands, -1, kI64Max, s.ids);
     } else if constexpr (kName == "rule_number") {
       return !s.v2 || Int(x, 0, kMaxRuleNumber, s.rule_number);
+    } else if constexpr (kName == "linked") {
+      return !s.v2 || (Bool(x, s.linked) && s.linked);
     } else {
       return false;
     }
@@ -323,18 +326,24 @@ bool Linked(const RedistributeBegin&, uint64_t seen) {
 }
 bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0 || e.flight; }
 template <typename E>
-bool Finished(const E&, const Scratch&) {
+bool Finished(const E&, const Scratch&, const FileContext&) {
   return true;
 }
 // codec.cpp's Finish of an op: `redistribute_ids` relinks the inputs, every strategy has one
 // placement list per operand, and `chosen` indexes the candidates (-1 only when the op failed; 0
 // when there are none).
-bool Finished(Op& e, const Scratch& s) {
+bool Finished(Op& e, const Scratch& s, const FileContext& ctx) {
   if (s.rule_number >= 0) {
     constexpr uint64_t kRule = MaskOf(kDescOf<Op>, {"rule"});
     std::string rule;
     if (s.like < 0 || (s.seen & kRule) || !RenumberRule(e.rule, s.rule_number, rule)) return false;
     e.rule = rule;
+  }
+  if (s.linked) {
+    if (s.has_ids) return false;
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
+    std::vector<OpInput>& inputs = e.inputs.Mutable();
+    for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
   }
   if (s.has_ids) {
     if (s.ids.size() != e.inputs.size()) return false;
@@ -346,7 +355,7 @@ bool Finished(Op& e, const Scratch& s) {
   return (e.chosen < static_cast<int64_t>(e.candidates.size()) || (e.chosen == 0 && e.candidates.empty())) &&
          (e.chosen >= 0 || !e.ok);
 }
-bool Finished(const Collective& e, const Scratch&) {
+bool Finished(const Collective& e, const Scratch&, const FileContext&) {
   return !e.kind.empty() && e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 
@@ -360,7 +369,7 @@ bool DecodeKind(element v, const FileContext& ctx, E& e) {
   if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
   s.seen = seen;
   if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
-  return Finished(e, s);
+  return Finished(e, s, ctx);
 }
 
 // A v2 redistribute_repeat line (codec.cpp's ParseRepeatLine).

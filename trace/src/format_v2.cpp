@@ -40,10 +40,12 @@ void FileContext::Remember(const Event& event, size_t index) {
   bool continues = false, ends = false;
   if (const auto* begin = std::get_if<RedistributeBegin>(&event)) {
     begins_.try_emplace(begin->id, *begin);
+    if (begin->op_id >= 0) links_[begin->op_id].emplace_back(begin->op_input, begin->id);
     run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
     return;
   } else if (const auto* op = std::get_if<Op>(&event)) {
     ops_.try_emplace(op->id, index);
+    links_.erase(op->id);  // an op id appears once: its links are used
   } else if (const auto* e = std::get_if<StepBegin>(&event)) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<StepEnd>(&event)) {
@@ -65,6 +67,15 @@ void FileContext::Remember(const Event& event, size_t index) {
     ++run_next_;
   else
     run_id_ = -1;
+}
+
+std::vector<int64_t> FileContext::LinkedIds(int64_t op_id, size_t inputs) const {
+  std::vector<int64_t> ids(inputs, -1);
+  auto it = links_.find(op_id);
+  if (it == links_.end()) return ids;
+  for (const auto& [input, id] : it->second)
+    if (input >= 0 && static_cast<size_t>(input) < inputs) ids[static_cast<size_t>(input)] = id;
+  return ids;
 }
 
 namespace {

@@ -51,6 +51,9 @@ class FileContext {
   /// or nullptr when fewer were read or back is outside [1, kMaxFlightBack].
   const size_t* Flight(int64_t back) const;
   int64_t FlightsSeen() const { return static_cast<int64_t>(flights_seen_); }
+  /// An op line's v2 `linked`: for each of op `op_id`'s `inputs` inputs, the id of the last
+  /// redistribute_begin read so far whose op_id is op_id and op_input that input's index, else -1.
+  std::vector<int64_t> LinkedIds(int64_t op_id, size_t inputs) const;
   /// MeshGroup of this file's rank over `mesh_dims` (cached); empty when it has none.
   const SharedVec<int64_t>& Group(const std::vector<int64_t>& mesh_dims) const;
 
@@ -60,6 +63,8 @@ class FileContext {
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
   std::unordered_map<int64_t, size_t> ops_;  // op id -> its index in *events_
+  // op id -> (op_input, redistribute id) of the begins linked to it, until the op is read
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> links_;
   const EventList* events_ = nullptr;
   mutable Op op_;  // the op last looked up, and its index
   mutable size_t op_index_ = SIZE_MAX;
