@@ -58,16 +58,28 @@ cmp -s "$TMP/a.txt" "$TMP/b.txt" ||
 run check "$TMP/kineto.trace"
 expect_rc 0
 
-# DebugMode: the sample log three times over; its ops and redistributes repeat by `like`.
+# DebugMode: the sample log three times over; its ops repeat by `like`, giving their rule's record
+# line alone, and a replayed redistribute repeated whole is one redistribute_repeat line: its
+# times keep the first replay's offsets (no dt), its tensor and imported plan's line its own.
 for _ in 1 2 3; do cat "$ROOT/samples/pytorch/debugmode_tp.txt"; done >"$TMP/dm.txt"
 run import debugmode "$TMP/dm.txt" --mesh 4x2 --flatten all -o "$TMP/dm.trace"
 expect_rc 0
 CHECKS=$((CHECKS + 1))
 grep -q '^{"type":"op","id":[0-9]*,"like":' "$TMP/dm.trace/rank-0.jsonl" || fail "debugmode: no op line with like"
 CHECKS=$((CHECKS + 1))
-grep -q '^{"type":"redistribute_begin","id":[0-9]*,"tensor":"[^"]*","like":' "$TMP/dm.trace/rank-0.jsonl" ||
-  fail "debugmode: no redistribute_begin with its own tensor and like"
+grep -q '^{"type":"op","id":[0-9]*,"like":[0-9]*,.*"rule_number":' "$TMP/dm.trace/rank-0.jsonl" ||
+  fail "debugmode: no op line giving its rule's number alone"
+CHECKS=$((CHECKS + 1))
+grep -q '^{"type":"redistribute_repeat","id":[0-9]*,"like":[0-9]*,"t_ns":[0-9]*,"tensor":"[^"]*",.*"imported":{"line":[0-9]*}}$' \
+  "$TMP/dm.trace/rank-0.jsonl" || fail "debugmode: no redistribute_repeat with its own tensor and imported line"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c '"type":"redistribute_repeat".*"dt":' "$TMP/dm.trace/rank-0.jsonl")" = 0 ] ||
+  fail "debugmode: a replay repeated on a shifted clock wrote its time offsets"
 run show "$TMP/dm.trace"
 expect_rc 0
+# The sample's first op (aten::embedding, line 3) again in the third copy of the log: line 3 + 2 x 34.
+CHECKS=$((CHECKS + 1))
+grep -q '^op #16 aten::embedding(.*rule recorded by PyTorch DebugMode (line 71, module Model.embed); opaque' "$TMP/out" ||
+  fail "debugmode: op #16 does not name log line 71"
 
 finish

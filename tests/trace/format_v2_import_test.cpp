@@ -48,7 +48,7 @@ class RandomEvents {
     while (static_cast<int>(out.size()) < n) {
       switch (Pick(4)) {
         case 0:
-          Redistribute(out, -1, -1);
+          Pick(2) ? Redistribute(out, -1, -1) : Replay(out, -1, -1);
           break;
         case 1:
         case 2:
@@ -105,6 +105,76 @@ class RandomEvents {
     out.push_back(e);
   }
 
+  // A replayed redistribute, as `import debugmode` writes one: its steps and collective, and later
+  // the same events again on a shifted clock (now and then one time moved) with a new id, tensor,
+  // op link and imported plan.
+  void Replay(std::vector<Event>& out, int64_t op_id, int64_t op_input) {
+    if (replayed_.empty() || Pick(4) == 0) {
+      const size_t from = out.size();
+      Redistribute(out, op_id, op_input);
+      auto& b = std::get<RedistributeBegin>(out[from]);
+      StepBegin s;
+      s.redistribute_id = b.id;
+      s.mesh_dims = b.optimized_plan[0].mesh_dims;
+      s.src = b.optimized_plan[0].src, s.dst = b.optimized_plan[0].dst, s.comm = b.optimized_plan[0].comm;
+      s.logical_shape = b.optimized_plan[0].logical_shape;
+      s.local_shape_before = std::vector<int64_t>{4, 4};
+      s.global_offset_before = std::vector<int64_t>{4, 0};
+      s.t_ns = b.t_ns + 10;
+      Collective c;
+      c.redistribute_id = b.id;
+      c.kind = "all_gather";
+      c.mesh_dims = s.mesh_dims;
+      c.group = s.mesh_dims.get() == std::vector<int64_t>{0} ? std::vector<int64_t>{1, 5}
+                                                             : std::vector<int64_t>{0, 1, 2, 3};
+      c.dtype = "f32";
+      std::vector<int64_t> bytes;
+      for (int64_t r : c.group) bytes.push_back(r == 1 ? 0 : 64);
+      c.bytes_sent = bytes;
+      c.bytes_recv = bytes;
+      c.start_ns = b.t_ns + 20, c.end_ns = b.t_ns + 20 + Pick(1000);
+      StepEnd e;
+      e.redistribute_id = b.id;
+      e.local_shape_after = std::vector<int64_t>{8, 4};
+      e.global_offset_after = std::vector<int64_t>{0, 0};
+      e.t_ns = c.end_ns + 5;
+      auto& end = std::get<RedistributeEnd>(out[from + 1]);
+      end.t_ns = e.t_ns + 5;
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(from) + 1, {s, c, e});
+      replayed_.assign(out.begin() + static_cast<std::ptrdiff_t>(from), out.end());
+      t_ = std::max(t_, end.t_ns);
+      return;
+    }
+    const int64_t id = next_redistribute_++;
+    const int64_t shift = t_ + 1000 - std::get<RedistributeBegin>(replayed_[0]).t_ns;
+    for (Event e : replayed_) {
+      std::visit(
+          [&](auto& x) {
+            using E = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<E, RedistributeBegin> || std::is_same_v<E, RedistributeEnd>) {
+              x.id = id, x.t_ns += shift;
+            } else if constexpr (std::is_same_v<E, Collective>) {
+              x.redistribute_id = id, x.start_ns += shift, x.end_ns += shift + (Pick(4) == 0 ? 7 : 0);
+            } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
+              x.redistribute_id = id, x.t_ns += shift;
+            }
+            if constexpr (std::is_same_v<E, RedistributeBegin>) {
+              x.tensor = Pick(2) ? x.tensor : IStr("line " + std::to_string(Pick(1000)));
+              x.op_id = op_id, x.op_input = op_input;
+              if (Pick(6) == 0) {
+                x.imported.reset();
+              } else if (x.imported) {
+                x.imported->line = Pick(100000) + 1;
+                if (Pick(3) == 0) x.imported->verdict = "corrupting_merge";
+              }
+            }
+          },
+          e);
+      out.push_back(std::move(e));
+    }
+    t_ = std::get<RedistributeEnd>(out.back()).t_ns;
+  }
+
   Collective FlightCollective() {
     static const std::vector<std::vector<int64_t>> kGroups = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1}, {1, 5}};
     static const std::vector<std::string> kKinds = {"all_reduce", "all_gather", "reduce_scatter", "send"};
@@ -156,14 +226,14 @@ class RandomEvents {
     static const std::vector<std::string> kNames = {"aten::mm", "aten::add.Tensor", "aten::embedding"};
     Op op;
     op.id = next_op_++;
-    op.step = op.id;
+    op.step = Pick(4) ? op.id : op.id + 3;
     const auto n = static_cast<size_t>(Pick(3));
     op.name = kNames[n];
     op.args = n == 1 ? "alpha=1" : "";
     const size_t inputs = n == 2 ? 1 : 2;
     // An implicit redistribute of input 0 comes before the op that it places.
     const bool linked = Pick(3) == 0;
-    if (linked) Redistribute(out, op.id, 0);
+    if (linked) Pick(2) ? Redistribute(out, op.id, 0) : Replay(out, op.id, 0);
     const int64_t linked_id = linked ? next_redistribute_ - 1 : -1;
     std::vector<OpInput> ins;
     for (size_t i = 0; i < inputs; ++i) {
@@ -202,14 +272,18 @@ class RandomEvents {
     op.ok = Pick(10) != 0;
     op.chosen = op.ok ? 0 : -1;
     if (!op.ok) op.error = "no strategy";
-    op.rule = "recorded by PyTorch DebugMode (line " + std::to_string(Pick(3) * 17) + "); opaque";
+    // The line number varies (a rule_number line), now and then with a leading zero (a full rule).
+    op.rule = "recorded by PyTorch DebugMode (line " + std::string(Pick(8) ? "" : "0") +
+              std::to_string(Pick(3) * 17) + (Pick(4) ? "); opaque" : "); computed 2 ways");
+
     op.note = Pick(5) == 0 ? "differs" : "";
     op.t_ns = Time();
-    op.end_ns = op.t_ns + Pick(100);
+    op.end_ns = Pick(3) == 0 ? op.t_ns : op.t_ns + Pick(100);
     out.push_back(op);
   }
 
   std::mt19937_64 rng_;
+  std::vector<Event> replayed_;  // the redistribute Replay repeats
   int64_t t_ = 1'764'000'000'000'000'000;
   int64_t next_redistribute_ = 0, next_op_ = 0, record_id_ = 0;
   int64_t seq_[3] = {0, 0, 0}, p2p_seq_[3] = {0, 0, 0};
@@ -243,7 +317,8 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
   const int64_t cases =
       std::max<int64_t>(1, shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000) / 20);
   const fs::path dir = Temp("property");
-  int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0;
+  int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0, numbered = 0, shifted = 0, parts = 0,
+          linked = 0;
   for (int64_t i = 0; i < cases; ++i) {
     CAPTURE(i);
     const std::vector<Event> events = RandomEvents(static_cast<uint64_t>(i) * 7919 + 1).Make(60);
@@ -255,6 +330,11 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
       op_likes += like && l.starts_with("{\"type\":\"op\"");
       begin_likes += like && l.starts_with("{\"type\":\"redistribute_begin\"") &&
                      l.find("\"tensor\":") != std::string::npos;
+      numbered += l.find("\"rule_number\":") != std::string::npos;
+      linked += l.find("\"linked\":true") != std::string::npos;
+      const bool repeat = l.starts_with("{\"type\":\"redistribute_repeat\"");
+      shifted += repeat && l.find("\"dt\":") == std::string::npos;
+      parts += repeat && l.find("\"imported\":{\"line\":") != std::string::npos;
     }
     for (bool fast : {true, false}) {
       INFO((fast ? "fast reader" : "reference reader"));
@@ -266,7 +346,10 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
         CHECK(got[k] == events[k]);
       }
     }
-    for (const Event& e : events) flights += std::holds_alternative<Collective>(e);
+    for (const Event& e : events) {
+      const auto* c = std::get_if<Collective>(&e);
+      flights += c != nullptr && c->flight;
+    }
   }
   fs::remove_all(dir);
   // The forms were used: a fair share of the flight collectives were repeats (the rest differ from
@@ -274,6 +357,13 @@ TEST_CASE("v2 round trip of random imported events of every kind, through both r
   CHECK(repeats * 5 > flights);
   CHECK(op_likes > 0);
   CHECK(begin_likes > 0);
+  // Replayed redistributes were repeat lines without `dt` and with their imported plan in part,
+  // and ops gave their rule's number alone and took their inputs' redistributes from the begins
+  // that name them.
+  CHECK(shifted > 0);
+  CHECK(parts > 0);
+  CHECK(numbered > 0);
+  CHECK(linked > 0);
 }
 
 TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new times and ids",
@@ -397,4 +487,263 @@ TEST_CASE("the v2 writer writes a flight collective that repeats an earlier one 
       R"j({"type":"collective_repeat","back":1,"dt":[1000000,999000,1000000],"did":[1,0,1,1],"state":"started"})j");
   for (bool fast : {true, false}) CHECK(Read(dir / "rank-1.jsonl", fast) == events);
   fs::remove_all(dir);
+}
+
+namespace {
+
+// An imported redistribute of rank 1 (mesh 2x4) replayed in one all_gather over mesh dim 0 (group
+// [1, 5]), as `import debugmode` writes it: five lines, times 1000 to 1500.
+const std::vector<std::string> kImportedRun = {
+    R"j({"type":"redistribute_begin","id":0,"tensor":"w","global_shape":[8,4],"dtype":"f32",)j"
+    R"j("src_placements":["S(0)","R"],"dst_placements":["R","R"],"planner":"greedy","planner_reason":"default",)j"
+    R"j("notation":"S(0)R->RR","raw_plan":[{"mesh_dims":[0],"src":"S(0)","dst":"R","comm":"all_gather",)j"
+    R"j("logical_shape":[8,4],"cost_us":1.5}],"cost_us":1.5,"t_ns":1000,"imported":{"source":"debugmode",)j"
+    R"j("line":4,"notation":"S(0)R->RR","collectives":[{"kind":"all_gather","group_size":2,"group_name":"1"}],)j"
+    R"j("verdict":"same","reason":""}})j",
+    R"j({"type":"step_begin","redistribute_id":0,"step":0,"local_shape_before":[4,4],)j"
+    R"j("global_offset_before":[4,0],"t_ns":1100})j",
+    R"j({"type":"collective","redistribute_id":0,"step":0,"bytes_sent":64,"bytes_recv":64,)j"
+    R"j("start_ns":1200,"end_ns":1300})j",
+    R"j({"type":"step_end","redistribute_id":0,"step":0,"local_shape_after":[8,4],"global_offset_after":[0,0],)j"
+    R"j("t_ns":1400})j",
+    R"j({"type":"redistribute_end","id":0,"t_ns":1500})j"};
+
+// The same run without an imported plan (the begin's line cut before it).
+std::vector<std::string> PlainRun() {
+  std::vector<std::string> lines = kImportedRun;
+  lines[0] = lines[0].substr(0, lines[0].find(",\"imported\"")) + "}";
+  return lines;
+}
+
+std::vector<std::string> Plus(std::vector<std::string> lines, const std::vector<std::string>& more) {
+  lines.insert(lines.end(), more.begin(), more.end());
+  return lines;
+}
+
+std::vector<Event> ReadLines(const std::vector<std::string>& lines, bool fast) {
+  const fs::path dir = Temp("lines");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "rank-1.jsonl", std::ios::binary);
+    out << ToLine(ToJson(Rank1(2))) << "\n";
+    for (const std::string& l : lines) out << l << "\n";
+  }
+  std::vector<Event> events = Read(dir / "rank-1.jsonl", fast);
+  fs::remove_all(dir);
+  return events;
+}
+
+// An op of rank 1 (mesh 2x4) in full, recorded at line 13 of a log.
+const std::string kOpLine =
+    R"j({"type":"op","id":0,"step":0,"name":"aten::view","args":"","inputs":[{"tensor":"a","placements":["S(0)","R"],)j"
+    R"j("required":["S(0)","R"],"redistribute_id":-1}],"outputs":[{"tensor":"b","requested":true,)j"
+    R"j("placements":["S(0)","R"],"global_shape":[8,4],"local_shape":[4,4]}],"candidates":[{"inputs":[["S(0)","R"]],)j"
+    R"j("outputs":[["S(0)","R"]],"cost_us":0.0}],"chosen":0,"rule":"recorded by PyTorch DebugMode (line 13, module m); )j"
+    R"j(opaque: nothing computed","note":"","t_ns":2000,"end_ns":2000})j";
+
+}  // namespace
+
+TEST_CASE("a v2 redistribute_repeat line without dt keeps the earlier run's time offsets; imported in part",
+          "[trace][v2][reader]") {
+  const std::vector<std::string> lines = Plus(
+      kImportedRun,
+      {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":{"line":40,"verdict":"differs","reason":"r"}})j",
+       R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":9000,"dt":[1,2,3,4,5],"tensor":"line 7"})j"});
+  for (bool fast : {true, false}) {
+    INFO((fast ? "fast reader" : "reference reader"));
+    const std::vector<Event> got = ReadLines(lines, fast);
+    REQUIRE(got.size() == 15);
+    // Redistribute 1: redistribute 0 four microseconds later (every time + 4000), its id 1, its
+    // imported plan the earlier one's with line, verdict and reason replaced.
+    for (size_t k = 0; k < 5; ++k) {
+      Event want = got[k];
+      std::visit(
+          [](auto& e) {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, RedistributeBegin> || std::is_same_v<E, RedistributeEnd>) {
+              e.id = 1, e.t_ns += 4000;
+            } else if constexpr (std::is_same_v<E, Collective>) {
+              e.redistribute_id = 1, e.start_ns += 4000, e.end_ns += 4000;
+            } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
+              e.redistribute_id = 1, e.t_ns += 4000;
+            }
+          },
+          want);
+      if (auto* b = std::get_if<RedistributeBegin>(&want)) {
+        b->imported->line = 40, b->imported->verdict = "differs", b->imported->reason = "r";
+      }
+      CHECK(got[5 + k] == want);
+    }
+    const auto& b1 = std::get<RedistributeBegin>(got[5]);
+    CHECK(b1.imported->notation == "S(0)R->RR");
+    CHECK(b1.imported->collectives.size() == 1);
+    // Redistribute 2: with dt, the plan copied whole.
+    const auto& b2 = std::get<RedistributeBegin>(got[10]);
+    CHECK(b2.tensor == "line 7");
+    CHECK(*b2.imported == *std::get<RedistributeBegin>(got[0]).imported);
+    CHECK(std::get<StepBegin>(got[11]).t_ns == 9001);
+    CHECK(std::get<RedistributeEnd>(got[14]).t_ns == 9005);
+  }
+}
+
+TEST_CASE("a v2 op line may leave out step (its id) and end_ns (its t_ns) and give its rule's number alone",
+          "[trace][v2][reader]") {
+  const std::vector<std::string> lines = {
+      kOpLine, R"j({"type":"op","id":5,"like":0,"rule_number":47,"t_ns":3000})j",
+      R"j({"type":"op","id":6,"step":2,"like":5,"t_ns":4000,"end_ns":4100})j"};
+  for (bool fast : {true, false}) {
+    INFO((fast ? "fast reader" : "reference reader"));
+    const std::vector<Event> got = ReadLines(lines, fast);
+    REQUIRE(got.size() == 3);
+    const auto& op = std::get<Op>(got[1]);
+    CHECK(op.step == 5);
+    CHECK(op.end_ns == 3000);
+    CHECK(std::string(op.rule) ==
+          "recorded by PyTorch DebugMode (line 47, module m); opaque: nothing computed");
+    CHECK(op.name == "aten::view");
+    const auto& next = std::get<Op>(got[2]);
+    CHECK(next.step == 2);
+    CHECK(next.end_ns == 4100);
+    CHECK(next.rule == op.rule);  // taken whole by `like`
+  }
+  // The fast path takes these lines itself (the reference reader gives the same, checked above).
+  const fs::path dir = Temp("opfast");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "rank-1.jsonl", std::ios::binary);
+    out << ToLine(ToJson(Rank1(2))) << "\n";
+    for (const std::string& l : lines) out << l << "\n";
+  }
+  ReadProgress progress;
+  (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = true, .progress = &progress});
+  CHECK(progress.lines_fast == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("malformed imported parts of v2 repeat and op lines are refused at file:line by both readers",
+          "[trace][v2][reader]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {Plus(PlainRun(),
+            {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":{"line":40}})j"}),
+       "rank-1.jsonl:7: field 'imported' leaves out 'source' but redistribute 0 has no imported plan to take "
+       "it "
+       "from"},
+      {Plus(kImportedRun,
+            {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":{"line":"x"}})j"}),
+       "rank-1.jsonl:7: field 'imported.line' must be an integer"},
+      {Plus(kImportedRun, {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":3})j"}),
+       "rank-1.jsonl:7: 'imported' must be a JSON object"},
+      {Plus(kImportedRun, {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":2305843009213693852})j"}),
+       "rank-1.jsonl:7: field 't_ns' puts a time of redistribute 0's run outside [-2^61, 2^61] ns"},
+      {Plus(kImportedRun,
+            {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":{"line":9}})j"}),
+       "(no error)"},
+      {{kOpLine, R"j({"type":"op","id":1,"rule_number":4,"t_ns":3000,"end_ns":3000})j"},
+       "rank-1.jsonl:3: missing field 'name'"},
+      {{kOpLine.substr(0, kOpLine.size() - 1) + R"j(,"rule_number":4})j"},
+       "rank-1.jsonl:2: field 'rule_number' needs 'like' (it renumbers the rule of the op 'like' names)"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"rule_number":4,"rule":"x","t_ns":3000})j"},
+       "rank-1.jsonl:3: fields 'rule' and 'rule_number' must not appear together"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"rule_number":-4,"t_ns":3000})j"},
+       "rank-1.jsonl:3: field 'rule_number' is -4, outside [0, 999999999999999999]"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"rule":"no number","t_ns":3000})j",
+        R"j({"type":"op","id":2,"like":1,"rule_number":4,"t_ns":3000})j"},
+       "rank-1.jsonl:4: field 'rule_number' is 4 but the rule of op 1 ('like') has no number to replace"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"rule_number":4,"t_ns":3000})j"}, "(no error)"},
+  };
+  for (const auto& [lines, expected] : cases) {
+    CAPTURE(lines.back());
+    CHECK(ErrorOf(lines, true) == expected);
+    CHECK(ErrorOf(lines, false) == expected);
+  }
+}
+
+TEST_CASE("the v2 writer writes a replayed imported redistribute again as one repeat line",
+          "[trace][v2][writer]") {
+  // Redistribute 0 as read from its lines, then the same events 4000 ns later with id 1, another
+  // tensor, an op link and line 40, then again with one time moved (a `dt` then).
+  std::vector<Event> events = ReadLines(kImportedRun, false);
+  REQUIRE(events.size() == 5);
+  auto again = [&](int64_t id, int64_t shift, int64_t moved) {
+    for (size_t k = 0; k < 5; ++k) {
+      Event e = events[k];
+      std::visit(
+          [&](auto& x) {
+            using E = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<E, RedistributeBegin>) {
+              x.id = id, x.t_ns += shift, x.tensor = "v", x.op_id = 3, x.op_input = 0;
+              x.imported->line = 40;
+            } else if constexpr (std::is_same_v<E, RedistributeEnd>) {
+              x.id = id, x.t_ns += shift + moved;
+            } else if constexpr (std::is_same_v<E, Collective>) {
+              x.redistribute_id = id, x.start_ns += shift, x.end_ns += shift;
+            } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
+              x.redistribute_id = id, x.t_ns += shift;
+            }
+          },
+          e);
+      events.push_back(std::move(e));
+    }
+  };
+  again(1, 4000, 0);
+  again(2, 8000, 1);
+  const fs::path dir = Temp("rwriter");
+  {
+    Writer w(dir, Rank1(2));
+    for (const Event& e : events) w.Emit(e);
+  }
+  const std::string text = Slurp(dir / "rank-1.jsonl");
+  std::vector<std::string> lines;
+  for (std::stringstream ss(text); std::getline(ss, lines.emplace_back());) {
+  }
+  lines.pop_back();
+  CAPTURE(text);
+  REQUIRE(lines.size() == 8);
+  CHECK(
+      lines[6] ==
+      R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"tensor":"v","op_id":3,"op_input":0,"imported":{"line":40}})j");
+  CHECK(
+      lines[7] ==
+      R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":9000,"dt":[100,200,300,400,501],"tensor":"v","op_id":3,"op_input":0,"imported":{"line":40}})j");
+  for (bool fast : {true, false}) CHECK(Read(dir / "rank-1.jsonl", fast) == events);
+  // The fast path decodes the repeat lines itself: only the header takes the reference path.
+  ReadProgress progress;
+  (void)ReadTraceFile(dir / "rank-1.jsonl", {.jobs = 1, .fast = true, .progress = &progress});
+  CHECK(progress.lines_reference == 1);
+  CHECK(progress.lines_fast == 7);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a v2 op line with linked takes its inputs' redistribute ids from the begins that name it",
+          "[trace][v2][reader]") {
+  // Op 0 (one input, not placed by a redistribute); redistribute 0 again as 1 and 2, both naming op
+  // 7's input 0 (the later one counts), and as 3 naming op 8's input 0; op 7 like op 0 with
+  // `linked`: its input 0 is redistribute 2's. Op 9 has no begin naming it: -1.
+  const std::vector<std::string> lines =
+      Plus(Plus({kOpLine}, kImportedRun),
+           {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"op_id":7,"op_input":0})j",
+            R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":6000,"op_id":7,"op_input":0})j",
+            R"j({"type":"redistribute_repeat","id":3,"like":0,"t_ns":7000,"op_id":8,"op_input":0})j",
+            R"j({"type":"op","id":7,"like":0,"linked":true,"t_ns":8000})j",
+            R"j({"type":"op","id":9,"like":7,"linked":true,"t_ns":9000})j"});
+  for (bool fast : {true, false}) {
+    INFO((fast ? "fast reader" : "reference reader"));
+    const std::vector<Event> got = ReadLines(lines, fast);
+    REQUIRE(got.size() == 23);
+    CHECK(std::get<Op>(got[21]).inputs[0].redistribute_id == 2);
+    CHECK(std::get<Op>(got[22]).inputs[0].redistribute_id == -1);
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":false,"t_ns":3000})j"},
+       "rank-1.jsonl:3: field 'linked' must be true when present"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":true,"redistribute_ids":[-1],"t_ns":3000})j"},
+       "rank-1.jsonl:3: fields 'linked' and 'redistribute_ids' must not appear together"},
+      {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":1,"t_ns":3000})j"},
+       "rank-1.jsonl:3: field 'linked' must be a boolean"},
+  };
+  for (const auto& [cl, expected] : cases) {
+    CAPTURE(cl.back());
+    CHECK(ErrorOf(cl, true) == expected);
+    CHECK(ErrorOf(cl, false) == expected);
+  }
 }

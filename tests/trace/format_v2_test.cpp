@@ -315,11 +315,12 @@ TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][
   h.version = 2;
   const std::string text = shardscope::testing::WriteRankText(dir, h, events);
   auto count = [&](const std::string& what) { return shardscope::testing::CountOf(text, what); };
-  // Round 0's ops in full; rounds 1 and 2 by `like`, with redistribute_ids where inputs moved.
+  // Round 0's ops in full; rounds 1 and 2 by `like`, with redistribute_ids where inputs moved (or
+  // `linked` where they are the ids of the begins that name the op).
   CHECK(count("{\"type\":\"op\",") == 3 * op_count);
   CHECK(count("{\"type\":\"op\",\"id\":") == 3 * op_count);
   CHECK(count("\"like\":") >= 2 * op_count);
-  CHECK(count("\"redistribute_ids\":") >= 1);
+  CHECK(count("\"redistribute_ids\":") + count("\"linked\":true") >= 1);
   for (bool fast : {true, false}) {
     Model m = ReadTraceFile(dir / RankFileName(h.rank), {.jobs = 1, .fast = fast});
     std::vector<Event> got(m.ranks[0].events.begin(), m.ranks[0].events.end());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -151,6 +152,7 @@ struct ReadState {
   bool v2 = false;
   uint64_t bit = 0;
   uint64_t abbreviated = 0;
+  bool partial = false;  ///< the next object read may leave out any of its own fields
 };
 
 template <typename T>
@@ -299,6 +301,7 @@ void Read(codec::Millis, const Fields& f, const char* name, std::optional<double
 // the caller's.
 template <typename T>
 uint64_t ReadFields(const Fields& f, T& e, ReadState& s) {
+  const bool partial = std::exchange(s.partial, false);  // not for the objects inside
   uint64_t present = 0;
   ForEachField(kDescOf<T>, [&](auto i, const auto& field) {
     using F = std::remove_cvref_t<decltype(field)>;
@@ -309,7 +312,7 @@ uint64_t ReadFields(const Fields& f, T& e, ReadState& s) {
         present |= uint64_t{1} << i;
         s.bit = uint64_t{1} << i;
         Read(typename F::Codec{}, f, name, e.*F::kMember, s);
-      } else if (s.v2 ? kV2Required<R> : kV1Required<R>) {
+      } else if (!partial && (s.v2 ? kV2Required<R> : kV1Required<R>)) {
         f.Fail("missing field '" + f.Path(name) + "'");
       }
     }
@@ -348,9 +351,28 @@ void Finish(const Fields& f, Collective& e, const FileContext&) {
   }
 }
 
-// v2: `redistribute_ids` (one per input) replaces the inputs' redistribute ids; then the chosen
+// v2: `rule_number` renumbers the rule taken from `like` (format_v2.hpp's RenumberRule);
+// `redistribute_ids` (one per input) replaces the inputs' redistribute ids; then the chosen
 // strategy must be one of the candidates, each with one placement list per operand.
 void Finish(const Fields& f, Op& e, const FileContext& ctx) {
+  if (ctx.v2() && f.Has("rule_number")) {
+    const int64_t number = f.Int("rule_number", 0, kMaxRuleNumber);
+    if (!f.Has("like"))
+      f.Fail("field 'rule_number' needs 'like' (it renumbers the rule of the op 'like' names)");
+    if (f.Has("rule")) f.Fail("fields 'rule' and 'rule_number' must not appear together");
+    std::string rule;
+    if (!RenumberRule(e.rule, number, rule))
+      f.Fail("field 'rule_number' is " + std::to_string(number) + " but the rule of op " +
+             std::to_string(f.Int("like", 0, kI64Max)) + " ('like') has no number to replace");
+    e.rule = rule;
+  }
+  if (ctx.v2() && f.Has("linked")) {
+    if (!f.Bool("linked")) f.Fail("field 'linked' must be true when present");
+    if (f.Has("redistribute_ids")) f.Fail("fields 'linked' and 'redistribute_ids' must not appear together");
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
+    std::vector<OpInput>& inputs = e.inputs.Mutable();  // copied first when shared with a `like` op
+    for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
+  }
   if (ctx.v2() && f.Has("redistribute_ids")) {
     const std::vector<int64_t> ids = f.Ints("redistribute_ids", kMaxOpOperands, -1, kI64Max);
     if (ids.size() != e.inputs.size())
@@ -468,9 +490,16 @@ RepeatLine ParseRepeatLine(const json& line, const LineRef& at) {
   r.id = f.Int("id", 0, kI64Max);
   r.like = f.Int("like", 0, kI64Max);
   r.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
-  r.dt = f.Ints("dt", kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
+  r.has_dt = f.Has("dt");
+  if (r.has_dt) r.dt = f.Ints("dt", kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
   if (f.Has("tensor")) r.tensor = f.Str("tensor");
   ParseOpLink(f, r.op_id, r.op_input);
+  if (f.Has("imported")) {
+    // In part: each field given replaces the copied plan's (ExpandRepeat checks the rest).
+    ReadState s{true};
+    s.partial = true;
+    r.imported_present = ReadFields(f.Object("imported"), r.imported.emplace(), s);
+  }
   return r;
 }
 

@@ -188,7 +188,139 @@ bool EncoderV2::EncodeRepeat(const Captured* run, size_t n, std::string& out) {
     l.Int("op_id", f.op_id);
     l.Int("op_input", f.op_input);
   }
-  return l.Finish();
+  if (!l.Finish()) return false;
+  RememberLink(f.op_id, f.op_input, f.id);
+  return true;
+}
+
+void EncoderV2::RememberLink(int64_t op_id, int64_t op_input, int64_t id) {
+  if (op_id < 0 || !links_complete_) return;
+  if (links_.size() >= kMaxLinkedOps && !links_.contains(op_id)) {
+    links_complete_ = false;
+    links_.clear();
+    return;
+  }
+  links_[op_id].emplace_back(op_input, id);
+}
+
+namespace {
+
+// Whether whole events a and b are written alike but for what a redistribute_repeat line gives:
+// ids, times, and the begin's tensor, op link and imported plan.
+template <typename E>
+constexpr uint64_t kRepeatGiven = kCaptured<E>;
+template <>
+constexpr uint64_t kRepeatGiven<RedistributeBegin> = kCaptured<RedistributeBegin> |
+                                                     MaskOf(kDescOf<RedistributeBegin>,
+                                                            {"tensor", "imported"});
+bool SameRepeated(const Event& a, const Event& b) {
+  return a.index() == b.index() && std::visit(
+                                       [&b](const auto& x) {
+                                         using E = std::decay_t<decltype(x)>;
+                                         return SameWrittenFields(x, std::get<E>(b), ~kRepeatGiven<E>);
+                                       },
+                                       a);
+}
+
+}  // namespace
+
+bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out) {
+  // Only imported redistributes (an importer's replays, which repeat whole); other whole events keep
+  // their lines (a begin by `like`), as a trace converted from v1 always had them.
+  const auto& f = std::get<RedistributeBegin>(*run[0]);
+  if (n < 2 || n > kMaxRepeatEvents || !f.imported) return false;
+  const std::vector<Event>* memo = nullptr;
+  for (size_t i = full_memo_.size(); i-- > 0 && memo == nullptr;) {
+    const std::vector<Event>& m = full_memo_[(full_memo_next_ + i) % full_memo_.size()];
+    if (m.size() != n) continue;
+    size_t k = 0;
+    while (k < n && SameRepeated(*run[k], m[k])) ++k;
+    if (k == n) memo = &m;
+  }
+  if (memo == nullptr) {
+    std::vector<Event> m;
+    m.reserve(n);
+    for (size_t k = 0; k < n; ++k) m.push_back(*run[k]);
+    if (full_memo_.size() < kRepeatMemo) {
+      full_memo_.push_back(std::move(m));
+      full_memo_next_ = 0;
+    } else {
+      full_memo_[full_memo_next_] = std::move(m);
+      full_memo_next_ = (full_memo_next_ + 1) % kRepeatMemo;
+    }
+    return false;
+  }
+  constexpr int64_t kMax = int64_t{1} << 61;
+  auto in_range = [](int64_t t) { return t >= -kMax && t <= kMax; };
+  if (!in_range(f.t_ns) || (f.op_id >= 0) != (f.op_input >= 0)) return false;
+  dt_.clear();
+  bool times_ok = true;
+  auto time = [&](int64_t t) {
+    times_ok = times_ok && in_range(t);
+    dt_.push_back(t - f.t_ns);
+  };
+  for (size_t k = 1; k < n; ++k) {
+    std::visit(
+        [&](const auto& e) {
+          using E = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<E, Collective>) {
+            time(e.start_ns);
+            time(e.end_ns);
+          } else if constexpr (!std::is_same_v<E, Op>) {
+            time(e.t_ns);
+          }
+        },
+        *run[k]);
+  }
+  if (!times_ok) return false;
+  const auto& base = std::get<RedistributeBegin>((*memo)[0]);
+  // `dt` is left out when every time keeps its offset from the begin in the earlier run (a
+  // replayed redistribute repeated on a shifted clock); that run's times were checked in range.
+  size_t k_dt = 0;
+  bool same_dt = in_range(base.t_ns);
+  auto same = [&](int64_t t) {
+    same_dt = same_dt && in_range(t) && k_dt < dt_.size() && dt_[k_dt] == t - base.t_ns;
+    ++k_dt;
+  };
+  for (size_t k = 1; k < n; ++k) {
+    std::visit(
+        [&](const auto& e) {
+          using E = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<E, Collective>) {
+            same(e.start_ns);
+            same(e.end_ns);
+          } else if constexpr (!std::is_same_v<E, Op>) {
+            same(e.t_ns);
+          }
+        },
+        (*memo)[k]);
+  }
+  Line l(out);
+  l.Str("type", kTypeRedistributeRepeat);
+  l.Int("id", f.id);
+  l.Int("like", base.id);
+  l.Int("t_ns", f.t_ns);
+  if (!same_dt || k_dt != dt_.size()) l.Ints("dt", dt_);
+  if (f.tensor != base.tensor) l.Str("tensor", f.tensor);
+  if (f.op_id >= 0) {
+    l.Int("op_id", f.op_id);
+    l.Int("op_input", f.op_input);
+  }
+  if (f.imported && !(base.imported && *f.imported == *base.imported)) {
+    // The fields that differ from the copied plan's (every field when it has none).
+    const ImportedPlan& plan = *f.imported;
+    const WriteBasis v2{.v2 = true};
+    l.OpenObject("imported");
+    ForEachField(kDescOf<ImportedPlan>, [&](auto i, const auto& field) {
+      using F = std::remove_cvref_t<decltype(field)>;
+      if (!base.imported || !SameWritten(typename F::Codec{}, plan.*F::kMember, (*base.imported).*F::kMember))
+        WriteFields(l, plan, v2, i, i + 1);
+    });
+    l.EndObject();
+  }
+  if (!l.Finish()) return false;
+  RememberLink(f.op_id, f.op_input, f.id);
+  return true;
 }
 
 template <typename E>
@@ -288,6 +420,7 @@ const PlanStep* EncoderV2::StepOf(int64_t redistribute_id, int64_t step, const O
 }
 
 void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
+  RememberLink(e.op_id, e.op_input, e.id);
   // The first begin of an id is what the reader refers to (a second one is an error it reports).
   if (std::none_of(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; })) {
     if (open_.size() == kMaxOpen) open_.erase(open_.begin());
@@ -471,17 +604,26 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
   // (the latest of equals); the line then gives only the fields that differ from it.
   constexpr const auto& d = kDescOf<Op>;
   constexpr uint64_t kLike = LikeMask(d);
+  // A rule that differs from the target's only in its first number (an imported op's record line)
+  // counts as the same: the line gives that number (`rule_number`).
+  constexpr uint64_t kRule = MaskOf(d, {"rule"});
   const Op* like = nullptr;
   uint64_t same = 0;
+  int64_t rule_number = -1;
   for (const Op& r : recent_ops_) {
     uint64_t mask = 0;
+    int64_t number = -1;
     ForEachField(d, [&](auto i, const auto& f) {
       using F = std::remove_cvref_t<decltype(f)>;
       if constexpr (IsLike<typename F::Rule>::value) {
         if (SameWritten(typename F::Codec{}, e.*F::kMember, r.*F::kMember)) mask |= uint64_t{1} << i;
       }
     });
-    if (std::popcount(mask) >= std::popcount(same) && mask != 0) like = &r, same = mask;
+    if (!(mask & kRule) && RuleNumber(r.rule, e.rule, number)) mask |= kRule;
+    if (std::popcount(mask) >= std::popcount(same) && mask != 0) {
+      like = &r, same = mask;
+      rule_number = e.rule == r.rule ? -1 : number;
+    }
   }
   bool written = false;
   if (like != nullptr) {
@@ -504,12 +646,23 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
       if (!same_ids) {
         std::vector<int64_t> ids;
         for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
-        l.Ints("redistribute_ids", ids);
+        // What the reader rebuilds from the begins linked to this op (FileContext::LinkedIds).
+        std::vector<int64_t> linked(ids.size(), -1);
+        if (auto it = links_.find(e.id); it != links_.end())
+          for (const auto& [input, id] : it->second)
+            if (input >= 0 && static_cast<size_t>(input) < linked.size())
+              linked[static_cast<size_t>(input)] = id;
+        if (links_complete_ && linked == ids)
+          l.Bool("linked", true);
+        else
+          l.Ints("redistribute_ids", ids);
       }
     }
+    if (rule_number >= 0) l.Int("rule_number", rule_number);
     WriteFields(l, e, v2, LikeEnd(d));
     written = l.Finish();
   }
+  links_.erase(e.id);  // an op id appears once in a file: its links are used
   if (!written && !FastEncode(e, out)) return Fallback(e, out);  // a declined op is not a like target
   if (recent_ops_.size() == kRecentOps) recent_ops_.erase(recent_ops_.begin());
   recent_ops_.push_back(e);

@@ -45,6 +45,13 @@ class EncoderV2 {
   /// that earlier redistribute for later ones: the caller must then write its n lines in full,
   /// right away and in order (a reader copies them only from one unbroken run of lines).
   bool EncodeRepeat(const Captured* run, size_t n, std::string& out);
+  /// The same for a whole imported redistribute of whole events (not templates: an importer's
+  /// replay, its begin with an imported plan), `run` pointing at its n events: a repeat line when
+  /// an earlier one of this file written in full has events equal to these in every field but ids,
+  /// times, the begin's tensor, op_id/op_input and imported plan (the line gives those; the plan
+  /// as the fields that differ). Otherwise false, remembering the run when it is imported, and the
+  /// caller writes its lines in full.
+  bool EncodeRepeat(const Event* const* run, size_t n, std::string& out);
   /// Longest redistribute (in events) written as a repeat.
   static constexpr size_t kMaxRepeatEvents = 64;
 
@@ -64,6 +71,14 @@ class EncoderV2 {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   const PlanStep* StepOf(int64_t redistribute_id, int64_t step, const Open** open) const;
+
+  // The begins written with an op link, by op id: (op_input, id), what a reader's LinkedIds gives
+  // an op line with `linked`; dropped when the op is written. Past kMaxLinkedOps ops the writer
+  // stops remembering and writes `redistribute_ids` (its list would no longer be the reader's).
+  void RememberLink(int64_t op_id, int64_t op_input, int64_t id);
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> links_;
+  bool links_complete_ = true;
+  static constexpr size_t kMaxLinkedOps = 4096;
 
   // An op written in full, which later ops with the same fields refer to by `like`.
   std::vector<Op> recent_ops_;  // at most kRecentOps, oldest first
@@ -135,6 +150,9 @@ class EncoderV2 {
   size_t repeat_memo_next_ = 0;
   static constexpr size_t kRepeatMemo = 8;
   std::vector<int64_t> dt_;  // a repeat line's time offsets (kept for its capacity)
+  // Recent redistributes of whole events written in full: copies of their events.
+  std::vector<std::vector<Event>> full_memo_;  // at most kRepeatMemo, a ring
+  size_t full_memo_next_ = 0;
 
   // Recent collectives with a flight record (imported Flight Recorder entries, profiler
   // collectives), with their number among this file's flight collectives: a later one that

@@ -84,8 +84,8 @@ template <typename Inner>
 struct Like {};
 /// Required; a v2 op line with `like` gives it for every input in its `redistribute_ids`.
 struct Relinked {};
-/// A field of the line, not of the event (`like`, `redistribute_ids`): v2 only, read and written
-/// by the code of its event kind.
+/// A field of the line, not of the event (`like`, `redistribute_ids`, `rule_number`, `linked`): v2 only, read
+/// and written by the code of its event kind.
 struct LineOnly {};
 }  // namespace rule
 
@@ -261,6 +261,9 @@ bool Present(const E& e, const V& v) {
 inline bool HasOpLink(const RedistributeBegin& e) { return e.op_id >= 0; }
 inline bool KnownDuration(const FlightRecord& f) { return f.duration_ms && std::isfinite(*f.duration_ms); }
 
+/// Largest v2 `rule_number` of an op line: 18 decimal digits.
+inline constexpr int64_t kMaxRuleNumber = 999'999'999'999'999'999;
+
 // ---- The tables ----
 template <typename T>
 struct DescFor;  ///< DescFor<T>::kDesc: the description of struct T
@@ -396,7 +399,7 @@ inline constexpr auto kOpStrategyDesc =
                          Field<&OpStrategy::cost_us, codec::StrategyCost>{"cost_us"});
 
 inline constexpr auto kOpDesc = Describe<Op>(
-    "op", Field<&Op::id, codec::Id>{"id"}, Field<&Op::step, codec::Id>{"step"},
+    "op", Field<&Op::id, codec::Id>{"id"}, Field<&Op::step, codec::Id, rule::SameAs<&Op::id>>{"step"},
     Field<&Op::name, codec::NonEmptyText, L<rule::Required>>{"name"},
     Field<&Op::args, codec::Text, L<rule::Required>>{"args"},
     Field<&Op::inputs, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"inputs"},
@@ -405,9 +408,11 @@ inline constexpr auto kOpDesc = Describe<Op>(
     Field<&Op::chosen, codec::Int<-1, kMaxOpCandidates - 1>, L<rule::Required>>{"chosen"},
     Field<&Op::rule, codec::Text, L<rule::Required>>{"rule"},
     Field<&Op::note, codec::Text, L<rule::Required>>{"note"}, Field<&Op::t_ns, codec::Time>{"t_ns"},
-    Field<&Op::end_ns, codec::Time>{"end_ns"}, Field<&Op::ok, codec::Flag, rule::Defaulted>{"ok"},
+    Field<&Op::end_ns, codec::Time, rule::SameAs<&Op::t_ns>>{"end_ns"},
+    Field<&Op::ok, codec::Flag, rule::Defaulted>{"ok"},
     Field<&Op::error, codec::Text, rule::WhenSet>{"error"}, LineField<codec::Id>{"like"},
-    LineField<codec::Ints<kMaxOpOperands, -1, kI64Max>>{"redistribute_ids"});
+    LineField<codec::Ints<kMaxOpOperands, -1, kI64Max>>{"redistribute_ids"},
+    LineField<codec::Int<0, kMaxRuleNumber>>{"rule_number"}, LineField<codec::Flag>{"linked"});
 
 }  // namespace tables
 

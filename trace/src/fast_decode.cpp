@@ -127,6 +127,9 @@ struct Scratch {
   int64_t like = -1;
   bool has_ids = false;  ///< an op line's v2 `redistribute_ids`
   std::vector<int64_t> ids;
+  int64_t rule_number = -1;  ///< an op line's v2 `rule_number`
+  bool linked = false;       ///< an op line's v2 `linked`
+  uint64_t seen = 0;         ///< the line's fields (DecodeKind)
 };
 
 template <typename T>
@@ -254,6 +257,10 @@ bool DecodeField(element x, T& e, Scratch& s) {
     } else if constexpr (kName == "redistribute_ids") {
       s.has_ids = s.v2;
       return !s.v2 || Ints(x, kMaxOpOperands, -1, kI64Max, s.ids);
+    } else if constexpr (kName == "rule_number") {
+      return !s.v2 || Int(x, 0, kMaxRuleNumber, s.rule_number);
+    } else if constexpr (kName == "linked") {
+      return !s.v2 || (Bool(x, s.linked) && s.linked);
     } else {
       return false;
     }
@@ -319,13 +326,25 @@ bool Linked(const RedistributeBegin&, uint64_t seen) {
 }
 bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0 || e.flight; }
 template <typename E>
-bool Finished(const E&, const Scratch&) {
+bool Finished(const E&, const Scratch&, const FileContext&) {
   return true;
 }
 // codec.cpp's Finish of an op: `redistribute_ids` relinks the inputs, every strategy has one
 // placement list per operand, and `chosen` indexes the candidates (-1 only when the op failed; 0
 // when there are none).
-bool Finished(Op& e, const Scratch& s) {
+bool Finished(Op& e, const Scratch& s, const FileContext& ctx) {
+  if (s.rule_number >= 0) {
+    constexpr uint64_t kRule = MaskOf(kDescOf<Op>, {"rule"});
+    std::string rule;
+    if (s.like < 0 || (s.seen & kRule) || !RenumberRule(e.rule, s.rule_number, rule)) return false;
+    e.rule = rule;
+  }
+  if (s.linked) {
+    if (s.has_ids) return false;
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
+    std::vector<OpInput>& inputs = e.inputs.Mutable();
+    for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
+  }
   if (s.has_ids) {
     if (s.ids.size() != e.inputs.size()) return false;
     std::vector<OpInput>& inputs = e.inputs.Mutable();
@@ -336,7 +355,7 @@ bool Finished(Op& e, const Scratch& s) {
   return (e.chosen < static_cast<int64_t>(e.candidates.size()) || (e.chosen == 0 && e.candidates.empty())) &&
          (e.chosen >= 0 || !e.ok);
 }
-bool Finished(const Collective& e, const Scratch&) {
+bool Finished(const Collective& e, const Scratch&, const FileContext&) {
   return !e.kind.empty() && e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
 }
 
@@ -348,8 +367,9 @@ bool DecodeKind(element v, const FileContext& ctx, E& e) {
   s.v2 = ctx.v2();
   uint64_t seen = 0;
   if (!Members(v, RequiredMask(kDescOf<E>, s.v2), e, s, &seen, true) || !Linked(e, seen)) return false;
+  s.seen = seen;
   if (s.v2 && !Complete(e, seen, s.abbreviated, s.like, ctx).empty()) return false;
-  return Finished(e, s);
+  return Finished(e, s, ctx);
 }
 
 // A v2 redistribute_repeat line (codec.cpp's ParseRepeatLine).
@@ -357,6 +377,12 @@ using RL = RepeatLine;
 struct RepeatScratch {
   int links = 0;
 };
+// A repeat line's `imported`: any of the imported plan's fields (ExpandRepeat checks the rest).
+bool PartialImported(element x, RepeatLine& e) {
+  Scratch s;
+  s.v2 = true;
+  return Members(x, 0, e.imported.emplace(), s, &e.imported_present, false);
+}
 bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
   switch (i) {
     case 0:
@@ -366,15 +392,18 @@ bool RepeatField(size_t i, element x, RepeatLine& e, RepeatScratch& s) {
     case 2:
       return Int(x, -kMaxTimeNs, kMaxTimeNs, e.t_ns);
     case 3:
+      e.has_dt = true;
       return Ints(x, kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs, e.dt);
     case 4:
       return Str(x, e.tensor.emplace());
     case 5:
       ++s.links;
       return Int(x, 0, kI64Max, e.op_id);
-    default:
+    case 6:
       ++s.links;
       return Int(x, 0, kMaxOpOperands - 1, e.op_input);
+    default:
+      return PartialImported(x, e);
   }
 }
 // The members of a repeat line: field(i, value) for each key that is names[i], with `seen` their
@@ -397,7 +426,8 @@ bool EachRepeatKey(object obj, const std::string_view (&names)[N], uint32_t& see
   return true;
 }
 
-constexpr std::string_view kRepeatNames[] = {"id", "like", "t_ns", "dt", "tensor", "op_id", "op_input"};
+constexpr std::string_view kRepeatNames[] = {"id",     "like",  "t_ns",     "dt",
+                                             "tensor", "op_id", "op_input", "imported"};
 
 }  // namespace
 
@@ -411,7 +441,7 @@ bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
   uint32_t seen = 0;
   if (!EachRepeatKey(obj, kRepeatNames, seen, [&](size_t i, auto v) { return RepeatField(i, v, out, s); }))
     return false;
-  return (seen & 0xf) == 0xf && s.links != 1;
+  return (seen & 0x7) == 0x7 && s.links != 1;  // id, like, t_ns
 }
 
 bool FastDecodeCollectiveRepeat(element element, std::string_view line, CollectiveRepeatLine& out) {

@@ -194,6 +194,7 @@ template void WriteFields(Line&, const StepBegin&, const WriteBasis&, size_t, si
 template void WriteFields(Line&, const StepEnd&, const WriteBasis&, size_t, size_t);
 template void WriteFields(Line&, const Collective&, const WriteBasis&, size_t, size_t);
 template void WriteFields(Line&, const Op&, const WriteBasis&, size_t, size_t);
+template void WriteFields(Line&, const ImportedPlan&, const WriteBasis&, size_t, size_t);
 
 // Each event's v1 line: its "type", then every field.
 template <typename E>

@@ -31,7 +31,7 @@ struct WriteBasis {
 };
 
 /// Writes fields [from, to) of E's table (event_fields.hpp) that `b` does not leave out, in table
-/// order; line-only fields (`like`) are the caller's. Defined for every event kind.
+/// order; line-only fields (`like`) are the caller's. Defined for every event kind and ImportedPlan.
 template <typename E>
 void WriteFields(Line& l, const E& e, const WriteBasis& b, size_t from = 0, size_t to = 64);
 

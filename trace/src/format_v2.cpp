@@ -40,10 +40,12 @@ void FileContext::Remember(const Event& event, size_t index) {
   bool continues = false, ends = false;
   if (const auto* begin = std::get_if<RedistributeBegin>(&event)) {
     begins_.try_emplace(begin->id, *begin);
+    if (begin->op_id >= 0) links_[begin->op_id].emplace_back(begin->op_input, begin->id);
     run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
     return;
   } else if (const auto* op = std::get_if<Op>(&event)) {
     ops_.try_emplace(op->id, index);
+    links_.erase(op->id);  // an op id appears once: its links are used
   } else if (const auto* e = std::get_if<StepBegin>(&event)) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<StepEnd>(&event)) {
@@ -67,6 +69,73 @@ void FileContext::Remember(const Event& event, size_t index) {
     run_id_ = -1;
 }
 
+std::vector<int64_t> FileContext::LinkedIds(int64_t op_id, size_t inputs) const {
+  std::vector<int64_t> ids(inputs, -1);
+  auto it = links_.find(op_id);
+  if (it == links_.end()) return ids;
+  for (const auto& [input, id] : it->second)
+    if (input >= 0 && static_cast<size_t>(input) < inputs) ids[static_cast<size_t>(input)] = id;
+  return ids;
+}
+
+namespace {
+
+// A repeat line's `imported` over the copied begin's: the fields it gives replace the copied
+// plan's; without a copied plan it must give them all.
+std::string MergeImported(const RepeatLine& r, RedistributeBegin& b) {
+  constexpr const auto& d = kDescOf<ImportedPlan>;
+  const ImportedPlan& part = *r.imported;
+  if (!b.imported) {
+    std::string why;
+    AllFields(d, [&](auto i, const auto& f) {
+      if (r.imported_present >> i & 1) return true;
+      why = "field 'imported' leaves out '" + std::string(f.name) + "' but redistribute " +
+            std::to_string(r.like) + " has no imported plan to take it from";
+      return false;
+    });
+    if (!why.empty()) return why;
+    b.imported = part;
+    return "";
+  }
+  ImportedPlan& plan = *b.imported;
+  ForEachField(d, [&](auto i, const auto& f) {
+    using F = std::remove_cvref_t<decltype(f)>;
+    if (r.imported_present >> i & 1) plan.*F::kMember = part.*F::kMember;
+  });
+  return "";
+}
+
+}  // namespace
+
+bool RenumberRule(std::string_view rule, int64_t number, std::string& out) {
+  const size_t from = rule.find_first_of("0123456789");
+  if (from == std::string_view::npos) return false;
+  size_t to = from;
+  while (to < rule.size() && rule[to] >= '0' && rule[to] <= '9') ++to;
+  out.assign(rule.substr(0, from));
+  out += std::to_string(number);
+  out += rule.substr(to);
+  return true;
+}
+
+bool RuleNumber(std::string_view like_rule, std::string_view rule, int64_t& number) {
+  const size_t from = like_rule.find_first_of("0123456789");
+  if (from == std::string_view::npos || rule.size() <= from ||
+      rule.substr(0, from) != like_rule.substr(0, from))
+    return false;
+  size_t like_to = from;
+  while (like_to < like_rule.size() && like_rule[like_to] >= '0' && like_rule[like_to] <= '9') ++like_to;
+  size_t to = from;
+  while (to < rule.size() && rule[to] >= '0' && rule[to] <= '9') ++to;
+  const size_t digits = to - from;
+  // Written back as std::to_string writes it: no leading zero, at most kMaxRuleNumber (18 digits).
+  if (digits == 0 || digits > 18 || (digits > 1 && rule[from] == '0')) return false;
+  if (rule.substr(to) != like_rule.substr(like_to)) return false;
+  number = 0;
+  for (size_t i = from; i < to; ++i) number = number * 10 + (rule[i] - '0');
+  return true;
+}
+
 std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const EventList& events,
                          std::vector<Event>& out) {
   const std::pair<size_t, size_t>* run = ctx.Run(r.like);
@@ -76,10 +145,17 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
            "collectives and redistribute_end, nothing between) before this line in this file";
   }
   // One pass: the events are copied and their times set while `dt` is counted against them.
+  // Without `dt` each time keeps its offset from the begin in `like`'s run.
   size_t k = 0;
   std::string why;
+  const int64_t like_t = std::get<RedistributeBegin>(events[run->first]).t_ns;
   auto at = [&](int64_t& t) {
-    if (k < r.dt.size()) {
+    if (!r.has_dt) {
+      t = r.t_ns + (t - like_t);  // each within +-2^61: fits
+      if (why.empty() && (t < -kMaxTimeNs || t > kMaxTimeNs))
+        why = "field 't_ns' puts a time of redistribute " + std::to_string(r.like) +
+              "'s run outside [-2^61, 2^61] ns";
+    } else if (k < r.dt.size()) {
       t = r.t_ns + r.dt[k];  // |t_ns| <= 2^61 and |dt| <= 2^62: the sum fits
       if (why.empty() && (t < -kMaxTimeNs || t > kMaxTimeNs))
         why = "field 'dt[" + std::to_string(k) + "]' puts a time outside [-2^61, 2^61] ns";
@@ -92,6 +168,7 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
     if (auto* b = std::get_if<RedistributeBegin>(&e)) {
       b->id = r.id, b->t_ns = r.t_ns, b->op_id = r.op_id, b->op_input = r.op_input;
       if (r.tensor) b->tensor = *r.tensor;
+      if (r.imported && why.empty()) why = MergeImported(r, *b);
     } else if (auto* s = std::get_if<StepBegin>(&e)) {
       s->redistribute_id = r.id, at(s->t_ns);
     } else if (auto* s = std::get_if<StepEnd>(&e)) {
@@ -102,7 +179,7 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
       end->id = r.id, at(end->t_ns);
     }
   }
-  if (k != r.dt.size()) {
+  if (r.has_dt && k != r.dt.size()) {
     why = "field 'dt' has " + std::to_string(r.dt.size()) + " entries but redistribute " +
           std::to_string(r.like) + " has " + std::to_string(k) + " times after its begin";
   }

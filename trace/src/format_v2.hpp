@@ -51,6 +51,9 @@ class FileContext {
   /// or nullptr when fewer were read or back is outside [1, kMaxFlightBack].
   const size_t* Flight(int64_t back) const;
   int64_t FlightsSeen() const { return static_cast<int64_t>(flights_seen_); }
+  /// An op line's v2 `linked`: for each of op `op_id`'s `inputs` inputs, the id of the last
+  /// redistribute_begin read so far whose op_id is op_id and op_input that input's index, else -1.
+  std::vector<int64_t> LinkedIds(int64_t op_id, size_t inputs) const;
   /// MeshGroup of this file's rank over `mesh_dims` (cached); empty when it has none.
   const SharedVec<int64_t>& Group(const std::vector<int64_t>& mesh_dims) const;
 
@@ -60,6 +63,8 @@ class FileContext {
   std::vector<int64_t> mesh_shape_;
   std::unordered_map<int64_t, RedistributeBegin> begins_;
   std::unordered_map<int64_t, size_t> ops_;  // op id -> its index in *events_
+  // op id -> (op_input, redistribute id) of the begins linked to it, until the op is read
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> links_;
   const EventList* events_ = nullptr;
   mutable Op op_;  // the op last looked up, and its index
   mutable size_t op_index_ = SIZE_MAX;
@@ -92,12 +97,17 @@ std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like,
 /// in order), with new ids and times: the begin at `t_ns`, each later time field (step_begin and
 /// step_end t_ns, collective start_ns and end_ns, redistribute_end t_ns, in line order) at
 /// t_ns + dt[i]. The begin takes `op_id`/`op_input` from this line (-1 when absent) and its tensor
-/// from `tensor` when present.
+/// from `tensor` when present. `imported` (when the line has it) gives the begin's imported plan in
+/// part: each field of it whose bit is set in `imported_present` (kDescOf<ImportedPlan>'s order)
+/// replaces the copied plan's; the others stay as copied (all must be given when `like` has none).
 struct RepeatLine {
   int64_t id = 0, like = 0, t_ns = 0;
   std::vector<int64_t> dt;
+  bool has_dt = false;  ///< without `dt`: the times of `like`'s run, moved by t_ns - its begin's
   std::optional<std::string> tensor;
   int64_t op_id = -1, op_input = -1;
+  Rare<ImportedPlan> imported;
+  uint64_t imported_present = 0;
 };
 /// Most `dt` entries a line may hold (checked before they are read): 4 times per plan step.
 inline constexpr int64_t kMaxRepeatTimes = int64_t{1} << 18;
@@ -123,6 +133,13 @@ inline constexpr int64_t kMaxFlightBack = 64;
 /// The collective `r` stands for, into `out`. Returns "" or what is wrong (without "file:line: ").
 std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileContext& ctx,
                                    const EventList& events, Collective& out);
+
+/// An op line's v2 `rule_number`: `rule` (the `like` op's) with its first run of decimal digits
+/// replaced by `number`'s decimal digits, into `out`. False when `rule` has no digit.
+bool RenumberRule(std::string_view rule, int64_t number, std::string& out);
+/// The inverse: whether `rule` is `like_rule` with its first run of digits replaced by the
+/// decimal digits (no leading zero) of a number in [0, kMaxRuleNumber], and that number.
+bool RuleNumber(std::string_view like_rule, std::string_view rule, int64_t& number);
 
 /// Whether `bytes` is what a uniform count expands to for `group` seen from `rank`, and that count.
 bool UniformBytes(const std::vector<int64_t>& group, const std::vector<int64_t>& bytes, int64_t rank,

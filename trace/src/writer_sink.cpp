@@ -98,6 +98,30 @@ size_t WholeRedistribute(const std::vector<Captured>& records, size_t begin) {
   return 0;
 }
 
+// The same for whole events (an importer's): the events of the redistribute whose begin is
+// records[begin], into `run`; empty when it is not whole in the batch.
+void WholeRedistribute(const std::vector<Captured>& records, const std::vector<Event>& full, size_t begin,
+                       std::vector<const Event*>& run) {
+  run.clear();
+  const int64_t id = std::get<RedistributeBegin>(full[records[begin].index]).id;
+  run.push_back(&full[records[begin].index]);
+  const size_t stop = std::min(records.size(), begin + EncoderV2::kMaxRepeatEvents);
+  for (size_t i = begin + 1; i < stop; ++i) {
+    const Captured& c = records[i];
+    if (c.tmpl != nullptr) break;
+    const Event& e = full[c.index];
+    run.push_back(&e);
+    if (const auto* end = std::get_if<RedistributeEnd>(&e); end != nullptr && end->id == id) return;
+    const auto* s = std::get_if<StepBegin>(&e);
+    const auto* t = std::get_if<StepEnd>(&e);
+    const auto* k = std::get_if<Collective>(&e);
+    if (!(s && s->redistribute_id == id) && !(t && t->redistribute_id == id) &&
+        !(k && k->redistribute_id == id))
+      break;
+  }
+  run.clear();
+}
+
 }  // namespace
 
 void Sink::Drain() {
@@ -128,6 +152,14 @@ void Sink::Drain() {
         }
       }
       if (c.tmpl == nullptr) {
+        if (v2 && std::holds_alternative<RedistributeBegin>(draining.full[c.index])) {
+          WholeRedistribute(records, draining.full, i, whole_run);
+          if (!whole_run.empty() && v2->EncodeRepeat(whole_run.data(), whole_run.size(), buffer)) {
+            buffer += '\n';
+            i += whole_run.size() - 1;
+            continue;
+          }
+        }
         std::visit([&](const auto& e) { EncodeLine(e, v2.get(), buffer); }, draining.full[c.index]);
         continue;
       }

@@ -89,6 +89,8 @@ struct Sink {
   std::mutex write_mu;
   Batch draining;
   std::string buffer;
+  std::vector<const Event*>
+      whole_run;  ///< Drain's whole redistribute of whole events (kept for its capacity)
   std::FILE* file = nullptr;
   std::unique_ptr<EncoderV2> v2;  ///< null: format version 1
   std::filesystem::path path;
