@@ -31,7 +31,6 @@ fs::path Temp(const std::string& name) {
   return fs::temp_directory_path() / ("shardscope_v2_" + name + "_" + std::to_string(std::random_device{}()));
 }
 
-
 // Every directory of rank files in the repository that loads (corrupt fixtures are refused and
 // skipped here; their messages are the reader tests' business).
 std::vector<fs::path> LoadableTraces() {
