@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,7 @@
 #include "shardscope/program/debugmode_import.hpp"
 #include "shardscope/trace/importers.hpp"
 #include "shardscope/trace/writer.hpp"
+#include "timeline_model.hpp"
 
 namespace gui = shardscope::app::gui;
 namespace trace = shardscope::trace;
@@ -350,4 +353,37 @@ TEST_CASE("profiler lanes: a row's level of detail covers every visible span onc
     CHECK(static_cast<double>(items) <=
           pixels * (1.0 + 2.0 / min_px) + 4.0 + (covered.size() - want.size()) * 2.0);
   }
+}
+
+// Hidden (run by name): what the views other than the profiler view cost on a profiler directory
+// (SHARDSCOPE_PROFILER_BENCH_DIR, e.g. make_kineto_traces.py DIR --ranks 8 --steps 20 --pad-ops
+// 2500: 400K op records), beside reading it, in seconds.
+TEST_CASE("profiler lanes: cost of the other views on a profiler directory", "[.][bench]") {
+  const char* path = std::getenv("SHARDSCOPE_PROFILER_BENCH_DIR");
+  if (path == nullptr) {
+    WARN("SHARDSCOPE_PROFILER_BENCH_DIR is not set");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  auto t = Clock::now();
+  const trace::Model m = trace::ReadAnyTrace(path);
+  const double read = seconds(t);
+  t = Clock::now();
+  const bool lanes = gui::HasProfilerLanes(m);
+  const double has = seconds(t);
+  t = Clock::now();
+  const size_t nodes = gui::BuildProgramView(m, gui::ProgramMetrics{}).nodes.size();
+  const double program = seconds(t);
+  t = Clock::now();
+  const size_t entries = gui::BuildSearchIndex(m).size();
+  const double search = seconds(t);
+  t = Clock::now();
+  const size_t timeline = gui::BuildTimeline(m).events;
+  const double timeline_s = seconds(t);
+  std::printf(
+      "%zu op records: read %.3f s; HasProfilerLanes %d %.4f s; program view %zu nodes %.4f s; "
+      "search %zu entries %.4f s; timeline %zu events %.4f s\n",
+      m.ops.size(), read, lanes ? 1 : 0, has, nodes, program, entries, search, timeline, timeline_s);
+  CHECK(lanes);
 }
