@@ -38,14 +38,23 @@ bool WriteAll(int fd, std::string_view text) {
   return true;
 }
 
-// Hands `produce` a writer to `fd` that retries short writes and, after the first failure, writes
-// nothing more: false with the failure's errno in `err`. An exception of `produce` passes through.
+// Hands `produce` a writer to `fd` that retries short writes; the first failure ends `produce` (an
+// exception of this file's own, caught here): false with its errno in `err`. Other exceptions of
+// `produce` pass through.
+struct WriteFailed {};
+
 bool WriteProduced(int fd, const OutputProducer& produce, int& err) {
-  bool ok = true;
-  produce([&](std::string_view piece) {
-    if (ok && !WriteAll(fd, piece)) ok = false, err = errno;
-  });
-  return ok;
+  try {
+    produce([&](std::string_view piece) {
+      if (!WriteAll(fd, piece)) {
+        err = errno;
+        throw WriteFailed{};
+      }
+    });
+  } catch (const WriteFailed&) {
+    return false;
+  }
+  return true;
 }
 
 // A regular file (the resolved target of any symlink) replaced atomically: a temporary file beside it,

@@ -26,9 +26,9 @@ void WriteOutputFile(const std::string& path, std::string_view text, const std::
 using OutputProducer = std::function<void(const std::function<void(std::string_view)>& write)>;
 
 /// WriteOutputFile of what `produce` writes, streamed: the bytes go to the file (the temporary one
-/// for a regular file) as they come, so memory does not hold the whole output. After a failed
-/// write nothing more is written and the error is thrown once `produce` returns; an exception of
-/// `produce` removes the temporary file and passes through (the old file is unchanged).
+/// for a regular file) as they come, so memory does not hold the whole output. A failed write ends
+/// `produce` (through an exception it must let pass) and is thrown as for the text; any other
+/// exception of `produce` removes the temporary file and passes through (the old file is unchanged).
 void WriteOutputFile(const std::string& path, const OutputProducer& produce, const std::string& flag);
 
 /// Refuses an output that is, or would become, one of the inputs read from `inputs` (trace files,
