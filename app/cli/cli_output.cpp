@@ -38,9 +38,28 @@ bool WriteAll(int fd, std::string_view text) {
   return true;
 }
 
+// Hands `produce` a writer to `fd` that retries short writes; the first failure ends `produce` (an
+// exception of this file's own, caught here): false with its errno in `err`. Other exceptions of
+// `produce` pass through.
+struct WriteFailed {};
+
+bool WriteProduced(int fd, const OutputProducer& produce, int& err) {
+  try {
+    produce([&](std::string_view piece) {
+      if (!WriteAll(fd, piece)) {
+        err = errno;
+        throw WriteFailed{};
+      }
+    });
+  } catch (const WriteFailed&) {
+    return false;
+  }
+  return true;
+}
+
 // A regular file (the resolved target of any symlink) replaced atomically: a temporary file beside it,
 // the old file's permissions, fsync, rename. A failure leaves the old file as it was.
-void ReplaceRegularFile(const fs::path& target, std::string_view text, const std::string& flag,
+void ReplaceRegularFile(const fs::path& target, const OutputProducer& produce, const std::string& flag,
                         const std::string& shown, mode_t mode) {
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
@@ -48,8 +67,16 @@ void ReplaceRegularFile(const fs::path& target, std::string_view text, const std
   if (fd < 0)
     throw InvalidInput(Quoted(flag, shown) + ": cannot create a file beside it: " + std::strerror(errno));
   ::fchmod(fd, mode);
-  const bool ok = WriteAll(fd, text) && ::fsync(fd) == 0;
-  const int err = errno;
+  int err = 0;
+  bool ok = false;
+  try {
+    ok = WriteProduced(fd, produce, err);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (ok && ::fsync(fd) != 0) ok = false, err = errno;
   if (::close(fd) != 0 || !ok) {
     ::unlink(temp.c_str());
     throw InvalidInput(Quoted(flag, shown) + ": write failed: " + std::strerror(ok ? errno : err) +
@@ -69,6 +96,11 @@ bool IsInputName(const std::string& name) {
 }  // namespace
 
 void WriteOutputFile(const std::string& path, std::string_view text, const std::string& flag) {
+  WriteOutputFile(
+      path, [text](const std::function<void(std::string_view)>& write) { write(text); }, flag);
+}
+
+void WriteOutputFile(const std::string& path, const OutputProducer& produce, const std::string& flag) {
   // Opened without O_CREAT or O_TRUNC, and without blocking on a FIFO that has no reader: whatever
   // is there is looked at (fstat) before anything is written or replaced.
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -80,7 +112,7 @@ void WriteOutputFile(const std::string& path, std::string_view text, const std::
                          " is a symlink to a missing file; refusing to write through it");
     if (err == ENOENT) {  // a new name
       ReplaceRegularFile(
-          fs::path(path), text, flag, path, 0666 & ~[] {
+          fs::path(path), produce, flag, path, 0666 & ~[] {
             const mode_t mask = ::umask(0);
             ::umask(mask);
             return mask;
@@ -104,15 +136,21 @@ void WriteOutputFile(const std::string& path, std::string_view text, const std::
     std::error_code ec;
     const fs::path target = fs::canonical(path, ec);  // a symlink is followed: its target is replaced
     if (ec) throw InvalidInput(Quoted(flag, path) + ": cannot resolve it: " + ec.message());
-    ReplaceRegularFile(target, text, flag, path, st.st_mode & 07777);
+    ReplaceRegularFile(target, produce, flag, path, st.st_mode & 07777);
     return;
   }
   if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
     // Not ours to replace (/dev/null, a terminal, a pipe someone reads): written where it is.
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    const bool ok = WriteAll(fd, text);
-    const int err = errno;
+    int err = 0;
+    bool ok = false;
+    try {
+      ok = WriteProduced(fd, produce, err);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
     if (::close(fd) != 0 || !ok)
       throw InvalidInput(Quoted(flag, path) + " (" + FileKindName(st.st_mode) +
                          "): write failed: " + std::strerror(ok ? errno : err));

@@ -2,6 +2,7 @@
 // What the CLI writes never destroys what the user owns (docs/cli.md "Outputs"): -o files, trace
 // directories, and standard output whose write errors are reported.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,15 @@ namespace shardscope::app {
 /// - a FIFO without a reader, a block device, a socket, a directory or a dangling symlink: refused.
 /// Every write is checked. Throws Error(kInvalidInput) naming the flag, the path and the reason.
 void WriteOutputFile(const std::string& path, std::string_view text, const std::string& flag);
+
+/// An output's bytes made piece by piece: each handed to `write` as it is made.
+using OutputProducer = std::function<void(const std::function<void(std::string_view)>& write)>;
+
+/// WriteOutputFile of what `produce` writes, streamed: the bytes go to the file (the temporary one
+/// for a regular file) as they come, so memory does not hold the whole output. A failed write ends
+/// `produce` (through an exception it must let pass) and is thrown as for the text; any other
+/// exception of `produce` removes the temporary file and passes through (the old file is unchanged).
+void WriteOutputFile(const std::string& path, const OutputProducer& produce, const std::string& flag);
 
 /// Refuses an output that is, or would become, one of the inputs read from `inputs` (trace files,
 /// trace or dump directories): the same file, or a file inside an input directory that exists or

@@ -13,8 +13,6 @@
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/importers.hpp"
-#include "shardscope/trace/kineto.hpp"
-#include "shardscope/trace/kineto_diff.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "trace_tools.hpp"
 
@@ -95,9 +93,6 @@ trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const s
       throw Error(e.code(), who + message);
     }
   }();
-  // A profiler directory reads as the trace `import kineto -o` writes of it: its ops become records
-  // (trace::AddKinetoOpRecords), which show, check and export list.
-  if (trace::IsKinetoModel(model)) trace::AddKinetoOpRecords(model);
   // One input: the diagnostics name their files. Two (diff): say which side each is about.
   PrintLoadWarnings(model, role.empty() ? "" : who + path);
   return model;

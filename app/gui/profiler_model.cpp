@@ -15,20 +15,26 @@ bool IsStep(const trace::Op& op) {
 
 }  // namespace
 
+bool IsPlainOp(const trace::Op& op) {
+  return op.candidates.empty() && op.inputs.empty() && op.outputs.empty() && op.ok;
+}
+
 bool HasProfilerLanes(const trace::Model& model) {
-  if (!model.ops.empty() || !model.redistributes.empty()) return false;
+  if (!model.redistributes.empty()) return false;
   bool ops = false, timed = false;
   for (const trace::RankTrace& rt : model.ranks) {
-    ops = ops || !rt.events.Of<trace::Op>().empty();
+    const std::vector<trace::Op>& events = rt.events.Of<trace::Op>();
+    if (!std::all_of(events.begin(), events.end(), IsPlainOp)) return false;
+    ops = ops || !events.empty();
+    if (timed) continue;
     for (const trace::Collective& c : rt.events.Of<trace::Collective>()) {
       if (c.flight && c.end_ns > c.start_ns) {
         timed = true;
         break;
       }
     }
-    if (ops && timed) return true;
   }
-  return false;
+  return ops && timed;
 }
 
 int32_t ProfilerData::LaneOf(int64_t rank) const {

@@ -15,10 +15,17 @@
 
 namespace shardscope::app::gui {
 
+/// True when `op` carries no sharding decision: no candidate strategies, no inputs or outputs, and
+/// no failure: a name and a time span, which is all a profiler's CPU op is. The engine's ops and
+/// DebugMode-imported ones carry their candidates (a DebugMode op its one recorded strategy).
+bool IsPlainOp(const trace::Op& op);
+
 /// True when `model` holds what profiler traces give: collectives that carry a flight record (a
-/// process group and a sequence number) with kernel times (end after start), and CPU op events on
-/// the ranks that are not a program's ops (Model::ops is empty). Decided by the data, not by the
-/// importer. Flight Recorder dumps (no op events) and shardscope's own traces are not.
+/// process group and a sequence number) with kernel times (end after start), op events of which
+/// none carries a sharding decision (IsPlainOp), and no redistributes. Decided by the data, not by
+/// the importer: a profiler directory and the trace `import kineto -o` writes of it both hold;
+/// Flight Recorder dumps (no op events), shardscope's own traces and DebugMode imports (ops with
+/// strategies, redistributes) do not. O(op events).
 bool HasProfilerLanes(const trace::Model& model);
 
 /// One CPU op on a row of its rank's op lane (times absolute ns).

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "profiler_model.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/import_verdict.hpp"
 #include "view_model.hpp"
@@ -87,10 +88,11 @@ struct StepRef {
 };
 
 // Program order on `rank`: ops by id with the explicit redistributes interleaved by their start time.
+// Ops that carry no sharding decision (IsPlainOp: a profiler's CPU ops) are no program steps.
 std::vector<StepRef> ProgramSteps(const trace::Model& model, int64_t rank) {
   std::vector<StepRef> steps;
   for (const trace::OpRecord& r : model.ops)
-    if (r.rank == rank) steps.push_back({r.op->t_ns, &r, nullptr});
+    if (r.rank == rank && !IsPlainOp(r.op)) steps.push_back({r.op->t_ns, &r, nullptr});
   for (const trace::RedistributeRecord& r : model.redistributes)
     if (r.rank == rank && r.begin->op_id < 0) steps.push_back({r.begin->t_ns, nullptr, &r});
   std::stable_sort(steps.begin(), steps.end(), [](const StepRef& a, const StepRef& b) {
@@ -402,9 +404,12 @@ void PlaceColumns(ProgramView& view, const ProgramMetrics& metrics, size_t input
 
 ProgramView BuildProgramView(const trace::Model& model, const ProgramMetrics& metrics) {
   ProgramView view;
-  if (model.ops.empty()) return view;
-  // The lowest rank that recorded ops describes the program (every rank runs the same ops).
-  const int64_t rank = model.ops.front().rank;
+  // The lowest rank that recorded ops describes the program (every rank runs the same ops); a
+  // profiler's ops (IsPlainOp) describe none.
+  const auto first = std::find_if(model.ops.begin(), model.ops.end(),
+                                  [](const trace::OpRecord& r) { return !IsPlainOp(r.op); });
+  if (first == model.ops.end()) return view;
+  const int64_t rank = first->rank;
   GraphBuilder graph(model, rank, view);
   std::vector<int> step_nodes;
   for (const StepRef& s : ProgramSteps(model, rank)) step_nodes.push_back(graph.AddStep(s));

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "profiler_model.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/import_verdict.hpp"
 
@@ -129,9 +130,12 @@ std::vector<SearchEntry> BuildSearchIndex(const trace::Model& model, size_t limi
     if (!model.RedistributesWithId(id).empty()) out.push_back(RedistributeEntry(model, id));
   }
   const size_t redistributes = out.size();
+  // Ops that carry no sharding decision (a profiler's CPU ops, hundreds of thousands of them,
+  // numbered per rank) have nothing here but a name: the profiler view lists them.
   for (int64_t id : model.OpIds()) {
     if (out.size() - redistributes >= limit) break;
-    if (!model.OpsWithId(id).empty()) out.push_back(OpEntry(model, id));
+    const auto recs = model.OpsWithId(id);
+    if (!recs.empty() && !IsPlainOp(recs.front()->op)) out.push_back(OpEntry(model, id));
   }
   return out;
 }

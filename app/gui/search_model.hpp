@@ -28,7 +28,7 @@ struct SearchEntry {
 };
 
 /// One entry per redistribute id (ascending) and then per op id (ascending), from the lowest rank's
-/// record; at most `limit` entries of each kind.
+/// record, ops that carry no sharding decision (IsPlainOp) left out; at most `limit` of each kind.
 std::vector<SearchEntry> BuildSearchIndex(const trace::Model& model, size_t limit = 100000);
 
 /// True when every whitespace-separated term of `query` occurs in the entry's haystack, ignoring

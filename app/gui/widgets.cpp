@@ -5,6 +5,7 @@
 
 #include <imgui_internal.h>
 
+#include "profiler_model.hpp"
 #include "view_model.hpp"
 
 namespace shardscope::app::gui {
@@ -141,7 +142,8 @@ void NoRedistributeHint(const trace::Model* model, const char* fallback) {
   }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("This trace has no redistributes: nothing was moved between placements.");
-  if (!model->ops.empty()) {
+  // A model's ops are a program's or a profiler's (IsPlainOp) throughout: the first tells.
+  if (!model->ops.empty() && !IsPlainOp(model->ops.front().op)) {
     ImGui::TextDisabled(
         "Its ops are in the Program tab (click one for its placements, strategies and "
         "halo exchanges); their collectives run on the Timeline tab.");

@@ -4,14 +4,29 @@
 // values are worked out by hand from the definitions in profiler_model.hpp and docs/kineto.md
 // ("Across ranks": the last rank to arrive has the latest kernel start; a wait is that start minus
 // the rank's own); the two pure helpers are swept over thousands of random rows.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "profiler_model.hpp"
+#include "program_view_model.hpp"
+#include "sample_data.hpp"
+#include "search_model.hpp"
+#include "shardscope/engine/core/mesh.hpp"
+#include "shardscope/program/debugmode_import.hpp"
+#include "shardscope/trace/importers.hpp"
+#include "shardscope/trace/writer.hpp"
+#include "timeline_model.hpp"
 
 namespace gui = shardscope::app::gui;
 namespace trace = shardscope::trace;
@@ -96,6 +111,83 @@ TEST_CASE("profiler lanes: decided by the data", "[gui][profiler]") {
   }
   CHECK_FALSE(gui::HasProfilerLanes(untimed));
   CHECK_FALSE(gui::HasProfilerLanes(trace::Model{}));
+  // One op that carries a sharding decision (a candidate strategy, as the engine's and DebugMode's
+  // ops do), or one redistribute: a program's trace, not a profiler's.
+  trace::Model decided = ThreeRanks();
+  trace::Op& op = decided.ranks[1].events.EmplaceOf<trace::Op>();
+  op.name = "aten::mm";
+  op.t_ns = 100, op.end_ns = 150;
+  op.candidates = {trace::OpStrategy{}};
+  CHECK_FALSE(gui::HasProfilerLanes(decided));
+  trace::Model moved = ThreeRanks();
+  moved.redistributes.emplace_back();
+  CHECK_FALSE(gui::HasProfilerLanes(moved));
+  // Op records (Model::ops), as every reader gives, change nothing.
+  trace::Model recorded = ThreeRanks();
+  trace::AddKinetoOpRecords(recorded);
+  REQUIRE(recorded.ops.size() == 18);  // 6 op events per rank
+  CHECK(gui::HasProfilerLanes(recorded));
+}
+
+// A profiler directory (make_kineto_traces.py) and the trace `import kineto DIR -o T` writes of it
+// (its events through trace::Writer, as that command does) are one model: both open on the
+// profiler view, with one op record per op event, and neither gives the program view or the search
+// list an op (a profiler's ops carry no sharding decision). A DebugMode import and the GUI's
+// synthetic sample trace do not open on it.
+TEST_CASE("profiler lanes: a profiler directory and its imported trace alike; DebugMode, synthetic not",
+          "[gui][profiler]") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("shardscope_profiler_model_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string gen = "python3 '" + std::string(SHARDSCOPE_SOURCE_DIR) +
+                          "/tests/trace/make_kineto_traces.py' '" + (dir / "kineto").string() +
+                          "' --ranks 2 --steps 2 --pad-ops 3 > '" + (dir / "gen.txt").string() + "' 2>&1";
+  REQUIRE(std::system(gen.c_str()) == 0);
+  const trace::Model direct = trace::ReadAnyTrace(dir / "kineto");
+  for (const trace::RankTrace& rt : direct.ranks) {
+    trace::Writer writer(dir / "imported", rt.header);
+    for (const trace::Event& e : rt.events) writer.Emit(e);
+    writer.Close();
+  }
+  const trace::Model imported = trace::ReadAnyTrace(dir / "imported");
+  // Per rank and step: ProfilerStep#s, 2 aten::linear + 2 aten::mm (--ops 2), 3 pad ops, and the
+  // record_param_comms / nccl:* ops of the collectives; the records are one per op event either way.
+  size_t events = 0;
+  for (const trace::RankTrace& rt : direct.ranks) events += rt.events.Of<trace::Op>().size();
+  CHECK(events >= 2 * 2 * (1 + 4 + 3));
+  CHECK(direct.ops.size() == events);
+  CHECK(imported.ops.size() == events);
+  for (size_t i = 0; i < std::min(direct.ops.size(), imported.ops.size()); ++i) {
+    CHECK(direct.ops[i].rank == imported.ops[i].rank);
+    CHECK(direct.ops[i].op->id == imported.ops[i].op->id);
+    CHECK(direct.ops[i].op->name == imported.ops[i].op->name);
+  }
+  CHECK(gui::HasProfilerLanes(direct));
+  CHECK(gui::HasProfilerLanes(imported));
+  for (const trace::Model* m : {&direct, &imported}) {
+    CHECK(gui::BuildProgramView(*m, gui::ProgramMetrics{}).nodes.empty());
+    const std::vector<gui::SearchEntry> entries = gui::BuildSearchIndex(*m);
+    CHECK(std::none_of(entries.begin(), entries.end(),
+                       [](const gui::SearchEntry& e) { return e.kind == gui::SearchEntry::Kind::kOp; }));
+  }
+  // DebugMode import (samples/pytorch/debugmode_tp.txt on its 4x2 mesh): ops with their recorded
+  // strategy, and redistributes.
+  std::ifstream in(std::string(SHARDSCOPE_SOURCE_DIR) + "/samples/pytorch/debugmode_tp.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  shardscope::program::ImportOptions options;
+  options.mesh = shardscope::engine::Mesh({4, 2}, {"dp", "tp"});
+  options.mesh.RegisterFlattened({0, 1});
+  options.trace_dir = dir / "dm";
+  (void)shardscope::program::ImportDebugMode(text.str(), options);
+  const trace::Model dm = trace::ReadAnyTrace(dir / "dm");
+  REQUIRE_FALSE(dm.ops.empty());
+  CHECK_FALSE(gui::HasProfilerLanes(dm));
+  CHECK_FALSE(gui::BuildProgramView(dm, gui::ProgramMetrics{}).nodes.empty());
+  CHECK_FALSE(gui::HasProfilerLanes(*gui::MakeSampleModel()));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("profiler lanes: ops nest into rows, kernels join the matcher's collectives", "[gui][profiler]") {
@@ -261,4 +353,37 @@ TEST_CASE("profiler lanes: a row's level of detail covers every visible span onc
     CHECK(static_cast<double>(items) <=
           pixels * (1.0 + 2.0 / min_px) + 4.0 + (covered.size() - want.size()) * 2.0);
   }
+}
+
+// Hidden (run by name): what the views other than the profiler view cost on a profiler directory
+// (SHARDSCOPE_PROFILER_BENCH_DIR, e.g. make_kineto_traces.py DIR --ranks 8 --steps 20 --pad-ops
+// 2500: 400K op records), beside reading it, in seconds.
+TEST_CASE("profiler lanes: cost of the other views on a profiler directory", "[.][bench]") {
+  const char* path = std::getenv("SHARDSCOPE_PROFILER_BENCH_DIR");
+  if (path == nullptr) {
+    WARN("SHARDSCOPE_PROFILER_BENCH_DIR is not set");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  auto t = Clock::now();
+  const trace::Model m = trace::ReadAnyTrace(path);
+  const double read = seconds(t);
+  t = Clock::now();
+  const bool lanes = gui::HasProfilerLanes(m);
+  const double has = seconds(t);
+  t = Clock::now();
+  const size_t nodes = gui::BuildProgramView(m, gui::ProgramMetrics{}).nodes.size();
+  const double program = seconds(t);
+  t = Clock::now();
+  const size_t entries = gui::BuildSearchIndex(m).size();
+  const double search = seconds(t);
+  t = Clock::now();
+  const size_t timeline = gui::BuildTimeline(m).events;
+  const double timeline_s = seconds(t);
+  std::printf(
+      "%zu op records: read %.3f s; HasProfilerLanes %d %.4f s; program view %zu nodes %.4f s; "
+      "search %zu entries %.4f s; timeline %zu events %.4f s\n",
+      m.ops.size(), read, lanes ? 1 : 0, has, nodes, program, entries, search, timeline, timeline_s);
+  CHECK(lanes);
 }

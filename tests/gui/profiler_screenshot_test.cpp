@@ -17,8 +17,11 @@
 
 #include "gui_test_support.hpp"
 #include "panels/profiler_panel.hpp"
+#include "shardscope/trace/importers.hpp"
+#include "shardscope/trace/writer.hpp"
 
 using namespace shardscope_gui_test;
+namespace trace = shardscope::trace;
 using shardscope::app::gui::kProfilerConnector;
 using shardscope::app::gui::kProfilerSelected;
 using shardscope::app::gui::kProfilerStraggler;
@@ -222,5 +225,31 @@ TEST_CASE("profiler view: at 64 ranks the straggler button scrolls to the stragg
   for (const auto& m : marks) {
     CHECK(m["rank"] == 37);
     CHECK(AnyNear(img, Mid(m["rect"], 0, 2), Mid(m["rect"], 1, 3), 1, kProfilerStraggler));
+  }
+}
+
+// The trace `shardscope import kineto DIR -o T` writes (DIR's events through trace::Writer, as that
+// command writes them) opens as DIR does: on the profiler view, with the same lanes, ops, kernels
+// and matches.
+TEST_CASE("profiler view: a profiler directory's imported trace opens as the directory does",
+          "[gui][profiler]") {
+  fs::path dir = TempDir("profiler_imported");
+  const fs::path traces = Generate(dir, "--ranks 4 --steps 2 --straggler 1 --delay-us 300");
+  const fs::path imported = dir / "imported";
+  for (const trace::RankTrace& rt : trace::ReadAnyTrace(traces).ranks) {
+    trace::Writer writer(imported, rt.header);
+    for (const trace::Event& e : rt.events) writer.Emit(e);
+    writer.Close();
+  }
+  const nlohmann::json a = Shoot(dir, traces.string() + " --size 1200x800")["profiler"];
+  const nlohmann::json b = Shoot(dir, imported.string() + " --size 1200x800")["profiler"];
+  REQUIRE(a.is_object());
+  REQUIRE(b.is_object());
+  CHECK(a["active"] == true);
+  CHECK(b["active"] == true);
+  CHECK(b["lanes"] == 4);
+  for (const char* key : {"lanes", "ops", "kernels", "depth", "matched", "unmatched", "stragglers"}) {
+    INFO(key);
+    CHECK(a[key] == b[key]);
   }
 }

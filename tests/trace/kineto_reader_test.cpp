@@ -97,6 +97,15 @@ TEST_CASE("a straggler is the last to arrive and everyone else waits its delay",
     CHECK(r.ops == steps * 4);
     CHECK(r.steps == steps);
   }
+  // One op record per op event (a ProfilerStep#N and 4 cpu_ops a step), by rank then id (each
+  // rank's ops numbered from 0), as the trace reader gives of the trace `import kineto -o` writes.
+  const size_t per_rank = static_cast<size_t>(steps) * (1 + 4);
+  REQUIRE(imp.model.ops.size() == static_cast<size_t>(ranks) * per_rank);
+  for (size_t i = 0; i < imp.model.ops.size(); ++i) {
+    CHECK(imp.model.ops[i].rank == static_cast<int64_t>(i / per_rank));
+    CHECK(imp.model.ops[i].op->id == static_cast<int64_t>(i % per_rank));
+  }
+  CHECK(imp.model.OpsWithId(0).size() == static_cast<size_t>(ranks));
   KinetoAnalysis a = AnalyzeKineto(imp.model);
   CHECK(a.matched == 3 * steps);
   CHECK(a.unmatched == 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -18,6 +19,9 @@ namespace shardscope::trace {
 using nlohmann::ordered_json;
 
 namespace {
+
+// Where the events go, one at a time: an array (ChromeTraceJson) or the stream (WriteChromeTrace).
+using Sink = std::function<void(ordered_json&&)>;
 
 // Some trace_processor versions reject \uXXXX escapes, so every string leaves as plain ASCII.
 std::string Ascii(const std::string& s) {
@@ -124,7 +128,7 @@ std::string CoordText(int64_t rank, const std::vector<int64_t>& mesh) {
   return Ints(c);
 }
 
-void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_json& events) {
+void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, const Sink& emit) {
   const RedistributeBegin& b = r.begin;
   int64_t end = b.t_ns;
   if (r.end) {
@@ -166,7 +170,7 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_
   if (r.end && r.end->checksum_before) args["checksum_before"] = hex(*r.end->checksum_before);
   if (r.end && r.end->checksum_after) args["checksum_after"] = hex(*r.end->checksum_after);
   e["args"] = args;
-  events.push_back(std::move(e));
+  emit(std::move(e));
 
   for (const StepRecord& s : r.steps) {
     const StepBegin& sb = s.begin;
@@ -190,12 +194,12 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, ordered_
       a["global_offset_after"] = s.end->global_offset_after;
     }
     x["args"] = a;
-    events.push_back(std::move(x));
+    emit(std::move(x));
   }
 }
 
 // An op on its rank's first lane, where the redistributes it caused (which run inside it) nest.
-void AddOp(const OpRecord& r, const Clocks& clocks, ordered_json& events) {
+void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
   const Op& op = r.op;
   std::string name = "op #" + std::to_string(op.id) + " " + Ascii(op.name);
   ordered_json e = Slice(name, "op", r.rank, kChromeRedistributeTid, clocks.Us(r.rank, op.t_ns),
@@ -244,7 +248,7 @@ void AddOp(const OpRecord& r, const Clocks& clocks, ordered_json& events) {
   args["outcome"] = op.ok ? "ok" : "failed";
   if (!op.ok) args["error"] = Ascii(op.error);
   e["args"] = std::move(args);
-  events.push_back(std::move(e));
+  emit(std::move(e));
 }
 
 ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& clocks) {
@@ -289,28 +293,24 @@ double MidUs(int64_t rank, const Collective& c, const Clocks& clocks) {
   return clocks.Us(rank, c.start_ns) + clocks.DurUs(c.start_ns, c.end_ns) / 2.0;
 }
 
-}  // namespace
-
-ordered_json ChromeTraceJson(const Model& model) {
-  Clocks clocks(model);
-  ordered_json events = ordered_json::array();
+// Every event of the export in its order, each handed to `emit` as it is made.
+void EmitEvents(const Model& model, const Clocks& clocks, const Sink& emit) {
   for (const RankTrace& rt : model.ranks) {
     const Header& h = rt.header;
     std::string name = "rank " + std::to_string(h.rank) + " " + CoordText(h.rank, h.mesh_shape) + " " +
                        Ascii(h.backend) + (h.host.empty() ? "" : "@" + Ascii(h.host));
-    events.push_back(Meta("process_name", h.rank, std::nullopt, name));
-    events.push_back(Meta("thread_name", h.rank, kChromeRedistributeTid,
-                          model.ops.empty() ? "redistributes" : "ops and redistributes"));
-    events.push_back(Meta("thread_name", h.rank, kChromeStepTid, "plan steps"));
-    events.push_back(Meta("thread_name", h.rank, kChromeCollectiveTid, "collectives"));
+    emit(Meta("process_name", h.rank, std::nullopt, name));
+    emit(Meta("thread_name", h.rank, kChromeRedistributeTid,
+              model.ops.empty() ? "redistributes" : "ops and redistributes"));
+    emit(Meta("thread_name", h.rank, kChromeStepTid, "plan steps"));
+    emit(Meta("thread_name", h.rank, kChromeCollectiveTid, "collectives"));
   }
   // Ops first: a viewer that keeps input order for equal timestamps then nests the redistribute
   // an op began at its own start time inside the op.
-  for (const OpRecord& r : model.ops) AddOp(r, clocks, events);
-  for (const RedistributeRecord& r : model.redistributes) AddRedistribute(r, clocks, events);
+  for (const OpRecord& r : model.ops) AddOp(r, clocks, emit);
+  for (const RedistributeRecord& r : model.redistributes) AddRedistribute(r, clocks, emit);
   for (const RankTrace& rt : model.ranks) {
-    for (const Collective& c : rt.events.Of<Collective>())
-      events.push_back(CollectiveSlice(rt.header.rank, c, clocks));
+    for (const Collective& c : rt.events.Of<Collective>()) emit(CollectiveSlice(rt.header.rank, c, clocks));
   }
   // Flow arrows: call n of a group on its lowest rank -> call n on every other member that issued
   // the same kind for the same redistribute step (the pairing `shardscope check` uses).
@@ -344,15 +344,16 @@ ordered_json ChromeTraceJson(const Model& model) {
           e["pid"] = pid;
           e["tid"] = kChromeCollectiveTid;
           e["ts"] = MidUs(pid, at, clocks);
-          events.push_back(std::move(e));
+          emit(std::move(e));
         };
         flow("s", src_rank, *src);
         flow("f", rank, *c);
       }
     }
   }
-  ordered_json out;
-  out["traceEvents"] = std::move(events);
+}
+
+ordered_json Metadata(const Model& model, const Clocks& clocks) {
   ordered_json meta;
   meta["source"] = "shardscope";
   meta["world"] = model.world;
@@ -364,8 +365,46 @@ ordered_json ChromeTraceJson(const Model& model) {
     meta["backend"] = Ascii(h.backend);
   }
   meta["time_origin_ns"] = static_cast<double>(clocks.OriginNs());
-  out["metadata"] = std::move(meta);
+  return meta;
+}
+
+// As the whole document's dump writes them: compact, ASCII (\uXXXX), bytes that are not UTF-8
+// replaced.
+void Dump(const ordered_json& j, std::string& out) {
+  out += j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+ordered_json ChromeTraceJson(const Model& model) {
+  Clocks clocks(model);
+  ordered_json events = ordered_json::array();
+  EmitEvents(model, clocks, [&](ordered_json&& e) { events.push_back(std::move(e)); });
+  ordered_json out;
+  out["traceEvents"] = std::move(events);
+  out["metadata"] = Metadata(model, clocks);
   return out;
+}
+
+size_t WriteChromeTrace(const Model& model, const std::function<void(std::string_view)>& write) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  Clocks clocks(model);
+  std::string buffer = "{\"traceEvents\":[";
+  buffer.reserve(kChunk + (size_t{64} << 10));
+  size_t count = 0;
+  EmitEvents(model, clocks, [&](ordered_json&& e) {
+    if (count++ > 0) buffer += ',';
+    Dump(e, buffer);
+    if (buffer.size() >= kChunk) {
+      write(buffer);
+      buffer.clear();
+    }
+  });
+  buffer += "],\"metadata\":";
+  Dump(Metadata(model, clocks), buffer);
+  buffer += '}';
+  write(buffer);
+  return count;
 }
 
 }  // namespace shardscope::trace

@@ -1030,7 +1030,10 @@ KinetoImport ReadKineto(const std::vector<fs::path>& paths, const ReadOptions& o
   }
   if (auto missing = detail::MissingRanks(present, world, "profiler trace"))
     model.diagnostics.push_back(std::move(*missing));
-  model.Reindex();
+  std::vector<RankData>().swap(data);  // the files' leftovers go before the records come
+  // Every op event gets its record, as the trace reader gives the trace `import kineto -o` writes:
+  // one model from a directory and from its import, whoever reads it.
+  AddKinetoOpRecords(model);
   return out;
 }
 
@@ -1039,10 +1042,9 @@ Model ReadKinetoModel(const std::vector<fs::path>& paths, const ReadOptions& opt
 }
 
 void AddKinetoOpRecords(Model& model) {
-  if (!model.ops.empty()) return;
   size_t count = 0;
   for (const RankTrace& rt : model.ranks) count += rt.events.Of<Op>().size();
-  if (count == 0) return;
+  if (!model.ops.empty() || count == 0) return model.Reindex();
   model.ops.reserve(count);
   // The reader numbers each rank's ops from 0 in event order and the ranks are sorted, so the
   // records come out sorted by (rank, id) unless a model was built otherwise.

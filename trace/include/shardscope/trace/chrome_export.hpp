@@ -2,6 +2,10 @@
 // Chrome Trace Event JSON export (`shardscope export --format chrome`) that Perfetto, chrome://tracing
 // and Tracy's importer open. Field choices follow Perfetto's JSON parser; see docs/trace-tools.md.
 
+#include <cstddef>
+#include <functional>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "shardscope/trace/model.hpp"
@@ -24,5 +28,11 @@ inline constexpr size_t kChromeListedPeers = 64;
 /// with their fields in args, and "s"/"f" flow pairs from the lowest rank of each collective call
 /// to every other member. Pure; deterministic.
 nlohmann::ordered_json ChromeTraceJson(const Model& model);
+
+/// The same document streamed: hands `write` the bytes of ChromeTraceJson(model) dumped compact and
+/// ASCII (dump(-1, ' ', true, replace)), byte for byte, in chunks of about 1 MiB, making one event
+/// at a time, so memory beyond the model is a chunk and one event however many there are. Returns
+/// the number of trace events. Exceptions of `write` pass through.
+size_t WriteChromeTrace(const Model& model, const std::function<void(std::string_view)>& write);
 
 }  // namespace shardscope::trace

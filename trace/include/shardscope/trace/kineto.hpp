@@ -62,18 +62,17 @@ int64_t KinetoRankOfFileName(const std::string& file_name);
 /// diagnostic naming the missing ranks; a rank taken from the file name is a warning. Throws
 /// Error(kInvalidInput) naming the file and the byte offset for truncated or corrupt gzip, truncated
 /// or malformed JSON, a top level that is not an object, a value over kMaxKinetoValueBytes; and
-/// for two files of one rank, a file whose rank cannot be told, or no file at all.
+/// for two files of one rank, a file whose rank cannot be told, or no file at all. The model's op
+/// records (Model::ops) are those of the trace `import kineto -o` writes (AddKinetoOpRecords).
 KinetoImport ReadKineto(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
 /// ReadKineto(...).model.
 Model ReadKinetoModel(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
-/// Gives every Op event of `model` its OpRecord in Model::ops (sorted by rank then op id, then
-/// Reindex), as the shardscope reader does when it reads the trace `import kineto -o` wrote, so a
-/// tool that reads the model's ops (show, check, export) gives a profiler directory the answer it
-/// gives that trace. ReadKineto leaves Model::ops empty: the GUI's profiler view draws the op
-/// events themselves, and a record per op would cost it memory and time for nothing. Does nothing
-/// when Model::ops is not empty. O(ops).
+/// Gives every Op event of `model` its OpRecord in Model::ops (sorted by rank then op id), as the
+/// shardscope reader does when it reads the trace `import kineto -o` wrote; ReadKineto calls it, so
+/// a profiler directory and its imported trace are one model to every consumer. For models built
+/// by hand; does nothing but Reindex when Model::ops is not empty. O(ops).
 void AddKinetoOpRecords(Model& model);
 
 /// One collective matched across the ranks of its process group.
