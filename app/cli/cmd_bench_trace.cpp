@@ -282,7 +282,7 @@ int RunBenchTrace(const BenchTraceArgs& args, std::ostream& out) {
   std::snprintf(line, sizeof line,
                 "%.0f bytes per event on disk (format v%d) for whole events, %.0f for template captures (a "
                 "repeated redistribute is one redistribute_repeat line)\n",
-                background.file_bytes, trace::kCurrentVersion, templated.file_bytes);
+                background.file_bytes, trace::kDefaultVersion, templated.file_bytes);
   out << line;
   const EngineCost engine_cost = RunEngine(args, dir);
   std::snprintf(

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Imported traces written compactly (docs/trace-format.md, "Version 2"): `import fr -o` writes most
+# Imported traces written compactly (docs/trace-format.md, "Version 2" and "Version 3"): `import fr -o` writes most
 # Flight Recorder entries as collective_repeat lines and at most the dumps' bytes, and show and
 # check say of the written trace exactly what they say of the dumps it came from (nothing lost);
-# the same for a profiler trace (`import kineto -o`). A DebugMode import writes its ops and
-# redistributes by `like`, and show reads it.
+# the same for a profiler trace (`import kineto -o`); both stay format version 2. A DebugMode import
+# writes its ops and redistributes by `like` and in version 3's forms, under version 3 headers (a
+# version-2 reader refuses it instead of ignoring those forms), and show reads it.
+
+# header_version DIR: the format version of every rank file's header in DIR, one per line, unique.
+header_version() {
+  for f in "$1"/rank-*.jsonl; do head -n 1 "$f" | sed -n 's/^{"type":"header","format":"shardscope-trace","version":\([0-9]*\),.*/\1/p'; done | sort -u
+}
+expect_version() {
+  CHECKS=$((CHECKS + 1))
+  local got
+  got=$(header_version "$2")
+  [ "$got" = "$1" ] || fail "$3: header versions '$got', expected $1"
+}
 source "$(dirname "$0")/lib.sh" "$@"
 
 bytes() { du -sb "$1" | cut -f1; }
@@ -26,6 +38,7 @@ for format in pickle json; do
   run import fr "$dumps" -o "$TMP/fr_$format.trace"
   expect_rc 0
   trace="$TMP/fr_$format.trace"
+  expect_version 2 "$trace" "import fr ($format)"
   # 300 entries a rank, 4 kinds: 4 full lines, the other 296 repeat the same kind 4 entries back.
   CHECKS=$((CHECKS + 1))
   repeats=$(grep -c '"type":"collective_repeat"' "$trace/rank-3.jsonl")
@@ -44,6 +57,7 @@ done
 "$PYTHON" "$ROOT/tests/trace/make_kineto_traces.py" "$TMP/kineto" --ranks 2 --steps 20 >/dev/null
 run import kineto "$TMP/kineto" -o "$TMP/kineto.trace"
 expect_rc 0
+expect_version 2 "$TMP/kineto.trace" "import kineto"
 CHECKS=$((CHECKS + 1))
 grep -q '"type":"collective_repeat"' "$TMP/kineto.trace/rank-0.jsonl" || fail "kineto: no collective_repeat line"
 # show of the profiler trace itself and of the written trace agree: collectives and CPU ops (the
@@ -64,6 +78,7 @@ expect_rc 0
 for _ in 1 2 3; do cat "$ROOT/samples/pytorch/debugmode_tp.txt"; done >"$TMP/dm.txt"
 run import debugmode "$TMP/dm.txt" --mesh 4x2 --flatten all -o "$TMP/dm.trace"
 expect_rc 0
+expect_version 3 "$TMP/dm.trace" "import debugmode"
 CHECKS=$((CHECKS + 1))
 grep -q '^{"type":"op","id":[0-9]*,"like":' "$TMP/dm.trace/rank-0.jsonl" || fail "debugmode: no op line with like"
 CHECKS=$((CHECKS + 1))
@@ -81,5 +96,26 @@ expect_rc 0
 CHECKS=$((CHECKS + 1))
 grep -q '^op #16 aten::embedding(.*rule recorded by PyTorch DebugMode (line 71, module Model.embed); opaque' "$TMP/out" ||
   fail "debugmode: op #16 does not name log line 71"
+
+# A shardscope that reads only version 2 would take the DebugMode trace's rule_number, linked and
+# partial imported for unknown fields and ignore them; it stops at the header instead. Seen here
+# as this shardscope sees a header one version past its own: the same message, naming file and line.
+mkdir -p "$TMP/dm_next"
+sed '1s/"version":3,/"version":4,/' "$TMP/dm.trace/rank-0.jsonl" >"$TMP/dm_next/rank-0.jsonl"
+run show "$TMP/dm_next/rank-0.jsonl"
+CHECKS=$((CHECKS + 1))
+[ "$RC" -ne 0 ] || fail "show of a version-4 trace exited 0"
+CHECKS=$((CHECKS + 1))
+grep -q 'rank-0.jsonl:1: trace format version 4 is newer than this shardscope reads (3); upgrade shardscope' "$TMP/err" ||
+  fail "show of a version-4 trace: no 'upgrade shardscope' message: $(head -3 "$TMP/err")"
+# The same trace relabelled version 2: its first version-3 form is named.
+mkdir -p "$TMP/dm_v2"
+sed '1s/"version":3,/"version":2,/' "$TMP/dm.trace/rank-0.jsonl" >"$TMP/dm_v2/rank-0.jsonl"
+run show "$TMP/dm_v2/rank-0.jsonl"
+CHECKS=$((CHECKS + 1))
+[ "$RC" -ne 0 ] || fail "show of a DebugMode trace relabelled version 2 exited 0"
+CHECKS=$((CHECKS + 1))
+grep -q "rank-0.jsonl:[0-9]*: .*needs trace format version 3\|rank-0.jsonl:[0-9]*: .*only trace format version 3 may leave it out" "$TMP/err" ||
+  fail "show of a DebugMode trace relabelled version 2: no version-3 message: $(head -3 "$TMP/err")"
 
 finish

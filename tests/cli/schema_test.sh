@@ -20,12 +20,20 @@ validate() {
   echo "$what: ${report##*$'\n'}"
 }
 
-# Every sample scenario and program, run and traced by the writer (format v2).
+# versions DIR: the distinct header versions of DIR's rank files.
+versions() {
+  for f in "$1"/rank-*.jsonl; do head -n 1 "$f" | sed -n 's/.*"version":\([0-9]*\),.*/\1/p'; done | sort -u | tr '\n' ' '
+}
+
+# Every sample scenario and program, run and traced by the writer (format v2: version 3's forms
+# are an imported DebugMode log's only).
 for sample in "$ROOT"/samples/*.json "$ROOT"/samples/programs/*.json; do
   name=$(basename "$sample" .json)
   run run "$sample" --trace "$TMP/run-$name" --force
   expect_rc 0
   validate "run $name" "$TMP/run-$name"
+  CHECKS=$((CHECKS + 1))
+  [ "$(versions "$TMP/run-$name")" = "2 " ] || fail "run $name: header versions $(versions "$TMP/run-$name"), not 2"
 done
 
 # The golden traces that are meant to be valid (corrupt/ and torn/ are broken on purpose).
@@ -44,10 +52,14 @@ done
 run import debugmode "$ROOT/samples/pytorch/debugmode_tp.txt" --mesh 4x2 --mesh-names dp,tp --flatten all -o "$TMP/dm"
 expect_rc 0
 validate "import debugmode" "$TMP/dm"
+CHECKS=$((CHECKS + 1))
+[ "$(versions "$TMP/dm")" = "3 " ] || fail "import debugmode: header versions $(versions "$TMP/dm"), not 3"
 "$PYTHON" "$ROOT/tests/trace/make_fr_dumps.py" wrapped_hang "$TMP/fr_dumps" >/dev/null
 run import fr "$TMP/fr_dumps" -o "$TMP/fr_trace"
 expect_rc 0
 validate "import fr" "$TMP/fr_trace"
+CHECKS=$((CHECKS + 1))
+[ "$(versions "$TMP/fr_trace")" = "2 " ] || fail "import fr: header versions $(versions "$TMP/fr_trace"), not 2"
 # A longer job's dumps: most entries are written as collective_repeat lines.
 "$PYTHON" "$ROOT/tests/trace/make_fr_dumps.py" clean "$TMP/fr_clean" --ranks 8 --seqs 40 >/dev/null
 run import fr "$TMP/fr_clean" -o "$TMP/fr_clean_trace"

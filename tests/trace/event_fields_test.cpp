@@ -79,13 +79,15 @@ void CheckField(const F& f, const json& p, const std::string& where) {
   const std::string type = JsonType(typename F::Codec{});
   if (!type.empty() && Resolve(p).contains("type")) CHECK(Resolve(p)["type"] == type);
   if constexpr (kV1Required<R> && !kV2Required<Unliked<R>>) {
-    // v1 requires it, v2 may leave it out even without `like` (whose own description covers the
-    // rest): the schema (of v2 lines) says so in its description.
+    // v1 requires it, v2 (v3 for rule::SameAsV3) may leave it out even without `like` (whose own
+    // description covers the rest): the schema (of v3 lines) says so in its description.
     REQUIRE(p.contains("description"));
-    CHECK(p["description"].template get<std::string>().rfind("v2", 0) == 0);
+    CHECK(p["description"].template get<std::string>().rfind(kV3Only<Unliked<R>> ? "v3" : "v2", 0) == 0);
   }
   if constexpr (kLineOnly<R>) {
-    CHECK(p["description"].template get<std::string>().rfind("v2", 0) == 0);
+    // `like`, `redistribute_ids` (v2); `rule_number`, `linked` (v3).
+    const std::string d = p["description"].template get<std::string>();
+    CHECK((d.rfind("v2", 0) == 0 || d.rfind("v3", 0) == 0));
   } else {
     using V = ValueOf<T, F>;
     if constexpr (std::is_same_v<typename F::Codec, codec::Object>) {

@@ -1,7 +1,10 @@
-// Trace format version 2 on imported records (docs/trace-format.md, "Version 2"): collectives with
-// Flight Recorder fields written as collective_repeat lines, imported redistributes by `like` with
-// their own tensor, ops by `like` with only the fields that differ. Property: random events of
-// every kind, written as v2 and read back through both readers, are the events written.
+// Trace format versions 2 and 3 on imported records (docs/trace-format.md, "Version 2" and
+// "Version 3"): collectives with Flight Recorder fields written as collective_repeat lines,
+// imported redistributes by `like` with their own tensor, ops by `like` with only the fields that
+// differ; version 3 adds repeats of imported redistributes (no `dt`, `imported` in part), op lines
+// without step/end_ns, `rule_number` and `linked`, which a version-2 file must not use. Property:
+// random events of every kind, written as v2 or v3 and read back through both readers, are the
+// events written, and only the v3 file uses version 3's forms.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -299,6 +302,10 @@ std::vector<Event> Read(const fs::path& file, bool fast) {
 std::string ErrorOf(const std::vector<std::string>& lines, bool fast) {
   return shardscope::testing::ReadErrorOf(ToLine(ToJson(Rank1(2))), lines, fast);
 }
+// The same after a v3 header.
+std::string ErrorOfV3(const std::vector<std::string>& lines, bool fast) {
+  return shardscope::testing::ReadErrorOf(ToLine(ToJson(Rank1(3))), lines, fast);
+}
 
 // A Flight Recorder collective of rank 1 over group [0, 1], as a v1 line would hold it.
 const std::string kFlightLine =
@@ -311,59 +318,80 @@ const std::string kFlightLine =
 
 }  // namespace
 
-TEST_CASE("v2 round trip of random imported events of every kind, through both readers",
+TEST_CASE("v2 and v3 round trips of random imported events of every kind, through both readers",
           "[trace][v2][roundtrip][property]") {
-  // 100 files of 60 events by default (SHARDSCOPE_PROPERTY_CASES / 20).
+  // 100 files of 60 events by default (SHARDSCOPE_PROPERTY_CASES / 20), in each version.
   const int64_t cases =
       std::max<int64_t>(1, shardscope::KnobInteger(shardscope::knobs::PropertyCases()).value_or(2000) / 20);
   const fs::path dir = Temp("property");
-  int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0, numbered = 0, shifted = 0, parts = 0,
-          linked = 0;
-  for (int64_t i = 0; i < cases; ++i) {
-    CAPTURE(i);
-    const std::vector<Event> events = RandomEvents(static_cast<uint64_t>(i) * 7919 + 1).Make(60);
-    const std::string text = shardscope::testing::WriteRankText(dir, Rank1(2), events);
-    repeats += static_cast<int64_t>(shardscope::testing::CountOf(text, "\"type\":\"collective_repeat\""));
-    std::stringstream lines(text);
-    for (std::string l; std::getline(lines, l);) {
-      const bool like = l.find("\"like\":") != std::string::npos;
-      op_likes += like && l.starts_with("{\"type\":\"op\"");
-      begin_likes += like && l.starts_with("{\"type\":\"redistribute_begin\"") &&
-                     l.find("\"tensor\":") != std::string::npos;
-      numbered += l.find("\"rule_number\":") != std::string::npos;
-      linked += l.find("\"linked\":true") != std::string::npos;
-      const bool repeat = l.starts_with("{\"type\":\"redistribute_repeat\"");
-      shifted += repeat && l.find("\"dt\":") == std::string::npos;
-      parts += repeat && l.find("\"imported\":{\"line\":") != std::string::npos;
-    }
-    for (bool fast : {true, false}) {
-      INFO((fast ? "fast reader" : "reference reader"));
-      const std::vector<Event> got = Read(dir / "rank-1.jsonl", fast);
-      REQUIRE(got.size() == events.size());
-      for (size_t k = 0; k < got.size(); ++k) {
-        INFO("event " << k << ": " << ToLine(ToJson(events[k])));
-        CHECK(ToLine(ToJson(got[k])) == ToLine(ToJson(events[k])));
-        CHECK(got[k] == events[k]);
+  for (int version : {2, 3}) {
+    CAPTURE(version);
+    int64_t flights = 0, repeats = 0, op_likes = 0, begin_likes = 0, numbered = 0, shifted = 0, parts = 0,
+            linked = 0, redistribute_repeats = 0, no_step = 0, no_end = 0;
+    for (int64_t i = 0; i < cases; ++i) {
+      CAPTURE(i);
+      const std::vector<Event> events = RandomEvents(static_cast<uint64_t>(i) * 7919 + 1).Make(60);
+      const std::string text = shardscope::testing::WriteRankText(dir, Rank1(version), events);
+      CHECK(text.starts_with(R"({"type":"header","format":"shardscope-trace","version":)" +
+                             std::to_string(version) + ","));
+      repeats += static_cast<int64_t>(shardscope::testing::CountOf(text, "\"type\":\"collective_repeat\""));
+      std::stringstream lines(text);
+      for (std::string l; std::getline(lines, l);) {
+        const bool like = l.find("\"like\":") != std::string::npos;
+        const bool op = l.starts_with("{\"type\":\"op\"");
+        op_likes += like && op;
+        no_step += op && l.find("\"step\":") == std::string::npos;
+        no_end += op && l.find("\"end_ns\":") == std::string::npos;
+        begin_likes += like && l.starts_with("{\"type\":\"redistribute_begin\"") &&
+                       l.find("\"tensor\":") != std::string::npos;
+        numbered += l.find("\"rule_number\":") != std::string::npos;
+        linked += l.find("\"linked\":true") != std::string::npos;
+        const bool repeat = l.starts_with("{\"type\":\"redistribute_repeat\"");
+        redistribute_repeats += repeat;
+        shifted += repeat && l.find("\"dt\":") == std::string::npos;
+        parts += repeat && l.find("\"imported\":{\"line\":") != std::string::npos;
+      }
+      for (bool fast : {true, false}) {
+        INFO((fast ? "fast reader" : "reference reader"));
+        const std::vector<Event> got = Read(dir / "rank-1.jsonl", fast);
+        REQUIRE(got.size() == events.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          INFO("event " << k << ": " << ToLine(ToJson(events[k])));
+          CHECK(ToLine(ToJson(got[k])) == ToLine(ToJson(events[k])));
+          CHECK(got[k] == events[k]);
+        }
+      }
+      for (const Event& e : events) {
+        const auto* c = std::get_if<Collective>(&e);
+        flights += c != nullptr && c->flight;
       }
     }
-    for (const Event& e : events) {
-      const auto* c = std::get_if<Collective>(&e);
-      flights += c != nullptr && c->flight;
+    // The forms were used: a fair share of the flight collectives were repeats (the rest differ
+    // from the last 16 in a list or a string), ops and begins shared fields with earlier ones.
+    CHECK(repeats * 5 > flights);
+    CHECK(op_likes > 0);
+    CHECK(begin_likes > 0);
+    if (version == 3) {
+      // Replayed redistributes were repeat lines without `dt` and with their imported plan in
+      // part, ops left out step and end_ns, gave their rule's number alone and took their
+      // inputs' redistributes from the begins that name them.
+      CHECK(shifted > 0);
+      CHECK(parts > 0);
+      CHECK(numbered > 0);
+      CHECK(linked > 0);
+      CHECK(no_step > 0);
+      CHECK(no_end > 0);
+    } else {
+      // None of version 3's forms: the writer never repeats whole events in v2 (the random events
+      // are whole events, not template captures), and every op line has step and end_ns.
+      CHECK(redistribute_repeats == 0);
+      CHECK(numbered == 0);
+      CHECK(linked == 0);
+      CHECK(no_step == 0);
+      CHECK(no_end == 0);
     }
   }
   fs::remove_all(dir);
-  // The forms were used: a fair share of the flight collectives were repeats (the rest differ from
-  // the last 16 in a list or a string), ops and begins shared fields with earlier ones.
-  CHECK(repeats * 5 > flights);
-  CHECK(op_likes > 0);
-  CHECK(begin_likes > 0);
-  // Replayed redistributes were repeat lines without `dt` and with their imported plan in part,
-  // and ops gave their rule's number alone and took their inputs' redistributes from the begins
-  // that name them.
-  CHECK(shifted > 0);
-  CHECK(parts > 0);
-  CHECK(numbered > 0);
-  CHECK(linked > 0);
 }
 
 TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new times and ids",
@@ -520,12 +548,13 @@ std::vector<std::string> Plus(std::vector<std::string> lines, const std::vector<
   return lines;
 }
 
-std::vector<Event> ReadLines(const std::vector<std::string>& lines, bool fast) {
+// `lines` read after a header of format `version` through one reader path.
+std::vector<Event> ReadLines(const std::vector<std::string>& lines, bool fast, int version) {
   const fs::path dir = Temp("lines");
   fs::create_directories(dir);
   {
     std::ofstream out(dir / "rank-1.jsonl", std::ios::binary);
-    out << ToLine(ToJson(Rank1(2))) << "\n";
+    out << ToLine(ToJson(Rank1(version))) << "\n";
     for (const std::string& l : lines) out << l << "\n";
   }
   std::vector<Event> events = Read(dir / "rank-1.jsonl", fast);
@@ -543,7 +572,7 @@ const std::string kOpLine =
 
 }  // namespace
 
-TEST_CASE("a v2 redistribute_repeat line without dt keeps the earlier run's time offsets; imported in part",
+TEST_CASE("a v3 redistribute_repeat line without dt keeps the earlier run's time offsets; imported in part",
           "[trace][v2][reader]") {
   const std::vector<std::string> lines = Plus(
       kImportedRun,
@@ -551,7 +580,7 @@ TEST_CASE("a v2 redistribute_repeat line without dt keeps the earlier run's time
        R"j({"type":"redistribute_repeat","id":2,"like":0,"t_ns":9000,"dt":[1,2,3,4,5],"tensor":"line 7"})j"});
   for (bool fast : {true, false}) {
     INFO((fast ? "fast reader" : "reference reader"));
-    const std::vector<Event> got = ReadLines(lines, fast);
+    const std::vector<Event> got = ReadLines(lines, fast, 3);
     REQUIRE(got.size() == 15);
     // Redistribute 1: redistribute 0 four microseconds later (every time + 4000), its id 1, its
     // imported plan the earlier one's with line, verdict and reason replaced.
@@ -586,14 +615,14 @@ TEST_CASE("a v2 redistribute_repeat line without dt keeps the earlier run's time
   }
 }
 
-TEST_CASE("a v2 op line may leave out step (its id) and end_ns (its t_ns) and give its rule's number alone",
+TEST_CASE("a v3 op line may leave out step (its id) and end_ns (its t_ns) and give its rule's number alone",
           "[trace][v2][reader]") {
   const std::vector<std::string> lines = {
       kOpLine, R"j({"type":"op","id":5,"like":0,"rule_number":47,"t_ns":3000})j",
       R"j({"type":"op","id":6,"step":2,"like":5,"t_ns":4000,"end_ns":4100})j"};
   for (bool fast : {true, false}) {
     INFO((fast ? "fast reader" : "reference reader"));
-    const std::vector<Event> got = ReadLines(lines, fast);
+    const std::vector<Event> got = ReadLines(lines, fast, 3);
     REQUIRE(got.size() == 3);
     const auto& op = std::get<Op>(got[1]);
     CHECK(op.step == 5);
@@ -611,7 +640,7 @@ TEST_CASE("a v2 op line may leave out step (its id) and end_ns (its t_ns) and gi
   fs::create_directories(dir);
   {
     std::ofstream out(dir / "rank-1.jsonl", std::ios::binary);
-    out << ToLine(ToJson(Rank1(2))) << "\n";
+    out << ToLine(ToJson(Rank1(3))) << "\n";
     for (const std::string& l : lines) out << l << "\n";
   }
   ReadProgress progress;
@@ -620,7 +649,7 @@ TEST_CASE("a v2 op line may leave out step (its id) and end_ns (its t_ns) and gi
   fs::remove_all(dir);
 }
 
-TEST_CASE("malformed imported parts of v2 repeat and op lines are refused at file:line by both readers",
+TEST_CASE("malformed imported parts of v3 repeat and op lines are refused at file:line by both readers",
           "[trace][v2][reader]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {Plus(PlainRun(),
@@ -653,16 +682,16 @@ TEST_CASE("malformed imported parts of v2 repeat and op lines are refused at fil
   };
   for (const auto& [lines, expected] : cases) {
     CAPTURE(lines.back());
-    CHECK(ErrorOf(lines, true) == expected);
-    CHECK(ErrorOf(lines, false) == expected);
+    CHECK(ErrorOfV3(lines, true) == expected);
+    CHECK(ErrorOfV3(lines, false) == expected);
   }
 }
 
-TEST_CASE("the v2 writer writes a replayed imported redistribute again as one repeat line",
+TEST_CASE("the v3 writer writes a replayed imported redistribute again as one repeat line",
           "[trace][v2][writer]") {
   // Redistribute 0 as read from its lines, then the same events 4000 ns later with id 1, another
   // tensor, an op link and line 40, then again with one time moved (a `dt` then).
-  std::vector<Event> events = ReadLines(kImportedRun, false);
+  std::vector<Event> events = ReadLines(kImportedRun, false, 2);
   REQUIRE(events.size() == 5);
   auto again = [&](int64_t id, int64_t shift, int64_t moved) {
     for (size_t k = 0; k < 5; ++k) {
@@ -689,7 +718,7 @@ TEST_CASE("the v2 writer writes a replayed imported redistribute again as one re
   again(2, 8000, 1);
   const fs::path dir = Temp("rwriter");
   {
-    Writer w(dir, Rank1(2));
+    Writer w(dir, Rank1(3));
     for (const Event& e : events) w.Emit(e);
   }
   const std::string text = Slurp(dir / "rank-1.jsonl");
@@ -714,7 +743,7 @@ TEST_CASE("the v2 writer writes a replayed imported redistribute again as one re
   fs::remove_all(dir);
 }
 
-TEST_CASE("a v2 op line with linked takes its inputs' redistribute ids from the begins that name it",
+TEST_CASE("a v3 op line with linked takes its inputs' redistribute ids from the begins that name it",
           "[trace][v2][reader]") {
   // Op 0 (one input, not placed by a redistribute); redistribute 0 again as 1 and 2, both naming op
   // 7's input 0 (the later one counts), and as 3 naming op 8's input 0; op 7 like op 0 with
@@ -728,7 +757,7 @@ TEST_CASE("a v2 op line with linked takes its inputs' redistribute ids from the 
             R"j({"type":"op","id":9,"like":7,"linked":true,"t_ns":9000})j"});
   for (bool fast : {true, false}) {
     INFO((fast ? "fast reader" : "reference reader"));
-    const std::vector<Event> got = ReadLines(lines, fast);
+    const std::vector<Event> got = ReadLines(lines, fast, 3);
     REQUIRE(got.size() == 23);
     CHECK(std::get<Op>(got[21]).inputs[0].redistribute_id == 2);
     CHECK(std::get<Op>(got[22]).inputs[0].redistribute_id == -1);
@@ -743,7 +772,99 @@ TEST_CASE("a v2 op line with linked takes its inputs' redistribute ids from the 
   };
   for (const auto& [cl, expected] : cases) {
     CAPTURE(cl.back());
-    CHECK(ErrorOf(cl, true) == expected);
-    CHECK(ErrorOf(cl, false) == expected);
+    CHECK(ErrorOfV3(cl, true) == expected);
+    CHECK(ErrorOfV3(cl, false) == expected);
   }
+}
+
+TEST_CASE("a v2 file with a form of version 3 is refused naming the field, by both readers",
+          "[trace][v2][reader]") {
+  // Each line is valid in a version-3 file (the first case's "(no error)" there); a version-2
+  // reader predating version 3 would have ignored rule_number, linked and imported, so a v2 file
+  // that has them is an error, not a silently different trace.
+  const std::string numbered =
+      R"j({"type":"op","id":1,"step":1,"like":0,"rule_number":4,"t_ns":3000,"end_ns":3000})j";
+  const std::string linked =
+      R"j({"type":"op","id":1,"step":1,"like":0,"linked":true,"t_ns":3000,"end_ns":3000})j";
+  const std::string imported =
+      R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"dt":[1,2,3,4,5],"imported":{"line":40}})j";
+  const std::string shifted = R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000})j";
+  const std::string no_step = R"j({"type":"op","id":1,"like":0,"t_ns":3000,"end_ns":3000})j";
+  const std::string no_end = R"j({"type":"op","id":1,"step":1,"like":0,"t_ns":3000})j";
+  const std::vector<shardscope::testing::ReadErrorCase> v2_cases = {
+      {{kOpLine, numbered}, "rank-1.jsonl:3: field 'rule_number' needs trace format version 3"},
+      {{kOpLine, linked}, "rank-1.jsonl:3: field 'linked' needs trace format version 3"},
+      {Plus(kImportedRun, {imported}), "rank-1.jsonl:7: field 'imported' needs trace format version 3"},
+      {Plus(kImportedRun, {shifted}),
+       "rank-1.jsonl:7: missing field 'dt' (only trace format version 3 may leave it out)"},
+      {{kOpLine, no_step},
+       "rank-1.jsonl:3: missing field 'step' (only trace format version 3 may leave it out)"},
+      {{kOpLine, no_end},
+       "rank-1.jsonl:3: missing field 'end_ns' (only trace format version 3 may leave it out)"},
+  };
+  shardscope::testing::CheckBothReaders(v2_cases, ErrorOf);
+  std::vector<shardscope::testing::ReadErrorCase> v3_cases = v2_cases;
+  for (auto& c : v3_cases) c.second = "(no error)";
+  shardscope::testing::CheckBothReaders(v3_cases, ErrorOfV3);
+}
+
+TEST_CASE("a header of format version 4 is refused: upgrade shardscope", "[trace][v2][reader]") {
+  for (bool fast : {true, false}) {
+    CHECK(
+        shardscope::testing::ReadErrorOf(ToLine(ToJson(Rank1(4))), {kOpLine}, fast) ==
+        "rank-1.jsonl:1: trace format version 4 is newer than this shardscope reads (3); upgrade shardscope");
+  }
+}
+
+TEST_CASE("a writer asked for version 2 writes a replayed import in version 2's forms; for 3, in 3's",
+          "[trace][v2][writer]") {
+  // Op 0 in full, a replayed imported redistribute (0, then 1 linked to op 1's input 0, 4000 ns
+  // later), and op 1 like op 0 at another log line with its input from redistribute 1.
+  std::vector<Event> events = ReadLines(Plus({kOpLine}, kImportedRun), false, 2);
+  REQUIRE(events.size() == 6);
+  for (size_t k = 1; k < 6; ++k) {
+    Event e = events[k];
+    std::visit(
+        [](auto& x) {
+          using E = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<E, RedistributeBegin>) {
+            x.id = 1, x.t_ns += 4000, x.op_id = 1, x.op_input = 0;
+          } else if constexpr (std::is_same_v<E, RedistributeEnd>) {
+            x.id = 1, x.t_ns += 4000;
+          } else if constexpr (std::is_same_v<E, Collective>) {
+            x.redistribute_id = 1, x.start_ns += 4000, x.end_ns += 4000;
+          } else if constexpr (std::is_same_v<E, StepBegin> || std::is_same_v<E, StepEnd>) {
+            x.redistribute_id = 1, x.t_ns += 4000;
+          }
+        },
+        e);
+    events.push_back(std::move(e));
+  }
+  Op op = std::get<Op>(events[0]);
+  op.id = 1, op.step = 1, op.t_ns = op.end_ns = 9000;
+  op.rule = "recorded by PyTorch DebugMode (line 47, module m); opaque: nothing computed";
+  op.inputs.Mutable()[0].redistribute_id = 1;
+  events.push_back(op);
+  const fs::path dir = Temp("vwriter");
+  const std::string v2 = shardscope::testing::WriteRankText(dir, Rank1(2), events);
+  const std::vector<std::string> l2 = shardscope::testing::SplitLines(v2);
+  REQUIRE(l2.size() == 13);  // the header and every event on its own line
+  CHECK(l2[0].starts_with(R"({"type":"header","format":"shardscope-trace","version":2,)"));
+  // Redistribute 1 as lines of its own (its begin by `like`), op 1 with its step, whole rule,
+  // input ids and end_ns.
+  CHECK(l2[7].starts_with(R"j({"type":"redistribute_begin","id":1,)j"));
+  CHECK(shardscope::testing::CountOf(l2[7], R"("like":0)") == 1);
+  CHECK(
+      l2[12] ==
+      R"j({"type":"op","id":1,"like":0,"step":1,"rule":"recorded by PyTorch DebugMode (line 47, module m); )j"
+      R"j(opaque: nothing computed","redistribute_ids":[1],"t_ns":9000,"end_ns":9000})j");
+  for (bool fast : {true, false}) CHECK(Read(dir / "rank-1.jsonl", fast) == events);
+  const std::string v3 = shardscope::testing::WriteRankText(dir, Rank1(3), events);
+  const std::vector<std::string> l3 = shardscope::testing::SplitLines(v3);
+  REQUIRE(l3.size() == 9);
+  CHECK(l3[0].starts_with(R"({"type":"header","format":"shardscope-trace","version":3,)"));
+  CHECK(l3[7] == R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"op_id":1,"op_input":0})j");
+  CHECK(l3[8] == R"j({"type":"op","id":1,"like":0,"linked":true,"rule_number":47,"t_ns":9000})j");
+  for (bool fast : {true, false}) CHECK(Read(dir / "rank-1.jsonl", fast) == events);
+  fs::remove_all(dir);
 }

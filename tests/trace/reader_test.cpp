@@ -92,7 +92,7 @@ TEST_CASE("a newer format version is refused with a clear message", "[trace][rea
   shardscope::Error e = ErrorOf([] { ReadTraceFile(kGolden / "corrupt" / "future_version.jsonl"); });
   CHECK(e.code() == ErrorCode::kUnsupported);
   CHECK(std::string(e.what()) ==
-        "future_version.jsonl:1: trace format version 7 is newer than this shardscope reads (2); upgrade "
+        "future_version.jsonl:1: trace format version 7 is newer than this shardscope reads (3); upgrade "
         "shardscope");
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("each kind of corrupt file is an error naming file, line and what was 
       {"wrong_type.jsonl", "wrong_type.jsonl:3: field 'mesh_dims' must be an array of integers"},
       {"missing_field.jsonl", "missing_field.jsonl:4: missing field 'group'"},
       {"zero_version.jsonl",
-       "zero_version.jsonl:1: trace format version 0 is not valid (this shardscope reads 1 to 2)"},
+       "zero_version.jsonl:1: trace format version 0 is not valid (this shardscope reads 1 to 3)"},
       {"missing_header.jsonl",
        "missing_header.jsonl:1: first line must be the header (\"type\": \"header\")"},
       {"empty.jsonl", "empty.jsonl:1: missing header line (the file is empty)"},

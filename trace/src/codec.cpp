@@ -355,6 +355,10 @@ void Finish(const Fields& f, Collective& e, const FileContext&) {
 // `redistribute_ids` (one per input) replaces the inputs' redistribute ids; then the chosen
 // strategy must be one of the candidates, each with one placement list per operand.
 void Finish(const Fields& f, Op& e, const FileContext& ctx) {
+  if (ctx.v2() && !ctx.v3()) {
+    for (const char* name : {"rule_number", "linked"})
+      if (f.Has(name)) f.Fail(std::string("field '") + name + "' needs trace format version 3");
+  }
   if (ctx.v2() && f.Has("rule_number")) {
     const int64_t number = f.Int("rule_number", 0, kMaxRuleNumber);
     if (!f.Has("like"))
@@ -484,12 +488,17 @@ Header ParseHeader(const json& line, const LineRef& at) {
   return h;
 }
 
-RepeatLine ParseRepeatLine(const json& line, const LineRef& at) {
+RepeatLine ParseRepeatLine(const json& line, const LineRef& at, const FileContext& ctx) {
   Fields f(line, at, "");
   RepeatLine r;
   r.id = f.Int("id", 0, kI64Max);
   r.like = f.Int("like", 0, kI64Max);
   r.t_ns = f.Int("t_ns", -kMaxTimeNs, kMaxTimeNs);
+  // Version 3's forms (a repeat of an imported redistribute): `dt` left out, `imported` given.
+  if (!ctx.v3()) {
+    if (!f.Has("dt")) f.Fail("missing field 'dt' (only trace format version 3 may leave it out)");
+    if (f.Has("imported")) f.Fail("field 'imported' needs trace format version 3");
+  }
   r.has_dt = f.Has("dt");
   if (r.has_dt) r.dt = f.Ints("dt", kMaxRepeatTimes, -2 * kMaxTimeNs, 2 * kMaxTimeNs);
   if (f.Has("tensor")) r.tensor = f.Str("tensor");

@@ -46,8 +46,9 @@ Header ParseHeader(const nlohmann::json& line, const LineRef& at);
 /// a v2 line may leave out fields that earlier lines of the file give (format_v2.hpp).
 std::optional<Event> ParseEvent(const nlohmann::json& line, const LineRef& at, const FileContext& ctx);
 
-/// Parses a v2 redistribute_repeat line's fields (ExpandRepeat checks them against the file).
-RepeatLine ParseRepeatLine(const nlohmann::json& line, const LineRef& at);
+/// Parses a v2 redistribute_repeat line's fields (ExpandRepeat checks them against the file);
+/// version 3's forms (no `dt`, an `imported`) only in a file of that version (`ctx`).
+RepeatLine ParseRepeatLine(const nlohmann::json& line, const LineRef& at, const FileContext& ctx);
 
 /// Parses a v2 collective_repeat line's fields (ExpandCollectiveRepeat checks them against the file).
 CollectiveRepeatLine ParseCollectiveRepeatLine(const nlohmann::json& line, const LineRef& at);

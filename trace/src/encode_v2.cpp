@@ -228,7 +228,7 @@ bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out
   // Only imported redistributes (an importer's replays, which repeat whole); other whole events keep
   // their lines (a begin by `like`), as a trace converted from v1 always had them.
   const auto& f = std::get<RedistributeBegin>(*run[0]);
-  if (n < 2 || n > kMaxRepeatEvents || !f.imported) return false;
+  if (!v3_ || n < 2 || n > kMaxRepeatEvents || !f.imported) return false;
   const std::vector<Event>* memo = nullptr;
   for (size_t i = full_memo_.size(); i-- > 0 && memo == nullptr;) {
     const std::vector<Event>& m = full_memo_[(full_memo_next_ + i) % full_memo_.size()];
@@ -619,7 +619,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
         if (SameWritten(typename F::Codec{}, e.*F::kMember, r.*F::kMember)) mask |= uint64_t{1} << i;
       }
     });
-    if (!(mask & kRule) && RuleNumber(r.rule, e.rule, number)) mask |= kRule;
+    if (v3_ && !(mask & kRule) && RuleNumber(r.rule, e.rule, number)) mask |= kRule;
     if (std::popcount(mask) >= std::popcount(same) && mask != 0) {
       like = &r, same = mask;
       rule_number = e.rule == r.rule ? -1 : number;
@@ -631,7 +631,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
     // the inputs' redistribute ids where they differ from like's, and the fields after the run.
     constexpr size_t kAfterId = IndexOf(d, "id") + 1;
     constexpr uint64_t kInputs = MaskOf(d, {"inputs"});
-    const WriteBasis v2{.v2 = true};
+    const WriteBasis v2{.v2 = true, .v3 = v3_};
     Line l(out);
     l.Str("type", d.name);
     WriteFields(l, e, v2, 0, kAfterId);
@@ -652,7 +652,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
           for (const auto& [input, id] : it->second)
             if (input >= 0 && static_cast<size_t>(input) < linked.size())
               linked[static_cast<size_t>(input)] = id;
-        if (links_complete_ && linked == ids)
+        if (v3_ && links_complete_ && linked == ids)
           l.Bool("linked", true);
         else
           l.Ints("redistribute_ids", ids);

@@ -23,8 +23,11 @@ struct Captured;  // writer_sink.hpp
 /// One rank file's v2 encoder; it remembers what earlier lines wrote. Not thread-safe.
 class EncoderV2 {
  public:
-  EncoderV2(int64_t rank, std::vector<int64_t> mesh_shape)
-      : rank_(rank), mesh_shape_(std::move(mesh_shape)) {}
+  /// `v3`: the file is format version 3, so the encoder may also use version 3's compact forms
+  /// of imported DebugMode logs (a redistribute_repeat of whole events, op lines without step or
+  /// end_ns, `rule_number`, `linked`); without it every line is one a version-2 reader reads.
+  EncoderV2(int64_t rank, std::vector<int64_t> mesh_shape, bool v3 = false)
+      : rank_(rank), mesh_shape_(std::move(mesh_shape)), v3_(v3) {}
 
   /// Each appends one line without its '\n' to `out`. `repeated`: the event is a copy of a
   /// template (Writer::Emit(EventTemplate, TemplateFields)), whose lists the engine repeats on
@@ -45,12 +48,12 @@ class EncoderV2 {
   /// that earlier redistribute for later ones: the caller must then write its n lines in full,
   /// right away and in order (a reader copies them only from one unbroken run of lines).
   bool EncodeRepeat(const Captured* run, size_t n, std::string& out);
-  /// The same for a whole imported redistribute of whole events (not templates: an importer's
-  /// replay, its begin with an imported plan), `run` pointing at its n events: a repeat line when
-  /// an earlier one of this file written in full has events equal to these in every field but ids,
-  /// times, the begin's tensor, op_id/op_input and imported plan (the line gives those; the plan
-  /// as the fields that differ). Otherwise false, remembering the run when it is imported, and the
-  /// caller writes its lines in full.
+  /// The same (version 3 only: false otherwise) for a whole imported redistribute of whole events (not
+  /// templates: an importer's replay, its begin with an imported plan), `run` pointing at its n events: a
+  /// repeat line when an earlier one of this file written in full has events equal to these in every field
+  /// but ids, times, the begin's tensor, op_id/op_input and imported plan (the line gives those; the plan as
+  /// the fields that differ). Otherwise false, remembering the run when it is imported, and the caller writes
+  /// its lines in full.
   bool EncodeRepeat(const Event* const* run, size_t n, std::string& out);
   /// Longest redistribute (in events) written as a repeat.
   static constexpr size_t kMaxRepeatEvents = 64;
@@ -89,6 +92,7 @@ class EncoderV2 {
 
   int64_t rank_;
   std::vector<int64_t> mesh_shape_;
+  bool v3_;  ///< format version 3: its compact forms allowed
   std::map<std::vector<int64_t>, std::vector<int64_t>> groups_;
   std::vector<Open> open_;  // a handful at a time: searched linearly, no allocation per redistribute
   // The plan fields of a written redistribute_begin (their text) -> its id.

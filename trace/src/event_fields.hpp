@@ -74,6 +74,8 @@ struct When {};       ///< written when Written(event); absent: the member's def
 struct Defaulted {};  ///< v1: required; v2: left out when equal to the member's default
 template <auto From>
 struct SameAs {};  ///< v1: required; v2: left out when equal to member From of the same event
+template <auto From>
+struct SameAsV3 {};  ///< v1, v2: required; v3: left out when equal to member From of the same event
 template <auto StepMember>
 struct FromStep {};  ///< v1: required; v2: left out when equal to the redistribute's optimized_plan[step]
 struct FromBeginDtype {};  ///< v1: required; v2: left out when equal to the redistribute's dtype
@@ -84,8 +86,8 @@ template <typename Inner>
 struct Like {};
 /// Required; a v2 op line with `like` gives it for every input in its `redistribute_ids`.
 struct Relinked {};
-/// A field of the line, not of the event (`like`, `redistribute_ids`, `rule_number`, `linked`): v2 only, read
-/// and written by the code of its event kind.
+/// A field of the line, not of the event (`like`, `redistribute_ids`; v3: `rule_number`, `linked`):
+/// v2 and later only, read and written by the code of its event kind.
 struct LineOnly {};
 }  // namespace rule
 
@@ -134,8 +136,16 @@ struct IsRule<Rule, Rule<A>> : std::true_type {
 };
 template <typename R>
 using IsWhen = IsRule<rule::When, R>;  ///< kArg: the predicate
+/// Whether rule R is SameAs or SameAsV3, and the member it equals (kArg).
 template <typename R>
-using IsSameAs = IsRule<rule::SameAs, R>;  ///< kArg: the member it equals
+struct IsSameAs : IsRule<rule::SameAs, R> {};
+template <auto A>
+struct IsSameAs<rule::SameAsV3<A>> : std::true_type {
+  static constexpr auto kArg = A;
+};
+/// Whether rule R lets a line leave its field out only in a version-3 file.
+template <typename R>
+inline constexpr bool kV3Only = IsRule<rule::SameAsV3, R>::value;
 template <typename R>
 using IsFromStep = IsRule<rule::FromStep, R>;  ///< kArg: the plan step's member
 template <typename R>
@@ -399,7 +409,7 @@ inline constexpr auto kOpStrategyDesc =
                          Field<&OpStrategy::cost_us, codec::StrategyCost>{"cost_us"});
 
 inline constexpr auto kOpDesc = Describe<Op>(
-    "op", Field<&Op::id, codec::Id>{"id"}, Field<&Op::step, codec::Id, rule::SameAs<&Op::id>>{"step"},
+    "op", Field<&Op::id, codec::Id>{"id"}, Field<&Op::step, codec::Id, rule::SameAsV3<&Op::id>>{"step"},
     Field<&Op::name, codec::NonEmptyText, L<rule::Required>>{"name"},
     Field<&Op::args, codec::Text, L<rule::Required>>{"args"},
     Field<&Op::inputs, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"inputs"},
@@ -408,7 +418,7 @@ inline constexpr auto kOpDesc = Describe<Op>(
     Field<&Op::chosen, codec::Int<-1, kMaxOpCandidates - 1>, L<rule::Required>>{"chosen"},
     Field<&Op::rule, codec::Text, L<rule::Required>>{"rule"},
     Field<&Op::note, codec::Text, L<rule::Required>>{"note"}, Field<&Op::t_ns, codec::Time>{"t_ns"},
-    Field<&Op::end_ns, codec::Time, rule::SameAs<&Op::t_ns>>{"end_ns"},
+    Field<&Op::end_ns, codec::Time, rule::SameAsV3<&Op::t_ns>>{"end_ns"},
     Field<&Op::ok, codec::Flag, rule::Defaulted>{"ok"},
     Field<&Op::error, codec::Text, rule::WhenSet>{"error"}, LineField<codec::Id>{"like"},
     LineField<codec::Ints<kMaxOpOperands, -1, kI64Max>>{"redistribute_ids"},

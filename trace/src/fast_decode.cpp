@@ -333,6 +333,7 @@ bool Finished(const E&, const Scratch&, const FileContext&) {
 // placement list per operand, and `chosen` indexes the candidates (-1 only when the op failed; 0
 // when there are none).
 bool Finished(Op& e, const Scratch& s, const FileContext& ctx) {
+  if (!ctx.v3() && (s.rule_number >= 0 || s.linked)) return false;  // version 3's fields
   if (s.rule_number >= 0) {
     constexpr uint64_t kRule = MaskOf(kDescOf<Op>, {"rule"});
     std::string rule;
@@ -431,7 +432,7 @@ constexpr std::string_view kRepeatNames[] = {"id",     "like",  "t_ns",     "dt"
 
 }  // namespace
 
-bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
+bool FastDecodeRepeat(element element, std::string_view line, const FileContext& ctx, RepeatLine& out) {
   if (line.find("\\u") != std::string_view::npos) return false;  // as FastDecodeEvent
   out = RepeatLine{};
   object obj;
@@ -441,7 +442,8 @@ bool FastDecodeRepeat(element element, std::string_view line, RepeatLine& out) {
   uint32_t seen = 0;
   if (!EachRepeatKey(obj, kRepeatNames, seen, [&](size_t i, auto v) { return RepeatField(i, v, out, s); }))
     return false;
-  return (seen & 0x7) == 0x7 && s.links != 1;  // id, like, t_ns
+  // id, like, t_ns; and before version 3, `dt` and no `imported`
+  return (seen & 0x7) == 0x7 && s.links != 1 && (ctx.v3() || (out.has_dt && !out.imported));
 }
 
 bool FastDecodeCollectiveRepeat(element element, std::string_view line, CollectiveRepeatLine& out) {

@@ -25,7 +25,8 @@ bool FastDecodeEvent(simdjson::dom::element element, std::string_view line, cons
 
 /// Decodes a v2 redistribute_repeat line's fields (whose "type" the caller checked); false when it
 /// has anything but exactly the documented fields, each once and in range.
-bool FastDecodeRepeat(simdjson::dom::element element, std::string_view line, RepeatLine& out);
+bool FastDecodeRepeat(simdjson::dom::element element, std::string_view line, const FileContext& ctx,
+                      RepeatLine& out);
 
 /// Decodes a v2 collective_repeat line's fields (whose "type" the caller checked), as
 /// FastDecodeRepeat.

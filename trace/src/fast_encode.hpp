@@ -24,8 +24,9 @@ bool FastEncode(const E& e, std::string& out);
 /// only where the rebuilt value equals it. v1 (the default) writes every field.
 struct WriteBasis {
   bool v2 = false;
-  const PlanStep* step = nullptr;               ///< the event's plan step (FromStep), if known
-  const std::string* dtype = nullptr;           ///< its redistribute's dtype (FromBeginDtype), if known
+  bool v3 = false;                     ///< version 3 (implies v2): also leaves out what rule::SameAsV3 allows
+  const PlanStep* step = nullptr;      ///< the event's plan step (FromStep), if known
+  const std::string* dtype = nullptr;  ///< its redistribute's dtype (FromBeginDtype), if known
   const std::vector<int64_t>* group = nullptr;  ///< MeshGroup over its mesh_dims (FromMeshGroup)
   int64_t rank = 0;                             ///< this file's rank (uniform byte counts)
 };

@@ -304,6 +304,10 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
     why = "missing field '" + std::string(name) + "'";
     return false;
   } else if constexpr (IsSameAs<R>::value) {
+    if (kV3Only<R> && !ctx.v3()) {
+      why = "missing field '" + std::string(name) + "' (only trace format version 3 may leave it out)";
+      return false;
+    }
     v = e.*IsSameAs<R>::kArg;
   } else if constexpr (IsFromStep<R>::value) {
     if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, e.step, type, name, why)) == nullptr)

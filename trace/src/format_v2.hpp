@@ -32,6 +32,8 @@ class FileContext {
       : version_(version), rank_(rank), mesh_shape_(std::move(mesh_shape)) {}
 
   bool v2() const { return version_ >= 2; }
+  /// Version 3: v2 and the compact forms of imported DebugMode logs (docs/trace-format.md).
+  bool v3() const { return version_ >= 3; }
   int64_t rank() const { return rank_; }
   /// The first redistribute_begin with this id read so far, or nullptr.
   const RedistributeBegin* Begin(int64_t id) const;

@@ -256,7 +256,7 @@ bool RankFileReader::TakeFast(std::string_view text) {
   if (parser_.parse(text.data(), text.size(), false).get(element) != simdjson::SUCCESS) return false;
   if (context_.v2() && text.starts_with(kRepeatHead)) {
     // One line, a whole redistribute; any fault is the reference path's to name.
-    if (!FastDecodeRepeat(element, text, repeat_)) return false;
+    if (!FastDecodeRepeat(element, text, context_, repeat_)) return false;
     expanded_.clear();
     if (!ExpandRepeat(repeat_, context_, result_.trace.events, expanded_).empty()) return false;
     for (Event& e : expanded_) Store(std::move(e));
@@ -290,7 +290,7 @@ void RankFileReader::TakeReference(std::string_view text) {
     return;
   }
   if (context_.v2() && LineType(line, at_) == kTypeRedistributeRepeat) {
-    TakeRepeat(ParseRepeatLine(line, at_));
+    TakeRepeat(ParseRepeatLine(line, at_, context_));
     return;
   }
   if (context_.v2() && LineType(line, at_) == kTypeCollectiveRepeat) {

@@ -57,10 +57,16 @@ Writer::Writer(const std::filesystem::path& dir, Header header,
       captured_(std::make_unique<detail::Batch>()),
       sink_(std::make_shared<detail::Sink>()) {
   header_.format = std::string(kFormatName);
-  // The header's version picks the format: v1 for interchange with older readers, else this
-  // library's (v2).
-  if (header_.version != 1) header_.version = kCurrentVersion;
-  if (header_.version >= 2) sink_->v2 = std::make_unique<detail::EncoderV2>(header_.rank, header_.mesh_shape);
+  // The header's version picks the format: v1 for interchange with older readers, v2 (the
+  // default), or this library's newest (v3, which adds the compact forms of imported DebugMode
+  // logs) for any higher value.
+  if (header_.version >= kCurrentVersion)
+    header_.version = kCurrentVersion;
+  else if (header_.version != 1)
+    header_.version = kDefaultVersion;
+  if (header_.version >= 2)
+    sink_->v2 = std::make_unique<detail::EncoderV2>(header_.rank, header_.mesh_shape,
+                                                    header_.version >= kCompactImportVersion);
   sink_->on_write_error = std::move(on_write_error);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -165,8 +165,12 @@ class TraceBuilder {
     // steady clock's, about 3% of the trace's bytes).
     const int64_t start = 0;
     auto write_rank = [&](int64_t rank) {
-      trace::Writer writer(options_.trace_dir,
-                           trace::MakeHeader(rank, mesh.size(), mesh.shape(), names, "local"));
+      // Format version 3: its compact forms (a repeated replay as one redistribute_repeat line with
+      // its plan in part, `rule_number`, `linked`) are what keep the trace near the log's size; a
+      // version-2 reader, which would ignore them, then refuses the file instead.
+      trace::Header header = trace::MakeHeader(rank, mesh.size(), mesh.shape(), names, "local");
+      header.version = trace::kCompactImportVersion;
+      trace::Writer writer(options_.trace_dir, header);
       int64_t clock = start;
       for (const auto& [key, index] : items) {
         if (index >= 0) {

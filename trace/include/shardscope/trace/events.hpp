@@ -19,8 +19,15 @@ namespace shardscope::trace {
 
 /// Format name written in every header; a file with another name is not a shardscope trace.
 inline constexpr std::string_view kFormatName = "shardscope-trace";
-/// Version this library writes; readers accept [kMinVersion, kCurrentVersion].
-inline constexpr int kCurrentVersion = 2;
+/// Newest version this library reads and writes; readers accept [kMinVersion, kCurrentVersion].
+inline constexpr int kCurrentVersion = 3;
+/// Version a writer writes unless its header asks for another (Writer): every trace but an
+/// imported DebugMode log's.
+inline constexpr int kDefaultVersion = 2;
+/// Version 2 plus the compact forms of imported DebugMode logs (docs/trace-format.md, "Version
+/// 3"): a writer uses them only under a header of this version, so no version-2 reader takes a
+/// file that has them.
+inline constexpr int kCompactImportVersion = 3;
 /// Oldest version this library still reads.
 inline constexpr int kMinVersion = 1;
 
@@ -45,7 +52,7 @@ struct Clock {
 /// First line of every rank file: who wrote it and on which mesh.
 struct Header {
   std::string format{kFormatName};          ///< always kFormatName
-  int version = kCurrentVersion;            ///< format version of the file
+  int version = kDefaultVersion;            ///< format version of the file
   int64_t rank = 0;                         ///< global rank of the writer, in [0, world)
   int64_t world = 1;                        ///< number of ranks of the run, in [1, kMaxRanks]
   std::vector<int64_t> mesh_shape;          ///< device mesh extents, row-major rank <-> coordinate

@@ -90,7 +90,9 @@ class Writer {
 
   /// Creates `dir` (and parents) if needed, truncates dir/rank-<header.rank>.jsonl and writes and
   /// flushes the header line. The format is set to this library's; `header.version` 1 writes format
-  /// version 1 (for readers that predate v2), any other value this library's kCurrentVersion. Throws
+  /// version 1 (for readers that predate v2), kCurrentVersion (3) or more writes version 3 (the
+  /// compact forms of an imported DebugMode log; older readers refuse it), any other value
+  /// kDefaultVersion (2). Throws
   /// Error(kInvalidInput) naming the path when the directory or file cannot be created.
   ///
   /// With `on_write_error` set, a failed write or close (disk full, ...) does not throw: it is
