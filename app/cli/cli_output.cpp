@@ -40,10 +40,10 @@ bool WriteAll(int fd, std::string_view text) {
 
 // Hands `produce` a writer to `fd` that retries short writes; the first failure ends `produce` (an
 // exception of this file's own, caught here): false with its errno in `err`. Other exceptions of
-// `produce` pass through.
+// `produce` close `fd`, remove `temp` when one is named, and pass through.
 struct WriteFailed {};
 
-bool WriteProduced(int fd, const OutputProducer& produce, int& err) {
+bool WriteProduced(int fd, const OutputProducer& produce, int& err, const std::string& temp = {}) {
   try {
     produce([&](std::string_view piece) {
       if (!WriteAll(fd, piece)) {
@@ -53,6 +53,10 @@ bool WriteProduced(int fd, const OutputProducer& produce, int& err) {
     });
   } catch (const WriteFailed&) {
     return false;
+  } catch (...) {
+    ::close(fd);
+    if (!temp.empty()) ::unlink(temp.c_str());
+    throw;
   }
   return true;
 }
@@ -68,14 +72,7 @@ void ReplaceRegularFile(const fs::path& target, const OutputProducer& produce, c
     throw InvalidInput(Quoted(flag, shown) + ": cannot create a file beside it: " + std::strerror(errno));
   ::fchmod(fd, mode);
   int err = 0;
-  bool ok = false;
-  try {
-    ok = WriteProduced(fd, produce, err);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
+  bool ok = WriteProduced(fd, produce, err, temp);
   if (ok && ::fsync(fd) != 0) ok = false, err = errno;
   if (::close(fd) != 0 || !ok) {
     ::unlink(temp.c_str());
@@ -144,13 +141,7 @@ void WriteOutputFile(const std::string& path, const OutputProducer& produce, con
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     int err = 0;
-    bool ok = false;
-    try {
-      ok = WriteProduced(fd, produce, err);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
+    const bool ok = WriteProduced(fd, produce, err);
     if (::close(fd) != 0 || !ok)
       throw InvalidInput(Quoted(flag, path) + " (" + FileKindName(st.st_mode) +
                          "): write failed: " + std::strerror(ok ? errno : err));

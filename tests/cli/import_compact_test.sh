@@ -100,22 +100,20 @@ grep -q '^op #16 aten::embedding(.*rule recorded by PyTorch DebugMode (line 71, 
 # A shardscope that reads only version 2 would take the DebugMode trace's rule_number, linked and
 # partial imported for unknown fields and ignore them; it stops at the header instead. Seen here
 # as this shardscope sees a header one version past its own: the same message, naming file and line.
-mkdir -p "$TMP/dm_next"
-sed '1s/"version":3,/"version":4,/' "$TMP/dm.trace/rank-0.jsonl" >"$TMP/dm_next/rank-0.jsonl"
-run show "$TMP/dm_next/rank-0.jsonl"
-CHECKS=$((CHECKS + 1))
-[ "$RC" -ne 0 ] || fail "show of a version-4 trace exited 0"
-CHECKS=$((CHECKS + 1))
-grep -q 'rank-0.jsonl:1: trace format version 4 is newer than this shardscope reads (3); upgrade shardscope' "$TMP/err" ||
-  fail "show of a version-4 trace: no 'upgrade shardscope' message: $(head -3 "$TMP/err")"
+# relabelled VERSION WHAT PATTERN: the DebugMode trace's first rank file with its header's version
+# replaced by VERSION must be refused, with a message matching PATTERN (grep).
+relabelled() {
+  mkdir -p "$TMP/dm_v$1"
+  sed "1s/\"version\":3,/\"version\":$1,/" "$TMP/dm.trace/rank-0.jsonl" >"$TMP/dm_v$1/rank-0.jsonl"
+  run show "$TMP/dm_v$1/rank-0.jsonl"
+  CHECKS=$((CHECKS + 2))
+  [ "$RC" -ne 0 ] || fail "show of $2 exited 0"
+  grep -q "$3" "$TMP/err" || fail "show of $2: no expected message: $(head -3 "$TMP/err")"
+}
+relabelled 4 "a version-4 trace" \
+  'rank-0.jsonl:1: trace format version 4 is newer than this shardscope reads (3); upgrade shardscope'
 # The same trace relabelled version 2: its first version-3 form is named.
-mkdir -p "$TMP/dm_v2"
-sed '1s/"version":3,/"version":2,/' "$TMP/dm.trace/rank-0.jsonl" >"$TMP/dm_v2/rank-0.jsonl"
-run show "$TMP/dm_v2/rank-0.jsonl"
-CHECKS=$((CHECKS + 1))
-[ "$RC" -ne 0 ] || fail "show of a DebugMode trace relabelled version 2 exited 0"
-CHECKS=$((CHECKS + 1))
-grep -q "rank-0.jsonl:[0-9]*: .*needs trace format version 3\|rank-0.jsonl:[0-9]*: .*only trace format version 3 may leave it out" "$TMP/err" ||
-  fail "show of a DebugMode trace relabelled version 2: no version-3 message: $(head -3 "$TMP/err")"
+relabelled 2 "a DebugMode trace relabelled version 2" \
+  "rank-0.jsonl:[0-9]*: .*needs trace format version 3\|rank-0.jsonl:[0-9]*: .*only trace format version 3 may leave it out"
 
 finish

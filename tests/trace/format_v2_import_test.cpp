@@ -141,11 +141,11 @@ class RandomEvents {
       e.local_shape_after = std::vector<int64_t>{8, 4};
       e.global_offset_after = std::vector<int64_t>{0, 0};
       e.t_ns = c.end_ns + 5;
-      auto& end = std::get<RedistributeEnd>(out[from + 1]);
-      end.t_ns = e.t_ns + 5;
-      out.insert(out.begin() + static_cast<std::ptrdiff_t>(from) + 1, {s, c, e});
+      const int64_t end_ns = e.t_ns + 5;
+      std::get<RedistributeEnd>(out[from + 1]).t_ns = end_ns;
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(from) + 1, {s, c, e});  // moves `out`
       replayed_.assign(out.begin() + static_cast<std::ptrdiff_t>(from), out.end());
-      t_ = std::max(t_, end.t_ns);
+      t_ = std::max(t_, end_ns);
       return;
     }
     const int64_t id = next_redistribute_++;
@@ -651,7 +651,7 @@ TEST_CASE("a v3 op line may leave out step (its id) and end_ns (its t_ns) and gi
 
 TEST_CASE("malformed imported parts of v3 repeat and op lines are refused at file:line by both readers",
           "[trace][v2][reader]") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+  const std::vector<shardscope::testing::ReadErrorCase> cases = {
       {Plus(PlainRun(),
             {R"j({"type":"redistribute_repeat","id":1,"like":0,"t_ns":5000,"imported":{"line":40}})j"}),
        "rank-1.jsonl:7: field 'imported' leaves out 'source' but redistribute 0 has no imported plan to take "
@@ -680,11 +680,7 @@ TEST_CASE("malformed imported parts of v3 repeat and op lines are refused at fil
        "rank-1.jsonl:4: field 'rule_number' is 4 but the rule of op 1 ('like') has no number to replace"},
       {{kOpLine, R"j({"type":"op","id":1,"like":0,"rule_number":4,"t_ns":3000})j"}, "(no error)"},
   };
-  for (const auto& [lines, expected] : cases) {
-    CAPTURE(lines.back());
-    CHECK(ErrorOfV3(lines, true) == expected);
-    CHECK(ErrorOfV3(lines, false) == expected);
-  }
+  shardscope::testing::CheckBothReaders(cases, ErrorOfV3);
 }
 
 TEST_CASE("the v3 writer writes a replayed imported redistribute again as one repeat line",
@@ -762,7 +758,7 @@ TEST_CASE("a v3 op line with linked takes its inputs' redistribute ids from the 
     CHECK(std::get<Op>(got[21]).inputs[0].redistribute_id == 2);
     CHECK(std::get<Op>(got[22]).inputs[0].redistribute_id == -1);
   }
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+  const std::vector<shardscope::testing::ReadErrorCase> cases = {
       {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":false,"t_ns":3000})j"},
        "rank-1.jsonl:3: field 'linked' must be true when present"},
       {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":true,"redistribute_ids":[-1],"t_ns":3000})j"},
@@ -770,11 +766,7 @@ TEST_CASE("a v3 op line with linked takes its inputs' redistribute ids from the 
       {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":1,"t_ns":3000})j"},
        "rank-1.jsonl:3: field 'linked' must be a boolean"},
   };
-  for (const auto& [cl, expected] : cases) {
-    CAPTURE(cl.back());
-    CHECK(ErrorOfV3(cl, true) == expected);
-    CHECK(ErrorOfV3(cl, false) == expected);
-  }
+  shardscope::testing::CheckBothReaders(cases, ErrorOfV3);
 }
 
 TEST_CASE("a v2 file with a form of version 3 is refused naming the field, by both readers",

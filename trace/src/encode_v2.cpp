@@ -133,6 +133,43 @@ bool SameTemplate(const Event& a, const Event& b) {
                     a);
 }
 
+// Keeps `value` among the last `capacity` remembered: appended while there is room, then in place
+// of the oldest (`next` is the oldest's slot once the ring is full).
+template <typename T>
+void Remember(std::vector<T>& ring, size_t& next, T value, size_t capacity) {
+  if (ring.size() < capacity) {
+    ring.push_back(std::move(value));
+    next = 0;
+  } else {
+    ring[next] = std::move(value);
+    next = (next + 1) % capacity;
+  }
+}
+
+// Calls visit(t) for each time an event of a redistribute after its begin holds, in line order: a
+// collective's start and end, a step's or an end's t_ns (an op's times are its own line's).
+template <typename F>
+void ForEachTime(const Event& event, F&& visit) {
+  std::visit(
+      [&](const auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, Collective>) {
+          visit(e.start_ns);
+          visit(e.end_ns);
+        } else if constexpr (!std::is_same_v<E, Op>) {
+          visit(e.t_ns);
+        }
+      },
+      event);
+}
+
+// Whether a time can be written as an offset from a begin's: the reader takes times within
+// +-2^61 ns, so such an offset fits easily.
+bool InOffsetRange(int64_t t) {
+  constexpr int64_t kMax = int64_t{1} << 61;
+  return t >= -kMax && t <= kMax;
+}
+
 }  // namespace
 
 bool EncoderV2::EncodeRepeat(const Captured* run, size_t n, std::string& out) {
@@ -153,27 +190,19 @@ bool EncoderV2::EncodeRepeat(const Captured* run, size_t n, std::string& out) {
     for (size_t k = 0; k < n; ++k) m.events.push_back(*run[k].tmpl);
     m.like = f.id;
     m.tensor = f.tensor;
-    if (repeat_memo_.size() < kRepeatMemo) {
-      repeat_memo_.push_back(std::move(m));
-      repeat_memo_next_ = 0;
-    } else {
-      repeat_memo_[repeat_memo_next_] = std::move(m);
-      repeat_memo_next_ = (repeat_memo_next_ + 1) % kRepeatMemo;
-    }
+    Remember(repeat_memo_, repeat_memo_next_, std::move(m), kRepeatMemo);
     return false;
   }
   // Times after the begin's, as offsets from it (kept where the reader takes them: within
   // +-2^61 ns, so an offset fits easily).
-  constexpr int64_t kMax = int64_t{1} << 61;
-  auto in_range = [](int64_t t) { return t >= -kMax && t <= kMax; };
-  if (!in_range(f.t_ns)) return false;
+  if (!InOffsetRange(f.t_ns)) return false;
   dt_.clear();
   for (size_t k = 1; k < n; ++k) {
     const TemplateFields& g = run[k].fields;
-    if (!in_range(g.t_ns)) return false;
+    if (!InOffsetRange(g.t_ns)) return false;
     dt_.push_back(g.t_ns - f.t_ns);
     if (std::holds_alternative<Collective>(*run[k].tmpl)) {
-      if (!in_range(g.end_ns)) return false;
+      if (!InOffsetRange(g.end_ns)) return false;
       dt_.push_back(g.end_ns - f.t_ns);
     }
   }
@@ -241,60 +270,28 @@ bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out
     std::vector<Event> m;
     m.reserve(n);
     for (size_t k = 0; k < n; ++k) m.push_back(*run[k]);
-    if (full_memo_.size() < kRepeatMemo) {
-      full_memo_.push_back(std::move(m));
-      full_memo_next_ = 0;
-    } else {
-      full_memo_[full_memo_next_] = std::move(m);
-      full_memo_next_ = (full_memo_next_ + 1) % kRepeatMemo;
-    }
+    Remember(full_memo_, full_memo_next_, std::move(m), kRepeatMemo);
     return false;
   }
-  constexpr int64_t kMax = int64_t{1} << 61;
-  auto in_range = [](int64_t t) { return t >= -kMax && t <= kMax; };
-  if (!in_range(f.t_ns) || (f.op_id >= 0) != (f.op_input >= 0)) return false;
+  if (!InOffsetRange(f.t_ns) || (f.op_id >= 0) != (f.op_input >= 0)) return false;
   dt_.clear();
   bool times_ok = true;
   auto time = [&](int64_t t) {
-    times_ok = times_ok && in_range(t);
+    times_ok = times_ok && InOffsetRange(t);
     dt_.push_back(t - f.t_ns);
   };
-  for (size_t k = 1; k < n; ++k) {
-    std::visit(
-        [&](const auto& e) {
-          using E = std::decay_t<decltype(e)>;
-          if constexpr (std::is_same_v<E, Collective>) {
-            time(e.start_ns);
-            time(e.end_ns);
-          } else if constexpr (!std::is_same_v<E, Op>) {
-            time(e.t_ns);
-          }
-        },
-        *run[k]);
-  }
+  for (size_t k = 1; k < n; ++k) ForEachTime(*run[k], time);
   if (!times_ok) return false;
   const auto& base = std::get<RedistributeBegin>((*memo)[0]);
   // `dt` is left out when every time keeps its offset from the begin in the earlier run (a
   // replayed redistribute repeated on a shifted clock); that run's times were checked in range.
   size_t k_dt = 0;
-  bool same_dt = in_range(base.t_ns);
+  bool same_dt = InOffsetRange(base.t_ns);
   auto same = [&](int64_t t) {
-    same_dt = same_dt && in_range(t) && k_dt < dt_.size() && dt_[k_dt] == t - base.t_ns;
+    same_dt = same_dt && InOffsetRange(t) && k_dt < dt_.size() && dt_[k_dt] == t - base.t_ns;
     ++k_dt;
   };
-  for (size_t k = 1; k < n; ++k) {
-    std::visit(
-        [&](const auto& e) {
-          using E = std::decay_t<decltype(e)>;
-          if constexpr (std::is_same_v<E, Collective>) {
-            same(e.start_ns);
-            same(e.end_ns);
-          } else if constexpr (!std::is_same_v<E, Op>) {
-            same(e.t_ns);
-          }
-        },
-        (*memo)[k]);
-  }
+  for (size_t k = 1; k < n; ++k) ForEachTime((*memo)[k], same);
   Line l(out);
   l.Str("type", kTypeRedistributeRepeat);
   l.Int("id", f.id);

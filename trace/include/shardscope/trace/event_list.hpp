@@ -168,14 +168,17 @@ class EventList {
     wide_.push_back(static_cast<uint64_t>(kind) << kIndexBits | index);
   }
   template <size_t K>
-  Event GetAt(size_t index) const {
-    return Event(std::in_place_index<K>, std::get<K>(columns_)[index]);
+  static Event GetAt(const EventList& list, size_t index) {
+    return Event(std::in_place_index<K>, std::get<K>(list.columns_)[index]);
   }
+  // A table of plain functions, not of member functions: g++ 12 at -O0 with
+  // -fsanitize=address,undefined passes the wrong index through a pointer-to-member call that
+  // returns a class (the sanitizer build reads `kind` from the return slot and crashes).
   template <size_t... K>
   Event GetOf(size_t kind, size_t index, std::index_sequence<K...>) const {
-    using Getter = Event (EventList::*)(size_t) const;
+    using Getter = Event (*)(const EventList&, size_t);
     static constexpr Getter kGetters[] = {&EventList::GetAt<K>...};
-    return (this->*kGetters[kind])(index);
+    return kGetters[kind](*this, index);
   }
   template <typename F, size_t... K>
   void VisitAt(size_t kind, size_t index, F& f, std::index_sequence<K...>) const {
