@@ -63,13 +63,14 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   // ImportedPlan: source, line, notation, collectives, verdict+reason = 5 slots.
   STATIC_REQUIRE(sizeof(ImportedPlan) <= Slots(5));
   // Records: a SmallVec of 16-byte StepRecords holds one inline plus a 4-byte size and capacity
-  // (3 slots); of 8-byte EventRefs 2 slots. RedistributeRecord: rank, begin, end, steps (3),
-  // collectives (2) = 8 slots; OpRecord: rank, op, redistribute_ids (a std::vector, 3),
-  // collectives (2) = 7 slots.
+  // (3 slots); of 8-byte EventRefs 2 slots, of int64_t 2 slots. RedistributeRecord: rank, begin,
+  // end, steps (3), collectives (2) = 8 slots; OpRecord: rank, op, redistribute_ids (2),
+  // collectives (2) = 6 slots.
   STATIC_REQUIRE(sizeof(SmallVec<StepRecord>) <= Slots(3));
   STATIC_REQUIRE(sizeof(EventRefs<Collective>) <= Slots(2));
   STATIC_REQUIRE(sizeof(RedistributeRecord) <= Slots(8));
-  STATIC_REQUIRE(sizeof(OpRecord) <= Slots(7));
+  STATIC_REQUIRE(sizeof(SmallVec<int64_t>) <= Slots(2));
+  STATIC_REQUIRE(sizeof(OpRecord) <= Slots(6));
 }
 
 TEST_CASE("SmallVec holds one element inline and behaves like a vector", "[trace][resident]") {

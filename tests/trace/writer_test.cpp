@@ -284,7 +284,7 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
   const OpRecord* op = model.FindOp(1, 0);
   REQUIRE(op != nullptr);
   CHECK(op->rank == 1);
-  CHECK(op->redistribute_ids == std::vector<int64_t>{5});
+  CHECK(op->redistribute_ids.ToVector() == std::vector<int64_t>{5});
   REQUIRE(op->collectives.size() == 1);
   CHECK(op->collectives[0].kind == "halo_exchange");
   CHECK(op->op->candidates[1].cost_us == std::numeric_limits<double>::infinity());

@@ -244,7 +244,7 @@ void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
   }
   args["rule"] = Ascii(op.rule);
   if (!op.note.empty()) args["note"] = Ascii(op.note);
-  args["redistributes"] = r.redistribute_ids;
+  args["redistributes"] = r.redistribute_ids.ToVector();
   args["outcome"] = op.ok ? "ok" : "failed";
   if (!op.ok) args["error"] = Ascii(op.error);
   e["args"] = std::move(args);

@@ -8,7 +8,6 @@
 #include <malloc.h>
 #endif
 #include <memory>
-#include <set>
 #include <system_error>
 #include <thread>
 
@@ -266,15 +265,11 @@ namespace {
 // The (id, position) pairs of `records` sorted by id; positions ascend within an id, and records
 // are sorted by (rank, id), so each id's entries come in rank order.
 template <typename Records, typename IdOf>
-void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int64_t, size_t>>& pairs,
-                  std::vector<int64_t>& ids) {
+void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int64_t, size_t>>& pairs) {
   pairs.clear();
   pairs.reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) pairs.emplace_back(id_of(records[i]), i);
   std::sort(pairs.begin(), pairs.end());
-  ids.clear();
-  for (const auto& [id, pos] : pairs)
-    if (ids.empty() || ids.back() != id) ids.push_back(id);
 }
 
 // The records with `id`: from the index when it covers all of `records`, else by a scan.
@@ -296,11 +291,17 @@ std::vector<const Record*> WithId(const std::vector<Record>& records, IdOf id_of
 // The distinct ids of `records`, ascending: from the index when it covers them all, else by a scan.
 template <typename Record, typename IdOf>
 std::vector<int64_t> DistinctIds(const std::vector<Record>& records, IdOf id_of, bool indexed,
-                                 const std::vector<int64_t>& indexed_ids) {
-  if (indexed) return indexed_ids;
-  std::set<int64_t> ids;
-  for (const Record& rec : records) ids.insert(id_of(rec));
-  return {ids.begin(), ids.end()};
+                                 const std::vector<std::pair<int64_t, size_t>>& pairs) {
+  std::vector<int64_t> ids;
+  if (indexed) {
+    for (const auto& [id, pos] : pairs)
+      if (ids.empty() || ids.back() != id) ids.push_back(id);
+    return ids;
+  }
+  for (const Record& rec : records) ids.push_back(id_of(rec));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 int64_t RedistributeIdOf(const RedistributeRecord& r) { return r.begin->id; }
@@ -309,8 +310,8 @@ int64_t OpIdOf(const OpRecord& r) { return r.op->id; }
 }  // namespace
 
 void Model::Reindex() {
-  BuildIdIndex(redistributes, RedistributeIdOf, index.redistributes, index.redistribute_ids);
-  BuildIdIndex(ops, OpIdOf, index.ops, index.op_ids);
+  BuildIdIndex(redistributes, RedistributeIdOf, index.redistributes);
+  BuildIdIndex(ops, OpIdOf, index.ops);
   index.indexed_redistributes = redistributes.size();
   index.indexed_ops = ops.size();
   index.built = true;
@@ -323,8 +324,7 @@ std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) co
 
 std::vector<int64_t> Model::RedistributeIds() const {
   return DistinctIds(redistributes, RedistributeIdOf,
-                     index.built && index.indexed_redistributes == redistributes.size(),
-                     index.redistribute_ids);
+                     index.built && index.indexed_redistributes == redistributes.size(), index.redistributes);
 }
 
 std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
@@ -332,7 +332,7 @@ std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
 }
 
 std::vector<int64_t> Model::OpIds() const {
-  return DistinctIds(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.op_ids);
+  return DistinctIds(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.ops);
 }
 
 const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {

@@ -420,7 +420,7 @@ json OpJson(const OpSummary& s) {
                has_chosen ? CostJson(op.candidates[static_cast<size_t>(op.chosen)].cost_us) : json(nullptr)},
               {"rule", op.rule},
               {"note", op.note},
-              {"redistributes", s.reference->redistribute_ids},
+              {"redistributes", s.reference->redistribute_ids.ToVector()},
               {"collectives", colls},
               {"ranks", s.ranks},
               {"ranks_missing", s.ranks_missing},
