@@ -177,12 +177,13 @@ std::vector<OpSummary> SummarizeOps(const Model& model) {
     s.id = id;
     std::vector<const OpRecord*> recs = model.OpsWithId(id);
     s.reference = recs.front();
-    std::string reference = OpSignatureText(s.reference->op);
+    // The reference's text only when another rank holds the op (a single-rank import: never).
+    const std::string reference = recs.size() > 1 ? OpSignatureText(s.reference->op) : std::string();
     std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t> index;
     for (const OpRecord* rec : recs) {
       s.ranks.push_back(rec->rank);
       if (!rec->op->ok) s.ranks_failed.emplace_back(rec->rank, rec->op->error);
-      if (OpSignatureText(rec->op) != reference)
+      if (rec != s.reference && OpSignatureText(rec->op) != reference)
         s.ranks_differing.emplace_back(rec->rank, OpOutputsText(rec->op));
       for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
     }
