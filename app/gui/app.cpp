@@ -209,8 +209,9 @@ int App::Run() {
         ready_frames_ >= kSettleFrames && ScriptSettled()) {
       if (!options_.loading_screenshot.empty() && !loading_shot_taken_) {
         std::fprintf(stderr,
-                     "shardscope-gui: --loading-screenshot: the traces were loaded before a frame showed "
-                     "loaded data (a small load: --dump-delay-ms slows it)\n");
+                     "shardscope-gui: --loading-screenshot: no frame showed partly loaded data (only "
+                     "Flight Recorder dumps appear rank by rank; other traces appear once all is read, "
+                     "and a small set of dumps may be read first: --dump-delay-ms slows it)\n");
         exit_code = 2;
         break;
       }
