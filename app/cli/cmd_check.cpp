@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "cli_output.hpp"
@@ -29,6 +30,7 @@ int RunCheck(const CheckArgs& args, std::ostream& out) {
   } else {
     trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
     result = trace::CheckTrace(model);
+    KeepUntilExit(std::move(model));
   }
   if (args.json) {
     out << DumpJson(trace::CheckJson(result, args.max_reports)) << "\n";

@@ -1,4 +1,5 @@
 #include <ostream>
+#include <utility>
 
 #include "cli_output.hpp"
 #include "shardscope/error.hpp"
@@ -36,6 +37,8 @@ int RunDiff(const DiffArgs& args, std::ostream& out) {
       out << trace::FormatKinetoRuns(baseline, candidate) << trace::FormatKinetoCollectiveDiff(collectives);
     out << trace::FormatDiffText(result);
   }
+  KeepUntilExit(std::move(baseline));
+  KeepUntilExit(std::move(candidate));
   return failed ? 1 : 0;
 }
 

@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <ostream>
+#include <utility>
 
 #include "cli_output.hpp"
 #include "run_commands.hpp"
@@ -17,6 +18,7 @@ int RunShow(const ShowArgs& args, std::ostream& out) {
   } else {
     out << trace::FormatShowText(model);
   }
+  KeepUntilExit(std::move(model));
   return 0;
 }
 

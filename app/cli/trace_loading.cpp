@@ -9,7 +9,10 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "shardscope/error.hpp"
 #include "shardscope/trace/importers.hpp"
@@ -96,6 +99,14 @@ trace::Model LoadTrace(const std::string& path, int jobs, bool progress, const s
   // One input: the diagnostics name their files. Two (diff): say which side each is about.
   PrintLoadWarnings(model, role.empty() ? "" : who + path);
   return model;
+}
+
+void KeepUntilExit(trace::Model&& model) {
+  // Freeing a model of millions of events list by list takes a second that the user waits for
+  // and the kernel would do at once when the process ends. Reachable from a static, so leak
+  // checkers do not count it.
+  static auto* kept = new std::vector<std::unique_ptr<trace::Model>>();  // NOLINT: immortal on purpose
+  kept->push_back(std::make_unique<trace::Model>(std::move(model)));
 }
 
 }  // namespace shardscope::app

@@ -67,6 +67,10 @@ void PrintLoadWarnings(const trace::Model& model, const std::string& source);
 /// The same for diagnostics read without a model (check of Flight Recorder dumps).
 void PrintLoadWarnings(const std::vector<trace::Diagnostic>& diagnostics, const std::string& source);
 
+/// Takes a model that the command is done with, to be freed only when the process ends: for the
+/// commands of the CLI, which exit after one command (never in a loop: it keeps every model).
+void KeepUntilExit(trace::Model&& model);
+
 /// How every command reads a trace (show, check, export, diff): ReadTraceWithProgress, then load
 /// diagnostics become "shardscope: warning: FILE:LINE: message" lines on stderr. A non-empty
 /// `role` ("baseline", "candidate") starts every message with "ROLE PATH: ", so diff says which

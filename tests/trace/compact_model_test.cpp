@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "shardscope/trace/event_list.hpp"
@@ -39,6 +42,25 @@ TEST_CASE("SharedVec copies share, mutations copy first, == compares elements", 
   CHECK(empty.SharesWith(SharedVec<int64_t>(std::vector<int64_t>{})));  // nothing allocated
   SharedVec<int64_t> moved = std::move(c);
   CHECK(moved == std::vector<int64_t>{1, 2, 3});
+}
+
+TEST_CASE("SharedVec's pooled mark travels with its buffer and goes with a write", "[trace][compact]") {
+  SharedVec<int64_t> a = {1, 2};
+  CHECK_FALSE(a.Pooled());
+  a.MarkPooled();
+  SharedVec<int64_t> copy = a;  // a copy is the pooled buffer
+  CHECK(copy.Pooled());
+  copy.Mutable()[0] = 5;  // shared: the write copies, and the copy is no pool's
+  CHECK_FALSE(copy.Pooled());
+  CHECK(a.Pooled());
+  CHECK(a == std::vector<int64_t>{1, 2});
+  SharedVec<int64_t> alone = {3};
+  alone.MarkPooled();
+  alone.Mutable()[0] = 4;  // the only holder writes in place: no longer what a pool holds
+  CHECK_FALSE(alone.Pooled());
+  SharedVec<int64_t> empty;
+  empty.MarkPooled();
+  CHECK_FALSE(empty.Pooled());  // nothing to mark
 }
 
 TEST_CASE("InternPool makes equal lists share one buffer", "[trace][compact]") {
@@ -152,4 +174,84 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   CHECK(list == events);
   list.clear();
   CHECK(list.empty());
+}
+
+TEST_CASE("v2 repeats and like-ops that name ids far apart read back as written", "[trace][compact]") {
+  // The reader finds what a `like` names through an index over the file's ids: a plain array
+  // while they are dense, a map for ids far beyond their count (and no array of that size).
+  fs::path dir =
+      fs::temp_directory_path() / ("shardscope_sparse_ids_" + std::to_string(std::random_device{}()));
+  fs::remove_all(dir);
+  Header header;
+  header.world = 1;
+  header.mesh_shape = {1};
+  header.version = 3;  // repeat lines of imported redistributes
+  header.mesh_dim_names = {"x"};
+  header.backend = "local";
+  constexpr int64_t kFar = int64_t{1} << 40;
+  const std::vector<int64_t> ids = {kFar + 3, 0, 1, kFar, 2, kFar + 7, 3, int64_t{1} << 62, kFar + 8};
+  std::vector<Event> written;
+  {
+    Writer w(dir, header);
+    int64_t t = 100;
+    for (int64_t id : ids) {
+      RedistributeBegin b;
+      b.id = id;
+      b.tensor = "w";
+      b.global_shape = {8, 8};
+      b.dtype = "f32";
+      b.src_placements = {"S(0)"};
+      b.dst_placements = {"R"};
+      b.planner = "greedy";
+      b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
+      b.raw_plan = b.optimized_plan;
+      b.t_ns = t;
+      b.op_id = id;
+      b.op_input = 0;
+      b.imported = ImportedPlan{"debugmode", id % 1000, "S(0)->R", {}, "same", ""};
+      Collective c;
+      c.redistribute_id = id;
+      c.kind = "all_gather";
+      c.mesh_dims = {0};
+      c.group = {0};
+      c.dtype = "f32";
+      c.bytes_sent = {0};
+      c.bytes_recv = {0};
+      c.start_ns = t + 10;
+      c.end_ns = t + 20;
+      RedistributeEnd e{id, t + 30, true, "", std::nullopt, std::nullopt};
+      Op op;
+      op.id = id;  // ops numbered like their redistributes
+      op.name = "aten::mm";
+      op.inputs = {OpInput{"w", {"S(0)"}, {"R"}, id}};
+      op.outputs = {OpOutput{"y", true, {"R"}, {8, 8}, {8, 8}}};
+      op.candidates = {OpStrategy{{{"R"}}, {{"R"}}, 2.0}};
+      op.rule = "least redistribute cost";
+      op.t_ns = t + 40;
+      op.end_ns = t + 50;
+      for (const Event& ev : {Event(b), Event(c), Event(e), Event(op)}) {
+        std::visit([&](const auto& x) { w.Emit(x); }, ev);
+        written.push_back(ev);
+      }
+      t += 1000;
+    }
+  }
+  // The writer wrote repeats of redistribute 0 and ops `like` op 0, naming the far ids (else this
+  // test tests nothing).
+  std::ifstream in(dir / "rank-0.jsonl");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"type\":\"redistribute_repeat\"") != std::string::npos);
+  CHECK(text.find("\"like\":") != std::string::npos);
+  CHECK(text.find("\"like\":1099511627779") != std::string::npos);  // the first redistribute and op
+  for (bool fast : {true, false}) {
+    Model m = ReadTraceDir(dir, {.jobs = 1, .fast = fast});
+    REQUIRE(m.ranks.size() == 1);
+    CHECK(m.diagnostics.empty());
+    CHECK(m.ranks[0].events == written);
+    REQUIRE(m.ops.size() == ids.size());
+    for (const OpRecord& rec : m.ops)
+      CHECK(std::vector<int64_t>(rec.redistribute_ids.begin(), rec.redistribute_ids.end()) ==
+            std::vector<int64_t>{rec.op->id});
+  }
+  fs::remove_all(dir);
 }

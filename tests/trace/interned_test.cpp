@@ -79,6 +79,34 @@ TEST_CASE("IStr interns from several threads at once", "[trace][compact]") {
   CHECK(IStr::PoolSize() >= 300);
 }
 
+TEST_CASE("IStr keeps many distinct strings apart, from several threads", "[trace][compact]") {
+  // An imported DebugMode trace interns a distinct rule per op: the pool grows through many
+  // resizes while two readers intern the same texts in different orders.
+  constexpr int kDistinct = 60000;
+  auto text = [](int i) {
+    return "recorded by PyTorch DebugMode (line " + std::to_string(i) + ", module m)";
+  };
+  std::vector<std::vector<IStr>> seen(2, std::vector<IStr>(kDistinct));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([t, &seen, &text] {
+      for (int k = 0; k < kDistinct; ++k) {
+        const int i = t == 0 ? k : kDistinct - 1 - k;
+        seen[t][static_cast<size_t>(i)] = IStr(text(i));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kDistinct; ++i) {
+    const auto k = static_cast<size_t>(i);
+    REQUIRE(seen[0][k].str() == text(i));
+    REQUIRE(seen[0][k] == seen[1][k]);  // one pool entry, whichever thread made it
+    REQUIRE(seen[0][k].c_str() == IStr(text(i)).c_str());
+  }
+  CHECK(seen[0][0] != seen[0][1]);
+  CHECK(IStr::PoolSize() >= static_cast<size_t>(kDistinct));
+}
+
 TEST_CASE("the reader shares equal lists across rank files", "[trace][compact]") {
   // Both ranks of two_rank run the same redistributes: the same shapes, placements, plans and
   // groups, which the reader stores once for the two files, whichever thread reads each.

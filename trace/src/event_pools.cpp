@@ -1,10 +1,19 @@
 #include "event_pools.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <variant>
 
 namespace shardscope::trace::detail {
 namespace {
+
+// The low bits of a mixed hash of small integers repeat; a table indexed by them needs them
+// spread (splitmix64's finalizer).
+size_t Spread(size_t h) {
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
 
 size_t Mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
@@ -48,23 +57,48 @@ size_t HashOf(const ImportedCollective& c) {
 
 template <typename T>
 void SharedListPool<T>::Intern(SharedVec<T>& v) {
+  if (v.empty()) return;
   size_t h = v.size();
   for (const T& x : v) h = Mix(h, HashOf(x));
+  h = Spread(h);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto [first, last] = lists_.equal_range(h);
-  for (auto it = first; it != last; ++it) {
-    if (it->second == v) {
-      v = it->second;
+  if (2 * (used_ + 1) > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  for (; !slots_[i].list.empty(); i = (i + 1) & mask) {
+    if (slots_[i].hash == h && slots_[i].list == v) {
+      v = slots_[i].list;
       return;
     }
   }
-  lists_.emplace(h, v);
+  v.MarkPooled();
+  slots_[i] = {h, v};
+  ++used_;
+}
+
+template <typename T>
+void SharedListPool<T>::Grow() {
+  std::vector<Slot> bigger(std::max<size_t>(slots_.size() * 2, 256));
+  const size_t mask = bigger.size() - 1;
+  for (Slot& slot : slots_) {
+    if (slot.list.empty()) continue;
+    size_t i = slot.hash & mask;
+    while (!bigger[i].list.empty()) i = (i + 1) & mask;
+    bigger[i] = std::move(slot);
+  }
+  slots_ = std::move(bigger);
 }
 
 template <typename T>
 void EventPools::One(InternPool<T>& local, SharedListPool<T>* shared, SharedVec<T>& v) {
+  if (v.Pooled()) return;  // copied from a stored event: already the one copy
   if (local.Find(v)) return;
-  if (shared != nullptr) shared->Intern(v);
+  // The shared pool marks what it holds under its lock; a list of this file alone is this
+  // thread's until the file is read.
+  if (shared != nullptr)
+    shared->Intern(v);
+  else
+    v.MarkPooled();
   local.Remember(v);
 }
 
@@ -88,14 +122,15 @@ void EventPools::Intern(Event& event) {
     for (SharedVec<int64_t>* v : {&c->mesh_dims, &c->group, &c->bytes_sent, &c->bytes_recv})
       One(ints_, s ? &s->ints : nullptr, *v);
   } else if (auto* op = std::get_if<Op>(&event)) {
-    // The operand lists are this op's own (just decoded), so Mutable() copies nothing.
-    if (!op->inputs.empty()) {
+    // The operand lists are this op's own (just decoded), so Mutable() copies nothing; lists copied
+    // from an earlier op (`like`) are pooled already, their elements' lists too.
+    if (!op->inputs.empty() && !op->inputs.Pooled()) {
       for (OpInput& in : op->inputs.Mutable()) {
         One(strs_, s ? &s->strs : nullptr, in.placements);
         One(strs_, s ? &s->strs : nullptr, in.required);
       }
     }
-    if (!op->outputs.empty()) {
+    if (!op->outputs.empty() && !op->outputs.Pooled()) {
       for (OpOutput& out : op->outputs.Mutable()) {
         One(strs_, s ? &s->strs : nullptr, out.placements);
         One(ints_, s ? &s->ints : nullptr, out.global_shape);

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 #include "shardscope/trace/events.hpp"
 #include "shardscope/trace/shared_vec.hpp"
@@ -23,8 +23,18 @@ class SharedListPool {
   void Intern(SharedVec<T>& v);
 
  private:
+  struct Slot {
+    size_t hash = 0;
+    SharedVec<T> list;  // empty: a free slot
+  };
+  void Grow();
+
   std::mutex mutex_;
-  std::unordered_multimap<size_t, SharedVec<T>> lists_;  // by content hash
+  // Open addressing by content hash, at most half full: a node-based multimap spent more on
+  // finding its buckets than on comparing the lists (an op's inputs name its redistributes, so
+  // an imported trace has one input list per op).
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 struct SharedPools {

@@ -9,23 +9,23 @@
 namespace shardscope::trace::detail {
 
 const RedistributeBegin* FileContext::Begin(int64_t id) const {
-  auto it = begins_.find(id);
-  return it == begins_.end() ? nullptr : &it->second;
+  const size_t* at = begins_.Find(id);
+  if (at == nullptr || events_ == nullptr) return nullptr;
+  return &events_->Of<RedistributeBegin>()[*at];
 }
 
 const Op* FileContext::OpWithId(int64_t id) const {
-  auto it = ops_.find(id);
-  if (it == ops_.end() || events_ == nullptr || it->second >= events_->size()) return nullptr;
-  if (op_index_ != it->second) {
-    op_ = std::get<Op>((*events_)[it->second]);
-    op_index_ = it->second;
-  }
-  return &op_;
+  const size_t* at = ops_.Find(id);
+  if (at == nullptr || events_ == nullptr) return nullptr;
+  return &events_->Of<Op>()[*at];
 }
 
 const std::pair<size_t, size_t>* FileContext::Run(int64_t id) const {
-  auto it = runs_.find(id);
-  return it == runs_.end() ? nullptr : &it->second;
+  const size_t* from = runs_from_.Find(id);
+  const size_t* to = runs_to_.Find(id);
+  if (from == nullptr || to == nullptr) return nullptr;
+  run_ = {*from, *to};
+  return &run_;
 }
 
 const size_t* FileContext::Flight(int64_t back) const {
@@ -39,12 +39,12 @@ void FileContext::Remember(const Event& event, size_t index) {
   const bool next = run_id_ >= 0 && index == run_next_;
   bool continues = false, ends = false;
   if (const auto* begin = std::get_if<RedistributeBegin>(&event)) {
-    begins_.try_emplace(begin->id, *begin);
+    if (events_ != nullptr) begins_.TryEmplace(begin->id, events_->Of<RedistributeBegin>().size());
     if (begin->op_id >= 0) links_[begin->op_id].emplace_back(begin->op_input, begin->id);
     run_id_ = begin->id, run_first_ = index, run_next_ = index + 1;
     return;
   } else if (const auto* op = std::get_if<Op>(&event)) {
-    ops_.try_emplace(op->id, index);
+    if (events_ != nullptr) ops_.TryEmplace(op->id, events_->Of<Op>().size());
     links_.erase(op->id);  // an op id appears once: its links are used
   } else if (const auto* e = std::get_if<StepBegin>(&event)) {
     continues = next && e->redistribute_id == run_id_;
@@ -62,7 +62,11 @@ void FileContext::Remember(const Event& event, size_t index) {
   } else if (const auto* e = std::get_if<RedistributeEnd>(&event)) {
     ends = next && e->id == run_id_;
   }
-  if (ends) runs_.try_emplace(run_id_, run_first_, index);
+  // A run's id is taken once: a second run of the same id neither replaces nor splits the first.
+  if (ends && runs_from_.Find(run_id_) == nullptr) {
+    runs_from_.TryEmplace(run_id_, run_first_);
+    runs_to_.TryEmplace(run_id_, index);
+  }
   if (continues)
     ++run_next_;
   else

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "event_fields.hpp"
+#include "id_index.hpp"
 #include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/events.hpp"
 
@@ -35,15 +36,16 @@ class FileContext {
   /// Version 3: v2 and the compact forms of imported DebugMode logs (docs/trace-format.md).
   bool v3() const { return version_ >= 3; }
   int64_t rank() const { return rank_; }
-  /// The first redistribute_begin with this id read so far, or nullptr.
+  /// The first redistribute_begin with this id read so far, or nullptr (see OpWithId).
   const RedistributeBegin* Begin(int64_t id) const;
-  /// The first op with this id read so far, or nullptr (an op line's `like`). Ops are looked up
-  /// in the file's event list (SetEvents), not copied: the pointer holds until the next call.
+  /// The first op with this id read so far, or nullptr (an op line's `like`). The begin and the
+  /// op are looked up in the file's event list (SetEvents): the pointer holds until the next
+  /// event of its type is stored.
   const Op* OpWithId(int64_t id) const;
   /// The list the file's events go into (Remember's indexes), for OpWithId; must outlive this.
   void SetEvents(const EventList* events) { events_ = events; }
   /// Call with every event the reader accepted, in file order, and its index in the file's event
-  /// list (v1 files keep nothing).
+  /// list, just before it is stored there (v1 files keep nothing).
   void Remember(const Event& event, size_t index);
   /// The first and last index of redistribute `id`'s events when they were read as one run of
   /// lines (its begin, steps and collectives, its end, nothing between), else nullptr: what a
@@ -63,15 +65,16 @@ class FileContext {
   int version_ = 1;
   int64_t rank_ = 0;
   std::vector<int64_t> mesh_shape_;
-  std::unordered_map<int64_t, RedistributeBegin> begins_;
-  std::unordered_map<int64_t, size_t> ops_;  // op id -> its index in *events_
+  // Indexes into the columns of *events_ (EventList::Of), not copies: a copy of every begin cost
+  // a third of the reading time of an imported trace, to make and to free.
+  IdIndex begins_;  // redistribute id -> its begin's index in Of<RedistributeBegin>()
+  IdIndex ops_;     // op id -> its index in Of<Op>()
   // op id -> (op_input, redistribute id) of the begins linked to it, until the op is read
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> links_;
   const EventList* events_ = nullptr;
-  mutable Op op_;  // the op last looked up, and its index
-  mutable size_t op_index_ = SIZE_MAX;
-  std::unordered_map<int64_t, std::pair<size_t, size_t>> runs_;
-  std::vector<size_t> flights_;  // the last kMaxFlightBack flight collectives' indexes (a ring)
+  IdIndex runs_from_, runs_to_;            // redistribute id -> the first and last index of its run
+  mutable std::pair<size_t, size_t> run_;  // what Run returned last
+  std::vector<size_t> flights_;            // the last kMaxFlightBack flight collectives' indexes (a ring)
   size_t flights_seen_ = 0;
   // The redistribute whose run of lines is being read: its id, first index, next index expected.
   int64_t run_id_ = -1;

@@ -2,10 +2,12 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <ostream>
 #include <stdexcept>
-#include <unordered_map>
+#include <string>
+#include <vector>
 
 namespace shardscope::trace {
 
@@ -15,36 +17,69 @@ std::atomic<const std::string* const*> chunks[kChunks];
 
 namespace {
 
-struct TextHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-};
-
-// The pool: shards of node-based maps from text to id (a node never moves, so its string's address
-// is stable), each behind its own mutex, and never destroyed (an IStr may outlive every static).
+// The pool: shards of open-addressing tables from a text's hash to its id, each behind its own
+// mutex; the texts live in a deque per shard (an element never moves, so the directory's pointer
+// to it stays valid) and are never destroyed (an IStr may outlive every static). Slots keep the
+// full hash, so a probe compares texts only when the hashes agree and growing rehashes no text:
+// an imported trace interns hundreds of thousands of distinct strings (a DebugMode rule per op),
+// and a node-based map spent more on rehashing and comparing them than the reader on the rest.
 // Ids are handed out under one more mutex, which also fills the directory (istr_detail::chunks).
+const std::string* TextOf(uint32_t id) {
+  constexpr uint32_t mask = (uint32_t{1} << istr_detail::kChunkBits) - 1;
+  return istr_detail::chunks[id >> istr_detail::kChunkBits].load(std::memory_order_acquire)[id & mask];
+}
+
 class StringPool {
  public:
   uint32_t Find(std::string_view s, size_t hash) {
     Shard& shard = shards_[hash % kShards];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.ids.find(s);
-    if (it != shard.ids.end()) return it->second;
-    it = shard.ids.emplace(std::string(s), 0).first;
-    it->second = NewId(&it->first);
+    if (shard.slots.empty()) shard.slots.resize(kFirstSlots);
+    size_t mask = shard.slots.size() - 1;
+    for (size_t i = (hash / kShards) & mask;; i = (i + 1) & mask) {
+      const Slot& slot = shard.slots[i];
+      if (slot.id == 0) break;
+      if (slot.hash == hash && *TextOf(slot.id) == s) return slot.id;
+    }
+    shard.texts.emplace_back(s);
+    const uint32_t id = NewId(&shard.texts.back());
+    if (2 * (shard.used + 1) > shard.slots.size()) Grow(shard);
+    mask = shard.slots.size() - 1;
+    size_t i = (hash / kShards) & mask;
+    while (shard.slots[i].id != 0) i = (i + 1) & mask;
+    shard.slots[i] = {hash, id};
+    ++shard.used;
     bytes_.fetch_add(s.size(), std::memory_order_relaxed);
-    return it->second;
+    return id;
   }
   size_t count() const { return count_.load(std::memory_order_relaxed); }
   size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kShards = 16;
+  static constexpr size_t kFirstSlots = 256;  // a power of two
   static constexpr uint32_t kChunk = uint32_t{1} << istr_detail::kChunkBits;
+  struct Slot {
+    size_t hash = 0;
+    uint32_t id = 0;  // 0: empty
+  };
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> ids;
+    std::vector<Slot> slots;  // a power of two, at most half full
+    size_t used = 0;
+    std::deque<std::string> texts;
   };
+  static void Grow(Shard& shard) {
+    std::vector<Slot> bigger(shard.slots.size() * 2);
+    const size_t mask = bigger.size() - 1;
+    for (const Slot& slot : shard.slots) {
+      if (slot.id == 0) continue;
+      size_t i = (slot.hash / kShards) & mask;
+      while (bigger[i].id != 0) i = (i + 1) & mask;
+      bigger[i] = slot;
+    }
+    shard.slots = std::move(bigger);
+  }
   // The next id (0 is ""), its text's slot filled before the id is returned.
   uint32_t NewId(const std::string* text) {
     std::lock_guard<std::mutex> lock(ids_mutex_);

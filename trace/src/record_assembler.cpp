@@ -4,6 +4,14 @@
 
 namespace shardscope::trace::detail {
 
+namespace {
+// The line an id index holds for an id that has one (0 when it has none).
+int64_t Line(const IdIndex& lines, int64_t id) {
+  const size_t* line = lines.Find(id);
+  return line == nullptr ? 0 : static_cast<int64_t>(*line);
+}
+}  // namespace
+
 void Assembler::AddStored(size_t count, const std::vector<int64_t>& lines) {
   LineRef at{r_.trace.file, 0};
   for (size_t i = 0; i < count; ++i) {
@@ -15,23 +23,22 @@ void Assembler::AddStored(size_t count, const std::vector<int64_t>& lines) {
 void Assembler::Finish() {
   for (const RedistributeRecord& rec : r_.records) {
     if (!rec.end) {
-      r_.diagnostics.push_back({r_.trace.file, begin_line_.at(rec.begin->id),
+      r_.diagnostics.push_back({r_.trace.file, Line(begin_line_, rec.begin->id),
                                 "redistribute " + std::to_string(rec.begin->id) +
                                     " has no redistribute_end (the rank stopped before finishing it)"});
     }
     int64_t op_id = rec.begin->op_id;
     if (op_id < 0) continue;
-    auto it = op_index_.find(op_id);
-    if (it != op_index_.end()) {
-      OpRecord& op = r_.ops[it->second];
+    if (const size_t* at = op_index_.Find(op_id)) {
+      OpRecord& op = r_.ops[*at];
       if (rec.begin->op_input >= static_cast<int64_t>(op.op->inputs.size())) {
-        ThrowAt({r_.trace.file, begin_line_.at(rec.begin->id)},
+        ThrowAt({r_.trace.file, Line(begin_line_, rec.begin->id)},
                 "field 'op_input' is " + std::to_string(rec.begin->op_input) + " but op " +
                     std::to_string(op_id) + " has " + std::to_string(op.op->inputs.size()) + " inputs");
       }
       op.redistribute_ids.push_back(rec.begin->id);
     } else if (!unfinished_ops_.count(op_id)) {
-      unfinished_ops_[op_id] = begin_line_.at(rec.begin->id);
+      unfinished_ops_[op_id] = Line(begin_line_, rec.begin->id);
     }
   }
   for (const auto& [op_id, halo] : pending_halo_) {
@@ -47,32 +54,37 @@ void Assembler::Finish() {
   for (OpRecord& rec : r_.ops) std::sort(rec.redistribute_ids.begin(), rec.redistribute_ids.end());
 }
 
-void Assembler::CheckMeshDims(const std::vector<int64_t>& dims, const std::string& field, const LineRef& at) {
+std::string Assembler::FieldName::Text() const {
+  return index < 0 ? std::string(head)
+                   : std::string(head) + "[" + std::to_string(index) + "]" + std::string(tail);
+}
+
+void Assembler::CheckMeshDims(const std::vector<int64_t>& dims, const FieldName& field, const LineRef& at) {
   int64_t ndim = static_cast<int64_t>(header().mesh_shape.size());
   for (int64_t d : dims) {
     if (d >= ndim) {
-      ThrowAt(at, "field '" + field + "' names mesh dim " + std::to_string(d) + " but the mesh has " +
+      ThrowAt(at, "field '" + field.Text() + "' names mesh dim " + std::to_string(d) + " but the mesh has " +
                       std::to_string(ndim) + " dims");
     }
   }
 }
 
-void Assembler::CheckPlacements(const std::vector<std::string>& placements, const char* field,
+void Assembler::CheckPlacements(const std::vector<std::string>& placements, const FieldName& field,
                                 const LineRef& at) {
   size_t ndim = header().mesh_shape.size();
   if (placements.size() != ndim) {
-    ThrowAt(at, "field '" + std::string(field) + "' must have one placement per mesh dim (" +
-                    std::to_string(ndim) + ")");
+    ThrowAt(at, "field '" + field.Text() + "' must have one placement per mesh dim (" + std::to_string(ndim) +
+                    ")");
   }
 }
 
 RedistributeRecord& Assembler::Record(int64_t id, const char* type, const LineRef& at) {
-  auto it = index_.find(id);
-  if (it == index_.end()) {
+  const size_t* at_index = index_.Find(id);
+  if (at_index == nullptr) {
     ThrowAt(at, std::string(type) + " refers to redistribute " + std::to_string(id) +
                     ", which has no earlier redistribute_begin");
   }
-  return r_.records[it->second];
+  return r_.records[*at_index];
 }
 
 void Assembler::CheckStep(const RedistributeRecord& rec, int64_t step, const LineRef& at) {
@@ -84,20 +96,19 @@ void Assembler::CheckStep(const RedistributeRecord& rec, int64_t step, const Lin
 }
 
 void Assembler::AddOne(const RedistributeBegin& e, const LineRef& at) {
-  if (index_.count(e.id)) {
+  if (index_.Contains(e.id)) {
     ThrowAt(at, "redistribute " + std::to_string(e.id) + " begins twice (first at line " +
-                    std::to_string(begin_line_[e.id]) + ")");
+                    std::to_string(Line(begin_line_, e.id)) + ")");
   }
-  CheckPlacements(e.src_placements, "src_placements", at);
-  CheckPlacements(e.dst_placements, "dst_placements", at);
-  for (size_t i = 0; i < e.raw_plan.size(); ++i) {
-    CheckMeshDims(e.raw_plan[i].mesh_dims, "raw_plan[" + std::to_string(i) + "].mesh_dims", at);
-  }
-  for (size_t i = 0; i < e.optimized_plan.size(); ++i) {
-    CheckMeshDims(e.optimized_plan[i].mesh_dims, "optimized_plan[" + std::to_string(i) + "].mesh_dims", at);
-  }
-  index_[e.id] = r_.records.size();
-  begin_line_[e.id] = at.line;
+  CheckPlacements(e.src_placements, {"src_placements"}, at);
+  CheckPlacements(e.dst_placements, {"dst_placements"}, at);
+  for (size_t i = 0; i < e.raw_plan.size(); ++i)
+    CheckMeshDims(e.raw_plan[i].mesh_dims, {"raw_plan", static_cast<int64_t>(i), ".mesh_dims"}, at);
+  for (size_t i = 0; i < e.optimized_plan.size(); ++i)
+    CheckMeshDims(e.optimized_plan[i].mesh_dims, {"optimized_plan", static_cast<int64_t>(i), ".mesh_dims"},
+                  at);
+  index_.TryEmplace(e.id, r_.records.size());
+  begin_line_.TryEmplace(e.id, static_cast<size_t>(at.line));
   RedistributeRecord rec;
   rec.rank = header().rank;
   rec.begin = EventRef<RedistributeBegin>::To(&e);
@@ -113,7 +124,7 @@ void Assembler::AddOne(const RedistributeEnd& e, const LineRef& at) {
 void Assembler::AddOne(const StepBegin& e, const LineRef& at) {
   RedistributeRecord& rec = Record(e.redistribute_id, "step_begin", at);
   CheckStep(rec, e.step, at);
-  CheckMeshDims(e.mesh_dims, "mesh_dims", at);
+  CheckMeshDims(e.mesh_dims, {"mesh_dims"}, at);
   for (const StepRecord& s : rec.steps) {
     if (s.begin->step == e.step) ThrowAt(at, "step " + std::to_string(e.step) + " begins twice");
   }
@@ -136,7 +147,7 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
   // an index into a plan.
   RedistributeRecord* rec = e.redistribute_id >= 0 ? &Record(e.redistribute_id, "collective", at) : nullptr;
   if (rec != nullptr) CheckStep(*rec, e.step, at);
-  CheckMeshDims(e.mesh_dims, "mesh_dims", at);
+  CheckMeshDims(e.mesh_dims, {"mesh_dims"}, at);
   bool has_self = false;
   for (int64_t g : e.group) {
     if (g >= header().world) {
@@ -151,9 +162,8 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
     return;
   }
   if (e.op_id < 0) return;  // an imported Flight Recorder entry: neither a redistribute's nor an op's
-  auto it = op_index_.find(e.op_id);
-  if (it != op_index_.end()) {
-    r_.ops[it->second].collectives.push_back(EventRef<Collective>::To(&e));
+  if (const size_t* op = op_index_.Find(e.op_id)) {
+    r_.ops[*op].collectives.push_back(EventRef<Collective>::To(&e));
     return;
   }
   auto [pending, inserted] = pending_halo_.try_emplace(e.op_id, at.line, EventRefs<Collective>{});
@@ -161,31 +171,29 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
 }
 
 void Assembler::AddOne(const Op& e, const LineRef& at) {
-  auto dup = op_index_.find(e.id);
-  if (dup != op_index_.end()) {
+  if (op_index_.Contains(e.id)) {
     ThrowAt(at, "op " + std::to_string(e.id) + " appears twice (first at line " +
-                    std::to_string(op_line_[e.id]) + ")");
+                    std::to_string(Line(op_line_, e.id)) + ")");
   }
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     const OpInput& in = e.inputs[i];
-    std::string path = "inputs[" + std::to_string(i) + "]";
     // An absent optional input (layer_norm_backward without weight) has no name and no placements.
     if (in.tensor.empty() && in.placements.empty() && in.required.empty() && in.redistribute_id < 0) continue;
-    CheckPlacements(in.placements, (path + ".placements").c_str(), at);
-    CheckPlacements(in.required, (path + ".required").c_str(), at);
+    CheckPlacements(in.placements, {"inputs", static_cast<int64_t>(i), ".placements"}, at);
+    CheckPlacements(in.required, {"inputs", static_cast<int64_t>(i), ".required"}, at);
     if (in.redistribute_id < 0) continue;
     const RedistributeRecord& rec = Record(in.redistribute_id, "op input", at);
     if (rec.begin->op_id != e.id || rec.begin->op_input != static_cast<int64_t>(i)) {
-      ThrowAt(at, "field '" + path + ".redistribute_id' is " + std::to_string(in.redistribute_id) +
-                      " but that redistribute_begin (line " +
-                      std::to_string(begin_line_[in.redistribute_id]) + ") does not carry op_id " +
+      ThrowAt(at, "field 'inputs[" + std::to_string(i) + "].redistribute_id' is " +
+                      std::to_string(in.redistribute_id) + " but that redistribute_begin (line " +
+                      std::to_string(Line(begin_line_, in.redistribute_id)) + ") does not carry op_id " +
                       std::to_string(e.id) + " and op_input " + std::to_string(i));
     }
   }
   for (size_t i = 0; i < e.outputs.size(); ++i) {
     const OpOutput& out = e.outputs[i];
     if (!out.requested) continue;
-    CheckPlacements(out.placements, ("outputs[" + std::to_string(i) + "].placements").c_str(), at);
+    CheckPlacements(out.placements, {"outputs", static_cast<int64_t>(i), ".placements"}, at);
     if (out.local_shape.size() != out.global_shape.size()) {
       ThrowAt(at, "field 'outputs[" + std::to_string(i) +
                       "].local_shape' must have one entry per dim of "
@@ -205,8 +213,8 @@ void Assembler::AddOne(const Op& e, const LineRef& at) {
                       "]' must be empty or have one placement per mesh dim (" + std::to_string(ndim) + ")");
     }
   }
-  op_index_[e.id] = r_.ops.size();
-  op_line_[e.id] = at.line;
+  op_index_.TryEmplace(e.id, r_.ops.size());
+  op_line_.TryEmplace(e.id, static_cast<size_t>(at.line));
   OpRecord rec;
   rec.rank = header().rank;
   rec.op = EventRef<Op>::To(&e);

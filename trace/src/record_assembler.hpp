@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "codec.hpp"
+#include "id_index.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::trace::detail {
@@ -36,8 +38,19 @@ class Assembler {
 
  private:
   const Header& header() const { return r_.trace.header; }
-  void CheckMeshDims(const std::vector<int64_t>& dims, const std::string& field, const LineRef& at);
-  void CheckPlacements(const std::vector<std::string>& placements, const char* field, const LineRef& at);
+  // A field's name in a message, "HEAD" or "HEAD[INDEX]TAIL", built only when there is an error
+  // (building it for every checked list cost as much as the checks).
+  struct FieldName {
+    FieldName(std::string_view name) : head(name) {}  // NOLINT(google-explicit-constructor)
+    FieldName(std::string_view list, int64_t i, std::string_view member)
+        : head(list), index(i), tail(member) {}
+    std::string Text() const;
+    std::string_view head;
+    int64_t index = -1;
+    std::string_view tail;
+  };
+  void CheckMeshDims(const std::vector<int64_t>& dims, const FieldName& field, const LineRef& at);
+  void CheckPlacements(const std::vector<std::string>& placements, const FieldName& field, const LineRef& at);
   RedistributeRecord& Record(int64_t id, const char* type, const LineRef& at);
   void CheckStep(const RedistributeRecord& rec, int64_t step, const LineRef& at);
   void AddOne(const RedistributeBegin& e, const LineRef& at);
@@ -48,10 +61,10 @@ class Assembler {
   void AddOne(const Op& e, const LineRef& at);
 
   FileResult& r_;
-  std::map<int64_t, size_t> index_;
-  std::map<int64_t, int64_t> begin_line_;
-  std::map<int64_t, size_t> op_index_;
-  std::map<int64_t, int64_t> op_line_;
+  IdIndex index_;       // redistribute id -> its record in r_.records
+  IdIndex begin_line_;  // redistribute id -> the line of its begin
+  IdIndex op_index_;    // op id -> its record in r_.ops
+  IdIndex op_line_;     // op id -> the line of its op event
   std::map<int64_t, std::pair<int64_t, EventRefs<Collective>>> pending_halo_;  // op id -> (first line, halos)
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
 };

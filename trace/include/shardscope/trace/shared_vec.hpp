@@ -68,7 +68,15 @@ class SharedVec {
       Release();
       n_ = own;
     }
+    n_->pooled = false;
     return n_->v;
+  }
+  /// Whether a reader's pool holds this buffer as the one copy of its elements (MarkPooled): a
+  /// list copied from a stored event needs no second look-up. Set before the buffer is shared
+  /// with other threads; writing through Mutable() clears it.
+  bool Pooled() const { return n_ != nullptr && n_->pooled; }
+  void MarkPooled() {
+    if (n_ != nullptr) n_->pooled = true;
   }
   /// True when both share one buffer (or both are empty).
   bool SharesWith(const SharedVec& o) const { return n_ == o.n_; }
@@ -105,6 +113,7 @@ class SharedVec {
   struct Node {
     std::vector<T> v;
     std::atomic<uint32_t> refs{1};
+    bool pooled = false;
   };
   static const std::vector<T>& Empty() {
     static const std::vector<T> empty;
