@@ -67,6 +67,7 @@ class Assembler {
   IdIndex op_line_;     // op id -> the line of its op event
   std::map<int64_t, std::pair<int64_t, EventRefs<Collective>>> pending_halo_;  // op id -> (first line, halos)
   std::map<int64_t, int64_t> unfinished_ops_;  // op id -> first line that referred to it
+  SharedVec<int64_t> checked_group_;           // the last collective group found valid
 };
 
 }  // namespace shardscope::trace::detail
