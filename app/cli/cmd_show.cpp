@@ -1,8 +1,8 @@
 #include <filesystem>
 #include <ostream>
+#include <string_view>
 #include <utility>
 
-#include "cli_output.hpp"
 #include "run_commands.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -13,10 +13,16 @@ namespace shardscope::app {
 
 int RunShow(const ShowArgs& args, std::ostream& out) {
   trace::Model model = LoadTrace(args.path, args.jobs, !args.json);
+  // Written piece by piece as the pieces are made: the output of a large trace (hundreds of
+  // megabytes) is never held whole.
+  auto write = [&out](std::string_view piece) {
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  };
   if (args.json) {
-    out << DumpJson(trace::ShowJson(model)) << "\n";
+    trace::WriteShowJson(model, write);
+    out << "\n";
   } else {
-    out << trace::FormatShowText(model);
+    trace::WriteShowText(model, write);
   }
   KeepUntilExit(std::move(model));
   return 0;

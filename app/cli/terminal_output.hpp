@@ -2,6 +2,7 @@
 // Everything the CLI prints passes through TerminalSafeBuf: text from files (tensor names,
 // hosts, op arguments) may hold control characters that would drive the user's terminal.
 
+#include <algorithm>
 #include <streambuf>
 #include <string>
 
@@ -24,17 +25,25 @@ class TerminalSafeBuf : public std::streambuf {
     return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    std::string text = pending_;
-    text.append(s, static_cast<size_t>(n));
-    pending_.clear();
-    if (!text.empty() && static_cast<unsigned char>(text.back()) == 0xc2) {  // maybe the start of a C1
-      pending_ = text.back();
-      text.pop_back();
+    // Block by block, so that a large write (show's text) is not copied whole; each block is
+    // escaped like a write of its own (its last byte held back when it may start a C1 control).
+    constexpr std::streamsize kBlock = std::streamsize{1} << 16;
+    for (std::streamsize done = 0; done < n;) {
+      const std::streamsize len = std::min(kBlock, n - done);
+      text_.assign(pending_);
+      text_.append(s + done, static_cast<size_t>(len));
+      pending_.clear();
+      if (!text_.empty() && static_cast<unsigned char>(text_.back()) == 0xc2) {  // maybe the start of a C1
+        pending_ = text_.back();
+        text_.pop_back();
+      }
+      safe_.clear();
+      AppendPrintable(safe_, text_, /*keep_newlines=*/true);
+      if (target_->sputn(safe_.data(), static_cast<std::streamsize>(safe_.size())) !=
+          static_cast<std::streamsize>(safe_.size()))
+        return done;
+      done += len;
     }
-    const std::string safe = Printable(text, /*keep_newlines=*/true);
-    if (target_->sputn(safe.data(), static_cast<std::streamsize>(safe.size())) !=
-        static_cast<std::streamsize>(safe.size()))
-      return 0;
     return n;
   }
   int sync() override {
@@ -48,6 +57,7 @@ class TerminalSafeBuf : public std::streambuf {
  private:
   std::streambuf* target_;
   std::string pending_;
+  std::string text_, safe_;  // a block and its escaped text (kept to reuse their memory)
 };
 
 }  // namespace shardscope::app

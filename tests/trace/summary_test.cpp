@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "../common/test_knobs.hpp"
 #include "shardscope/trace/reader.hpp"
@@ -144,4 +146,95 @@ TEST_CASE("show json carries the program", "[trace][summary]") {
   CHECK(j["redistributes"][1]["op_id"] == 2);
   CHECK(j["redistributes"][1]["op_input"] == 0);
   CHECK(j["redistributes"][2]["op_id"].is_null());
+}
+
+TEST_CASE("an op differs on a rank only when its printed signature does", "[trace][summary]") {
+  // Rank 2's mm output placements split differently ("S(0)S(1)" as one entry instead of S(0), S(1)):
+  // the fields differ but the concatenated text ("S(0)S(1)") is the same, so no rank differs.
+  Model model = ReadTraceDir(kGolden / "program");
+  for (OpRecord& rec : model.ops) {
+    if (rec.rank == 2 && rec.op->id == 0) rec.op.Mutable().outputs.Mutable()[0].placements = {"S(0)S(1)"};
+  }
+  std::vector<OpSummary> s = SummarizeOps(model);
+  REQUIRE(!s.empty());
+  CHECK(s[0].ranks_differing.empty());
+}
+
+namespace {
+
+std::string ShowTextWith(const Model& model, unsigned threads) {
+  std::string out;
+  WriteShowText(
+      model, [&out](std::string_view piece) { out += piece; }, threads);
+  return out;
+}
+
+std::string ShowJsonWith(const Model& model, unsigned threads) {
+  std::string out;
+  WriteShowJson(
+      model, [&out](std::string_view piece) { out += piece; }, threads);
+  return out;
+}
+
+// What --json prints of ShowJson (app/cli/cli_output.hpp DumpJson).
+std::string DumpShowJson(const Model& model) {
+  return ShowJson(model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+constexpr int64_t kManyIds = 3000;
+
+// kManyIds copies of the two-rank trace's redistributes under ids 0, 1, ...: several pieces of
+// output. The first one's tensor name is not UTF-8 and holds a C1 control.
+Model ManyRedistributes() {
+  Model model = ReadTraceDir(kGolden / "two_rank");
+  // The copies refer to this model's events, as the originals do.
+  const std::vector<RedistributeRecord> originals = std::move(model.redistributes);
+  model.redistributes.clear();
+  for (const RedistributeRecord& rec : originals) {
+    for (int64_t id = 0; id < kManyIds; ++id) {
+      RedistributeRecord copy = rec;
+      copy.begin.Mutable().id = id;
+      if (id == 0) copy.begin.Mutable().tensor = "bad\xff\xc2\x85";
+      model.redistributes.push_back(std::move(copy));
+    }
+  }
+  std::sort(model.redistributes.begin(), model.redistributes.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.rank, a.begin->id) < std::make_pair(b.rank, b.begin->id);
+  });
+  model.Reindex();
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("show text written in pieces on several threads keeps the ids in order", "[trace][summary]") {
+  const Model model = ManyRedistributes();
+  const std::string serial = ShowTextWith(model, 1);
+  CHECK(ShowTextWith(model, 2) == serial);
+  CHECK(ShowTextWith(model, 3) == serial);
+  CHECK(FormatShowText(model) == serial);
+  CHECK(serial.find("\nredistribute 0: bad\xff\\u0085 ") != std::string::npos);  // Printable
+  // One block per id, ascending (summary.hpp).
+  size_t at = 0;
+  for (int64_t id = 0; id < kManyIds; ++id) {
+    const size_t next = serial.find("\nredistribute " + std::to_string(id) + ": ", at);
+    REQUIRE(next != std::string::npos);
+    at = next + 1;
+  }
+  CHECK(serial.find("\nredistribute ", at) == std::string::npos);
+}
+
+TEST_CASE("show json written in pieces is ShowJson's dump", "[trace][summary]") {
+  // WriteShowJson's contract: the bytes of ShowJson(model).dump(2) with invalid UTF-8 replaced.
+  for (const char* name :
+       {"two_rank", "program", "flight_recorder", "repeat", "torn", "unfinished_op", "unknown"}) {
+    INFO(name);
+    const Model model = ReadTraceDir(kGolden / name);
+    CHECK(ShowJsonWith(model, 2) == DumpShowJson(model));
+  }
+  const Model many = ManyRedistributes();
+  const std::string dumped = DumpShowJson(many);
+  CHECK(ShowJsonWith(many, 1) == dumped);
+  CHECK(ShowJsonWith(many, 2) == dumped);
+  CHECK(dumped.find("\"tensor\": \"bad\xef\xbf\xbd\xc2\x85\"") != std::string::npos);  // U+FFFD for 0xff
 }

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "collective_match.hpp"
 #include "json_null.hpp"
+#include "ordered_pieces.hpp"
 #include "shardscope/printable.hpp"
 #include "shardscope/text.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -18,23 +22,64 @@ using nlohmann::json;
 
 namespace {
 
-std::string JoinStrs(const std::vector<std::string>& v) { return "[" + Join(v, ", ") + "]"; }
-
-std::string Bytes(int64_t n) {
-  if (n < 1024) return std::to_string(n) + " B";
-  if (n < (int64_t{1} << 20)) return Fixed(n / 1024.0, 2) + " KiB";
-  if (n < (int64_t{1} << 30)) return Fixed(n / 1048576.0, 2) + " MiB";
-  return Fixed(n / 1073741824.0, 2) + " GiB";
+// "[a, b]".
+void AppendStrs(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += v[i];
+  }
+  out += ']';
 }
 
-std::string Micros(int64_t ns) { return Fixed(ns / 1000.0, 2) + " us"; }
+// "[1, 2]", as detail::FormatInts writes it.
+void AppendInts(std::string& out, const std::vector<int64_t>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i != 0) out += ", ";
+    AppendInt(out, v[i]);
+  }
+  out += ']';
+}
 
-std::string Ranks(const std::vector<int64_t>& ranks) { return JoinInts(ranks, ", "); }
+// "1, 2": a rank list.
+void AppendRanks(std::string& out, const std::vector<int64_t>& ranks) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i != 0) out += ", ";
+    AppendInt(out, ranks[i]);
+  }
+}
 
-void AddCollectiveSummary(
-    std::vector<CollectiveSummary>& out,
-    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t>& index,
-    const Collective& c);
+// "S(0)R": placements concatenated, as PlacementsText.
+void AppendPlacements(std::string& out, const std::vector<std::string>& placements) {
+  for (const std::string& p : placements) out += p;
+}
+
+void AppendBytes(std::string& out, int64_t n) {
+  if (n < 1024) {
+    AppendInt(out, n);
+    out += " B";
+  } else if (n < (int64_t{1} << 20)) {
+    AppendFixed(out, n / 1024.0, 2);
+    out += " KiB";
+  } else if (n < (int64_t{1} << 30)) {
+    AppendFixed(out, n / 1048576.0, 2);
+    out += " MiB";
+  } else {
+    AppendFixed(out, n / 1073741824.0, 2);
+    out += " GiB";
+  }
+}
+
+void AppendMicros(std::string& out, int64_t ns) {
+  AppendFixed(out, ns / 1000.0, 2);
+  out += " us";
+}
+
+using CollectiveKey = std::tuple<int64_t, std::string, std::vector<int64_t>, bool>;
+
+void AddCollectiveSummary(std::vector<CollectiveSummary>& out, std::map<CollectiveKey, size_t>& index,
+                          const Collective& c);
 
 RedistributeSummary SummarizeOne(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
   RedistributeSummary s;
@@ -56,8 +101,7 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
   s.op_id = b.op_id;
   s.op_input = b.op_input;
 
-  using Key = std::tuple<int64_t, std::string, std::vector<int64_t>, bool>;
-  std::map<Key, size_t> index;
+  std::map<CollectiveKey, size_t> index;
   for (const RedistributeRecord* rec : recs) {
     if (!rec->end) {
       s.ranks_incomplete.push_back(rec->rank);
@@ -97,10 +141,16 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
   return s;
 }
 
-std::string LayoutText(const std::optional<std::vector<int64_t>>& shape,
-                       const std::optional<std::vector<int64_t>>& offset) {
-  if (!shape || !offset) return "?";
-  return detail::FormatInts(*shape) + " @ " + detail::FormatInts(*offset);
+// "[2, 3] @ [0, 0]": a shard's local shape and global offset, "?" when unknown.
+void AppendLayout(std::string& out, const std::optional<std::vector<int64_t>>& shape,
+                  const std::optional<std::vector<int64_t>>& offset) {
+  if (!shape || !offset) {
+    out += '?';
+    return;
+  }
+  AppendInts(out, *shape);
+  out += " @ ";
+  AppendInts(out, *offset);
 }
 
 // What every rank must agree on about one op: name, args, chosen strategy and its outputs'
@@ -120,26 +170,137 @@ std::string OpOutputsText(const Op& op) {
   return "chosen " + std::to_string(op.chosen) + ", outputs " + detail::OpOutputsText(op);
 }
 
-std::string CostText(double us) { return std::isinf(us) ? std::string("inf") : Fixed(us, 2) + " us"; }
+void AppendCost(std::string& out, double us) {
+  if (std::isinf(us)) {
+    out += "inf";
+    return;
+  }
+  AppendFixed(out, us, 2);
+  out += " us";
+}
 
 json CostJson(double us) { return std::isfinite(us) ? json(us) : json(nullptr); }
 
-void AddCollectiveSummary(
-    std::vector<CollectiveSummary>& out,
-    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t>& index,
-    const Collective& c) {
-  auto [it, inserted] = index.try_emplace({c.step, c.kind, c.mesh_dims, c.negotiated}, out.size());
-  if (inserted) out.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
-  CollectiveSummary& cs = out[it->second];
+void AddCollectiveSummary(std::vector<CollectiveSummary>& out, std::map<CollectiveKey, size_t>& index,
+                          const Collective& c) {
+  // A record has a few distinct keys, found by a scan without copying the key; `index` serves
+  // records with many (built on the first call past kScanned).
+  constexpr size_t kScanned = 16;
+  size_t at = 0;
+  if (out.size() <= kScanned) {
+    while (at < out.size() && !(out[at].step == c.step && out[at].negotiated == c.negotiated &&
+                                c.kind == out[at].kind && c.mesh_dims == out[at].mesh_dims))
+      ++at;
+  } else {
+    if (index.empty()) {
+      for (size_t i = 0; i < out.size(); ++i)
+        index.try_emplace({out[i].step, out[i].kind, out[i].mesh_dims, out[i].negotiated}, i);
+    }
+    at = index.try_emplace({c.step, c.kind, c.mesh_dims, c.negotiated}, out.size()).first->second;
+  }
+  if (at == out.size()) out.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
+  CollectiveSummary& cs = out[at];
   ++cs.calls;
   cs.bytes_sent = detail::SaturatingAdd(cs.bytes_sent, detail::SumBytes(c.bytes_sent));
   cs.bytes_recv = detail::SaturatingAdd(cs.bytes_recv, detail::SumBytes(c.bytes_recv));
 }
 
-std::string CollectiveLine(const CollectiveSummary& c, bool with_step) {
-  return std::string(with_step ? "step " + std::to_string(c.step) + "  " : "") + c.kind +
-         (c.negotiated ? " (negotiated)" : "") + "  mesh dims " + detail::FormatInts(c.mesh_dims) + "  x" +
-         std::to_string(c.calls) + "  sent " + Bytes(c.bytes_sent) + "  recv " + Bytes(c.bytes_recv);
+// "step 0  all_gather  mesh dims [1]  x8  sent 3.12 KiB  recv 3.12 KiB" (no step for an op's).
+void AppendCollectiveLine(std::string& out, const CollectiveSummary& c, bool with_step) {
+  if (with_step) {
+    out += "step ";
+    AppendInt(out, c.step);
+    out += "  ";
+  }
+  out += c.kind;
+  if (c.negotiated) out += " (negotiated)";
+  out += "  mesh dims ";
+  AppendInts(out, c.mesh_dims);
+  out += "  x";
+  AppendInt(out, c.calls);
+  out += "  sent ";
+  AppendBytes(out, c.bytes_sent);
+  out += "  recv ";
+  AppendBytes(out, c.bytes_recv);
+}
+
+// OpCallText appended to `out`.
+void AppendOpCall(std::string& out, const Op& op) {
+  out += op.name;
+  out += '(';
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const OpInput& in = op.inputs[i];
+    if (i != 0) out += ", ";
+    if (in.tensor.empty() && in.placements.empty()) {  // an absent optional input
+      out += '-';
+      continue;
+    }
+    AppendPrintable(out, in.tensor);
+    out += ": ";
+    AppendPlacements(out, in.placements);
+    if (in.required != in.placements) {
+      out += "->";
+      AppendPlacements(out, in.required);
+    }
+  }
+  if (!op.args.empty()) {
+    if (!op.inputs.empty()) out += ", ";
+    AppendPrintable(out, op.args);
+  }
+  out += ") -> ";
+  if (op.outputs.size() != 1) out += '(';
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const OpOutput& o = op.outputs[i];
+    if (i != 0) out += ", ";
+    if (!o.requested) {
+      out += '-';
+      continue;
+    }
+    AppendPrintable(out, o.tensor);
+    out += ": ";
+    AppendPlacements(out, o.placements);
+  }
+  if (op.outputs.size() != 1) out += ')';
+}
+
+// True when OpSignatureText(a) == OpSignatureText(b) because every field it prints is equal (the
+// texts of ops that differ in a field may still be equal: compare them then).
+bool SameSignatureFields(const Op& a, const Op& b) {
+  if (a.name != b.name || a.args != b.args || a.chosen != b.chosen || !(a.inputs == b.inputs) ||
+      a.outputs.size() != b.outputs.size())
+    return false;
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    const OpOutput& x = a.outputs[i];
+    const OpOutput& y = b.outputs[i];
+    if (x.requested != y.requested || x.tensor != y.tensor || !(x.placements == y.placements) ||
+        !(x.global_shape == y.global_shape))
+      return false;
+  }
+  return true;
+}
+
+OpSummary SummarizeOp(const Model& model, int64_t id) {
+  OpSummary s;
+  s.id = id;
+  std::vector<const OpRecord*> recs = model.OpsWithId(id);
+  s.reference = recs.front();
+  std::optional<std::string> reference;  // the reference's signature text, made when first needed
+  std::map<CollectiveKey, size_t> index;
+  for (const OpRecord* rec : recs) {
+    s.ranks.push_back(rec->rank);
+    if (!rec->op->ok) s.ranks_failed.emplace_back(rec->rank, rec->op->error);
+    if (rec != s.reference && !SameSignatureFields(rec->op, s.reference->op)) {
+      if (!reference) reference = OpSignatureText(s.reference->op);
+      if (OpSignatureText(rec->op) != *reference)
+        s.ranks_differing.emplace_back(rec->rank, OpOutputsText(rec->op));
+    }
+    for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
+  }
+  for (const RankTrace& rt : model.ranks) {
+    if (std::find(s.ranks.begin(), s.ranks.end(), rt.header.rank) == s.ranks.end())
+      s.ranks_missing.push_back(rt.header.rank);
+  }
+  return s;
 }
 
 }  // namespace
@@ -149,50 +310,14 @@ std::string PlacementsText(const std::vector<std::string>& placements) {
 }
 
 std::string OpCallText(const Op& op) {
-  std::string out = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
-    const OpInput& in = op.inputs[i];
-    if (in.tensor.empty() && in.placements.empty()) {  // an absent optional input
-      out += (i ? ", -" : "-");
-      continue;
-    }
-    out += (i ? ", " : "") + Printable(in.tensor) + ": " + PlacementsText(in.placements);
-    if (in.required != in.placements) out += "->" + PlacementsText(in.required);
-  }
-  if (!op.args.empty()) out += (op.inputs.empty() ? "" : ", ") + Printable(op.args);
-  out += ") -> ";
-  std::string outs;
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
-    outs += (i ? ", " : "") +
-            (o.requested ? Printable(o.tensor) + ": " + PlacementsText(o.placements) : std::string("-"));
-  }
-  return out + (op.outputs.size() == 1 ? outs : "(" + outs + ")");
+  std::string out;
+  AppendOpCall(out, op);
+  return out;
 }
 
 std::vector<OpSummary> SummarizeOps(const Model& model) {
   std::vector<OpSummary> out;
-  for (int64_t id : model.OpIds()) {
-    OpSummary s;
-    s.id = id;
-    std::vector<const OpRecord*> recs = model.OpsWithId(id);
-    s.reference = recs.front();
-    // The reference's text only when another rank holds the op (a single-rank import: never).
-    const std::string reference = recs.size() > 1 ? OpSignatureText(s.reference->op) : std::string();
-    std::map<std::tuple<int64_t, std::string, std::vector<int64_t>, bool>, size_t> index;
-    for (const OpRecord* rec : recs) {
-      s.ranks.push_back(rec->rank);
-      if (!rec->op->ok) s.ranks_failed.emplace_back(rec->rank, rec->op->error);
-      if (rec != s.reference && OpSignatureText(rec->op) != reference)
-        s.ranks_differing.emplace_back(rec->rank, OpOutputsText(rec->op));
-      for (const Collective& c : rec->collectives) AddCollectiveSummary(s.collectives, index, c);
-    }
-    for (const RankTrace& rt : model.ranks) {
-      if (std::find(s.ranks.begin(), s.ranks.end(), rt.header.rank) == s.ranks.end())
-        s.ranks_missing.push_back(rt.header.rank);
-    }
-    out.push_back(std::move(s));
-  }
+  for (int64_t id : model.OpIds()) out.push_back(SummarizeOp(model, id));
   return out;
 }
 
@@ -205,11 +330,14 @@ std::vector<RedistributeSummary> Summarize(const Model& model) {
 namespace {
 
 // "  FAILED on rank R: error", a line per failed rank.
-std::string FailedText(const std::vector<std::pair<int64_t, std::string>>& failed) {
-  std::string out;
-  for (const auto& [rank, error] : failed)
-    out += "  FAILED on rank " + std::to_string(rank) + ": " + Printable(error) + "\n";
-  return out;
+void AppendFailed(std::string& out, const std::vector<std::pair<int64_t, std::string>>& failed) {
+  for (const auto& [rank, error] : failed) {
+    out += "  FAILED on rank ";
+    AppendInt(out, rank);
+    out += ": ";
+    AppendPrintable(out, error);
+    out += '\n';
+  }
 }
 
 // The trace line (world, ranks, mesh, backend, format) and the diagnostics.
@@ -221,7 +349,10 @@ std::string ShowHeaderText(const Model& model) {
            " rank file(s), mesh " + detail::FormatInts(h.mesh_shape);
     bool named = std::any_of(h.mesh_dim_names.begin(), h.mesh_dim_names.end(),
                              [](const std::string& n) { return !n.empty(); });
-    if (named) out += " " + JoinStrs(h.mesh_dim_names);
+    if (named) {
+      out += ' ';
+      AppendStrs(out, h.mesh_dim_names);
+    }
     out += ", backend " + h.backend + ", format v" + std::to_string(h.version) + "\n";
   }
   if (!model.diagnostics.empty()) {
@@ -234,87 +365,223 @@ std::string ShowHeaderText(const Model& model) {
   return out;
 }
 
-std::string ShowOpText(const Model& model, const OpSummary& s) {
-  std::string out;
+void AppendOpText(std::string& out, const Model& model, const OpSummary& s) {
   const Op& op = s.reference->op;
-  out += "op #" + std::to_string(s.id) + " " + OpCallText(op) + "  [chosen " + std::to_string(op.chosen) +
-         "/" + std::to_string(op.candidates.size());
-  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
-    out += ", cost " + CostText(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
-  out += (op.rule.empty() ? "" : ", rule " + Printable(op.rule)) + "]\n";
+  out += "op #";
+  AppendInt(out, s.id);
+  out += ' ';
+  AppendOpCall(out, op);
+  out += "  [chosen ";
+  AppendInt(out, op.chosen);
+  out += '/';
+  AppendInt(out, op.candidates.size());
+  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size())) {
+    out += ", cost ";
+    AppendCost(out, op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+  }
+  if (!op.rule.empty()) {
+    out += ", rule ";
+    AppendPrintable(out, op.rule);
+  }
+  out += "]\n";
   for (int64_t rid : s.reference->redistribute_ids) {
     const RedistributeRecord* rec = model.FindRedistribute(s.reference->rank, rid);
     if (rec == nullptr) continue;
     const RedistributeBegin& b = rec->begin;
-    out += "  redistribute " + std::to_string(rid) + ": " +
-           (b.tensor.empty() ? "<unnamed>" : Printable(b.tensor)) + "  " + PlacementsText(b.src_placements) +
-           " -> " + PlacementsText(b.dst_placements) + "  " + b.notation + "\n";
+    out += "  redistribute ";
+    AppendInt(out, rid);
+    out += ": ";
+    if (b.tensor.empty())
+      out += "<unnamed>";
+    else
+      AppendPrintable(out, b.tensor);
+    out += "  ";
+    AppendPlacements(out, b.src_placements);
+    out += " -> ";
+    AppendPlacements(out, b.dst_placements);
+    out += "  ";
+    out += b.notation;
+    out += '\n';
   }
-  for (const CollectiveSummary& c : s.collectives) out += "  " + CollectiveLine(c, false) + "\n";
-  if (!op.note.empty()) out += "  note: " + Printable(op.note) + "\n";
-  out += FailedText(s.ranks_failed);
-  for (const auto& [rank, text] : s.ranks_differing)
-    out += "  differs on rank " + std::to_string(rank) + ": " + text + "\n";
-  if (!s.ranks_missing.empty()) out += "  missing on rank(s) " + Ranks(s.ranks_missing) + "\n";
-  return out;
+  for (const CollectiveSummary& c : s.collectives) {
+    out += "  ";
+    AppendCollectiveLine(out, c, false);
+    out += '\n';
+  }
+  if (!op.note.empty()) {
+    out += "  note: ";
+    AppendPrintable(out, op.note);
+    out += '\n';
+  }
+  AppendFailed(out, s.ranks_failed);
+  for (const auto& [rank, text] : s.ranks_differing) {
+    out += "  differs on rank ";
+    AppendInt(out, rank);
+    out += ": ";
+    out += text;
+    out += '\n';
+  }
+  if (!s.ranks_missing.empty()) {
+    out += "  missing on rank(s) ";
+    AppendRanks(out, s.ranks_missing);
+    out += '\n';
+  }
 }
 
-std::string ShowRedistributeText(const Model& model, const RedistributeSummary& s) {
-  std::string out;
-  out += "\nredistribute " + std::to_string(s.id) + ": " +
-         (s.tensor.empty() ? "<unnamed>" : Printable(s.tensor)) + " " + s.dtype + " " +
-         detail::FormatInts(s.global_shape) + "  " + JoinStrs(s.src_placements) + " -> " +
-         JoinStrs(s.dst_placements) + "\n";
+void AppendRedistributeText(std::string& out, const Model& model, const RedistributeSummary& s) {
+  out += "\nredistribute ";
+  AppendInt(out, s.id);
+  out += ": ";
+  if (s.tensor.empty())
+    out += "<unnamed>";
+  else
+    AppendPrintable(out, s.tensor);
+  out += ' ';
+  out += s.dtype;
+  out += ' ';
+  AppendInts(out, s.global_shape);
+  out += "  ";
+  AppendStrs(out, s.src_placements);
+  out += " -> ";
+  AppendStrs(out, s.dst_placements);
+  out += '\n';
   if (s.op_id >= 0) {
-    const OpRecord* op = nullptr;
-    for (const OpRecord* rec : model.OpsWithId(s.op_id)) op = op ? op : rec;
-    out += "  op: #" + std::to_string(s.op_id) + (op ? " " + op->op->name : std::string()) + " input " +
-           std::to_string(s.op_input) + "\n";
+    const std::vector<const OpRecord*> ops = model.OpsWithId(s.op_id);
+    out += "  op: #";
+    AppendInt(out, s.op_id);
+    if (!ops.empty()) {
+      out += ' ';
+      out += ops.front()->op->name;
+    }
+    out += " input ";
+    AppendInt(out, s.op_input);
+    out += '\n';
   }
-  out += "  notation: " + s.notation + "\n";
+  out += "  notation: ";
+  out += s.notation;
+  out += '\n';
   if (s.imported) {
-    out += "  " + s.imported->source + " (line " + std::to_string(s.imported->line) +
-           "): " + (s.imported->notation.empty() ? "no notation recorded" : s.imported->notation) + ", " +
-           s.imported->verdict + (s.imported->reason.empty() ? "" : ": " + s.imported->reason) + "\n";
+    out += "  ";
+    out += s.imported->source;
+    out += " (line ";
+    AppendInt(out, s.imported->line);
+    out += "): ";
+    out +=
+        s.imported->notation.empty() ? std::string_view("no notation recorded") : s.imported->notation.view();
+    out += ", ";
+    out += s.imported->verdict;
+    if (!s.imported->reason.empty()) {
+      out += ": ";
+      out += s.imported->reason;
+    }
+    out += '\n';
   }
-  out += "  plan: " + s.planner + (s.planner_reason.empty() ? "" : " (" + Printable(s.planner_reason) + ")") +
-         ", " + std::to_string(s.plan_steps) + " step(s) (raw " + std::to_string(s.raw_plan_steps) + "), " +
-         std::to_string(s.skipped_merges) + " skipped merge(s), predicted " + Fixed(s.predicted_us, 2) +
-         " us\n";
+  out += "  plan: ";
+  out += s.planner;
+  if (!s.planner_reason.empty()) {
+    out += " (";
+    AppendPrintable(out, s.planner_reason);
+    out += ')';
+  }
+  out += ", ";
+  AppendInt(out, s.plan_steps);
+  out += " step(s) (raw ";
+  AppendInt(out, s.raw_plan_steps);
+  out += "), ";
+  AppendInt(out, s.skipped_merges);
+  out += " skipped merge(s), predicted ";
+  AppendFixed(out, s.predicted_us, 2);
+  out += " us\n";
   out += "  time: ";
   if (s.max_ns) {
-    out +=
-        "max " + Micros(*s.max_ns) + " (rank " + std::to_string(s.max_rank) + "), min " + Micros(*s.min_ns);
+    out += "max ";
+    AppendMicros(out, *s.max_ns);
+    out += " (rank ";
+    AppendInt(out, s.max_rank);
+    out += "), min ";
+    AppendMicros(out, *s.min_ns);
   } else {
-    out += "-";
+    out += '-';
   }
-  size_t total = s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size();
-  out += "; ok on " + std::to_string(s.ranks_ok.size()) + " of " + std::to_string(total) + " rank(s)\n";
-  out += FailedText(s.ranks_failed);
-  if (!s.ranks_incomplete.empty()) out += "  incomplete on rank(s) " + Ranks(s.ranks_incomplete) + "\n";
+  out += "; ok on ";
+  AppendInt(out, s.ranks_ok.size());
+  out += " of ";
+  AppendInt(out, s.ranks_ok.size() + s.ranks_failed.size() + s.ranks_incomplete.size());
+  out += " rank(s)\n";
+  AppendFailed(out, s.ranks_failed);
+  if (!s.ranks_incomplete.empty()) {
+    out += "  incomplete on rank(s) ";
+    AppendRanks(out, s.ranks_incomplete);
+    out += '\n';
+  }
   if (s.collectives.empty()) {
     out += "  collectives: none\n";
   } else {
     out += "  collectives:\n";
-    for (const CollectiveSummary& c : s.collectives) out += "    " + CollectiveLine(c, true) + "\n";
+    for (const CollectiveSummary& c : s.collectives) {
+      out += "    ";
+      AppendCollectiveLine(out, c, true);
+      out += '\n';
+    }
   }
   out += "  layouts (local shape @ global offset, before -> after):\n";
   for (const RankLayout& l : s.layouts) {
-    out += "    rank " + std::to_string(l.rank) + ": " + LayoutText(l.shape_before, l.offset_before) +
-           " -> " + LayoutText(l.shape_after, l.offset_after) + "\n";
+    out += "    rank ";
+    AppendInt(out, l.rank);
+    out += ": ";
+    AppendLayout(out, l.shape_before, l.offset_before);
+    out += " -> ";
+    AppendLayout(out, l.shape_after, l.offset_after);
+    out += '\n';
   }
-  return out;
 }
+
+// Ids per piece of show's text: about a megabyte each (an op's block is some 250 bytes, a
+// redistribute's on 8 ranks some 1,300), large enough that handing pieces over costs nothing.
+constexpr size_t kOpsPerPiece = 4096;
+constexpr size_t kRedistributesPerPiece = 1024;
 
 }  // namespace
 
+void WriteShowText(const Model& model, const std::function<void(std::string_view)>& write, unsigned threads) {
+  std::string head = ShowHeaderText(model);
+  if (HasFlightRecords(model)) head += FormatFlightText(model);
+  const std::vector<int64_t> op_ids = model.OpIds();
+  if (!op_ids.empty()) {
+    head += "\nprogram: ";
+    AppendInt(head, op_ids.size());
+    head += " op(s)\n";
+  }
+  write(head);
+  head = std::string();
+  const std::vector<int64_t> redistribute_ids = model.RedistributeIds();
+  const size_t op_pieces = (op_ids.size() + kOpsPerPiece - 1) / kOpsPerPiece;
+  const size_t pieces =
+      op_pieces + (redistribute_ids.size() + kRedistributesPerPiece - 1) / kRedistributesPerPiece;
+  // An op's or a redistribute's block depends on nothing printed before it (each is summarized
+  // on its own), so the pieces can be made in any order and concatenated in id order.
+  auto make = [&](size_t piece) {
+    std::string out;
+    if (piece < op_pieces) {
+      const size_t end = std::min(op_ids.size(), (piece + 1) * kOpsPerPiece);
+      for (size_t i = piece * kOpsPerPiece; i < end; ++i)
+        AppendOpText(out, model, SummarizeOp(model, op_ids[i]));
+    } else {
+      const size_t first = (piece - op_pieces) * kRedistributesPerPiece;
+      const size_t end = std::min(redistribute_ids.size(), first + kRedistributesPerPiece);
+      for (size_t i = first; i < end; ++i) {
+        const int64_t id = redistribute_ids[i];
+        AppendRedistributeText(out, model, SummarizeOne(id, model.RedistributesWithId(id)));
+      }
+    }
+    return out;
+  };
+  detail::MakeInOrder(pieces, threads, make, [&](const std::string& piece) { write(piece); });
+}
+
 std::string FormatShowText(const Model& model) {
-  std::string out = ShowHeaderText(model);
-  if (HasFlightRecords(model)) out += FormatFlightText(model);
-  std::vector<OpSummary> ops = SummarizeOps(model);
-  if (!ops.empty()) out += "\nprogram: " + std::to_string(ops.size()) + " op(s)\n";
-  for (const OpSummary& s : ops) out += ShowOpText(model, s);
-  for (const RedistributeSummary& s : Summarize(model)) out += ShowRedistributeText(model, s);
+  std::string out;
+  WriteShowText(model, [&out](std::string_view piece) { out += piece; });
   return out;
 }
 
@@ -329,7 +596,7 @@ json RankErrorsJson(const RankErrors& errors) {
 }
 
 // The collectives of a redistribute (with their plan step and whether they negotiated shapes) or
-// of an op, as CollectiveLine prints them.
+// of an op, as AppendCollectiveLine prints them.
 json CollectivesJson(const std::vector<CollectiveSummary>& collectives, bool redistribute) {
   json out = json::array();
   for (const CollectiveSummary& c : collectives) {
@@ -348,7 +615,7 @@ json CollectivesJson(const std::vector<CollectiveSummary>& collectives, bool red
 }
 
 json RedistributeJson(const RedistributeSummary& s) {
-  const json colls = CollectivesJson(s.collectives, true);
+  json colls = CollectivesJson(s.collectives, true);
   json layouts = json::array();
   for (const RankLayout& l : s.layouts) {
     layouts.push_back({{"rank", l.rank},
@@ -384,8 +651,8 @@ json RedistributeJson(const RedistributeSummary& s) {
               {"min_ns", detail::OrNull(s.min_ns)},
               {"max_ns", detail::OrNull(s.max_ns)},
               {"max_rank", s.max_ns ? json(s.max_rank) : json(nullptr)},
-              {"collectives", colls},
-              {"layouts", layouts}};
+              {"collectives", std::move(colls)},
+              {"layouts", std::move(layouts)}};
 }
 
 json OpJson(const OpSummary& s) {
@@ -404,7 +671,7 @@ json OpJson(const OpSummary& s) {
                        {"placements", o.placements},
                        {"global_shape", o.global_shape}});
   }
-  const json colls = CollectivesJson(s.collectives, false);
+  json colls = CollectivesJson(s.collectives, false);
   bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
   json differing = json::array();
   for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});
@@ -413,8 +680,8 @@ json OpJson(const OpSummary& s) {
               {"name", op.name},
               {"args", op.args},
               {"call", OpCallText(op)},
-              {"inputs", inputs},
-              {"outputs", outputs},
+              {"inputs", std::move(inputs)},
+              {"outputs", std::move(outputs)},
               {"candidates", op.candidates.size()},
               {"chosen", op.chosen},
               {"chosen_cost_us",
@@ -422,16 +689,15 @@ json OpJson(const OpSummary& s) {
               {"rule", op.rule},
               {"note", op.note},
               {"redistributes", s.reference->redistribute_ids.ToVector()},
-              {"collectives", colls},
+              {"collectives", std::move(colls)},
               {"ranks", s.ranks},
               {"ranks_missing", s.ranks_missing},
               {"ranks_failed", RankErrorsJson(s.ranks_failed)},
-              {"ranks_differing", differing}};
+              {"ranks_differing", std::move(differing)}};
 }
 
-}  // namespace
-
-json ShowJson(const Model& model) {
+// Every member of show's JSON but the two that grow with the trace, "redistributes" and "ops".
+json ShowJsonHead(const Model& model) {
   json out;
   out["world"] = model.world;
   json ranks = json::array();
@@ -443,7 +709,7 @@ json ShowJson(const Model& model) {
                      {"host", r.header.host},
                      {"events", r.events.size()}});
   }
-  out["ranks"] = ranks;
+  out["ranks"] = std::move(ranks);
   if (!model.ranks.empty()) {
     out["mesh_shape"] = model.ranks.front().header.mesh_shape;
     out["mesh_dim_names"] = model.ranks.front().header.mesh_dim_names;
@@ -452,15 +718,95 @@ json ShowJson(const Model& model) {
   for (const Diagnostic& d : model.diagnostics) {
     diags.push_back({{"file", d.file}, {"line", d.line}, {"message", d.message}});
   }
-  out["diagnostics"] = diags;
-  json reds = json::array();
-  for (const RedistributeSummary& s : Summarize(model)) reds.push_back(RedistributeJson(s));
-  out["redistributes"] = reds;
-  json ops = json::array();
-  for (const OpSummary& s : SummarizeOps(model)) ops.push_back(OpJson(s));
-  out["ops"] = ops;
+  out["diagnostics"] = std::move(diags);
   if (HasFlightRecords(model)) out["flight"] = FlightJson(model);
   return out;
+}
+
+// What --json prints of `j` (app's DumpJson): nlohmann's dump, indent 2, bytes that are not UTF-8 replaced.
+std::string JsonText(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+// `text` with `indent` spaces after each newline: a value's dump as it reads nested that deep (a
+// dump's newlines are all its own; those of strings are escaped).
+void AppendIndented(std::string& out, std::string_view text, size_t indent) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) {
+      out.append(text.substr(at));
+      break;
+    }
+    out.append(text.substr(at, nl + 1 - at));
+    out.append(indent, ' ');
+    at = nl + 1;
+  }
+}
+
+// Elements of "ops" and "redistributes" per piece of WriteShowJson's text.
+constexpr size_t kJsonOpsPerPiece = 1024;
+constexpr size_t kJsonRedistributesPerPiece = 256;
+
+}  // namespace
+
+json ShowJson(const Model& model) {
+  json out = ShowJsonHead(model);
+  json reds = json::array();
+  for (const RedistributeSummary& s : Summarize(model)) reds.push_back(RedistributeJson(s));
+  out["redistributes"] = std::move(reds);
+  json ops = json::array();
+  for (const OpSummary& s : SummarizeOps(model)) ops.push_back(OpJson(s));
+  out["ops"] = std::move(ops);
+  return out;
+}
+
+void WriteShowJson(const Model& model, const std::function<void(std::string_view)>& write, unsigned threads) {
+  const std::vector<int64_t> op_ids = model.OpIds();
+  const std::vector<int64_t> redistribute_ids = model.RedistributeIds();
+  json head = ShowJsonHead(model);
+  head["ops"] = json::array();  // placeholders that put the two in their place among the members
+  head["redistributes"] = json::array();
+  // nlohmann's layout of an object at the top (dump with indent 2): "{\n", the members each on a
+  // line indented by 2 as `"key": value`, separated by ",\n", then "\n}"; an array member's
+  // elements each on a line indented by 4, separated by ",\n", then "\n  ]" ("[]" when empty).
+  std::string text = "{\n";
+  bool first = true;
+  for (const auto& [key, value] : head.items()) {
+    text += first ? "  " : ",\n  ";
+    first = false;
+    text += JsonText(key);
+    text += ": ";
+    const bool is_ops = key == "ops";
+    if (!is_ops && key != "redistributes") {
+      AppendIndented(text, JsonText(value), 2);
+      continue;
+    }
+    const size_t count = is_ops ? op_ids.size() : redistribute_ids.size();
+    if (count == 0) {
+      text += "[]";
+      continue;
+    }
+    text += '[';
+    write(text);
+    text.clear();
+    const size_t per_piece = is_ops ? kJsonOpsPerPiece : kJsonRedistributesPerPiece;
+    auto make = [&](size_t piece) {
+      std::string out;
+      const size_t end = std::min(count, (piece + 1) * per_piece);
+      for (size_t i = piece * per_piece; i < end; ++i) {
+        out += i == 0 ? "\n    " : ",\n    ";
+        const json element = is_ops
+                                 ? OpJson(SummarizeOp(model, op_ids[i]))
+                                 : RedistributeJson(SummarizeOne(
+                                       redistribute_ids[i], model.RedistributesWithId(redistribute_ids[i])));
+        AppendIndented(out, JsonText(element), 4);
+      }
+      return out;
+    };
+    detail::MakeInOrder((count + per_piece - 1) / per_piece, threads, make,
+                        [&](const std::string& piece) { write(piece); });
+    text += "\n  ]";
+  }
+  text += "\n}";
+  write(text);
 }
 
 }  // namespace shardscope::trace

@@ -2,8 +2,10 @@
 // Per-redistribute summaries of a Model, for `shardscope show` (text and --json) and the GUI.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -78,7 +80,19 @@ std::vector<RedistributeSummary> Summarize(const Model& model);
 /// deterministic (no paths, fixed number formats), so it can be golden-tested.
 std::string FormatShowText(const Model& model);
 
+/// FormatShowText's text handed to `write` in order, piece by piece (about a megabyte each), so
+/// that memory need not hold it whole. The pieces are made on up to `threads` threads (0: one per
+/// core); `write` runs on the calling thread. An exception of `write` passes through.
+void WriteShowText(const Model& model, const std::function<void(std::string_view)>& write,
+                   unsigned threads = 0);
+
 /// The same content as JSON for tools (`show --json`). Pure.
 nlohmann::json ShowJson(const Model& model);
+
+/// The text of ShowJson(model) as --json prints it (dump with indent 2, bytes that are not UTF-8
+/// replaced by U+FFFD), handed to `write` piece by piece like WriteShowText, never the whole
+/// document in memory; made on up to `threads` threads (0: one per core).
+void WriteShowJson(const Model& model, const std::function<void(std::string_view)>& write,
+                   unsigned threads = 0);
 
 }  // namespace shardscope::trace
