@@ -167,3 +167,31 @@ TEST_CASE("flight records: diff of two Flight Recorder imports compares per proc
   CHECK(by_group[1].candidate_id == 3);
   CHECK(by_group[1].candidate == "nccl:all_reduce");
 }
+
+TEST_CASE("flight records: diff reports a rank whose sizes differ, by their text", "[trace][fr][diff]") {
+  TempDir a("diff_sizes_a"), b("diff_sizes_b");
+  // Rank 0 of the candidate gathered [2, 8] -> [4, 8] where the baseline gathered [2, 4] -> [4, 4];
+  // rank 1 and seq 2 are the same in both.
+  for (int r = 0; r < 2; ++r) {
+    WriteDump(a.path / ("d" + std::to_string(r)),
+              {testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+               testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}})},
+              "[0, 1]");
+    WriteDump(b.path / ("d" + std::to_string(r)),
+              {r == 0 ? testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 8}}, {{4, 8}})
+                      : testing::FrEntry(0, 1, "nccl:_allgather_base", {{2, 4}}, {{4, 4}}),
+               testing::FrEntry(1, 2, "nccl:all_reduce", {{8}}, {{8}})},
+              "[0, 1]");
+  }
+  const trace::Model base = trace::ReadFlightRecorder({a.path}), cand = trace::ReadFlightRecorder({b.path});
+  const trace::DiffResult d = trace::DiffTraces(base, cand, {});
+  std::vector<trace::Difference> by_group;
+  for (const trace::Difference& x : d.differences)
+    if (x.subject == "process group 0 (default_pg) [0, 1] collective") by_group.push_back(x);
+  REQUIRE(by_group.size() == 1);
+  CHECK(by_group[0].category == trace::DiffCategory::kBytes);
+  CHECK(by_group[0].what == "rank 0 sizes");
+  CHECK(by_group[0].baseline == "[2, 4] -> [4, 4]");
+  CHECK(by_group[0].candidate == "[2, 8] -> [4, 8]");
+  CHECK(by_group[0].baseline_id == 1);
+}
