@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "../common/check_figures.hpp"
 #include "shardscope/trace/check.hpp"
@@ -280,4 +281,118 @@ TEST_CASE("check: a stopped rank is blamed alone, not the peers that waited for 
     CHECK(m.culprits == std::vector<int64_t>{2});
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("check: each op field the ranks compare is reported where one rank differs, and only those",
+          "[trace][check]") {
+  // docs/trace-tools.md, class `op`: name/args, input tensors, chosen strategy, outputs (placements,
+  // global shapes) and outcome are compared; rank 2's op #0 of the clean program trace (mm(x, w),
+  // candidate 0 of [S(0)R, RS(1) => S(0)S(1)], output y S(0)S(1) [8, 6]) gets one edit. An edited
+  // list is rank 2's own copy, no longer the buffer the ranks shared.
+  struct Edit {
+    std::string what;
+    std::function<void(Op&)> apply;
+    std::string noun, rank2, others;  // "" when the edit touches nothing compared
+  };
+  const std::vector<Edit> edits = {
+      {"name", [](Op& op) { op.name = "bmm"; }, "name", "bmm", "mm"},
+      {"args", [](Op& op) { op.args = "alpha=2"; }, "name", "mm(alpha=2)", "mm"},
+      {"input tensor", [](Op& op) { op.inputs.Mutable()[1].tensor = "v"; }, "inputs", "x, v", "x, w"},
+      {"chosen candidate's placements",
+       [](Op& op) {
+         op.candidates.Mutable()[0].inputs[1] = {"R", "R"};
+       },
+       "chosen strategy", "S(0)R, RR => S(0)S(1)", "S(0)R, RS(1) => S(0)S(1)"},
+      {"chosen index", [](Op& op) { op.chosen = 1; }, "chosen strategy", "S(0)R, RR => S(0)R",
+       "S(0)R, RS(1) => S(0)S(1)"},
+      {"output global shape",
+       [](Op& op) {
+         op.outputs.Mutable()[0].global_shape = std::vector<int64_t>{8, 7};
+       },
+       "outputs", "y: S(0)S(1) [8, 7]", "y: S(0)S(1) [8, 6]"},
+      {"output placements",
+       [](Op& op) {
+         op.outputs.Mutable()[0].placements = std::vector<std::string>{"S(0)", "R"};
+       },
+       "outputs", "y: S(0)R [8, 6]", "y: S(0)S(1) [8, 6]"},
+      {"outcome",
+       [](Op& op) {
+         op.ok = false;
+         op.error = "oom";
+       },
+       "outcome", "failed: oom", "ok"},
+      // Not compared: a rank's own shard shape, and what an unchosen candidate costs.
+      {"output local shape",
+       [](Op& op) {
+         op.outputs.Mutable()[0].local_shape = std::vector<int64_t>{4, 4};
+       },
+       "", "", ""},
+      {"unchosen candidate's cost", [](Op& op) { op.candidates.Mutable()[1].cost_us = 1.0; }, "", "", ""},
+  };
+  const Edit& edit = GENERATE_REF(from_range(edits));
+  INFO(edit.what);
+  Model model = ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/program");
+  auto rec = std::find_if(model.ops.begin(), model.ops.end(),
+                          [](const OpRecord& r) { return r.rank == 2 && r.op->id == 0; });
+  REQUIRE(rec != model.ops.end());
+  edit.apply(rec->op.Mutable());
+  CheckResult r = CheckTrace(model);
+  if (edit.noun.empty()) {
+    INFO(FormatCheckText(r, 20));
+    CHECK(r.Clean());
+    return;
+  }
+  REQUIRE(r.mismatches.size() == 1);
+  const Mismatch& m = r.mismatches[0];
+  CHECK(m.kind == MismatchClass::kOp);
+  CHECK(m.culprits == std::vector<int64_t>{2});
+  CHECK(m.op_id == 0);
+  CHECK(m.message == "op #0 mm(x, w): " + edit.noun + " differs across ranks: rank 2 has '" + edit.rank2 +
+                         "'; ranks 0, 1, 3 have '" + edit.others + "' (first divergent op of rank 2)");
+}
+
+TEST_CASE("check: each redistribute field the ranks compare is reported where one rank differs",
+          "[trace][check]") {
+  // docs/trace-tools.md, class `redistribute`: tensor, shape, dtype, placements (with their shard
+  // order), planner and plan. Rank 2's redistribute #0 of the clean program trace (w [4, 6] f32,
+  // S(0),R -> R,S(1) in the default order, greedy, S(0)R->RR->RS(1)) gets one edit.
+  struct Edit {
+    std::string noun;
+    std::function<void(RedistributeBegin&)> apply;
+    std::string rank2, others;
+  };
+  const std::vector<Edit> edits = {
+      {"tensor", [](RedistributeBegin& b) { b.tensor = "v"; }, "v", "w"},
+      {"global shape",
+       [](RedistributeBegin& b) {
+         b.global_shape = std::vector<int64_t>{4, 8};
+       },
+       "[4, 8]", "[4, 6]"},
+      {"dtype", [](RedistributeBegin& b) { b.dtype = "f64"; }, "f64", "f32"},
+      {"source placements",
+       [](RedistributeBegin& b) {
+         b.src_placements = std::vector<std::string>{"S(0)", "S(1)"};
+       },
+       "S(0),S(1) ", "S(0),R "},
+      {"target placements", [](RedistributeBegin& b) { b.dst_order = "S(1)[0]"; }, "R,S(1) S(1)[0]",
+       "R,S(1) "},
+      {"planner", [](RedistributeBegin& b) { b.planner = "graph"; }, "graph", "greedy"},
+      {"plan", [](RedistributeBegin& b) { b.notation = "S(0)R->RS(1)"; }, "S(0)R->RS(1)", "S(0)R->RR->RS(1)"},
+  };
+  const Edit& edit = GENERATE_REF(from_range(edits));
+  INFO(edit.noun);
+  Model model = ReadTraceDir(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/program");
+  auto rec = std::find_if(model.redistributes.begin(), model.redistributes.end(),
+                          [](const RedistributeRecord& r) { return r.rank == 2 && r.begin->id == 0; });
+  REQUIRE(rec != model.redistributes.end());
+  edit.apply(rec->begin.Mutable());
+  CheckResult r = CheckTrace(model);
+  REQUIRE(r.mismatches.size() == 1);
+  const Mismatch& m = r.mismatches[0];
+  CHECK(m.kind == MismatchClass::kRedistribute);
+  CHECK(m.culprits == std::vector<int64_t>{2});
+  CHECK(m.redistribute_id == 0);
+  CHECK(m.message == "redistribute #0 (w [4, 6] S(0),R -> R,S(1)): " + edit.noun +
+                         " differs across ranks: rank 2 has '" + edit.rank2 + "'; ranks 0, 1, 3 have '" +
+                         edit.others + "'");
 }

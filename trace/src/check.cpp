@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
+#include <span>
+#include <string_view>
 #include <tuple>
 
 #include "check_flight.hpp"
@@ -24,6 +26,8 @@ namespace {
 
 using detail::RanksPhrase;
 
+using detail::AllSame;
+using detail::CallAt;
 using detail::Majority;
 using detail::Vote;
 using detail::VoteText;
@@ -38,11 +42,124 @@ std::string CallText(const Collective& c) {
   return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (" + IssuerText(c) + ")";
 }
 
-std::string StrategyText(const Op& op) { return detail::OpStrategyText(op, op.chosen); }
-
-std::string OutputsText(const Op& op) { return detail::OpOutputsText(op); }
-
 std::string OpSubject(const Op& op) { return "op #" + std::to_string(op.id) + " " + detail::OpCallText(op); }
+
+// A field whose values the ranks put to a vote: `text` is what the vote compares and the message
+// quotes; `same` holds only for values with equal texts (AllSame), mostly decided by comparing
+// interned strings and shared lists, so that text is built only where ranks differ.
+template <typename T>
+struct VotedField {
+  const char* noun;
+  bool (*same)(const T&, const T&);
+  std::string (*text)(const T&);
+};
+
+struct CollectiveField {
+  MismatchClass kind;
+  VotedField<Collective> field;
+};
+
+const CollectiveField kCollectiveFields[] = {
+    {MismatchClass::kCollectiveType,
+     {"kind", [](const Collective& a, const Collective& b) { return a.kind == b.kind; },
+      [](const Collective& c) { return std::string(c.kind); }}},
+    {MismatchClass::kCollectiveSequence,
+     {"issuer",
+      [](const Collective& a, const Collective& b) {
+        return a.redistribute_id == b.redistribute_id &&
+               (a.redistribute_id < 0 ? a.op_id == b.op_id : a.step == b.step);
+      },
+      IssuerText}},
+    {MismatchClass::kDtype,
+     {"dtype", [](const Collective& a, const Collective& b) { return a.dtype == b.dtype; },
+      [](const Collective& c) { return std::string(c.dtype); }}},
+    {MismatchClass::kSizeOrSyntax,
+     {"group order",
+      [](const Collective& a, const Collective& b) {
+        return a.group == b.group && a.mesh_dims == b.mesh_dims;
+      },
+      [](const Collective& c) {
+        return detail::FormatRanks(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
+      }}},
+    {MismatchClass::kSizeOrSyntax,
+     {"shape negotiation",
+      [](const Collective& a, const Collective& b) { return a.negotiated == b.negotiated; },
+      [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }}},
+};
+
+// The candidate OpStrategyText shows for `op`, nullptr for "none".
+const OpStrategy* ChosenStrategy(const Op& op) {
+  if (op.chosen < 0 || op.chosen >= static_cast<int64_t>(op.candidates.size())) return nullptr;
+  return &op.candidates[static_cast<size_t>(op.chosen)];
+}
+
+const VotedField<Op> kOpFields[] = {
+    {"name", [](const Op& a, const Op& b) { return a.name == b.name && a.args == b.args; },
+     [](const Op& op) { return op.name + (op.args.empty() ? "" : "(" + op.args + ")"); }},
+    {"inputs",
+     [](const Op& a, const Op& b) {
+       return a.inputs.SharesWith(b.inputs) ||
+              std::equal(a.inputs.begin(), a.inputs.end(), b.inputs.begin(), b.inputs.end(),
+                         [](const OpInput& x, const OpInput& y) { return x.tensor == y.tensor; });
+     },
+     [](const Op& op) {
+       std::string out;
+       for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+       return out;
+     }},
+    {"chosen strategy",
+     [](const Op& a, const Op& b) {
+       if (a.candidates.SharesWith(b.candidates) && a.chosen == b.chosen) return true;
+       const OpStrategy *x = ChosenStrategy(a), *y = ChosenStrategy(b);
+       return x == nullptr || y == nullptr ? x == y : x->inputs == y->inputs && x->outputs == y->outputs;
+     },
+     [](const Op& op) { return detail::OpStrategyText(op, op.chosen); }},
+    {"outputs",
+     [](const Op& a, const Op& b) {
+       return a.outputs.SharesWith(b.outputs) ||
+              std::equal(a.outputs.begin(), a.outputs.end(), b.outputs.begin(), b.outputs.end(),
+                         [](const OpOutput& x, const OpOutput& y) {
+                           return x.requested == y.requested &&
+                                  (!x.requested || (x.tensor == y.tensor && x.placements == y.placements &&
+                                                    x.global_shape == y.global_shape));
+                         });
+     },
+     detail::OpOutputsText},
+    {"outcome", [](const Op& a, const Op& b) { return a.ok == b.ok && (a.ok || a.error == b.error); },
+     [](const Op& op) { return op.ok ? std::string("ok") : "failed: " + op.error; }},
+};
+
+const VotedField<RedistributeBegin> kRedistributeFields[] = {
+    {"tensor", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.tensor == b.tensor; },
+     [](const RedistributeBegin& b) { return std::string(b.tensor); }},
+    {"global shape",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.global_shape == b.global_shape; },
+     [](const RedistributeBegin& b) { return detail::FormatInts(b.global_shape); }},
+    {"dtype", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.dtype == b.dtype; },
+     [](const RedistributeBegin& b) { return std::string(b.dtype); }},
+    {"source placements",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) {
+       return a.src_placements == b.src_placements && a.src_order == b.src_order;
+     },
+     [](const RedistributeBegin& b) { return detail::JoinComma(b.src_placements) + " " + b.src_order; }},
+    {"target placements",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) {
+       return a.dst_placements == b.dst_placements && a.dst_order == b.dst_order;
+     },
+     [](const RedistributeBegin& b) { return detail::JoinComma(b.dst_placements) + " " + b.dst_order; }},
+    {"planner", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.planner == b.planner; },
+     [](const RedistributeBegin& b) { return std::string(b.planner); }},
+    {"plan", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.notation == b.notation; },
+     [](const RedistributeBegin& b) { return std::string(b.notation); }},
+};
+
+// Whether `recs` (in rank order) holds a record of `rank`.
+template <typename Record>
+bool HasRank(const std::vector<const Record*>& recs, int64_t rank) {
+  auto it = std::lower_bound(recs.begin(), recs.end(), rank,
+                             [](const Record* r, int64_t x) { return r->rank < x; });
+  return it != recs.end() && (*it)->rank == rank;
+}
 
 enum class PlacementKind { kShard, kReplicate, kPartial };
 
@@ -76,9 +193,15 @@ class Checker {
     std::vector<detail::GroupCalls> groups = detail::GroupCollectives(model_, /*with_flight_records=*/false);
     result_.groups += static_cast<int64_t>(groups.size());
     for (const detail::GroupCalls& g : groups) CheckGroup(g);
-    const auto by_id = detail::RecordsById(model_);
-    for (const auto& [id, recs] : by_id) CheckRedistribute(id, recs);
-    result_.redistributes = static_cast<int64_t>(by_id.size());
+    const std::vector<const RedistributeRecord*> by_id = detail::RedistributesByIdRank(model_);
+    std::vector<const RedistributeRecord*> recs;  // one id's, in rank order
+    for (size_t lo = 0, hi = 0; lo < by_id.size(); lo = hi) {
+      const int64_t id = by_id[lo]->begin->id;
+      recs.clear();
+      for (hi = lo; hi < by_id.size() && by_id[hi]->begin->id == id; ++hi) recs.push_back(by_id[hi]);
+      CheckRedistribute(id, recs);
+      ++result_.redistributes;
+    }
     CheckOps();
     std::stable_sort(result_.mismatches.begin(), result_.mismatches.end(),
                      [](const Mismatch& a, const Mismatch& b) {
@@ -165,67 +288,71 @@ class Checker {
   // ---- collectives, paired per group in call order ----
 
   void CheckGroup(const detail::GroupCalls& g) {
-    size_t longest = 0;
-    for (const auto& [rank, calls] : g.calls) longest = std::max(longest, calls.size());
-    for (size_t n = 0; n < longest; ++n) {
-      std::vector<int64_t> have, missing;
-      for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
-      const Collective& ref = *g.calls.at(have.front())[n];
-      std::string where =
-          "call " + std::to_string(n) + " of group " + detail::FormatRanks(g.ranks) + ", " + CallText(ref);
+    if (g.calls.empty()) return;
+    size_t shortest = g.calls.begin()->second.size(), longest = 0;
+    for (const auto& [rank, calls] : g.calls) {
+      shortest = std::min(shortest, calls.size());
+      longest = std::max(longest, calls.size());
+    }
+    CallAt at;
+    at.reserve(g.calls.size());
+    for (size_t n = 0; n < shortest; ++n) {
+      at.clear();
+      for (const auto& [rank, calls] : g.calls) at.emplace_back(rank, calls[n]);
       const auto call = static_cast<int64_t>(n);
-      if (!missing.empty()) {
-        // As for a redistribute (Blamed): a rank the waiting ranks' roll call names is the cause.
-        std::vector<int64_t> blamed = missing;
-        if (ref.redistribute_id >= 0)
-          blamed = Blamed(missing, model_.RedistributesWithId(ref.redistribute_id), ref.redistribute_id);
-        if (blamed.empty()) return;  // every missing rank had failed earlier: reported there
-        Report(MismatchClass::kMissingRanks, blamed, &ref, &g, call,
-               where + ": " + RanksPhrase(missing) + " never issued it; " + RanksPhrase(have) + " did" +
-                   (blamed != missing ? "; the ranks that failed found " + RanksPhrase(blamed) +
-                                            " missing from their roll call (the others' records were lost)"
-                                      : ""));
-        return;
-      }
-      std::map<int64_t, const Collective*> at;
-      for (const auto& [rank, calls] : g.calls) at[rank] = calls[n];
-      if (!SameSignature(g, call, at, where)) return;
-      if (!ConsistentSizes(g, call, at, where)) return;
+      if (!SameSignature(g, call, at)) return;
+      if (!ConsistentSizes(g, call, at)) return;
       ++result_.collectives;
     }
+    if (shortest < longest) MissingCall(g, shortest);
   }
 
-  bool SameSignature(const detail::GroupCalls& g, int64_t call,
-                     const std::map<int64_t, const Collective*>& at, const std::string& where) {
-    using Field = std::function<std::string(const Collective&)>;
-    const std::vector<std::tuple<MismatchClass, std::string, Field>> fields = {
-        {MismatchClass::kCollectiveType, "kind", [](const Collective& c) { return c.kind; }},
-        {MismatchClass::kCollectiveSequence, "issuer", [](const Collective& c) { return IssuerText(c); }},
-        {MismatchClass::kDtype, "dtype", [](const Collective& c) { return c.dtype; }},
-        {MismatchClass::kSizeOrSyntax, "group order",
-         [](const Collective& c) {
-           return detail::FormatRanks(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
-         }},
-        {MismatchClass::kSizeOrSyntax, "shape negotiation",
-         [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }},
-    };
-    for (const auto& [cls, noun, field] : fields) {
+  static std::string Where(const detail::GroupCalls& g, int64_t call, const Collective& ref) {
+    return "call " + std::to_string(call) + " of group " + detail::FormatRanks(g.ranks) + ", " +
+           CallText(ref);
+  }
+
+  // Call `n` of group `g`, which some members never issued.
+  void MissingCall(const detail::GroupCalls& g, size_t n) {
+    std::vector<int64_t> have, missing;
+    for (const auto& [rank, calls] : g.calls) (calls.size() > n ? have : missing).push_back(rank);
+    const Collective& ref = *g.calls.at(have.front())[n];
+    const auto call = static_cast<int64_t>(n);
+    // As for a redistribute (Blamed): a rank the waiting ranks' roll call names is the cause.
+    std::vector<int64_t> blamed = missing;
+    if (ref.redistribute_id >= 0)
+      blamed = Blamed(missing, model_.RedistributesWithId(ref.redistribute_id), ref.redistribute_id);
+    if (blamed.empty()) return;  // every missing rank had failed earlier: reported there
+    Report(MismatchClass::kMissingRanks, blamed, &ref, &g, call,
+           Where(g, call, ref) + ": " + RanksPhrase(missing) + " never issued it; " + RanksPhrase(have) +
+               " did" +
+               (blamed != missing ? "; the ranks that failed found " + RanksPhrase(blamed) +
+                                        " missing from their roll call (the others' records were lost)"
+                                  : ""));
+  }
+
+  bool SameSignature(const detail::GroupCalls& g, int64_t call, const CallAt& at) {
+    for (const auto& [kind, field] : kCollectiveFields) {
+      if (AllSame(at, [&](const auto& a, const auto& b) { return field.same(*a.second, *b.second); }))
+        continue;
       std::vector<std::pair<int64_t, std::string>> values;
-      for (const auto& [rank, c] : at) values.emplace_back(rank, field(*c));
+      for (const auto& [rank, c] : at) values.emplace_back(rank, field.text(*c));
       Vote vote = Majority(values);
       if (vote.deviants.empty()) continue;
-      Report(cls, vote.deviants, at.at(vote.agree.front()), &g, call,
-             where + ": " + noun + " differs: " + VoteText(values, vote));
+      auto agreed =
+          std::find_if(at.begin(), at.end(), [&](const auto& a) { return a.first == vote.agree.front(); });
+      Report(kind, vote.deviants, agreed->second, &g, call,
+             Where(g, call, *at.front().second) + ": " + field.noun + " differs: " + VoteText(values, vote));
       return false;
     }
     return true;
   }
 
-  bool ConsistentSizes(const detail::GroupCalls& g, int64_t call,
-                       const std::map<int64_t, const Collective*>& at, const std::string& where) {
-    std::optional<detail::SizeFinding> found = detail::CheckCallSizes(g, at, where);
+  bool ConsistentSizes(const detail::GroupCalls& g, int64_t call, const CallAt& at) {
+    std::optional<detail::SizeFinding> found = detail::CheckCallSizes(g, at);
     if (!found) return true;
-    Report(found->kind, std::move(found->culprits), found->at, &g, call, std::move(found->message));
+    Report(found->kind, std::move(found->culprits), found->at, &g, call,
+           Where(g, call, *at.front().second) + ": " + found->message);
     return false;
   }
 
@@ -234,62 +361,66 @@ class Checker {
   // Per op id, the ranks' values of each field are put to a vote; a rank is reported once, at its
   // first divergent op (later ops of a diverged rank follow from it).
   void CheckOps() {
-    std::map<int64_t, std::map<int64_t, const OpRecord*>> by_id;
-    for (const OpRecord& rec : model_.ops) by_id[rec.op->id][rec.rank] = &rec;
-    result_.ops = static_cast<int64_t>(by_id.size());
+    const std::vector<const OpRecord*> by_id = detail::OpsByIdRank(model_);
     std::set<int64_t> reported;
-    using Field = std::function<std::string(const Op&)>;
-    const std::vector<std::pair<std::string, Field>> fields = {
-        {"name", [](const Op& op) { return op.name + (op.args.empty() ? "" : "(" + op.args + ")"); }},
-        {"inputs",
-         [](const Op& op) {
-           std::string out;
-           for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
-           return out;
-         }},
-        {"chosen strategy", [](const Op& op) { return StrategyText(op); }},
-        {"outputs", [](const Op& op) { return OutputsText(op); }},
-        {"outcome", [](const Op& op) { return op.ok ? std::string("ok") : "failed: " + op.error; }},
-    };
-    for (const auto& [id, recs] : by_id) {
-      const Op& ref = recs.begin()->second->op;
-      const std::string subject = OpSubject(ref);
-      std::vector<int64_t> ran, missing;
-      for (int64_t r : with_file_) {
-        if (reported.count(r)) continue;
-        (recs.count(r) ? ran : missing).push_back(r);
+    std::vector<const OpRecord*> recs;  // one id's, one per rank (the last where a rank repeats the id)
+    for (size_t lo = 0, hi = 0; lo < by_id.size(); lo = hi) {
+      const int64_t id = by_id[lo]->op->id;
+      recs.clear();
+      for (hi = lo; hi < by_id.size() && by_id[hi]->op->id == id; ++hi) {
+        if (!recs.empty() && recs.back()->rank == by_id[hi]->rank)
+          recs.back() = by_id[hi];
+        else
+          recs.push_back(by_id[hi]);
       }
-      if (ran.empty()) continue;
-      if (!missing.empty()) {
-        std::vector<std::pair<int64_t, std::string>> values;
-        for (int64_t r : with_file_)
-          if (!reported.count(r)) values.emplace_back(r, recs.count(r) ? "ran it" : "no op event");
-        Vote vote = Majority(values);
-        ReportOp(vote.deviants, id,
-                 subject + ": " + VoteText(values, vote) + " (first divergent op of " +
-                     RanksPhrase(vote.deviants) + ")");
-        reported.insert(vote.deviants.begin(), vote.deviants.end());
+      ++result_.ops;
+      CheckOp(id, recs, reported);
+    }
+  }
+
+  void CheckOp(int64_t id, const std::vector<const OpRecord*>& recs, std::set<int64_t>& reported) {
+    const Op& ref = recs.front()->op;
+    bool any_ran = false, any_missing = false;
+    for (int64_t r : with_file_) {
+      if (reported.count(r)) continue;
+      (HasRank(recs, r) ? any_ran : any_missing) = true;
+    }
+    if (!any_ran) return;
+    if (any_missing) {
+      std::vector<std::pair<int64_t, std::string>> values;
+      for (int64_t r : with_file_)
+        if (!reported.count(r)) values.emplace_back(r, HasRank(recs, r) ? "ran it" : "no op event");
+      Vote vote = Majority(values);
+      ReportOp(vote.deviants, id,
+               OpSubject(ref) + ": " + VoteText(values, vote) + " (first divergent op of " +
+                   RanksPhrase(vote.deviants) + ")");
+      reported.insert(vote.deviants.begin(), vote.deviants.end());
+    }
+    std::vector<const OpRecord*> live;  // of the ranks not reported yet
+    for (const VotedField<Op>& field : kOpFields) {
+      live.clear();
+      for (const OpRecord* rec : recs)
+        if (!reported.count(rec->rank)) live.push_back(rec);
+      if (live.empty()) break;
+      std::vector<std::pair<int64_t, std::string>> values;
+      Vote vote;
+      if (!AllSame(live, [&](const OpRecord* a, const OpRecord* b) { return field.same(a->op, b->op); })) {
+        for (const OpRecord* rec : live) values.emplace_back(rec->rank, field.text(rec->op));
+        vote = Majority(values);
       }
-      for (const auto& [noun, field] : fields) {
-        std::vector<std::pair<int64_t, std::string>> values;
-        for (const auto& [rank, rec] : recs)
-          if (!reported.count(rank)) values.emplace_back(rank, field(rec->op));
-        if (values.empty()) break;
-        Vote vote = Majority(values);
-        if (vote.deviants.empty() && noun == "outcome" && values.front().second != "ok") {
-          // Every rank failed this op the same way: consistent, but not clean.
-          std::vector<int64_t> all;
-          for (const auto& v : values) all.push_back(v.first);
-          ReportOp(all, id, subject + ": every rank " + values.front().second);
-          reported.insert(all.begin(), all.end());
-          break;
-        }
-        if (vote.deviants.empty()) continue;
-        ReportOp(vote.deviants, id,
-                 subject + ": " + noun + " differs across ranks: " + VoteText(values, vote) +
-                     " (first divergent op of " + RanksPhrase(vote.deviants) + ")");
-        reported.insert(vote.deviants.begin(), vote.deviants.end());
+      if (vote.deviants.empty() && std::string_view(field.noun) == "outcome" && !live.front()->op->ok) {
+        // Every rank failed this op the same way: consistent, but not clean.
+        std::vector<int64_t> all;
+        for (const OpRecord* rec : live) all.push_back(rec->rank);
+        ReportOp(all, id, OpSubject(ref) + ": every rank " + field.text(live.front()->op));
+        reported.insert(all.begin(), all.end());
+        break;
       }
+      if (vote.deviants.empty()) continue;
+      ReportOp(vote.deviants, id,
+               OpSubject(ref) + ": " + field.noun + " differs across ranks: " + VoteText(values, vote) +
+                   " (first divergent op of " + RanksPhrase(vote.deviants) + ")");
+      reported.insert(vote.deviants.begin(), vote.deviants.end());
     }
   }
 
@@ -387,12 +518,9 @@ class Checker {
 
   void CheckRedistribute(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
     const RedistributeBegin& first = recs.front()->begin;
-    const std::string subject = Subject(first);
-    std::vector<int64_t> began, never;
-    for (const RedistributeRecord* r : recs) began.push_back(r->rank);
-    const std::set<int64_t> began_set(began.begin(), began.end());
+    std::vector<int64_t> never;
     for (int64_t r : with_file_)
-      if (began_set.count(r) == 0) never.push_back(r);
+      if (!HasRank(recs, r)) never.push_back(r);
     // A rank killed inside a redistribute loses its open lines, so "never began it" may hold a
     // victim of the job's end beside the rank everyone waited for. The waiting ranks' own errors
     // may name that one (the MPI backend's roll call): then the blame is its alone.
@@ -405,41 +533,37 @@ class Checker {
         note = "; the ranks that failed it found " + RanksPhrase(blamed) +
                " missing from their roll call, so the others' records of it were lost (killed inside it?)";
       }
-      ReportRedistribute(
-          MismatchClass::kState, blamed, id, std::nullopt,
-          subject + ": " + RanksPhrase(never) + " never began it; " + RanksPhrase(began) + " did" + note);
+      std::vector<int64_t> began;
+      for (const RedistributeRecord* r : recs) began.push_back(r->rank);
+      ReportRedistribute(MismatchClass::kState, blamed, id, std::nullopt,
+                         Subject(first) + ": " + RanksPhrase(never) + " never began it; " +
+                             RanksPhrase(began) + " did" + note);
     }
 
-    using Field = std::function<std::string(const RedistributeBegin&)>;
-    const std::vector<std::pair<std::string, Field>> fields = {
-        {"tensor", [](const RedistributeBegin& b) { return b.tensor; }},
-        {"global shape", [](const RedistributeBegin& b) { return detail::FormatInts(b.global_shape); }},
-        {"dtype", [](const RedistributeBegin& b) { return b.dtype; }},
-        {"source placements",
-         [](const RedistributeBegin& b) { return detail::JoinComma(b.src_placements) + " " + b.src_order; }},
-        {"target placements",
-         [](const RedistributeBegin& b) { return detail::JoinComma(b.dst_placements) + " " + b.dst_order; }},
-        {"planner", [](const RedistributeBegin& b) { return b.planner; }},
-        {"plan", [](const RedistributeBegin& b) { return b.notation; }},
-    };
     bool same_spec = true;
-    for (const auto& [noun, field] : fields) {
+    for (const VotedField<RedistributeBegin>& field : kRedistributeFields) {
+      if (AllSame(recs, [&](const auto* a, const auto* b) { return field.same(a->begin, b->begin); }))
+        continue;
       std::vector<std::pair<int64_t, std::string>> values;
-      for (const RedistributeRecord* r : recs) values.emplace_back(r->rank, field(r->begin));
+      for (const RedistributeRecord* r : recs) values.emplace_back(r->rank, field.text(r->begin));
       Vote vote = Majority(values);
       if (vote.deviants.empty()) continue;
-      ReportRedistribute(MismatchClass::kRedistribute, vote.deviants, id, std::nullopt,
-                         subject + ": " + noun + " differs across ranks: " + VoteText(values, vote));
+      ReportRedistribute(
+          MismatchClass::kRedistribute, vote.deviants, id, std::nullopt,
+          Subject(first) + ": " + field.noun + " differs across ranks: " + VoteText(values, vote));
       same_spec = false;
       break;
     }
 
+    auto outcome = [](const RedistributeRecord* r) {
+      return std::string_view(!r->end ? "incomplete" : r->end->ok ? "ok" : "failed");
+    };
     std::vector<std::pair<int64_t, std::string>> outcomes;
-    for (const RedistributeRecord* r : recs) {
-      std::string o = !r->end ? "incomplete" : r->end->ok ? "ok" : "failed";
-      outcomes.emplace_back(r->rank, o);
+    Vote vote;
+    if (!AllSame(recs, [&](const auto* a, const auto* b) { return outcome(a) == outcome(b); })) {
+      for (const RedistributeRecord* r : recs) outcomes.emplace_back(r->rank, outcome(r));
+      vote = Majority(outcomes);
     }
-    Vote vote = Majority(outcomes);
     if (!vote.deviants.empty()) {
       std::string detail;
       for (const RedistributeRecord* r : recs) {
@@ -457,10 +581,10 @@ class Checker {
       ReportRedistribute(
           MismatchClass::kState,
           OrElse(never.empty() ? Blamed(vote.deviants, recs, id) : blamed, vote.deviants), id, std::nullopt,
-          subject + ": outcome differs: " + VoteText(outcomes, vote) + detail + Waited(blamed));
+          Subject(first) + ": outcome differs: " + VoteText(outcomes, vote) + detail + Waited(blamed));
     }
     std::string waited_note;
-    if (vote.deviants.empty() && !outcomes.empty() && outcomes.front().second != "ok") {
+    if (vote.deviants.empty() && outcome(recs.front()) != "ok") {
       // Every rank agrees, but on a failure: consistent, yet not a clean trace (a job whose
       // ranks all timed out, or all were killed inside this redistribute).
       std::vector<int64_t> all;
@@ -475,7 +599,7 @@ class Checker {
       const RedistributeRecord* first = recs.front();
       ReportRedistribute(MismatchClass::kState, never.empty() || blamed.empty() ? all : blamed, id,
                          std::nullopt,
-                         subject + ": " +
+                         Subject(first->begin) + ": " +
                              (first->end ? "every rank failed it (rank " + std::to_string(first->rank) +
                                                ": " + first->end->error + ")"
                                          : std::string("no rank finished it (the job ended inside it)")) +
@@ -483,48 +607,83 @@ class Checker {
     }
     bool all_ok = std::all_of(recs.begin(), recs.end(), [](auto* r) { return r->end && r->end->ok; });
     if (same_spec && all_ok) {
-      CheckShapes(id, subject, recs);
-      CheckChecksums(id, subject, recs, true);
-      CheckChecksums(id, subject, recs, false);
+      CheckShapes(id, recs);
+      CheckChecksums(id, recs, true);
+      CheckChecksums(id, recs, false);
     }
   }
 
-  std::vector<int64_t> Coord(int64_t rank) const {
-    std::vector<int64_t> c(mesh_.size(), 0);
+  // Ranks that must hold the same data under `placements` share their class coordinates: a rank's
+  // mesh coordinates with -1 on every dim whose placement kind `collapse` names.
+  using Collapse = bool (*)(PlacementKind);
+  void ClassCoords(int64_t rank, const std::vector<std::string>& placements, Collapse collapse,
+                   std::span<int64_t> c) const {
+    std::fill(c.begin(), c.end(), 0);
     for (size_t d = mesh_.size(); d-- > 0;) {
-      if (mesh_[d] <= 0) return c;
+      if (mesh_[d] <= 0) break;
       c[d] = rank % mesh_[d];
       rank /= mesh_[d];
     }
-    return c;
-  }
-
-  // Ranks that must hold the same data under `placements` share a key: their coordinates agree on
-  // every mesh dim that is not collapsed (`collapse` says which placement kinds are collapsed).
-  std::string ClassKey(int64_t rank, const std::vector<std::string>& placements,
-                       const std::function<bool(PlacementKind)>& collapse) const {
-    std::vector<int64_t> c = Coord(rank);
     for (size_t d = 0; d < c.size() && d < placements.size(); ++d)
       if (collapse(KindOf(placements[d]))) c[d] = -1;
+  }
+
+  std::string ClassKey(int64_t rank, const std::vector<std::string>& placements, Collapse collapse) const {
+    std::vector<int64_t> c(mesh_.size());
+    ClassCoords(rank, placements, collapse, c);
     return detail::FormatInts(c);
   }
 
-  struct Shard {
-    std::vector<int64_t> shape, offset;
-  };
+  // Whether the ranks of each class hold equal values, found without text (ClassKey's text is one
+  // per coordinates and each value's text one per value): then no class's vote has a deviant.
+  template <typename Value>
+  bool ClassesAgree(const std::vector<std::pair<int64_t, Value>>& values,
+                    const std::vector<std::string>& placements, Collapse collapse) const {
+    const size_t dims = mesh_.size();
+    std::vector<int64_t> coords(values.size() * dims);
+    for (size_t i = 0; i < values.size(); ++i)
+      ClassCoords(values[i].first, placements, collapse, std::span(coords).subspan(i * dims, dims));
+    auto key = [&](size_t i) { return std::span<const int64_t>(coords).subspan(i * dims, dims); };
+    std::vector<size_t> order(values.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](size_t x, size_t y) { return std::ranges::lexicographical_compare(key(x), key(y)); });
+    for (size_t k = 1; k < order.size(); ++k) {
+      if (std::ranges::equal(key(order[k - 1]), key(order[k])) &&
+          !(values[order[k - 1]].second == values[order[k]].second))
+        return false;
+    }
+    return true;
+  }
 
-  void CheckShapes(int64_t id, const std::string& subject,
-                   const std::vector<const RedistributeRecord*>& recs) {
+  struct Shard {
+    const SharedVec<int64_t>* shape;
+    const SharedVec<int64_t>* offset;
+    bool operator==(const Shard& o) const { return *shape == *o.shape && *offset == *o.offset; }
+  };
+  // Shards by rank; a rank's second record of one redistribute id replaces its first.
+  using Shards = std::vector<std::pair<int64_t, Shard>>;
+  static void Put(Shards& shards, int64_t rank, Shard s) {
+    if (!shards.empty() && shards.back().first == rank)
+      shards.back().second = s;
+    else
+      shards.emplace_back(rank, s);
+  }
+
+  void CheckShapes(int64_t id, const std::vector<const RedistributeRecord*>& recs) {
     const RedistributeBegin& b = recs.front()->begin;
-    std::map<int64_t, Shard> before, after;
+    Shards before, after;
+    before.reserve(recs.size());
+    after.reserve(recs.size());
+    std::vector<const StepRecord*> steps;
     for (const RedistributeRecord* r : recs) {
-      std::vector<const StepRecord*> steps;
+      steps.clear();
       for (const StepRecord& s : r->steps) steps.push_back(&s);
       std::sort(steps.begin(), steps.end(), [](auto* x, auto* y) { return x->begin->step < y->begin->step; });
       if (steps.empty() || !steps.back()->end) continue;
-      before[r->rank] = {steps.front()->begin->local_shape_before,
-                         steps.front()->begin->global_offset_before};
-      after[r->rank] = {steps.back()->end->local_shape_after, steps.back()->end->global_offset_after};
+      Put(before, r->rank,
+          {&steps.front()->begin->local_shape_before, &steps.front()->begin->global_offset_before});
+      Put(after, r->rank, {&steps.back()->end->local_shape_after, &steps.back()->end->global_offset_after});
       // One rank's steps chain: a step starts from the shard the previous one left.
       for (size_t k = 0; k + 1 < steps.size(); ++k) {
         if (!steps[k]->end) continue;
@@ -532,7 +691,7 @@ class Checker {
         const StepBegin& n = steps[k + 1]->begin;
         if (e.local_shape_after != n.local_shape_before || e.global_offset_after != n.global_offset_before) {
           ReportRedistribute(MismatchClass::kShape, {r->rank}, id, n.step,
-                             subject + ": rank " + std::to_string(r->rank) + " ends step " +
+                             Subject(b) + ": rank " + std::to_string(r->rank) + " ends step " +
                                  std::to_string(steps[k]->begin->step) + " with shape " +
                                  detail::FormatInts(e.local_shape_after) + " offset " +
                                  detail::FormatInts(e.global_offset_after) + " but starts step " +
@@ -544,43 +703,47 @@ class Checker {
       }
     }
     if (before.empty()) return;
-    if (!CheckLayout(id, subject, "before", before, b.src_placements, b.global_shape)) return;
-    CheckLayout(id, subject, "after", after, b.dst_placements, b.global_shape);
+    if (!CheckLayout(id, b, "before", before, b.src_placements)) return;
+    CheckLayout(id, b, "after", after, b.dst_placements);
   }
 
-  bool CheckLayout(int64_t id, const std::string& subject, const std::string& when,
-                   const std::map<int64_t, Shard>& shards, const std::vector<std::string>& placements,
-                   const std::vector<int64_t>& global) {
+  bool CheckLayout(int64_t id, const RedistributeBegin& b, const std::string& when, const Shards& shards,
+                   const std::vector<std::string>& placements) {
+    const std::vector<int64_t>& global = b.global_shape;
     // Each shard lies inside the global tensor.
-    for (const auto& [rank, s] : shards) {
-      bool ok = s.shape.size() == global.size() && s.offset.size() == global.size();
+    for (const auto& [rank, shard] : shards) {
+      const std::vector<int64_t>& shape = *shard.shape;
+      const std::vector<int64_t>& offset = *shard.offset;
+      bool ok = shape.size() == global.size() && offset.size() == global.size();
       for (size_t d = 0; ok && d < global.size(); ++d) {
-        ok = s.shape[d] >= 0 && s.shape[d] <= global[d] && s.offset[d] >= 0 && s.offset[d] <= global[d] &&
-             (s.shape[d] == 0 || s.offset[d] + s.shape[d] <= global[d]);
+        ok = shape[d] >= 0 && shape[d] <= global[d] && offset[d] >= 0 && offset[d] <= global[d] &&
+             (shape[d] == 0 || offset[d] + shape[d] <= global[d]);
       }
       if (!ok) {
         ReportRedistribute(MismatchClass::kShape, {rank}, id, std::nullopt,
-                           subject + ": " + when + ": rank " + std::to_string(rank) + " holds shape " +
-                               detail::FormatInts(s.shape) + " at offset " + detail::FormatInts(s.offset) +
+                           Subject(b) + ": " + when + ": rank " + std::to_string(rank) + " holds shape " +
+                               detail::FormatInts(shape) + " at offset " + detail::FormatInts(offset) +
                                ", outside the global shape " + detail::FormatInts(global));
         return false;
       }
     }
     // Ranks that differ only along Replicate or Partial mesh dims hold the same index set.
-    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
-    for (const auto& [rank, s] : shards) {
-      std::string key =
-          ClassKey(rank, placements, [](PlacementKind k) { return k != PlacementKind::kShard; });
-      classes[key].emplace_back(
-          rank, "shape " + detail::FormatInts(s.shape) + " offset " + detail::FormatInts(s.offset));
-    }
-    for (const auto& [key, values] : classes) {
-      Vote vote = Majority(values);
-      if (vote.deviants.empty()) continue;
-      ReportRedistribute(MismatchClass::kShape, vote.deviants, id, std::nullopt,
-                         subject + ": " + when + ": shards replicated under " +
-                             detail::JoinComma(placements) + " differ: " + VoteText(values, vote));
-      return false;
+    Collapse unsharded = [](PlacementKind k) { return k != PlacementKind::kShard; };
+    if (!ClassesAgree(shards, placements, unsharded)) {
+      std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
+      for (const auto& [rank, shard] : shards) {
+        classes[ClassKey(rank, placements, unsharded)].emplace_back(
+            rank,
+            "shape " + detail::FormatInts(*shard.shape) + " offset " + detail::FormatInts(*shard.offset));
+      }
+      for (const auto& [key, values] : classes) {
+        Vote vote = Majority(values);
+        if (vote.deviants.empty()) continue;
+        ReportRedistribute(MismatchClass::kShape, vote.deviants, id, std::nullopt,
+                           Subject(b) + ": " + when + ": shards replicated under " +
+                               detail::JoinComma(placements) + " differ: " + VoteText(values, vote));
+        return false;
+      }
     }
     // Every element is held by exactly (product of the Replicate/Partial mesh extents) ranks, so
     // the shards' element counts add up to numel x that product (decidable with every rank).
@@ -592,14 +755,14 @@ class Checker {
       if (KindOf(placements[d]) != PlacementKind::kShard)
         overflow = overflow || __builtin_mul_overflow(expected, mesh_[d], &expected);
     }
-    for (const auto& [rank, s] : shards) {
+    for (const auto& [rank, shard] : shards) {
       int64_t numel = 1;
-      for (int64_t e : s.shape) overflow = overflow || __builtin_mul_overflow(numel, e, &numel);
+      for (int64_t e : *shard.shape) overflow = overflow || __builtin_mul_overflow(numel, e, &numel);
       overflow = overflow || __builtin_add_overflow(held, numel, &held);
     }
     if (!overflow && held != expected) {
       ReportRedistribute(MismatchClass::kShape, {}, id, std::nullopt,
-                         subject + ": " + when + ": the shards hold " + std::to_string(held) +
+                         Subject(b) + ": " + when + ": the shards hold " + std::to_string(held) +
                              " elements in total, but " + detail::JoinComma(placements) + " over mesh " +
                              detail::FormatInts(mesh_) + " needs " + std::to_string(expected));
       return false;
@@ -607,24 +770,25 @@ class Checker {
     return true;
   }
 
-  void CheckChecksums(int64_t id, const std::string& subject,
-                      const std::vector<const RedistributeRecord*>& recs, bool after) {
+  void CheckChecksums(int64_t id, const std::vector<const RedistributeRecord*>& recs, bool after) {
     const RedistributeBegin& b = recs.front()->begin;
     const std::vector<std::string>& placements = after ? b.dst_placements : b.src_placements;
     // Only Replicate dims repeat the data; Partial ranks hold different partial values.
-    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
+    Collapse replicated = [](PlacementKind k) { return k == PlacementKind::kReplicate; };
+    std::vector<std::pair<int64_t, uint64_t>> sums;
     for (const RedistributeRecord* r : recs) {
       const std::optional<uint64_t>& sum = after ? r->end->checksum_after : r->end->checksum_before;
-      if (!sum) continue;
-      std::string key =
-          ClassKey(r->rank, placements, [](PlacementKind k) { return k == PlacementKind::kReplicate; });
-      classes[key].emplace_back(r->rank, std::to_string(*sum));
+      if (sum) sums.emplace_back(r->rank, *sum);
     }
+    if (ClassesAgree(sums, placements, replicated)) return;
+    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> classes;
+    for (const auto& [rank, sum] : sums)
+      classes[ClassKey(rank, placements, replicated)].emplace_back(rank, std::to_string(sum));
     for (const auto& [key, values] : classes) {
       Vote vote = Majority(values);
       if (vote.deviants.empty()) continue;
       ReportRedistribute(MismatchClass::kChecksum, vote.deviants, id, std::nullopt,
-                         subject + ": checksum " + (after ? "after" : "before") +
+                         Subject(b) + ": checksum " + (after ? "after" : "before") +
                              " differs between replicas under " + detail::JoinComma(placements) + ": " +
                              VoteText(values, vote));
       return;

@@ -7,13 +7,55 @@
 
 namespace shardscope::trace::detail {
 
+namespace {
+
+// The (id, position) pairs of the model's index list each id's records in position order, which is
+// rank order for the records of a model sorted by (rank, id); a hand-made model may not be sorted,
+// so a run out of rank order is stably sorted by rank. Without a current index, the pairs are made here.
+template <typename Record, typename IdOf>
+std::vector<const Record*> ByIdRank(const std::vector<Record>& records,
+                                    const std::vector<std::pair<int64_t, size_t>>& index, size_t indexed,
+                                    bool built, IdOf id_of) {
+  const bool current = built && indexed == records.size();
+  std::vector<std::pair<int64_t, size_t>> made;
+  if (!current) {
+    made.reserve(records.size());
+    for (size_t i = 0; i < records.size(); ++i) made.emplace_back(id_of(records[i]), i);
+    std::sort(made.begin(), made.end());
+  }
+  const std::vector<std::pair<int64_t, size_t>>& pairs = current ? index : made;
+  std::vector<const Record*> out;
+  out.reserve(pairs.size());
+  for (const auto& [id, pos] : pairs) out.push_back(&records[pos]);
+  auto by_rank = [](const Record* a, const Record* b) { return a->rank < b->rank; };
+  for (size_t lo = 0, hi = 0; lo < out.size(); lo = hi) {
+    for (hi = lo + 1; hi < out.size() && pairs[hi].first == pairs[lo].first;) ++hi;
+    if (!std::is_sorted(out.begin() + lo, out.begin() + hi, by_rank))
+      std::stable_sort(out.begin() + lo, out.begin() + hi, by_rank);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<const RedistributeRecord*> RedistributesByIdRank(const Model& model) {
+  return ByIdRank(model.redistributes, model.index.redistributes, model.index.indexed_redistributes,
+                  model.index.built, [](const RedistributeRecord& r) { return r.begin->id; });
+}
+
+std::vector<const OpRecord*> OpsByIdRank(const Model& model) {
+  return ByIdRank(model.ops, model.index.ops, model.index.indexed_ops, model.index.built,
+                  [](const OpRecord& r) { return r.op->id; });
+}
+
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model) {
   std::map<int64_t, std::vector<const RedistributeRecord*>> out;
-  for (int64_t id : model.RedistributeIds()) {
-    std::vector<const RedistributeRecord*> recs = model.RedistributesWithId(id);
-    // Already in rank order for a model the reader built; a hand-made one may not be sorted.
-    std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
-    out.emplace(id, std::move(recs));
+  const std::vector<const RedistributeRecord*> all = RedistributesByIdRank(model);
+  for (size_t lo = 0, hi = 0; lo < all.size(); lo = hi) {
+    const int64_t id = all[lo]->begin->id;
+    for (hi = lo + 1; hi < all.size() && all[hi]->begin->id == id;) ++hi;
+    out.emplace_hint(out.end(), id,
+                     std::vector<const RedistributeRecord*>(all.begin() + lo, all.begin() + hi));
   }
   return out;
 }

@@ -82,7 +82,12 @@ struct GroupCalls {
   std::map<int64_t, std::vector<const Collective*>> calls;
 };
 
-/// The records of every redistribute id, each in rank order (from the model's id index).
+/// Every redistribute / op record in (id, rank) order, one list (each id's records one run); records of
+/// one rank with one id keep their order in the model. From the model's id index when it is current.
+std::vector<const RedistributeRecord*> RedistributesByIdRank(const Model& model);
+std::vector<const OpRecord*> OpsByIdRank(const Model& model);
+
+/// The records of every redistribute id, each in rank order (RedistributesByIdRank's runs).
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model);
 
 /// Every group that some rank recorded a collective on, ordered by its sorted rank list. Without

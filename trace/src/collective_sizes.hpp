@@ -3,9 +3,9 @@
 // pairs the calls; these decide whether their sizes agree).
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collective_match.hpp"
@@ -22,11 +22,13 @@ struct SizeFinding {
   std::string message;
 };
 
-/// Checks one call of group `g` (`at`: its collective on each rank that has one), rule by rule:
-/// each kind's own rule on every rank, equal sizes across ranks (all_reduce, reduce_scatter),
+/// One call's collective on each rank that has one, (rank, collective) in rank order.
+using CallAt = std::vector<std::pair<int64_t, const Collective*>>;
+
+/// Checks one call of group `g` (`at`: ranks with one group order, which holds them all), rule by
+/// rule: each kind's own rule on every rank, equal sizes across ranks (all_reduce, reduce_scatter),
 /// all_to_all totals, and that what rank i sends to j is what j receives from i. Returns the first
-/// rule broken (messages start with `where`), or nullopt.
-std::optional<SizeFinding> CheckCallSizes(const GroupCalls& g, const std::map<int64_t, const Collective*>& at,
-                                          const std::string& where);
+/// rule broken (its message says what breaks it; the caller names the call in front), or nullopt.
+std::optional<SizeFinding> CheckCallSizes(const GroupCalls& g, const CallAt& at);
 
 }  // namespace shardscope::trace::detail

@@ -2,6 +2,7 @@
 // Private to the cross-rank check: the majority vote among ranks that names the deviants.
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,15 @@ struct Vote {
 };
 
 Vote Majority(const std::vector<std::pair<int64_t, std::string>>& values);
+
+/// Whether every item is `same` as the first. `same` must hold only for items whose texts are
+/// equal: then a vote on their texts would find no deviant, and the texts need not be built.
+template <typename Range, typename Same>
+bool AllSame(const Range& items, Same same) {
+  for (const auto& item : items)
+    if (!same(*std::begin(items), item)) return false;
+  return true;
+}
 
 /// "rank 1 has 'X'; rank 3 has 'Z'; ranks 0, 2 have 'Y'".
 std::string VoteText(const std::vector<std::pair<int64_t, std::string>>& values, const Vote& vote);
