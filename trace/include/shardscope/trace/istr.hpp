@@ -6,8 +6,9 @@
 // event, docs/performance.md "Resident model"). Value semantics like std::string (constructible from
 // std::string, std::string_view and const char*; converts to const std::string& and std::string_view;
 // compares and orders by text), so code written against a std::string field keeps working. The pool never
-// shrinks: its strings live until the process ends (a trace has few distinct strings; a tool that loads many
-// traces keeps their distinct strings). Thread-safe.
+// shrinks: its strings live until the process ends (most traces have few distinct strings; an imported
+// DebugMode log has one rule text per op, shared by its ranks; a tool that loads many traces keeps their
+// distinct strings). Thread-safe.
 
 #include <atomic>
 #include <compare>
