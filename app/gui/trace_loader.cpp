@@ -36,14 +36,19 @@ TraceLoader::TraceLoader(std::string path)
       } else if (trace::ImporterFor(path_) == "flight_recorder") {
         flight_ = true;
         const int delay_ms = g_dump_delay_ms.load();
-        auto each = [&](const trace::FlightRecorderDump& dump) {
+        std::mutex kept_mutex;
+        std::vector<trace::FlightRecorderDump> kept;
+        auto each = [&](trace::FlightRecorderDump& dump) {
           collector_.Add(dump);
+          {
+            std::lock_guard<std::mutex> lock(kept_mutex);
+            kept.push_back(std::move(dump));  // for the model: the dumps are read once
+          }
           if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         };
         // What a user debugging a hang wants first is triage's verdict. Triage streams the dumps
-        // keeping a few bytes an entry (trace::TriagePaths, as `shardscope triage` does), several
-        // times faster than building the model, so it reads them first, on every core; each rank's
-        // dump is also summarised for the ranks-read-so-far view as it goes by.
+        // (trace::TriagePaths, as `shardscope triage` does), on every core; each rank's dump is
+        // also summarised for the ranks-read-so-far view and kept for the model as it goes by.
         set_stage("triage: reading dumps");
         auto triage = std::make_shared<const trace::TriageResult>(
             trace::TriagePaths({path_}, {}, 0, {}, &progress_, each));
@@ -51,11 +56,10 @@ TraceLoader::TraceLoader(std::string path)
           std::lock_guard<std::mutex> lock(mutex_);
           triage_ = triage;
         }
-        // Then the model for the lanes, as ReadAnyTrace reads it (the flight_recorder importer).
-        set_stage("reading dumps for the lanes");
-        progress_.files_done = 0;
-        progress_.bytes_done = 0;
-        model = std::make_shared<trace::Model>(trace::ReadFlightRecorder({path_}, {.progress = &progress_}));
+        // Then the model for the lanes, as ReadAnyTrace reads it (the flight_recorder importer),
+        // from the dumps triage's pass kept.
+        set_stage("assembling the dumps for the lanes");
+        model = std::make_shared<trace::Model>(trace::AssembleFlightRecorderModel({path_}, std::move(kept)));
         auto a = std::make_shared<FlightAnalysis>();
         a->triage = *triage;
         set_stage("checking");

@@ -3,6 +3,7 @@
 // rank is the one reported. Dumps are written here as JSON (docs/pytorch-artifacts.md section 2).
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "../common/fr_json.hpp"
 #include "shardscope/error.hpp"
@@ -136,6 +138,42 @@ TEST_CASE("fr each: the failing file of the lowest rank is reported, a sink's er
       FAIL("no error");
     } catch (const Error& e) {
       CHECK(std::string(e.what()) == "sink refuses rank 1");
+    }
+  }
+}
+
+TEST_CASE("fr each: the dumps it hands over assemble into ReadFlightRecorder's model", "[trace][fr]") {
+  // What the GUI does: triage's pass keeps every rank's dump and the model is made of them, with no
+  // second read. Ranks may be missing (a hole, the last ones), so the missing-rank diagnostic and
+  // the world come from the assembly too.
+  std::mt19937 rng(35);
+  for (int trial = 0; trial < 30; ++trial) {
+    testing::ScopedTempDir dir("fr_each_assemble" + std::to_string(trial));
+    const int64_t world = 2 + static_cast<int64_t>(rng() % 8);
+    for (int64_t r = 0; r < world; ++r) {
+      if (r > 0 && rng() % 4 == 0) continue;  // this rank left no dump
+      Write(dir.path / ("nccl_trace_rank_" + std::to_string(r)),
+            RandomDump(rng, r, world, 1 + static_cast<int>(rng() % 30)));
+    }
+    const trace::Model model = trace::ReadFlightRecorder({dir.path});
+    std::mutex mutex;
+    std::vector<trace::FlightRecorderDump> kept;
+    trace::ReadFlightRecorderEach({dir.path}, static_cast<int>(rng() % 4), [&](trace::FlightRecorderDump& d) {
+      std::lock_guard<std::mutex> lock(mutex);
+      kept.push_back(std::move(d));  // in the order the threads finish
+    });
+    std::shuffle(kept.begin(), kept.end(), rng);
+    const trace::Model assembled = trace::AssembleFlightRecorderModel({dir.path}, std::move(kept));
+    CHECK(assembled.source == model.source);
+    CHECK(assembled.world == model.world);
+    CHECK(assembled.diagnostics == model.diagnostics);
+    REQUIRE(assembled.ranks.size() == model.ranks.size());
+    for (size_t i = 0; i < model.ranks.size(); ++i) {
+      CHECK(assembled.ranks[i].file == model.ranks[i].file);
+      CHECK(assembled.ranks[i].header.rank == model.ranks[i].header.rank);
+      CHECK(assembled.ranks[i].header.world == model.ranks[i].header.world);
+      CHECK(assembled.ranks[i].header.mesh_shape == model.ranks[i].header.mesh_shape);
+      CHECK(assembled.ranks[i].events == model.ranks[i].events);
     }
   }
 }

@@ -1104,19 +1104,32 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
     if (each) each(dump);
     dumps[i] = std::move(dump);
   });
+  std::vector<FlightRecorderDump> in_order;
+  in_order.reserve(dumps.size());
+  for (std::optional<RankDump>& dump : dumps) {
+    in_order.push_back(std::move(*dump));
+    dump.reset();
+  }
+  return AssembleFlightRecorderModel(paths, std::move(in_order));
+}
 
+Model AssembleFlightRecorderModel(const std::vector<fs::path>& paths, std::vector<FlightRecorderDump> dumps) {
+  // The files' order: by rank, as ListDumps lists them (a rank has one file).
+  std::stable_sort(dumps.begin(), dumps.end(), [](const FlightRecorderDump& a, const FlightRecorderDump& b) {
+    return a.trace.header.rank < b.trace.header.rank;
+  });
   Model model;
   model.source = paths.size() == 1 ? paths.front() : fs::path();
   int64_t max_rank = 0;
-  for (std::optional<RankDump>& dump : dumps) {
-    max_rank = std::max(max_rank, dump->max_rank);
-    for (Diagnostic& d : dump->diagnostics) model.diagnostics.push_back(std::move(d));
-    model.ranks.push_back(std::move(dump->trace));
-    dump.reset();
-  }
-  detail::SetDumpWorld(model, max_rank);
   std::vector<int64_t> present;
-  for (const DumpFile& f : files) present.push_back(f.rank);
+  for (FlightRecorderDump& dump : dumps) {
+    max_rank = std::max(max_rank, dump.max_rank);
+    present.push_back(dump.trace.header.rank);
+    for (Diagnostic& d : dump.diagnostics) model.diagnostics.push_back(std::move(d));
+    model.ranks.push_back(std::move(dump.trace));
+  }
+  dumps.clear();
+  detail::SetDumpWorld(model, max_rank);
   if (auto missing = detail::MissingRanks(present, model.world, "dump"))
     model.diagnostics.push_back(std::move(*missing));
   return model;

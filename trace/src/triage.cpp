@@ -1258,7 +1258,7 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
 
 TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& mesh, int jobs,
                          const std::vector<const Model*>& context, ReadProgress* progress,
-                         const std::function<void(const FlightRecorderDump&)>& each) {
+                         const std::function<void(FlightRecorderDump&)>& each) {
   if (paths.empty()) throw InvalidInput("triage: no input given");
   std::vector<fs::path> dumps;  // directories or files: the FR reader lists them and refuses a rank twice
   std::vector<fs::path> traces;
@@ -1288,8 +1288,8 @@ TriageResult TriagePaths(const std::vector<fs::path>& paths, const TriageMesh& m
     ReadFlightRecorderEach(
         dumps, jobs,
         [&](FlightRecorderDump& dump) {
-          if (each) each(dump);
           store.AddRank(dump.trace, dump.max_rank + 1);
+          if (each) each(dump);  // last: it may take the dump
         },
         progress);
   }

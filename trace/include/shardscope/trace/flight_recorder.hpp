@@ -79,6 +79,12 @@ void ReadFlightRecorderEach(const std::vector<std::filesystem::path>& paths, int
                             const std::function<void(FlightRecorderDump&)>& sink,
                             ReadProgress* progress = nullptr);
 
+/// The model ReadFlightRecorder(paths) makes of its dumps, from the dumps ReadFlightRecorderEach
+/// handed over for the same `paths` (in any order, every one of them): a reader that streams the
+/// dumps for something else first (the GUI's triage) keeps them and needs no second read.
+Model AssembleFlightRecorderModel(const std::vector<std::filesystem::path>& paths,
+                                  std::vector<FlightRecorderDump> dumps);
+
 /// `shardscope check` of the dumps named by `paths` without holding them: CheckTrace's result on
 /// ReadFlightRecorder(paths, options), read through ReadFlightRecorderEach (options.jobs threads,
 /// options.progress) with only 16 bytes kept per entry. Appends to `diagnostics` what that model's

@@ -132,12 +132,13 @@ TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const 
                          int jobs = 0, const std::vector<const Model*>& context = {});
 
 struct FlightRecorderDump;
-/// TriagePaths that also counts the dump files and bytes in `progress` (when not null) and shows
-/// each rank's dump to `each` as it is read (on the reading thread, concurrently), so a viewer can
-/// summarise the ranks read so far. Same result.
+/// TriagePaths that also counts the dump files and bytes in `progress` (when not null) and hands
+/// each rank's dump to `each` as it is read (on the reading thread, concurrently), once triage took
+/// what it needs of it: a viewer can summarise the ranks read so far, and keep the dumps (move from
+/// them) to make the model without reading them again (AssembleFlightRecorderModel). Same result.
 TriageResult TriagePaths(const std::vector<std::filesystem::path>& paths, const TriageMesh& mesh, int jobs,
                          const std::vector<const Model*>& context, ReadProgress* progress,
-                         const std::function<void(const FlightRecorderDump&)>& each);
+                         const std::function<void(FlightRecorderDump&)>& each);
 
 /// Names, for each root with a process group and seq, the redistribute step or op that issued its
 /// stuck collective, from `models` (shardscope traces of some ranks). A Flight Recorder seq id
