@@ -1082,11 +1082,6 @@ int64_t DumpSizes(const std::vector<DumpFile>& files, std::vector<int64_t>& size
 }  // namespace
 
 Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& options) {
-  return ReadFlightRecorder(paths, options, {});
-}
-
-Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& options,
-                         const std::function<void(const FlightRecorderDump&)>& each) {
   std::vector<DumpFile> files = ListDumps(paths);
   std::vector<std::optional<RankDump>> dumps(files.size());
   std::vector<int64_t> sizes;
@@ -1100,10 +1095,7 @@ Model ReadFlightRecorder(const std::vector<fs::path>& paths, const ReadOptions& 
   // dumps read on the calling thread alone).
   const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), files.size(),
                                            static_cast<size_t>(bytes / (int64_t{1} << 20) + 1)});
-  ReadDumps(files, threads, progress, sizes, [&](size_t i, RankDump& dump) {
-    if (each) each(dump);
-    dumps[i] = std::move(dump);
-  });
+  ReadDumps(files, threads, progress, sizes, [&](size_t i, RankDump& dump) { dumps[i] = std::move(dump); });
   std::vector<FlightRecorderDump> in_order;
   in_order.reserve(dumps.size());
   for (std::optional<RankDump>& dump : dumps) {

@@ -35,20 +35,12 @@ void AppendStrs(std::string& out, const std::vector<std::string>& v) {
 // "[1, 2]", as detail::FormatInts writes it.
 void AppendInts(std::string& out, const std::vector<int64_t>& v) {
   out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i != 0) out += ", ";
-    AppendInt(out, v[i]);
-  }
+  AppendJoinedInts(out, v, ", ");
   out += ']';
 }
 
 // "1, 2": a rank list.
-void AppendRanks(std::string& out, const std::vector<int64_t>& ranks) {
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i != 0) out += ", ";
-    AppendInt(out, ranks[i]);
-  }
-}
+void AppendRanks(std::string& out, const std::vector<int64_t>& ranks) { AppendJoinedInts(out, ranks, ", "); }
 
 // "S(0)R": placements concatenated, as PlacementsText.
 void AppendPlacements(std::string& out, const std::vector<std::string>& placements) {

@@ -39,14 +39,20 @@ void AppendInt(std::string& out, Int v) {
   out.append(buf, end);
 }
 
-/// "0,1,2" (sep ","), "1, 2, 3" (sep ", ") for integers.
+/// Appends JoinInts(items, sep) (below) without a temporary string.
 template <class Int, class = std::enable_if_t<std::is_integral_v<Int>>>
-std::string JoinInts(const std::vector<Int>& items, std::string_view sep) {
-  std::string out;
+void AppendJoinedInts(std::string& out, const std::vector<Int>& items, std::string_view sep) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (i != 0) out += sep;
     AppendInt(out, items[i]);
   }
+}
+
+/// "0,1,2" (sep ","), "1, 2, 3" (sep ", ") for integers.
+template <class Int, class = std::enable_if_t<std::is_integral_v<Int>>>
+std::string JoinInts(const std::vector<Int>& items, std::string_view sep) {
+  std::string out;
+  AppendJoinedInts(out, items, sep);
   return out;
 }
 

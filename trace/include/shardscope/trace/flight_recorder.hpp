@@ -52,13 +52,6 @@ bool IsFlightRecorderDump(const std::filesystem::path& path);
 /// (a file's bytes when it has been read).
 Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths, const ReadOptions& options = {});
 
-struct FlightRecorderDump;
-/// ReadFlightRecorder that also shows each rank's dump to `each` as soon as it is read (on the
-/// thread that read it, concurrently with other files, before the dump is kept for the model): a
-/// viewer can summarise the ranks read so far while the rest load. The model is the same.
-Model ReadFlightRecorder(const std::vector<std::filesystem::path>& paths, const ReadOptions& options,
-                         const std::function<void(const FlightRecorderDump&)>& each);
-
 /// One rank's dump as ReadFlightRecorderEach hands it over: the rank's trace as ReadFlightRecorder
 /// holds it (except header.world and the mesh, which need every file), the diagnostics of this file,
 /// and the largest rank the dump names (its own rank and its groups' members).
