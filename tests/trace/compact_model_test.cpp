@@ -140,7 +140,7 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   b.tensor = "w";
   b.global_shape = {4, 4};
   b.src_placements = {"S(0)"};
-  StepBegin s{7, 0, {0}, "S(0)", "R", "all_gather", {4, 4}, {2, 4}, {0, 0}, 5};
+  StepBegin s{7, 0, "S(0)", "R", "all_gather", {0}, {4, 4}, {2, 4}, {0, 0}, 5};
   Collective c;
   c.redistribute_id = 7;
   c.kind = "all_gather";

@@ -153,10 +153,10 @@ std::vector<Event> ThreeRedistributes() {
                       .optimized_plan = {step},
                       .cost_us = 1.5,
                       .t_ns = 10};
-  StepBegin sb{0, 0, {0}, "S(0)", "R", "all_gather", {8, 4}, {2, 4}, {2, 0}, 20};
+  StepBegin sb{0, 0, "S(0)", "R", "all_gather", {0}, {8, 4}, {2, 4}, {2, 0}, 20};
   // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
-  Collective c{0,     0,  "all_gather", "f32", {0}, {0, 1, 2, 3}, {32, 0, 32, 32}, {32, 0, 32, 16},
-               false, 30, 40,           -1,    {}};
+  Collective c{0,  0,  "all_gather", "f32", false, {0}, {0, 1, 2, 3}, {32, 0, 32, 32}, {32, 0, 32, 16},
+               30, 40, -1,           {}};
   StepEnd se{0, 0, {8, 4}, {0, 0}, 50};
   RedistributeEnd e{0, 60, true, "", std::nullopt, std::nullopt};
   std::vector<Event> events;

@@ -1,12 +1,15 @@
 // The resident model's size (issue 33, docs/performance.md "Resident model"): the bounds on the
 // event structs' sizes, derived from their members, and the sharing that keeps the rest small:
 // op records refer to the stored ops, equal op lists share one buffer, a record's first step and
-// collective cost no allocation, and an event's place in the order costs 4 bytes.
+// collective cost no allocation, an event's place in the order costs 4 bytes, the id index 4 bytes
+// a record (none when the records are in id order), and a reader's lists are allocated at their
+// exact sizes.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,14 +52,14 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   STATIC_REQUIRE(sizeof(RedistributeBegin) <= Slots(16));
   // RedistributeEnd: id, t_ns, ok+error, two optional checksums (2 slots each) = 7 slots.
   STATIC_REQUIRE(sizeof(RedistributeEnd) <= Slots(7));
-  // StepBegin: redistribute_id, step, mesh_dims, src+dst, comm, logical_shape, local_shape_before,
-  // global_offset_before, t_ns = 9 slots.
-  STATIC_REQUIRE(sizeof(StepBegin) <= Slots(9));
+  // StepBegin: redistribute_id, step+src (step is below kMaxPlanSteps: 4 bytes), dst+comm,
+  // mesh_dims, logical_shape, local_shape_before, global_offset_before, t_ns = 8 slots.
+  STATIC_REQUIRE(sizeof(StepBegin) <= Slots(8));
   // StepEnd: redistribute_id, step, local_shape_after, global_offset_after, t_ns = 5 slots.
   STATIC_REQUIRE(sizeof(StepEnd) <= Slots(5));
-  // Collective: redistribute_id, step, kind+dtype, mesh_dims, group, bytes_sent, bytes_recv,
-  // negotiated, start_ns, end_ns, op_id, flight = 12 slots.
-  STATIC_REQUIRE(sizeof(Collective) <= Slots(12));
+  // Collective: redistribute_id, step+kind (a 4-byte step), dtype+negotiated, mesh_dims, group,
+  // bytes_sent, bytes_recv, start_ns, end_ns, op_id, flight = 11 slots.
+  STATIC_REQUIRE(sizeof(Collective) <= Slots(11));
   // FlightRecord: pg_name+pg_desc, seq_id, p2p_seq_id, record_id, op_id, profiling_name+state,
   // four lists, created_ns, duration_ms (2), timeout_ms, is_p2p = 15 slots.
   STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(15));
@@ -189,5 +192,102 @@ TEST_CASE("op records refer to the stored ops, and equal op lists share one buff
       CHECK(std::less<const Op*>()(&*copy.ops[i].op, stored.data() + stored.size()));
       CHECK(*copy.ops[i].op == *m.ops[i].op);
     }
+  }
+}
+
+TEST_CASE("TakeExact moves the events into exactly sized columns and keeps the capacity behind",
+          "[trace][resident]") {
+  std::mt19937 rng(11);
+  EventList scratch;
+  for (int file = 0; file < 20; ++file) {
+    std::vector<Event> events;
+    const int n = static_cast<int>(rng() % 300);
+    for (int i = 0; i < n; ++i) {
+      switch (rng() % 3) {
+        case 0: {
+          RedistributeBegin b;
+          b.id = i;
+          b.global_shape = {i, 2};
+          events.emplace_back(b);
+          break;
+        }
+        case 1: {
+          Collective c;
+          c.redistribute_id = i;
+          c.step = static_cast<int32_t>(rng() % 65536);
+          c.group = {0, i};
+          events.emplace_back(c);
+          break;
+        }
+        default: {
+          StepEnd e;
+          e.redistribute_id = i;
+          events.emplace_back(e);
+        }
+      }
+    }
+    for (const Event& e : events) scratch.push_back(e);
+    const size_t capacity = scratch.Of<Collective>().capacity();
+    EventList exact = scratch.TakeExact();
+    REQUIRE(exact == events);  // the same events in the same order
+    CHECK(exact.Of<RedistributeBegin>().capacity() == exact.Of<RedistributeBegin>().size());
+    CHECK(exact.Of<Collective>().capacity() == exact.Of<Collective>().size());
+    CHECK(exact.Of<StepEnd>().capacity() == exact.Of<StepEnd>().size());
+    CHECK(scratch.empty());
+    CHECK(scratch.Of<Collective>().empty());
+    CHECK(scratch.Of<Collective>().capacity() == capacity);  // kept for the next file
+  }
+}
+
+TEST_CASE("the id index of records in any order answers like a scan, in 4 bytes a record or none",
+          "[trace][resident][index]") {
+  // Definition (model.hpp): RedistributesWithId(id) / OpsWithId(id) = the records with that id in
+  // rank order; RedistributeIds() / OpIds() = the distinct ids ascending. Models of 1 to 6 ranks
+  // with random ids (runs, gaps, repeats across ranks), records sorted by (rank, id) as the reader
+  // leaves them.
+  std::mt19937 rng(33);
+  for (int round = 0; round < 2000; ++round) {
+    Model model;
+    const int ranks = 1 + static_cast<int>(rng() % 6);
+    for (int r = 0; r < ranks; ++r) {
+      int64_t id = static_cast<int64_t>(rng() % 5);
+      const int count = static_cast<int>(rng() % 8);
+      for (int k = 0; k < count; ++k) {
+        RedistributeBegin b;
+        b.id = id;
+        RedistributeRecord rec;
+        rec.rank = r;
+        rec.begin = b;
+        model.redistributes.push_back(rec);
+        Op op;
+        op.id = id * 2;
+        OpRecord o;
+        o.rank = r;
+        o.op = op;
+        model.ops.push_back(o);
+        id += 1 + static_cast<int64_t>(rng() % 3);
+      }
+    }
+    model.Reindex();
+    REQUIRE(model.index.built);
+    std::map<int64_t, std::vector<const RedistributeRecord*>> by_id;
+    for (const RedistributeRecord& rec : model.redistributes) by_id[rec.begin->id].push_back(&rec);
+    std::vector<int64_t> ids;
+    for (const auto& [id, recs] : by_id) {
+      ids.push_back(id);
+      CHECK(model.RedistributesWithId(id) == recs);
+      REQUIRE(model.OpsWithId(id * 2).size() == recs.size());
+      for (size_t i = 0; i < recs.size(); ++i) CHECK(model.OpsWithId(id * 2)[i]->rank == recs[i]->rank);
+    }
+    CHECK(model.RedistributeIds() == ids);
+    CHECK(model.RedistributesWithId(-1).empty());
+    CHECK(model.RedistributesWithId(1000).empty());
+    // Records already in id order (one rank, or ids that ascend across the ranks) need no list.
+    bool in_order = true;
+    for (size_t i = 1; i < model.redistributes.size(); ++i)
+      in_order = in_order && model.redistributes[i - 1].begin->id <= model.redistributes[i].begin->id;
+    CHECK(model.index.redistributes_in_id_order == in_order);
+    CHECK(model.index.redistributes.size() == (in_order ? 0 : model.redistributes.size()));
+    if (ranks == 1) CHECK(model.index.redistributes_in_id_order);
   }
 }

@@ -77,8 +77,8 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   b.skipped_merges = {SkippedMerge{{0}, "all_gather", "only one mesh dim", ""}};
   b.cost_us = 12.75;
   b.t_ns = 100 + id;
-  StepBegin sb{id, 0, {0}, "_S(0, 2)", "R", "all_gather", {6, 4}, {3, 4}, {3 * rank, 0}, 110};
-  Collective c{id, 0, "all_gather", "bf16", {0}, {0, 1}, {0, 24}, {0, 24}, rank == 1, 120, 130, -1, {}};
+  StepBegin sb{id, 0, "_S(0, 2)", "R", "all_gather", {0}, {6, 4}, {3, 4}, {3 * rank, 0}, 110};
+  Collective c{id, 0, "all_gather", "bf16", rank == 1, {0}, {0, 1}, {0, 24}, {0, 24}, 120, 130, -1, {}};
   StepEnd se{id, 0, {6, 4}, {0, 0}, 140};
   RedistributeEnd e{
       id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout", 0xFFFFFFFFFFFFFFFFull, std::nullopt};
@@ -236,7 +236,7 @@ std::vector<Event> OpWithLinks(int64_t rank) {
   auto& begin = std::get<RedistributeBegin>(events.front());
   begin.op_id = 0;
   begin.op_input = 1;
-  Collective halo{-1, 0, "halo_exchange", "f32", {0}, {0, 1}, {0, 16}, {0, 16}, false, 200, 210, 0, {}};
+  Collective halo{-1, 0, "halo_exchange", "f32", false, {0}, {0, 1}, {0, 16}, {0, 16}, 200, 210, 0, {}};
   Op op;
   op.id = 0;
   op.step = 3;

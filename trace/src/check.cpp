@@ -570,7 +570,7 @@ class Checker {
         if (std::find(vote.deviants.begin(), vote.deviants.end(), r->rank) == vote.deviants.end()) continue;
         if (!r->end) {
           int64_t last = -1;
-          for (const StepRecord& s : r->steps) last = std::max(last, s.begin->step);
+          for (const StepRecord& s : r->steps) last = std::max<int64_t>(last, s.begin->step);
           detail +=
               "; rank " + std::to_string(r->rank) + " stopped " +
               (last < 0 ? std::string("before its first step") : "in or after step " + std::to_string(last));

@@ -163,6 +163,11 @@ template <int64_t Min, int64_t Max>
 void Read(codec::Int<Min, Max>, const Fields& f, const char* name, int64_t& v, ReadState&) {
   v = f.Int(name, Min, Max);
 }
+template <int64_t Min, int64_t Max>
+void Read(codec::Int<Min, Max>, const Fields& f, const char* name, int32_t& v, ReadState&) {
+  static_assert(Min >= INT32_MIN && Max <= INT32_MAX);  // a field narrowed to 4 bytes
+  v = static_cast<int32_t>(f.Int(name, Min, Max));
+}
 template <int64_t Len, int64_t Min, int64_t Max, typename V>
 void Read(codec::Ints<Len, Min, Max>, const Fields& f, const char* name, V& v, ReadState&) {
   v = f.Ints(name, Len, Min, Max);

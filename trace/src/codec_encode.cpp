@@ -23,6 +23,10 @@ OJson Json(C, int64_t v) {
   return v;
 }
 template <typename C>
+OJson Json(C, int32_t v) {  // a field narrowed to 4 bytes
+  return int64_t{v};
+}
+template <typename C>
 OJson Json(C, bool v) {
   return v;
 }

@@ -9,27 +9,25 @@ namespace shardscope::trace::detail {
 
 namespace {
 
-// The (id, position) pairs of the model's index list each id's records in position order, which is
-// rank order for the records of a model sorted by (rank, id); a hand-made model may not be sorted,
-// so a run out of rank order is stably sorted by rank. Without a current index, the pairs are made here.
+// The model's index lists each id's records in position order, which is rank order for the records
+// of a model sorted by (rank, id); a hand-made model may not be sorted, so a run out of rank order
+// is stably sorted by rank. Without a current index, the order is made here.
 template <typename Record, typename IdOf>
 std::vector<const Record*> ByIdRank(const std::vector<Record>& records,
-                                    const std::vector<std::pair<int64_t, size_t>>& index, size_t indexed,
-                                    bool built, IdOf id_of) {
-  const bool current = built && indexed == records.size();
-  std::vector<std::pair<int64_t, size_t>> made;
-  if (!current) {
-    made.reserve(records.size());
-    for (size_t i = 0; i < records.size(); ++i) made.emplace_back(id_of(records[i]), i);
-    std::sort(made.begin(), made.end());
-  }
-  const std::vector<std::pair<int64_t, size_t>>& pairs = current ? index : made;
+                                    const std::optional<IdOrder<Record>>& order, IdOf id_of) {
   std::vector<const Record*> out;
-  out.reserve(pairs.size());
-  for (const auto& [id, pos] : pairs) out.push_back(&records[pos]);
+  out.reserve(records.size());
+  if (order) {
+    for (size_t k = 0; k < order->size(); ++k) out.push_back(&order->At(k));
+  } else {
+    for (const Record& r : records) out.push_back(&r);
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const Record* a, const Record* b) { return id_of(*a) < id_of(*b); });
+  }
   auto by_rank = [](const Record* a, const Record* b) { return a->rank < b->rank; };
   for (size_t lo = 0, hi = 0; lo < out.size(); lo = hi) {
-    for (hi = lo + 1; hi < out.size() && pairs[hi].first == pairs[lo].first;) ++hi;
+    const int64_t id = id_of(*out[lo]);
+    for (hi = lo + 1; hi < out.size() && id_of(*out[hi]) == id;) ++hi;
     if (!std::is_sorted(out.begin() + lo, out.begin() + hi, by_rank))
       std::stable_sort(out.begin() + lo, out.begin() + hi, by_rank);
   }
@@ -39,13 +37,12 @@ std::vector<const Record*> ByIdRank(const std::vector<Record>& records,
 }  // namespace
 
 std::vector<const RedistributeRecord*> RedistributesByIdRank(const Model& model) {
-  return ByIdRank(model.redistributes, model.index.redistributes, model.index.indexed_redistributes,
-                  model.index.built, [](const RedistributeRecord& r) { return r.begin->id; });
+  return ByIdRank(model.redistributes, model.RedistributesInIdOrder(),
+                  [](const RedistributeRecord& r) { return r.begin->id; });
 }
 
 std::vector<const OpRecord*> OpsByIdRank(const Model& model) {
-  return ByIdRank(model.ops, model.index.ops, model.index.indexed_ops, model.index.built,
-                  [](const OpRecord& r) { return r.op->id; });
+  return ByIdRank(model.ops, model.OpsInIdOrder(), [](const OpRecord& r) { return r.op->id; });
 }
 
 std::map<int64_t, std::vector<const RedistributeRecord*>> RecordsById(const Model& model) {

@@ -150,6 +150,14 @@ template <int64_t Min, int64_t Max>
 bool Decode(codec::Int<Min, Max>, element x, int64_t& v, Scratch&) {
   return Int(x, Min, Max, v);
 }
+template <int64_t Min, int64_t Max>
+bool Decode(codec::Int<Min, Max>, element x, int32_t& v, Scratch&) {  // a field narrowed to 4 bytes
+  static_assert(Min >= INT32_MIN && Max <= INT32_MAX);
+  int64_t wide = 0;
+  if (!Int(x, Min, Max, wide)) return false;
+  v = static_cast<int32_t>(wide);
+  return true;
+}
 template <int64_t Len, int64_t Min, int64_t Max, typename V>
 bool Decode(codec::Ints<Len, Min, Max>, element x, V& v, Scratch&) {
   return Ints(x, Len, Min, Max, v);

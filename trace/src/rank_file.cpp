@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <system_error>
+#include <utility>
 
 #include "codec.hpp"
 #include "fast_decode.hpp"
@@ -26,8 +27,8 @@ namespace {
 // more of it is read, so a corrupt file cannot make the reader allocate without bound.
 class LineReader {
  public:
-  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress)
-      : name_(std::move(name)), progress_(progress) {
+  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress, ReadScratch* scratch)
+      : name_(std::move(name)), progress_(progress), scratch_(scratch) {
     try {
       file_ = OpenRegularFileForReading(path, "trace file");  // a FIFO would block fopen forever
     } catch (const Error& e) {
@@ -37,9 +38,20 @@ class LineReader {
     const auto size = std::filesystem::file_size(path, ec);
     // Small files are read in one go; big ones through a few MiB that grow only for a long line.
     capacity_ = std::clamp<size_t>(ec ? 0 : static_cast<size_t>(size) + 1, size_t{1} << 16, size_t{4} << 20);
-    buffer_.reset(new char[capacity_ + simdjson::SIMDJSON_PADDING]);
+    if (scratch_ != nullptr && scratch_->line_capacity >= capacity_) {  // an earlier file's, big enough
+      buffer_ = std::move(scratch_->line_buffer);
+      capacity_ = std::exchange(scratch_->line_capacity, 0);
+    } else {
+      buffer_.reset(new char[capacity_ + simdjson::SIMDJSON_PADDING]);
+    }
   }
-  ~LineReader() { std::fclose(file_); }
+  ~LineReader() {
+    std::fclose(file_);
+    if (scratch_ != nullptr && capacity_ > scratch_->line_capacity) {  // kept for the next file
+      scratch_->line_buffer = std::move(buffer_);
+      scratch_->line_capacity = capacity_;
+    }
+  }
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
@@ -101,6 +113,7 @@ class LineReader {
   std::string name_;
   ReadProgress* progress_;
   std::FILE* file_ = nullptr;
+  ReadScratch* scratch_;
   std::unique_ptr<char[]> buffer_;
   size_t capacity_ = 0;
   size_t begin_ = 0;  // start of the next line
@@ -166,13 +179,14 @@ bool ParseJsonLine(std::string_view text, json& out, std::string& why) {
 class RankFileReader {
  public:
   RankFileReader(const std::filesystem::path& path, std::string name, bool fast, ReadProgress* progress,
-                 simdjson::dom::parser& parser, SharedPools* shared)
+                 simdjson::dom::parser& parser, SharedPools* shared, ReadScratch* scratch)
       : name_(std::move(name)),
-        source_(path, name_, progress),
+        source_(path, name_, progress, scratch),
         fast_(fast),
         progress_(progress),
         parser_(parser),
-        pools_(shared) {
+        pools_(shared),
+        scratch_(scratch) {
     result_.trace.file = name_;
   }
 
@@ -192,6 +206,7 @@ class RankFileReader {
   ReadProgress* progress_;
   simdjson::dom::parser& parser_;
   EventPools pools_;
+  ReadScratch* scratch_;
   FileResult result_;
   Assembler assembler_{result_};
   LineRef at_{name_, 0};
@@ -213,14 +228,26 @@ FileResult RankFileReader::Read() {
   // Events are stored first and grouped into records once the list is complete (the records refer
   // to the stored events). An error that stops the reading is thrown after the events before it
   // are assembled, so the error reported is still the first one in file order.
+  if (scratch_ != nullptr) {  // empty lists with the capacity of the files before
+    std::swap(result_.trace.events, scratch_->events);
+    std::swap(event_lines_, scratch_->lines);
+    event_lines_.clear();
+  }
   std::exception_ptr stopped;
   try {
     ReadLines();
   } catch (...) {
     stopped = std::current_exception();
   }
-  result_.trace.events.shrink_to_fit();
+  if (scratch_ != nullptr) {
+    EventList exact = result_.trace.events.TakeExact();
+    scratch_->events = std::move(result_.trace.events);
+    result_.trace.events = std::move(exact);
+  } else {
+    result_.trace.events.shrink_to_fit();
+  }
   assembler_.AddStored(event_lines_.size(), event_lines_);
+  if (scratch_ != nullptr) std::swap(event_lines_, scratch_->lines);
   if (stopped) std::rethrow_exception(stopped);
   if (progress_ != nullptr) {
     progress_->lines_fast += lines_fast_;
@@ -340,12 +367,12 @@ void RankFileReader::AddDiagnostics() {
 }  // namespace
 
 FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgress* progress,
-                        simdjson::dom::parser& parser, SharedPools* shared) {
+                        simdjson::dom::parser& parser, SharedPools* shared, ReadScratch* scratch) {
   std::string name = path.filename().string();
   std::error_code dir_ec;
   if (std::filesystem::is_directory(path, dir_ec))
     throw InvalidInput(name + ": is a directory, not a rank file");
-  return RankFileReader(path, std::move(name), fast, progress, parser, shared).Read();
+  return RankFileReader(path, std::move(name), fast, progress, parser, shared, scratch).Read();
 }
 
 }  // namespace shardscope::trace::detail

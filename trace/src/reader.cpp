@@ -55,8 +55,9 @@ void ReleaseFreedMemory() {
 #endif
 }
 
-// Runs work(0, parser) .. work(count - 1, parser) on `jobs` threads (at most max_threads, the caller's among
-// them), each index once; every thread owns one DOM parser, which keeps its buffers from file to file.
+// Runs work(0, parser, scratch) .. work(count - 1, parser, scratch) on `jobs` threads (at most max_threads,
+// the caller's among them), each index once; every thread owns one DOM parser and one ReadScratch, which
+// keep their buffers from file to file.
 template <typename Work>
 void ParallelFor(size_t count, int jobs, int64_t max_threads, Work work) {
   size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
@@ -68,7 +69,8 @@ void ParallelFor(size_t count, int jobs, int64_t max_threads, Work work) {
   (void)kSimdjsonReady;
   auto run = [&] {
     simdjson::dom::parser parser;
-    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i, parser);
+    detail::ReadScratch scratch;
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) work(i, parser, scratch);
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
@@ -143,17 +145,18 @@ FileOutcomes ReadAllFiles(const RankFiles& list, const ReadOptions& options) {
   std::vector<std::exception_ptr> crashes(list.size());
   // The ranks of a run repeat each other's lists (groups, plans, shapes): one buffer each.
   auto shared = std::make_unique<detail::SharedPools>();
-  ParallelFor(list.size(), options.jobs, worth, [&](size_t i, simdjson::dom::parser& parser) {
-    try {
-      out.results[i] =
-          detail::ReadRankFile(list[i].second, options.fast, options.progress, parser, shared.get());
-    } catch (const Error& e) {
-      out.errors[i] = e;
-    } catch (...) {
-      crashes[i] = std::current_exception();
-    }
-    if (options.progress != nullptr) ++options.progress->files_done;
-  });
+  ParallelFor(list.size(), options.jobs, worth,
+              [&](size_t i, simdjson::dom::parser& parser, detail::ReadScratch& scratch) {
+                try {
+                  out.results[i] = detail::ReadRankFile(list[i].second, options.fast, options.progress,
+                                                        parser, shared.get(), &scratch);
+                } catch (const Error& e) {
+                  out.errors[i] = e;
+                } catch (...) {
+                  crashes[i] = std::current_exception();
+                }
+                if (options.progress != nullptr) ++options.progress->files_done;
+              });
   shared.reset();
   for (const std::exception_ptr& crash : crashes)
     if (crash) std::rethrow_exception(crash);
@@ -230,18 +233,20 @@ void MergeFiles(Model& model, const RankFiles& list, FileOutcomes& read) {
 }  // namespace
 
 Model ReadTraceDir(const std::filesystem::path& dir, const ReadOptions& options) {
-  const std::map<int64_t, std::filesystem::path> files = ListRankFiles(dir);
-  const RankFiles list(files.begin(), files.end());
-  FileOutcomes read = ReadAllFiles(list, options);
   Model model;
   model.source = dir;
-  MergeFiles(model, list, read);
-  ReleaseFreedMemory();
-  std::vector<int64_t> present;
-  for (const auto& [rank, path] : list) present.push_back(rank);
-  if (auto missing = detail::MissingRanks(present, model.world, "trace file"))
-    model.diagnostics.push_back(std::move(*missing));
+  {  // the file list and the per-file results are freed before the memory goes back
+    const std::map<int64_t, std::filesystem::path> files = ListRankFiles(dir);
+    const RankFiles list(files.begin(), files.end());
+    FileOutcomes read = ReadAllFiles(list, options);
+    MergeFiles(model, list, read);
+    std::vector<int64_t> present;
+    for (const auto& [rank, path] : list) present.push_back(rank);
+    if (auto missing = detail::MissingRanks(present, model.world, "trace file"))
+      model.diagnostics.push_back(std::move(*missing));
+  }
   SortRedistributes(model);
+  ReleaseFreedMemory();  // after the index's temporaries too
   return model;
 }
 
@@ -262,24 +267,39 @@ Model ReadTraceFile(const std::filesystem::path& path, const ReadOptions& option
 
 namespace {
 
-// The (id, position) pairs of `records` sorted by id; positions ascend within an id, and records
-// are sorted by (rank, id), so each id's entries come in rank order.
+// Positions of `records` in (id, position) order; returns true, leaving `positions` empty, when
+// that is the records' own order. Records sorted by (rank, id) list each id's records in rank order.
 template <typename Records, typename IdOf>
-void BuildIdIndex(const Records& records, IdOf id_of, std::vector<std::pair<int64_t, size_t>>& pairs) {
-  pairs.clear();
+bool BuildIdIndex(const Records& records, IdOf id_of, std::vector<uint32_t>& positions) {
+  std::vector<uint32_t>().swap(positions);
+  bool in_order = true;
+  for (size_t i = 1; i < records.size() && in_order; ++i)
+    in_order = id_of(records[i - 1]) <= id_of(records[i]);
+  if (in_order) return true;
+  std::vector<std::pair<int64_t, uint32_t>> pairs;
   pairs.reserve(records.size());
-  for (size_t i = 0; i < records.size(); ++i) pairs.emplace_back(id_of(records[i]), i);
+  for (size_t i = 0; i < records.size(); ++i) pairs.emplace_back(id_of(records[i]), static_cast<uint32_t>(i));
   std::sort(pairs.begin(), pairs.end());
+  positions.reserve(pairs.size());
+  for (const auto& p : pairs) positions.push_back(p.second);
+  return false;
 }
 
-// The records with `id`: from the index when it covers all of `records`, else by a scan.
+// The records with `id`: from the index when there is one, else by a scan.
 template <typename Record, typename IdOf>
-std::vector<const Record*> WithId(const std::vector<Record>& records, IdOf id_of, bool indexed,
-                                  const std::vector<std::pair<int64_t, size_t>>& pairs, int64_t id) {
+std::vector<const Record*> WithId(const std::vector<Record>& records, IdOf id_of,
+                                  const std::optional<IdOrder<Record>>& order, int64_t id) {
   std::vector<const Record*> out;
-  if (indexed) {
-    auto lo = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(id, size_t{0}));
-    for (auto it = lo; it != pairs.end() && it->first == id; ++it) out.push_back(&records[it->second]);
+  if (order) {
+    size_t lo = 0, hi = order->size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (id_of(order->At(mid)) < id)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t k = lo; k < order->size() && id_of(order->At(k)) == id; ++k) out.push_back(&order->At(k));
     return out;
   }
   for (const Record& rec : records) {
@@ -288,14 +308,16 @@ std::vector<const Record*> WithId(const std::vector<Record>& records, IdOf id_of
   return out;
 }
 
-// The distinct ids of `records`, ascending: from the index when it covers them all, else by a scan.
+// The distinct ids of `records`, ascending: from the index when there is one, else by a scan.
 template <typename Record, typename IdOf>
-std::vector<int64_t> DistinctIds(const std::vector<Record>& records, IdOf id_of, bool indexed,
-                                 const std::vector<std::pair<int64_t, size_t>>& pairs) {
+std::vector<int64_t> DistinctIds(const std::vector<Record>& records, IdOf id_of,
+                                 const std::optional<IdOrder<Record>>& order) {
   std::vector<int64_t> ids;
-  if (indexed) {
-    for (const auto& [id, pos] : pairs)
+  if (order) {
+    for (size_t k = 0; k < order->size(); ++k) {
+      const int64_t id = id_of(order->At(k));
       if (ids.empty() || ids.back() != id) ids.push_back(id);
+    }
     return ids;
   }
   for (const Record& rec : records) ids.push_back(id_of(rec));
@@ -310,30 +332,38 @@ int64_t OpIdOf(const OpRecord& r) { return r.op->id; }
 }  // namespace
 
 void Model::Reindex() {
-  BuildIdIndex(redistributes, RedistributeIdOf, index.redistributes);
-  BuildIdIndex(ops, OpIdOf, index.ops);
+  index = ModelIndex();
+  if (redistributes.size() > UINT32_MAX || ops.size() > UINT32_MAX) return;  // lookups scan
+  index.redistributes_in_id_order = BuildIdIndex(redistributes, RedistributeIdOf, index.redistributes);
+  index.ops_in_id_order = BuildIdIndex(ops, OpIdOf, index.ops);
   index.indexed_redistributes = redistributes.size();
   index.indexed_ops = ops.size();
   index.built = true;
 }
 
+std::optional<IdOrder<RedistributeRecord>> Model::RedistributesInIdOrder() const {
+  if (!index.built || index.indexed_redistributes != redistributes.size()) return std::nullopt;
+  return IdOrder<RedistributeRecord>(redistributes, index.redistributes, index.redistributes_in_id_order);
+}
+
+std::optional<IdOrder<OpRecord>> Model::OpsInIdOrder() const {
+  if (!index.built || index.indexed_ops != ops.size()) return std::nullopt;
+  return IdOrder<OpRecord>(ops, index.ops, index.ops_in_id_order);
+}
+
 std::vector<const RedistributeRecord*> Model::RedistributesWithId(int64_t id) const {
-  return WithId(redistributes, RedistributeIdOf,
-                index.built && index.indexed_redistributes == redistributes.size(), index.redistributes, id);
+  return WithId(redistributes, RedistributeIdOf, RedistributesInIdOrder(), id);
 }
 
 std::vector<int64_t> Model::RedistributeIds() const {
-  return DistinctIds(redistributes, RedistributeIdOf,
-                     index.built && index.indexed_redistributes == redistributes.size(), index.redistributes);
+  return DistinctIds(redistributes, RedistributeIdOf, RedistributesInIdOrder());
 }
 
 std::vector<const OpRecord*> Model::OpsWithId(int64_t id) const {
-  return WithId(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.ops, id);
+  return WithId(ops, OpIdOf, OpsInIdOrder(), id);
 }
 
-std::vector<int64_t> Model::OpIds() const {
-  return DistinctIds(ops, OpIdOf, index.built && index.indexed_ops == ops.size(), index.ops);
-}
+std::vector<int64_t> Model::OpIds() const { return DistinctIds(ops, OpIdOf, OpsInIdOrder()); }
 
 const OpRecord* Model::FindOp(int64_t rank, int64_t id) const {
   auto it = std::lower_bound(ops.begin(), ops.end(), std::make_pair(rank, id),

@@ -14,6 +14,9 @@ int64_t Line(const IdIndex& lines, int64_t id) {
 
 void Assembler::AddStored(size_t count, const std::vector<int64_t>& lines) {
   LineRef at{r_.trace.file, 0};
+  // One allocation each (a record per redistribute_begin and per op event).
+  r_.records.reserve(r_.records.size() + r_.trace.events.Of<RedistributeBegin>().size());
+  r_.ops.reserve(r_.ops.size() + r_.trace.events.Of<Op>().size());
   for (size_t i = 0; i < count; ++i) {
     at.line = lines[i];
     r_.trace.events.Visit(i, [&](const auto& e) { AddOne(e, at); });

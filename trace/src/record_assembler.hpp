@@ -11,15 +11,18 @@
 
 #include "codec.hpp"
 #include "id_index.hpp"
+#include "page_allocator.hpp"
 #include "shardscope/trace/model.hpp"
 
 namespace shardscope::trace::detail {
 
-/// One rank file read: its events, the records over them, and its diagnostics.
+/// One rank file read: its events, the records over them, and its diagnostics. The records are
+/// copied into the Model and freed once every file is read, so they live on whole pages
+/// (page_allocator.hpp): freed, they go back to the system instead of staying holes in the heap.
 struct FileResult {
   RankTrace trace;
-  std::vector<RedistributeRecord> records;
-  std::vector<OpRecord> ops;
+  std::vector<RedistributeRecord, PageAllocator<RedistributeRecord>> records;
+  std::vector<OpRecord, PageAllocator<OpRecord>> ops;
   std::vector<Diagnostic> diagnostics;
 };
 

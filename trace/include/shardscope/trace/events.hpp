@@ -185,11 +185,11 @@ struct RedistributeEnd {
 /// One transform of the executed plan started on this rank.
 struct StepBegin {
   int64_t redistribute_id = 0;
-  int64_t step = 0;  ///< index into optimized_plan
-  SharedVec<int64_t> mesh_dims;
+  int32_t step = 0;  ///< index into optimized_plan (< kMaxPlanSteps: 4 bytes, beside src)
   IStr src;
   IStr dst;
   IStr comm;
+  SharedVec<int64_t> mesh_dims;
   SharedVec<int64_t> logical_shape;
   SharedVec<int64_t> local_shape_before;    ///< this rank's shard shape before the step
   SharedVec<int64_t> global_offset_before;  ///< global index of its first element per dim
@@ -238,15 +238,15 @@ struct Collective {
   /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
   /// which then has op_id >= 0.
   int64_t redistribute_id = 0;
-  int64_t step = 0;               ///< index into optimized_plan
+  int32_t step = 0;               ///< index into optimized_plan (< kMaxPlanSteps: 4 bytes, beside kind)
   IStr kind;                      ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
                                   ///< "broadcast", "barrier", "shape_exchange", ... (open set)
-  IStr dtype;                     ///< beside kind: two IStrs fill one 8-byte slot
+  IStr dtype;                     ///< with negotiated, one 8-byte slot
+  bool negotiated = false;        ///< true for a shape-negotiation collective
   SharedVec<int64_t> mesh_dims;   ///< mesh dims of the group; several when flattened
   SharedVec<int64_t> group;       ///< global ranks of the group, in group order
   SharedVec<int64_t> bytes_sent;  ///< aligned with group
   SharedVec<int64_t> bytes_recv;  ///< aligned with group
-  bool negotiated = false;        ///< true for a shape-negotiation collective
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0
