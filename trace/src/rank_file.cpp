@@ -27,7 +27,8 @@ namespace {
 // more of it is read, so a corrupt file cannot make the reader allocate without bound.
 class LineReader {
  public:
-  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress, ReadScratch* scratch)
+  LineReader(const std::filesystem::path& path, std::string name, ReadProgress* progress,
+             ReadScratch* scratch)
       : name_(std::move(name)), progress_(progress), scratch_(scratch) {
     try {
       file_ = OpenRegularFileForReading(path, "trace file");  // a FIFO would block fopen forever
