@@ -67,8 +67,8 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
       if (first < 0) first = c->flight->record_id;
       last = c->flight->record_id;
       ++states[c->flight->state];
-      Group& g = groups[c->flight->pg_name];
-      g.desc = c->flight->pg_desc;
+      Group& g = groups[c->flight->shape->pg_name];
+      g.desc = c->flight->shape->pg_desc;
       g.ranks = c->group;
       ++g.entries;
     }

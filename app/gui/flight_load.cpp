@@ -14,10 +14,10 @@ std::map<std::string, FlightPlace> FlightPlacesOfRank(const trace::RankTrace& ra
   std::map<std::string, FlightPlace> out;
   std::map<std::string, bool> stuck;  // the group's place is a never-completed collective
   for (const trace::Collective& c : rank.events.Of<trace::Collective>()) {
-    if (!c.flight || c.flight->is_p2p) continue;
+    if (!c.flight || c.flight->shape->is_p2p) continue;
     const trace::FlightRecord& f = *c.flight;
-    auto [it, fresh] = out.try_emplace(f.pg_name.str());
-    bool& is_stuck = stuck[f.pg_name.str()];
+    auto [it, fresh] = out.try_emplace(f.shape->pg_name.str());
+    bool& is_stuck = stuck[f.shape->pg_name.str()];
     FlightPlace& p = it->second;
     if (f.state == "completed") {
       if (!is_stuck && f.seq_id > p.seq) p.seq = f.seq_id;
@@ -45,10 +45,10 @@ void FlightLoadCollector::Add(const trace::FlightRecorderDump& dump) {
     if (!c.flight) continue;
     ++r.entries;
     r.stuck = r.stuck || c.flight->state != "completed";
-    if (c.flight->is_p2p) continue;
-    auto [it, fresh] = groups.try_emplace(c.flight->pg_name.str());
+    if (c.flight->shape->is_p2p) continue;
+    auto [it, fresh] = groups.try_emplace(c.flight->shape->pg_name.str());
     if (fresh) {
-      it->second.desc = c.flight->pg_desc.str();
+      it->second.desc = c.flight->shape->pg_desc.str();
       it->second.members.assign(c.group.begin(), c.group.end());
     }
   }

@@ -86,7 +86,7 @@ FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResu
       s.rank = rt.header.rank;
       s.start = c->start_ns;
       s.end = c->end_ns;
-      s.seq = c->flight->is_p2p ? -1 : c->flight->seq_id;
+      s.seq = c->flight->shape->is_p2p ? -1 : c->flight->seq_id;
       s.incomplete = c->flight->state != "completed";
       s.collective = c;
       d.spans.push_back(std::move(s));
@@ -194,13 +194,14 @@ std::vector<std::string> FlightSpanDetails(const FlightViewData& d, size_t span)
   const FlightSpan& s = d.spans[span];
   const trace::Collective& c = *s.collective;
   const trace::FlightRecord& f = *c.flight;
-  out.push_back("rank " + std::to_string(s.rank) + "  process group " + f.pg_name.str() +
-                (f.pg_desc.empty() ? "" : " (" + f.pg_desc.str() + ")"));
-  out.push_back(f.is_p2p ? "p2p seq " + std::to_string(f.p2p_seq_id)
-                         : "seq " + std::to_string(f.seq_id) + "  record " + std::to_string(f.record_id));
-  out.push_back(f.profiling_name.str() + "  state " + f.state.str());
-  out.push_back("in:  " + Tensors(f.input_sizes, f.input_dtypes));
-  out.push_back("out: " + Tensors(f.output_sizes, f.output_dtypes));
+  const trace::FlightShape& shape = *f.shape;
+  out.push_back("rank " + std::to_string(s.rank) + "  process group " + shape.pg_name.str() +
+                (shape.pg_desc.empty() ? "" : " (" + shape.pg_desc.str() + ")"));
+  out.push_back(shape.is_p2p ? "p2p seq " + std::to_string(f.p2p_seq_id)
+                             : "seq " + std::to_string(f.seq_id) + "  record " + std::to_string(f.record_id));
+  out.push_back(shape.profiling_name.str() + "  state " + f.state.str());
+  out.push_back("in:  " + Tensors(shape.input_sizes, shape.input_dtypes));
+  out.push_back("out: " + Tensors(shape.output_sizes, shape.output_dtypes));
   const double start = static_cast<double>(c.start_ns - d.t0), end = static_cast<double>(c.end_ns - d.t0);
   const std::string at = f.state == "scheduled" ? "scheduled at " : "started at ";
   if (f.state == "completed") {
@@ -210,7 +211,7 @@ std::vector<std::string> FlightSpanDetails(const FlightViewData& d, size_t span)
     out.push_back(at + FormatTimeNs(start) + ", never completed" +
                   (f.state == "scheduled" ? " (never started)" : ""));
   }
-  if (f.timeout_ms > 0) out.push_back("timeout " + std::to_string(f.timeout_ms) + " ms");
+  if (shape.timeout_ms > 0) out.push_back("timeout " + std::to_string(shape.timeout_ms) + " ms");
   for (const FlightMark& m : d.marks)
     if (m.span == span)
       out.push_back(std::string(1, m.letter) + ": " + m.what +

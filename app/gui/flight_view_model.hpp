@@ -22,7 +22,7 @@ struct FlightSpan {
   bool incomplete = false;
   const trace::Collective* collective = nullptr;  ///< into the model the view was built from
   const std::string& kind() const { return collective->kind; }
-  const std::string& pg() const { return collective->flight->pg_name; }  ///< process group name
+  const std::string& pg() const { return collective->flight->shape->pg_name; }  ///< process group name
 };
 
 /// A rank's empty slot at a collective it never joined (from a missing_ranks mismatch).

@@ -49,8 +49,8 @@ fs::path MakeFaultDumps(const std::string& name, const std::string& scenario, in
 std::map<std::string, std::pair<int64_t, std::string>> PlacesByDefinition(const trace::RankTrace& rt) {
   std::map<std::string, std::pair<int64_t, std::string>> stuck, done;
   for (const trace::Collective& c : rt.events.Of<trace::Collective>()) {
-    if (!c.flight || c.flight->is_p2p) continue;
-    const std::string pg = c.flight->pg_name.str();
+    if (!c.flight || c.flight->shape->is_p2p) continue;
+    const std::string pg = c.flight->shape->pg_name.str();
     const int64_t seq = c.flight->seq_id;
     if (c.flight->state == "completed") {
       if (!done.count(pg) || seq > done[pg].first)

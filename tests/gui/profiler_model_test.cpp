@@ -51,12 +51,13 @@ void AddCollective(trace::RankTrace& rt, int64_t seq, int64_t start, int64_t end
   c.kind = kind;
   c.group = {0, 1, 2};
   trace::FlightRecord f;
-  f.pg_name = "0";
+  trace::FlightShape& shape = f.shape.Mutable();
+  shape.pg_name = "0";
   f.seq_id = seq;
-  f.input_sizes = {{1024}};
-  f.output_sizes = {{1024}};
-  f.input_dtypes = {"Float"};
-  f.output_dtypes = {"Float"};
+  shape.input_sizes = {{1024}};
+  shape.output_sizes = {{1024}};
+  shape.input_dtypes = {"Float"};
+  shape.output_dtypes = {"Float"};
   f.created_ns = start - 5;
   f.state = "completed";
   c.flight = f;

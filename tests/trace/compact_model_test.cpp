@@ -1,5 +1,5 @@
-// The compact trace model (issue 13): SharedVec (value semantics over a shared buffer), InternPool,
-// EventList (per-type columns in file order) and the reader's sharing of equal lists.
+// The compact trace model (issue 13): SharedVec and Shared (value semantics over a shared buffer),
+// InternPool, EventList (per-type columns in file order) and the reader's sharing of equal lists.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -12,6 +12,7 @@
 
 #include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/reader.hpp"
+#include "shardscope/trace/shared_value.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 #include "shardscope/trace/writer.hpp"
 
@@ -61,6 +62,38 @@ TEST_CASE("SharedVec's pooled mark travels with its buffer and goes with a write
   SharedVec<int64_t> empty;
   empty.MarkPooled();
   CHECK_FALSE(empty.Pooled());  // nothing to mark
+}
+
+TEST_CASE("Shared copies share one value, writes copy first, == compares values", "[trace][compact]") {
+  struct Pair {
+    int64_t x = 0;
+    std::string y;
+    bool operator==(const Pair&) const = default;
+  };
+  Shared<Pair> none;
+  CHECK_FALSE(none.HasBuffer());
+  CHECK(*none == Pair{});  // a default value, nothing allocated
+  CHECK(none == Shared<Pair>(Pair{}));
+  Shared<Pair> a(Pair{1, "one"});
+  Shared<Pair> b = a;
+  CHECK(b.SharesWith(a));
+  a.MarkPooled();
+  CHECK(b.Pooled());  // the mark travels with the buffer
+  b.Mutable().x = 2;  // shared: the write copies, and the copy is no pool's
+  CHECK_FALSE(b.SharesWith(a));
+  CHECK_FALSE(b.Pooled());
+  CHECK(a->x == 1);
+  CHECK(b->x == 2);
+  CHECK_FALSE(a == b);
+  Shared<Pair> c(Pair{1, "one"});
+  CHECK_FALSE(c.SharesWith(a));
+  CHECK(c == a);
+  Pair& own = c.Mutable();  // the only holder writes in place
+  own.y = "uno";
+  CHECK(c->y == "uno");
+  Shared<Pair> moved = std::move(c);
+  CHECK(moved->y == "uno");
+  CHECK_FALSE(c.HasBuffer());  // NOLINT(bugprone-use-after-move): a moved-from Shared holds nothing
 }
 
 TEST_CASE("InternPool makes equal lists share one buffer", "[trace][compact]") {

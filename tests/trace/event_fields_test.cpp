@@ -62,6 +62,7 @@ std::string JsonType(codec::Real) { return "number"; }
 std::string JsonType(codec::StrategyCost) { return "number"; }
 std::string JsonType(codec::Checksum) { return "integer"; }
 std::string JsonType(codec::Object) { return "object"; }
+std::string JsonType(codec::Flight) { return "object"; }
 std::string JsonType(codec::ShapeList) { return "array"; }
 std::string JsonType(codec::PlacementLists) { return "array"; }
 std::string JsonType(codec::PeerBytes) { return ""; }  // an array, or in v2 one integer
@@ -93,6 +94,8 @@ void CheckField(const F& f, const json& p, const std::string& where) {
     if constexpr (std::is_same_v<typename F::Codec, codec::Object>) {
       CheckObject<typename std::remove_cvref_t<decltype(*std::declval<V&>())>>(Resolve(p),
                                                                                where + "." + name);
+    } else if constexpr (std::is_same_v<typename F::Codec, codec::Flight>) {
+      CheckObject<FlightFields>(Resolve(p), where + "." + name);
     } else if constexpr (requires { typename ElementOf<V>::type; }) {
       using E = typename ElementOf<V>::type;
       if constexpr (requires { DescFor<E>::kDesc; }) {

@@ -81,8 +81,8 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   CHECK(ag.end_ns == 1000500);
   REQUIRE(ag.flight);
   CHECK(ag.flight->seq_id == 1);
-  CHECK(ag.flight->pg_desc == "default_pg");
-  CHECK(ag.flight->input_sizes == std::vector<std::vector<int64_t>>{{2, 4}});
+  CHECK(ag.flight->shape->pg_desc == "default_pg");
+  CHECK(ag.flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{2, 4}});
   const trace::Collective& ar = Coll(m, 0, 1);
   CHECK(ar.flight->state == "started");
   CHECK(ar.end_ns == ar.start_ns);  // no completion known

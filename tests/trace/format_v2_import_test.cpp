@@ -202,25 +202,26 @@ class RandomEvents {
     c.start_ns = Time();
     c.end_ns = Pick(4) ? c.start_ns + Pick(1000000) : c.start_ns;
     FlightRecord f;
-    f.pg_name = std::to_string(g);
-    f.pg_desc = g == 0 ? "default_pg" : "tp";
-    f.is_p2p = k == 3;
-    int64_t& seq = f.is_p2p ? p2p_seq_[g] : seq_[g];
+    FlightShape& shape = f.shape.Mutable();
+    shape.pg_name = std::to_string(g);
+    shape.pg_desc = g == 0 ? "default_pg" : "tp";
+    shape.is_p2p = k == 3;
+    int64_t& seq = shape.is_p2p ? p2p_seq_[g] : seq_[g];
     seq += Pick(8) ? 1 : Pick(3);  // now and then one missing (or the same again)
-    f.seq_id = f.is_p2p ? seq_[g] : seq;
-    f.p2p_seq_id = f.is_p2p ? seq : p2p_seq_[g];
+    f.seq_id = shape.is_p2p ? seq_[g] : seq;
+    f.p2p_seq_id = shape.is_p2p ? seq : p2p_seq_[g];
     f.record_id = record_id_++;
     f.op_id = Pick(10) ? f.record_id + 1 : Pick(int64_t{1} << 62);
-    f.profiling_name = "nccl:" + kKinds[k];
+    shape.profiling_name = "nccl:" + kKinds[k];
     f.state = kStates[static_cast<size_t>(Pick(4))];
-    const std::vector<int64_t> shape = {Pick(16) ? 8 << k : 3, 4};
-    f.input_sizes = std::vector<std::vector<int64_t>>{shape};
-    f.output_sizes = std::vector<std::vector<int64_t>>{shape};
-    f.input_dtypes = std::vector<std::string>{Pick(16) ? "Float" : "BFloat16"};
-    f.output_dtypes = std::vector<std::string>{"Float"};
+    const std::vector<int64_t> sizes = {Pick(16) ? 8 << k : 3, 4};
+    shape.input_sizes = std::vector<std::vector<int64_t>>{sizes};
+    shape.output_sizes = std::vector<std::vector<int64_t>>{sizes};
+    shape.input_dtypes = std::vector<std::string>{Pick(16) ? "Float" : "BFloat16"};
+    shape.output_dtypes = std::vector<std::string>{"Float"};
     f.created_ns = c.start_ns - Pick(100000);
     if (Pick(3)) f.duration_ms = Pick(2) ? 0.5 : static_cast<double>(Pick(1000)) / 8.0;
-    f.timeout_ms = 600000;
+    shape.timeout_ms = 600000;
     c.flight = std::move(f);
     return c;
   }
@@ -487,7 +488,7 @@ TEST_CASE("the v2 writer writes a flight collective that repeats an earlier one 
   const Collective base = std::get<Collective>(read.at(0));
   Collective gather = base;
   gather.kind = "all_gather";
-  gather.flight->profiling_name = "nccl:all_gather";
+  gather.flight->shape.Mutable().profiling_name = "nccl:all_gather";
   gather.flight->seq_id = 2, gather.flight->record_id = 1, gather.flight->op_id = 2;
   gather.start_ns += 1'000'000, gather.end_ns += 1'000'000, gather.flight->created_ns += 1'000'000;
   Collective second = base;

@@ -2,24 +2,28 @@
 // event structs' sizes, derived from their members, and the sharing that keeps the rest small:
 // op records refer to the stored ops, equal op lists share one buffer, a record's first step and
 // collective cost no allocation, an event's place in the order costs 4 bytes, the id index 4 bytes
-// a record (none when the records are in id order), and a reader's lists are allocated at their
-// exact sizes.
+// a record (none when the records are in id order), a reader's lists are allocated at their exact
+// sizes, and Flight Recorder entries of one shape share it.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../common/fr_json.hpp"
 #include "shardscope/trace/event_list.hpp"
+#include "shardscope/trace/flight_recorder.hpp"
 #include "shardscope/trace/istr.hpp"
 #include "shardscope/trace/model.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 #include "shardscope/trace/small_vec.hpp"
+#include "shardscope/trace/writer.hpp"
 
 namespace fs = std::filesystem;
 using namespace shardscope::trace;
@@ -27,17 +31,19 @@ using namespace shardscope::trace;
 namespace {
 
 // The slots a struct of 8-byte-aligned members takes: every int64, double, pointer-sized handle
-// (SharedVec, Rare, EventRef) is one 8-byte slot; two IStrs (4 bytes each) or an IStr and a bool
+// (SharedVec, Shared, Rare, EventRef) is one 8-byte slot; two IStrs (4 bytes each) or an IStr and a bool
 // share one; std::optional<uint64_t> is two (value and flag, aligned).
 constexpr size_t Slots(size_t n) { return 8 * n; }
 
 }  // namespace
 
 TEST_CASE("the event structs stay within their derived sizes", "[trace][resident]") {
-  // Handles: an IStr is a 32-bit id into the pool; a SharedVec, a Rare and an EventRef one pointer.
+  // Handles: an IStr is a 32-bit id into the pool; a SharedVec, a Shared, a Rare and an EventRef one
+  // pointer.
   STATIC_REQUIRE(sizeof(IStr) == 4);
   STATIC_REQUIRE(sizeof(SharedVec<int64_t>) == 8);
   STATIC_REQUIRE(sizeof(Rare<FlightRecord>) == 8);
+  STATIC_REQUIRE(sizeof(Shared<FlightShape>) == 8);
   STATIC_REQUIRE(sizeof(EventRef<Op>) == 8);
   // Op: id, step, chosen, t_ns, end_ns (5 slots); inputs, outputs, candidates (3); name+args,
   // rule+note, ok+error (3) = 11 slots. The std::string / std::vector members it had made it 280 B.
@@ -60,9 +66,14 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   // Collective: redistribute_id, step+kind (a 4-byte step), dtype+negotiated, mesh_dims, group,
   // bytes_sent, bytes_recv, start_ns, end_ns, op_id, flight = 11 slots.
   STATIC_REQUIRE(sizeof(Collective) <= Slots(11));
-  // FlightRecord: pg_name+pg_desc, seq_id, p2p_seq_id, record_id, op_id, profiling_name+state,
-  // four lists, created_ns, duration_ms (2), timeout_ms, is_p2p = 15 slots.
-  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(15));
+  // FlightRecord, one per Flight Recorder entry (the heap block of its Rare): shape, seq_id,
+  // p2p_seq_id, record_id, op_id, created_ns, duration_ms (2), state (an IStr, padded) = 9 slots.
+  // glibc's malloc adds 8 bytes and rounds to 16: a 72-byte block takes 80, where the 15 slots
+  // (120 bytes) of the record that held its shape's fields took 128.
+  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(9));
+  // FlightShape, one per distinct shape of a load: pg_name+pg_desc, profiling_name, four lists,
+  // timeout_ms, is_p2p = 8 slots.
+  STATIC_REQUIRE(sizeof(FlightShape) <= Slots(8));
   // ImportedPlan: source, line, notation, collectives, verdict+reason = 5 slots.
   STATIC_REQUIRE(sizeof(ImportedPlan) <= Slots(5));
   // Records: a SmallVec of 16-byte StepRecords holds one inline plus a 4-byte size and capacity
@@ -290,4 +301,59 @@ TEST_CASE("the id index of records in any order answers like a scan, in 4 bytes 
     CHECK(model.index.redistributes.size() == (in_order ? 0 : model.redistributes.size()));
     if (ranks == 1) CHECK(model.index.redistributes_in_id_order);
   }
+}
+
+TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or from their import",
+          "[trace][resident][fr]") {
+  using shardscope::testing::FrDump;
+  using shardscope::testing::FrEntry;
+  // Every rank holds records 0 and 2 of one shape (an all_reduce of [8, 4] Floats in the default
+  // group; record 2 has not completed, which is no part of the shape) and record 1 of another.
+  auto one = [](int64_t rows, int64_t cols) {  // one tensor's sizes
+    return nlohmann::json::array({nlohmann::json::array({rows, cols})});
+  };
+  const nlohmann::json entries =
+      nlohmann::json::array({FrEntry(0, 1, "nccl:all_reduce", one(8, 4), one(8, 4)),
+                             FrEntry(1, 2, "nccl:all_gather", one(8, 4), one(16, 4)),
+                             FrEntry(2, 3, "nccl:all_reduce", one(8, 4), one(8, 4), "started")});
+  shardscope::testing::ScopedTempDir dumps("resident_fr_dumps"), imported("resident_fr_import");
+  for (int rank : {0, 1})
+    std::ofstream(dumps.path / ("nccl_trace_rank_" + std::to_string(rank))) << FrDump(entries).dump();
+  const Model fr = ReadFlightRecorder({dumps.path});
+  // Writes the import as `shardscope import fr -o` does.
+  for (const RankTrace& rt : fr.ranks) {
+    Writer writer(imported.path, rt.header);
+    for (const Event& e : rt.events) writer.Emit(e);
+    writer.Close();
+  }
+  auto check_shapes = [](const Model& m) {
+    REQUIRE(m.ranks.size() == 2);
+    const std::vector<Collective>& first = m.ranks[0].events.Of<Collective>();
+    for (const RankTrace& rt : m.ranks) {
+      const std::vector<Collective>& c = rt.events.Of<Collective>();
+      REQUIRE(c.size() == 3);
+      for (const Collective& e : c) REQUIRE(e.flight);
+      CHECK(c[0].flight->shape->profiling_name == "nccl:all_reduce");
+      CHECK(c[0].flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{8, 4}});
+      CHECK(c[1].flight->shape->output_sizes == std::vector<std::vector<int64_t>>{{16, 4}});
+      CHECK(c[0].flight->shape.SharesWith(c[2].flight->shape));
+      CHECK_FALSE(c[0].flight->shape == c[1].flight->shape);
+      CHECK(c[2].flight->state == "started");
+      // The ranks' equal shapes are one buffer too.
+      for (size_t k = 0; k < 3; ++k) CHECK(c[k].flight->shape.SharesWith(first[k].flight->shape));
+    }
+  };
+  check_shapes(fr);
+  for (bool fast : {true, false}) {
+    INFO("fast " << fast);
+    const Model back = ReadTraceDir(imported.path, {.jobs = 2, .fast = fast});
+    check_shapes(back);
+    for (size_t r = 0; r < fr.ranks.size(); ++r)
+      CHECK(back.ranks[r].events.Of<Collective>() == fr.ranks[r].events.Of<Collective>());
+  }
+  // A copy is a value of its own: writing its shape leaves the original's alone.
+  Collective copy = fr.ranks[0].events.Of<Collective>()[0];
+  copy.flight->shape.Mutable().pg_desc = "other";
+  CHECK(fr.ranks[0].events.Of<Collective>()[0].flight->shape->pg_desc == "default_pg");
+  CHECK_FALSE(copy == fr.ranks[0].events.Of<Collective>()[0]);
 }

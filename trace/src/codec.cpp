@@ -223,6 +223,12 @@ void Read(codec::Object, const Fields& f, const char* name, Rare<T>& v, ReadStat
   ReadFields(f.Object(name), v.emplace(), s);
 }
 
+void Read(codec::Flight, const Fields& f, const char* name, Rare<FlightRecord>& v, ReadState& s) {
+  FlightFields fields;
+  ReadFields(f.Object(name), fields, s);
+  v = ToRecord(std::move(fields));
+}
+
 // v2: one per-peer byte list written as one integer (the uniform count); held in a one-entry list
 // until Complete (format_v2.cpp) expands it.
 void Read(codec::PeerBytes, const Fields& f, const char* name, SharedVec<int64_t>& v, ReadState& s) {

@@ -60,6 +60,7 @@ template <typename T>
 OJson Json(codec::Object, const Rare<T>& v) {
   return Fields(*v);
 }
+OJson Json(codec::Flight, const Rare<FlightRecord>& v) { return Fields(FromRecord(*v)); }
 // An infinite (or NaN) strategy cost cannot be JSON; the format writes it as -1.
 OJson Json(codec::StrategyCost, double v) { return std::isfinite(v) ? v : -1.0; }
 template <typename C, typename T>

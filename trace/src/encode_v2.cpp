@@ -513,25 +513,23 @@ void EncoderV2::Encode(const StepEnd& e, std::string& out, bool repeated) {
 
 namespace {
 // What a collective_repeat line gives anew: the collective's times and its flight record's
-// times, ids, state and duration; every other field is the earlier collective's.
+// times, ids, state and duration; every other field is the earlier collective's. The record's
+// other fields are its shape's, written alike exactly when the shapes are equal (a shape holds no
+// double, whose equal values could be written differently).
 constexpr uint64_t kFlightCollectiveSame = ~MaskOf(kDescOf<Collective>, {"start_ns", "end_ns", "flight"});
-constexpr uint64_t kFlightRecordSame =
-    ~MaskOf(kDescOf<FlightRecord>,
-            {"seq_id", "p2p_seq_id", "record_id", "op_id", "state", "created_ns", "duration_ms"});
 constexpr int64_t kMaxDt = int64_t{1} << 62;
 }  // namespace
 
 bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const {
   const FlightRecord& f = *e.flight;
-  const bool known = KnownDuration(f);
+  const bool known = KnownDuration(f.duration_ms);
   for (size_t k = flights_.size(); k-- > 0;) {
     const FlightMemo& m = flights_[k];
     const Collective& b = m.event;
     const FlightRecord& g = *b.flight;
-    const bool base_known = KnownDuration(g);
+    const bool base_known = KnownDuration(g.duration_ms);
     if (base_known && !known) continue;  // an unknown duration cannot be given
-    if (!SameWrittenFields(f, g, kFlightRecordSame) || !SameWrittenFields(e, b, kFlightCollectiveSame))
-      continue;
+    if (!(f.shape == g.shape) || !SameWrittenFields(e, b, kFlightCollectiveSame)) continue;
     const int64_t dt[] = {e.start_ns - b.start_ns, e.end_ns - b.end_ns, f.created_ns - g.created_ns};
     for (int64_t d : dt)
       if (d < -kMaxDt || d > kMaxDt) return false;  // not for times the reader refuses anyway

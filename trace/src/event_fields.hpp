@@ -56,6 +56,9 @@ struct Checksum {};  ///< a non-negative integer up to 2^64-1 (std::optional<uin
 template <int64_t MaxLen>
 struct Objects {};  ///< an array of at most MaxLen objects, each described by DescFor<element>
 struct Object {};   ///< one object (a Rare<T> payload), described by DescFor<T>
+/// A Flight Recorder record (a Rare<FlightRecord>): one flat object, described by
+/// DescFor<FlightFields>.
+struct Flight {};
 /// A per-peer byte list aligned with the collective's group; in v2 also one integer, the count
 /// for every other member (a "uniform" list, expanded once the group is known).
 struct PeerBytes {};
@@ -269,7 +272,59 @@ bool Present(const E& e, const V& v) {
 
 // ---- Predicates of rule::When ----
 inline bool HasOpLink(const RedistributeBegin& e) { return e.op_id >= 0; }
-inline bool KnownDuration(const FlightRecord& f) { return f.duration_ms && std::isfinite(*f.duration_ms); }
+inline bool KnownDuration(const std::optional<double>& ms) { return ms && std::isfinite(*ms); }
+
+/// A flight record as its line spells it: one flat object, the shape's fields among the entry's
+/// own (docs/trace-format.md, "flight"). The readers decode a record into this and make it a
+/// FlightRecord (ToRecord); the writers write FromRecord's. Its table is kFlightRecordDesc.
+struct FlightFields {
+  IStr pg_name;
+  IStr pg_desc;
+  int64_t seq_id = 0;
+  int64_t p2p_seq_id = 0;
+  int64_t record_id = 0;
+  int64_t op_id = 0;
+  IStr profiling_name;
+  IStr state;
+  SharedVec<std::vector<int64_t>> input_sizes;
+  SharedVec<std::vector<int64_t>> output_sizes;
+  SharedVec<std::string> input_dtypes;
+  SharedVec<std::string> output_dtypes;
+  int64_t created_ns = 0;
+  std::optional<double> duration_ms;
+  int64_t timeout_ms = 0;
+  bool is_p2p = false;
+};
+inline bool KnownFlightDuration(const FlightFields& f) { return KnownDuration(f.duration_ms); }
+
+/// The record of `f`, with a shape of its own (the reader's pools make equal shapes one).
+inline FlightRecord ToRecord(FlightFields&& f) {
+  FlightRecord r;
+  r.shape = Shared<FlightShape>(FlightShape{f.pg_name, f.pg_desc, f.profiling_name, std::move(f.input_sizes),
+                                            std::move(f.output_sizes), std::move(f.input_dtypes),
+                                            std::move(f.output_dtypes), f.timeout_ms, f.is_p2p});
+  r.seq_id = f.seq_id;
+  r.p2p_seq_id = f.p2p_seq_id;
+  r.record_id = f.record_id;
+  r.op_id = f.op_id;
+  r.created_ns = f.created_ns;
+  r.duration_ms = f.duration_ms;
+  r.state = f.state;
+  return r;
+}
+/// The fields of `r` as its line spells them.
+inline FlightFields FromRecord(const FlightRecord& r) {
+  const FlightShape& s = *r.shape;
+  return {s.pg_name,        s.pg_desc,     r.seq_id,      r.p2p_seq_id,   r.record_id,    r.op_id,
+          s.profiling_name, r.state,       s.input_sizes, s.output_sizes, s.input_dtypes, s.output_dtypes,
+          r.created_ns,     r.duration_ms, s.timeout_ms,  s.is_p2p};
+}
+// A member added to FlightRecord or FlightShape needs its place in FlightFields, ToRecord and
+// FromRecord (and, for the record's own, in what a collective_repeat line gives: format_v2.hpp,
+// encode_v2.cpp): the sizes below change with any member.
+static_assert(sizeof(FlightRecord) == 72 && sizeof(FlightShape) == 64,
+              "FlightRecord changed: update FlightFields and its table here, and the fields a "
+              "collective_repeat line gives (format_v2.hpp, encode_v2.cpp)");
 
 /// Largest v2 `rule_number` of an op line: 18 decimal digits.
 inline constexpr int64_t kMaxRuleNumber = 999'999'999'999'999'999;
@@ -361,8 +416,8 @@ inline constexpr auto kStepEndDesc =
                       Field<&SE::global_offset_after, codec::Shape>{"global_offset_after"},
                       Field<&SE::t_ns, codec::Time>{"t_ns"});
 
-using FR = FlightRecord;
-inline constexpr auto kFlightRecordDesc = Describe<FlightRecord>(
+using FR = FlightFields;
+inline constexpr auto kFlightRecordDesc = Describe<FlightFields>(
     "flight record", Field<&FR::pg_name, codec::Text>{"pg_name"}, Field<&FR::pg_desc, codec::Text>{"pg_desc"},
     Field<&FR::seq_id, codec::Id>{"seq_id"}, Field<&FR::p2p_seq_id, codec::Id>{"p2p_seq_id"},
     Field<&FR::record_id, codec::Id>{"record_id"}, Field<&FR::op_id, codec::Id>{"op_id"},
@@ -372,7 +427,7 @@ inline constexpr auto kFlightRecordDesc = Describe<FlightRecord>(
     Field<&FR::input_dtypes, codec::Texts<kMaxOpOperands>>{"input_dtypes"},
     Field<&FR::output_dtypes, codec::Texts<kMaxOpOperands>>{"output_dtypes"},
     Field<&FR::created_ns, codec::Time>{"created_ns"},
-    Field<&FR::duration_ms, codec::Millis, rule::When<&KnownDuration>>{"duration_ms"},
+    Field<&FR::duration_ms, codec::Millis, rule::When<&KnownFlightDuration>>{"duration_ms"},
     Field<&FR::timeout_ms, codec::Id>{"timeout_ms"}, Field<&FR::is_p2p, codec::Flag>{"is_p2p"});
 
 using C = Collective;
@@ -388,7 +443,7 @@ inline constexpr auto kCollectiveDesc = Describe<Collective>(
     Field<&C::negotiated, codec::Flag, rule::Defaulted>{"negotiated"},
     Field<&C::start_ns, codec::Time>{"start_ns"}, Field<&C::end_ns, codec::Time>{"end_ns"},
     Field<&C::op_id, codec::Id, rule::WhenSet>{"op_id"},
-    Field<&C::flight, codec::Object, rule::WhenSet>{"flight"});
+    Field<&C::flight, codec::Flight, rule::WhenSet>{"flight"});
 
 inline constexpr auto kOpInputDesc = Describe<OpInput>(
     "op inputs", Field<&OpInput::tensor, codec::Text>{"tensor"},
@@ -459,7 +514,7 @@ struct DescFor<StepEnd> {
   static constexpr const auto& kDesc = tables::kStepEndDesc;
 };
 template <>
-struct DescFor<FlightRecord> {
+struct DescFor<FlightFields> {
   static constexpr const auto& kDesc = tables::kFlightRecordDesc;
 };
 template <>

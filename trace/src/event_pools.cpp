@@ -52,20 +52,46 @@ size_t HashOf(const OpOutput& out) {
 size_t HashOf(const ImportedCollective& c) {
   return Mix(Mix(std::hash<IStr>()(c.kind), std::hash<IStr>()(c.group_name)), HashOf(c.group_size));
 }
+size_t HashOf(const std::vector<int64_t>& v) {
+  size_t h = v.size();
+  for (int64_t x : v) h = Mix(h, HashOf(x));
+  return h;
+}
+template <typename T>
+size_t HashOf(const SharedVec<T>& v) {
+  size_t h = v.size();
+  for (const T& x : v) h = Mix(h, HashOf(x));
+  return h;
+}
+size_t HashOf(const Shared<FlightShape>& shape) {
+  const FlightShape& s = *shape;
+  size_t h = Mix(std::hash<IStr>()(s.pg_name), std::hash<IStr>()(s.profiling_name));
+  h = Mix(Mix(h, std::hash<IStr>()(s.pg_desc)), HashOf(s.timeout_ms) + (s.is_p2p ? 1 : 0));
+  h = Mix(Mix(h, HashOf(s.input_sizes)), HashOf(s.output_sizes));
+  return Mix(Mix(h, HashOf(s.input_dtypes)), HashOf(s.output_dtypes));
+}
+
+// Whether a pool slot or value holds something (an empty list and a default shape are left alone).
+template <typename T>
+bool Held(const SharedVec<T>& v) {
+  return !v.empty();
+}
+template <typename T>
+bool Held(const Shared<T>& v) {
+  return v.HasBuffer();
+}
 
 }  // namespace
 
-template <typename T>
-void SharedListPool<T>::Intern(SharedVec<T>& v) {
-  if (v.empty()) return;
-  size_t h = v.size();
-  for (const T& x : v) h = Mix(h, HashOf(x));
-  h = Spread(h);
+template <typename H>
+void SharedPool<H>::Intern(H& v) {
+  if (!Held(v)) return;
+  const size_t h = Spread(HashOf(v));
   std::lock_guard<std::mutex> lock(mutex_);
   if (2 * (used_ + 1) > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = h & mask;
-  for (; !slots_[i].list.empty(); i = (i + 1) & mask) {
+  for (; Held(slots_[i].list); i = (i + 1) & mask) {
     if (slots_[i].hash == h && slots_[i].list == v) {
       v = slots_[i].list;
       return;
@@ -76,14 +102,14 @@ void SharedListPool<T>::Intern(SharedVec<T>& v) {
   ++used_;
 }
 
-template <typename T>
-void SharedListPool<T>::Grow() {
+template <typename H>
+void SharedPool<H>::Grow() {
   std::vector<Slot> bigger(std::max<size_t>(slots_.size() * 2, 256));
   const size_t mask = bigger.size() - 1;
   for (Slot& slot : slots_) {
-    if (slot.list.empty()) continue;
+    if (!Held(slot.list)) continue;
     size_t i = slot.hash & mask;
-    while (!bigger[i].list.empty()) i = (i + 1) & mask;
+    while (Held(bigger[i].list)) i = (i + 1) & mask;
     bigger[i] = std::move(slot);
   }
   slots_ = std::move(bigger);
@@ -100,6 +126,24 @@ void EventPools::One(InternPool<T>& local, SharedListPool<T>* shared, SharedVec<
   else
     v.MarkPooled();
   local.Remember(v);
+}
+
+void RecentShapes::Intern(Shared<FlightShape>& shape) {
+  if (!shape.HasBuffer() || shape.Pooled()) return;  // a default shape, or one copied from a stored event
+  for (size_t i = 0; i < recent_.size(); ++i) {
+    if (recent_[i] == shape) {
+      shape = recent_[i];
+      std::rotate(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(i),
+                  recent_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      return;
+    }
+  }
+  if (shared_ != nullptr)
+    shared_->Intern(shape);
+  else
+    shape.MarkPooled();
+  if (recent_.size() == kRecent) recent_.pop_back();
+  recent_.insert(recent_.begin(), shape);
 }
 
 void EventPools::Intern(Event& event) {
@@ -121,6 +165,7 @@ void EventPools::Intern(Event& event) {
   } else if (auto* c = std::get_if<Collective>(&event)) {
     for (SharedVec<int64_t>* v : {&c->mesh_dims, &c->group, &c->bytes_sent, &c->bytes_recv})
       One(ints_, s ? &s->ints : nullptr, *v);
+    if (c->flight) shapes_.Intern(c->flight->shape);
   } else if (auto* op = std::get_if<Op>(&event)) {
     // The operand lists are this op's own (just decoded), so Mutable() copies nothing; lists copied
     // from an earlier op (`like`) are pooled already, their elements' lists too.
@@ -146,13 +191,14 @@ void EventPools::Intern(Event& event) {
     One(imported_, s ? &s->imported : nullptr, b->imported->collectives);
 }
 
-template class SharedListPool<int64_t>;
-template class SharedListPool<std::string>;
-template class SharedListPool<PlanStep>;
-template class SharedListPool<SkippedMerge>;
-template class SharedListPool<OpStrategy>;
-template class SharedListPool<OpInput>;
-template class SharedListPool<OpOutput>;
-template class SharedListPool<ImportedCollective>;
+template class SharedPool<SharedVec<int64_t>>;
+template class SharedPool<SharedVec<std::string>>;
+template class SharedPool<SharedVec<PlanStep>>;
+template class SharedPool<SharedVec<SkippedMerge>>;
+template class SharedPool<SharedVec<OpStrategy>>;
+template class SharedPool<SharedVec<OpInput>>;
+template class SharedPool<SharedVec<OpOutput>>;
+template class SharedPool<SharedVec<ImportedCollective>>;
+template class SharedPool<Shared<FlightShape>>;
 
 }  // namespace shardscope::trace::detail

@@ -4,28 +4,30 @@
 // over (EventPools, one per file, no lock), and the ranks of a run repeat each other's lists
 // (SharedPools, one per load, shared by the reading threads). Ops of one kind repeat their
 // candidate strategies and the placements and shapes of their operands; imported plans repeat
-// their recorded collectives.
+// their recorded collectives; Flight Recorder entries repeat their shapes (FlightShape).
 
 #include <cstddef>
 #include <mutex>
 #include <vector>
 
 #include "shardscope/trace/events.hpp"
+#include "shardscope/trace/shared_value.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 
 namespace shardscope::trace::detail {
 
-/// Equal lists of every file of one load: one buffer each. Thread-safe.
-template <typename T>
-class SharedListPool {
+/// Equal values of every file of one load: one buffer each, for H a SharedVec<T> (lists) or a
+/// Shared<FlightShape>. Thread-safe.
+template <typename H>
+class SharedPool {
  public:
-  /// Replaces v by an equal list seen before in any file, or remembers v.
-  void Intern(SharedVec<T>& v);
+  /// Replaces v by an equal value seen before in any file, or remembers v.
+  void Intern(H& v);
 
  private:
   struct Slot {
     size_t hash = 0;
-    SharedVec<T> list;  // empty: a free slot
+    H list;  // no buffer (an empty list): a free slot
   };
   void Grow();
 
@@ -37,6 +39,10 @@ class SharedListPool {
   size_t used_ = 0;
 };
 
+template <typename T>
+using SharedListPool = SharedPool<SharedVec<T>>;
+using FlightShapePool = SharedPool<Shared<FlightShape>>;
+
 struct SharedPools {
   SharedListPool<int64_t> ints;
   SharedListPool<std::string> strs;
@@ -46,12 +52,29 @@ struct SharedPools {
   SharedListPool<OpInput> inputs;
   SharedListPool<OpOutput> outputs;
   SharedListPool<ImportedCollective> imported;
+  FlightShapePool flights;
+};
+
+/// Makes equal Flight Recorder shapes share one buffer: a shape equal to one of the last few seen
+/// becomes that one, any other the one of `shared` (when given) that equals it. Not thread-safe:
+/// one per reading thread or file.
+class RecentShapes {
+ public:
+  /// `shared`, when given, must outlive this object.
+  explicit RecentShapes(FlightShapePool* shared = nullptr) : shared_(shared) {}
+  void Intern(Shared<FlightShape>& shape);
+
+ private:
+  static constexpr size_t kRecent = 16;
+  FlightShapePool* shared_;
+  std::vector<Shared<FlightShape>> recent_;  // most recently used first
 };
 
 class EventPools {
  public:
   /// `shared`, when given, must outlive this object.
-  explicit EventPools(SharedPools* shared = nullptr) : shared_(shared) {}
+  explicit EventPools(SharedPools* shared = nullptr)
+      : shared_(shared), shapes_(shared != nullptr ? &shared->flights : nullptr) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
@@ -68,6 +91,7 @@ class EventPools {
   InternPool<OpInput> inputs_;
   InternPool<OpOutput> outputs_;
   InternPool<ImportedCollective> imported_;
+  RecentShapes shapes_;
 };
 
 }  // namespace shardscope::trace::detail

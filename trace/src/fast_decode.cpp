@@ -214,6 +214,14 @@ bool Decode(codec::Object, element x, Rare<T>& v, Scratch& s) {
   return Members(x, RequiredMask(kDescOf<T>, s.v2), v.emplace(), s, nullptr, false);
 }
 
+// A Flight Recorder record: its flat object, then the record (its shape pooled with the event).
+bool Decode(codec::Flight, element x, Rare<FlightRecord>& v, Scratch& s) {
+  FlightFields f;
+  if (!Members(x, RequiredMask(kDescOf<FlightFields>, s.v2), f, s, nullptr, false)) return false;
+  v = ToRecord(std::move(f));
+  return true;
+}
+
 // Flight Recorder shapes: at most kMaxOpOperands tensors of at most kMaxTensorDims extents.
 bool Decode(codec::ShapeList, element x, SharedVec<std::vector<int64_t>>& v, Scratch&) {
   array arr;

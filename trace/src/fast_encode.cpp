@@ -160,6 +160,14 @@ inline void Put(codec::Object, Line& l, std::string_view name, const Rare<T>& v,
   WriteFields(l, *v, b);
   l.EndObject();
 }
+// A Flight Recorder record: its flat object.
+template <typename E>
+inline void Put(codec::Flight, Line& l, std::string_view name, const Rare<FlightRecord>& v, const E&,
+                const WriteBasis& b) {
+  l.OpenObject(name);
+  WriteFields(l, FromRecord(*v), b);
+  l.EndObject();
+}
 // Flight Recorder shapes: one integer list per tensor.
 template <typename V, typename E>
 inline void Put(codec::ShapeList, Line& l, std::string_view name, const V& v, const E&, const WriteBasis&) {

@@ -79,13 +79,14 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
   for (const Collective& c : rt.events.Of<Collective>()) {
     if (!c.flight) continue;
     const FlightRecord& f = *c.flight;
+    const FlightShape& shape = *f.shape;
     if (first) wrapped = f.record_id > 0;
     first = false;
-    auto [git, new_group] = group_slot.try_emplace({&f.pg_name.str(), &c.group.get()}, locals.size());
+    auto [git, new_group] = group_slot.try_emplace({&shape.pg_name.str(), &c.group.get()}, locals.size());
     if (new_group) {
       std::vector<int64_t> sorted = c.group;
       std::sort(sorted.begin(), sorted.end());
-      FlightGroupKey key{f.pg_name.str(), std::move(sorted)};
+      FlightGroupKey key{shape.pg_name.str(), std::move(sorted)};
       std::lock_guard<std::mutex> lock(impl_->mutex);
       auto [named, inserted] = impl_->named_by.try_emplace(key, order, position);
       FlightGroup& g = groups_[key];
@@ -94,22 +95,22 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
       const auto at = std::make_pair(order, position);
       if (inserted || (key.second.empty() ? named->second < at : at < named->second)) {
         named->second = at;
-        g.name = f.pg_name.str();
-        g.desc = f.pg_desc.str();
+        g.name = shape.pg_name.str();
+        g.desc = shape.pg_desc.str();
         g.ranks = c.group;
       }
       locals.push_back({&g, {}, {}});
     }
     FlightEntry e;
-    e.seq = f.is_p2p ? f.p2p_seq_id : f.seq_id;
+    e.seq = shape.is_p2p ? f.p2p_seq_id : f.seq_id;
     auto [sit, new_sig] =
-        sig_id.try_emplace({&f.profiling_name.str(), &c.kind.str(), &f.input_sizes.get(),
-                            &f.output_sizes.get(), &f.input_dtypes.get(), &f.output_dtypes.get()},
+        sig_id.try_emplace({&shape.profiling_name.str(), &c.kind.str(), &shape.input_sizes.get(),
+                            &shape.output_sizes.get(), &shape.input_dtypes.get(), &shape.output_dtypes.get()},
                            0);
     if (new_sig) {
       std::lock_guard<std::mutex> lock(impl_->mutex);
-      sit->second = InternSig(
-          {f.profiling_name, c.kind, f.input_sizes, f.output_sizes, f.input_dtypes, f.output_dtypes});
+      sit->second = InternSig({shape.profiling_name, c.kind, shape.input_sizes, shape.output_sizes,
+                               shape.input_dtypes, shape.output_dtypes});
     }
     e.sig = sit->second;
     auto [stit, new_state] = state_id.try_emplace(&f.state.str(), 0);
@@ -122,7 +123,7 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
     }
     e.state = stit->second;
     Local& local = locals[git->second];
-    (f.is_p2p ? local.p2p : local.by_seq).push_back(e);
+    (shape.is_p2p ? local.p2p : local.by_seq).push_back(e);
     ++position;
   }
   for (Local& local : locals) {

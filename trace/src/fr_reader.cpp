@@ -267,10 +267,10 @@ int64_t P2pPeer(const std::string& profiling_name) {
 }
 
 // What one reading thread keeps from file to file: the strings it interned (by their raw bytes)
-// and what follows from a profiling name. Lists shared by every file (a group's ranks) go through
-// `groups`, which the threads share.
+// and what follows from a profiling name. What every file shares (a group's ranks, the entries'
+// shapes) goes through `groups` and `shapes`, which the threads share.
 struct ThreadCache {
-  explicit ThreadCache(detail::SharedListPool<int64_t>* g) : groups(g) {}
+  ThreadCache(detail::SharedListPool<int64_t>* g, detail::FlightShapePool* s) : groups(g), shapes(s) {}
   struct Profiling {
     IStr kind;
     int64_t peer = -1;
@@ -280,6 +280,7 @@ struct ThreadCache {
   std::unordered_map<const std::string*, Profiling> profiling;  // by IStr identity
   std::unordered_map<std::string, IStr> dtypes;                 // PyTorch name -> short name
   detail::SharedListPool<int64_t>* groups;
+  detail::FlightShapePool* shapes;  // the entries' shapes, one buffer per distinct shape
   simdjson::dom::parser parser;
   detail::PickleDoc pickle;  // its buffers are kept from file to file
   std::string file;          // the bytes of the file being read
@@ -678,6 +679,22 @@ class DumpReader {
     return Share(strs_seen_, out);
   }
 
+  // The entry's shape: an equal one of the last few of this file (whose lists Shapes and Strs
+  // shared, so comparing them compares addresses), else the one of every file that equals it.
+  Shared<FlightShape> ShapeOf(FlightShape&& shape) {
+    for (size_t k = 0; k < entry_shapes_.size(); ++k) {
+      if (entry_shapes_[k].first == shape) {
+        if (k > 0) std::swap(entry_shapes_[k], entry_shapes_[k - 1]);  // the common ones drift to the front
+        return entry_shapes_[k > 0 ? k - 1 : 0].second;
+      }
+    }
+    Shared<FlightShape> made(shape);
+    cache_.shapes->Intern(made);
+    if (entry_shapes_.size() == kSeen) entry_shapes_.pop_back();
+    entry_shapes_.emplace_back(std::move(shape), made);
+    return made;
+  }
+
   // `v` as a SharedVec: an equal one of the last few made, or a new one.
   template <typename T>
   static SharedVec<T> Share(std::vector<SharedVec<T>>& seen, const std::vector<T>& v) {
@@ -704,6 +721,7 @@ class DumpReader {
       present_[f] = src_.Type(v) != VType::kNull;
     });
     FlightRecord f;
+    FlightShape shape;
     f.record_id = Int(kRecordId, 0, INT64_MAX);
     if (const Value* pg = Find(kProcessGroup)) {
       Value parts[2];
@@ -712,23 +730,23 @@ class DumpReader {
         src_.ForArray(*pg, [&](const Value& x) { parts[n++] = x; });
       if (n != 2 || src_.Type(parts[0]) != VType::kString || src_.Type(parts[1]) != VType::kString)
         FailField("process_group", "expected [name, desc]");
-      f.pg_name = Interned(parts[0]);
-      f.pg_desc = Interned(parts[1]);
+      shape.pg_name = Interned(parts[0]);
+      shape.pg_desc = Interned(parts[1]);
     } else {
-      f.pg_name = std::to_string(Int(kPgId, 0, INT64_MAX));
+      shape.pg_name = std::to_string(Int(kPgId, 0, INT64_MAX));
     }
     f.seq_id = Int(kSeqId, 0, INT64_MAX);
     f.p2p_seq_id = IntOr(kP2pSeqId, 0, 0, INT64_MAX);
     f.op_id = IntOr(kOpId, 0, 0, INT64_MAX);
-    f.profiling_name = Str(kProfilingName);
+    shape.profiling_name = Str(kProfilingName);
     f.state = Str(kState);
     static const IStr kScheduledState("scheduled"), kStartedState("started"), kCompletedState("completed");
     if (f.state != kScheduledState && f.state != kStartedState && f.state != kCompletedState)  // by address
       FailField("state", "'" + f.state.str() + "' is not scheduled, started or completed");
-    f.input_sizes = Shapes(kInputSizes, in_sizes_);
-    f.output_sizes = Shapes(kOutputSizes, out_sizes_);
-    f.input_dtypes = Strs(kInputDtypes, in_dtypes_);
-    f.output_dtypes = Strs(kOutputDtypes, out_dtypes_);
+    shape.input_sizes = Shapes(kInputSizes, in_sizes_);
+    shape.output_sizes = Shapes(kOutputSizes, out_sizes_);
+    shape.input_dtypes = Strs(kInputDtypes, in_dtypes_);
+    shape.output_dtypes = Strs(kOutputDtypes, out_dtypes_);
     f.created_ns = Int(kTimeCreated, 0, kMaxTimeNs);
     if (const Value* d = Find(kDuration)) {
       const VType t = src_.Type(*d);
@@ -737,41 +755,42 @@ class DumpReader {
       // PyTorch writes inf when it could not time the collective: an unknown duration.
       if (std::isfinite(src_.Double(*d))) f.duration_ms = src_.Double(*d);
     }
-    f.timeout_ms = IntOr(kTimeout, 0, 0, INT64_MAX);
-    const ThreadCache::Profiling& prof = ProfilingOf(f.profiling_name);
+    shape.timeout_ms = IntOr(kTimeout, 0, 0, INT64_MAX);
+    const ThreadCache::Profiling& prof = ProfilingOf(shape.profiling_name);
     if (const Value* p = Find(kIsP2p)) {
       if (src_.Type(*p) != VType::kBool) FailField("is_p2p", "expected a bool");
-      f.is_p2p = src_.Bool(*p);
+      shape.is_p2p = src_.Bool(*p);
     } else {  // versions before is_p2p: a send or recv by its profiling name
-      f.is_p2p = prof.p2p_by_name;
+      shape.is_p2p = prof.p2p_by_name;
     }
     // Unknown discovered times are null in pickle and 0 in JSON.
     const int64_t started = IntOr(kStarted, 0, 0, kMaxTimeNs);
     const int64_t completed = IntOr(kCompleted, 0, 0, kMaxTimeNs);
 
-    auto [pg_seen, pg_fresh] = pg_of_name_.try_emplace(&f.pg_name.str(), nullptr);
+    auto [pg_seen, pg_fresh] = pg_of_name_.try_emplace(&shape.pg_name.str(), nullptr);
     if (pg_fresh) {
-      auto found = pgs_.find(f.pg_name.str());
+      auto found = pgs_.find(shape.pg_name.str());
       if (found != pgs_.end()) pg_seen->second = &found->second;
     }
     const ProcessGroup* pg = pg_seen->second;
-    if (pg != nullptr && f.pg_desc.empty()) f.pg_desc = pg->desc;
+    if (pg != nullptr && shape.pg_desc.empty()) shape.pg_desc = pg->desc;
     Collective c;
     c.redistribute_id = -1;
     c.kind = prof.kind;
     if (pg != nullptr) {
       if (!pg->has_rank) {
-        FailField("process_group", "group '" + f.pg_name.str() +
+        FailField("process_group", "group '" + shape.pg_name.str() +
                                        "' (ranks from pg_config) does not contain this dump's rank " +
                                        std::to_string(rank_) + " (is the file name's rank right?)");
       }
       c.group = pg->ranks;
     } else {
-      unknown_pgs_.insert(f.pg_name.str());
+      unknown_pgs_.insert(shape.pg_name.str());
       if (own_group_.empty()) own_group_ = SharedVec<int64_t>{rank_};
       c.group = own_group_;
     }
-    Derived(f, prof, c);
+    f.shape = ShapeOf(std::move(shape));
+    Derived(*f.shape, prof, c);
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed
                : f.duration_ms && f.state == kCompletedState
@@ -800,9 +819,9 @@ class DumpReader {
   }
 
   // The dtype and bytes per peer of a collective follow from its group, kind, sizes, dtypes and
-  // peer; entries repeat a few of those, whose lists this file shares (Shapes, Strs), so they are
-  // looked up by the lists' addresses (alive while the file's collectives are) before any work.
-  void Derived(const FlightRecord& f, const ThreadCache::Profiling& prof, Collective& c) {
+  // peer; entries repeat a few of those, whose lists their shapes share (ShapeOf), so they are
+  // looked up by the lists' addresses (alive while the shapes are) before any work.
+  void Derived(const FlightShape& f, const ThreadCache::Profiling& prof, Collective& c) {
     const DerivedKey key{&c.group.get(),           &c.kind.str(),         &f.input_sizes.get(),
                          &f.output_sizes.get(),    &f.input_dtypes.get(), &f.output_dtypes.get(),
                          f.is_p2p ? prof.peer : -1};
@@ -823,7 +842,7 @@ class DumpReader {
   // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
   // send/recv moves its tensor to/from the one peer named in its profiling name. The lists depend
   // only on (group, kind, bytes in, bytes out, peer), so they are made once per file and shared.
-  void PeerBytes(const FlightRecord& f, const ThreadCache::Profiling& prof, Collective& c) {
+  void PeerBytes(const FlightShape& f, const ThreadCache::Profiling& prof, Collective& c) {
     const int64_t in_bytes = TensorBytes(in_sizes_, in_dtypes_);
     const int64_t out_bytes = TensorBytes(out_sizes_, out_dtypes_);
     const int64_t peer = f.is_p2p ? prof.peer : -1;
@@ -904,6 +923,7 @@ class DumpReader {
   std::vector<std::string> in_dtypes_, out_dtypes_;
   std::vector<SharedVec<std::vector<int64_t>>> shapes_seen_;
   std::vector<SharedVec<std::string>> strs_seen_;
+  std::vector<std::pair<FlightShape, Shared<FlightShape>>> entry_shapes_;  // as this file spells it, pooled
   std::map<BytesKey, std::pair<SharedVec<int64_t>, SharedVec<int64_t>>> bytes_;
   std::unordered_map<DerivedKey, DerivedValue, DerivedHash> derived_;
   std::unordered_map<const std::string*, const ProcessGroup*> pg_of_name_;  // by the IStr's address
@@ -1033,11 +1053,12 @@ void ReadDumps(const std::vector<DumpFile>& files, size_t threads, ReadProgress*
   static const bool kSimdjsonReady = [] { return !simdjson::get_active_implementation()->name().empty(); }();
   (void)kSimdjsonReady;
   detail::SharedListPool<int64_t> groups;  // the groups' rank lists, one buffer per distinct list
+  detail::FlightShapePool shapes;
   std::vector<std::exception_ptr> errors(files.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> first_error{files.size()};
   auto work = [&] {
-    ThreadCache cache(&groups);
+    ThreadCache cache(&groups, &shapes);
     if (cache.parser.allocate(size_t{1} << 16, static_cast<size_t>(kMaxPickleDepth) + 1) !=
         simdjson::SUCCESS) {
       // No parser buffers: the JSON dumps fail one by one with simdjson's message.

@@ -26,7 +26,7 @@ struct Key {
 // nccl-tests' S: the bytes the collective's definition counts (docs/kineto.md).
 int64_t SizeBytes(const Collective& c) {
   if (!c.flight) return 0;
-  const FlightRecord& f = *c.flight;
+  const FlightShape& f = *c.flight->shape;
   const std::string& dtype = !f.input_dtypes.empty() ? f.input_dtypes.front() : std::string();
   const int64_t es = detail::DtypeBytes(dtype);
   auto numel = [](const std::vector<std::vector<int64_t>>& shapes) -> int64_t {
@@ -83,13 +83,13 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     for (const Collective& c : rt.events.Of<Collective>()) {
       if (!c.flight) continue;
       Key k;
-      k.pg = c.flight->pg_name;
+      k.pg = c.flight->shape->pg_name;
       k.sorted_group = c.group;
       std::sort(k.sorted_group.begin(), k.sorted_group.end());
-      k.p2p = c.flight->is_p2p;
+      k.p2p = c.flight->shape->is_p2p;
       k.seq = k.p2p ? c.flight->p2p_seq_id : c.flight->seq_id;
       if (k.p2p) {
-        auto [self, peer] = detail::P2pLocalPair(c.flight->profiling_name);
+        auto [self, peer] = detail::P2pLocalPair(c.flight->shape->profiling_name);
         if (self >= 0 && peer >= 0 && peer < static_cast<int64_t>(c.group.size())) {
           int64_t g_peer = c.group[static_cast<size_t>(peer)];
           k.a = std::min(rt.header.rank, g_peer);
@@ -141,7 +141,8 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     const Collective& last = *at.at(kc.last_rank);
     kc.time_ns = last.end_ns - last.start_ns;
     kc.bytes = SizeBytes(first);
-    kc.dtype = !first.flight->input_dtypes.empty() ? first.flight->input_dtypes.front() : first.dtype.str();
+    kc.dtype = !first.flight->shape->input_dtypes.empty() ? first.flight->shape->input_dtypes.front()
+                                                          : first.dtype.str();
     if (kc.matched) {
       ++out.matched;
       if (latest > earliest && at.size() > 1) ++out.last_arrivals[kc.last_rank];

@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "event_pools.hpp"
 #include "kineto_names.hpp"
 #include "kineto_stream.hpp"
 #include "missing_ranks.hpp"
@@ -707,13 +708,14 @@ class RankBuilder {
     c.start_ns = start + d_.base_ns;
     c.end_ns = std::max(end, start) + d_.base_ns;
     FlightRecord& f = p.f;
-    f.pg_name = pg;
-    f.pg_desc = r != nullptr && !r->pg_desc.empty() ? r->pg_desc
-                : d_.pg_config.count(pg)            ? d_.pg_config.at(pg).first
-                : pg == "0"                         ? "default_pg"
-                                                    : "";
+    FlightShape& shape = f.shape.Mutable();
+    shape.pg_name = pg;
+    shape.pg_desc = r != nullptr && !r->pg_desc.empty() ? r->pg_desc
+                    : d_.pg_config.count(pg)            ? d_.pg_config.at(pg).first
+                    : pg == "0"                         ? "default_pg"
+                                                        : "";
     f.state = "completed";
-    f.is_p2p = IsP2pKind(kind);
+    shape.is_p2p = IsP2pKind(kind);
     f.created_ns = launch_ts + d_.base_ns;
     f.duration_ms = static_cast<double>(c.end_ns - c.start_ns) / 1e6;
     if (r != nullptr) {
@@ -730,11 +732,11 @@ class RankBuilder {
                 : kind == "reduce_scatter" ? (n > 0 ? p.in_n / n : 0)
                                            : p.in_n;
     }
-    if (p.in_n >= 0) f.input_sizes = {{p.in_n}};
-    if (p.out_n >= 0) f.output_sizes = {{p.out_n}};
+    if (p.in_n >= 0) shape.input_sizes = {{p.in_n}};
+    if (p.out_n >= 0) shape.output_sizes = {{p.out_n}};
     if (!p.dtype.empty()) {
-      f.input_dtypes = {p.dtype};
-      f.output_dtypes = {p.dtype};
+      shape.input_dtypes = {p.dtype};
+      shape.output_dtypes = {p.dtype};
       c.dtype = detail::ShortDtypeName(p.dtype);
     }
     std::string profiling_name = "nccl:" + kind;
@@ -746,7 +748,8 @@ class RankBuilder {
       profiling_name += " " + std::to_string(local(rank_)) + "->" + std::to_string(local(p.dst));
     if (kind == "recv" && p.src >= 0 && local(p.src) >= 0)
       profiling_name += " " + std::to_string(local(rank_)) + "<-" + std::to_string(local(p.src));
-    f.profiling_name = profiling_name;
+    shape.profiling_name = profiling_name;
+    shapes_.Intern(f.shape);
     PeerBytes(p, local);
     return p;
   }
@@ -790,16 +793,16 @@ class RankBuilder {
                      [](const Pending& a, const Pending& b) { return a.f.created_ns < b.f.created_ns; });
     std::map<std::pair<std::string, bool>, bool> all_have;
     for (const Pending& p : pending) {
-      auto key = std::make_pair(p.f.pg_name.str(), p.f.is_p2p);
+      auto key = std::make_pair(p.f.shape->pg_name.str(), p.f.shape->is_p2p);
       auto [it, inserted] = all_have.emplace(key, true);
       it->second = it->second && p.seq_arg >= 0;
     }
     std::map<std::pair<std::string, bool>, int64_t> counter;
     int64_t record_id = 0;
     for (Pending& p : pending) {
-      auto key = std::make_pair(p.f.pg_name.str(), p.f.is_p2p);
+      auto key = std::make_pair(p.f.shape->pg_name.str(), p.f.shape->is_p2p);
       const int64_t seq = all_have[key] ? p.seq_arg : ++counter[key];
-      if (p.f.is_p2p)
+      if (p.f.shape->is_p2p)
         p.f.p2p_seq_id = seq;
       else
         p.f.seq_id = seq;
@@ -813,6 +816,7 @@ class RankBuilder {
   std::unordered_map<int64_t, int> ext_;
   std::map<int64_t, std::vector<int>> by_tid_;
   bool bad_group_warned_ = false;
+  detail::RecentShapes shapes_;  // equal shapes of this rank's collectives: one buffer
 };
 
 struct KinetoFile {

@@ -111,27 +111,29 @@ class Store {
       TEntry e;
       if (c.flight) {
         const FlightRecord& f = *c.flight;
+        const FlightShape& shape = *f.shape;
         if (first) tr.wrapped = f.record_id > 0;
         e.record_id = f.record_id;
         e.state = f.state == kCompletedState ? kCompleted : f.state == kStartedState ? kStarted : kScheduled;
-        e.p2p = f.is_p2p;
-        e.seq = f.is_p2p ? f.p2p_seq_id : f.seq_id;
-        const FlightKey key{&f.profiling_name.str(), &f.input_sizes.get(), &f.output_sizes.get(),
-                            &f.input_dtypes.get(), &f.output_dtypes.get()};
+        e.p2p = shape.is_p2p;
+        e.seq = shape.is_p2p ? f.p2p_seq_id : f.seq_id;
+        const FlightKey key{&shape.profiling_name.str(), &shape.input_sizes.get(), &shape.output_sizes.get(),
+                            &shape.input_dtypes.get(), &shape.output_dtypes.get()};
         auto sit = flight_sigs.find(key);
         if (sit == flight_sigs.end()) {
-          const std::string sig = f.profiling_name + "|" + SizesText(f.input_sizes) + "|" +
-                                  SizesText(f.output_sizes) + "|" + JoinText(f.input_dtypes) + "|" +
-                                  JoinText(f.output_dtypes);
+          const std::string sig = shape.profiling_name + "|" + SizesText(shape.input_sizes) + "|" +
+                                  SizesText(shape.output_sizes) + "|" + JoinText(shape.input_dtypes) + "|" +
+                                  JoinText(shape.output_dtypes);
           sit = flight_sigs.emplace(key, InternSig(sig)).first;
         }
         e.sig = sit->second;
-        auto git = flight_groups.find({&f.pg_name.str(), &c.group.get()});
+        auto git = flight_groups.find({&shape.pg_name.str(), &c.group.get()});
         if (git == flight_groups.end())
-          git = flight_groups.emplace(std::make_pair(&f.pg_name.str(), &c.group.get()), GroupOf(f, c.group))
+          git = flight_groups
+                    .emplace(std::make_pair(&shape.pg_name.str(), &c.group.get()), GroupOf(shape, c.group))
                     .first;
         e.group = git->second;
-        if (f.is_p2p) ParsePeer(f.profiling_name, c.group, e);
+        if (shape.is_p2p) ParsePeer(shape.profiling_name, c.group, e);
       } else {
         // A shardscope trace: every recorded collective completed; seq ids count per group.
         std::vector<int64_t> key(c.group.begin(), c.group.end());
@@ -213,7 +215,7 @@ class Store {
   }
   // The group of a dump's entry: the reader shares one rank list among every file that names it, so
   // groups are found by (name, list) address first; the list is kept so that its address stays its own.
-  int32_t GroupOf(const FlightRecord& f, const SharedVec<int64_t>& group) {
+  int32_t GroupOf(const FlightShape& f, const SharedVec<int64_t>& group) {
     const std::pair<const void*, const void*> key{&f.pg_name.str(), &group.get()};
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -434,7 +434,7 @@ void ProfilerPanel::DrawLane(ImDrawList* list, const Frame& f, size_t lane_index
       list->PopClipRect();
     }
     if (geometry_.items.size() < kMaxGeometryItems) {
-      const int64_t seq = !c.flight ? -1 : c.flight->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id;
+      const int64_t seq = !c.flight ? -1 : c.flight->shape->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id;
       geometry_.items.push_back({"kernel", lane.rank, it->collective, seq, std::string(c.kind), it->last,
                                  selected, cx0, ky + 2, cx1, ky + KernelRow() - 2});
     }
@@ -487,9 +487,9 @@ void ProfilerPanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
     ImGui::Text("r%lld  %s  kernel %s", static_cast<long long>(lane.rank), std::string(c.kind).c_str(),
                 FormatTimeNs(static_cast<double>(s.end - s.start)).c_str());
     if (c.flight)
-      ImGui::Text("process group %s (%zu ranks)  seq %lld", std::string(c.flight->pg_name).c_str(),
+      ImGui::Text("process group %s (%zu ranks)  seq %lld", std::string(c.flight->shape->pg_name).c_str(),
                   c.group.size(),
-                  static_cast<long long>(c.flight->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id));
+                  static_cast<long long>(c.flight->shape->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id));
     if (s.collective >= 0) {
       const trace::KinetoCollective& kc = d.analysis.collectives[static_cast<size_t>(s.collective)];
       ImGui::Text("bytes S %s  time t %s  step %lld", FormatBytes(static_cast<double>(kc.bytes)).c_str(),

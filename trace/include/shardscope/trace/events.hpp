@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shardscope/trace/istr.hpp"
+#include "shardscope/trace/shared_value.hpp"
 #include "shardscope/trace/shared_vec.hpp"
 
 namespace shardscope::trace {
@@ -207,28 +208,37 @@ struct StepEnd {
   bool operator==(const StepEnd&) const = default;
 };
 
-/// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields
-/// (docs/trace-format.md, "flight"). Set only on collectives imported from Flight Recorder dumps
-/// (`shardscope import fr`); shardscope's own runs never set it. Sizes are per tensor, dtypes are
-/// PyTorch's names ("Float", "BFloat16").
-struct FlightRecord {
-  IStr pg_name;            ///< process group name, e.g. "0" (a key of the dump's pg_config)
-  IStr pg_desc;            ///< process group description, e.g. "default_pg"
-  int64_t seq_id = 0;      ///< collective_seq_id: matches one collective across the group's ranks
-  int64_t p2p_seq_id = 0;  ///< p2p_seq_id of a send/recv
-  int64_t record_id = 0;   ///< this rank's ring-buffer record id (one counter over all groups)
-  int64_t op_id = 0;       ///< op_id of the entry (coalesced ops share one)
-  IStr profiling_name;     ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
-  IStr state;              ///< "scheduled", "started" or "completed"
-  /// One shape per input / output tensor; lists shared between entries that repeat them.
+/// The part of a PyTorch NCCL Flight Recorder entry that the other entries of its process group
+/// and call site repeat (docs/trace-format.md, "flight"): one immutable value that equal entries
+/// share (FlightRecord::shape; the readers make equal shapes one buffer). Sizes are per tensor,
+/// dtypes are PyTorch's names ("Float", "BFloat16").
+struct FlightShape {
+  IStr pg_name;         ///< process group name, e.g. "0" (a key of the dump's pg_config)
+  IStr pg_desc;         ///< process group description, e.g. "default_pg"
+  IStr profiling_name;  ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
+  /// One shape per input / output tensor.
   SharedVec<std::vector<int64_t>> input_sizes;
   SharedVec<std::vector<int64_t>> output_sizes;
   SharedVec<std::string> input_dtypes;
   SharedVec<std::string> output_dtypes;
+  int64_t timeout_ms = 0;  ///< timeout_ms of the collective
+  bool is_p2p = false;     ///< a send or recv (matched by p2p_seq_id, not seq_id)
+  bool operator==(const FlightShape&) const = default;
+};
+
+/// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields
+/// (docs/trace-format.md, "flight"): its own ids, times and state, and the shape it shares with
+/// entries like it. Set only on collectives imported from Flight Recorder dumps (`shardscope
+/// import fr`) or profiler traces; shardscope's own runs never set it.
+struct FlightRecord {
+  Shared<FlightShape> shape;          ///< group, call and tensors: shared, written through Mutable()
+  int64_t seq_id = 0;                 ///< collective_seq_id: matches one collective across the group's ranks
+  int64_t p2p_seq_id = 0;             ///< p2p_seq_id of a send/recv
+  int64_t record_id = 0;              ///< this rank's ring-buffer record id (one counter over all groups)
+  int64_t op_id = 0;                  ///< op_id of the entry (coalesced ops share one)
   int64_t created_ns = 0;             ///< time_created_ns (the dumping rank's wall clock)
   std::optional<double> duration_ms;  ///< duration_ms, present only when timing was enabled
-  int64_t timeout_ms = 0;             ///< timeout_ms of the collective
-  bool is_p2p = false;                ///< a send or recv (matched by p2p_seq_id, not seq_id)
+  IStr state;                         ///< "scheduled", "started" or "completed"
   bool operator==(const FlightRecord&) const = default;
 };
 
