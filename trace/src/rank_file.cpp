@@ -177,6 +177,11 @@ bool ParseJsonLine(std::string_view text, json& out, std::string& why) {
 
 // One rank file's reading state: lines go through the fast path or the reference path into the
 // event list; what is left over (a torn last line, unknown types) becomes diagnostics.
+// The most a reading thread keeps of a file's event lists for the next file (ReadScratch), and the
+// largest file read through the scratch at all.
+constexpr size_t kKeptScratchBytes = size_t{1} << 20;
+constexpr uintmax_t kScratchFileBytes = uintmax_t{4} << 20;
+
 class RankFileReader {
  public:
   RankFileReader(const std::filesystem::path& path, std::string name, bool fast, ReadProgress* progress,
@@ -242,7 +247,10 @@ FileResult RankFileReader::Read() {
   }
   if (scratch_ != nullptr) {
     EventList exact = result_.trace.events.TakeExact();
-    scratch_->events = std::move(result_.trace.events);
+    // Kept for the next file while small: big columns are blocks of their own that go back to the
+    // system when freed (no holes), and keeping them would add a big file's columns to the peak.
+    if (result_.trace.events.CapacityBytes() <= kKeptScratchBytes)
+      scratch_->events = std::move(result_.trace.events);
     result_.trace.events = std::move(exact);
   } else {
     result_.trace.events.shrink_to_fit();
@@ -373,6 +381,10 @@ FileResult ReadRankFile(const std::filesystem::path& path, bool fast, ReadProgre
   std::error_code dir_ec;
   if (std::filesystem::is_directory(path, dir_ec))
     throw InvalidInput(name + ": is a directory, not a rank file");
+  // A big file's lists are blocks of their own (mapped, given back when freed): the scratch is for
+  // the many small files whose growing lists would leave holes between the ones the model keeps.
+  const auto size = std::filesystem::file_size(path, dir_ec);
+  if (dir_ec || size > kScratchFileBytes) scratch = nullptr;
   return RankFileReader(path, std::move(name), fast, progress, parser, shared, scratch).Read();
 }
 

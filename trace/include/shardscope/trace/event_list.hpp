@@ -125,6 +125,14 @@ class EventList {
     std::apply([](auto&... column) { (column.shrink_to_fit(), ...); }, columns_);
   }
   void clear() { *this = EventList(); }
+  /// Bytes the list has allocated for its events and their order (capacity, not size; not what the
+  /// events' own lists hold).
+  size_t CapacityBytes() const {
+    size_t bytes = order_.capacity() * sizeof(uint32_t) + wide_.capacity() * sizeof(uint64_t);
+    std::apply([&](const auto&... column) { ((bytes += column.capacity() * sizeof(column[0])), ...); },
+               columns_);
+    return bytes;
+  }
   /// Moves the events into a list of their own whose columns are allocated at their exact sizes,
   /// and leaves this one empty but with its capacity: a reader fills one such scratch list file after
   /// file, so that the growth of its columns leaves no holes in the heap between the lists it keeps.
