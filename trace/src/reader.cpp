@@ -158,6 +158,9 @@ FileOutcomes ReadAllFiles(const RankFiles& list, const ReadOptions& options) {
                 if (options.progress != nullptr) ++options.progress->files_done;
               });
   shared.reset();
+  // What the readers freed (line buffers, parser state, their id tables) goes back before the merge
+  // allocates the model's record lists, so that it does not add to the peak.
+  ReleaseFreedMemory();
   for (const std::exception_ptr& crash : crashes)
     if (crash) std::rethrow_exception(crash);
   return out;
