@@ -5,16 +5,18 @@
 // the events held by a rank and by its records share them too. Value semantics: == compares
 // elements, a mutation (Mutable, push_back, ...) copies first when the buffer is shared. An empty
 // list allocates nothing. Reads go through a const std::vector<T>&, so existing code that takes a
-// vector keeps working.
+// vector keeps working. The buffer is a Shared<std::vector<T>> (shared_value.hpp, the one
+// reference-counted handle of the trace model).
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
 #include <utility>
 #include <vector>
+
+#include "shardscope/trace/shared_value.hpp"
 
 namespace shardscope::trace {
 
@@ -31,58 +33,31 @@ class SharedVec {
 
   SharedVec() = default;
   SharedVec(std::vector<T> v) {  // NOLINT(google-explicit-constructor)
-    if (!v.empty()) n_ = new Node{std::move(v)};
+    if (!v.empty()) s_ = Shared<std::vector<T>>(std::move(v));
   }
   SharedVec(std::initializer_list<T> list) {
-    if (list.size() != 0) n_ = new Node{std::vector<T>(list)};
+    if (list.size() != 0) s_ = Shared<std::vector<T>>(std::vector<T>(list));
   }
   template <std::input_iterator It>
   SharedVec(It first, It last) {
-    if (first != last) n_ = new Node{std::vector<T>(first, last)};
+    if (first != last) s_ = Shared<std::vector<T>>(std::vector<T>(first, last));
   }
-  SharedVec(const SharedVec& o) : n_(o.n_) {
-    if (n_ != nullptr) n_->refs.fetch_add(1, std::memory_order_relaxed);
-  }
-  SharedVec(SharedVec&& o) noexcept : n_(std::exchange(o.n_, nullptr)) {}
-  SharedVec& operator=(const SharedVec& o) {
-    SharedVec copy(o);
-    std::swap(n_, copy.n_);
-    return *this;
-  }
-  SharedVec& operator=(SharedVec&& o) noexcept {
-    SharedVec moved(std::move(o));
-    std::swap(n_, moved.n_);
-    return *this;
-  }
-  ~SharedVec() { Release(); }
 
   /// The elements (an empty vector when there are none).
-  const std::vector<T>& get() const { return n_ != nullptr ? n_->v : Empty(); }
+  const std::vector<T>& get() const { return s_.get(); }
   operator const std::vector<T>&() const { return get(); }  // NOLINT(google-explicit-constructor)
   /// The elements for writing; copies them first when another SharedVec shares them.
-  std::vector<T>& Mutable() {
-    if (n_ == nullptr) {
-      n_ = new Node{};
-    } else if (n_->refs.load(std::memory_order_acquire) != 1) {
-      Node* own = new Node{n_->v};
-      Release();
-      n_ = own;
-    }
-    n_->pooled = false;
-    return n_->v;
-  }
+  std::vector<T>& Mutable() { return s_.Mutable(); }
   /// Whether a reader's pool holds this buffer as the one copy of its elements (MarkPooled): a
   /// list copied from a stored event needs no second look-up. Set before the buffer is shared
   /// with other threads; writing through Mutable() clears it.
-  bool Pooled() const { return n_ != nullptr && n_->pooled; }
-  void MarkPooled() {
-    if (n_ != nullptr) n_->pooled = true;
-  }
+  bool Pooled() const { return s_.Pooled(); }
+  void MarkPooled() { s_.MarkPooled(); }
   /// True when both share one buffer (or both are empty).
-  bool SharesWith(const SharedVec& o) const { return n_ == o.n_; }
+  bool SharesWith(const SharedVec& o) const { return s_.SharesWith(o.s_); }
 
   size_t size() const { return get().size(); }
-  bool empty() const { return n_ == nullptr || n_->v.empty(); }
+  bool empty() const { return get().empty(); }
   const T& operator[](size_t i) const { return get()[i]; }
   const T& at(size_t i) const { return get().at(i); }
   const T& front() const { return get().front(); }
@@ -104,26 +79,11 @@ class SharedVec {
   void assign(size_t n, const T& value) { Mutable().assign(n, value); }
   void clear() { *this = SharedVec(); }
 
-  friend bool operator==(const SharedVec& a, const SharedVec& b) {
-    return a.n_ == b.n_ || a.get() == b.get();
-  }
+  friend bool operator==(const SharedVec& a, const SharedVec& b) { return a.s_ == b.s_; }
   friend bool operator==(const SharedVec& a, const std::vector<T>& b) { return a.get() == b; }
 
  private:
-  struct Node {
-    std::vector<T> v;
-    std::atomic<uint32_t> refs{1};
-    bool pooled = false;
-  };
-  static const std::vector<T>& Empty() {
-    static const std::vector<T> empty;
-    return empty;
-  }
-  void Release() {
-    if (n_ != nullptr && n_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete n_;
-    n_ = nullptr;
-  }
-  Node* n_ = nullptr;
+  Shared<std::vector<T>> s_;  // the reference-counted buffer (shared_value.hpp); none when empty
 };
 
 /// Makes equal lists share one buffer: Intern(v) replaces v by an earlier equal list when one of
