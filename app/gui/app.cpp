@@ -304,9 +304,10 @@ void App::PrintBench(BenchTimes bench) const {
   auto pct = [&](double p) {
     return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
   };
-  std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu\n", sorted.size(),
-              GuiViewText(options_.view).c_str(), fb_w_, fb_h_, static_cast<long long>(m ? m->world : 0),
-              events, renderer_->quads_last_frame());
+  std::printf("frames %zu  view %s  %dx%d  ranks %lld  events %zu  quads/frame %zu  vertices/frame %zu\n",
+              sorted.size(), GuiViewText(options_.view).c_str(), fb_w_, fb_h_,
+              static_cast<long long>(m ? m->world : 0), events, renderer_->quads_last_frame(),
+              renderer_->vertices_last_frame());
   std::printf("frame time ms: mean %.2f  p50 %.2f  p95 %.2f  max %.2f\n",
               sorted.empty() ? 0.0 : sum / sorted.size(), pct(0.5), pct(0.95),
               sorted.empty() ? 0.0 : sorted.back());
@@ -700,6 +701,7 @@ bool App::WriteGeometry(const std::string& path) {
     if (!diff_mode_) sources.layout_table = &redistribute_panels_.layout.table_geometry();
     if (ActiveModel()) sources.trace = traces_[static_cast<size_t>(active_)].label;
     sources.traces = static_cast<int>(traces_.size());
+    sources.draw_vertices = renderer_->vertices_last_frame();
     std::ofstream out(path);
     out << GeometryJson(sources).dump(2) << "\n";
     if (!out) {

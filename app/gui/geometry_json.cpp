@@ -175,6 +175,7 @@ nlohmann::json GeometryJson(const GeometrySources& s) {
   j["width"] = s.width;
   j["height"] = s.height;
   j["view"] = s.view;
+  j["draw_vertices"] = s.draw_vertices;
   j["canvases"] = nlohmann::json::array();
   for (const auto& [side, c] : *s.canvases) {
     j["canvases"].push_back(

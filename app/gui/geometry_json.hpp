@@ -49,6 +49,8 @@ struct GeometrySources {
   const LayoutTableGeometry* layout_table = nullptr;  ///< the layout's ranges table, when drawn
   std::string trace{};                                ///< the active trace's label (its path), "" when none
   int traces = 0;                                     ///< traces loaded
+  size_t draw_vertices = 0;  ///< ImGui vertices of the frame shown (independent of the trace's size
+                             ///< where panels draw only what is in view)
 };
 
 /// The JSON document written by --geometry.

@@ -174,6 +174,7 @@ void GlRenderer::Render(ImDrawData* draw_data, int width, int height) {
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(draw_data);
   quads_last_frame_ = quads_pending_;
+  vertices_last_frame_ = draw_data != nullptr ? static_cast<size_t>(draw_data->TotalVtxCount) : 0;
 }
 
 std::vector<uint8_t> GlRenderer::ReadBackBuffer(int width, int height) const {

@@ -57,6 +57,9 @@ class GlRenderer {
   std::vector<uint8_t> ReadBackBuffer(int width, int height) const;
   /// Quads drawn in the last rendered frame (for frame-time reports).
   size_t quads_last_frame() const { return quads_last_frame_; }
+  /// ImGui vertices the last frame drew (text, lines, boxes): what a panel that draws only what is
+  /// in view keeps independent of the trace's size.
+  size_t vertices_last_frame() const { return vertices_last_frame_; }
 
  private:
   struct Batch {
@@ -70,7 +73,7 @@ class GlRenderer {
   unsigned program_ = 0, vao_ = 0, corner_vbo_ = 0, instance_vbo_ = 0;
   int u_projection_ = -1, u_hatch_period_ = -1;
   std::deque<Batch> batches_;  // deque: callbacks hold pointers to elements
-  size_t quads_pending_ = 0, quads_last_frame_ = 0;
+  size_t quads_pending_ = 0, quads_last_frame_ = 0, vertices_last_frame_ = 0;
 };
 
 }  // namespace shardscope::app::gui

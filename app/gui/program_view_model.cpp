@@ -385,9 +385,19 @@ void PlaceColumns(ProgramView& view, const ProgramMetrics& metrics, size_t input
       n.x0 = view.node_x0, n.x1 = view.node_x0 + node_w;
     }
   }
+  std::map<std::pair<int, int>, size_t> span_of;  // producer output -> its lane span
   for (ProgramEdge& e : view.edges) {
     int lane = lane_of[{e.from_node, e.from_output}];
     e.lane_x = view.lane_x0 + static_cast<float>(lane) * kLaneStep + kLaneStep / 2;
+    const ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
+    const auto [it, fresh] = span_of.try_emplace({e.from_node, e.from_output}, view.lane_spans.size());
+    if (fresh) {
+      const float port_x = from.kind == ProgramNode::Kind::kInput ? from.x1 : from.x0;
+      view.lane_spans.push_back({port_x, e.lane_x, e.y_from, e.y_from, e.y_from});
+    }
+    ProgramLaneSpan& span = view.lane_spans[it->second];
+    span.y0 = std::min(span.y0, e.y_to);
+    span.y1 = std::max(span.y1, e.y_to);
     e.x_to = view.node_x0;
     e.label_x = view.label_x0 + 4.0f;
     if (!e.marker.empty()) {

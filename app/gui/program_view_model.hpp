@@ -70,6 +70,15 @@ struct ProgramEdge {
   float marker_x0 = 0, marker_y0 = 0, marker_x1 = 0, marker_y1 = 0;  ///< badge rectangle (if any)
 };
 
+/// One producer output's tensor as drawn left of the labels: a stub from the producer's port
+/// (port_x, y_from) to its lane at x, and the lane from y_from down (or up) to its furthest
+/// consumer. Every edge of that output runs along it; drawing the span once, not once per edge,
+/// keeps a weight read by 100k ops one line instead of 100k overlapping ones.
+struct ProgramLaneSpan {
+  float port_x = 0, x = 0, y_from = 0;
+  float y0 = 0, y1 = 0;  ///< the lane's extent: min and max of y_from and its consumers' rows
+};
+
 /// Text metrics the layout uses (pixels); the panel passes the real font's.
 struct ProgramMetrics {
   float char_w = 7.0f;   ///< width of one character (the default ImGui font is monospaced)
@@ -83,9 +92,10 @@ struct ProgramMetrics {
 /// The whole graph. nodes: inputs and program steps; steps in program order.
 struct ProgramView {
   std::vector<ProgramNode> nodes;
-  std::vector<ProgramEdge> edges;  ///< one per (tensor, consumer input), in consumer order
-  std::vector<int64_t> op_ids;     ///< ascending
-  float width = 0, height = 0;     ///< canvas extent
+  std::vector<ProgramEdge> edges;           ///< one per (tensor, consumer input), in consumer order
+  std::vector<ProgramLaneSpan> lane_spans;  ///< one per producer output that has consumers
+  std::vector<int64_t> op_ids;              ///< ascending
+  float width = 0, height = 0;              ///< canvas extent
   float lane_x0 = 0, label_x0 = 0, node_x0 = 0;
   int64_t lanes = 0;
   std::string error;  ///< "" when fine

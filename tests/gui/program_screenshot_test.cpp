@@ -6,12 +6,15 @@
 // a program trace on the Program tab with the layout of the selected redistribute below.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "gui_test_support.hpp"
 #include "program_test_traces.hpp"
 #include "program_view_model.hpp"
+#include "shardscope/program/debugmode_import.hpp"
 #include "shardscope/trace/reader.hpp"
 
 using namespace shardscope_gui_test;
@@ -150,4 +153,83 @@ TEST_CASE("program view: an imported redistribute whose plan differs has a diff-
     CHECK(ColourCount(img, item["rect"], other) == 0);
   }
   CHECK(seen == std::set<int64_t>{0, 1});
+}
+
+namespace {
+
+// The 34-line sample dump (samples/pytorch/debugmode_tp.txt, a 4x2 job) repeated `times` times and
+// imported into `dir`: a program of `times` x 7 ops whose every window looks like its first.
+fs::path ImportRepeatedSample(const fs::path& dir, int times) {
+  std::ifstream in(std::string(SHARDSCOPE_SOURCE_DIR) + "/samples/pytorch/debugmode_tp.txt");
+  std::stringstream sample, text;
+  sample << in.rdbuf();
+  for (int i = 0; i < times; ++i) text << sample.str();
+  shardscope::program::ImportOptions options;
+  options.mesh = engine::Mesh({4, 2}, {"dp", "tp"});
+  options.mesh.RegisterFlattened({0, 1});
+  options.trace_dir = dir;
+  fs::remove_all(dir);
+  shardscope::program::ImportDebugMode(text.str(), options);
+  return dir;
+}
+
+// `shardscope-gui ARGS`: the ImGui vertices of the frame shot, and the geometry.
+std::pair<size_t, nlohmann::json> VerticesPerFrame(const fs::path& dir, const std::string& args) {
+  nlohmann::json geo = Shoot(dir, args);
+  return {geo["draw_vertices"].get<size_t>(), geo};
+}
+
+}  // namespace
+
+// A frame draws what is in view, not the program: the first screen of a 100-times program and of a
+// 1000-times one show the same ops, and draw the same vertices within the lanes' and scrollbar's
+// few (before, every edge was drawn every frame: a 235k-op import took 15 s a frame under Xvfb and
+// gigabytes of draw lists). A redistribute selected deep in the program scrolls the graph to its op.
+TEST_CASE("program view: a long imported program draws only what is in view", "[gui][program][scale]") {
+  fs::path dir = TempDir("program_long");
+  const fs::path medium = ImportRepeatedSample(dir / "x100", 100);
+  const fs::path large = ImportRepeatedSample(dir / "x1000", 1000);
+  const std::string view = " --view program --keys wait";
+  const auto [medium_vertices, medium_geo] = VerticesPerFrame(dir, medium.string() + view);
+  const auto [large_vertices, large_geo] = VerticesPerFrame(dir, large.string() + view);
+  INFO("vertices per frame: 100 times " << medium_vertices << ", 1000 times " << large_vertices);
+  CHECK(medium_vertices > 1000);  // a screen of op boxes and their text
+  CHECK(large_vertices * 10 <= medium_vertices * 11);
+  CHECK(medium_geo["program"].size() == large_geo["program"].size());  // the same boxes on screen
+
+  // Deep in the program, the selected op's box is on screen, and a frame draws no more: a
+  // redistribute 10 from the end selected with the next one taken by a key (list and keys select
+  // the op it belongs to), and an op 10 from the end given on the command line.
+  const trace::Model model = trace::ReadTraceDir(large);
+  const std::vector<int64_t> ids = model.RedistributeIds(), ops = model.OpIds();
+  REQUIRE(ids.size() > 1000);
+  REQUIRE(ops.size() > 1000);
+  const int64_t deep = ids[ids.size() - 10];
+  for (const std::string& select : {"--select " + std::to_string(deep) + " --keys Down,wait",
+                                    "--select-op " + std::to_string(ops[ops.size() - 10])}) {
+    INFO(select);
+    const auto [deep_vertices, deep_geo] =
+        VerticesPerFrame(dir, large.string() + " --view program " + select);
+    CHECK(deep_vertices * 10 <= medium_vertices * 15);
+    const int64_t op = deep_geo["selected_op"].get<int64_t>();
+    const int64_t redistribute = deep_geo["selected_redistribute"].get<int64_t>();
+    if (select.rfind("--select ", 0) == 0) {
+      CHECK(redistribute == ids[ids.size() - 9]);
+    } else {
+      CHECK(op == ops[ops.size() - 10]);
+    }
+    // The step the selection names: the op, or for an explicit redistribute (no op) its own box.
+    const trace::RedistributeRecord* r = model.FindRedistribute(0, redistribute);
+    REQUIRE(r != nullptr);
+    const bool explicit_step = select.rfind("--select ", 0) == 0 && r->begin->op_id < 0;
+    bool on_screen = false;
+    for (const auto& item : deep_geo["program"]) {
+      const bool is_it = explicit_step
+                             ? item["kind"] == "redistribute" && item["redistribute_id"] == redistribute
+                             : item["kind"] == "op" && item["op_id"] == op;
+      on_screen = on_screen || (is_it && item["rect"][1].get<float>() >= 0 &&
+                                item["rect"][3].get<float>() <= deep_geo["height"].get<float>());
+    }
+    CHECK(on_screen);
+  }
 }

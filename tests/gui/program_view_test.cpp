@@ -103,6 +103,26 @@ void CheckLayout(const ProgramView& view) {
     for (const ProgramNode& n : view.nodes)
       CHECK_FALSE(Overlap(e.marker_x0, e.marker_y0, e.marker_x1, e.marker_y1, n.x0, n.y0, n.x1, n.y1));
   }
+  // Each producer output's lane is drawn once (ProgramLaneSpan): from its port to its lane at its
+  // row, then along the lane over exactly the rows of its consumers.
+  struct Expected {
+    float port_x, x, y_from, y0, y1;
+  };
+  std::map<std::pair<int, int>, Expected> outputs;
+  for (const ProgramEdge& e : view.edges) {
+    const ProgramNode& from = view.nodes[static_cast<size_t>(e.from_node)];
+    const float port_x = from.kind == ProgramNode::Kind::kInput ? from.x1 : from.x0;
+    auto [it, fresh] = outputs.try_emplace({e.from_node, e.from_output},
+                                           Expected{port_x, e.lane_x, e.y_from, e.y_from, e.y_from});
+    CHECK(it->second.x == e.lane_x);  // one lane per producer output
+    CHECK(it->second.y_from == e.y_from);
+    it->second.y0 = std::min(it->second.y0, e.y_to);
+    it->second.y1 = std::max(it->second.y1, e.y_to);
+  }
+  std::multiset<std::tuple<float, float, float, float, float>> want, got;
+  for (const auto& [key, o] : outputs) want.insert({o.port_x, o.x, o.y_from, o.y0, o.y1});
+  for (const auto& l : view.lane_spans) got.insert({l.port_x, l.x, l.y_from, l.y0, l.y1});
+  CHECK(got == want);
 }
 
 // Every structural property, checked against the lowest rank's events of `model`.

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include <imgui.h>
 
@@ -119,6 +120,8 @@ void ProgramPanel::Prepare(const ViewContext& ctx) {
   built_metrics_ = metrics_;
   view_ = ctx.model ? BuildProgramView(*ctx.model, metrics_) : ProgramView{};
   seen_redistribute_ = -2;
+  scrolled_op_ = -2;
+  frames_since_build_ = 0;
 }
 
 void ProgramPanel::Draw(ViewContext& ctx) {
@@ -141,14 +144,17 @@ void ProgramPanel::Draw(ViewContext& ctx) {
     bool keep_op = first && sel.op_id >= 0;
     if (!keep_op && ctx.redistribute && ctx.redistribute->first &&
         ctx.redistribute->first->begin->op_id >= 0 && ctx.redistribute->id == sel.redistribute_id) {
-      // Not on the first frame: sizes are not settled and the program's start should show.
-      if (!first && sel.op_id != ctx.redistribute->first->begin->op_id) scroll_to_selection_ = true;
       sel.op_id = ctx.redistribute->first->begin->op_id;
     }
   }
   if ((sel.op_id < 0 && !sel.cleared) || (sel.op_id >= 0 && view_.NodeOfOp(sel.op_id) < 0))
     sel.op_id = sel.cleared ? -1 : view_.op_ids.front();
   shows_ = {seen_redistribute_, -1, sel.op_id};
+  if (sel.op_id != scrolled_op_) {
+    scrolled_op_ = sel.op_id;
+    scroll_to_selection_ = true;
+  }
+  ++frames_since_build_;
 
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float details_w = std::clamp(avail.x * 0.38f, 300.0f, 620.0f);
@@ -206,8 +212,12 @@ void ProgramPanel::DrawGraph(ViewContext& ctx) {
 }
 
 void ProgramPanel::ScrollToSelection(const Selection& sel) {
+  // The first frames after a build have no settled window size or content extent (ImGui clamps a
+  // scroll to the last frame's): the request waits for them.
+  constexpr int kSettledFrames = 2;
+  if (frames_since_build_ < kSettledFrames) return;
   int n = view_.NodeOfOp(sel.op_id);
-  // Only when the op is not already in view (the first frame keeps the program's start visible).
+  // Only when the op is not already in view (an op near the program's start leaves it showing).
   if (n >= 0) {
     const ProgramNode& node = view_.nodes[static_cast<size_t>(n)];
     float top = ImGui::GetScrollY(), bottom = top + ImGui::GetWindowHeight() - 40.0f;
@@ -217,15 +227,20 @@ void ProgramPanel::ScrollToSelection(const Selection& sel) {
 }
 
 void ProgramPanel::DrawEdges(GraphFrame& f) const {
-  // Edges first (under the nodes): source stubs, lanes, consumer stubs with arrowheads.
+  // Edges first (under the nodes): each producer output's stub and lane once, then each consumer's
+  // stub with its arrowhead. Only what meets the window is drawn: a program of 100k ops has 200k
+  // edges, and drawing every one (lanes overlapping by the thousand) made each frame seconds long.
+  for (const ProgramLaneSpan& s : view_.lane_spans) {
+    const ImVec2 lo = f.P(std::min(s.port_x, s.x), s.y0 - 4), hi = f.P(std::max(s.port_x, s.x), s.y1 + 4);
+    if (!f.Visible(lo.x, lo.y, hi.x, hi.y)) continue;
+    f.dl->AddLine(f.P(s.port_x, s.y_from), f.P(s.x, s.y_from), kEdgeColor, 1.5f);
+    f.dl->AddLine(f.P(s.x, s.y0), f.P(s.x, s.y1), kEdgeColor, 1.5f);
+    f.dl->AddCircleFilled(f.P(s.x, s.y_from), 2.5f, kEdgeColor);
+  }
   for (const ProgramEdge& e : view_.edges) {
-    const ProgramNode& from = view_.nodes[static_cast<size_t>(e.from_node)];
-    float port_x = from.kind == ProgramNode::Kind::kInput ? from.x1 : from.x0;
+    const ImVec2 lo = f.P(e.lane_x - 4, e.y_to - 5), hi = f.P(e.x_to, e.y_to + 5);
+    if (!f.Visible(lo.x, lo.y, hi.x, hi.y)) continue;
     ImU32 col = e.redistribute_id >= 0 ? Col(kImplicitRedistributeColor, 200) : kEdgeColor;
-    f.dl->AddLine(f.P(port_x, e.y_from), f.P(e.lane_x, e.y_from), kEdgeColor, 1.5f);
-    f.dl->AddLine(f.P(e.lane_x, std::min(e.y_from, e.y_to)), f.P(e.lane_x, std::max(e.y_from, e.y_to)),
-                  kEdgeColor, 1.5f);
-    f.dl->AddCircleFilled(f.P(e.lane_x, e.y_from), 2.5f, kEdgeColor);
     f.dl->AddCircleFilled(f.P(e.lane_x, e.y_to), 2.5f, kEdgeColor);
     f.dl->AddLine(f.P(e.lane_x, e.y_to), f.P(e.x_to - 6, e.y_to), col, 1.5f);
     f.dl->AddTriangleFilled(f.P(e.x_to - 7, e.y_to - 4), f.P(e.x_to - 7, e.y_to + 4), f.P(e.x_to, e.y_to),
@@ -238,7 +253,12 @@ void ProgramPanel::DrawBadges(GraphFrame& f, Selection& sel) {
   for (size_t i = 0; i < view_.edges.size(); ++i) {
     const ProgramEdge& e = view_.edges[i];
     float ty = e.y_to - ImGui::GetTextLineHeight() / 2;
-    LabelBox(f.dl, f.P(e.label_x, ty), e.label, kLabelBg, kLabelFg);
+    const ImVec2 label = f.P(e.label_x, ty);
+    // A label or badge sits on its consumer's row, right of the label's left end.
+    if (!f.Visible(label.x - 2, label.y - 2, std::numeric_limits<float>::max(),
+                   label.y + ImGui::GetTextLineHeight() + 2))
+      continue;
+    LabelBox(f.dl, label, e.label, kLabelBg, kLabelFg);
     if (e.redistribute_id < 0) continue;
     ImVec2 a = f.P(e.marker_x0, e.marker_y0), b = f.P(e.marker_x1, e.marker_y1);
     bool selected = sel.redistribute_id == e.redistribute_id;

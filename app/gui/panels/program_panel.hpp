@@ -55,6 +55,10 @@ class ProgramPanel {
   ProgramMetrics built_metrics_{-1.0f, -1.0f};
   ProgramView view_;
   int64_t seen_redistribute_ = -2;  ///< follows selections made in other panels
+  /// The selected op the graph was last brought to (-2: none since the graph was built). An op
+  /// selected anywhere (list, keys, search, a badge, the command line) is scrolled into view.
+  int64_t scrolled_op_ = -2;
+  int frames_since_build_ = 0;  ///< the first frames' window sizes are not settled: no scrolling yet
   bool scroll_to_selection_ = false;
   std::vector<ProgramItemGeometry> geometry_;
   PanelShows shows_;

@@ -39,6 +39,8 @@ class StatsPanel {
   void Refresh(const ViewContext& ctx);  // recomputes the tables when the model changed
   void DrawTable(const char* table, const char* label_header, std::vector<StatsRow>& rows, Sort& sort,
                  float height, ViewContext& ctx);
+  void DrawRow(const StatsRow& row, const char* table, ViewContext& ctx);    // one row of DrawTable's
+  void RecordItem(const char* table, const std::string& text, bool header);  // the last item's geometry
 
   const trace::Model* key_model_ = nullptr;
 
