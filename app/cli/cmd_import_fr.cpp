@@ -66,7 +66,7 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
       ++entries;
       if (first < 0) first = c->flight->record_id;
       last = c->flight->record_id;
-      ++states[c->flight->state];
+      ++states[c->flight->shape->state];
       Group& g = groups[c->flight->shape->pg_name];
       g.desc = c->flight->shape->pg_desc;
       g.ranks = c->group;

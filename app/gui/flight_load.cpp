@@ -19,14 +19,14 @@ std::map<std::string, FlightPlace> FlightPlacesOfRank(const trace::RankTrace& ra
     auto [it, fresh] = out.try_emplace(f.shape->pg_name.str());
     bool& is_stuck = stuck[f.shape->pg_name.str()];
     FlightPlace& p = it->second;
-    if (f.state == "completed") {
+    if (f.shape->state == "completed") {
       if (!is_stuck && f.seq_id > p.seq) p.seq = f.seq_id;
       continue;
     }
     // The first collective of the group it never completed (lowest seq): where it stands.
     if (!is_stuck || f.seq_id < p.seq) {
       p.seq = f.seq_id;
-      p.step = f.state == "started" ? 1 : 0;
+      p.step = f.shape->state == "started" ? 1 : 0;
       p.kind = c.kind.str();
       is_stuck = true;
     }
@@ -44,7 +44,7 @@ void FlightLoadCollector::Add(const trace::FlightRecorderDump& dump) {
   for (const trace::Collective& c : dump.trace.events.Of<trace::Collective>()) {
     if (!c.flight) continue;
     ++r.entries;
-    r.stuck = r.stuck || c.flight->state != "completed";
+    r.stuck = r.stuck || c.flight->shape->state != "completed";
     if (c.flight->shape->is_p2p) continue;
     auto [it, fresh] = groups.try_emplace(c.flight->shape->pg_name.str());
     if (fresh) {

@@ -87,7 +87,7 @@ FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResu
       s.start = c->start_ns;
       s.end = c->end_ns;
       s.seq = c->flight->shape->is_p2p ? -1 : c->flight->seq_id;
-      s.incomplete = c->flight->state != "completed";
+      s.incomplete = c->flight->shape->state != "completed";
       s.collective = c;
       d.spans.push_back(std::move(s));
     }
@@ -199,17 +199,17 @@ std::vector<std::string> FlightSpanDetails(const FlightViewData& d, size_t span)
                 (shape.pg_desc.empty() ? "" : " (" + shape.pg_desc.str() + ")"));
   out.push_back(shape.is_p2p ? "p2p seq " + std::to_string(f.p2p_seq_id)
                              : "seq " + std::to_string(f.seq_id) + "  record " + std::to_string(f.record_id));
-  out.push_back(shape.profiling_name.str() + "  state " + f.state.str());
+  out.push_back(shape.profiling_name.str() + "  state " + shape.state.str());
   out.push_back("in:  " + Tensors(shape.input_sizes, shape.input_dtypes));
   out.push_back("out: " + Tensors(shape.output_sizes, shape.output_dtypes));
   const double start = static_cast<double>(c.start_ns - d.t0), end = static_cast<double>(c.end_ns - d.t0);
-  const std::string at = f.state == "scheduled" ? "scheduled at " : "started at ";
-  if (f.state == "completed") {
+  const std::string at = shape.state == "scheduled" ? "scheduled at " : "started at ";
+  if (shape.state == "completed") {
     out.push_back(at + FormatTimeNs(start) + ", completed at " + FormatTimeNs(end) + " (" +
                   FormatTimeNs(end - start) + ")");
   } else {
     out.push_back(at + FormatTimeNs(start) + ", never completed" +
-                  (f.state == "scheduled" ? " (never started)" : ""));
+                  (shape.state == "scheduled" ? " (never started)" : ""));
   }
   if (shape.timeout_ms > 0) out.push_back("timeout " + std::to_string(shape.timeout_ms) + " ms");
   for (const FlightMark& m : d.marks)

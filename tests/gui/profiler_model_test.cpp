@@ -59,7 +59,7 @@ void AddCollective(trace::RankTrace& rt, int64_t seq, int64_t start, int64_t end
   shape.input_dtypes = {"Float"};
   shape.output_dtypes = {"Float"};
   f.created_ns = start - 5;
-  f.state = "completed";
+  f.shape.Mutable().state = "completed";
   c.flight = f;
   c.start_ns = start, c.end_ns = end;
   rt.events.emplace_back(std::move(c));

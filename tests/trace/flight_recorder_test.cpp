@@ -84,7 +84,7 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   CHECK(ag.flight->shape->pg_desc == "default_pg");
   CHECK(ag.flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{2, 4}});
   const trace::Collective& ar = Coll(m, 0, 1);
-  CHECK(ar.flight->state == "started");
+  CHECK(ar.flight->shape->state == "started");
   CHECK(ar.end_ns == ar.start_ns);  // no completion known
   // Rank 1's entries come in record_id order whatever the file order.
   CHECK(Coll(m, 1, 0).flight->record_id == 5);

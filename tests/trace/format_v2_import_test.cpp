@@ -213,7 +213,7 @@ class RandomEvents {
     f.record_id = record_id_++;
     f.op_id = Pick(10) ? f.record_id + 1 : Pick(int64_t{1} << 62);
     shape.profiling_name = "nccl:" + kKinds[k];
-    f.state = kStates[static_cast<size_t>(Pick(4))];
+    shape.state = kStates[static_cast<size_t>(Pick(4))];
     const std::vector<int64_t> sizes = {Pick(16) ? 8 << k : 3, 4};
     shape.input_sizes = std::vector<std::vector<int64_t>>{sizes};
     shape.output_sizes = std::vector<std::vector<int64_t>>{sizes};
@@ -414,7 +414,7 @@ TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new 
     want.start_ns += 10, want.end_ns += 20;
     want.flight->created_ns += 30;
     want.flight->seq_id += 1, want.flight->record_id += 1, want.flight->op_id += 1;
-    want.flight->state = "started";
+    want.flight->shape.Mutable().state = "started";
     CHECK(std::get<Collective>(got[1]) == want);
     CHECK(std::get<Collective>(got[1]).flight->duration_ms == 0.5);
   }
@@ -497,7 +497,7 @@ TEST_CASE("the v2 writer writes a flight collective that repeats an earlier one 
   Collective third = second;
   third.flight->seq_id = 4, third.flight->record_id = 3, third.flight->op_id = 4;
   third.start_ns += 1'000'000, third.end_ns = third.start_ns, third.flight->created_ns += 1'000'000;
-  third.flight->state = "started";
+  third.flight->shape.Mutable().state = "started";
   const std::vector<Event> events = {base, gather, second, third};
   const fs::path dir = Temp("cwriter");
   const std::string text = shardscope::testing::WriteRankText(dir, Rank1(2), events);

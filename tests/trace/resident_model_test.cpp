@@ -7,10 +7,13 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,12 +70,14 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   // bytes_sent, bytes_recv, start_ns, end_ns, op_id, flight = 11 slots.
   STATIC_REQUIRE(sizeof(Collective) <= Slots(11));
   // FlightRecord, one per Flight Recorder entry (the heap block of its Rare): shape, seq_id,
-  // p2p_seq_id, record_id, op_id, created_ns, duration_ms (2), state (an IStr, padded) = 9 slots.
-  // glibc's malloc adds 8 bytes and rounds to 16: a 72-byte block takes 80, where the 15 slots
-  // (120 bytes) of the record that held its shape's fields took 128.
-  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(9));
-  // FlightShape, one per distinct shape of a load: pg_name+pg_desc, profiling_name, four lists,
-  // timeout_ms, is_p2p = 8 slots.
+  // p2p_seq_id, record_id, op_id, created_ns, duration_ms (an OptionalDouble, NaN for none) = 7
+  // slots; the state is the shape's. glibc's malloc adds 8 bytes and rounds to 16: a 56-byte block
+  // takes 64, where a 72-byte one (a std::optional duration and the state) took 80, and the 15
+  // slots (120 bytes) of the record that held its shape's fields 128.
+  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(7));
+  STATIC_REQUIRE(sizeof(OptionalDouble) == sizeof(double));
+  // FlightShape, one per distinct shape of a load: pg_name+pg_desc, profiling_name+state, four
+  // lists, timeout_ms, is_p2p = 8 slots.
   STATIC_REQUIRE(sizeof(FlightShape) <= Slots(8));
   // ImportedPlan: source, line, notation, collectives, verdict+reason = 5 slots.
   STATIC_REQUIRE(sizeof(ImportedPlan) <= Slots(5));
@@ -85,6 +90,39 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   STATIC_REQUIRE(sizeof(RedistributeRecord) <= Slots(8));
   STATIC_REQUIRE(sizeof(SmallVec<int64_t>) <= Slots(2));
   STATIC_REQUIRE(sizeof(OpRecord) <= Slots(6));
+}
+
+TEST_CASE("OptionalDouble reads like std::optional<double>, NaN standing for none", "[trace][resident]") {
+  // The definition: every value but NaN round-trips through std::optional<double>; NaN and nullopt
+  // are none; == is std::optional's on those values.
+  const double values[] = {0.0,
+                           -0.0,
+                           0.5,
+                           1e12,
+                           -3.25,
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::denorm_min()};
+  CHECK_FALSE(OptionalDouble().has_value());
+  CHECK_FALSE(OptionalDouble(std::nullopt));
+  CHECK_FALSE(OptionalDouble(std::numeric_limits<double>::quiet_NaN()).has_value());
+  CHECK(std::optional<double>(OptionalDouble()) == std::nullopt);
+  CHECK(OptionalDouble(std::optional<double>()) == OptionalDouble());
+  for (double a : values) {
+    const OptionalDouble o = a;
+    REQUIRE(o.has_value());
+    CHECK(static_cast<bool>(o));
+    CHECK(std::memcmp(&*o, &a, sizeof a) == 0);  // the very bits, -0.0 included
+    CHECK(std::optional<double>(o) == std::optional<double>(a));
+    CHECK(o.value_or(7.0) == a);
+    CHECK_FALSE(o == OptionalDouble());
+    for (double b : values)
+      CHECK((o == OptionalDouble(b)) == (std::optional<double>(a) == std::optional<double>(b)));
+    OptionalDouble r = o;
+    r.reset();
+    CHECK_FALSE(r.has_value());
+    CHECK(r.value_or(7.0) == 7.0);
+  }
 }
 
 TEST_CASE("SmallVec holds one element inline and behaves like a vector", "[trace][resident]") {
@@ -307,15 +345,17 @@ TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or fro
           "[trace][resident][fr]") {
   using shardscope::testing::FrDump;
   using shardscope::testing::FrEntry;
-  // Every rank holds records 0 and 2 of one shape (an all_reduce of [8, 4] Floats in the default
-  // group; record 2 has not completed, which is no part of the shape) and record 1 of another.
+  // Every rank holds records 0 and 3 of one shape (a completed all_reduce of [8, 4] Floats in the
+  // default group), record 1 of another, and record 2, the same all_reduce not completed: the state
+  // is the shape's (entries of one call share it per state), so record 2's shape is a third.
   auto one = [](int64_t rows, int64_t cols) {  // one tensor's sizes
     return nlohmann::json::array({nlohmann::json::array({rows, cols})});
   };
   const nlohmann::json entries =
       nlohmann::json::array({FrEntry(0, 1, "nccl:all_reduce", one(8, 4), one(8, 4)),
                              FrEntry(1, 2, "nccl:all_gather", one(8, 4), one(16, 4)),
-                             FrEntry(2, 3, "nccl:all_reduce", one(8, 4), one(8, 4), "started")});
+                             FrEntry(2, 3, "nccl:all_reduce", one(8, 4), one(8, 4), "started"),
+                             FrEntry(3, 4, "nccl:all_reduce", one(8, 4), one(8, 4))});
   shardscope::testing::ScopedTempDir dumps("resident_fr_dumps"), imported("resident_fr_import");
   for (int rank : {0, 1})
     std::ofstream(dumps.path / ("nccl_trace_rank_" + std::to_string(rank))) << FrDump(entries).dump();
@@ -331,16 +371,21 @@ TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or fro
     const std::vector<Collective>& first = m.ranks[0].events.Of<Collective>();
     for (const RankTrace& rt : m.ranks) {
       const std::vector<Collective>& c = rt.events.Of<Collective>();
-      REQUIRE(c.size() == 3);
+      REQUIRE(c.size() == 4);
       for (const Collective& e : c) REQUIRE(e.flight);
       CHECK(c[0].flight->shape->profiling_name == "nccl:all_reduce");
       CHECK(c[0].flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{8, 4}});
       CHECK(c[1].flight->shape->output_sizes == std::vector<std::vector<int64_t>>{{16, 4}});
-      CHECK(c[0].flight->shape.SharesWith(c[2].flight->shape));
+      CHECK(c[0].flight->shape.SharesWith(c[3].flight->shape));
       CHECK_FALSE(c[0].flight->shape == c[1].flight->shape);
-      CHECK(c[2].flight->state == "started");
+      CHECK(c[0].flight->shape->state == "completed");
+      CHECK(c[2].flight->shape->state == "started");
+      CHECK_FALSE(c[0].flight->shape == c[2].flight->shape);
+      FlightShape as_completed = *c[2].flight->shape;  // all else equal
+      as_completed.state = "completed";
+      CHECK(as_completed == *c[0].flight->shape);
       // The ranks' equal shapes are one buffer too.
-      for (size_t k = 0; k < 3; ++k) CHECK(c[k].flight->shape.SharesWith(first[k].flight->shape));
+      for (size_t k = 0; k < 4; ++k) CHECK(c[k].flight->shape.SharesWith(first[k].flight->shape));
     }
   };
   check_shapes(fr);

@@ -47,7 +47,7 @@ void AddNs(Model& m, int64_t rank, const std::string& pg, std::vector<int64_t> g
   shape.pg_name = pg;
   f.seq_id = seq;
   shape.profiling_name = "nccl:all_reduce";
-  f.state = "completed";
+  shape.state = "completed";
   shape.input_sizes = {{elems}};
   shape.output_sizes = {{elems}};
   shape.input_dtypes = {"Float"};

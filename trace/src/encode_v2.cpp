@@ -518,6 +518,16 @@ namespace {
 // double, whose equal values could be written differently).
 constexpr uint64_t kFlightCollectiveSame = ~MaskOf(kDescOf<Collective>, {"start_ns", "end_ns", "flight"});
 constexpr int64_t kMaxDt = int64_t{1} << 62;
+
+// Whether a collective_repeat line can give `a` from `b`: equal shapes but perhaps for the state,
+// which the line gives anew (entries of one call share a shape per state).
+bool SameShapeButState(const Shared<FlightShape>& a, const Shared<FlightShape>& b) {
+  if (a == b) return true;
+  if (a->state == b->state) return false;
+  FlightShape with_state = *b;
+  with_state.state = a->state;
+  return with_state == *a;
+}
 }  // namespace
 
 bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const {
@@ -529,7 +539,7 @@ bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const 
     const FlightRecord& g = *b.flight;
     const bool base_known = KnownDuration(g.duration_ms);
     if (base_known && !known) continue;  // an unknown duration cannot be given
-    if (!(f.shape == g.shape) || !SameWrittenFields(e, b, kFlightCollectiveSame)) continue;
+    if (!SameShapeButState(f.shape, g.shape) || !SameWrittenFields(e, b, kFlightCollectiveSame)) continue;
     const int64_t dt[] = {e.start_ns - b.start_ns, e.end_ns - b.end_ns, f.created_ns - g.created_ns};
     for (int64_t d : dt)
       if (d < -kMaxDt || d > kMaxDt) return false;  // not for times the reader refuses anyway
@@ -544,7 +554,7 @@ bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const 
     l.Int("back", static_cast<int64_t>(flights_written_ - m.number + 1));  // 1: the last one
     l.Ints("dt", {dt[0], dt[1], dt[2]});
     l.Ints("did", {did[0], did[1], did[2], did[3]});
-    if (!(f.state == g.state)) l.Str("state", f.state);
+    if (!(f.shape->state == g.shape->state)) l.Str("state", f.shape->state);
     if (known && (!base_known || std::memcmp(&*f.duration_ms, &*g.duration_ms, sizeof(double)) != 0))
       l.Num("duration_ms", *f.duration_ms);
     return l.Finish();

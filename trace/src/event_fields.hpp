@@ -300,29 +300,28 @@ inline bool KnownFlightDuration(const FlightFields& f) { return KnownDuration(f.
 /// The record of `f`, with a shape of its own (the reader's pools make equal shapes one).
 inline FlightRecord ToRecord(FlightFields&& f) {
   FlightRecord r;
-  r.shape = Shared<FlightShape>(FlightShape{f.pg_name, f.pg_desc, f.profiling_name, std::move(f.input_sizes),
-                                            std::move(f.output_sizes), std::move(f.input_dtypes),
-                                            std::move(f.output_dtypes), f.timeout_ms, f.is_p2p});
+  r.shape = Shared<FlightShape>(FlightShape{
+      f.pg_name, f.pg_desc, f.profiling_name, f.state, std::move(f.input_sizes), std::move(f.output_sizes),
+      std::move(f.input_dtypes), std::move(f.output_dtypes), f.timeout_ms, f.is_p2p});
   r.seq_id = f.seq_id;
   r.p2p_seq_id = f.p2p_seq_id;
   r.record_id = f.record_id;
   r.op_id = f.op_id;
   r.created_ns = f.created_ns;
   r.duration_ms = f.duration_ms;
-  r.state = f.state;
   return r;
 }
 /// The fields of `r` as its line spells them.
 inline FlightFields FromRecord(const FlightRecord& r) {
   const FlightShape& s = *r.shape;
   return {s.pg_name,        s.pg_desc,     r.seq_id,      r.p2p_seq_id,   r.record_id,    r.op_id,
-          s.profiling_name, r.state,       s.input_sizes, s.output_sizes, s.input_dtypes, s.output_dtypes,
+          s.profiling_name, s.state,       s.input_sizes, s.output_sizes, s.input_dtypes, s.output_dtypes,
           r.created_ns,     r.duration_ms, s.timeout_ms,  s.is_p2p};
 }
 // A member added to FlightRecord or FlightShape needs its place in FlightFields, ToRecord and
 // FromRecord (and, for the record's own, in what a collective_repeat line gives: format_v2.hpp,
 // encode_v2.cpp): the sizes below change with any member.
-static_assert(sizeof(FlightRecord) == 72 && sizeof(FlightShape) == 64,
+static_assert(sizeof(FlightRecord) == 56 && sizeof(FlightShape) == 64,
               "FlightRecord changed: update FlightFields and its table here, and the fields a "
               "collective_repeat line gives (format_v2.hpp, encode_v2.cpp)");
 

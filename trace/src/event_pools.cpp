@@ -67,6 +67,7 @@ size_t HashOf(const Shared<FlightShape>& shape) {
   const FlightShape& s = *shape;
   size_t h = Mix(std::hash<IStr>()(s.pg_name), std::hash<IStr>()(s.profiling_name));
   h = Mix(Mix(h, std::hash<IStr>()(s.pg_desc)), HashOf(s.timeout_ms) + (s.is_p2p ? 1 : 0));
+  h = Mix(h, std::hash<IStr>()(s.state));
   h = Mix(Mix(h, HashOf(s.input_sizes)), HashOf(s.output_sizes));
   return Mix(Mix(h, HashOf(s.input_dtypes)), HashOf(s.output_dtypes));
 }

@@ -113,12 +113,12 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
                                shape.input_dtypes, shape.output_dtypes});
     }
     e.sig = sit->second;
-    auto [stit, new_state] = state_id.try_emplace(&f.state.str(), 0);
+    auto [stit, new_state] = state_id.try_emplace(&shape.state.str(), 0);
     if (new_state) {
       std::lock_guard<std::mutex> lock(impl_->mutex);
       auto [it, inserted] =
-          impl_->state_index.try_emplace(&f.state.str(), static_cast<uint32_t>(impl_->states.size()));
-      if (inserted) impl_->states.push_back(f.state);
+          impl_->state_index.try_emplace(&shape.state.str(), static_cast<uint32_t>(impl_->states.size()));
+      if (inserted) impl_->states.push_back(shape.state);
       stit->second = it->second;
     }
     e.state = stit->second;

@@ -214,7 +214,9 @@ std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileCont
       return "field 'did[" + std::to_string(i) + "]' puts an id below 0 or above 2^63-1";
     *ids[i] = id;
   }
-  if (r.state) f.state = IStr(*r.state);
+  // The state is the shape's (entries like it share one): a changed state gets a shape of its own,
+  // which the reader pools with equal ones.
+  if (r.state && f.shape->state.str() != *r.state) f.shape.Mutable().state = IStr(*r.state);
   if (r.duration_ms) f.duration_ms = *r.duration_ms;
   return "";
 }

@@ -739,10 +739,11 @@ class DumpReader {
     f.p2p_seq_id = IntOr(kP2pSeqId, 0, 0, INT64_MAX);
     f.op_id = IntOr(kOpId, 0, 0, INT64_MAX);
     shape.profiling_name = Str(kProfilingName);
-    f.state = Str(kState);
+    shape.state = Str(kState);
     static const IStr kScheduledState("scheduled"), kStartedState("started"), kCompletedState("completed");
-    if (f.state != kScheduledState && f.state != kStartedState && f.state != kCompletedState)  // by address
-      FailField("state", "'" + f.state.str() + "' is not scheduled, started or completed");
+    if (shape.state != kScheduledState && shape.state != kStartedState &&
+        shape.state != kCompletedState)  // by address
+      FailField("state", "'" + shape.state.str() + "' is not scheduled, started or completed");
     shape.input_sizes = Shapes(kInputSizes, in_sizes_);
     shape.output_sizes = Shapes(kOutputSizes, out_sizes_);
     shape.input_dtypes = Strs(kInputDtypes, in_dtypes_);
@@ -793,7 +794,7 @@ class DumpReader {
     Derived(*f.shape, prof, c);
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed
-               : f.duration_ms && f.state == kCompletedState
+               : f.duration_ms && f.shape->state == kCompletedState
                    ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
                    : c.start_ns;
     c.end_ns = std::max(c.end_ns, c.start_ns);

@@ -714,7 +714,7 @@ class RankBuilder {
                     : d_.pg_config.count(pg)            ? d_.pg_config.at(pg).first
                     : pg == "0"                         ? "default_pg"
                                                         : "";
-    f.state = "completed";
+    shape.state = "completed";
     shape.is_p2p = IsP2pKind(kind);
     f.created_ns = launch_ts + d_.base_ns;
     f.duration_ms = static_cast<double>(c.end_ns - c.start_ns) / 1e6;

@@ -114,7 +114,9 @@ class Store {
         const FlightShape& shape = *f.shape;
         if (first) tr.wrapped = f.record_id > 0;
         e.record_id = f.record_id;
-        e.state = f.state == kCompletedState ? kCompleted : f.state == kStartedState ? kStarted : kScheduled;
+        e.state = shape.state == kCompletedState ? kCompleted
+                  : shape.state == kStartedState ? kStarted
+                                                 : kScheduled;
         e.p2p = shape.is_p2p;
         e.seq = shape.is_p2p ? f.p2p_seq_id : f.seq_id;
         const FlightKey key{&shape.profiling_name.str(), &shape.input_sizes.get(), &shape.output_sizes.get(),

@@ -4,7 +4,9 @@
 // of engine types: placements travel as strings ("S(0)", "_S(0, 2)", "R", "P(sum)") and shapes
 // as int64 arrays.
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +98,32 @@ class Rare {
 
  private:
   std::unique_ptr<T> p_;
+};
+
+/// An optional double in 8 bytes, used like std::optional<double>: NaN stands for "none", so a NaN
+/// value reads back as none (Flight Recorder durations, which are finite or unknown).
+class OptionalDouble {
+ public:
+  OptionalDouble() = default;
+  OptionalDouble(std::nullopt_t) {}                   // NOLINT(google-explicit-constructor)
+  OptionalDouble(double value) : v_(value) {}         // NOLINT(google-explicit-constructor)
+  OptionalDouble(const std::optional<double>& value)  // NOLINT(google-explicit-constructor)
+      : v_(value.value_or(kNone)) {}
+  operator std::optional<double>() const {  // NOLINT(google-explicit-constructor)
+    return has_value() ? std::optional<double>(v_) : std::nullopt;
+  }
+  bool has_value() const { return !std::isnan(v_); }
+  explicit operator bool() const { return has_value(); }
+  const double& operator*() const { return v_; }
+  double value_or(double other) const { return has_value() ? v_ : other; }
+  void reset() { v_ = kNone; }
+  friend bool operator==(const OptionalDouble& a, const OptionalDouble& b) {
+    return a.has_value() == b.has_value() && (!a.has_value() || a.v_ == b.v_);
+  }
+
+ private:
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  double v_ = kNone;
 };
 
 /// One transform of a plan (PyTorch's _TransformInfo plus comm kind and predicted cost).
@@ -216,6 +244,7 @@ struct FlightShape {
   IStr pg_name;         ///< process group name, e.g. "0" (a key of the dump's pg_config)
   IStr pg_desc;         ///< process group description, e.g. "default_pg"
   IStr profiling_name;  ///< e.g. "nccl:all_reduce", "nccl:send 1->2"
+  IStr state;           ///< "scheduled", "started" or "completed" (with the call: entries share it)
   /// One shape per input / output tensor.
   SharedVec<std::vector<int64_t>> input_sizes;
   SharedVec<std::vector<int64_t>> output_sizes;
@@ -227,18 +256,17 @@ struct FlightShape {
 };
 
 /// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields
-/// (docs/trace-format.md, "flight"): its own ids, times and state, and the shape it shares with
+/// (docs/trace-format.md, "flight"): its own ids and times, and the shape (and state) it shares with
 /// entries like it. Set only on collectives imported from Flight Recorder dumps (`shardscope
 /// import fr`) or profiler traces; shardscope's own runs never set it.
 struct FlightRecord {
-  Shared<FlightShape> shape;          ///< group, call and tensors: shared, written through Mutable()
-  int64_t seq_id = 0;                 ///< collective_seq_id: matches one collective across the group's ranks
-  int64_t p2p_seq_id = 0;             ///< p2p_seq_id of a send/recv
-  int64_t record_id = 0;              ///< this rank's ring-buffer record id (one counter over all groups)
-  int64_t op_id = 0;                  ///< op_id of the entry (coalesced ops share one)
-  int64_t created_ns = 0;             ///< time_created_ns (the dumping rank's wall clock)
-  std::optional<double> duration_ms;  ///< duration_ms, present only when timing was enabled
-  IStr state;                         ///< "scheduled", "started" or "completed"
+  Shared<FlightShape> shape;   ///< group, call and tensors: shared, written through Mutable()
+  int64_t seq_id = 0;          ///< collective_seq_id: matches one collective across the group's ranks
+  int64_t p2p_seq_id = 0;      ///< p2p_seq_id of a send/recv
+  int64_t record_id = 0;       ///< this rank's ring-buffer record id (one counter over all groups)
+  int64_t op_id = 0;           ///< op_id of the entry (coalesced ops share one)
+  int64_t created_ns = 0;      ///< time_created_ns (the dumping rank's wall clock)
+  OptionalDouble duration_ms;  ///< duration_ms, present only when timing was enabled
   bool operator==(const FlightRecord&) const = default;
 };
 
