@@ -1,7 +1,9 @@
 #pragma once
 // What the CLI writes never destroys what the user owns (docs/cli.md "Outputs"): -o files, trace
-// directories, and standard output whose write errors are reported.
+// directories (the imports' written whole or not at all), and standard output whose write errors
+// are reported.
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/trace/model.hpp"
 #include "shardscope/trace/writer.hpp"
 
 namespace shardscope::app {
@@ -41,10 +44,53 @@ void RefuseOutputOverInputs(const std::vector<std::string>& inputs, const std::s
 /// Claims the trace directory `dir` (flag names it in messages) for this job before anything is
 /// written: takes its TraceDirLock (a second job is refused, naming the holder), then refuses a
 /// trace already there (rank-<R>.jsonl files) unless `force`, which removes those files. A stale
-/// lock of a crashed job is noted on stderr and taken over. The lock is held until the result is
-/// destroyed.
+/// lock of a crashed job is noted on stderr and taken over, and so is the staging directory of a
+/// killed StagedTraceDir (removed). The lock is held until the result is destroyed.
 std::unique_ptr<trace::TraceDirLock> ClaimTraceDir(const std::string& dir, const std::string& flag,
                                                    bool force);
+
+/// A trace directory written whole or not at all (the imports' -o DIR). The constructor claims DIR
+/// as ClaimTraceDir does (lock, an old trace refused unless `force`) but removes nothing. The rank
+/// files are written into a staging directory inside DIR (DIR/.shardscope-tmp-XXXXXX: readers look
+/// at DIR's rank files only), and Commit() flushes them to disk and moves them into place, the old
+/// trace's rank files out. Until Commit succeeds DIR keeps what it held: a failed write or move, an
+/// exception of the command, or destruction without Commit removes the staging directory, and DIR
+/// itself (with its parents) when the claim created it. Not thread-safe; `write` may use threads.
+class StagedTraceDir {
+ public:
+  /// Throws Error(kInvalidInput) like ClaimTraceDir, or when the staging directory cannot be made.
+  StagedTraceDir(const std::string& dir, const std::string& flag, bool force);
+  ~StagedTraceDir();
+  StagedTraceDir(const StagedTraceDir&) = delete;
+  StagedTraceDir& operator=(const StagedTraceDir&) = delete;
+
+  /// Runs `write`, which writes rank files into `staging`. An Error naming a file in it (a writer's
+  /// failed create, write or close) is thrown as Error(kInvalidInput) "FLAG: 'DIR': write failed:
+  /// <OS reason> (nothing was written; ...)"; any other exception passes through. Either way the
+  /// staging directory is removed first. Call once, then Commit.
+  void Write(const std::function<void(const std::filesystem::path& staging)>& write);
+  /// fsyncs every staged file, moves the old rank files aside, renames the new ones into DIR, fsyncs
+  /// DIR, removes the staging directory (with the old files) and releases the lock. A failure moves
+  /// everything back and throws Error(kInvalidInput) naming DIR and the OS's reason.
+  void Commit();
+
+ private:
+  void Abandon() noexcept;  // removes the staging directory and what the claim created; unlocks
+  // The renames of Commit, undone on a failure.
+  void MoveIntoPlace(const std::vector<std::string>& staged, const std::vector<std::filesystem::path>& old);
+
+  std::string dir_, flag_;
+  bool force_ = false;
+  std::vector<std::filesystem::path> created_;  ///< directories the claim created, deepest first
+  std::unique_ptr<trace::TraceDirLock> lock_;
+  std::string staging_;  ///< empty once removed (or committed)
+  int staging_fd_ = -1;  ///< flock'ed while the staging directory is in use
+  bool committed_ = false;
+};
+
+/// Writes one rank file per rank of `model` into `dir` (what an import's -o holds), each closed
+/// before the next is opened. Throws the Writer's Error(kInvalidInput) naming the file on a failure.
+void WriteRankFiles(const trace::Model& model, const std::filesystem::path& dir);
 
 /// `j.dump(2)` with bytes that are not UTF-8 (a mesh name, a path, a dump line) replaced by U+FFFD,
 /// never an exception: what --json prints.

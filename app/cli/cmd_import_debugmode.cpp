@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -245,19 +246,29 @@ int RunImportDebugMode(const ImportDebugModeArgs& args, std::ostream& out) {
   }
   std::string text = ReadDebugModeText(args.dump, "import debugmode");
   // Claimed before the replay writes anything: a second job or an old trace there is refused.
-  std::unique_ptr<trace::TraceDirLock> lock;
-  if (!args.trace_dir.empty()) lock = ClaimTraceDir(args.trace_dir, "-o", args.force);
+  std::optional<StagedTraceDir> staged;
+  if (!args.trace_dir.empty()) staged.emplace(args.trace_dir, "-o", args.force);
   program::ImportOptions options;
   options.mesh = mesh;
-  options.trace_dir = args.trace_dir;
   options.max_replay_elements = args.max_replay_elements;
-  program::ImportResult result = [&] {
+  std::optional<program::ImportResult> imported;
+  auto import = [&] {
     try {
-      return program::ImportDebugMode(text, options);
+      imported = program::ImportDebugMode(text, options);
     } catch (const Error& e) {
       throw Error(e.code(), args.dump + ": " + e.what());
     }
-  }();
+  };
+  if (staged) {
+    staged->Write([&](const std::filesystem::path& dir) {
+      options.trace_dir = dir;
+      import();
+    });
+    staged->Commit();
+  } else {
+    import();
+  }
+  const program::ImportResult& result = *imported;
   if (args.json) {
     out << DumpJson(ToJson(result, mesh)) << "\n";
   } else {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <memory>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +13,6 @@
 #include "shardscope/error.hpp"
 #include "shardscope/files.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
-#include "shardscope/trace/writer.hpp"
 #include "trace_tools.hpp"
 
 namespace shardscope::app {
@@ -29,7 +28,7 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
   }
   // The trace directory is claimed before the dumps are read: a second job or an old trace there
   // is refused before any work is done, and nothing is written over a dump.
-  std::unique_ptr<trace::TraceDirLock> lock;
+  std::optional<StagedTraceDir> staged;
   if (!args.output.empty()) {
     for (const std::string& p : args.paths) {
       std::error_code ec;
@@ -37,16 +36,13 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
         throw InvalidInput("-o: '" + args.output + "' is the dump input '" + p +
                            "'; the trace needs a directory of its own");
     }
-    lock = ClaimTraceDir(args.output, "-o", args.force);
+    staged.emplace(args.output, "-o", args.force);
   }
   trace::Model model = trace::ReadFlightRecorder(paths);
   PrintLoadWarnings(model, "");
-  if (!args.output.empty()) {
-    for (const trace::RankTrace& rt : model.ranks) {
-      trace::Writer writer(args.output, rt.header);
-      for (const trace::Event& e : rt.events) writer.Emit(e);
-      writer.Close();
-    }
+  if (staged) {
+    staged->Write([&](const std::filesystem::path& dir) { WriteRankFiles(model, dir); });
+    staged->Commit();
   }
   // Per rank: entries, record id range, states; process groups by name with their ranks.
   struct Group {

@@ -3,13 +3,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_output.hpp"
 #include "import_commands.hpp"
 #include "shardscope/trace/kineto.hpp"
-#include "shardscope/trace/writer.hpp"
 #include "trace_tools.hpp"
 
 namespace shardscope::app {
@@ -26,15 +27,15 @@ std::string Fixed(double v, int digits) {
 
 int RunImportKineto(const ImportKinetoArgs& args, std::ostream& out) {
   std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
+  // Claimed before the traces are read, as for `import fr`.
+  std::optional<StagedTraceDir> staged;
+  if (!args.output.empty()) staged.emplace(args.output, "-o", args.force);
   trace::KinetoImport imported = trace::ReadKineto(paths);
   const trace::Model& model = imported.model;
   if (!args.json) PrintLoadWarnings(model, "");
-  if (!args.output.empty()) {
-    for (const trace::RankTrace& rt : model.ranks) {
-      trace::Writer writer(args.output, rt.header);
-      for (const trace::Event& e : rt.events) writer.Emit(e);
-      writer.Close();
-    }
+  if (staged) {
+    staged->Write([&](const std::filesystem::path& dir) { WriteRankFiles(model, dir); });
+    staged->Commit();
   }
   const trace::KinetoAnalysis analysis = trace::AnalyzeKineto(model);
   if (args.json) {

@@ -32,6 +32,7 @@ struct ImportKinetoArgs {
   std::vector<std::string> paths;  ///< trace files (.json, .json.gz) and/or directories of them
   std::string output;              ///< -o: write the trace (rank-<R>.jsonl) here; "" prints only
   bool json = false;
+  bool force = false;  ///< --force: replace a trace already in the -o directory
 };
 
 /// Reads the traces, matches their collectives across ranks and prints the report (text or the

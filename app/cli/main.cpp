@@ -266,6 +266,7 @@ CLI::App* AddImportKinetoCommand(CLI::App* import_cmd, ImportKinetoArgs& args) {
   cmd->add_option("paths", args.paths, "trace files and/or directories of them")->required();
   cmd->add_option("-o,--output", args.output, "write the trace (rank-<R>.jsonl files) into this directory");
   cmd->add_flag("--json", args.json, "print one JSON object (schema: docs/kineto.md)");
+  cmd->add_flag("--force", args.force, "replace a trace already in the -o directory (its rank files)");
   Examples(cmd, {"shardscope import kineto /tmp/profiler_traces",
                  "shardscope import kineto rank-0.pt.trace.json.gz "
                  "rank-1.pt.trace.json.gz --json"});

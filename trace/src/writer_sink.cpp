@@ -22,6 +22,12 @@ Sink::~Sink() {
   if (file != nullptr) std::fclose(file);
 }
 
+std::string Sink::Partial() const {
+  // What stays is every whole line written before (a reader skips the torn last one), so the
+  // directory reads like a run that stopped or hung there: the message says it is not one.
+  return ", leaving a partial trace in '" + path.parent_path().string() + "': ";
+}
+
 void Sink::Fail(const std::string& message) {
   if (on_write_error) {
     if (ok.exchange(false)) on_write_error(message);  // reported once
@@ -39,8 +45,9 @@ void Sink::WriteBuffer() {
   // Whole lines only reach the file, so a kill leaves at most the last line torn.
   const size_t written = std::fwrite(buffer.data(), 1, buffer.size(), file);
   const bool failed = written != buffer.size() || std::fflush(file) != 0;
+  const int err = errno;  // before the message allocates
   buffer.clear();
-  if (failed) Fail("trace: write to '" + path.string() + "' failed: " + std::strerror(errno));
+  if (failed) Fail("trace: write to '" + path.string() + "' failed" + Partial() + std::strerror(err));
 }
 
 void Sink::WriteNow(const std::string& text) {
@@ -186,8 +193,10 @@ void Sink::CloseFile() {
   if (file == nullptr) return;
   std::FILE* f = file;
   file = nullptr;
-  if (std::fclose(f) != 0 && ok)
-    Fail("trace: closing '" + path.string() + "' failed: " + std::strerror(errno));
+  if (std::fclose(f) != 0 && ok) {
+    const int err = errno;
+    Fail("trace: closing '" + path.string() + "' failed" + Partial() + std::strerror(err));
+  }
 }
 
 namespace {

@@ -100,6 +100,7 @@ struct Sink {
 
  private:
   void Fail(const std::string& message);  // write_mu held
+  std::string Partial() const;            // ", leaving a partial trace in 'DIR': " of a failure
   void WriteBuffer();                     // write_mu held
 };
 

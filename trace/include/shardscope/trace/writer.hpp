@@ -99,7 +99,9 @@ class Writer {
   /// called once with the message (from the background thread when that wrote), the writer stops
   /// writing (ok() turns false) and the lines written so far stay readable. Capture inside a job
   /// uses this: tracing must never take the job down. Opening still throws. Without it, the error
-  /// of a background write is thrown by the next Emit, Flush or Close.
+  /// of a background write is thrown by the next Emit, Flush or Close. The message of a failed
+  /// write or close names the file, says that `dir` holds a partial trace and ends in the OS's
+  /// reason: "trace: write to 'DIR/rank-2.jsonl' failed, leaving a partial trace in 'DIR': ...".
   /// kBackground falls back to kEveryEnd when the background thread cannot be started.
   Writer(const std::filesystem::path& dir, Header header,
          std::function<void(const std::string&)> on_write_error = {},
