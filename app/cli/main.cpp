@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -549,6 +550,10 @@ int Main(int argc, char** argv) {
 }  // namespace shardscope::app
 
 int main(int argc, char** argv) {
+  // Under a file size limit (ulimit -f) a write past it fails with EFBIG, which the command reports
+  // with the file's name (and an import leaves its -o directory as it was), instead of the kernel's
+  // SIGXFSZ ending the process part way through a write.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Every line the CLI prints may carry text from files: escape control characters on the way out.
   shardscope::app::TerminalSafeBuf safe_out(std::cout.rdbuf());
   shardscope::app::TerminalSafeBuf safe_err(std::cerr.rdbuf());

@@ -5,7 +5,7 @@
 # - success: the directory holds exactly the new rank files (no lock, no staging directory), the
 #   same bytes whether it was absent, empty or held an older trace of more ranks (--force), and a
 #   file of the user's beside them is kept;
-# - a write that fails part way (a file size limit, setrlimit(RLIMIT_FSIZE) with SIGXFSZ ignored, so
+# - a write that fails part way (a file size limit, setrlimit(RLIMIT_FSIZE); the CLI ignores SIGXFSZ, so
 #   write(2) fails with EFBIG; ENOSPC and EIO from faults/write_fault.c, loaded with LD_PRELOAD,
 #   which fails writes below the -o directory only), a failed fsync, a failed rename while moving
 #   the files into place: exit 2, one line naming the directory and the OS's reason, and the
@@ -126,13 +126,13 @@ expect_unchanged() {
 }
 
 # with_fsize_limit ARGS...: run ARGS with files limited to 2 KiB (each kind's rank files are
-# larger) and SIGXFSZ ignored, so the write past the limit fails with EFBIG.
+# larger), as a user's `ulimit -f` does: the CLI ignores SIGXFSZ itself, so the write past the
+# limit fails with EFBIG instead of the signal killing it.
 with_fsize_limit() {
   flush_json
   CMD="shardscope $* (ulimit -f 2)"
   (
     ulimit -f 2
-    trap '' XFSZ
     exec "$BIN" "$@"
   ) >"$TMP/out" 2>"$TMP/err"
   RC=$?
