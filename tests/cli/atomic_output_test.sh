@@ -16,12 +16,6 @@
 # partial trace.
 source "$(dirname "$0")/lib.sh" "$@"
 
-check_that() {  # check_that DESCRIPTION COMMAND...: COMMAND must succeed
-  CHECKS=$((CHECKS + 1))
-  local what=$1
-  shift
-  "$@" || fail "$what"
-}
 
 SHIM="$TMP/write_fault.so"
 if ! ${CC:-cc} -shared -fPIC -o "$SHIM" "$ROOT/tests/cli/faults/write_fault.c" -ldl -lpthread 2>"$TMP/cc_err"; then

@@ -35,6 +35,14 @@ run_ok() {
   expect_rc 0
 }
 
+# check_that DESCRIPTION COMMAND...: COMMAND must succeed (a check of a file, a directory, a count).
+check_that() {
+  CHECKS=$((CHECKS + 1))
+  local what=$1
+  shift
+  "$@" || fail "$what"
+}
+
 expect_rc() {
   CHECKS=$((CHECKS + 1))
   [ "$RC" -eq "$1" ] || fail "$CMD: exit $RC, expected $1; stderr: $ERR"

@@ -24,12 +24,6 @@ expect_err_contains() {
     *) fail "$CMD: stderr lacks '$1': $ERR" ;;
   esac
 }
-check_that() {  # check_that DESCRIPTION COMMAND...: COMMAND must succeed
-  CHECKS=$((CHECKS + 1))
-  local what=$1
-  shift
-  "$@" || fail "$what"
-}
 
 SMALL="$TMP/small.json"
 cat >"$SMALL" <<'JSON'
