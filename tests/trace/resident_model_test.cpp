@@ -209,6 +209,95 @@ TEST_CASE("EventList orders events with 4-byte entries and yields them in file o
   for (size_t i = 0; i < events.size(); ++i) CHECK(list[i].index() == events[i].index());
 }
 
+// The i-th event of a test list: its type from `kinds`, its id i (so equal ids mean the same event).
+static Event TestEvent(int kind, int64_t i) {
+  switch (kind) {
+    case 0: {
+      RedistributeBegin b;
+      b.id = i;
+      return b;
+    }
+    case 1: {
+      StepEnd e;
+      e.redistribute_id = i;
+      return e;
+    }
+    case 2: {
+      Collective c;
+      c.redistribute_id = i;
+      return c;
+    }
+    default: {
+      Op op;
+      op.id = i;
+      return op;
+    }
+  }
+}
+
+TEST_CASE("an EventList of long runs of one type keeps its order as runs and reads the same",
+          "[trace][resident]") {
+  // Random lists from all of one type (a Flight Recorder dump) to a type per event, then shrunk,
+  // taken (TakeExact) and appended to: every read (operator[], iteration, Visit, Of, ==) gives the
+  // events in the order pushed; runs are kept exactly when they take under a quarter of 4 bytes an
+  // event (16 bytes a run), so a list of one type costs 16 bytes of order in all.
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    const int64_t n = static_cast<int64_t>(rng() % 3000);
+    const uint32_t switch_one_in = 1 + rng() % 2000;  // the chance a type changes, 1 in this many
+    std::vector<Event> events;
+    EventList list;
+    int kind = static_cast<int>(rng() % 4);
+    size_t runs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int before = kind;
+      if (rng() % switch_one_in == 0) kind = static_cast<int>(rng() % 4);
+      runs += i == 0 || kind != before ? 1 : 0;
+      events.push_back(TestEvent(kind, i));
+      list.push_back(events.back());
+    }
+    INFO("round " << round << ", " << n << " events in " << runs << " runs");
+    list.shrink_to_fit();
+    CHECK(list.HoldsRuns() == (n > 0 && runs * 16 * 4 <= static_cast<size_t>(n) * 4));
+    REQUIRE(list.size() == events.size());
+    CHECK(list == events);
+    EventList taken = list.TakeExact();
+    CHECK(list.empty());
+    CHECK(taken == events);
+    CHECK(taken.HoldsRuns() == (n > 0 && runs * 16 * 4 <= static_cast<size_t>(n) * 4));
+    // Stored events by reference, in order, and their columns in file order.
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < taken.size(); ++i)
+      taken.Visit(i, [&](const auto& e) {
+        if constexpr (requires { e.redistribute_id; })
+          ids.push_back(e.redistribute_id);
+        else
+          ids.push_back(e.id);
+      });
+    std::vector<int64_t> want(events.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int64_t>(i);
+    CHECK(ids == want);
+    // Appending after: more of the last type (a run grows) and of others (runs, or entries again).
+    for (int64_t i = n; i < n + 200; ++i) {
+      if (rng() % 50 == 0) kind = static_cast<int>(rng() % 4);
+      events.push_back(TestEvent(kind, i));
+      taken.push_back(events.back());
+    }
+    CHECK(taken == events);
+    size_t k = 0;
+    for (const Event& e : taken) CHECK(e == events[k++]);
+    if (n == 0) continue;
+    EventList copy = taken;
+    CHECK(copy == taken);
+  }
+  // One type: one run, 16 bytes of order, whatever the count.
+  EventList one;
+  for (int64_t i = 0; i < 100000; ++i) one.push_back(TestEvent(2, i));
+  one.shrink_to_fit();
+  CHECK(one.HoldsRuns());
+  CHECK(one.CapacityBytes() == 100000 * sizeof(Collective) + 16);
+}
+
 TEST_CASE("op records refer to the stored ops, and equal op lists share one buffer", "[trace][resident]") {
   const fs::path dir = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trace/program";
   for (bool fast : {true, false}) {

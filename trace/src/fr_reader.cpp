@@ -386,6 +386,7 @@ class DumpReader {
     }
     out.trace.events.ReserveOf<Collective>(order.size());
     for (const auto& [record_id, k] : order) out.trace.events.push_back(std::move(collectives[k]));
+    out.trace.events.shrink_to_fit();  // one run of collectives: its order costs a few bytes in all
     return out;
   }
 

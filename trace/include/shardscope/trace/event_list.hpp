@@ -2,9 +2,12 @@
 // EventList: one rank's events in file order, each stored in a column of its own type, so that an
 // event costs its own size (40 bytes for a step_end) and not that of the largest alternative of
 // Event (a redistribute_begin), plus 4 bytes for its place in the order (8 in a rank with more than
-// 2^29 events of one type). Reads yield Event values;
+// 2^29 events of one type), or nothing much when the order is long runs of one type (a Flight
+// Recorder dump: all collectives; a profiler trace: ops, then collectives), which a finished list
+// keeps as runs (shrink_to_fit, TakeExact). Reads yield Event values;
 // their lists share buffers with the stored ones (SharedVec), so a copy costs no element copies.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -55,7 +58,7 @@ class EventList {
     for (const Event& e : events) push_back(e);
   }
 
-  size_t size() const { return wide_.empty() ? order_.size() : wide_.size(); }
+  size_t size() const { return !runs_.empty() ? run_events_ : wide_.empty() ? order_.size() : wide_.size(); }
   bool empty() const { return size() == 0; }
   /// The i-th event in file order, as a value.
   Event operator[](size_t i) const {
@@ -106,6 +109,7 @@ class EventList {
     return column.emplace_back();
   }
   void reserve(size_t n) {
+    if (!runs_.empty()) return;  // runs grow by a run, not by an event
     if (wide_.empty())
       order_.reserve(n);
     else
@@ -119,16 +123,22 @@ class EventList {
     column.reserve(column.size() + n);
   }
   /// Releases the spare capacity of every column (the reader calls it once a file is read).
+  /// Keeps the order as runs when that takes less than a quarter of its per-event entries.
   void shrink_to_fit() {
+    ToRuns();
     order_.shrink_to_fit();
     wide_.shrink_to_fit();
+    runs_.shrink_to_fit();
     std::apply([](auto&... column) { (column.shrink_to_fit(), ...); }, columns_);
   }
+  /// Whether the order is held as runs (a few bytes a run instead of 4 an event).
+  bool HoldsRuns() const { return !runs_.empty(); }
   void clear() { *this = EventList(); }
   /// Bytes the list has allocated for its events and their order (capacity, not size; not what the
   /// events' own lists hold).
   size_t CapacityBytes() const {
-    size_t bytes = order_.capacity() * sizeof(uint32_t) + wide_.capacity() * sizeof(uint64_t);
+    size_t bytes = order_.capacity() * sizeof(uint32_t) + wide_.capacity() * sizeof(uint64_t) +
+                   runs_.capacity() * sizeof(Run);
     std::apply([&](const auto&... column) { ((bytes += column.capacity() * sizeof(column[0])), ...); },
                columns_);
     return bytes;
@@ -138,10 +148,14 @@ class EventList {
   /// file, so that the growth of its columns leaves no holes in the heap between the lists it keeps.
   EventList TakeExact() {
     EventList out;
+    ToRuns();
     out.order_.reserve(order_.size());
     out.order_.assign(order_.begin(), order_.end());
     out.wide_.reserve(wide_.size());
     out.wide_.assign(wide_.begin(), wide_.end());
+    out.runs_.reserve(runs_.size());
+    out.runs_.assign(runs_.begin(), runs_.end());
+    out.run_events_ = run_events_;
     std::apply(
         [&](auto&... to) {
           std::apply(
@@ -158,13 +172,19 @@ class EventList {
         out.columns_);
     order_.clear();
     wide_.clear();
+    runs_.clear();
+    run_events_ = 0;
     return out;
   }
   /// The events as a plain list (copies).
   std::vector<Event> ToVector() const { return {begin(), end()}; }
 
   friend bool operator==(const EventList& a, const EventList& b) {
-    return a.order_ == b.order_ && a.wide_ == b.wide_ && a.columns_ == b.columns_;
+    if (a.size() != b.size() || !(a.columns_ == b.columns_)) return false;
+    if (a.runs_.empty() && b.runs_.empty()) return a.order_ == b.order_ && a.wide_ == b.wide_;
+    for (size_t i = 0; i < a.size(); ++i)  // one of them holds runs: compare the orders they spell
+      if (a.Slot(i) != b.Slot(i)) return false;
+    return true;
   }
   friend bool operator==(const EventList& a, const std::vector<Event>& b) {
     if (a.size() != b.size()) return false;
@@ -189,8 +209,65 @@ class EventList {
   static uint64_t Widen(uint32_t s) {
     return static_cast<uint64_t>(s >> kNarrowBits) << kIndexBits | (s & ((uint32_t{1} << kNarrowBits) - 1));
   }
-  uint64_t Slot(size_t i) const { return wide_.empty() ? Widen(order_[i]) : wide_[i]; }
+  // A run of events of one alternative at consecutive places of its column: event `first` is
+  // `slot` ((alternative << kIndexBits) | index), event first + k is slot + k.
+  struct Run {
+    uint64_t first = 0;
+    uint64_t slot = 0;
+  };
+  uint64_t Slot(size_t i) const {
+    if (!runs_.empty()) {
+      const auto after = std::upper_bound(runs_.begin(), runs_.end(), uint64_t{i},
+                                          [](uint64_t e, const Run& r) { return e < r.first; });
+      return (after - 1)->slot + (i - (after - 1)->first);
+    }
+    return wide_.empty() ? Widen(order_[i]) : wide_[i];
+  }
+  // The order as runs, when those take under a quarter of the per-event entries' bytes.
+  void ToRuns() {
+    if (!runs_.empty() || size() == 0) return;
+    const size_t n = size();
+    size_t runs = 1;
+    for (size_t i = 1; i < n; ++i) runs += Slot(i) != Slot(i - 1) + 1 ? 1 : 0;
+    const size_t entry = wide_.empty() ? sizeof(uint32_t) : sizeof(uint64_t);
+    if (runs * sizeof(Run) * 4 > n * entry) return;
+    std::vector<Run> made;
+    made.reserve(runs);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t slot = Slot(i);
+      if (i == 0 || slot != Slot(i - 1) + 1) made.push_back({i, slot});
+    }
+    run_events_ = n;
+    runs_ = std::move(made);
+    std::vector<uint32_t>().swap(order_);
+    std::vector<uint64_t>().swap(wide_);
+  }
+  // Back to per-event entries (an append that would start a new run in a list of many).
+  void FromRuns() {
+    const size_t n = size();
+    std::vector<uint64_t> slots(n);
+    for (size_t i = 0; i < n; ++i) slots[i] = Slot(i);
+    runs_.clear();
+    runs_.shrink_to_fit();
+    run_events_ = 0;
+    for (uint64_t s : slots)
+      Append(static_cast<size_t>(s >> kIndexBits), static_cast<size_t>(s & kIndexMask));
+  }
   void Append(size_t kind, size_t index) {
+    if (!runs_.empty()) {
+      const uint64_t slot = static_cast<uint64_t>(kind) << kIndexBits | index;
+      const Run& last = runs_.back();
+      if (slot == last.slot + (run_events_ - last.first)) {  // extends the last run
+        ++run_events_;
+        return;
+      }
+      if ((runs_.size() + 1) * sizeof(Run) * 4 <= (run_events_ + 1) * sizeof(uint32_t)) {
+        runs_.push_back({run_events_, slot});
+        ++run_events_;
+        return;
+      }
+      FromRuns();
+    }
     if (wide_.empty() && index < (size_t{1} << kNarrowBits)) {
       order_.push_back(static_cast<uint32_t>(kind << kNarrowBits | index));
       return;
@@ -233,6 +310,8 @@ class EventList {
   // Per event, (alternative << kNarrowBits) | index in its column; while wide_ is empty.
   std::vector<uint32_t> order_;
   std::vector<uint64_t> wide_;  // per event, (alternative << kIndexBits) | index, once any index >= 2^29
+  std::vector<Run> runs_;       // instead of both, ascending by first (shrink_to_fit, TakeExact)
+  size_t run_events_ = 0;       // the events the runs hold
   ColumnsOf<Event>::type columns_;
 };
 
