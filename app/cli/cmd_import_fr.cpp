@@ -58,14 +58,14 @@ int RunImportFr(const ImportFrArgs& args, std::ostream& out) {
     std::map<std::string, int64_t> states;
     for (const trace::Event& e : rt.events) {
       const auto* c = std::get_if<trace::Collective>(&e);
-      if (c == nullptr || !c->flight) continue;
+      if (c == nullptr || !c->HasFlight()) continue;
       ++entries;
-      if (first < 0) first = c->flight->record_id;
-      last = c->flight->record_id;
-      ++states[c->flight->shape->state];
-      Group& g = groups[c->flight->shape->pg_name];
-      g.desc = c->flight->shape->pg_desc;
-      g.ranks = c->group;
+      if (first < 0) first = c->flight.record_id;
+      last = c->flight.record_id;
+      ++states[c->flight_shape().state];
+      Group& g = groups[c->flight_shape().pg_name];
+      g.desc = c->flight_shape().pg_desc;
+      g.ranks = c->group();
       ++g.entries;
     }
     std::string state_text;

@@ -47,11 +47,12 @@ SideFacts Facts(const trace::Model* model, int64_t id) {
   for (const trace::RedistributeRecord* r : recs) {
     int64_t sent = 0;
     for (const trace::Collective& c : r->collectives) {
-      std::string key = std::string(c.kind) + " on [";
-      for (size_t i = 0; i < c.mesh_dims.size(); ++i) key += (i ? "," : "") + std::to_string(c.mesh_dims[i]);
+      std::string key = std::string(c.kind()) + " on [";
+      for (size_t i = 0; i < c.mesh_dims().size(); ++i)
+        key += (i ? "," : "") + std::to_string(c.mesh_dims()[i]);
       key += "]";
       ++f.calls[key];
-      for (int64_t x : c.bytes_sent) sent += x;
+      for (int64_t x : c.bytes_sent()) sent += x;
     }
     f.max_rank_bytes = std::max(f.max_rank_bytes, sent);
     f.total_bytes += sent;
@@ -135,10 +136,10 @@ std::vector<KindTotals> CompareKindTotals(const trace::Model& baseline, const tr
   const trace::Model* models[2] = {&baseline, &candidate};
   for (int k = 0; k < 2; ++k) {
     auto add = [&](const trace::Collective& c) {
-      KindTotals& t = by_kind[std::string(c.kind)];
-      t.kind = c.kind;
+      KindTotals& t = by_kind[std::string(c.kind())];
+      t.kind = c.kind();
       int64_t sent = 0;
-      for (int64_t x : c.bytes_sent) sent += x;
+      for (int64_t x : c.bytes_sent()) sent += x;
       for (KindTotals* x : {&t, &all}) {
         ++x->calls[k];
         x->bytes[k] += sent;

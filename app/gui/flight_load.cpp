@@ -14,20 +14,20 @@ std::map<std::string, FlightPlace> FlightPlacesOfRank(const trace::RankTrace& ra
   std::map<std::string, FlightPlace> out;
   std::map<std::string, bool> stuck;  // the group's place is a never-completed collective
   for (const trace::Collective& c : rank.events.Of<trace::Collective>()) {
-    if (!c.flight || c.flight->shape->is_p2p) continue;
-    const trace::FlightRecord& f = *c.flight;
-    auto [it, fresh] = out.try_emplace(f.shape->pg_name.str());
-    bool& is_stuck = stuck[f.shape->pg_name.str()];
+    if (!c.HasFlight() || c.flight_shape().is_p2p) continue;
+    const trace::FlightRecord& f = c.flight;
+    auto [it, fresh] = out.try_emplace(c.flight_shape().pg_name.str());
+    bool& is_stuck = stuck[c.flight_shape().pg_name.str()];
     FlightPlace& p = it->second;
-    if (f.shape->state == "completed") {
+    if (c.flight_shape().state == "completed") {
       if (!is_stuck && f.seq_id > p.seq) p.seq = f.seq_id;
       continue;
     }
     // The first collective of the group it never completed (lowest seq): where it stands.
     if (!is_stuck || f.seq_id < p.seq) {
       p.seq = f.seq_id;
-      p.step = f.shape->state == "started" ? 1 : 0;
-      p.kind = c.kind.str();
+      p.step = c.flight_shape().state == "started" ? 1 : 0;
+      p.kind = c.kind().str();
       is_stuck = true;
     }
     (void)fresh;
@@ -42,14 +42,14 @@ void FlightLoadCollector::Add(const trace::FlightRecorderDump& dump) {
   r.places = FlightPlacesOfRank(dump.trace);
   std::map<std::string, Group> groups;
   for (const trace::Collective& c : dump.trace.events.Of<trace::Collective>()) {
-    if (!c.flight) continue;
+    if (!c.HasFlight()) continue;
     ++r.entries;
-    r.stuck = r.stuck || c.flight->shape->state != "completed";
-    if (c.flight->shape->is_p2p) continue;
-    auto [it, fresh] = groups.try_emplace(c.flight->shape->pg_name.str());
+    r.stuck = r.stuck || c.flight_shape().state != "completed";
+    if (c.flight_shape().is_p2p) continue;
+    auto [it, fresh] = groups.try_emplace(c.flight_shape().pg_name.str());
     if (fresh) {
-      it->second.desc = c.flight->shape->pg_desc.str();
-      it->second.members.assign(c.group.begin(), c.group.end());
+      it->second.desc = c.flight_shape().pg_desc.str();
+      it->second.members.assign(c.group().begin(), c.group().end());
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);

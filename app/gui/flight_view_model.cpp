@@ -80,14 +80,14 @@ FlightViewData BuildFlightView(const trace::Model& model, const trace::CheckResu
     // By reference into the rank's collective column: the spans keep pointers to them.
     for (const trace::Collective& col : rt.events.Of<trace::Collective>()) {
       const trace::Collective* c = &col;
-      if (!c->flight) continue;
+      if (!c->HasFlight()) continue;
       t0 = std::min(t0, c->start_ns);
       FlightSpan s;
       s.rank = rt.header.rank;
       s.start = c->start_ns;
       s.end = c->end_ns;
-      s.seq = c->flight->shape->is_p2p ? -1 : c->flight->seq_id;
-      s.incomplete = c->flight->shape->state != "completed";
+      s.seq = c->flight_shape().is_p2p ? -1 : c->flight.seq_id;
+      s.incomplete = c->flight_shape().state != "completed";
       s.collective = c;
       d.spans.push_back(std::move(s));
     }
@@ -193,8 +193,8 @@ std::vector<std::string> FlightSpanDetails(const FlightViewData& d, size_t span)
   if (span >= d.spans.size() || d.spans[span].collective == nullptr) return out;
   const FlightSpan& s = d.spans[span];
   const trace::Collective& c = *s.collective;
-  const trace::FlightRecord& f = *c.flight;
-  const trace::FlightShape& shape = *f.shape;
+  const trace::FlightRecord& f = c.flight;
+  const trace::FlightShape& shape = c.flight_shape();
   out.push_back("rank " + std::to_string(s.rank) + "  process group " + shape.pg_name.str() +
                 (shape.pg_desc.empty() ? "" : " (" + shape.pg_desc.str() + ")"));
   out.push_back(shape.is_p2p ? "p2p seq " + std::to_string(f.p2p_seq_id)

@@ -21,8 +21,8 @@ struct FlightSpan {
   int64_t rank = 0, start = 0, end = 0, seq = 0;  ///< seq: collective_seq_id, -1 for a send/recv
   bool incomplete = false;
   const trace::Collective* collective = nullptr;  ///< into the model the view was built from
-  const std::string& kind() const { return collective->kind; }
-  const std::string& pg() const { return collective->flight->shape->pg_name; }  ///< process group name
+  const std::string& kind() const { return collective->kind(); }
+  const std::string& pg() const { return collective->flight_shape().pg_name; }  ///< process group name
 };
 
 /// A rank's empty slot at a collective it never joined (from a missing_ranks mismatch).

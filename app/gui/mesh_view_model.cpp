@@ -27,12 +27,12 @@ BytesMatrix ComputeBytesMatrix(const RedistributeView& view, int64_t step, bool 
     const int64_t i = IndexOf(row_of, rec->rank);
     if (i < 0 || i >= m.rows) continue;
     for (const trace::Collective& c : rec->collectives) {
-      if ((step >= 0 && c.step != step) || c.negotiated != negotiation) continue;
-      for (size_t k = 0; k < c.group.size() && k < c.bytes_sent.size(); ++k) {
-        const int64_t j = IndexOf(col_of, c.group[k]);
+      if ((step >= 0 && c.step() != step) || c.negotiated() != negotiation) continue;
+      for (size_t k = 0; k < c.group().size() && k < c.bytes_sent().size(); ++k) {
+        const int64_t j = IndexOf(col_of, c.group()[k]);
         if (j < 0 || j >= m.cols) continue;
-        m.bytes[static_cast<size_t>(i * m.cols + j)] += c.bytes_sent[k];
-        m.total += c.bytes_sent[k];
+        m.bytes[static_cast<size_t>(i * m.cols + j)] += c.bytes_sent()[k];
+        m.total += c.bytes_sent()[k];
       }
     }
   }
@@ -44,8 +44,8 @@ ByteTotals ComputeByteTotals(const RedistributeView& view, int64_t step) {
   ByteTotals t;
   for (const trace::RedistributeRecord* rec : view.per_rank) {
     for (const trace::Collective& c : rec->collectives) {
-      if (step >= 0 && c.step != step) continue;
-      for (int64_t b : c.bytes_sent) (c.negotiated ? t.negotiation : t.data) += b;
+      if (step >= 0 && c.step() != step) continue;
+      for (int64_t b : c.bytes_sent()) (c.negotiated() ? t.negotiation : t.data) += b;
     }
   }
   return t;

@@ -28,7 +28,7 @@ bool HasProfilerLanes(const trace::Model& model) {
     ops = ops || !events.empty();
     if (timed) continue;
     for (const trace::Collective& c : rt.events.Of<trace::Collective>()) {
-      if (c.flight && c.end_ns > c.start_ns) {
+      if (c.HasFlight() && c.end_ns > c.start_ns) {
         timed = true;
         break;
       }
@@ -84,15 +84,15 @@ ProfilerData BuildProfilerData(const trace::Model& model) {
     const std::vector<trace::Collective>& cols = rt.events.Of<trace::Collective>();
     for (size_t k = 0; k < cols.size(); ++k) {
       const trace::Collective& c = cols[k];
-      if (!c.flight) continue;
+      if (!c.HasFlight()) continue;
       ProfilerKernelSpan s;
       s.start = c.start_ns, s.end = std::max(c.start_ns, c.end_ns), s.wait_end = s.start;
       s.event = static_cast<int32_t>(k);
       lane.kernels.push_back(s);
       lane.longest_kernel = std::max(lane.longest_kernel, s.end - s.start);
       extend(s.start, s.end);
-      if (std::find(data.kinds.begin(), data.kinds.end(), std::string(c.kind)) == data.kinds.end())
-        data.kinds.push_back(std::string(c.kind));
+      if (std::find(data.kinds.begin(), data.kinds.end(), std::string(c.kind())) == data.kinds.end())
+        data.kinds.push_back(std::string(c.kind()));
     }
     std::sort(lane.kernels.begin(), lane.kernels.end(),
               [](const ProfilerKernelSpan& a, const ProfilerKernelSpan& b) { return a.start < b.start; });

@@ -107,9 +107,9 @@ void DescribeHalo(const trace::Model& model, int64_t rank, int64_t op_id, Progra
   int64_t halo_bytes = 0, halo_count = 0;
   for (const trace::OpRecord* r : model.OpsWithId(op_id)) {
     for (const trace::Collective& c : r->collectives) {
-      if (c.kind != "halo_exchange") continue;
+      if (c.kind() != "halo_exchange") continue;
       if (r->rank == rank) ++halo_count;
-      for (int64_t b : c.bytes_sent) halo_bytes += b;
+      for (int64_t b : c.bytes_sent()) halo_bytes += b;
     }
   }
   node.halo_exchanges = halo_count;

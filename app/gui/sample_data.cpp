@@ -95,7 +95,7 @@ void AppendEvents(const trace::RedistributeRecord& rec, trace::EventList& events
   for (size_t k = 0; k < rec.steps.size(); ++k) {
     events.push_back(*rec.steps[k].begin);
     for (const auto& c : rec.collectives) {
-      if (c.step == static_cast<int64_t>(k)) events.push_back(c);
+      if (c.step() == static_cast<int64_t>(k)) events.push_back(c);
     }
     events.push_back(*rec.steps[k].end);
   }

@@ -83,7 +83,7 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   Add(hay, b.dtype);
   for (const trace::PlanStep& s : b.optimized_plan) Add(hay, s.comm);
   for (const trace::PlanStep& s : b.raw_plan) Add(hay, s.comm);
-  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind);
+  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind());
   hay += '|';
   return e;
 }
@@ -116,7 +116,7 @@ SearchEntry OpEntry(const trace::Model& model, int64_t id) {
     Add(hay, Join(out.placements, ","));
     for (const std::string& p : out.placements) Add(hay, p);
   }
-  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind);
+  for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind());
   hay += '|';
   return e;
 }

@@ -25,12 +25,12 @@ void AddSample(StatsRow& row, int64_t rank, bool timed, int64_t ns) {
 }
 
 void AddBytes(StatsRow& row, const trace::Collective& c) {
-  row.bytes = SaturatingAdd(row.bytes, trace::SumBytes(c.bytes_sent));
+  row.bytes = SaturatingAdd(row.bytes, trace::SumBytes(c.bytes_sent()));
 }
 
 void AddCollective(std::map<std::string, StatsRow>& kinds, int64_t rank, const trace::Collective& c) {
-  StatsRow& row = kinds[c.kind];
-  row.label = c.kind;
+  StatsRow& row = kinds[c.kind()];
+  row.label = c.kind();
   AddSample(row, rank, true, c.end_ns - c.start_ns);
   AddBytes(row, c);
 }

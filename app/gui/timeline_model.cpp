@@ -39,7 +39,7 @@ TimelineData BuildTimeline(const trace::Model& model) {
     for (size_t c = 0; c < rec.collectives.size(); ++c) {
       const trace::Collective& col = rec.collectives[c];
       data.collectives[static_cast<size_t>(rec.rank)].push_back(
-          {col.start_ns + off, col.end_ns + off, rec.begin->id, static_cast<int32_t>(col.step),
+          {col.start_ns + off, col.end_ns + off, rec.begin->id, static_cast<int32_t>(col.step()),
            static_cast<int32_t>(i), static_cast<int32_t>(c)});
       end = std::max(end, col.end_ns + off);
     }
@@ -63,7 +63,7 @@ TimelineData BuildTimeline(const trace::Model& model) {
     for (size_t c = 0; c < rec.collectives.size(); ++c) {
       const trace::Collective& col = rec.collectives[c];
       data.collectives[static_cast<size_t>(rec.rank)].push_back(
-          {col.start_ns + off, col.end_ns + off, -1, static_cast<int32_t>(col.step), -1,
+          {col.start_ns + off, col.end_ns + off, -1, static_cast<int32_t>(col.step()), -1,
            static_cast<int32_t>(c), static_cast<int32_t>(i)});
       t0 = std::min(t0, col.start_ns + off);
       t1 = std::max(t1, col.end_ns + off);

@@ -46,7 +46,7 @@ RangeStats ComputeRangeStats(const trace::Model& model, const TimelineData& data
     if (lane < data.collectives.size()) {
       Overlapping(data.collectives[lane], start, end, [&](const TimelineSpan& s) {
         ++r.collectives;
-        for (int64_t b : SpanCollective(model, s).bytes_sent) r.bytes_sent += b;
+        for (int64_t b : SpanCollective(model, s).bytes_sent()) r.bytes_sent += b;
         r.busy_ns += std::max<int64_t>(0, std::min(s.end, end) - std::max(s.start, start));
       });
     }

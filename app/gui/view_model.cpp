@@ -103,9 +103,9 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
       m.measured_max_ns = std::max(m.measured_max_ns.value_or(0.0), d);
     }
     for (const trace::Collective& c : rec->collectives) {
-      if (c.step < 0 || c.step >= static_cast<int64_t>(view.steps.size())) continue;
-      auto& m = view.steps[static_cast<size_t>(c.step)];
-      for (int64_t b : c.bytes_sent) m.bytes_sent += b;
+      if (c.step() < 0 || c.step() >= static_cast<int64_t>(view.steps.size())) continue;
+      auto& m = view.steps[static_cast<size_t>(c.step())];
+      for (int64_t b : c.bytes_sent()) m.bytes_sent += b;
       ++m.collectives;
     }
   }

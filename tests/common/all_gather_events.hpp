@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collective.hpp"
 #include "shardscope/trace/events.hpp"
 
 namespace shardscope::testing {
@@ -33,7 +34,8 @@ inline std::vector<trace::Event> AllGatherRedistribute(int64_t rank, int64_t wor
   std::vector<int64_t> group, bytes;
   for (int64_t r = 0; r < world; ++r) group.push_back(r), bytes.push_back(r == rank ? 0 : peer_bytes);
   StepBegin sb{id, 0, "S(0)", "R", "all_gather", {0}, {rows, 8}, {4, 8}, {4 * rank, 0}, t0 + dt};
-  Collective c{id, 0, "all_gather", "f32", false, {0}, group, bytes, bytes, t0 + 2 * dt, t0 + 3 * dt, -1, {}};
+  Collective c = MakeCollective(id, 0, "all_gather", "f32", false, {0}, group, bytes, bytes, t0 + 2 * dt,
+                                t0 + 3 * dt, -1);
   StepEnd se{id, 0, {rows, 8}, {0, 0}, t0 + 4 * dt};
   RedistributeEnd e{id, t0 + 5 * dt, true, "", std::nullopt, std::nullopt};
   return {std::move(b), std::move(sb), std::move(c), std::move(se), std::move(e)};

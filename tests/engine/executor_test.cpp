@@ -313,10 +313,10 @@ TEST_CASE("the executor traces redistribute, steps and collectives, negotiation 
   for (const auto& rec : model.redistributes) {
     CHECK(rec.steps.size() == 1);
     REQUIRE(rec.collectives.size() == 2);
-    CHECK(rec.collectives[0].negotiated);
-    CHECK(rec.collectives[0].kind == "shape_exchange");
-    CHECK(rec.collectives[1].kind == "all_to_all");
-    CHECK(rec.collectives[1].group == std::vector<int64_t>{0, 1, 2, 3});
+    CHECK(rec.collectives[0].negotiated());
+    CHECK(rec.collectives[0].kind() == "shape_exchange");
+    CHECK(rec.collectives[1].kind() == "all_to_all");
+    CHECK(rec.collectives[1].group() == std::vector<int64_t>{0, 1, 2, 3});
   }
   std::filesystem::remove_all(dir);
 }

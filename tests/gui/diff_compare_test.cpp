@@ -39,7 +39,7 @@ Counts CountsOf(const trace::Model& m, int64_t id) {
     int64_t sent = 0;
     for (const trace::Collective& x : r->collectives) {
       ++c.calls;
-      for (int64_t b : x.bytes_sent) sent += b;
+      for (int64_t b : x.bytes_sent()) sent += b;
     }
     c.max_rank = std::max(c.max_rank, sent), c.total += sent;
   }
@@ -115,8 +115,8 @@ TEST_CASE("diff compare: per-kind totals sum every collective of each run", "[gu
     for (const trace::RedistributeRecord& r : models[k]->redistributes) {
       for (const trace::Collective& c : r.collectives) {
         int64_t sent = 0;
-        for (int64_t b : c.bytes_sent) sent += b;
-        ++want[std::string(c.kind)].first, want[std::string(c.kind)].second += sent;
+        for (int64_t b : c.bytes_sent()) sent += b;
+        ++want[std::string(c.kind())].first, want[std::string(c.kind())].second += sent;
         ++all_calls, all_bytes += sent;
       }
     }

@@ -49,15 +49,15 @@ fs::path MakeFaultDumps(const std::string& name, const std::string& scenario, in
 std::map<std::string, std::pair<int64_t, std::string>> PlacesByDefinition(const trace::RankTrace& rt) {
   std::map<std::string, std::pair<int64_t, std::string>> stuck, done;
   for (const trace::Collective& c : rt.events.Of<trace::Collective>()) {
-    if (!c.flight || c.flight->shape->is_p2p) continue;
-    const std::string pg = c.flight->shape->pg_name.str();
-    const int64_t seq = c.flight->seq_id;
-    if (c.flight->shape->state == "completed") {
+    if (!c.HasFlight() || c.flight_shape().is_p2p) continue;
+    const std::string pg = c.flight_shape().pg_name.str();
+    const int64_t seq = c.flight.seq_id;
+    if (c.flight_shape().state == "completed") {
       if (!done.count(pg) || seq > done[pg].first)
         done[pg] = {seq, "done through seq " + std::to_string(seq)};
     } else if (!stuck.count(pg) || seq < stuck[pg].first) {
-      stuck[pg] = {seq,
-                   c.flight->shape->state.str() + " seq " + std::to_string(seq) + " (" + c.kind.str() + ")"};
+      stuck[pg] = {
+          seq, c.flight_shape().state.str() + " seq " + std::to_string(seq) + " (" + c.kind().str() + ")"};
     }
   }
   for (auto& [pg, place] : done)
@@ -82,7 +82,7 @@ void CheckSnapshot(const FlightLoadSnapshot& s, const trace::Model& full) {
     ++read;
     bool never_completed = false;
     for (const trace::Collective& c : by_rank.at(r)->events.Of<trace::Collective>())
-      never_completed = never_completed || (c.flight && c.flight->shape->state != "completed");
+      never_completed = never_completed || (c.HasFlight() && c.flight_shape().state != "completed");
     CHECK(st == (behind_ranks.count(r) ? 3 : never_completed ? 2 : 1));
     stuck += never_completed ? 1 : 0;
   }

@@ -48,10 +48,10 @@ void AddCollective(trace::RankTrace& rt, int64_t seq, int64_t start, int64_t end
                    const char* kind = "all_reduce") {
   trace::Collective c;
   c.redistribute_id = -1;
-  c.kind = kind;
-  c.group = {0, 1, 2};
+  c.Mutable().kind = kind;
+  c.Mutable().group = {0, 1, 2};
   trace::FlightRecord f;
-  trace::FlightShape& shape = f.shape.Mutable();
+  trace::FlightShape& shape = c.Mutable().flight.Mutable();
   shape.pg_name = "0";
   f.seq_id = seq;
   shape.input_sizes = {{1024}};
@@ -59,7 +59,7 @@ void AddCollective(trace::RankTrace& rt, int64_t seq, int64_t start, int64_t end
   shape.input_dtypes = {"Float"};
   shape.output_dtypes = {"Float"};
   f.created_ns = start - 5;
-  f.shape.Mutable().state = "completed";
+  shape.state = "completed";
   c.flight = f;
   c.start_ns = start, c.end_ns = end;
   rt.events.emplace_back(std::move(c));

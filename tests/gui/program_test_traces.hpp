@@ -110,10 +110,10 @@ inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
                   100));
     EmitRedistribute(w, Begin(1, "y", "S(0)", "R", "all_gather", -1, -1, 300));
     trace::Collective halo;
-    halo.redistribute_id = -1, halo.op_id = 1, halo.kind = "halo_exchange", halo.mesh_dims = {0},
-    halo.group = {0, 1}, halo.dtype = "f32";
-    halo.bytes_sent = rank == 0 ? std::vector<int64_t>{0, 24} : std::vector<int64_t>{24, 0};
-    halo.bytes_recv = halo.bytes_sent;
+    halo.redistribute_id = -1, halo.op_id = 1, halo.Mutable().kind = "halo_exchange",
+    halo.Mutable().mesh_dims = {0}, halo.Mutable().group = {0, 1}, halo.Mutable().dtype = "f32";
+    halo.Mutable().bytes_sent = rank == 0 ? std::vector<int64_t>{0, 24} : std::vector<int64_t>{24, 0};
+    halo.Mutable().bytes_recv = halo.bytes_sent();
     halo.start_ns = 410, halo.end_ns = 420;
     w.Emit(halo);
     w.Emit(MakeOp(1, 2, "conv", "dim=0, kernel=3 taps", {In("x", "S(0)", "S(0)", -1)}, {Out("xs", "S(0)")},

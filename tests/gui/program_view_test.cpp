@@ -152,7 +152,7 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
     const ProgramNode& n = view.nodes[static_cast<size_t>(node)];
     CHECK(n.note == r->op->note);
     int64_t halos = 0;
-    for (const trace::Collective& c : r->collectives) halos += c.kind == "halo_exchange" ? 1 : 0;
+    for (const trace::Collective& c : r->collectives) halos += c.kind() == "halo_exchange" ? 1 : 0;
     CHECK(n.halo_exchanges == halos);
     CHECK(n.halo.empty() == (halos == 0));
     for (size_t i = 0; i < r->op->inputs.size(); ++i) {

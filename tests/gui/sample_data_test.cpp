@@ -33,7 +33,8 @@ trace::Event Bare(trace::Event e) {
         } else if constexpr (std::is_same_v<T, trace::StepBegin> || std::is_same_v<T, trace::StepEnd>) {
           x.redistribute_id = 0, x.t_ns = 0;
         } else if constexpr (std::is_same_v<T, trace::Collective>) {
-          x.redistribute_id = 0, x.start_ns = x.end_ns = 0, x.bytes_sent = {}, x.bytes_recv = {};
+          x.redistribute_id = 0, x.start_ns = x.end_ns = 0, x.Mutable().bytes_sent = {},
+          x.Mutable().bytes_recv = {};
         } else if constexpr (std::is_same_v<T, trace::RedistributeEnd>) {
           x.id = 0, x.t_ns = 0;
         }
@@ -84,7 +85,7 @@ TEST_CASE("the gallery's sample events are the events a run of the same redistri
     std::vector<trace::Event> ran;
     for (const trace::Event& e : run.ranks[r].events.ToVector()) {
       const auto* c = std::get_if<trace::Collective>(&e);
-      if (c == nullptr || !c->negotiated) ran.push_back(e);
+      if (c == nullptr || !c->negotiated()) ran.push_back(e);
     }
     const std::vector<trace::Event> shown = sample->ranks[r].events.ToVector();
     std::string ran_types, shown_types;

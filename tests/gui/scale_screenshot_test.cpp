@@ -35,8 +35,8 @@ std::pair<int64_t, int64_t> StepBytes(const trace::Model& model, int64_t id, int
   int64_t data = 0, negotiation = 0;
   for (const trace::RedistributeRecord* rec : model.RedistributesWithId(id))
     for (const trace::Collective& c : rec->collectives)
-      if (c.step == step)
-        for (int64_t b : c.bytes_sent) (c.negotiated ? negotiation : data) += b;
+      if (c.step() == step)
+        for (int64_t b : c.bytes_sent()) (c.negotiated() ? negotiation : data) += b;
   return {data, negotiation};
 }
 

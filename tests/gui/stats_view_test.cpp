@@ -78,8 +78,8 @@ TEST_CASE("statistics count op collectives and leave an unfinished rank untimed"
   trace::Collective halo;
   halo.redistribute_id = -1;
   halo.op_id = 0;
-  halo.kind = "halo";
-  halo.bytes_sent = std::vector<int64_t>{5, 6};
+  halo.Mutable().kind = "halo";
+  halo.Mutable().bytes_sent = std::vector<int64_t>{5, 6};
   halo.start_ns = 10;
   halo.end_ns = 40;
   op.collectives.push_back(halo);

@@ -42,7 +42,7 @@ Want Expected(const trace::Model& m, int64_t a, int64_t b) {
     auto& r = w.ranks[rank];
     r.rank = rank;
     ++r.collectives, ++w.collectives;
-    for (int64_t x : c.bytes_sent) r.bytes_sent += x, w.bytes += x;
+    for (int64_t x : c.bytes_sent()) r.bytes_sent += x, w.bytes += x;
     r.busy_ns += std::max<int64_t>(0, std::min(e, b) - std::max(s, a));
   };
   for (const auto& rec : m.redistributes) {

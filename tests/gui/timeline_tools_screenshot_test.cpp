@@ -51,7 +51,7 @@ Want Expected(const trace::Model& m, int64_t a, int64_t b) {
       if (cs > b || ce < a) continue;
       RankWant& r = w.ranks[rec.rank];
       ++r.collectives, ++w.collectives;
-      for (int64_t x : c.bytes_sent) r.bytes += x, w.bytes += x;
+      for (int64_t x : c.bytes_sent()) r.bytes += x, w.bytes += x;
       r.busy += std::max<int64_t>(0, std::min(ce, b) - std::max(cs, a));
     }
   }

@@ -137,12 +137,12 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
       w.Emit(b);
       Collective c;
       c.redistribute_id = id;
-      c.kind = "all_gather";
-      c.mesh_dims = {0};
-      c.group = {0, 1, 2, 3};
-      c.dtype = "f32";
-      c.bytes_sent = {0, 64, 64, 64};
-      c.bytes_recv = {0, 64, 64, 64};
+      c.Mutable().kind = "all_gather";
+      c.Mutable().mesh_dims = {0};
+      c.Mutable().group = {0, 1, 2, 3};
+      c.Mutable().dtype = "f32";
+      c.Mutable().bytes_sent = {0, 64, 64, 64};
+      c.Mutable().bytes_recv = {0, 64, 64, 64};
       w.Emit(c);
       w.Emit(RedistributeEnd{id, 10, true, "", std::nullopt, std::nullopt});
     }
@@ -151,17 +151,17 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
     Model m = ReadTraceDir(dir, {.jobs = 1, .fast = fast});
     REQUIRE(m.redistributes.size() == 3);
     const Collective& first = m.redistributes[0].collectives.at(0);
-    CHECK(first.group == std::vector<int64_t>{0, 1, 2, 3});
-    CHECK(first.bytes_sent == std::vector<int64_t>{0, 64, 64, 64});
-    CHECK(first.bytes_recv.SharesWith(first.bytes_sent));
+    CHECK(first.group() == std::vector<int64_t>{0, 1, 2, 3});
+    CHECK(first.bytes_sent() == std::vector<int64_t>{0, 64, 64, 64});
+    CHECK(first.bytes_recv().SharesWith(first.bytes_sent()));
     for (const RedistributeRecord& rec : m.redistributes) {
-      CHECK(rec.collectives.at(0).group.SharesWith(first.group));
+      CHECK(rec.collectives.at(0).group().SharesWith(first.group()));
       CHECK(rec.begin->optimized_plan.SharesWith(m.redistributes[0].begin->raw_plan));
       CHECK(rec.begin->src_placements.SharesWith(m.redistributes[0].begin->src_placements));
     }
     // The rank's event list holds the same buffers as the records.
     const Collective in_list = std::get<Collective>(m.ranks.at(0).events.at(1));
-    CHECK(in_list.group.SharesWith(first.group));
+    CHECK(in_list.group().SharesWith(first.group()));
     CHECK(in_list == first);
   }
   fs::remove_all(dir);
@@ -176,10 +176,10 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   StepBegin s{7, 0, "S(0)", "R", "all_gather", {0}, {4, 4}, {2, 4}, {0, 0}, 5};
   Collective c;
   c.redistribute_id = 7;
-  c.kind = "all_gather";
-  c.group = {0, 1};
-  c.bytes_sent = {0, 32};
-  c.bytes_recv = {0, 32};
+  c.Mutable().kind = "all_gather";
+  c.Mutable().group = {0, 1};
+  c.Mutable().bytes_sent = {0, 32};
+  c.Mutable().bytes_recv = {0, 32};
   StepEnd e{7, 0, {4, 4}, {0, 0}, 9};
   Op op;
   op.id = 3;
@@ -201,8 +201,8 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   copy.emplace_back(RedistributeEnd{8, 11, true, "", std::nullopt, std::nullopt});
   CHECK_FALSE(copy == list);
   // Copies of one collective (the stored ones and those yielded) share its lists.
-  CHECK(std::get<Collective>(list[6]).group.SharesWith(std::get<Collective>(list[2]).group));
-  CHECK(std::get<Collective>(list[2]).bytes_sent.SharesWith(c.bytes_sent));
+  CHECK(std::get<Collective>(list[6]).group().SharesWith(std::get<Collective>(list[2]).group()));
+  CHECK(std::get<Collective>(list[2]).bytes_sent().SharesWith(c.bytes_sent()));
   list.shrink_to_fit();
   CHECK(list == events);
   list.clear();
@@ -244,12 +244,12 @@ TEST_CASE("v2 repeats and like-ops that name ids far apart read back as written"
       b.imported = ImportedPlan{"debugmode", id % 1000, "S(0)->R", {}, "same", ""};
       Collective c;
       c.redistribute_id = id;
-      c.kind = "all_gather";
-      c.mesh_dims = {0};
-      c.group = {0};
-      c.dtype = "f32";
-      c.bytes_sent = {0};
-      c.bytes_recv = {0};
+      c.Mutable().kind = "all_gather";
+      c.Mutable().mesh_dims = {0};
+      c.Mutable().group = {0};
+      c.Mutable().dtype = "f32";
+      c.Mutable().bytes_sent = {0};
+      c.Mutable().bytes_recv = {0};
       c.start_ns = t + 10;
       c.end_ns = t + 20;
       RedistributeEnd e{id, t + 30, true, "", std::nullopt, std::nullopt};

@@ -78,13 +78,14 @@ Model Make(const std::vector<Spec>& specs) {
         rec.steps.push_back(step);
         Collective c;
         c.redistribute_id = b.id;
-        c.step = static_cast<int64_t>(k);
-        c.kind = s.comms[k];
-        c.mesh_dims = {0};
-        c.group = {0, 1};
-        c.dtype = "f32";
-        c.bytes_sent = rank == 0 ? std::vector<int64_t>{0, s.bytes} : std::vector<int64_t>{s.bytes, 0};
-        c.bytes_recv = c.bytes_sent;
+        c.Mutable().step = static_cast<int64_t>(k);
+        c.Mutable().kind = s.comms[k];
+        c.Mutable().mesh_dims = {0};
+        c.Mutable().group = {0, 1};
+        c.Mutable().dtype = "f32";
+        c.Mutable().bytes_sent =
+            rank == 0 ? std::vector<int64_t>{0, s.bytes} : std::vector<int64_t>{s.bytes, 0};
+        c.Mutable().bytes_recv = c.bytes_sent();
         rec.collectives.push_back(c);
       }
       RedistributeEnd e;

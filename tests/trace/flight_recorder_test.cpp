@@ -70,24 +70,24 @@ TEST_CASE("fr: entries become collectives with the flight fields, times and byte
   CHECK(m.ranks[0].header.backend == "flight_recorder");
   CHECK(m.ranks[0].header.mesh_shape == std::vector<int64_t>{2});
   const trace::Collective& ag = Coll(m, 0, 0);
-  CHECK(ag.kind == "all_gather");
-  CHECK(ag.group == std::vector<int64_t>{0, 1});
-  CHECK(ag.dtype == "f32");
+  CHECK(ag.kind() == "all_gather");
+  CHECK(ag.group() == std::vector<int64_t>{0, 1});
+  CHECK(ag.dtype() == "f32");
   CHECK(ag.redistribute_id == -1);
   // An all_gather sends its input (2 x 4 x 4 bytes = 32) to the one peer and receives as much.
-  CHECK(ag.bytes_sent == std::vector<int64_t>{0, 32});
-  CHECK(ag.bytes_recv == std::vector<int64_t>{0, 32});
+  CHECK(ag.bytes_sent() == std::vector<int64_t>{0, 32});
+  CHECK(ag.bytes_recv() == std::vector<int64_t>{0, 32});
   CHECK(ag.start_ns == 1000010);
   CHECK(ag.end_ns == 1000500);
-  REQUIRE(ag.flight);
-  CHECK(ag.flight->seq_id == 1);
-  CHECK(ag.flight->shape->pg_desc == "default_pg");
-  CHECK(ag.flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{2, 4}});
+  REQUIRE(ag.HasFlight());
+  CHECK(ag.flight.seq_id == 1);
+  CHECK(ag.flight_shape().pg_desc == "default_pg");
+  CHECK(ag.flight_shape().input_sizes == std::vector<std::vector<int64_t>>{{2, 4}});
   const trace::Collective& ar = Coll(m, 0, 1);
-  CHECK(ar.flight->shape->state == "started");
+  CHECK(ar.flight_shape().state == "started");
   CHECK(ar.end_ns == ar.start_ns);  // no completion known
   // Rank 1's entries come in record_id order whatever the file order.
-  CHECK(Coll(m, 1, 0).flight->record_id == 5);
+  CHECK(Coll(m, 1, 0).flight.record_id == 5);
   bool wrapped = false;
   for (const auto& d : m.diagnostics) wrapped = wrapped || d.message.find("record_id 5") != std::string::npos;
   CHECK(wrapped);

@@ -126,15 +126,15 @@ class RandomEvents {
       s.t_ns = b.t_ns + 10;
       Collective c;
       c.redistribute_id = b.id;
-      c.kind = "all_gather";
-      c.mesh_dims = s.mesh_dims;
-      c.group = s.mesh_dims.get() == std::vector<int64_t>{0} ? std::vector<int64_t>{1, 5}
-                                                             : std::vector<int64_t>{0, 1, 2, 3};
-      c.dtype = "f32";
+      c.Mutable().kind = "all_gather";
+      c.Mutable().mesh_dims = s.mesh_dims;
+      c.Mutable().group = s.mesh_dims.get() == std::vector<int64_t>{0} ? std::vector<int64_t>{1, 5}
+                                                                       : std::vector<int64_t>{0, 1, 2, 3};
+      c.Mutable().dtype = "f32";
       std::vector<int64_t> bytes;
-      for (int64_t r : c.group) bytes.push_back(r == 1 ? 0 : 64);
-      c.bytes_sent = bytes;
-      c.bytes_recv = bytes;
+      for (int64_t r : c.group()) bytes.push_back(r == 1 ? 0 : 64);
+      c.Mutable().bytes_sent = bytes;
+      c.Mutable().bytes_recv = bytes;
       c.start_ns = b.t_ns + 20, c.end_ns = b.t_ns + 20 + Pick(1000);
       StepEnd e;
       e.redistribute_id = b.id;
@@ -186,23 +186,23 @@ class RandomEvents {
     const auto k = static_cast<size_t>(Pick(4));
     Collective c;
     c.redistribute_id = -1;
-    c.step = 0;
-    c.kind = kKinds[k];
-    c.group = kGroups[g];
+    c.Mutable().step = 0;
+    c.Mutable().kind = kKinds[k];
+    c.Mutable().group = kGroups[g];
     // Mostly what this group and kind always move; now and then something else.
-    c.dtype = Pick(16) ? "f32" : "bf16";
+    c.Mutable().dtype = Pick(16) ? "f32" : "bf16";
     const int64_t bytes = Pick(16) ? 128 << k : 4096;
     std::vector<int64_t> sent, recv;
     for (int64_t r : kGroups[g]) {
       sent.push_back(r == 1 ? 0 : bytes);
       recv.push_back(r == 1 ? 0 : Pick(32) ? bytes : bytes / 2);
     }
-    c.bytes_sent = sent;
-    c.bytes_recv = recv;
+    c.Mutable().bytes_sent = sent;
+    c.Mutable().bytes_recv = recv;
     c.start_ns = Time();
     c.end_ns = Pick(4) ? c.start_ns + Pick(1000000) : c.start_ns;
     FlightRecord f;
-    FlightShape& shape = f.shape.Mutable();
+    FlightShape& shape = c.Mutable().flight.Mutable();
     shape.pg_name = std::to_string(g);
     shape.pg_desc = g == 0 ? "default_pg" : "tp";
     shape.is_p2p = k == 3;
@@ -364,7 +364,7 @@ TEST_CASE("v2 and v3 round trips of random imported events of every kind, throug
       }
       for (const Event& e : events) {
         const auto* c = std::get_if<Collective>(&e);
-        flights += c != nullptr && c->flight;
+        flights += c != nullptr && c->HasFlight();
       }
     }
     // The forms were used: a fair share of the flight collectives were repeats (the rest differ
@@ -412,11 +412,11 @@ TEST_CASE("a v2 collective_repeat line is an earlier flight collective with new 
     Collective want = std::get<Collective>(got[0]);
     // The definition: times moved by dt, ids by did, the state replaced, all else the same.
     want.start_ns += 10, want.end_ns += 20;
-    want.flight->created_ns += 30;
-    want.flight->seq_id += 1, want.flight->record_id += 1, want.flight->op_id += 1;
-    want.flight->shape.Mutable().state = "started";
+    want.flight.created_ns += 30;
+    want.flight.seq_id += 1, want.flight.record_id += 1, want.flight.op_id += 1;
+    want.Mutable().flight.Mutable().state = "started";
     CHECK(std::get<Collective>(got[1]) == want);
-    CHECK(std::get<Collective>(got[1]).flight->duration_ms == 0.5);
+    CHECK(std::get<Collective>(got[1]).flight.duration_ms == 0.5);
   }
 }
 
@@ -487,17 +487,17 @@ TEST_CASE("the v2 writer writes a flight collective that repeats an earlier one 
   }();
   const Collective base = std::get<Collective>(read.at(0));
   Collective gather = base;
-  gather.kind = "all_gather";
-  gather.flight->shape.Mutable().profiling_name = "nccl:all_gather";
-  gather.flight->seq_id = 2, gather.flight->record_id = 1, gather.flight->op_id = 2;
-  gather.start_ns += 1'000'000, gather.end_ns += 1'000'000, gather.flight->created_ns += 1'000'000;
+  gather.Mutable().kind = "all_gather";
+  gather.Mutable().flight.Mutable().profiling_name = "nccl:all_gather";
+  gather.flight.seq_id = 2, gather.flight.record_id = 1, gather.flight.op_id = 2;
+  gather.start_ns += 1'000'000, gather.end_ns += 1'000'000, gather.flight.created_ns += 1'000'000;
   Collective second = base;
-  second.flight->seq_id = 3, second.flight->record_id = 2, second.flight->op_id = 3;
-  second.start_ns += 2'000'000, second.end_ns += 2'000'000, second.flight->created_ns += 2'000'000;
+  second.flight.seq_id = 3, second.flight.record_id = 2, second.flight.op_id = 3;
+  second.start_ns += 2'000'000, second.end_ns += 2'000'000, second.flight.created_ns += 2'000'000;
   Collective third = second;
-  third.flight->seq_id = 4, third.flight->record_id = 3, third.flight->op_id = 4;
-  third.start_ns += 1'000'000, third.end_ns = third.start_ns, third.flight->created_ns += 1'000'000;
-  third.flight->shape.Mutable().state = "started";
+  third.flight.seq_id = 4, third.flight.record_id = 3, third.flight.op_id = 4;
+  third.start_ns += 1'000'000, third.end_ns = third.start_ns, third.flight.created_ns += 1'000'000;
+  third.Mutable().flight.Mutable().state = "started";
   const std::vector<Event> events = {base, gather, second, third};
   const fs::path dir = Temp("cwriter");
   const std::string text = shardscope::testing::WriteRankText(dir, Rank1(2), events);

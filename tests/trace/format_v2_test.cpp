@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/collective.hpp"
 #include "../common/read_error.hpp"
 #include "../common/trace_rewrite.hpp"
 #include "shardscope/error.hpp"
@@ -155,8 +156,8 @@ std::vector<Event> ThreeRedistributes() {
                       .t_ns = 10};
   StepBegin sb{0, 0, "S(0)", "R", "all_gather", {0}, {8, 4}, {2, 4}, {2, 0}, 20};
   // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
-  Collective c{0,  0,  "all_gather", "f32", false, {0}, {0, 1, 2, 3}, {32, 0, 32, 32}, {32, 0, 32, 16},
-               30, 40, -1,           {}};
+  Collective c = shardscope::testing::MakeCollective(0, 0, "all_gather", "f32", false, {0}, {0, 1, 2, 3},
+                                                     {32, 0, 32, 32}, {32, 0, 32, 16}, 30, 40, -1);
   StepEnd se{0, 0, {8, 4}, {0, 0}, 50};
   RedistributeEnd e{0, 60, true, "", std::nullopt, std::nullopt};
   std::vector<Event> events;
@@ -385,7 +386,7 @@ TEST_CASE("a v2 redistribute_repeat line is an earlier redistribute again with i
     CHECK(c1.redistribute_id == 1);
     CHECK(c1.start_ns == 103);
     CHECK(c1.end_ns == 105);
-    CHECK(c1.bytes_sent.get() == std::vector<int64_t>{8, 0});
+    CHECK(c1.bytes_sent().get() == std::vector<int64_t>{8, 0});
     CHECK(std::get<StepEnd>(events[8]).t_ns == 96);
     CHECK(std::get<StepEnd>(events[8]).redistribute_id == 1);
     CHECK(std::get<RedistributeEnd>(events[9]).id == 1);

@@ -125,9 +125,9 @@ TEST_CASE("the reader shares equal lists across rank files", "[trace][compact]")
       CHECK(a.begin->optimized_plan.SharesWith(b.begin->optimized_plan));
       CHECK(a.begin->notation.c_str() == b.begin->notation.c_str());
       for (size_t k = 0; k < std::min(a.collectives.size(), b.collectives.size()); ++k) {
-        if (a.collectives[k].group != b.collectives[k].group) continue;
-        CHECK(a.collectives[k].group.SharesWith(b.collectives[k].group));
-        CHECK(a.collectives[k].kind.c_str() == b.collectives[k].kind.c_str());
+        if (a.collectives[k].group() != b.collectives[k].group()) continue;
+        CHECK(a.collectives[k].group().SharesWith(b.collectives[k].group()));
+        CHECK(a.collectives[k].kind().c_str() == b.collectives[k].kind().c_str());
         ++compared;
       }
     }
@@ -206,14 +206,14 @@ TEST_CASE("EventRef reads like std::optional and owns what is assigned to it", "
   CHECK_FALSE(owned);
   EventRefs<Collective> list;
   Collective c;
-  c.kind = "all_gather";
+  c.Mutable().kind = "all_gather";
   list.push_back(c);
   list.push_back(EventRef<Collective>::To(&c));
   REQUIRE(list.size() == 2);
   CHECK(&list[1] == &c);
   CHECK(&list[0] != &c);
   int n = 0;
-  for (const Collective& x : list) n += x.kind == "all_gather";
+  for (const Collective& x : list) n += x.kind() == "all_gather";
   CHECK(n == 2);
   CHECK(list.ToVector() == std::vector<Collective>{c, c});
 }

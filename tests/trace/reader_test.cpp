@@ -53,7 +53,7 @@ TEST_CASE("a torn last line is a warning and the rest is readable", "[trace][rea
   CHECK(rec.end.has_value());
   CHECK(rec.steps.size() == 1);
   CHECK(rec.collectives.size() == 1);
-  CHECK(rec.collectives[0].bytes_sent == std::vector<int64_t>{0, 8});
+  CHECK(rec.collectives[0].bytes_sent() == std::vector<int64_t>{0, 8});
 }
 
 TEST_CASE("unknown event types are skipped with one diagnostic per type", "[trace][reader]") {

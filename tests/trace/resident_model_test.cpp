@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/all_gather_events.hpp"
 #include "../common/fr_json.hpp"
 #include "shardscope/trace/event_list.hpp"
 #include "shardscope/trace/flight_recorder.hpp"
@@ -45,7 +46,6 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   // pointer.
   STATIC_REQUIRE(sizeof(IStr) == 4);
   STATIC_REQUIRE(sizeof(SharedVec<int64_t>) == 8);
-  STATIC_REQUIRE(sizeof(Rare<FlightRecord>) == 8);
   STATIC_REQUIRE(sizeof(Shared<FlightShape>) == 8);
   STATIC_REQUIRE(sizeof(EventRef<Op>) == 8);
   // Op: id, step, chosen, t_ns, end_ns (5 slots); inputs, outputs, candidates (3); name+args,
@@ -66,15 +66,17 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   STATIC_REQUIRE(sizeof(StepBegin) <= Slots(8));
   // StepEnd: redistribute_id, step, local_shape_after, global_offset_after, t_ns = 5 slots.
   STATIC_REQUIRE(sizeof(StepEnd) <= Slots(5));
-  // Collective: redistribute_id, step+kind (a 4-byte step), dtype+negotiated, mesh_dims, group,
-  // bytes_sent, bytes_recv, start_ns, end_ns, op_id, flight = 11 slots.
+  // Collective: redistribute_id, shape, start_ns, end_ns, op_id (5 slots) and its flight record's
+  // own fields (6) = 11 slots. What collectives like it repeat is one shared CollectiveShape:
+  // step+kind (a 4-byte step), dtype+negotiated, mesh_dims, group, bytes_sent, bytes_recv, flight
+  // shape = 7 slots, one per distinct shape of a load.
   STATIC_REQUIRE(sizeof(Collective) <= Slots(11));
-  // FlightRecord, one per Flight Recorder entry (the heap block of its Rare): shape, seq_id,
-  // p2p_seq_id, record_id, op_id, created_ns, duration_ms (an OptionalDouble, NaN for none) = 7
-  // slots; the state is the shape's. glibc's malloc adds 8 bytes and rounds to 16: a 56-byte block
-  // takes 64, where a 72-byte one (a std::optional duration and the state) took 80, and the 15
-  // slots (120 bytes) of the record that held its shape's fields 128.
-  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(7));
+  STATIC_REQUIRE(sizeof(CollectiveShape) <= Slots(7));
+  // FlightRecord, held in every collective: seq_id, p2p_seq_id, record_id, op_id, created_ns,
+  // duration_ms (an OptionalDouble, NaN for none) = 6 slots. Before, it was a heap block of its own
+  // (a Rare: 7 slots with its shape pointer, 64 bytes with malloc's header) beside an 11-slot
+  // collective that held the group's lists itself.
+  STATIC_REQUIRE(sizeof(FlightRecord) <= Slots(6));
   STATIC_REQUIRE(sizeof(OptionalDouble) == sizeof(double));
   // FlightShape, one per distinct shape of a load: pg_name+pg_desc, profiling_name+state, four
   // lists, timeout_ms, is_p2p = 8 slots.
@@ -352,8 +354,8 @@ TEST_CASE("TakeExact moves the events into exactly sized columns and keeps the c
         case 1: {
           Collective c;
           c.redistribute_id = i;
-          c.step = static_cast<int32_t>(rng() % 65536);
-          c.group = {0, i};
+          c.Mutable().step = static_cast<int32_t>(rng() % 65536);
+          c.Mutable().group = {0, i};
           events.emplace_back(c);
           break;
         }
@@ -461,20 +463,24 @@ TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or fro
     for (const RankTrace& rt : m.ranks) {
       const std::vector<Collective>& c = rt.events.Of<Collective>();
       REQUIRE(c.size() == 4);
-      for (const Collective& e : c) REQUIRE(e.flight);
-      CHECK(c[0].flight->shape->profiling_name == "nccl:all_reduce");
-      CHECK(c[0].flight->shape->input_sizes == std::vector<std::vector<int64_t>>{{8, 4}});
-      CHECK(c[1].flight->shape->output_sizes == std::vector<std::vector<int64_t>>{{16, 4}});
-      CHECK(c[0].flight->shape.SharesWith(c[3].flight->shape));
-      CHECK_FALSE(c[0].flight->shape == c[1].flight->shape);
-      CHECK(c[0].flight->shape->state == "completed");
-      CHECK(c[2].flight->shape->state == "started");
-      CHECK_FALSE(c[0].flight->shape == c[2].flight->shape);
-      FlightShape as_completed = *c[2].flight->shape;  // all else equal
+      for (const Collective& e : c) REQUIRE(e.HasFlight());
+      CHECK(c[0].flight_shape().profiling_name == "nccl:all_reduce");
+      CHECK(c[0].flight_shape().input_sizes == std::vector<std::vector<int64_t>>{{8, 4}});
+      CHECK(c[1].flight_shape().output_sizes == std::vector<std::vector<int64_t>>{{16, 4}});
+      CHECK(c[0].shape->flight.SharesWith(c[3].shape->flight));
+      CHECK_FALSE(c[0].shape->flight == c[1].shape->flight);
+      CHECK(c[0].flight_shape().state == "completed");
+      CHECK(c[2].flight_shape().state == "started");
+      CHECK_FALSE(c[0].shape->flight == c[2].shape->flight);
+      FlightShape as_completed = *c[2].shape->flight;  // all else equal
       as_completed.state = "completed";
-      CHECK(as_completed == *c[0].flight->shape);
+      CHECK(as_completed == *c[0].shape->flight);
       // The ranks' equal shapes are one buffer too.
-      for (size_t k = 0; k < 4; ++k) CHECK(c[k].flight->shape.SharesWith(first[k].flight->shape));
+      for (size_t k = 0; k < 4; ++k) CHECK(c[k].shape->flight.SharesWith(first[k].shape->flight));
+      // Records 0 and 3 (same call, same group) share their whole collective shape; record 1 not.
+      CHECK(c[0].shape.SharesWith(c[3].shape));
+      CHECK_FALSE(c[0].shape.SharesWith(c[1].shape));
+      CHECK(c[0].group() == std::vector<int64_t>{0, 1});
     }
   };
   check_shapes(fr);
@@ -487,7 +493,44 @@ TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or fro
   }
   // A copy is a value of its own: writing its shape leaves the original's alone.
   Collective copy = fr.ranks[0].events.Of<Collective>()[0];
-  copy.flight->shape.Mutable().pg_desc = "other";
-  CHECK(fr.ranks[0].events.Of<Collective>()[0].flight->shape->pg_desc == "default_pg");
+  copy.Mutable().flight.Mutable().pg_desc = "other";
+  CHECK(fr.ranks[0].events.Of<Collective>()[0].flight_shape().pg_desc == "default_pg");
   CHECK_FALSE(copy == fr.ranks[0].events.Of<Collective>()[0]);
+}
+
+TEST_CASE("collectives of one step and group share one shape, read from our own traces",
+          "[trace][resident]") {
+  // Three redistributes of one plan on each of two ranks, the second with other byte counts: the
+  // first and third collectives of a rank are alike but for their redistribute and times.
+  shardscope::testing::ScopedTempDir dir("resident_collective_shapes");
+  for (int64_t rank : {0, 1}) {
+    Header h;
+    h.rank = rank;
+    h.world = 2;
+    h.mesh_shape = {2};
+    h.mesh_dim_names = {""};
+    Writer writer(dir.path, h);
+    const int64_t bytes[] = {64, 32, 64};
+    for (int64_t id = 0; id < 3; ++id)
+      for (const Event& e :
+           shardscope::testing::AllGatherRedistribute(rank, 2, id, 8, bytes[id], "x", 1000 * id, 10))
+        writer.Emit(e);
+    writer.Close();
+  }
+  for (bool fast : {true, false}) {
+    INFO("fast " << fast);
+    const Model m = ReadTraceDir(dir.path, {.jobs = 2, .fast = fast});
+    REQUIRE(m.ranks.size() == 2);
+    for (const RankTrace& rt : m.ranks) {
+      const std::vector<Collective>& c = rt.events.Of<Collective>();
+      REQUIRE(c.size() == 3);
+      CHECK(c[0].shape.SharesWith(c[2].shape));
+      CHECK_FALSE(c[0].shape.SharesWith(c[1].shape));
+      CHECK(c[1].bytes_sent() == std::vector<int64_t>(rt.header.rank == 0 ? std::vector<int64_t>{0, 32}
+                                                                          : std::vector<int64_t>{32, 0}));
+      CHECK(c[2].redistribute_id == 2);
+      CHECK(c[2].start_ns == 2020);
+      CHECK_FALSE(c[0].HasFlight());
+    }
+  }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../common/all_gather_events.hpp"
+#include "../common/collective.hpp"
 #include "../common/temp_dir.hpp"
 #include "shardscope/trace/reader.hpp"
 #include "shardscope/trace/session.hpp"
@@ -297,9 +298,12 @@ Mixed MixedTemplates() {
   auto add = [&m](auto event) { m.steps.push_back(std::make_shared<const Event>(std::move(event))); };
   add(StepBegin{0, 0, "S(0)", "R", "all_gather", {0}, {12, 8}, {4, 8}, {0, 0}, 0});
   add(StepBegin{0, 1, "S(0)", "R", "all_gather", {0}, {12, 8}, {4, 8}, {4, 0}, 0});
-  add(Collective{0, 0, "all_gather", "f32", false, {0}, {0, 1, 2}, {0, 32, 32}, {0, 32, 32}, 0, 0, -1, {}});
-  add(Collective{0, 0, "all_gather", "f64", false, {0}, {0, 1, 2}, {0, 64, 8}, {0, 64, 8}, 0, 0, -1, {}});
-  add(Collective{0, 1, "all_to_all", "f32", true, {0}, {0, 1, 2}, {0, 32, 32}, {0, 32, 32}, 0, 0, -1, {}});
+  add(shardscope::testing::MakeCollective(0, 0, "all_gather", "f32", false, {0}, {0, 1, 2}, {0, 32, 32},
+                                          {0, 32, 32}, 0, 0, -1));
+  add(shardscope::testing::MakeCollective(0, 0, "all_gather", "f64", false, {0}, {0, 1, 2}, {0, 64, 8},
+                                          {0, 64, 8}, 0, 0, -1));
+  add(shardscope::testing::MakeCollective(0, 1, "all_to_all", "f32", true, {0}, {0, 1, 2}, {0, 32, 32},
+                                          {0, 32, 32}, 0, 0, -1));
   add(StepEnd{0, 0, {12, 8}, {0, 0}, 0});
   add(StepEnd{0, 1, {4, 8}, {8, 0}, 0});
   m.end = std::make_shared<const Event>(RedistributeEnd{});

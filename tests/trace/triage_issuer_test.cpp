@@ -55,9 +55,9 @@ RedistributeEnd End(int64_t id) {
 Collective Coll(int64_t redistribute_id, int64_t step, std::vector<int64_t> group) {
   Collective c;
   c.redistribute_id = redistribute_id;
-  c.step = step;
-  c.kind = "all_gather";
-  c.group = std::move(group);
+  c.Mutable().step = step;
+  c.Mutable().kind = "all_gather";
+  c.Mutable().group = std::move(group);
   return c;
 }
 

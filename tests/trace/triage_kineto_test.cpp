@@ -38,12 +38,12 @@ void AddNs(Model& m, int64_t rank, const std::string& pg, std::vector<int64_t> g
   Collective c;
   c.redistribute_id = -1;
   c.op_id = -1;
-  c.kind = "all_reduce";
-  c.group = std::move(group);
+  c.Mutable().kind = "all_reduce";
+  c.Mutable().group = std::move(group);
   c.start_ns = start_ns;
   c.end_ns = start_ns + 100 * kUs;
   FlightRecord f;
-  FlightShape& shape = f.shape.Mutable();
+  FlightShape& shape = c.Mutable().flight.Mutable();
   shape.pg_name = pg;
   f.seq_id = seq;
   shape.profiling_name = "nccl:all_reduce";

@@ -128,7 +128,7 @@ TEST_CASE("flight recorder: both base collective spellings", "[trace][fr][triage
   Model m = ReadFlightRecorder({dir.path});
   const auto& c = m.ranks[0].events.Of<Collective>();
   REQUIRE(c.size() == 3);
-  CHECK(c[0].kind.view() == "all_gather");
-  CHECK(c[1].kind.view() == "all_gather");
-  CHECK(c[2].kind.view() == "reduce_scatter");
+  CHECK(c[0].kind().view() == "all_gather");
+  CHECK(c[1].kind().view() == "all_gather");
+  CHECK(c[2].kind().view() == "reduce_scatter");
 }

@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "../../trace/src/fast_encode.hpp"  // the writer's private fast path, tested against codec
+#include "../common/collective.hpp"
 #include "../common/temp_dir.hpp"
 #include "shardscope/error.hpp"
 #include "shardscope/trace/codec.hpp"
@@ -78,7 +79,8 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   b.cost_us = 12.75;
   b.t_ns = 100 + id;
   StepBegin sb{id, 0, "_S(0, 2)", "R", "all_gather", {0}, {6, 4}, {3, 4}, {3 * rank, 0}, 110};
-  Collective c{id, 0, "all_gather", "bf16", rank == 1, {0}, {0, 1}, {0, 24}, {0, 24}, 120, 130, -1, {}};
+  Collective c = shardscope::testing::MakeCollective(id, 0, "all_gather", "bf16", rank == 1, {0}, {0, 1},
+                                                     {0, 24}, {0, 24}, 120, 130, -1);
   StepEnd se{id, 0, {6, 4}, {0, 0}, 140};
   RedistributeEnd e{
       id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout", 0xFFFFFFFFFFFFFFFFull, std::nullopt};
@@ -129,7 +131,7 @@ TEST_CASE("written events read back equal", "[trace][writer]") {
   REQUIRE(rec.steps.size() == 1);
   CHECK(rec.steps[0].end.has_value());
   REQUIRE(rec.collectives.size() == 1);
-  CHECK(rec.collectives[0].negotiated);
+  CHECK(rec.collectives[0].negotiated());
   CHECK(model.RedistributeIds() == std::vector<int64_t>{0, 1, 2});
   CHECK(model.RedistributesWithId(2).size() == 2);
   fs::remove_all(dir);
@@ -236,7 +238,8 @@ std::vector<Event> OpWithLinks(int64_t rank) {
   auto& begin = std::get<RedistributeBegin>(events.front());
   begin.op_id = 0;
   begin.op_input = 1;
-  Collective halo{-1, 0, "halo_exchange", "f32", false, {0}, {0, 1}, {0, 16}, {0, 16}, 200, 210, 0, {}};
+  Collective halo = shardscope::testing::MakeCollective(-1, 0, "halo_exchange", "f32", false, {0}, {0, 1},
+                                                        {0, 16}, {0, 16}, 200, 210, 0);
   Op op;
   op.id = 0;
   op.step = 3;
@@ -286,7 +289,7 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
   CHECK(op->rank == 1);
   CHECK(op->redistribute_ids.ToVector() == std::vector<int64_t>{5});
   REQUIRE(op->collectives.size() == 1);
-  CHECK(op->collectives[0].kind == "halo_exchange");
+  CHECK(op->collectives[0].kind() == "halo_exchange");
   CHECK(op->op->candidates[1].cost_us == std::numeric_limits<double>::infinity());
   CHECK(model.FindOp(2, 0) == nullptr);
   const RedistributeRecord* rec = model.FindRedistribute(1, 5);

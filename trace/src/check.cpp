@@ -35,11 +35,11 @@ using detail::VoteText;
 // Who issued a collective: a redistribute step, or an op itself (a halo exchange).
 std::string IssuerText(const Collective& c) {
   if (c.redistribute_id < 0) return "op #" + std::to_string(c.op_id);
-  return "redistribute #" + std::to_string(c.redistribute_id) + " step " + std::to_string(c.step);
+  return "redistribute #" + std::to_string(c.redistribute_id) + " step " + std::to_string(c.step());
 }
 
 std::string CallText(const Collective& c) {
-  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) + " (" + IssuerText(c) + ")";
+  return c.kind() + " on mesh dims " + detail::FormatInts(c.mesh_dims()) + " (" + IssuerText(c) + ")";
 }
 
 std::string OpSubject(const Op& op) { return "op #" + std::to_string(op.id) + " " + detail::OpCallText(op); }
@@ -61,30 +61,30 @@ struct CollectiveField {
 
 const CollectiveField kCollectiveFields[] = {
     {MismatchClass::kCollectiveType,
-     {"kind", [](const Collective& a, const Collective& b) { return a.kind == b.kind; },
-      [](const Collective& c) { return std::string(c.kind); }}},
+     {"kind", [](const Collective& a, const Collective& b) { return a.kind() == b.kind(); },
+      [](const Collective& c) { return std::string(c.kind()); }}},
     {MismatchClass::kCollectiveSequence,
      {"issuer",
       [](const Collective& a, const Collective& b) {
         return a.redistribute_id == b.redistribute_id &&
-               (a.redistribute_id < 0 ? a.op_id == b.op_id : a.step == b.step);
+               (a.redistribute_id < 0 ? a.op_id == b.op_id : a.step() == b.step());
       },
       IssuerText}},
     {MismatchClass::kDtype,
-     {"dtype", [](const Collective& a, const Collective& b) { return a.dtype == b.dtype; },
-      [](const Collective& c) { return std::string(c.dtype); }}},
+     {"dtype", [](const Collective& a, const Collective& b) { return a.dtype() == b.dtype(); },
+      [](const Collective& c) { return std::string(c.dtype()); }}},
     {MismatchClass::kSizeOrSyntax,
      {"group order",
       [](const Collective& a, const Collective& b) {
-        return a.group == b.group && a.mesh_dims == b.mesh_dims;
+        return a.group() == b.group() && a.mesh_dims() == b.mesh_dims();
       },
       [](const Collective& c) {
-        return detail::FormatRanks(c.group) + " on mesh dims " + detail::FormatInts(c.mesh_dims);
+        return detail::FormatRanks(c.group()) + " on mesh dims " + detail::FormatInts(c.mesh_dims());
       }}},
     {MismatchClass::kSizeOrSyntax,
      {"shape negotiation",
-      [](const Collective& a, const Collective& b) { return a.negotiated == b.negotiated; },
-      [](const Collective& c) { return std::string(c.negotiated ? "negotiated" : "not negotiated"); }}},
+      [](const Collective& a, const Collective& b) { return a.negotiated() == b.negotiated(); },
+      [](const Collective& c) { return std::string(c.negotiated() ? "negotiated" : "not negotiated"); }}},
 };
 
 // The candidate OpStrategyText shows for `op`, nullptr for "none".
@@ -275,7 +275,7 @@ class Checker {
       m.op_id = at->op_id;
     } else if (at != nullptr) {
       m.redistribute_id = at->redistribute_id;
-      m.step = at->step;
+      m.step = at->step();
     }
     if (group != nullptr) {
       m.group = group->ranks;

@@ -252,37 +252,37 @@ void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
 }
 
 ordered_json CollectiveSlice(int64_t rank, const Collective& c, const Clocks& clocks) {
-  ordered_json x = Slice(Ascii(c.kind), "collective", rank, kChromeCollectiveTid, clocks.Us(rank, c.start_ns),
-                         clocks.DurUs(c.start_ns, c.end_ns));
+  ordered_json x = Slice(Ascii(c.kind()), "collective", rank, kChromeCollectiveTid,
+                         clocks.Us(rank, c.start_ns), clocks.DurUs(c.start_ns, c.end_ns));
   ordered_json a;
   a["redistribute_id"] = c.redistribute_id;
-  a["step"] = c.step;
-  a["kind"] = Ascii(c.kind);
-  a["mesh_dims"] = c.mesh_dims;
+  a["step"] = c.step();
+  a["kind"] = Ascii(c.kind());
+  a["mesh_dims"] = c.mesh_dims();
   // A slice lists a group and its per-peer bytes in full up to kChromeListedPeers members; past
   // that (a trace may claim a group of 2^20 ranks in a few bytes) the first members, the size and
   // the per-peer count when it is one number: the export grows with the events, not the world.
-  const bool listed = c.group.size() <= kChromeListedPeers;
+  const bool listed = c.group().size() <= kChromeListedPeers;
   auto head = [](const std::vector<int64_t>& v) {
     return std::vector<int64_t>(
         v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), kChromeListedPeers)));
   };
-  a["group"] = listed ? c.group.get() : head(c.group);
-  if (!listed) a["group_size"] = c.group.size();
-  a["dtype"] = Ascii(c.dtype);
+  a["group"] = listed ? c.group().get() : head(c.group());
+  if (!listed) a["group_size"] = c.group().size();
+  a["dtype"] = Ascii(c.dtype());
   for (auto [name, bytes] :
-       {std::pair{"bytes_sent", &c.bytes_sent}, std::pair{"bytes_recv", &c.bytes_recv}}) {
+       {std::pair{"bytes_sent", &c.bytes_sent()}, std::pair{"bytes_recv", &c.bytes_recv()}}) {
     int64_t per_peer = 0;
     if (listed || bytes->size() <= kChromeListedPeers)
       a[name] = bytes->get();
-    else if (detail::UniformBytes(c.group, *bytes, rank, per_peer))
+    else if (detail::UniformBytes(c.group(), *bytes, rank, per_peer))
       a[std::string(name) + "_per_peer"] = per_peer;
     else
       a[name] = head(*bytes);
   }
-  a["bytes_sent_total"] = detail::SumBytes(c.bytes_sent);
-  a["bytes_recv_total"] = detail::SumBytes(c.bytes_recv);
-  a["negotiated"] = c.negotiated;
+  a["bytes_sent_total"] = detail::SumBytes(c.bytes_sent());
+  a["bytes_recv_total"] = detail::SumBytes(c.bytes_recv());
+  a["negotiated"] = c.negotiated();
   if (c.op_id >= 0) a["op_id"] = c.op_id;
   x["args"] = a;
   return x;
@@ -329,8 +329,8 @@ void EmitEvents(const Model& model, const Clocks& clocks, const Sink& emit) {
           src_rank = rank;
           continue;
         }
-        if (c->kind != src->kind || c->redistribute_id != src->redistribute_id || c->step != src->step ||
-            c->op_id != src->op_id)
+        if (c->kind() != src->kind() || c->redistribute_id != src->redistribute_id ||
+            c->step() != src->step() || c->op_id != src->op_id)
           continue;
         const int64_t id = next_id++;
         // A flow arrow from the source's slice ("s") to this rank's ("f", bound to its enclosing slice).

@@ -223,10 +223,10 @@ void Read(codec::Object, const Fields& f, const char* name, Rare<T>& v, ReadStat
   ReadFields(f.Object(name), v.emplace(), s);
 }
 
-void Read(codec::Flight, const Fields& f, const char* name, Rare<FlightRecord>& v, ReadState& s) {
+void Read(codec::Flight, const Fields& f, const char* name, Collective& c, ReadState& s) {
   FlightFields fields;
   ReadFields(f.Object(name), fields, s);
-  v = ToRecord(std::move(fields));
+  SetFlight(c, std::move(fields));
 }
 
 // v2: one per-peer byte list written as one integer (the uniform count); held in a one-entry list
@@ -322,7 +322,7 @@ uint64_t ReadFields(const Fields& f, T& e, ReadState& s) {
       if (f.Has(name)) {
         present |= uint64_t{1} << i;
         s.bit = uint64_t{1} << i;
-        Read(typename F::Codec{}, f, name, e.*F::kMember, s);
+        Read(typename F::Codec{}, f, name, Ref<F>(e), s);
       } else if (!partial && (s.v2 ? kV2Required<R> : kV1Required<R>)) {
         f.Fail("missing field '" + f.Path(name) + "'");
       }
@@ -346,7 +346,7 @@ void Linked(const Fields& f, const RedistributeBegin&, uint64_t present) {
 }
 
 void Linked(const Fields& f, const Collective& e, uint64_t) {
-  if (e.redistribute_id < 0 && e.op_id < 0 && !e.flight) {
+  if (e.redistribute_id < 0 && e.op_id < 0 && !e.HasFlight()) {
     f.Fail(
         "field 'redistribute_id' is -1 but 'op_id' is absent: only an op's own collective (a halo "
         "exchange, with 'op_id' >= 0) has no redistribute (or an imported Flight Recorder entry, with "
@@ -355,10 +355,10 @@ void Linked(const Fields& f, const Collective& e, uint64_t) {
 }
 
 void Finish(const Fields& f, Collective& e, const FileContext&) {
-  if (e.kind.empty()) f.Fail("field 'kind' must be a non-empty string");
-  if (e.bytes_sent.size() != e.group.size() || e.bytes_recv.size() != e.group.size()) {
+  if (e.kind().empty()) f.Fail("field 'kind' must be a non-empty string");
+  if (e.bytes_sent().size() != e.group().size() || e.bytes_recv().size() != e.group().size()) {
     f.Fail("fields 'bytes_sent' and 'bytes_recv' must have one entry per rank of 'group' (" +
-           std::to_string(e.group.size()) + ")");
+           std::to_string(e.group().size()) + ")");
   }
 }
 

@@ -60,7 +60,7 @@ template <typename T>
 OJson Json(codec::Object, const Rare<T>& v) {
   return Fields(*v);
 }
-OJson Json(codec::Flight, const Rare<FlightRecord>& v) { return Fields(FromRecord(*v)); }
+OJson Json(codec::Flight, const Collective& c) { return Fields(FlightFieldsOf(c)); }
 // An infinite (or NaN) strategy cost cannot be JSON; the format writes it as -1.
 OJson Json(codec::StrategyCost, double v) { return std::isfinite(v) ? v : -1.0; }
 template <typename C, typename T>
@@ -75,7 +75,7 @@ void AddFields(OJson& out, const T& e) {
     using F = std::remove_cvref_t<decltype(f)>;
     using R = typename F::Rule;
     if constexpr (!kLineOnly<R>) {
-      const auto& v = e.*F::kMember;
+      const auto& v = Get<F>(e);
       if (Present<R>(e, v)) out[std::string(f.name)] = Json(typename F::Codec{}, v);
     }
   });

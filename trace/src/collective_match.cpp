@@ -86,8 +86,8 @@ std::vector<GroupCalls> GroupCollectives(const Model& model, bool with_flight_re
   for (const RankTrace& rt : model.ranks) {
     for (const Collective& call : rt.events.Of<Collective>()) {
       const Collective* c = &call;  // kept in GroupCalls: the stored event, not a copy
-      if (call.flight && !with_flight_records) continue;
-      const std::vector<int64_t>& members = c->group;
+      if (call.HasFlight() && !with_flight_records) continue;
+      const std::vector<int64_t>& members = c->group();
       GroupCalls*& g = by_buffer[members.data()];
       if (g == nullptr || members.empty()) {
         std::vector<int64_t> key = members;

@@ -37,7 +37,7 @@ std::vector<int64_t> PairwiseCulprits(const CallSizes& c) {
     for (size_t b = 0; b < c.at.size(); ++b) {
       const auto& [i, ci] = c.at[a];
       const auto& [j, cj] = c.at[b];
-      if (i != j && ci->bytes_sent[c.Pos(b)] != cj->bytes_recv[c.Pos(a)]) {
+      if (i != j && ci->bytes_sent()[c.Pos(b)] != cj->bytes_recv()[c.Pos(a)]) {
         ++count[i];
         ++count[j];
       }
@@ -68,17 +68,17 @@ std::optional<SizeFinding> KindRule(const CallSizes& c) {
     const auto& [rank, col] = c.at[k];
     const size_t self = c.Pos(k);
     std::string bad;
-    if ((col->kind == "all_gather" || col->kind == "all_reduce") && !PeersEqual(col->bytes_sent, self))
-      bad =
-          "sends different byte counts to its peers " + FormatInts(col->bytes_sent) + " in one " + col->kind;
-    else if ((col->kind == "reduce_scatter" || col->kind == "all_reduce") &&
-             !PeersEqual(col->bytes_recv, self))
-      bad = "receives different byte counts from its peers " + FormatInts(col->bytes_recv) + " in one " +
-            col->kind;
-    else if (col->kind == "all_reduce" && c.n > 1 &&
-             col->bytes_sent[(self + 1) % c.n] != col->bytes_recv[(self + 1) % c.n])
-      bad = "sends " + std::to_string(col->bytes_sent[(self + 1) % c.n]) + " B but receives " +
-            std::to_string(col->bytes_recv[(self + 1) % c.n]) +
+    if ((col->kind() == "all_gather" || col->kind() == "all_reduce") && !PeersEqual(col->bytes_sent(), self))
+      bad = "sends different byte counts to its peers " + FormatInts(col->bytes_sent()) + " in one " +
+            col->kind();
+    else if ((col->kind() == "reduce_scatter" || col->kind() == "all_reduce") &&
+             !PeersEqual(col->bytes_recv(), self))
+      bad = "receives different byte counts from its peers " + FormatInts(col->bytes_recv()) + " in one " +
+            col->kind();
+    else if (col->kind() == "all_reduce" && c.n > 1 &&
+             col->bytes_sent()[(self + 1) % c.n] != col->bytes_recv()[(self + 1) % c.n])
+      bad = "sends " + std::to_string(col->bytes_sent()[(self + 1) % c.n]) + " B but receives " +
+            std::to_string(col->bytes_recv()[(self + 1) % c.n]) +
             " B per peer in an all_reduce (in must equal out)";
     if (!bad.empty()) {
       return SizeFinding{
@@ -91,13 +91,13 @@ std::optional<SizeFinding> KindRule(const CallSizes& c) {
 std::optional<SizeFinding> SameSizeAcrossRanks(const CallSizes& c) {
   // Across ranks: every all_reduce member moves the same size; every reduce_scatter member
   // reduces the same input (its chunks sent plus its own output chunk: in = out x group when even).
-  if (c.n > 1 && (c.ref.kind == "all_reduce" || c.ref.kind == "reduce_scatter")) {
+  if (c.n > 1 && (c.ref.kind() == "all_reduce" || c.ref.kind() == "reduce_scatter")) {
     auto size_of = [&](size_t k) {
       const Collective& col = *c.at[k].second;
       const size_t self = c.Pos(k);
-      const int64_t peer_recv = col.bytes_recv[(self + 1) % c.n];
-      return c.ref.kind == "all_reduce" ? col.bytes_sent[(self + 1) % c.n]
-                                        : SumBytes(col.bytes_sent) - col.bytes_sent[self] + peer_recv;
+      const int64_t peer_recv = col.bytes_recv()[(self + 1) % c.n];
+      return c.ref.kind() == "all_reduce" ? col.bytes_sent()[(self + 1) % c.n]
+                                          : SumBytes(col.bytes_sent()) - col.bytes_sent()[self] + peer_recv;
     };
     // Equal sizes read alike: the texts are voted on only where the sizes differ.
     bool alike = true;
@@ -109,7 +109,7 @@ std::optional<SizeFinding> SameSizeAcrossRanks(const CallSizes& c) {
       values.emplace_back(c.at[k].first, std::to_string(size_of(k)) + " B");
     Vote vote = Majority(values);
     if (!vote.deviants.empty()) {
-      std::string noun = c.ref.kind == "all_reduce" ? "all_reduce size" : "reduce_scatter input size";
+      std::string noun = c.ref.kind() == "all_reduce" ? "all_reduce size" : "reduce_scatter input size";
       return SizeFinding{MismatchClass::kSizeOrSyntax, vote.deviants, &c.ref,
                          noun + " differs: " + VoteText(values, vote)};
     }
@@ -119,12 +119,12 @@ std::optional<SizeFinding> SameSizeAcrossRanks(const CallSizes& c) {
 
 std::optional<SizeFinding> AllToAllTotals(const CallSizes& c) {
   // all_to_all totals (Flight Recorder's error case 2), only decidable with every member present.
-  if (c.ref.kind == "all_to_all" && c.at.size() == c.g.ranks.size()) {
+  if (c.ref.kind() == "all_to_all" && c.at.size() == c.g.ranks.size()) {
     int64_t sent = 0, recv = 0;
     for (size_t k = 0; k < c.at.size(); ++k) {
       const Collective& col = *c.at[k].second;
-      sent = SaturatingAdd(sent, SumBytes(col.bytes_sent) - col.bytes_sent[c.Pos(k)]);
-      recv = SaturatingAdd(recv, SumBytes(col.bytes_recv) - col.bytes_recv[c.Pos(k)]);
+      sent = SaturatingAdd(sent, SumBytes(col.bytes_sent()) - col.bytes_sent()[c.Pos(k)]);
+      recv = SaturatingAdd(recv, SumBytes(col.bytes_recv()) - col.bytes_recv()[c.Pos(k)]);
     }
     if (sent != recv) {
       return SizeFinding{MismatchClass::kAllToAllTotal, PairwiseCulprits(c), &c.ref,
@@ -142,7 +142,7 @@ std::optional<SizeFinding> Pairs(const CallSizes& c) {
       const auto& [i, ci] = c.at[a];
       const auto& [j, cj] = c.at[b];
       if (i == j) continue;
-      int64_t sent = ci->bytes_sent[c.Pos(b)], recv = cj->bytes_recv[c.Pos(a)];
+      int64_t sent = ci->bytes_sent()[c.Pos(b)], recv = cj->bytes_recv()[c.Pos(a)];
       if (sent == recv) continue;
       return SizeFinding{MismatchClass::kSizeOrSyntax, PairwiseCulprits(c), ci,
                          "rank " + std::to_string(i) + " sends " + std::to_string(sent) + " B to rank " +
@@ -156,7 +156,7 @@ std::optional<SizeFinding> Pairs(const CallSizes& c) {
 
 std::optional<SizeFinding> CheckCallSizes(const GroupCalls& g, const CallAt& at) {
   const Collective& ref = *at.front().second;
-  const std::vector<int64_t>& order = ref.group;  // equal on every member (checked before)
+  const std::vector<int64_t>& order = ref.group();  // equal on every member (checked before)
   CallSizes c{g, at, ref, order.size(), {}};
   // Where each rank with a file stands in the group: the rules look up no one else, and a group's
   // size is what the trace claims, not what its files hold (a tiny trace may claim 2^20 ranks).

@@ -152,8 +152,8 @@ std::vector<int64_t> RanksOf(const Logical& l) {
 }
 
 std::string CollectiveKey(const Collective& c) {
-  return c.kind + " on mesh dims " + detail::FormatInts(c.mesh_dims) +
-         (c.negotiated ? " (shape negotiation)" : "");
+  return c.kind() + " on mesh dims " + detail::FormatInts(c.mesh_dims()) +
+         (c.negotiated() ? " (shape negotiation)" : "");
 }
 
 std::string ShardText(const std::vector<int64_t>& shape, const std::vector<int64_t>& offset) {
@@ -416,10 +416,10 @@ class Differ {
       std::map<std::pair<int64_t, std::string>, int64_t> seen;
       for (const Collective& x : r->collectives) {
         std::string key = CollectiveKey(x);
-        int64_t occ = seen[{x.step, key}]++;
-        auto& v = out[{x.step, key, occ}];
-        v.first = detail::SaturatingAdd(v.first, detail::SumBytes(x.bytes_sent));
-        v.second = detail::SaturatingAdd(v.second, detail::SumBytes(x.bytes_recv));
+        int64_t occ = seen[{x.step(), key}]++;
+        auto& v = out[{x.step(), key, occ}];
+        v.first = detail::SaturatingAdd(v.first, detail::SumBytes(x.bytes_sent()));
+        v.second = detail::SaturatingAdd(v.second, detail::SumBytes(x.bytes_recv()));
       }
     }
     return out;
@@ -451,12 +451,12 @@ class Differ {
       if (o == nullptr) continue;
       int64_t sb = 0, rb = 0, sc = 0, rc = 0;
       for (const Collective& x : r->collectives) {
-        sb = detail::SaturatingAdd(sb, detail::SumBytes(x.bytes_sent));
-        rb = detail::SaturatingAdd(rb, detail::SumBytes(x.bytes_recv));
+        sb = detail::SaturatingAdd(sb, detail::SumBytes(x.bytes_sent()));
+        rb = detail::SaturatingAdd(rb, detail::SumBytes(x.bytes_recv()));
       }
       for (const Collective& x : o->collectives) {
-        sc = detail::SaturatingAdd(sc, detail::SumBytes(x.bytes_sent));
-        rc = detail::SaturatingAdd(rc, detail::SumBytes(x.bytes_recv));
+        sc = detail::SaturatingAdd(sc, detail::SumBytes(x.bytes_sent()));
+        rc = detail::SaturatingAdd(rc, detail::SumBytes(x.bytes_recv()));
       }
       if (sb != sc || rb != rc)
         Add(DiffCategory::kBytes, "rank " + std::to_string(r->rank) + " bytes", BytesText(sb, rb),

@@ -41,6 +41,12 @@ template <typename C>
 bool SameWritten(C, double a, double b) {
   return std::memcmp(&a, &b, sizeof(double)) == 0;
 }
+// A collective's Flight Recorder record (the field's value is the whole collective): its flight
+// shape and own fields, or both absent.
+bool SameWritten(codec::Flight, const Collective& a, const Collective& b) {
+  if (a.HasFlight() != b.HasFlight()) return false;
+  return !a.HasFlight() || (a.flight == b.flight && a.flight_shape() == b.flight_shape());
+}
 bool SameWritten(codec::StrategyCost, double a, double b) {
   if (!std::isfinite(a) || !std::isfinite(b)) return std::isfinite(a) == std::isfinite(b);
   return std::memcmp(&a, &b, sizeof(double)) == 0;
@@ -62,7 +68,7 @@ bool SameWrittenFields(const T& a, const T& b, uint64_t mask) {
     if constexpr (kLineOnly<typename F::Rule> || std::is_same_v<typename F::Rule, rule::Relinked>) {
       return true;
     } else {
-      return !(mask >> i & 1) || SameWritten(typename F::Codec{}, a.*F::kMember, b.*F::kMember);
+      return !(mask >> i & 1) || SameWritten(typename F::Codec{}, Get<F>(a), Get<F>(b));
     }
   });
 }
@@ -83,6 +89,9 @@ bool SameShared(const Rare<T>& a, const Rare<T>& b) {
   return !a && !b;
 }
 bool SameShared(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+// A collective's Flight Recorder record (the whole collective is the field's value): as a rare
+// payload, never part of a template.
+bool SameShared(const Collective& a, const Collective& b) { return !a.HasFlight() && !b.HasFlight(); }
 
 // Whether a and b agree, as SameShared, in every field of their table but those of `skip`.
 template <typename T>
@@ -92,7 +101,7 @@ bool SameSharedFields(const T& a, const T& b, uint64_t skip) {
     if constexpr (kLineOnly<typename F::Rule>) {
       return true;
     } else {
-      return (skip >> i & 1) || SameShared(a.*F::kMember, b.*F::kMember);
+      return (skip >> i & 1) || SameShared(Get<F>(a), Get<F>(b));
     }
   });
 }
@@ -310,7 +319,7 @@ bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out
     l.OpenObject("imported");
     ForEachField(kDescOf<ImportedPlan>, [&](auto i, const auto& field) {
       using F = std::remove_cvref_t<decltype(field)>;
-      if (!base.imported || !SameWritten(typename F::Codec{}, plan.*F::kMember, (*base.imported).*F::kMember))
+      if (!base.imported || !SameWritten(typename F::Codec{}, Get<F>(plan), Get<F>(*base.imported)))
         WriteFields(l, plan, v2, i, i + 1);
     });
     l.EndObject();
@@ -522,7 +531,7 @@ constexpr int64_t kMaxDt = int64_t{1} << 62;
 // Whether a collective_repeat line can give `a` from `b`: equal shapes but perhaps for the state,
 // which the line gives anew (entries of one call share a shape per state).
 bool SameShapeButState(const Shared<FlightShape>& a, const Shared<FlightShape>& b) {
-  if (a == b) return true;
+  if (a.SharesWith(b) || *a == *b) return true;
   if (a->state == b->state) return false;
   FlightShape with_state = *b;
   with_state.state = a->state;
@@ -531,15 +540,17 @@ bool SameShapeButState(const Shared<FlightShape>& a, const Shared<FlightShape>& 
 }  // namespace
 
 bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const {
-  const FlightRecord& f = *e.flight;
+  const FlightRecord& f = e.flight;
   const bool known = KnownDuration(f.duration_ms);
   for (size_t k = flights_.size(); k-- > 0;) {
     const FlightMemo& m = flights_[k];
     const Collective& b = m.event;
-    const FlightRecord& g = *b.flight;
+    const FlightRecord& g = b.flight;
     const bool base_known = KnownDuration(g.duration_ms);
     if (base_known && !known) continue;  // an unknown duration cannot be given
-    if (!SameShapeButState(f.shape, g.shape) || !SameWrittenFields(e, b, kFlightCollectiveSame)) continue;
+    if (!SameShapeButState(e.shape->flight, b.shape->flight) ||
+        !SameWrittenFields(e, b, kFlightCollectiveSame))
+      continue;
     const int64_t dt[] = {e.start_ns - b.start_ns, e.end_ns - b.end_ns, f.created_ns - g.created_ns};
     for (int64_t d : dt)
       if (d < -kMaxDt || d > kMaxDt) return false;  // not for times the reader refuses anyway
@@ -554,7 +565,7 @@ bool EncoderV2::EncodeFlightRepeat(const Collective& e, std::string& out) const 
     l.Int("back", static_cast<int64_t>(flights_written_ - m.number + 1));  // 1: the last one
     l.Ints("dt", {dt[0], dt[1], dt[2]});
     l.Ints("did", {did[0], did[1], did[2], did[3]});
-    if (!(f.shape->state == g.shape->state)) l.Str("state", f.shape->state);
+    if (!(e.flight_shape().state == b.flight_shape().state)) l.Str("state", e.flight_shape().state);
     if (known && (!base_known || std::memcmp(&*f.duration_ms, &*g.duration_ms, sizeof(double)) != 0))
       l.Num("duration_ms", *f.duration_ms);
     return l.Finish();
@@ -575,16 +586,16 @@ void EncoderV2::RememberFlight(const Collective& e) {
 }
 
 void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
-  if (e.flight) {
+  if (e.HasFlight()) {
     const bool again = EncodeFlightRepeat(e, out);
     RememberFlight(e);
     if (again) return;
   }
   const Open* open = nullptr;
-  const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step, &open) : nullptr;
+  const PlanStep* s = e.redistribute_id >= 0 ? StepOf(e.redistribute_id, e.step(), &open) : nullptr;
   const std::string* dtype = open ? &open->dtype : nullptr;
   // A collective of an op (no redistribute) is not remembered: its line has op_id after the times.
-  repeated = repeated && e.redistribute_id >= 0 && e.op_id < 0 && !e.flight;
+  repeated = repeated && e.redistribute_id >= 0 && e.op_id < 0 && !e.HasFlight();
   if (repeated) {
     if (const LineMemo* m = FindLineMemo(e, s, dtype))
       return WriteLine(*m, {e.redistribute_id, e.start_ns, e.end_ns}, out);
@@ -592,7 +603,7 @@ void EncoderV2::Encode(const Collective& e, std::string& out, bool repeated) {
   const WriteBasis basis{.v2 = true,
                          .step = s,
                          .dtype = dtype,
-                         .group = e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims) : nullptr,
+                         .group = e.redistribute_id >= 0 ? &MeshGroupOf(e.mesh_dims()) : nullptr,
                          .rank = rank_};
   const size_t start = out.size();
   Line l(out);
@@ -621,7 +632,7 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
     ForEachField(d, [&](auto i, const auto& f) {
       using F = std::remove_cvref_t<decltype(f)>;
       if constexpr (IsLike<typename F::Rule>::value) {
-        if (SameWritten(typename F::Codec{}, e.*F::kMember, r.*F::kMember)) mask |= uint64_t{1} << i;
+        if (SameWritten(typename F::Codec{}, Get<F>(e), Get<F>(r))) mask |= uint64_t{1} << i;
       }
     });
     if (v3_ && !(mask & kRule) && RuleNumber(r.rule, e.rule, number)) mask |= kRule;

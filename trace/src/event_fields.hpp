@@ -56,8 +56,8 @@ struct Checksum {};  ///< a non-negative integer up to 2^64-1 (std::optional<uin
 template <int64_t MaxLen>
 struct Objects {};  ///< an array of at most MaxLen objects, each described by DescFor<element>
 struct Object {};   ///< one object (a Rare<T> payload), described by DescFor<T>
-/// A Flight Recorder record (a Rare<FlightRecord>): one flat object, described by
-/// DescFor<FlightFields>.
+/// A Flight Recorder record (a collective's flight shape and own fields, the field's value being the
+/// whole collective): one flat object, described by DescFor<FlightFields>.
 struct Flight {};
 /// A per-peer byte list aligned with the collective's group; in v2 also one integer, the count
 /// for every other member (a "uniform" list, expanded once the group is known).
@@ -104,6 +104,52 @@ struct Field {
 };
 template <typename C>
 using LineField = Field<nullptr, C, rule::LineOnly>;
+
+/// A field's member reached through a Shared<> member of its struct (a collective's kind is
+/// `shape->kind`): Field<Via<&Collective::shape, &CollectiveShape::kind>{}, ...>.
+template <auto Outer, auto Inner>
+struct Via {};
+template <auto Outer, auto Inner>
+constexpr bool ViaParts(Via<Outer, Inner>) {
+  return true;
+}
+template <typename T, auto Outer, auto Inner>
+const auto& ViaGet(const T& e, Via<Outer, Inner>) {
+  return (*(e.*Outer)).*Inner;
+}
+template <typename T, auto Outer, auto Inner>
+auto& ViaRef(T& e, Via<Outer, Inner>) {
+  return (e.*Outer).Mutable().*Inner;
+}
+/// A field whose value is the whole struct (a collective's Flight Recorder record, spread over its
+/// shape and its own fields): the codec reads and writes both.
+struct Whole {};
+
+/// Field F of `e` for reading.
+template <typename F, typename T>
+const auto& Get(const T& e) {
+  using M = std::remove_cvref_t<decltype(F::kMember)>;
+  if constexpr (std::is_same_v<M, Whole>) {
+    return e;
+  } else if constexpr (requires { ViaParts(F::kMember); }) {
+    return ViaGet(e, F::kMember);
+  } else {
+    return e.*F::kMember;
+  }
+}
+/// Field F of `e` for writing (a field through a shared member copies that member first when it is
+/// shared: Shared::Mutable).
+template <typename F, typename T>
+auto& Ref(T& e) {
+  using M = std::remove_cvref_t<decltype(F::kMember)>;
+  if constexpr (std::is_same_v<M, Whole>) {
+    return e;
+  } else if constexpr (requires { ViaParts(F::kMember); }) {
+    return ViaRef(e, F::kMember);
+  } else {
+    return e.*F::kMember;
+  }
+}
 
 /// A struct's fields in line order; `name` is the line's "type" for an event, else the noun that
 /// messages use for an array of these objects.
@@ -225,7 +271,7 @@ constexpr size_t LikeEnd(const D& d) {
 
 /// The value type of field F in struct T.
 template <typename T, typename F>
-using ValueOf = std::remove_cvref_t<decltype(std::declval<T&>().*F::kMember)>;
+using ValueOf = std::remove_cvref_t<decltype(Get<F>(std::declval<const T&>()))>;
 
 /// The element type of a list member (std::vector<T> or SharedVec<T>).
 template <typename V>
@@ -276,7 +322,8 @@ inline bool KnownDuration(const std::optional<double>& ms) { return ms && std::i
 
 /// A flight record as its line spells it: one flat object, the shape's fields among the entry's
 /// own (docs/trace-format.md, "flight"). The readers decode a record into this and make it a
-/// FlightRecord (ToRecord); the writers write FromRecord's. Its table is kFlightRecordDesc.
+/// collective's flight shape and record (SetFlight); the writers write FlightFieldsOf's. Its table is
+/// kFlightRecordDesc.
 struct FlightFields {
   IStr pg_name;
   IStr pg_desc;
@@ -297,31 +344,28 @@ struct FlightFields {
 };
 inline bool KnownFlightDuration(const FlightFields& f) { return KnownDuration(f.duration_ms); }
 
-/// The record of `f`, with a shape of its own (the reader's pools make equal shapes one).
-inline FlightRecord ToRecord(FlightFields&& f) {
-  FlightRecord r;
-  r.shape = Shared<FlightShape>(FlightShape{
+/// Makes `c` an imported collective with the record of `f`: its flight shape one of its own (the
+/// reader's pools make equal shapes one), its own fields `f`'s.
+inline void SetFlight(Collective& c, FlightFields&& f) {
+  c.Mutable().flight = Shared<FlightShape>(FlightShape{
       f.pg_name, f.pg_desc, f.profiling_name, f.state, std::move(f.input_sizes), std::move(f.output_sizes),
       std::move(f.input_dtypes), std::move(f.output_dtypes), f.timeout_ms, f.is_p2p});
-  r.seq_id = f.seq_id;
-  r.p2p_seq_id = f.p2p_seq_id;
-  r.record_id = f.record_id;
-  r.op_id = f.op_id;
-  r.created_ns = f.created_ns;
-  r.duration_ms = f.duration_ms;
-  return r;
+  c.flight = FlightRecord{f.seq_id, f.p2p_seq_id, f.record_id, f.op_id, f.created_ns, f.duration_ms};
 }
-/// The fields of `r` as its line spells them.
-inline FlightFields FromRecord(const FlightRecord& r) {
-  const FlightShape& s = *r.shape;
+/// The record of `c` (HasFlight()) as its line spells it.
+inline FlightFields FlightFieldsOf(const Collective& c) {
+  const FlightShape& s = c.flight_shape();
+  const FlightRecord& r = c.flight;
   return {s.pg_name,        s.pg_desc,     r.seq_id,      r.p2p_seq_id,   r.record_id,    r.op_id,
           s.profiling_name, s.state,       s.input_sizes, s.output_sizes, s.input_dtypes, s.output_dtypes,
           r.created_ns,     r.duration_ms, s.timeout_ms,  s.is_p2p};
 }
-// A member added to FlightRecord or FlightShape needs its place in FlightFields, ToRecord and
-// FromRecord (and, for the record's own, in what a collective_repeat line gives: format_v2.hpp,
+/// rule::When of a collective's `flight`: written for an imported collective.
+inline bool HasFlightRecord(const Collective& c) { return c.HasFlight(); }
+// A member added to FlightRecord or FlightShape needs its place in FlightFields, SetFlight and
+// FlightFieldsOf (and, for the record's own, in what a collective_repeat line gives: format_v2.hpp,
 // encode_v2.cpp): the sizes below change with any member.
-static_assert(sizeof(FlightRecord) == 56 && sizeof(FlightShape) == 64,
+static_assert(sizeof(FlightRecord) == 48 && sizeof(FlightShape) == 64,
               "FlightRecord changed: update FlightFields and its table here, and the fields a "
               "collective_repeat line gives (format_v2.hpp, encode_v2.cpp)");
 
@@ -430,19 +474,20 @@ inline constexpr auto kFlightRecordDesc = Describe<FlightFields>(
     Field<&FR::timeout_ms, codec::Id>{"timeout_ms"}, Field<&FR::is_p2p, codec::Flag>{"is_p2p"});
 
 using C = Collective;
+using CS = CollectiveShape;
 inline constexpr auto kCollectiveDesc = Describe<Collective>(
     "collective", Field<&C::redistribute_id, codec::Int<-1, kI64Max>>{"redistribute_id"},
-    Field<&C::step, codec::StepIndex>{"step"},
-    Field<&C::kind, codec::NonEmptyText, rule::FromStep<&PS::comm>>{"kind"},
-    Field<&C::mesh_dims, codec::MeshDims, rule::FromStep<&PS::mesh_dims>>{"mesh_dims"},
-    Field<&C::group, codec::Ranks, rule::FromMeshGroup>{"group"},
-    Field<&C::dtype, codec::Text, rule::FromBeginDtype>{"dtype"},
-    Field<&C::bytes_sent, codec::PeerBytes>{"bytes_sent"},
-    Field<&C::bytes_recv, codec::PeerBytes>{"bytes_recv"},
-    Field<&C::negotiated, codec::Flag, rule::Defaulted>{"negotiated"},
+    Field<Via<&C::shape, &CS::step>{}, codec::StepIndex>{"step"},
+    Field<Via<&C::shape, &CS::kind>{}, codec::NonEmptyText, rule::FromStep<&PS::comm>>{"kind"},
+    Field<Via<&C::shape, &CS::mesh_dims>{}, codec::MeshDims, rule::FromStep<&PS::mesh_dims>>{"mesh_dims"},
+    Field<Via<&C::shape, &CS::group>{}, codec::Ranks, rule::FromMeshGroup>{"group"},
+    Field<Via<&C::shape, &CS::dtype>{}, codec::Text, rule::FromBeginDtype>{"dtype"},
+    Field<Via<&C::shape, &CS::bytes_sent>{}, codec::PeerBytes>{"bytes_sent"},
+    Field<Via<&C::shape, &CS::bytes_recv>{}, codec::PeerBytes>{"bytes_recv"},
+    Field<Via<&C::shape, &CS::negotiated>{}, codec::Flag, rule::Defaulted>{"negotiated"},
     Field<&C::start_ns, codec::Time>{"start_ns"}, Field<&C::end_ns, codec::Time>{"end_ns"},
     Field<&C::op_id, codec::Id, rule::WhenSet>{"op_id"},
-    Field<&C::flight, codec::Flight, rule::WhenSet>{"flight"});
+    Field<Whole{}, codec::Flight, rule::When<&HasFlightRecord>>{"flight"});
 
 inline constexpr auto kOpInputDesc = Describe<OpInput>(
     "op inputs", Field<&OpInput::tensor, codec::Text>{"tensor"},
@@ -554,7 +599,8 @@ static_assert(IndexOf(tables::kCollectiveDesc, "mesh_dims") < IndexOf(tables::kC
 
 // A member added to one of these structs needs its line in the table above (or the build stays
 // here until someone has looked): the sizes below change with any member.
-static_assert(sizeof(Collective) == 88, "Collective changed: update its table in event_fields.hpp");
+static_assert(sizeof(Collective) == 88 && sizeof(CollectiveShape) == 56,
+              "Collective changed: update its table in event_fields.hpp");
 static_assert(sizeof(RedistributeBegin) == 128, "RedistributeBegin changed: update event_fields.hpp");
 static_assert(sizeof(RedistributeEnd) == 56, "RedistributeEnd changed: update event_fields.hpp");
 static_assert(sizeof(StepBegin) == 64, "StepBegin changed: update event_fields.hpp");

@@ -72,6 +72,18 @@ size_t HashOf(const Shared<FlightShape>& shape) {
   return Mix(Mix(h, HashOf(s.input_dtypes)), HashOf(s.output_dtypes));
 }
 
+// A collective's shape by its fields, its lists by buffer: the pools made equal lists one buffer
+// before the shape is pooled (a shape of unpooled lists may miss an equal one: shared less, never
+// wrongly).
+size_t HashOf(const Shared<CollectiveShape>& shape) {
+  const CollectiveShape& s = *shape;
+  size_t h = Mix(std::hash<IStr>()(s.kind), std::hash<IStr>()(s.dtype));
+  h = Mix(h, static_cast<size_t>(s.step) * 2 + (s.negotiated ? 1 : 0));
+  for (const auto* v : {&s.mesh_dims, &s.group, &s.bytes_sent, &s.bytes_recv})
+    h = Mix(h, std::hash<const void*>()(&v->get()));
+  return Mix(h, std::hash<const void*>()(s.flight.HasBuffer() ? &*s.flight : nullptr));
+}
+
 // Whether a pool slot or value holds something (an empty list and a default shape are left alone).
 template <typename T>
 bool Held(const SharedVec<T>& v) {
@@ -129,10 +141,11 @@ void EventPools::One(InternPool<T>& local, SharedListPool<T>* shared, SharedVec<
   local.Remember(v);
 }
 
-void RecentShapes::Intern(Shared<FlightShape>& shape) {
+template <typename T>
+void RecentShapes<T>::Intern(Shared<T>& shape) {
   if (!shape.HasBuffer() || shape.Pooled()) return;  // a default shape, or one copied from a stored event
   for (size_t i = 0; i < recent_.size(); ++i) {
-    if (recent_[i] == shape) {
+    if (recent_[i].SharesWith(shape) || *recent_[i] == *shape) {
       shape = recent_[i];
       std::rotate(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(i),
                   recent_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -164,9 +177,15 @@ void EventPools::Intern(Event& event) {
     One(ints_, s ? &s->ints : nullptr, e->local_shape_after);
     One(ints_, s ? &s->ints : nullptr, e->global_offset_after);
   } else if (auto* c = std::get_if<Collective>(&event)) {
-    for (SharedVec<int64_t>* v : {&c->mesh_dims, &c->group, &c->bytes_sent, &c->bytes_recv})
-      One(ints_, s ? &s->ints : nullptr, *v);
-    if (c->flight) shapes_.Intern(c->flight->shape);
+    // A shape just decoded is this collective's own (Mutable() copies nothing); one copied from a
+    // stored event (a collective_repeat line's) is pooled already, its lists too.
+    if (c->shape.HasBuffer() && !c->shape.Pooled()) {
+      CollectiveShape& shape = c->shape.Mutable();
+      for (SharedVec<int64_t>* v : {&shape.mesh_dims, &shape.group, &shape.bytes_sent, &shape.bytes_recv})
+        One(ints_, s ? &s->ints : nullptr, *v);
+      shapes_.Intern(shape.flight);
+      collective_shapes_.Intern(c->shape);
+    }
   } else if (auto* op = std::get_if<Op>(&event)) {
     // The operand lists are this op's own (just decoded), so Mutable() copies nothing; lists copied
     // from an earlier op (`like`) are pooled already, their elements' lists too.
@@ -201,5 +220,8 @@ template class SharedPool<SharedVec<OpInput>>;
 template class SharedPool<SharedVec<OpOutput>>;
 template class SharedPool<SharedVec<ImportedCollective>>;
 template class SharedPool<Shared<FlightShape>>;
+template class SharedPool<Shared<CollectiveShape>>;
+template class RecentShapes<FlightShape>;
+template class RecentShapes<CollectiveShape>;
 
 }  // namespace shardscope::trace::detail

@@ -42,6 +42,7 @@ class SharedPool {
 template <typename T>
 using SharedListPool = SharedPool<SharedVec<T>>;
 using FlightShapePool = SharedPool<Shared<FlightShape>>;
+using CollectiveShapePool = SharedPool<Shared<CollectiveShape>>;
 
 struct SharedPools {
   SharedListPool<int64_t> ints;
@@ -53,28 +54,32 @@ struct SharedPools {
   SharedListPool<OpOutput> outputs;
   SharedListPool<ImportedCollective> imported;
   FlightShapePool flights;
+  CollectiveShapePool collectives;
 };
 
-/// Makes equal Flight Recorder shapes share one buffer: a shape equal to one of the last few seen
-/// becomes that one, any other the one of `shared` (when given) that equals it. Not thread-safe:
-/// one per reading thread or file.
+/// Makes equal shapes (a FlightShape, a CollectiveShape) share one buffer: a shape equal to one of
+/// the last few seen becomes that one, any other the one of `shared` (when given) that equals it.
+/// Not thread-safe: one per reading thread or file.
+template <typename T>
 class RecentShapes {
  public:
   /// `shared`, when given, must outlive this object.
-  explicit RecentShapes(FlightShapePool* shared = nullptr) : shared_(shared) {}
-  void Intern(Shared<FlightShape>& shape);
+  explicit RecentShapes(SharedPool<Shared<T>>* shared = nullptr) : shared_(shared) {}
+  void Intern(Shared<T>& shape);
 
  private:
   static constexpr size_t kRecent = 16;
-  FlightShapePool* shared_;
-  std::vector<Shared<FlightShape>> recent_;  // most recently used first
+  SharedPool<Shared<T>>* shared_;
+  std::vector<Shared<T>> recent_;  // most recently used first
 };
 
 class EventPools {
  public:
   /// `shared`, when given, must outlive this object.
   explicit EventPools(SharedPools* shared = nullptr)
-      : shared_(shared), shapes_(shared != nullptr ? &shared->flights : nullptr) {}
+      : shared_(shared),
+        shapes_(shared != nullptr ? &shared->flights : nullptr),
+        collective_shapes_(shared != nullptr ? &shared->collectives : nullptr) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
@@ -91,7 +96,8 @@ class EventPools {
   InternPool<OpInput> inputs_;
   InternPool<OpOutput> outputs_;
   InternPool<ImportedCollective> imported_;
-  RecentShapes shapes_;
+  RecentShapes<FlightShape> shapes_;
+  RecentShapes<CollectiveShape> collective_shapes_;
 };
 
 }  // namespace shardscope::trace::detail

@@ -215,10 +215,10 @@ bool Decode(codec::Object, element x, Rare<T>& v, Scratch& s) {
 }
 
 // A Flight Recorder record: its flat object, then the record (its shape pooled with the event).
-bool Decode(codec::Flight, element x, Rare<FlightRecord>& v, Scratch& s) {
+bool Decode(codec::Flight, element x, Collective& c, Scratch& s) {
   FlightFields f;
   if (!Members(x, RequiredMask(kDescOf<FlightFields>, s.v2), f, s, nullptr, false)) return false;
-  v = ToRecord(std::move(f));
+  SetFlight(c, std::move(f));
   return true;
 }
 
@@ -282,7 +282,7 @@ bool DecodeField(element x, T& e, Scratch& s) {
     }
   } else {
     s.bit = uint64_t{1} << I;
-    return Decode(typename F::Codec{}, x, e.*F::kMember, s);
+    return Decode(typename F::Codec{}, x, Ref<F>(e), s);
   }
 }
 
@@ -340,7 +340,7 @@ bool Linked(const RedistributeBegin&, uint64_t seen) {
   constexpr uint64_t kLink = MaskOf(kDescOf<RedistributeBegin>, {"op_id", "op_input"});
   return (seen & kLink) == 0 || (seen & kLink) == kLink;
 }
-bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0 || e.flight; }
+bool Linked(const Collective& e, uint64_t) { return e.redistribute_id >= 0 || e.op_id >= 0 || e.HasFlight(); }
 template <typename E>
 bool Finished(const E&, const Scratch&, const FileContext&) {
   return true;
@@ -373,7 +373,8 @@ bool Finished(Op& e, const Scratch& s, const FileContext& ctx) {
          (e.chosen >= 0 || !e.ok);
 }
 bool Finished(const Collective& e, const Scratch&, const FileContext&) {
-  return !e.kind.empty() && e.bytes_sent.size() == e.group.size() && e.bytes_recv.size() == e.group.size();
+  return !e.kind().empty() && e.bytes_sent().size() == e.group().size() &&
+         e.bytes_recv().size() == e.group().size();
 }
 
 // In a v2 file the fields that format_v2.cpp can rebuild are not required here; Complete there

@@ -71,7 +71,7 @@ bool Written(const E& e, const V& v, const WriteBasis& b) {
   } else if constexpr (kOptional<R>) {
     return Present<R>(e, v);
   } else if constexpr (std::is_same_v<R, rule::Defaulted>) {
-    return !b.v2 || !(v == kDefaults<E>.*F::kMember);
+    return !b.v2 || !(v == Get<F>(kDefaults<E>));
   } else if constexpr (IsSameAs<R>::value) {
     return !(kV3Only<R> ? b.v3 : b.v2) || !(v == e.*IsSameAs<R>::kArg);
   } else if constexpr (IsFromStep<R>::value) {
@@ -147,7 +147,7 @@ template <typename E>
                                        const SharedVec<int64_t>& bytes, const Collective& e,
                                        const WriteBasis& b) {
   int64_t count = 0;
-  if (b.v2 && UniformBytes(e.group, bytes, b.rank, count))
+  if (b.v2 && UniformBytes(e.group(), bytes, b.rank, count))
     l.Int(name, count);
   else
     l.Ints(name, bytes);
@@ -162,10 +162,10 @@ inline void Put(codec::Object, Line& l, std::string_view name, const Rare<T>& v,
 }
 // A Flight Recorder record: its flat object.
 template <typename E>
-inline void Put(codec::Flight, Line& l, std::string_view name, const Rare<FlightRecord>& v, const E&,
+inline void Put(codec::Flight, Line& l, std::string_view name, const Collective& c, const E&,
                 const WriteBasis& b) {
   l.OpenObject(name);
-  WriteFields(l, FromRecord(*v), b);
+  WriteFields(l, FlightFieldsOf(c), b);
   l.EndObject();
 }
 // Flight Recorder shapes: one integer list per tensor.
@@ -189,7 +189,7 @@ void WriteFields(Line& l, const E& e, const WriteBasis& b, size_t from, size_t t
     // The name as a constant, so that the line builder formats the key as it would a literal's.
     constexpr std::string_view kName = std::get<decltype(i)::value>(kDescOf<E>.fields).name;
     if constexpr (!kLineOnly<typename F::Rule>) {
-      const auto& v = e.*F::kMember;
+      const auto& v = Get<F>(e);
       if (i >= from && i < to && Written<F, typename F::Rule>(e, v, b))
         Put(typename F::Codec{}, l, kName, v, e, b);
     }

@@ -77,14 +77,14 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
   bool first = true, wrapped = false;
   int64_t position = 0;
   for (const Collective& c : rt.events.Of<Collective>()) {
-    if (!c.flight) continue;
-    const FlightRecord& f = *c.flight;
-    const FlightShape& shape = *f.shape;
+    if (!c.HasFlight()) continue;
+    const FlightRecord& f = c.flight;
+    const FlightShape& shape = c.flight_shape();
     if (first) wrapped = f.record_id > 0;
     first = false;
-    auto [git, new_group] = group_slot.try_emplace({&shape.pg_name.str(), &c.group.get()}, locals.size());
+    auto [git, new_group] = group_slot.try_emplace({&shape.pg_name.str(), &c.group().get()}, locals.size());
     if (new_group) {
-      std::vector<int64_t> sorted = c.group;
+      std::vector<int64_t> sorted = c.group();
       std::sort(sorted.begin(), sorted.end());
       FlightGroupKey key{shape.pg_name.str(), std::move(sorted)};
       std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -97,19 +97,19 @@ void FlightTable::AddRank(int64_t order, const RankTrace& rt) {
         named->second = at;
         g.name = shape.pg_name.str();
         g.desc = shape.pg_desc.str();
-        g.ranks = c.group;
+        g.ranks = c.group();
       }
       locals.push_back({&g, {}, {}});
     }
     FlightEntry e;
     e.seq = shape.is_p2p ? f.p2p_seq_id : f.seq_id;
     auto [sit, new_sig] =
-        sig_id.try_emplace({&shape.profiling_name.str(), &c.kind.str(), &shape.input_sizes.get(),
+        sig_id.try_emplace({&shape.profiling_name.str(), &c.kind().str(), &shape.input_sizes.get(),
                             &shape.output_sizes.get(), &shape.input_dtypes.get(), &shape.output_dtypes.get()},
                            0);
     if (new_sig) {
       std::lock_guard<std::mutex> lock(impl_->mutex);
-      sit->second = InternSig({shape.profiling_name, c.kind, shape.input_sizes, shape.output_sizes,
+      sit->second = InternSig({shape.profiling_name, c.kind(), shape.input_sizes, shape.output_sizes,
                                shape.input_dtypes, shape.output_dtypes});
     }
     e.sig = sit->second;
@@ -193,7 +193,7 @@ FlightTable GroupFlightRecords(const Model& model) {
 bool HasFlightRecords(const Model& model) {
   for (const RankTrace& rt : model.ranks)
     for (const Collective& c : rt.events.Of<Collective>())
-      if (c.flight) return true;
+      if (c.HasFlight()) return true;
   return false;
 }
 

@@ -52,7 +52,7 @@ void FileContext::Remember(const Event& event, size_t index) {
     continues = next && e->redistribute_id == run_id_;
   } else if (const auto* e = std::get_if<Collective>(&event)) {
     continues = next && e->redistribute_id == run_id_;
-    if (e->flight) {
+    if (e->HasFlight()) {
       if (flights_.size() < static_cast<size_t>(kMaxFlightBack))
         flights_.push_back(index);
       else
@@ -104,7 +104,7 @@ std::string MergeImported(const RepeatLine& r, RedistributeBegin& b) {
   ImportedPlan& plan = *b.imported;
   ForEachField(d, [&](auto i, const auto& f) {
     using F = std::remove_cvref_t<decltype(f)>;
-    if (r.imported_present >> i & 1) plan.*F::kMember = part.*F::kMember;
+    if (r.imported_present >> i & 1) Ref<F>(plan) = Get<F>(part);
   });
   return "";
 }
@@ -199,7 +199,7 @@ std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileCont
            " collectives with a flight record come before this line in this file";
   }
   out = std::get<Collective>(events[*at]);
-  FlightRecord& f = *out.flight;
+  FlightRecord& f = out.flight;
   int64_t* times[] = {&out.start_ns, &out.end_ns, &f.created_ns};
   for (size_t i = 0; i < 3; ++i) {
     int64_t t = *times[i] + r.dt[i];  // |t| <= 2^61 and |dt| <= 2^62: the sum fits
@@ -214,9 +214,10 @@ std::string ExpandCollectiveRepeat(const CollectiveRepeatLine& r, const FileCont
       return "field 'did[" + std::to_string(i) + "]' puts an id below 0 or above 2^63-1";
     *ids[i] = id;
   }
-  // The state is the shape's (entries like it share one): a changed state gets a shape of its own,
-  // which the reader pools with equal ones.
-  if (r.state && f.shape->state.str() != *r.state) f.shape.Mutable().state = IStr(*r.state);
+  // The state is the flight shape's (entries like it share one): a changed state gets a shape of its
+  // own, which the reader pools with equal ones.
+  if (r.state && out.flight_shape().state.str() != *r.state)
+    out.Mutable().flight.Mutable().state = IStr(*r.state);
   if (r.duration_ms) f.duration_ms = *r.duration_ms;
   return "";
 }
@@ -293,6 +294,15 @@ const E* LikeTarget(const E*, int64_t, const FileContext&) {
   return nullptr;
 }
 
+// The plan step of a step_begin or collective.
+template <typename E>
+int64_t StepIndex(const E& e) {
+  if constexpr (requires { e.step(); })
+    return e.step();
+  else
+    return e.step;
+}
+
 // Rebuilds one absent field `v` of `e` by rule R (event_fields.hpp); false and `why` when it cannot.
 template <typename R, typename E, typename V>
 bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const FileContext& ctx,
@@ -316,7 +326,7 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
     }
     v = e.*IsSameAs<R>::kArg;
   } else if constexpr (IsFromStep<R>::value) {
-    if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, e.step, type, name, why)) == nullptr)
+    if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, StepIndex(e), type, name, why)) == nullptr)
       return false;
     v = step->*IsFromStep<R>::kArg;
   } else if constexpr (std::is_same_v<R, rule::FromBeginDtype>) {
@@ -328,7 +338,7 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
     }
     v = begin->dtype;
   } else if constexpr (std::is_same_v<R, rule::FromMeshGroup>) {
-    v = ctx.Group(e.mesh_dims);
+    v = ctx.Group(e.mesh_dims());
     if (v.empty()) {
       why = std::string(type) + " leaves out '" + std::string(name) +
             "' but its mesh dims are not all in the header's mesh";
@@ -360,16 +370,16 @@ std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like,
     if constexpr (kLineOnly<R>) {
       return true;
     } else {
-      auto& v = e.*F::kMember;
+      auto& v = Ref<F>(e);
       if (present >> i & 1) {
         if constexpr (std::is_same_v<typename F::Codec, codec::PeerBytes>) {
-          if (abbreviated >> i & 1) v = ExpandUniform(e.group, v[0], ctx.rank());
+          if (abbreviated >> i & 1) v = ExpandUniform(e.group(), v[0], ctx.rank());
         }
         return true;
       }
       if constexpr (IsLike<R>::value) {
         if (base != nullptr) {
-          v = base->*F::kMember;
+          v = Get<F>(*base);
           return true;
         }
       }

@@ -358,7 +358,7 @@ class DumpReader {
     // A dump lists the ring buffer oldest first; sort anyway, record ids are the order of issue.
     std::vector<std::pair<int64_t, size_t>> order;  // (record_id, index)
     order.reserve(collectives.size());
-    for (size_t k = 0; k < collectives.size(); ++k) order.emplace_back(collectives[k].flight->record_id, k);
+    for (size_t k = 0; k < collectives.size(); ++k) order.emplace_back(collectives[k].flight.record_id, k);
     if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
     for (size_t k = 1; k < order.size(); ++k) {
       if (order[k].first == order[k - 1].first)
@@ -776,30 +776,29 @@ class DumpReader {
     }
     const ProcessGroup* pg = pg_seen->second;
     if (pg != nullptr && shape.pg_desc.empty()) shape.pg_desc = pg->desc;
-    Collective c;
-    c.redistribute_id = -1;
-    c.kind = prof.kind;
+    SharedVec<int64_t> group;
     if (pg != nullptr) {
       if (!pg->has_rank) {
         FailField("process_group", "group '" + shape.pg_name.str() +
                                        "' (ranks from pg_config) does not contain this dump's rank " +
                                        std::to_string(rank_) + " (is the file name's rank right?)");
       }
-      c.group = pg->ranks;
+      group = pg->ranks;
     } else {
       unknown_pgs_.insert(shape.pg_name.str());
       if (own_group_.empty()) own_group_ = SharedVec<int64_t>{rank_};
-      c.group = own_group_;
+      group = own_group_;
     }
-    f.shape = ShapeOf(std::move(shape));
-    Derived(*f.shape, prof, c);
+    Collective c;
+    c.redistribute_id = -1;
+    c.shape = Derived(ShapeOf(std::move(shape)), prof, group);
     c.start_ns = started > 0 ? started : f.created_ns;
     c.end_ns = completed > 0 ? completed
-               : f.duration_ms && f.shape->state == kCompletedState
+               : f.duration_ms && c.flight_shape().state == kCompletedState
                    ? c.start_ns + static_cast<int64_t>(std::min(*f.duration_ms, 1e12) * 1e6)
                    : c.start_ns;
     c.end_ns = std::max(c.end_ns, c.start_ns);
-    c.flight = std::move(f);
+    c.flight = f;
     return c;
   }
 
@@ -820,31 +819,33 @@ class DumpReader {
     return it->second;
   }
 
-  // The dtype and bytes per peer of a collective follow from its group, kind, sizes, dtypes and
-  // peer; entries repeat a few of those, whose lists their shapes share (ShapeOf), so they are
-  // looked up by the lists' addresses (alive while the shapes are) before any work.
-  void Derived(const FlightShape& f, const ThreadCache::Profiling& prof, Collective& c) {
-    const DerivedKey key{&c.group.get(),           &c.kind.str(),         &f.input_sizes.get(),
-                         &f.output_sizes.get(),    &f.input_dtypes.get(), &f.output_dtypes.get(),
-                         f.is_p2p ? prof.peer : -1};
+  // A collective's shape follows from its flight shape (kind, sizes, dtypes, peer) and its group:
+  // its dtype and bytes per peer are worked out once per (flight shape, group) of the file, looked
+  // up by the two's addresses (alive while the shapes are, which the map holds), and entries alike
+  // share the one shape.
+  Shared<CollectiveShape> Derived(Shared<FlightShape> flight, const ThreadCache::Profiling& prof,
+                                  const SharedVec<int64_t>& group) {
+    const DerivedKey key{&*flight, &group.get()};
     auto [it, fresh] = derived_.try_emplace(key);
     if (fresh) {
+      const FlightShape& f = *flight;
+      CollectiveShape c;
+      c.kind = prof.kind;
+      c.group = group;
       const SharedVec<std::string>& dtypes = f.input_dtypes.empty() ? f.output_dtypes : f.input_dtypes;
       c.dtype = dtypes.empty() ? IStr() : DtypeOf(dtypes.front());
       PeerBytes(f, prof, c);
-      it->second = {c.dtype, c.bytes_sent, c.bytes_recv};
-      return;
+      c.flight = std::move(flight);
+      it->second = Shared<CollectiveShape>(std::move(c));
     }
-    c.dtype = it->second.dtype;
-    c.bytes_sent = it->second.sent;
-    c.bytes_recv = it->second.recv;
+    return it->second;
   }
 
   // Bytes per peer follow from the sizes: an all_gather sends its input to every peer, a
   // reduce_scatter sends each peer its output-sized chunk, an all_reduce moves its tensor, a
   // send/recv moves its tensor to/from the one peer named in its profiling name. The lists depend
   // only on (group, kind, bytes in, bytes out, peer), so they are made once per file and shared.
-  void PeerBytes(const FlightShape& f, const ThreadCache::Profiling& prof, Collective& c) {
+  void PeerBytes(const FlightShape& f, const ThreadCache::Profiling& prof, CollectiveShape& c) {
     const int64_t in_bytes = TensorBytes(in_sizes_, in_dtypes_);
     const int64_t out_bytes = TensorBytes(out_sizes_, out_dtypes_);
     const int64_t peer = f.is_p2p ? prof.peer : -1;
@@ -886,18 +887,13 @@ class DumpReader {
 
   static constexpr size_t kSeen = 16;
   using BytesKey = std::tuple<const int64_t*, const std::string*, int64_t, int64_t, int64_t>;
-  using DerivedKey =
-      std::tuple<const void*, const void*, const void*, const void*, const void*, const void*, int64_t>;
+  using DerivedKey = std::tuple<const void*, const void*>;
   struct DerivedHash {
     size_t operator()(const DerivedKey& k) const {
       size_t h = 0;
       std::apply([&](auto... x) { ((h = h * 1000003u ^ std::hash<decltype(x)>()(x)), ...); }, k);
       return h;
     }
-  };
-  struct DerivedValue {
-    IStr dtype;
-    SharedVec<int64_t> sent, recv;
   };
 
   const Source& src_;
@@ -927,7 +923,7 @@ class DumpReader {
   std::vector<SharedVec<std::string>> strs_seen_;
   std::vector<std::pair<FlightShape, Shared<FlightShape>>> entry_shapes_;  // as this file spells it, pooled
   std::map<BytesKey, std::pair<SharedVec<int64_t>, SharedVec<int64_t>>> bytes_;
-  std::unordered_map<DerivedKey, DerivedValue, DerivedHash> derived_;
+  std::unordered_map<DerivedKey, Shared<CollectiveShape>, DerivedHash> derived_;
   std::unordered_map<const std::string*, const ProcessGroup*> pg_of_name_;  // by the IStr's address
 };
 

@@ -25,8 +25,8 @@ struct Key {
 
 // nccl-tests' S: the bytes the collective's definition counts (docs/kineto.md).
 int64_t SizeBytes(const Collective& c) {
-  if (!c.flight) return 0;
-  const FlightShape& f = *c.flight->shape;
+  if (!c.HasFlight()) return 0;
+  const FlightShape& f = *c.shape->flight;
   const std::string& dtype = !f.input_dtypes.empty() ? f.input_dtypes.front() : std::string();
   const int64_t es = detail::DtypeBytes(dtype);
   auto numel = [](const std::vector<std::vector<int64_t>>& shapes) -> int64_t {
@@ -36,7 +36,7 @@ int64_t SizeBytes(const Collective& c) {
       if (__builtin_mul_overflow(n, e, &n)) return 0;
     return n;
   };
-  const int64_t elems = c.kind == "all_gather" ? numel(f.output_sizes) : numel(f.input_sizes);
+  const int64_t elems = c.kind() == "all_gather" ? numel(f.output_sizes) : numel(f.input_sizes);
   int64_t b = 0;
   return __builtin_mul_overflow(elems, es, &b) ? 0 : b;
 }
@@ -81,17 +81,17 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     // The k-th p2p between one pair of ranks on one group matches the k-th on the peer.
     std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> pair_count;
     for (const Collective& c : rt.events.Of<Collective>()) {
-      if (!c.flight) continue;
+      if (!c.HasFlight()) continue;
       Key k;
-      k.pg = c.flight->shape->pg_name;
-      k.sorted_group = c.group;
+      k.pg = c.flight_shape().pg_name;
+      k.sorted_group = c.group();
       std::sort(k.sorted_group.begin(), k.sorted_group.end());
-      k.p2p = c.flight->shape->is_p2p;
-      k.seq = k.p2p ? c.flight->p2p_seq_id : c.flight->seq_id;
+      k.p2p = c.flight_shape().is_p2p;
+      k.seq = k.p2p ? c.flight.p2p_seq_id : c.flight.seq_id;
       if (k.p2p) {
-        auto [self, peer] = detail::P2pLocalPair(c.flight->shape->profiling_name);
-        if (self >= 0 && peer >= 0 && peer < static_cast<int64_t>(c.group.size())) {
-          int64_t g_peer = c.group[static_cast<size_t>(peer)];
+        auto [self, peer] = detail::P2pLocalPair(c.flight_shape().profiling_name);
+        if (self >= 0 && peer >= 0 && peer < static_cast<int64_t>(c.group().size())) {
+          int64_t g_peer = c.group()[static_cast<size_t>(peer)];
           k.a = std::min(rt.header.rank, g_peer);
           k.b = std::max(rt.header.rank, g_peer);
           k.seq = ++pair_count[{k.pg, k.a, k.b}];
@@ -107,21 +107,21 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     KinetoCollective kc;
     const Collective& first = *at.begin()->second;
     kc.process_group = key.pg;
-    kc.group = first.group;
+    kc.group = first.group();
     kc.seq = key.seq;
     kc.p2p = key.p2p;
-    kc.kind = first.kind;
-    kc.step = StepOf(spans[at.begin()->first], first.flight->created_ns);
+    kc.kind = first.kind();
+    kc.step = StepOf(spans[at.begin()->first], first.flight.created_ns);
     int64_t expected = 0;
     if (key.p2p && key.a >= 0) {
       expected = (with_file.count(key.a) ? 1 : 0) + (with_file.count(key.b) ? 1 : 0);
     } else if (key.p2p) {
       expected = 2;
     } else {
-      for (int64_t r : first.group) expected += with_file.count(r) ? 1 : 0;
+      for (int64_t r : first.group()) expected += with_file.count(r) ? 1 : 0;
     }
     kc.matched =
-        static_cast<int64_t>(at.size()) >= expected && at.size() >= (first.group.size() > 1 ? 2u : 1u);
+        static_cast<int64_t>(at.size()) >= expected && at.size() >= (first.group().size() > 1 ? 2u : 1u);
     int64_t latest = INT64_MIN, earliest = INT64_MAX;
     for (const auto& [r, c] : at) {
       kc.start_ns[r] = c->start_ns;
@@ -141,8 +141,8 @@ KinetoAnalysis AnalyzeKineto(const Model& model) {
     const Collective& last = *at.at(kc.last_rank);
     kc.time_ns = last.end_ns - last.start_ns;
     kc.bytes = SizeBytes(first);
-    kc.dtype = !first.flight->shape->input_dtypes.empty() ? first.flight->shape->input_dtypes.front()
-                                                          : first.dtype.str();
+    kc.dtype = !first.flight_shape().input_dtypes.empty() ? first.flight_shape().input_dtypes.front()
+                                                          : first.dtype().str();
     if (kc.matched) {
       ++out.matched;
       if (latest > earliest && at.size() > 1) ++out.last_arrivals[kc.last_rank];

@@ -550,7 +550,7 @@ class RankBuilder {
     d_.info.ops = static_cast<int64_t>(d_.ops.size());
     std::vector<PendingOp>().swap(d_.ops);
     for (Pending& p : pending) {
-      ++d_.info.collectives[p.c.kind];
+      ++d_.info.collectives[p.c.kind()];
       p.c.flight = std::move(p.f);
       rt.events.emplace_back(std::move(p.c));
     }
@@ -701,14 +701,14 @@ class RankBuilder {
     }
     Collective& c = p.c;
     c.redistribute_id = -1;
-    c.step = 0;
+    c.Mutable().step = 0;
     c.op_id = -1;
-    c.kind = kind;
-    c.group = group;
+    c.Mutable().kind = kind;
+    c.Mutable().group = group;
     c.start_ns = start + d_.base_ns;
     c.end_ns = std::max(end, start) + d_.base_ns;
     FlightRecord& f = p.f;
-    FlightShape& shape = f.shape.Mutable();
+    FlightShape& shape = c.Mutable().flight.Mutable();
     shape.pg_name = pg;
     shape.pg_desc = r != nullptr && !r->pg_desc.empty() ? r->pg_desc
                     : d_.pg_config.count(pg)            ? d_.pg_config.at(pg).first
@@ -737,7 +737,7 @@ class RankBuilder {
     if (!p.dtype.empty()) {
       shape.input_dtypes = {p.dtype};
       shape.output_dtypes = {p.dtype};
-      c.dtype = detail::ShortDtypeName(p.dtype);
+      c.Mutable().dtype = detail::ShortDtypeName(p.dtype);
     }
     std::string profiling_name = "nccl:" + kind;
     auto local = [&](int64_t global) -> int64_t {
@@ -749,8 +749,9 @@ class RankBuilder {
     if (kind == "recv" && p.src >= 0 && local(p.src) >= 0)
       profiling_name += " " + std::to_string(local(rank_)) + "<-" + std::to_string(local(p.src));
     shape.profiling_name = profiling_name;
-    shapes_.Intern(f.shape);
+    shapes_.Intern(c.Mutable().flight);
     PeerBytes(p, local);
+    collective_shapes_.Intern(c.shape);
     return p;
   }
 
@@ -760,7 +761,7 @@ class RankBuilder {
   template <typename Local>
   void PeerBytes(Pending& p, Local local) {
     Collective& c = p.c;
-    const size_t n = c.group.size();
+    const size_t n = c.group().size();
     std::vector<int64_t> sent(n, 0), recv(n, 0);
     const int64_t es = detail::DtypeBytes(p.dtype);
     auto bytes = [&](int64_t elems) {
@@ -769,21 +770,21 @@ class RankBuilder {
     };
     const int64_t in_b = bytes(p.in_n), out_b = bytes(p.out_n);
     for (size_t k = 0; k < n; ++k) {
-      if (c.group[k] == rank_) continue;
-      if (c.kind == "all_gather" || c.kind == "all_reduce") {
+      if (c.group()[k] == rank_) continue;
+      if (c.kind() == "all_gather" || c.kind() == "all_reduce") {
         sent[k] = recv[k] = in_b;
-      } else if (c.kind == "reduce_scatter") {
+      } else if (c.kind() == "reduce_scatter") {
         sent[k] = recv[k] = out_b;
-      } else if (c.kind == "all_to_all") {
+      } else if (c.kind() == "all_to_all") {
         sent[k] = in_b / static_cast<int64_t>(n);
         recv[k] = out_b / static_cast<int64_t>(n);
       }
     }
-    if (c.kind == "send" && p.dst >= 0 && local(p.dst) >= 0) sent[static_cast<size_t>(local(p.dst))] = in_b;
-    if (c.kind == "recv" && p.src >= 0 && local(p.src) >= 0)
+    if (c.kind() == "send" && p.dst >= 0 && local(p.dst) >= 0) sent[static_cast<size_t>(local(p.dst))] = in_b;
+    if (c.kind() == "recv" && p.src >= 0 && local(p.src) >= 0)
       recv[static_cast<size_t>(local(p.src))] = std::max(in_b, out_b);
-    c.bytes_sent = std::move(sent);
-    c.bytes_recv = std::move(recv);
+    c.Mutable().bytes_sent = std::move(sent);
+    c.Mutable().bytes_recv = std::move(recv);
   }
 
   // Sequence numbers per (process group, p2p or not): the trace's Seq where every record of that
@@ -793,16 +794,16 @@ class RankBuilder {
                      [](const Pending& a, const Pending& b) { return a.f.created_ns < b.f.created_ns; });
     std::map<std::pair<std::string, bool>, bool> all_have;
     for (const Pending& p : pending) {
-      auto key = std::make_pair(p.f.shape->pg_name.str(), p.f.shape->is_p2p);
+      auto key = std::make_pair(p.c.flight_shape().pg_name.str(), p.c.flight_shape().is_p2p);
       auto [it, inserted] = all_have.emplace(key, true);
       it->second = it->second && p.seq_arg >= 0;
     }
     std::map<std::pair<std::string, bool>, int64_t> counter;
     int64_t record_id = 0;
     for (Pending& p : pending) {
-      auto key = std::make_pair(p.f.shape->pg_name.str(), p.f.shape->is_p2p);
+      auto key = std::make_pair(p.c.flight_shape().pg_name.str(), p.c.flight_shape().is_p2p);
       const int64_t seq = all_have[key] ? p.seq_arg : ++counter[key];
-      if (p.f.shape->is_p2p)
+      if (p.c.flight_shape().is_p2p)
         p.f.p2p_seq_id = seq;
       else
         p.f.seq_id = seq;
@@ -816,7 +817,8 @@ class RankBuilder {
   std::unordered_map<int64_t, int> ext_;
   std::map<int64_t, std::vector<int>> by_tid_;
   bool bad_group_warned_ = false;
-  detail::RecentShapes shapes_;  // equal shapes of this rank's collectives: one buffer
+  detail::RecentShapes<FlightShape> shapes_;  // equal shapes of this rank's collectives: one buffer
+  detail::RecentShapes<CollectiveShape> collective_shapes_;  // the same for their collective shapes
 };
 
 struct KinetoFile {

@@ -149,13 +149,13 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
   // A collective without a redistribute is an op's own (a halo exchange); `step` then is not
   // an index into a plan.
   RedistributeRecord* rec = e.redistribute_id >= 0 ? &Record(e.redistribute_id, "collective", at) : nullptr;
-  if (rec != nullptr) CheckStep(*rec, e.step, at);
-  CheckMeshDims(e.mesh_dims, {"mesh_dims"}, at);
+  if (rec != nullptr) CheckStep(*rec, e.step(), at);
+  CheckMeshDims(e.mesh_dims(), {"mesh_dims"}, at);
   // The reader shares one buffer among a file's equal groups: each is checked once (a group of
   // 1024 ranks on every collective of a Flight Recorder import took 40% of the reading).
-  if (!e.group.SharesWith(checked_group_) || e.group.empty()) {
+  if (!e.group().SharesWith(checked_group_) || e.group().empty()) {
     bool has_self = false;
-    for (int64_t g : e.group) {
+    for (int64_t g : e.group()) {
       if (g >= header().world) {
         ThrowAt(at, "field 'group' names rank " + std::to_string(g) + " but the world has " +
                         std::to_string(header().world) + " ranks");
@@ -164,7 +164,7 @@ void Assembler::AddOne(const Collective& e, const LineRef& at) {
     }
     if (!has_self)
       ThrowAt(at, "field 'group' must contain this file's rank " + std::to_string(header().rank));
-    checked_group_ = e.group;
+    checked_group_ = e.group();
   }
   if (rec != nullptr) {
     rec->collectives.push_back(EventRef<Collective>::To(&e));

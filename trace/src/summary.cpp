@@ -180,21 +180,21 @@ void AddCollectiveSummary(std::vector<CollectiveSummary>& out, std::map<Collecti
   constexpr size_t kScanned = 16;
   size_t at = 0;
   if (out.size() <= kScanned) {
-    while (at < out.size() && !(out[at].step == c.step && out[at].negotiated == c.negotiated &&
-                                c.kind == out[at].kind && c.mesh_dims == out[at].mesh_dims))
+    while (at < out.size() && !(out[at].step == c.step() && out[at].negotiated == c.negotiated() &&
+                                c.kind() == out[at].kind && c.mesh_dims() == out[at].mesh_dims))
       ++at;
   } else {
     if (index.empty()) {
       for (size_t i = 0; i < out.size(); ++i)
         index.try_emplace({out[i].step, out[i].kind, out[i].mesh_dims, out[i].negotiated}, i);
     }
-    at = index.try_emplace({c.step, c.kind, c.mesh_dims, c.negotiated}, out.size()).first->second;
+    at = index.try_emplace({c.step(), c.kind(), c.mesh_dims(), c.negotiated()}, out.size()).first->second;
   }
-  if (at == out.size()) out.push_back({c.step, c.kind, c.mesh_dims, c.negotiated, 0, 0, 0});
+  if (at == out.size()) out.push_back({c.step(), c.kind(), c.mesh_dims(), c.negotiated(), 0, 0, 0});
   CollectiveSummary& cs = out[at];
   ++cs.calls;
-  cs.bytes_sent = detail::SaturatingAdd(cs.bytes_sent, detail::SumBytes(c.bytes_sent));
-  cs.bytes_recv = detail::SaturatingAdd(cs.bytes_recv, detail::SumBytes(c.bytes_recv));
+  cs.bytes_sent = detail::SaturatingAdd(cs.bytes_sent, detail::SumBytes(c.bytes_sent()));
+  cs.bytes_recv = detail::SaturatingAdd(cs.bytes_recv, detail::SumBytes(c.bytes_recv()));
 }
 
 // "step 0  all_gather  mesh dims [1]  x8  sent 3.12 KiB  recv 3.12 KiB" (no step for an op's).

@@ -109,9 +109,9 @@ class Store {
     tr.entries.reserve(collectives.size());
     for (const Collective& c : collectives) {
       TEntry e;
-      if (c.flight) {
-        const FlightRecord& f = *c.flight;
-        const FlightShape& shape = *f.shape;
+      if (c.HasFlight()) {
+        const FlightRecord& f = c.flight;
+        const FlightShape& shape = c.flight_shape();
         if (first) tr.wrapped = f.record_id > 0;
         e.record_id = f.record_id;
         e.state = shape.state == kCompletedState ? kCompleted
@@ -129,26 +129,27 @@ class Store {
           sit = flight_sigs.emplace(key, InternSig(sig)).first;
         }
         e.sig = sit->second;
-        auto git = flight_groups.find({&shape.pg_name.str(), &c.group.get()});
+        auto git = flight_groups.find({&shape.pg_name.str(), &c.group().get()});
         if (git == flight_groups.end())
-          git = flight_groups
-                    .emplace(std::make_pair(&shape.pg_name.str(), &c.group.get()), GroupOf(shape, c.group))
-                    .first;
+          git =
+              flight_groups
+                  .emplace(std::make_pair(&shape.pg_name.str(), &c.group().get()), GroupOf(shape, c.group()))
+                  .first;
         e.group = git->second;
-        if (shape.is_p2p) ParsePeer(shape.profiling_name, c.group, e);
+        if (shape.is_p2p) ParsePeer(shape.profiling_name, c.group(), e);
       } else {
         // A shardscope trace: every recorded collective completed; seq ids count per group.
-        std::vector<int64_t> key(c.group.begin(), c.group.end());
+        std::vector<int64_t> key(c.group().begin(), c.group().end());
         const std::string pg_name = FormatRankRanges(Sorted(key));
         e.record_id = seq_fallback++;
         e.state = kCompleted;
         e.seq = ++plain_seq[key];
         const std::string sig =
-            std::string(c.kind.view()) + "|" + std::string(c.dtype.view()) + "|" +
-            std::to_string(std::accumulate(c.bytes_sent.begin(), c.bytes_sent.end(), int64_t{0}));
+            std::string(c.kind().view()) + "|" + std::string(c.dtype().view()) + "|" +
+            std::to_string(std::accumulate(c.bytes_sent().begin(), c.bytes_sent().end(), int64_t{0}));
         auto git = group_cache.find(pg_name);
         if (git == group_cache.end()) {
-          std::vector<int64_t> ranks(c.group.begin(), c.group.end());
+          std::vector<int64_t> ranks(c.group().begin(), c.group().end());
           git = group_cache.emplace(pg_name, InternGroup(pg_name, "", std::move(ranks))).first;
         }
         e.group = git->second;
@@ -1345,12 +1346,12 @@ std::optional<TriageIssuer> IssuerInTrace(const RankTrace& rt, const std::vector
   };
   int64_t seen = 0, last_redistribute = -1;
   for (const Collective& c : rt.events.Of<Collective>()) {
-    std::vector<int64_t> members(c.group.begin(), c.group.end());
+    std::vector<int64_t> members(c.group().begin(), c.group().end());
     std::sort(members.begin(), members.end());
     if (members != group) continue;
     last_redistribute = c.redistribute_id;
     if (++seen < k) continue;
-    describe(c.redistribute_id, c.step, c.op_id);
+    describe(c.redistribute_id, c.step(), c.op_id);
     return is;
   }
   // Never issued: the redistribute left open at the end, else none can be named from this trace.

@@ -409,7 +409,7 @@ void ProfilerPanel::DrawLane(ImDrawList* list, const Frame& f, size_t lane_index
     flush();
     ++geometry_.draw_items;
     const trace::Collective& c = cols[static_cast<size_t>(it->event)];
-    const Rgb color = CollectiveKindColor(std::string(c.kind));
+    const Rgb color = CollectiveKindColor(std::string(c.kind()));
     const float cx0 = clampx(x0), cx1 = clampx(x1);
     const float wx = clampx(f.to_x(it->wait_end, d.t0, view_start_));
     // The wait (until the last member started) darker, the transfer in the kind's colour.
@@ -423,19 +423,21 @@ void ProfilerPanel::DrawLane(ImDrawList* list, const Frame& f, size_t lane_index
       list->AddTriangleFilled(ImVec2(x0 - 4, ky - 3), ImVec2(x0 + 4, ky - 3), ImVec2(x0, ky + 3),
                               Col(kProfilerStraggler));
       if (geometry_.items.size() < kMaxGeometryItems)
-        geometry_.items.push_back({"straggler", lane.rank, it->collective, c.flight ? c.flight->seq_id : -1,
-                                   std::string(c.kind), true, selected, cx0, ky, std::max(cx1, cx0 + 3),
-                                   ky + 3});
+        geometry_.items.push_back({"straggler", lane.rank, it->collective,
+                                   c.HasFlight() ? c.flight.seq_id : -1, std::string(c.kind()), true,
+                                   selected, cx0, ky, std::max(cx1, cx0 + 3), ky + 3});
     }
     if (x1 - x0 > 40) {
-      const std::string text = std::string(c.kind);
+      const std::string text = std::string(c.kind());
       list->PushClipRect(ImVec2(std::max(cx0, wx), ky), ImVec2(std::min(cx1, f.x1), ky + KernelRow()), true);
       list->AddText(ImVec2(std::max(std::max(cx0, wx), f.x0) + 2, ky + 1), ContrastText(color), text.c_str());
       list->PopClipRect();
     }
     if (geometry_.items.size() < kMaxGeometryItems) {
-      const int64_t seq = !c.flight ? -1 : c.flight->shape->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id;
-      geometry_.items.push_back({"kernel", lane.rank, it->collective, seq, std::string(c.kind), it->last,
+      const int64_t seq = !c.HasFlight()            ? -1
+                          : c.flight_shape().is_p2p ? c.flight.p2p_seq_id
+                                                    : c.flight.seq_id;
+      geometry_.items.push_back({"kernel", lane.rank, it->collective, seq, std::string(c.kind()), it->last,
                                  selected, cx0, ky + 2, cx1, ky + KernelRow() - 2});
     }
     if (mouse_in_lane && mouse.y >= ky && mouse.x >= x0 - 1 && mouse.x < x1 + 1)
@@ -484,12 +486,12 @@ void ProfilerPanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
   } else if (hit.kernel >= 0) {
     const ProfilerKernelSpan& s = lane.kernels[static_cast<size_t>(hit.kernel)];
     const trace::Collective& c = rt.events.Of<trace::Collective>()[static_cast<size_t>(s.event)];
-    ImGui::Text("r%lld  %s  kernel %s", static_cast<long long>(lane.rank), std::string(c.kind).c_str(),
+    ImGui::Text("r%lld  %s  kernel %s", static_cast<long long>(lane.rank), std::string(c.kind()).c_str(),
                 FormatTimeNs(static_cast<double>(s.end - s.start)).c_str());
-    if (c.flight)
-      ImGui::Text("process group %s (%zu ranks)  seq %lld", std::string(c.flight->shape->pg_name).c_str(),
-                  c.group.size(),
-                  static_cast<long long>(c.flight->shape->is_p2p ? c.flight->p2p_seq_id : c.flight->seq_id));
+    if (c.HasFlight())
+      ImGui::Text("process group %s (%zu ranks)  seq %lld", std::string(c.flight_shape().pg_name).c_str(),
+                  c.group().size(),
+                  static_cast<long long>(c.flight_shape().is_p2p ? c.flight.p2p_seq_id : c.flight.seq_id));
     if (s.collective >= 0) {
       const trace::KinetoCollective& kc = d.analysis.collectives[static_cast<size_t>(s.collective)];
       ImGui::Text("bytes S %s  time t %s  step %lld", FormatBytes(static_cast<double>(kc.bytes)).c_str(),

@@ -77,7 +77,7 @@ void TimelinePanel::DrawLanes(ViewContext& ctx, ImDrawList* list, const Frame& f
           } else if (pass == 1) {
             color = BarColor(s.redistribute_id, s.redistribute_id == ctx.selection->redistribute_id);
           } else {
-            color = CollectiveKindColor(SpanCollective(*ctx.model, s).kind);
+            color = CollectiveKindColor(SpanCollective(*ctx.model, s).kind());
           }
           // Merged sub-pixel spans are hatched (zoom in to separate them).
           quads_ptr->push_back(
@@ -269,15 +269,15 @@ void TimelinePanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
   } else {
     const trace::Collective& c = SpanCollective(*ctx.model, *s);
     int64_t sent = 0, recv = 0;
-    for (int64_t b : c.bytes_sent) sent += b;
-    for (int64_t b : c.bytes_recv) recv += b;
+    for (int64_t b : c.bytes_sent()) sent += b;
+    for (int64_t b : c.bytes_recv()) recv += b;
     if (c.redistribute_id >= 0) {
-      ImGui::Text("%s%s  step %lld of #%lld", c.kind.c_str(), c.negotiated ? " (shape negotiation)" : "",
-                  static_cast<long long>(c.step), static_cast<long long>(c.redistribute_id));
+      ImGui::Text("%s%s  step %lld of #%lld", c.kind().c_str(), c.negotiated() ? " (shape negotiation)" : "",
+                  static_cast<long long>(c.step()), static_cast<long long>(c.redistribute_id));
     } else {
-      ImGui::Text("%s  run by op #%lld", c.kind.c_str(), static_cast<long long>(c.op_id));
+      ImGui::Text("%s  run by op #%lld", c.kind().c_str(), static_cast<long long>(c.op_id));
     }
-    ImGui::Text("group %s  mesh dims %s", FormatInts(c.group).c_str(), FormatInts(c.mesh_dims).c_str());
+    ImGui::Text("group %s  mesh dims %s", FormatInts(c.group()).c_str(), FormatInts(c.mesh_dims()).c_str());
     ImGui::Text("sent %s  received %s  in %s", FormatBytes(static_cast<double>(sent)).c_str(),
                 FormatBytes(static_cast<double>(recv)).c_str(),
                 FormatTimeNs(static_cast<double>(c.end_ns - c.start_ns)).c_str());

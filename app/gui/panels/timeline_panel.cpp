@@ -46,7 +46,7 @@ void TimelinePanel::Prepare(const ViewContext& ctx) {
   if (ctx.model) {
     auto add = [this](const auto& collectives) {
       for (const trace::Collective& c : collectives) {
-        if (std::find(kinds_.begin(), kinds_.end(), c.kind) == kinds_.end()) kinds_.push_back(c.kind);
+        if (std::find(kinds_.begin(), kinds_.end(), c.kind()) == kinds_.end()) kinds_.push_back(c.kind());
       }
     };
     for (const trace::RedistributeRecord& rec : ctx.model->redistributes) add(rec.collectives);
@@ -179,8 +179,8 @@ void TimelinePanel::PrepareCursor(const ViewContext& ctx) {
     const int64_t off = offset[static_cast<size_t>(rec->rank)];
     // One collective across its ranks: each member's first collective of the step, by group.
     for (const trace::Collective& c : rec->collectives) {
-      if (c.step != step) continue;
-      auto [it, added] = flow_of_group.try_emplace(c.group, flows_.size());
+      if (c.step() != step) continue;
+      auto [it, added] = flow_of_group.try_emplace(c.group(), flows_.size());
       if (added) flows_.emplace_back();
       flows_[it->second].push_back({rec->rank, c.start_ns + off});
       break;

@@ -79,14 +79,15 @@ trace::Collective TraceCollective(int64_t k, std::string_view kind, const std::v
                                   const std::vector<int64_t>& bytes_sent,
                                   const std::vector<int64_t>& bytes_recv, bool negotiated) {
   trace::Collective c;
-  c.step = k;
-  c.kind = kind;
-  c.mesh_dims = detail::ToInt64(mesh_dims);
-  c.group = group;
-  c.dtype = DTypeName(dtype);
-  c.bytes_sent = bytes_sent;
-  c.bytes_recv = bytes_recv;
-  c.negotiated = negotiated;
+  trace::CollectiveShape& shape = c.Mutable();
+  shape.step = static_cast<int32_t>(k);
+  shape.kind = kind;
+  shape.mesh_dims = detail::ToInt64(mesh_dims);
+  shape.group = group;
+  shape.dtype = DTypeName(dtype);
+  shape.bytes_sent = bytes_sent;
+  shape.bytes_recv = bytes_recv;
+  shape.negotiated = negotiated;
   return c;
 }
 
@@ -229,9 +230,9 @@ void RedistributeRecords::Collective(int64_t k, const std::vector<int>& mesh_dim
   });
   const std::string_view dtype_name = DTypeName(dtype);
   const trace::Collective* known = it == seen.end() ? nullptr : &As<trace::Collective>(it->event);
-  if (known == nullptr || known->group.get() != group || !SameInts(known->mesh_dims, mesh_dims) ||
-      known->dtype.view() != dtype_name || known->bytes_sent.get() != stats.bytes_sent ||
-      known->bytes_recv.get() != stats.bytes_recv) {
+  if (known == nullptr || known->group().get() != group || !SameInts(known->mesh_dims(), mesh_dims) ||
+      known->dtype().view() != dtype_name || known->bytes_sent().get() != stats.bytes_sent ||
+      known->bytes_recv().get() != stats.bytes_recv) {
     if (it == seen.end()) it = seen.insert(seen.end(), {stats.kind, negotiated, nullptr});
     it->event = std::make_shared<const trace::Event>(
         TraceCollective(k, CollectiveKindName(stats.kind), mesh_dims, group, dtype, stats.bytes_sent,

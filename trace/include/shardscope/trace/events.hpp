@@ -238,7 +238,7 @@ struct StepEnd {
 
 /// The part of a PyTorch NCCL Flight Recorder entry that the other entries of its process group
 /// and call site repeat (docs/trace-format.md, "flight"): one immutable value that equal entries
-/// share (FlightRecord::shape; the readers make equal shapes one buffer). Sizes are per tensor,
+/// share (CollectiveShape::flight; the readers make equal shapes one buffer). Sizes are per tensor,
 /// dtypes are PyTorch's names ("Float", "BFloat16").
 struct FlightShape {
   IStr pg_name;         ///< process group name, e.g. "0" (a key of the dump's pg_config)
@@ -255,12 +255,12 @@ struct FlightShape {
   bool operator==(const FlightShape&) const = default;
 };
 
-/// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields
-/// (docs/trace-format.md, "flight"): its own ids and times, and the shape (and state) it shares with
-/// entries like it. Set only on collectives imported from Flight Recorder dumps (`shardscope
-/// import fr`) or profiler traces; shardscope's own runs never set it.
+/// What a PyTorch NCCL Flight Recorder entry says about a collective beyond the common fields and
+/// its shape (docs/trace-format.md, "flight"): its own ids and times. Held in every Collective and
+/// meaningful only where the collective has a flight shape (Collective::HasFlight): on collectives
+/// imported from Flight Recorder dumps (`shardscope import fr`) or profiler traces; shardscope's own
+/// runs never set it.
 struct FlightRecord {
-  Shared<FlightShape> shape;   ///< group, call and tensors: shared, written through Mutable()
   int64_t seq_id = 0;          ///< collective_seq_id: matches one collective across the group's ranks
   int64_t p2p_seq_id = 0;      ///< p2p_seq_id of a send/recv
   int64_t record_id = 0;       ///< this rank's ring-buffer record id (one counter over all groups)
@@ -270,26 +270,58 @@ struct FlightRecord {
   bool operator==(const FlightRecord&) const = default;
 };
 
-/// One collective this rank took part in. bytes_sent[i] / bytes_recv[i] are to / from group[i]
-/// (the entry for this rank itself counts a local copy, usually 0).
-struct Collective {
-  /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
-  /// which then has op_id >= 0.
-  int64_t redistribute_id = 0;
-  int32_t step = 0;               ///< index into optimized_plan (< kMaxPlanSteps: 4 bytes, beside kind)
+/// What a collective shares with the collectives like it (the same step of the same plan, the same
+/// process group and call): one immutable value that equal collectives share (Collective::shape; the
+/// readers make equal shapes one buffer), so that a collective costs its ids and times, not its
+/// group's lists (docs/performance.md, "Resident model").
+struct CollectiveShape {
+  int32_t step = 0;               ///< index into optimized_plan (< kMaxPlanSteps)
   IStr kind;                      ///< "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
                                   ///< "broadcast", "barrier", "shape_exchange", ... (open set)
-  IStr dtype;                     ///< with negotiated, one 8-byte slot
+  IStr dtype;                     ///< "f32", ... (an imported entry: its first input's)
   bool negotiated = false;        ///< true for a shape-negotiation collective
   SharedVec<int64_t> mesh_dims;   ///< mesh dims of the group; several when flattened
   SharedVec<int64_t> group;       ///< global ranks of the group, in group order
   SharedVec<int64_t> bytes_sent;  ///< aligned with group
   SharedVec<int64_t> bytes_recv;  ///< aligned with group
+  /// The Flight Recorder shape of an imported collective; no buffer (HasBuffer() false) otherwise.
+  Shared<FlightShape> flight;
+  friend bool operator==(const CollectiveShape& a, const CollectiveShape& b) {
+    return a.step == b.step && a.kind == b.kind && a.dtype == b.dtype && a.negotiated == b.negotiated &&
+           a.mesh_dims == b.mesh_dims && a.group == b.group && a.bytes_sent == b.bytes_sent &&
+           a.bytes_recv == b.bytes_recv && a.flight.HasBuffer() == b.flight.HasBuffer() &&
+           a.flight == b.flight;
+  }
+};
+
+/// One collective this rank took part in. bytes_sent()[i] / bytes_recv()[i] are to / from group()[i]
+/// (the entry for this rank itself counts a local copy, usually 0). What it shares with collectives
+/// like it is its shape, read through the accessors below and written through Mutable().
+struct Collective {
+  /// The redistribute it belongs to; -1 for a collective an op ran itself (a halo exchange),
+  /// which then has op_id >= 0, and for an imported Flight Recorder entry (HasFlight()).
+  int64_t redistribute_id = 0;
+  Shared<CollectiveShape> shape;  ///< step, kind, dtype, group, bytes: shared, written through Mutable()
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t op_id = -1;  ///< the op that ran it (redistribute_id is then -1); written only when >= 0
-  /// Flight Recorder fields of an imported collective (redistribute_id and op_id are then -1).
-  Rare<FlightRecord> flight;
+  int64_t op_id = -1;   ///< the op that ran it (redistribute_id is then -1); written only when >= 0
+  FlightRecord flight;  ///< Flight Recorder ids and times; meaningful only when HasFlight()
+
+  int32_t step() const { return shape->step; }
+  const IStr& kind() const { return shape->kind; }
+  const IStr& dtype() const { return shape->dtype; }
+  bool negotiated() const { return shape->negotiated; }
+  const SharedVec<int64_t>& mesh_dims() const { return shape->mesh_dims; }
+  const SharedVec<int64_t>& group() const { return shape->group; }
+  const SharedVec<int64_t>& bytes_sent() const { return shape->bytes_sent; }
+  const SharedVec<int64_t>& bytes_recv() const { return shape->bytes_recv; }
+  /// Whether this collective was imported from a Flight Recorder entry or profiler trace (it has a
+  /// flight shape; `flight` holds its own fields).
+  bool HasFlight() const { return shape->flight.HasBuffer(); }
+  /// The Flight Recorder shape (all defaults when !HasFlight()).
+  const FlightShape& flight_shape() const { return *shape->flight; }
+  /// The shape for writing: copied first when other collectives share it.
+  CollectiveShape& Mutable() { return shape.Mutable(); }
   bool operator==(const Collective&) const = default;
 };
 
