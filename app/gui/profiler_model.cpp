@@ -10,13 +10,13 @@ namespace {
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 
 bool IsStep(const trace::Op& op) {
-  return std::string_view(op.name).substr(0, kStepPrefix.size()) == kStepPrefix;
+  return std::string_view(op.name()).substr(0, kStepPrefix.size()) == kStepPrefix;
 }
 
 }  // namespace
 
 bool IsPlainOp(const trace::Op& op) {
-  return op.candidates.empty() && op.inputs.empty() && op.outputs.empty() && op.ok;
+  return op.candidates().empty() && op.inputs().empty() && op.outputs().empty() && op.ok();
 }
 
 bool HasProfilerLanes(const trace::Model& model) {

@@ -125,19 +125,19 @@ ProgramNode OpNode(const trace::Model& model, int64_t rank, const trace::OpRecor
   node.kind = ProgramNode::Kind::kOp;
   node.op_id = op.id;
   node.op = &record;
-  node.ok = op.ok;
-  node.lines.push_back("#" + std::to_string(op.id) + " " + op.name +
-                       (op.args.empty() ? "" : "(" + op.args + ")"));
-  std::string strategy =
-      op.chosen >= 0 ? "strategy " + std::to_string(op.chosen) + " of " + std::to_string(op.candidates.size())
-                     : "no strategy of " + std::to_string(op.candidates.size());
-  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size()))
-    strategy += ", cost " + FormatCost(op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+  node.ok = op.ok();
+  node.lines.push_back("#" + std::to_string(op.id) + " " + op.name() +
+                       (op.args().empty() ? "" : "(" + op.args() + ")"));
+  std::string strategy = op.chosen() >= 0 ? "strategy " + std::to_string(op.chosen()) + " of " +
+                                                std::to_string(op.candidates().size())
+                                          : "no strategy of " + std::to_string(op.candidates().size());
+  if (op.chosen() >= 0 && op.chosen() < static_cast<int64_t>(op.candidates().size()))
+    strategy += ", cost " + FormatCost(op.candidates()[static_cast<size_t>(op.chosen())].cost_us);
   node.lines.push_back(strategy);
-  if (!op.ok) node.lines.push_back("FAILED: " + op.error);
-  node.note = op.note;
+  if (!op.ok()) node.lines.push_back("FAILED: " + op.error());
+  node.note = op.note();
   DescribeHalo(model, rank, op.id, node);
-  for (const trace::OpOutput& out : op.outputs) {
+  for (const trace::OpOutput& out : op.outputs()) {
     node.output_rows.push_back(out.requested ? "-> " + out.tensor + ": " + JoinPlacements(out.placements) +
                                                    "  " + FormatInts(out.global_shape)
                                              : "-> (not requested)");
@@ -174,7 +174,7 @@ class GraphBuilder {
     if (s.op) {
       view_.op_ids.push_back(s.op->op->id);
       view_.nodes.push_back(OpNode(model_, rank_, *s.op));
-      for (const trace::OpInput& in : s.op->op->inputs) inputs.push_back(&in);
+      for (const trace::OpInput& in : s.op->op->inputs()) inputs.push_back(&in);
     } else {
       const trace::RedistributeBegin& b = s.redistribute->begin;
       view_.nodes.push_back(RedistributeNode(*s.redistribute));
@@ -187,8 +187,8 @@ class GraphBuilder {
     // Outputs are produced after the inputs were read (an explicit redistribute renames nothing).
     const ProgramNode& n = view_.nodes[static_cast<size_t>(index)];
     if (s.op) {
-      for (size_t k = 0; k < s.op->op->outputs.size(); ++k) {
-        const trace::OpOutput& out = s.op->op->outputs[k];
+      for (size_t k = 0; k < s.op->op->outputs().size(); ++k) {
+        const trace::OpOutput& out = s.op->op->outputs()[k];
         if (out.requested && !out.tensor.empty()) producer_[out.tensor] = {index, static_cast<int>(k)};
       }
     } else if (!n.tensor.empty()) {

@@ -36,7 +36,7 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
   if (b.op_id >= 0) {
     const auto ops = model.OpsWithId(b.op_id);
     if (!ops.empty()) {
-      std::string name = ops.front()->op->name;
+      std::string name = ops.front()->op->name();
       if (name.rfind("aten::", 0) == 0) name = name.substr(6);
       cause = name + " arg " + std::to_string(b.op_input);
     }
@@ -94,24 +94,24 @@ SearchEntry OpEntry(const trace::Model& model, int64_t id) {
   e.id = id;
   const auto recs = model.OpsWithId(id);
   const trace::Op& op = recs.front()->op;
-  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->op->ok; });
+  e.failed = std::any_of(recs.begin(), recs.end(), [](const auto* r) { return !r->op->ok(); });
   std::string ins, outs;
-  for (const trace::OpInput& in : op.inputs) ins += (ins.empty() ? "" : ", ") + in.tensor;
-  for (const trace::OpOutput& out : op.outputs) {
+  for (const trace::OpInput& in : op.inputs()) ins += (ins.empty() ? "" : ", ") + in.tensor;
+  for (const trace::OpOutput& out : op.outputs()) {
     if (out.requested) outs += (outs.empty() ? "" : ", ") + out.tensor;
   }
   e.text =
-      "op " + std::to_string(id) + "  " + op.name + "(" + ins + ")" + (outs.empty() ? "" : " -> " + outs);
+      "op " + std::to_string(id) + "  " + op.name() + "(" + ins + ")" + (outs.empty() ? "" : " -> " + outs);
   std::string& hay = e.haystack;
   Add(hay, "op");
-  Add(hay, op.name);
-  for (const trace::OpInput& in : op.inputs) {
+  Add(hay, op.name());
+  for (const trace::OpInput& in : op.inputs()) {
     Add(hay, in.tensor);
     Add(hay, Join(in.placements, ","));
     Add(hay, Join(in.required, ","));
     for (const std::string& p : in.placements) Add(hay, p);
   }
-  for (const trace::OpOutput& out : op.outputs) {
+  for (const trace::OpOutput& out : op.outputs()) {
     Add(hay, out.tensor);
     Add(hay, Join(out.placements, ","));
     for (const std::string& p : out.placements) Add(hay, p);

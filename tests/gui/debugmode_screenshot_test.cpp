@@ -87,7 +87,7 @@ TEST_CASE("debugmode: search reaches verdicts, ranks and dump lines; the list ma
     // A DebugMode id (dt$N) is named by its op and argument.
     const auto* rec = model.RedistributesWithId(e.id).front();
     if (rec->begin->tensor.rfind("dt$", 0) == 0 && rec->begin->op_id >= 0) {
-      std::string op = model.OpsWithId(rec->begin->op_id).front()->op->name;
+      std::string op = model.OpsWithId(rec->begin->op_id).front()->op->name();
       if (op.rfind("aten::", 0) == 0) op = op.substr(6);
       CHECK(e.text.find(op + " arg " + std::to_string(rec->begin->op_input) + " (" + rec->begin->tensor +
                         ")") != std::string::npos);
@@ -185,7 +185,7 @@ TEST_CASE(
     }
   }
   // The selected op's candidate table says what its costs count, inside the details panel.
-  REQUIRE(!model.OpsWithId(3).front()->op->candidates.empty());  // layer_norm's strategies
+  REQUIRE(!model.OpsWithId(3).front()->op->candidates().empty());  // layer_norm's strategies
   {
     auto geo = Shoot(dir, options.trace_dir.string() + " --view program --select-op 3 --size 1280x720");
     bool note = false;

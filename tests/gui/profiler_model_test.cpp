@@ -40,7 +40,7 @@ struct Span {
 void AddOp(trace::RankTrace& rt, const std::string& name, int64_t t, int64_t end, int64_t step = 0) {
   trace::Op& op = rt.events.EmplaceOf<trace::Op>();
   op.id = static_cast<int64_t>(rt.events.Of<trace::Op>().size());
-  op.name = name;
+  op.Mutable().name = name;
   op.t_ns = t, op.end_ns = end, op.step = step;
 }
 
@@ -116,9 +116,9 @@ TEST_CASE("profiler lanes: decided by the data", "[gui][profiler]") {
   // ops do), or one redistribute: a program's trace, not a profiler's.
   trace::Model decided = ThreeRanks();
   trace::Op& op = decided.ranks[1].events.EmplaceOf<trace::Op>();
-  op.name = "aten::mm";
+  op.Mutable().name = "aten::mm";
   op.t_ns = 100, op.end_ns = 150;
-  op.candidates = {trace::OpStrategy{}};
+  op.Mutable().candidates = {trace::OpStrategy{}};
   CHECK_FALSE(gui::HasProfilerLanes(decided));
   trace::Model moved = ThreeRanks();
   moved.redistributes.emplace_back();
@@ -163,7 +163,7 @@ TEST_CASE("profiler lanes: a profiler directory and its imported trace alike; De
   for (size_t i = 0; i < std::min(direct.ops.size(), imported.ops.size()); ++i) {
     CHECK(direct.ops[i].rank == imported.ops[i].rank);
     CHECK(direct.ops[i].op->id == imported.ops[i].op->id);
-    CHECK(direct.ops[i].op->name == imported.ops[i].op->name);
+    CHECK(direct.ops[i].op->name() == imported.ops[i].op->name());
   }
   CHECK(gui::HasProfilerLanes(direct));
   CHECK(gui::HasProfilerLanes(imported));

@@ -65,9 +65,9 @@ TEST_CASE("program view: badges at exactly the implicit redistributes of the tra
   for (const trace::OpRecord& op : model.ops) {
     if (op.rank != rank) continue;
     expected[op.op->id];
-    for (size_t i = 0; i < op.op->inputs.size(); ++i) {
-      if (op.op->inputs[i].redistribute_id < 0) continue;
-      expected[op.op->id].insert({op.op->id, static_cast<int64_t>(i), op.op->inputs[i].redistribute_id});
+    for (size_t i = 0; i < op.op->inputs().size(); ++i) {
+      if (op.op->inputs()[i].redistribute_id < 0) continue;
+      expected[op.op->id].insert({op.op->id, static_cast<int64_t>(i), op.op->inputs()[i].redistribute_id});
       ++expected_total;
     }
   }

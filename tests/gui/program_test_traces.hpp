@@ -67,17 +67,18 @@ inline trace::OpOutput Out(const std::string& tensor, const char* placement) {
 inline trace::Op MakeOp(int64_t id, int64_t step, const std::string& name, const std::string& args,
                         std::vector<trace::OpInput> inputs, std::vector<trace::OpOutput> outputs, int64_t t) {
   trace::Op op;
-  op.id = id, op.step = step, op.name = name, op.args = args;
-  op.inputs = std::move(inputs);
-  op.outputs = std::move(outputs);
+  op.id = id, op.step = step, op.Mutable().name = name, op.Mutable().args = args;
+  op.Mutable().inputs = std::move(inputs);
+  op.Mutable().outputs = std::move(outputs);
   trace::OpStrategy chosen, other;
-  for (const auto& in : op.inputs) chosen.inputs.push_back(in.required), other.inputs.push_back({"R"});
-  for (const auto& out : op.outputs) chosen.outputs.push_back(out.placements), other.outputs.push_back({"R"});
+  for (const auto& in : op.inputs()) chosen.inputs.push_back(in.required), other.inputs.push_back({"R"});
+  for (const auto& out : op.outputs())
+    chosen.outputs.push_back(out.placements), other.outputs.push_back({"R"});
   chosen.cost_us = 4.5;
   other.cost_us = -1;
-  op.candidates = {other, chosen};
-  op.chosen = 1;
-  op.rule = "least redistribute cost";
+  op.Mutable().candidates = {other, chosen};
+  op.Mutable().chosen = 1;
+  op.Mutable().rule = "least redistribute cost";
   op.t_ns = t;
   op.end_ns = t + 50;
   return op;
@@ -121,7 +122,7 @@ inline void WriteHandMadeProgramTrace(const std::filesystem::path& dir) {
     EmitRedistribute(w, Begin(2, "y", "R", "S(0)", "local", 2, 0, 510));
     trace::Op add = MakeOp(2, 3, "add", "", {In("y", "R", "S(0)", 2), In("xs", "S(0)", "S(0)", -1)},
                            {Out("z", "S(0)")}, 500);
-    add.note = "hand-made note: shardscope differs from PyTorch here";
+    add.Mutable().note = "hand-made note: shardscope differs from PyTorch here";
     w.Emit(add);
     w.Emit(MakeOp(3, 4, "layer_norm_backward", "normalized_ndim=1", {In("z", "S(0)", "S(0)", -1)},
                   {Out("gx", "S(0)"), Out("", "")}, 600));

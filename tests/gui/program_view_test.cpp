@@ -71,8 +71,8 @@ void CheckProducer(const ProgramView& view, const ProgramNode& n, int64_t id, co
     CHECK(from.y0 < n.y0);
   } else {
     const trace::Op& p = from.op->op;
-    REQUIRE(e.from_output < static_cast<int>(p.outputs.size()));
-    CHECK(p.outputs[static_cast<size_t>(e.from_output)].tensor == in.tensor);
+    REQUIRE(e.from_output < static_cast<int>(p.outputs().size()));
+    CHECK(p.outputs()[static_cast<size_t>(e.from_output)].tensor == in.tensor);
     CHECK(p.id < id);
   }
 }
@@ -150,13 +150,13 @@ void CheckGraph(const trace::Model& model, const ProgramView& view) {
     int node = view.NodeOfOp(id);
     REQUIRE(node >= 0);
     const ProgramNode& n = view.nodes[static_cast<size_t>(node)];
-    CHECK(n.note == r->op->note);
+    CHECK(n.note == r->op->note());
     int64_t halos = 0;
     for (const trace::Collective& c : r->collectives) halos += c.kind() == "halo_exchange" ? 1 : 0;
     CHECK(n.halo_exchanges == halos);
     CHECK(n.halo.empty() == (halos == 0));
-    for (size_t i = 0; i < r->op->inputs.size(); ++i) {
-      const trace::OpInput& in = r->op->inputs[i];
+    for (size_t i = 0; i < r->op->inputs().size(); ++i) {
+      const trace::OpInput& in = r->op->inputs()[i];
       auto it = by_input.find(Key{node, static_cast<int>(i)});
       if (in.tensor.empty()) {
         CHECK(it == by_input.end());

@@ -206,7 +206,7 @@ TEST_CASE("the written trace carries PyTorch's plan beside shardscope's", "[prog
   CHECK(rec->begin->imported->collectives[0] == trace::ImportedCollective{"reduce_scatter", 2, "0"});
   CHECK(rec->begin->notation == "P(sum)R->S(0)R->S(0)S(1)");
   REQUIRE(m.ops.size() == 12);  // 3 opaque ops on 4 ranks
-  CHECK(m.ops[0].op->name == "aten::mm");
+  CHECK(m.ops[0].op->name() == "aten::mm");
   fs::remove_all(dir);
 }
 
@@ -439,15 +439,15 @@ TEST_CASE("computed ops are op events with shardscope's strategy and the replaye
     if (rec.rank == 3 && rec.op->id == 2) mm = &*rec.op;
   }
   REQUIRE(mm);
-  CHECK(mm->name == "aten::mm");
-  CHECK_THAT(mm->rule, Catch::Contains("computed as mm"));
-  REQUIRE(mm->outputs.size() == 1);
-  CHECK(mm->outputs[0].tensor == "dt$10");
-  CHECK(mm->outputs[0].placements == Strings{"S(0)", "S(1)"});
-  CHECK(mm->outputs[0].global_shape == std::vector<int64_t>{256, 128});
-  CHECK(mm->outputs[0].local_shape == std::vector<int64_t>{64, 64});
-  REQUIRE(mm->inputs.size() == 2);
-  CHECK(mm->inputs[1].tensor == "dt$9");
-  CHECK(mm->inputs[1].required == Strings{"R", "S(1)"});
+  CHECK(mm->name() == "aten::mm");
+  CHECK_THAT(mm->rule(), Catch::Contains("computed as mm"));
+  REQUIRE(mm->outputs().size() == 1);
+  CHECK(mm->outputs()[0].tensor == "dt$10");
+  CHECK(mm->outputs()[0].placements == Strings{"S(0)", "S(1)"});
+  CHECK(mm->outputs()[0].global_shape == std::vector<int64_t>{256, 128});
+  CHECK(mm->outputs()[0].local_shape == std::vector<int64_t>{64, 64});
+  REQUIRE(mm->inputs().size() == 2);
+  CHECK(mm->inputs()[1].tensor == "dt$9");
+  CHECK(mm->inputs()[1].required == Strings{"R", "S(1)"});
   fs::remove_all(dir);
 }

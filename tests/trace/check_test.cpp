@@ -295,39 +295,41 @@ TEST_CASE("check: each op field the ranks compare is reported where one rank dif
     std::string noun, rank2, others;  // "" when the edit touches nothing compared
   };
   const std::vector<Edit> edits = {
-      {"name", [](Op& op) { op.name = "bmm"; }, "name", "bmm", "mm"},
-      {"args", [](Op& op) { op.args = "alpha=2"; }, "name", "mm(alpha=2)", "mm"},
-      {"input tensor", [](Op& op) { op.inputs.Mutable()[1].tensor = "v"; }, "inputs", "x, v", "x, w"},
+      {"name", [](Op& op) { op.Mutable().name = "bmm"; }, "name", "bmm", "mm"},
+      {"args", [](Op& op) { op.Mutable().args = "alpha=2"; }, "name", "mm(alpha=2)", "mm"},
+      {"input tensor", [](Op& op) { op.Mutable().inputs.Mutable()[1].tensor = "v"; }, "inputs", "x, v",
+       "x, w"},
       {"chosen candidate's placements",
        [](Op& op) {
-         op.candidates.Mutable()[0].inputs[1] = {"R", "R"};
+         op.Mutable().candidates.Mutable()[0].inputs[1] = {"R", "R"};
        },
        "chosen strategy", "S(0)R, RR => S(0)S(1)", "S(0)R, RS(1) => S(0)S(1)"},
-      {"chosen index", [](Op& op) { op.chosen = 1; }, "chosen strategy", "S(0)R, RR => S(0)R",
+      {"chosen index", [](Op& op) { op.Mutable().chosen = 1; }, "chosen strategy", "S(0)R, RR => S(0)R",
        "S(0)R, RS(1) => S(0)S(1)"},
       {"output global shape",
        [](Op& op) {
-         op.outputs.Mutable()[0].global_shape = std::vector<int64_t>{8, 7};
+         op.Mutable().outputs.Mutable()[0].global_shape = std::vector<int64_t>{8, 7};
        },
        "outputs", "y: S(0)S(1) [8, 7]", "y: S(0)S(1) [8, 6]"},
       {"output placements",
        [](Op& op) {
-         op.outputs.Mutable()[0].placements = std::vector<std::string>{"S(0)", "R"};
+         op.Mutable().outputs.Mutable()[0].placements = std::vector<std::string>{"S(0)", "R"};
        },
        "outputs", "y: S(0)R [8, 6]", "y: S(0)S(1) [8, 6]"},
       {"outcome",
        [](Op& op) {
-         op.ok = false;
-         op.error = "oom";
+         op.Mutable().ok = false;
+         op.Mutable().error = "oom";
        },
        "outcome", "failed: oom", "ok"},
       // Not compared: a rank's own shard shape, and what an unchosen candidate costs.
       {"output local shape",
        [](Op& op) {
-         op.outputs.Mutable()[0].local_shape = std::vector<int64_t>{4, 4};
+         op.Mutable().outputs.Mutable()[0].local_shape = std::vector<int64_t>{4, 4};
        },
        "", "", ""},
-      {"unchosen candidate's cost", [](Op& op) { op.candidates.Mutable()[1].cost_us = 1.0; }, "", "", ""},
+      {"unchosen candidate's cost", [](Op& op) { op.Mutable().candidates.Mutable()[1].cost_us = 1.0; }, "",
+       "", ""},
   };
   const Edit& edit = GENERATE_REF(from_range(edits));
   INFO(edit.what);

@@ -119,7 +119,7 @@ TEST_CASE("chrome export streamed: the document's bytes, event count, chunks of 
     for (int64_t k = 0; k < 20000; ++k) {
       Op& op = rt.events.EmplaceOf<Op>();
       op.id = k;
-      op.name = "aten::op_\xc3\xa9_" + std::to_string(k % 97);
+      op.Mutable().name = "aten::op_\xc3\xa9_" + std::to_string(k % 97);
       op.t_ns = 1000 * k, op.end_ns = 1000 * k + 500;
     }
     big.ranks.push_back(std::move(rt));

@@ -183,7 +183,7 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   StepEnd e{7, 0, {4, 4}, {0, 0}, 9};
   Op op;
   op.id = 3;
-  op.name = "mm";
+  op.Mutable().name = "mm";
   const std::vector<Event> events = {b, s, c, e, RedistributeEnd{7, 10, true, "", std::nullopt, 42u}, op, c};
   EventList list;
   for (const Event& ev : events) list.push_back(ev);
@@ -255,11 +255,11 @@ TEST_CASE("v2 repeats and like-ops that name ids far apart read back as written"
       RedistributeEnd e{id, t + 30, true, "", std::nullopt, std::nullopt};
       Op op;
       op.id = id;  // ops numbered like their redistributes
-      op.name = "aten::mm";
-      op.inputs = {OpInput{"w", {"S(0)"}, {"R"}, id}};
-      op.outputs = {OpOutput{"y", true, {"R"}, {8, 8}, {8, 8}}};
-      op.candidates = {OpStrategy{{{"R"}}, {{"R"}}, 2.0}};
-      op.rule = "least redistribute cost";
+      op.Mutable().name = "aten::mm";
+      op.Mutable().inputs = {OpInput{"w", {"S(0)"}, {"R"}, id}};
+      op.Mutable().outputs = {OpOutput{"y", true, {"R"}, {8, 8}, {8, 8}}};
+      op.Mutable().candidates = {OpStrategy{{{"R"}}, {{"R"}}, 2.0}};
+      op.Mutable().rule = "least redistribute cost";
       op.t_ns = t + 40;
       op.end_ns = t + 50;
       for (const Event& ev : {Event(b), Event(c), Event(e), Event(op)}) {

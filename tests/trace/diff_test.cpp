@@ -328,9 +328,9 @@ TEST_CASE("diff: ops are aligned and their strategy, outputs and implicit redist
   // mm now takes the replicated-weight strategy: y comes out S(0)R and w is gathered to RR.
   Model cand = Program();
   EditOp(cand, 0, [](Op& op) {
-    op.chosen = 1;
-    op.outputs.Mutable()[0].placements = {"S(0)", "R"};
-    op.inputs.Mutable()[1].required = {"R", "R"};
+    op.Mutable().chosen = 1;
+    op.Mutable().outputs.Mutable()[0].placements = {"S(0)", "R"};
+    op.Mutable().inputs.Mutable()[1].required = {"R", "R"};
   });
   DiffResult r = DiffTraces(base, cand, DiffOptions{});
   CHECK(Whats(r) ==
@@ -366,7 +366,7 @@ TEST_CASE("diff: ops are aligned and their strategy, outputs and implicit redist
 TEST_CASE("diff: candidate costs are compared like time, only with a threshold", "[trace][diff]") {
   Model base = Program();
   Model cand = Program();
-  EditOp(cand, 0, [](Op& op) { op.candidates.Mutable()[1].cost_us = 9.0; });  // 7.5 -> 9.0 us: +20%
+  EditOp(cand, 0, [](Op& op) { op.Mutable().candidates.Mutable()[1].cost_us = 9.0; });  // 7.5 -> 9.0 us: +20%
   CHECK(DiffTraces(base, cand, DiffOptions{}).differences.empty());
   CHECK(DiffTraces(base, cand, ParseFailOn("ops,time:25%")).differences.empty());
   DiffResult r = DiffTraces(base, cand, ParseFailOn("ops,time:10%"));

@@ -232,8 +232,8 @@ class RandomEvents {
     op.id = next_op_++;
     op.step = Pick(4) ? op.id : op.id + 3;
     const auto n = static_cast<size_t>(Pick(3));
-    op.name = kNames[n];
-    op.args = n == 1 ? "alpha=1" : "";
+    op.Mutable().name = kNames[n];
+    op.Mutable().args = n == 1 ? "alpha=1" : "";
     const size_t inputs = n == 2 ? 1 : 2;
     // An implicit redistribute of input 0 comes before the op that it places.
     const bool linked = Pick(3) == 0;
@@ -248,7 +248,7 @@ class RandomEvents {
       in.redistribute_id = i == 0 ? linked_id : -1;
       ins.push_back(in);
     }
-    op.inputs = ins;
+    op.Mutable().inputs = ins;
     OpOutput o;
     o.tensor = "y";
     o.placements = {"S(0)", "R"};
@@ -261,7 +261,7 @@ class RandomEvents {
       unrequested.requested = false;
       outs.push_back(unrequested);
     }
-    op.outputs = outs;
+    op.Mutable().outputs = outs;
     std::vector<OpStrategy> candidates;
     for (int64_t c = 0, count = 1 + Pick(3); c < count; ++c) {
       OpStrategy s;
@@ -272,15 +272,15 @@ class RandomEvents {
       s.cost_us = c == 2 ? std::numeric_limits<double>::infinity() : static_cast<double>(c) * 1.5;
       candidates.push_back(s);
     }
-    op.candidates = candidates;
-    op.ok = Pick(10) != 0;
-    op.chosen = op.ok ? 0 : -1;
-    if (!op.ok) op.error = "no strategy";
+    op.Mutable().candidates = candidates;
+    op.Mutable().ok = Pick(10) != 0;
+    op.Mutable().chosen = op.ok() ? 0 : -1;
+    if (!op.ok()) op.Mutable().error = "no strategy";
     // The line number varies (a rule_number line), now and then with a leading zero (a full rule).
-    op.rule = "recorded by PyTorch DebugMode (line " + std::string(Pick(8) ? "" : "0") +
-              std::to_string(Pick(3) * 17) + (Pick(4) ? "); opaque" : "); computed 2 ways");
+    op.Mutable().rule = "recorded by PyTorch DebugMode (line " + std::string(Pick(8) ? "" : "0") +
+                        std::to_string(Pick(3) * 17) + (Pick(4) ? "); opaque" : "); computed 2 ways");
 
-    op.note = Pick(5) == 0 ? "differs" : "";
+    op.Mutable().note = Pick(5) == 0 ? "differs" : "";
     op.t_ns = Time();
     op.end_ns = Pick(3) == 0 ? op.t_ns : op.t_ns + Pick(100);
     out.push_back(op);
@@ -628,13 +628,13 @@ TEST_CASE("a v3 op line may leave out step (its id) and end_ns (its t_ns) and gi
     const auto& op = std::get<Op>(got[1]);
     CHECK(op.step == 5);
     CHECK(op.end_ns == 3000);
-    CHECK(std::string(op.rule) ==
+    CHECK(std::string(op.rule()) ==
           "recorded by PyTorch DebugMode (line 47, module m); opaque: nothing computed");
-    CHECK(op.name == "aten::view");
+    CHECK(op.name() == "aten::view");
     const auto& next = std::get<Op>(got[2]);
     CHECK(next.step == 2);
     CHECK(next.end_ns == 4100);
-    CHECK(next.rule == op.rule);  // taken whole by `like`
+    CHECK(next.rule() == op.rule());  // taken whole by `like`
   }
   // The fast path takes these lines itself (the reference reader gives the same, checked above).
   const fs::path dir = Temp("opfast");
@@ -756,8 +756,8 @@ TEST_CASE("a v3 op line with linked takes its inputs' redistribute ids from the 
     INFO((fast ? "fast reader" : "reference reader"));
     const std::vector<Event> got = ReadLines(lines, fast, 3);
     REQUIRE(got.size() == 23);
-    CHECK(std::get<Op>(got[21]).inputs[0].redistribute_id == 2);
-    CHECK(std::get<Op>(got[22]).inputs[0].redistribute_id == -1);
+    CHECK(std::get<Op>(got[21]).inputs()[0].redistribute_id == 2);
+    CHECK(std::get<Op>(got[22]).inputs()[0].redistribute_id == -1);
   }
   const std::vector<shardscope::testing::ReadErrorCase> cases = {
       {{kOpLine, R"j({"type":"op","id":1,"like":0,"linked":false,"t_ns":3000})j"},
@@ -835,8 +835,8 @@ TEST_CASE("a writer asked for version 2 writes a replayed import in version 2's 
   }
   Op op = std::get<Op>(events[0]);
   op.id = 1, op.step = 1, op.t_ns = op.end_ns = 9000;
-  op.rule = "recorded by PyTorch DebugMode (line 47, module m); opaque: nothing computed";
-  op.inputs.Mutable()[0].redistribute_id = 1;
+  op.Mutable().rule = "recorded by PyTorch DebugMode (line 47, module m); opaque: nothing computed";
+  op.Mutable().inputs.Mutable()[0].redistribute_id = 1;
   events.push_back(op);
   const fs::path dir = Temp("vwriter");
   const std::string v2 = shardscope::testing::WriteRankText(dir, Rank1(2), events);

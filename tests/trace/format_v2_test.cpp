@@ -297,8 +297,9 @@ TEST_CASE("a v2 op line refers to an earlier op with the same fields", "[trace][
               x.redistribute_id = moved(x.redistribute_id), x.op_id = moved(x.op_id);
             } else if constexpr (std::is_same_v<T, Op>) {
               x.id = moved(x.id);
-              if (!x.inputs.empty())
-                for (OpInput& in : x.inputs.Mutable()) in.redistribute_id = moved(in.redistribute_id);
+              if (!x.inputs().empty())
+                for (OpInput& in : x.Mutable().inputs.Mutable())
+                  in.redistribute_id = moved(in.redistribute_id);
               op_count += round == 0;
             } else {
               x.redistribute_id = moved(x.redistribute_id);

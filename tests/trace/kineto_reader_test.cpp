@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 
@@ -152,6 +153,33 @@ TEST_CASE("every variant of the reference reads to the same collectives", "[trac
   KinetoAnalysis a = AnalyzeKineto(imp.model);
   CHECK(a.matched == (has_group ? 2 * (3 + 4 + 2) : 2 * (5 + 1)));
   CHECK(a.unmatched == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the ops of one name share one shape", "[trace][kineto][resident]") {
+  fs::path dir = Generate("--ranks 1 --steps 3 --pad-ops 40");
+  KinetoImport imp = ReadKineto({dir});
+  REQUIRE(imp.model.ranks.size() == 1);
+  const std::vector<Op>& ops = imp.model.ranks[0].events.Of<Op>();
+  REQUIRE(ops.size() > 100);
+  std::map<std::string, const Op*> first_of_name;
+  size_t shared = 0;
+  for (const Op& op : ops) {
+    CHECK(op.args().empty());
+    CHECK(op.inputs().empty());
+    CHECK(op.candidates().empty());
+    auto [it, fresh] = first_of_name.try_emplace(op.name().str(), &op);
+    if (!fresh) {
+      CHECK(op.shape.SharesWith(it->second->shape));
+      ++shared;
+    }
+  }
+  // Different names, different shapes; the ProfilerStep#N ops have a name each.
+  for (const auto& [name, op] : first_of_name)
+    for (const auto& [other_name, other] : first_of_name)
+      if (name != other_name) CHECK_FALSE(op->shape.SharesWith(other->shape));
+  CHECK(first_of_name.count("ProfilerStep#0") == 1);
+  CHECK(shared > 0);
   fs::remove_all(dir);
 }
 

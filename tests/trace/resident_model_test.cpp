@@ -48,9 +48,11 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   STATIC_REQUIRE(sizeof(SharedVec<int64_t>) == 8);
   STATIC_REQUIRE(sizeof(Shared<FlightShape>) == 8);
   STATIC_REQUIRE(sizeof(EventRef<Op>) == 8);
-  // Op: id, step, chosen, t_ns, end_ns (5 slots); inputs, outputs, candidates (3); name+args,
-  // rule+note, ok+error (3) = 11 slots. The std::string / std::vector members it had made it 280 B.
-  STATIC_REQUIRE(sizeof(Op) <= Slots(11));
+  // Op: id, step, shape, t_ns, end_ns = 5 slots. What calls like it repeat is one shared OpShape:
+  // name+args, inputs, outputs, candidates, rule+note, chosen, ok+error = 7 slots. (An op of 11
+  // slots held those itself; the std::string / std::vector members it had before made it 280 B.)
+  STATIC_REQUIRE(sizeof(Op) <= Slots(5));
+  STATIC_REQUIRE(sizeof(OpShape) <= Slots(7));
   // OpInput: tensor (an IStr, padded to a slot), placements, required, redistribute_id = 4 slots.
   STATIC_REQUIRE(sizeof(OpInput) <= Slots(4));
   // OpOutput: tensor+requested, placements, global_shape, local_shape = 4 slots.
@@ -305,7 +307,7 @@ TEST_CASE("op records refer to the stored ops, and equal op lists share one buff
   for (bool fast : {true, false}) {
     Model m = ReadTraceDir(dir, {.jobs = 2, .fast = fast});
     REQUIRE(m.ops.size() == 12);  // 3 ops on each of 4 ranks
-    size_t halos = 0;
+    size_t halos = 0, shared_shapes = 0;
     for (const OpRecord& rec : m.ops) {
       const RankTrace& rank = m.ranks.at(static_cast<size_t>(rec.rank));
       const std::vector<Op>& stored = rank.events.Of<Op>();
@@ -319,9 +321,15 @@ TEST_CASE("op records refer to the stored ops, and equal op lists share one buff
       }
       // The same op on every rank: equal candidate lists are one buffer.
       const OpRecord* first = m.OpsWithId(rec.op->id).front();
-      CHECK(rec.op->candidates == first->op->candidates);
-      CHECK(rec.op->candidates.SharesWith(first->op->candidates));
+      CHECK(rec.op->candidates() == first->op->candidates());
+      CHECK(rec.op->candidates().SharesWith(first->op->candidates()));
+      // Ops alike (the same call on ranks whose shards are alike) share their whole shape.
+      if (*rec.op->shape == *first->op->shape) {
+        CHECK(rec.op->shape.SharesWith(first->op->shape));
+        shared_shapes += &rec != first ? 1 : 0;
+      }
     }
+    CHECK(shared_shapes > 0);
     CHECK(halos > 0);  // conv2d's halo exchanges
     // A copy's records refer to the copy's events.
     const Model copy = m;

@@ -99,12 +99,12 @@ TEST_CASE("op summaries name the ranks that diverge, miss or fail an op", "[trac
   // Rank 3 ran mm with the replicated strategy; rank 2 has no conv2d; rank 1's layer_norm_backward failed.
   for (OpRecord& rec : model.ops) {
     if (rec.rank == 3 && rec.op->id == 0) {
-      rec.op.Mutable().chosen = 1;
-      rec.op.Mutable().outputs.Mutable()[0].placements = {"S(0)", "R"};
+      rec.op.Mutable().Mutable().chosen = 1;
+      rec.op.Mutable().Mutable().outputs.Mutable()[0].placements = {"S(0)", "R"};
     }
     if (rec.rank == 1 && rec.op->id == 2) {
-      rec.op.Mutable().ok = false;
-      rec.op.Mutable().error = "out of memory";
+      rec.op.Mutable().Mutable().ok = false;
+      rec.op.Mutable().Mutable().error = "out of memory";
     }
   }
   model.ops.erase(std::remove_if(model.ops.begin(), model.ops.end(),
@@ -153,7 +153,8 @@ TEST_CASE("an op differs on a rank only when its printed signature does", "[trac
   // the fields differ but the concatenated text ("S(0)S(1)") is the same, so no rank differs.
   Model model = ReadTraceDir(kGolden / "program");
   for (OpRecord& rec : model.ops) {
-    if (rec.rank == 2 && rec.op->id == 0) rec.op.Mutable().outputs.Mutable()[0].placements = {"S(0)S(1)"};
+    if (rec.rank == 2 && rec.op->id == 0)
+      rec.op.Mutable().Mutable().outputs.Mutable()[0].placements = {"S(0)S(1)"};
   }
   std::vector<OpSummary> s = SummarizeOps(model);
   REQUIRE(!s.empty());

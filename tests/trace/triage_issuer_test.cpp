@@ -82,7 +82,7 @@ RankTrace Trace(int64_t r, int64_t s, bool issued) {
   Op op;
   op.id = 7;
   op.step = 3;
-  op.name = "mm";
+  op.Mutable().name = "mm";
   rt.events.push_back(op);
   RedistributeBegin b;
   b.id = s;

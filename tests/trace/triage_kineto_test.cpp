@@ -188,7 +188,7 @@ TEST_CASE("AddKinetoOpRecords: one record per op event, sorted by rank and id", 
     for (int64_t id = 0; id < 3; ++id) {
       Op& op = m.ranks[static_cast<size_t>(rank)].events.EmplaceOf<Op>();
       op.id = id;
-      op.name = id == 0 ? "ProfilerStep#0" : "aten::mm";
+      op.Mutable().name = id == 0 ? "ProfilerStep#0" : "aten::mm";
       op.t_ns = id * 100, op.end_ns = id * 100 + 50;
     }
   }

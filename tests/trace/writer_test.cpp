@@ -243,15 +243,16 @@ std::vector<Event> OpWithLinks(int64_t rank) {
   Op op;
   op.id = 0;
   op.step = 3;
-  op.name = "mm";
-  op.args = "";
-  op.inputs = {OpInput{"x", {"S(0)"}, {"S(0)"}, -1}, OpInput{"w", {"S(0)"}, {"R"}, 5}};
-  op.outputs = {OpOutput{"y", true, {"S(0)"}, {6, 4}, {3, 4}}, OpOutput{"", false, {}, {}, {}}};
-  op.candidates = {OpStrategy{{{"S(0)"}, {"R"}}, {{"S(0)"}, {}}, 2.5},
-                   OpStrategy{{{"R"}, {"R"}}, {{"R"}, {}}, std::numeric_limits<double>::infinity()}};
-  op.chosen = 0;
-  op.rule = "least redistribute cost";
-  op.note = "";
+  op.Mutable().name = "mm";
+  op.Mutable().args = "";
+  op.Mutable().inputs = {OpInput{"x", {"S(0)"}, {"S(0)"}, -1}, OpInput{"w", {"S(0)"}, {"R"}, 5}};
+  op.Mutable().outputs = {OpOutput{"y", true, {"S(0)"}, {6, 4}, {3, 4}}, OpOutput{"", false, {}, {}, {}}};
+  op.Mutable().candidates = {
+      OpStrategy{{{"S(0)"}, {"R"}}, {{"S(0)"}, {}}, 2.5},
+      OpStrategy{{{"R"}, {"R"}}, {{"R"}, {}}, std::numeric_limits<double>::infinity()}};
+  op.Mutable().chosen = 0;
+  op.Mutable().rule = "least redistribute cost";
+  op.Mutable().note = "";
   op.t_ns = 90;
   op.end_ns = 300;
   events.push_back(halo);
@@ -290,7 +291,7 @@ TEST_CASE("op events, op links and halo exchanges read back equal", "[trace][wri
   CHECK(op->redistribute_ids.ToVector() == std::vector<int64_t>{5});
   REQUIRE(op->collectives.size() == 1);
   CHECK(op->collectives[0].kind() == "halo_exchange");
-  CHECK(op->op->candidates[1].cost_us == std::numeric_limits<double>::infinity());
+  CHECK(op->op->candidates()[1].cost_us == std::numeric_limits<double>::infinity());
   CHECK(model.FindOp(2, 0) == nullptr);
   const RedistributeRecord* rec = model.FindRedistribute(1, 5);
   REQUIRE(rec != nullptr);
@@ -439,13 +440,13 @@ TEST_CASE("the writer's fast path writes what the JSON encoder writes", "[trace]
                             [](const Event& e) { return std::holds_alternative<Op>(e); });
   REQUIRE(op_at != events.end());
   Op impossible = std::get<Op>(*op_at);
-  REQUIRE_FALSE(impossible.candidates.empty());
-  impossible.candidates.Mutable()[0].cost_us = std::numeric_limits<double>::infinity();
-  impossible.ok = false;
-  impossible.error = "no strategy";
+  REQUIRE_FALSE(impossible.candidates().empty());
+  impossible.Mutable().candidates.Mutable()[0].cost_us = std::numeric_limits<double>::infinity();
+  impossible.Mutable().ok = false;
+  impossible.Mutable().error = "no strategy";
   events.push_back(impossible);
   Op quoted_op = std::get<Op>(*op_at);
-  quoted_op.args = "dim=\"x\"";
+  quoted_op.Mutable().args = "dim=\"x\"";
   events.push_back(quoted_op);
   int64_t fast = 0, declined = 0, fast_ops = 0;
   for (const Event& e : events) {

@@ -89,35 +89,35 @@ const CollectiveField kCollectiveFields[] = {
 
 // The candidate OpStrategyText shows for `op`, nullptr for "none".
 const OpStrategy* ChosenStrategy(const Op& op) {
-  if (op.chosen < 0 || op.chosen >= static_cast<int64_t>(op.candidates.size())) return nullptr;
-  return &op.candidates[static_cast<size_t>(op.chosen)];
+  if (op.chosen() < 0 || op.chosen() >= static_cast<int64_t>(op.candidates().size())) return nullptr;
+  return &op.candidates()[static_cast<size_t>(op.chosen())];
 }
 
 const VotedField<Op> kOpFields[] = {
-    {"name", [](const Op& a, const Op& b) { return a.name == b.name && a.args == b.args; },
-     [](const Op& op) { return op.name + (op.args.empty() ? "" : "(" + op.args + ")"); }},
+    {"name", [](const Op& a, const Op& b) { return a.name() == b.name() && a.args() == b.args(); },
+     [](const Op& op) { return op.name() + (op.args().empty() ? "" : "(" + op.args() + ")"); }},
     {"inputs",
      [](const Op& a, const Op& b) {
-       return a.inputs.SharesWith(b.inputs) ||
-              std::equal(a.inputs.begin(), a.inputs.end(), b.inputs.begin(), b.inputs.end(),
+       return a.inputs().SharesWith(b.inputs()) ||
+              std::equal(a.inputs().begin(), a.inputs().end(), b.inputs().begin(), b.inputs().end(),
                          [](const OpInput& x, const OpInput& y) { return x.tensor == y.tensor; });
      },
      [](const Op& op) {
        std::string out;
-       for (size_t i = 0; i < op.inputs.size(); ++i) out += (i ? ", " : "") + op.inputs[i].tensor;
+       for (size_t i = 0; i < op.inputs().size(); ++i) out += (i ? ", " : "") + op.inputs()[i].tensor;
        return out;
      }},
     {"chosen strategy",
      [](const Op& a, const Op& b) {
-       if (a.candidates.SharesWith(b.candidates) && a.chosen == b.chosen) return true;
+       if (a.candidates().SharesWith(b.candidates()) && a.chosen() == b.chosen()) return true;
        const OpStrategy *x = ChosenStrategy(a), *y = ChosenStrategy(b);
        return x == nullptr || y == nullptr ? x == y : x->inputs == y->inputs && x->outputs == y->outputs;
      },
-     [](const Op& op) { return detail::OpStrategyText(op, op.chosen); }},
+     [](const Op& op) { return detail::OpStrategyText(op, op.chosen()); }},
     {"outputs",
      [](const Op& a, const Op& b) {
-       return a.outputs.SharesWith(b.outputs) ||
-              std::equal(a.outputs.begin(), a.outputs.end(), b.outputs.begin(), b.outputs.end(),
+       return a.outputs().SharesWith(b.outputs()) ||
+              std::equal(a.outputs().begin(), a.outputs().end(), b.outputs().begin(), b.outputs().end(),
                          [](const OpOutput& x, const OpOutput& y) {
                            return x.requested == y.requested &&
                                   (!x.requested || (x.tensor == y.tensor && x.placements == y.placements &&
@@ -125,8 +125,9 @@ const VotedField<Op> kOpFields[] = {
                          });
      },
      detail::OpOutputsText},
-    {"outcome", [](const Op& a, const Op& b) { return a.ok == b.ok && (a.ok || a.error == b.error); },
-     [](const Op& op) { return op.ok ? std::string("ok") : "failed: " + op.error; }},
+    {"outcome",
+     [](const Op& a, const Op& b) { return a.ok() == b.ok() && (a.ok() || a.error() == b.error()); },
+     [](const Op& op) { return op.ok() ? std::string("ok") : "failed: " + op.error(); }},
 };
 
 const VotedField<RedistributeBegin> kRedistributeFields[] = {
@@ -408,7 +409,7 @@ class Checker {
         for (const OpRecord* rec : live) values.emplace_back(rec->rank, field.text(rec->op));
         vote = Majority(values);
       }
-      if (vote.deviants.empty() && std::string_view(field.noun) == "outcome" && !live.front()->op->ok) {
+      if (vote.deviants.empty() && std::string_view(field.noun) == "outcome" && !live.front()->op->ok()) {
         // Every rank failed this op the same way: consistent, but not clean.
         std::vector<int64_t> all;
         for (const OpRecord* rec : live) all.push_back(rec->rank);

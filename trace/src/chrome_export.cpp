@@ -201,16 +201,16 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, const Si
 // An op on its rank's first lane, where the redistributes it caused (which run inside it) nest.
 void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
   const Op& op = r.op;
-  std::string name = "op #" + std::to_string(op.id) + " " + Ascii(op.name);
+  std::string name = "op #" + std::to_string(op.id) + " " + Ascii(op.name());
   ordered_json e = Slice(name, "op", r.rank, kChromeRedistributeTid, clocks.Us(r.rank, op.t_ns),
                          clocks.DurUs(op.t_ns, op.end_ns));
   ordered_json args;
   args["id"] = op.id;
   args["step"] = op.step;
-  args["name"] = Ascii(op.name);
-  args["args"] = Ascii(op.args);
+  args["name"] = Ascii(op.name());
+  args["args"] = Ascii(op.args());
   ordered_json inputs = ordered_json::array();
-  for (const OpInput& in : op.inputs) {
+  for (const OpInput& in : op.inputs()) {
     ordered_json i;
     i["tensor"] = Ascii(in.tensor);
     i["placements"] = Placements(in.placements);
@@ -220,7 +220,7 @@ void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
   }
   args["inputs"] = std::move(inputs);
   ordered_json outputs = ordered_json::array();
-  for (const OpOutput& out : op.outputs) {
+  for (const OpOutput& out : op.outputs()) {
     ordered_json o;
     o["tensor"] = Ascii(out.tensor);
     o["requested"] = out.requested;
@@ -230,10 +230,10 @@ void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
     outputs.push_back(std::move(o));
   }
   args["outputs"] = std::move(outputs);
-  args["candidates"] = op.candidates.size();
-  args["chosen"] = op.chosen;
-  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size())) {
-    const OpStrategy& s = op.candidates[static_cast<size_t>(op.chosen)];
+  args["candidates"] = op.candidates().size();
+  args["chosen"] = op.chosen();
+  if (op.chosen() >= 0 && op.chosen() < static_cast<int64_t>(op.candidates().size())) {
+    const OpStrategy& s = op.candidates()[static_cast<size_t>(op.chosen())];
     ordered_json ins = ordered_json::array(), outs = ordered_json::array();
     for (const auto& p : s.inputs) ins.push_back(Placements(p));
     for (const auto& p : s.outputs) outs.push_back(Placements(p));
@@ -242,11 +242,11 @@ void AddOp(const OpRecord& r, const Clocks& clocks, const Sink& emit) {
     // +inf (an impossible strategy) is not JSON; the trace format's -1 stands for it here too.
     args["chosen_cost_us"] = std::isfinite(s.cost_us) ? s.cost_us : -1.0;
   }
-  args["rule"] = Ascii(op.rule);
-  if (!op.note.empty()) args["note"] = Ascii(op.note);
+  args["rule"] = Ascii(op.rule());
+  if (!op.note().empty()) args["note"] = Ascii(op.note());
   args["redistributes"] = r.redistribute_ids.ToVector();
-  args["outcome"] = op.ok ? "ok" : "failed";
-  if (!op.ok) args["error"] = Ascii(op.error);
+  args["outcome"] = op.ok() ? "ok" : "failed";
+  if (!op.ok()) args["error"] = Ascii(op.error());
   e["args"] = std::move(args);
   emit(std::move(e));
 }

@@ -376,42 +376,45 @@ void Finish(const Fields& f, Op& e, const FileContext& ctx) {
       f.Fail("field 'rule_number' needs 'like' (it renumbers the rule of the op 'like' names)");
     if (f.Has("rule")) f.Fail("fields 'rule' and 'rule_number' must not appear together");
     std::string rule;
-    if (!RenumberRule(e.rule, number, rule))
+    if (!RenumberRule(e.rule(), number, rule))
       f.Fail("field 'rule_number' is " + std::to_string(number) + " but the rule of op " +
              std::to_string(f.Int("like", 0, kI64Max)) + " ('like') has no number to replace");
-    e.rule = rule;
+    e.Mutable().rule = rule;
   }
   if (ctx.v2() && f.Has("linked")) {
     if (!f.Bool("linked")) f.Fail("field 'linked' must be true when present");
     if (f.Has("redistribute_ids")) f.Fail("fields 'linked' and 'redistribute_ids' must not appear together");
-    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
-    std::vector<OpInput>& inputs = e.inputs.Mutable();  // copied first when shared with a `like` op
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs().size());
+    std::vector<OpInput>& inputs = e.Mutable().inputs.Mutable();  // copied first when shared with a `like` op
     for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
   }
   if (ctx.v2() && f.Has("redistribute_ids")) {
     const std::vector<int64_t> ids = f.Ints("redistribute_ids", kMaxOpOperands, -1, kI64Max);
-    if (ids.size() != e.inputs.size())
-      f.Fail("field 'redistribute_ids' must have one entry per input (" + std::to_string(e.inputs.size()) +
+    if (ids.size() != e.inputs().size())
+      f.Fail("field 'redistribute_ids' must have one entry per input (" + std::to_string(e.inputs().size()) +
              ")");
     if (!ids.empty()) {
-      std::vector<OpInput>& inputs = e.inputs.Mutable();  // copied first when shared with a `like` op
+      std::vector<OpInput>& inputs =
+          e.Mutable().inputs.Mutable();  // copied first when shared with a `like` op
       for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
     }
   }
-  for (size_t i = 0; i < e.candidates.size(); ++i) {
-    const OpStrategy& c = e.candidates[i];
-    if (c.inputs.size() != e.inputs.size() || c.outputs.size() != e.outputs.size()) {
+  for (size_t i = 0; i < e.candidates().size(); ++i) {
+    const OpStrategy& c = e.candidates()[i];
+    if (c.inputs.size() != e.inputs().size() || c.outputs.size() != e.outputs().size()) {
       f.Fail("strategy " + std::to_string(i) + " must have one placement list per input (" +
-             std::to_string(e.inputs.size()) + ") and per output (" + std::to_string(e.outputs.size()) + ")");
+             std::to_string(e.inputs().size()) + ") and per output (" + std::to_string(e.outputs().size()) +
+             ")");
     }
   }
   // -1 ("no strategy") only for an op that failed; otherwise chosen indexes candidates, or is 0
   // for an op that records no candidates (a profiler's CPU op, `import kineto`).
-  if ((e.chosen >= static_cast<int64_t>(e.candidates.size()) && !(e.chosen == 0 && e.candidates.empty())) ||
-      (e.chosen < 0 && e.ok)) {
-    f.Fail("field 'chosen' is " + std::to_string(e.chosen) + " but the op has " +
-           std::to_string(e.candidates.size()) + " candidate strategies" +
-           (e.chosen < 0 ? " (-1 is allowed only when 'ok' is false)" : ""));
+  if ((e.chosen() >= static_cast<int64_t>(e.candidates().size()) &&
+       !(e.chosen() == 0 && e.candidates().empty())) ||
+      (e.chosen() < 0 && e.ok())) {
+    f.Fail("field 'chosen' is " + std::to_string(e.chosen()) + " but the op has " +
+           std::to_string(e.candidates().size()) + " candidate strategies" +
+           (e.chosen() < 0 ? " (-1 is allowed only when 'ok' is false)" : ""));
   }
 }
 

@@ -45,16 +45,16 @@ inline std::string ConcatPlacements(const std::vector<std::string>& placements) 
 
 /// "mm(x, w)": an op's name and input tensors ("-" for an absent optional input).
 inline std::string OpCallText(const Op& op) {
-  std::string out = op.name + "(";
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + (op.inputs[i].tensor.empty() ? std::string("-") : op.inputs[i].tensor.str());
+  std::string out = op.name() + "(";
+  for (size_t i = 0; i < op.inputs().size(); ++i)
+    out += (i ? ", " : "") + (op.inputs()[i].tensor.empty() ? std::string("-") : op.inputs()[i].tensor.str());
   return out + ")";
 }
 
 /// "S(0)R, RS(1) => S(0)S(1)": candidate `index`'s input and output placements; "none" when out of range.
 inline std::string OpStrategyText(const Op& op, int64_t index) {
-  if (index < 0 || index >= static_cast<int64_t>(op.candidates.size())) return "none";
-  const OpStrategy& s = op.candidates[static_cast<size_t>(index)];
+  if (index < 0 || index >= static_cast<int64_t>(op.candidates().size())) return "none";
+  const OpStrategy& s = op.candidates()[static_cast<size_t>(index)];
   std::string out;
   for (size_t i = 0; i < s.inputs.size(); ++i) out += (i ? ", " : "") + ConcatPlacements(s.inputs[i]);
   out += " => ";
@@ -66,8 +66,8 @@ inline std::string OpStrategyText(const Op& op, int64_t index) {
 /// "y: S(0)S(1) [8, 4], -": each output's placements and global shape ("-" when not requested).
 inline std::string OpOutputsText(const Op& op) {
   std::string out;
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
+  for (size_t i = 0; i < op.outputs().size(); ++i) {
+    const OpOutput& o = op.outputs()[i];
     out += (i ? ", " : "") +
            (o.requested ? o.tensor + ": " + ConcatPlacements(o.placements) + " " + FormatInts(o.global_shape)
                         : std::string("-"));

@@ -215,15 +215,15 @@ std::string OutputsText(const Op& op) {
 
 std::string InputsText(const Op& op) {
   std::string out;
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    out += (i ? ", " : "") + Printable(op.inputs[i].tensor) + ": " + Concat(op.inputs[i].placements);
+  for (size_t i = 0; i < op.inputs().size(); ++i)
+    out += (i ? ", " : "") + Printable(op.inputs()[i].tensor) + ": " + Concat(op.inputs()[i].placements);
   return out.empty() ? "none" : out;
 }
 
 // The implicit redistributes an op caused (on its reference rank): which input, from and to.
 std::string ImplicitText(const Op& op) {
   std::string out;
-  for (const OpInput& in : op.inputs) {
+  for (const OpInput& in : op.inputs()) {
     if (in.redistribute_id < 0) continue;
     out += (out.empty() ? "" : ", ") + Printable(in.tensor) + " " + Concat(in.placements) + "->" +
            Concat(in.required);
@@ -231,7 +231,7 @@ std::string ImplicitText(const Op& op) {
   return out.empty() ? "none" : out;
 }
 
-std::string OpOutcome(const Op& op) { return op.ok ? "ok" : "failed: " + op.error; }
+std::string OpOutcome(const Op& op) { return op.ok() ? "ok" : "failed: " + op.error(); }
 
 std::string CostText(double us) { return std::isinf(us) ? std::string("inf") : Micros(us); }
 
@@ -282,7 +282,7 @@ class Differ {
     baseline_id_.reset();
     candidate_id_.reset();
     (baseline ? baseline_id_ : candidate_id_) = l.id;
-    std::string call = StrategyText(l.Ref(), l.Ref().chosen);
+    std::string call = StrategyText(l.Ref(), l.Ref().chosen());
     if (baseline)
       Add(DiffCategory::kOps, "removed", call, "");
     else
@@ -297,18 +297,18 @@ class Differ {
     subject_ = OpSubject(b);
     baseline_id_ = lb.id;
     candidate_id_ = lc.id;
-    if (b.args != c.args) Add(DiffCategory::kOps, "args", b.args, c.args);
+    if (b.args() != c.args()) Add(DiffCategory::kOps, "args", b.args(), c.args());
     std::string ib = InputsText(b), ic = InputsText(c);
     if (ib != ic) Add(DiffCategory::kOps, "input placements", ib, ic);
-    std::string sb = StrategyText(b, b.chosen), sc = StrategyText(c, c.chosen);
+    std::string sb = StrategyText(b, b.chosen()), sc = StrategyText(c, c.chosen());
     if (sb != sc) Add(DiffCategory::kOps, "chosen strategy", sb, sc);
     std::string ob = OutputsText(b), oc = OutputsText(c);
     if (ob != oc) Add(DiffCategory::kOps, "outputs", ob, oc);
     std::string rb = ImplicitText(b), rc = ImplicitText(c);
     if (rb != rc) Add(DiffCategory::kOps, "implicit redistributes", rb, rc);
-    if (b.candidates.size() != c.candidates.size()) {
-      Add(DiffCategory::kOps, "candidates", std::to_string(b.candidates.size()),
-          std::to_string(c.candidates.size()));
+    if (b.candidates().size() != c.candidates().size()) {
+      Add(DiffCategory::kOps, "candidates", std::to_string(b.candidates().size()),
+          std::to_string(c.candidates().size()));
     }
     std::vector<int64_t> ranks_b, ranks_c;
     for (const OpRecord* r : lb.recs) ranks_b.push_back(r->rank);
@@ -506,11 +506,11 @@ class Differ {
   // Candidate costs are predictions from a cost model of the machine, so like time they are only
   // compared with a threshold; a candidate is matched by its strategy, not its position.
   void CompareCandidateCosts(const Op& b, const Op& c) {
-    for (size_t i = 0; i < b.candidates.size(); ++i) {
+    for (size_t i = 0; i < b.candidates().size(); ++i) {
       std::string key = StrategyText(b, static_cast<int64_t>(i));
-      for (size_t k = 0; k < c.candidates.size(); ++k) {
+      for (size_t k = 0; k < c.candidates().size(); ++k) {
         if (StrategyText(c, static_cast<int64_t>(k)) != key) continue;
-        double xb = b.candidates[i].cost_us, xc = c.candidates[k].cost_us;
+        double xb = b.candidates()[i].cost_us, xc = c.candidates()[k].cost_us;
         if (xb == xc) break;
         bool beyond =
             std::isinf(xb) || std::isinf(xc) ||
@@ -618,7 +618,7 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
     std::map<int64_t, std::string> op_names;
     for (int64_t id : model.OpIds()) {
       const auto recs = model.OpsWithId(id);
-      if (!recs.empty()) op_names[id] = recs.front()->op->name;
+      if (!recs.empty()) op_names[id] = recs.front()->op->name();
     }
     return [op_names = std::move(op_names)](const Logical& l) {
       const RedistributeBegin& x = l.Begin();

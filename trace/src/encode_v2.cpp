@@ -635,10 +635,10 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
         if (SameWritten(typename F::Codec{}, Get<F>(e), Get<F>(r))) mask |= uint64_t{1} << i;
       }
     });
-    if (v3_ && !(mask & kRule) && RuleNumber(r.rule, e.rule, number)) mask |= kRule;
+    if (v3_ && !(mask & kRule) && RuleNumber(r.rule(), e.rule(), number)) mask |= kRule;
     if (std::popcount(mask) >= std::popcount(same) && mask != 0) {
       like = &r, same = mask;
-      rule_number = e.rule == r.rule ? -1 : number;
+      rule_number = e.rule() == r.rule() ? -1 : number;
     }
   }
   bool written = false;
@@ -657,11 +657,11 @@ void EncoderV2::Encode(const Op& e, std::string& out) {
       if ((kLike & ~same) >> i & 1) WriteFields(l, e, v2, i, i + 1);
     if (same & kInputs) {
       bool same_ids = true;
-      for (size_t i = 0; i < e.inputs.size(); ++i)
-        same_ids = same_ids && e.inputs[i].redistribute_id == like->inputs[i].redistribute_id;
+      for (size_t i = 0; i < e.inputs().size(); ++i)
+        same_ids = same_ids && e.inputs()[i].redistribute_id == like->inputs()[i].redistribute_id;
       if (!same_ids) {
         std::vector<int64_t> ids;
-        for (const OpInput& in : e.inputs) ids.push_back(in.redistribute_id);
+        for (const OpInput& in : e.inputs()) ids.push_back(in.redistribute_id);
         // What the reader rebuilds from the begins linked to this op (FileContext::LinkedIds).
         std::vector<int64_t> linked(ids.size(), -1);
         if (auto it = links_.find(e.id); it != links_.end())

@@ -507,19 +507,22 @@ inline constexpr auto kOpStrategyDesc =
                          Field<&OpStrategy::outputs, codec::PlacementLists>{"outputs"},
                          Field<&OpStrategy::cost_us, codec::StrategyCost>{"cost_us"});
 
+using OS = OpShape;
 inline constexpr auto kOpDesc = Describe<Op>(
     "op", Field<&Op::id, codec::Id>{"id"}, Field<&Op::step, codec::Id, rule::SameAsV3<&Op::id>>{"step"},
-    Field<&Op::name, codec::NonEmptyText, L<rule::Required>>{"name"},
-    Field<&Op::args, codec::Text, L<rule::Required>>{"args"},
-    Field<&Op::inputs, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"inputs"},
-    Field<&Op::outputs, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"outputs"},
-    Field<&Op::candidates, codec::Objects<kMaxOpCandidates>, L<rule::Required>>{"candidates"},
-    Field<&Op::chosen, codec::Int<-1, kMaxOpCandidates - 1>, L<rule::Required>>{"chosen"},
-    Field<&Op::rule, codec::Text, L<rule::Required>>{"rule"},
-    Field<&Op::note, codec::Text, L<rule::Required>>{"note"}, Field<&Op::t_ns, codec::Time>{"t_ns"},
+    Field<Via<&Op::shape, &OS::name>{}, codec::NonEmptyText, L<rule::Required>>{"name"},
+    Field<Via<&Op::shape, &OS::args>{}, codec::Text, L<rule::Required>>{"args"},
+    Field<Via<&Op::shape, &OS::inputs>{}, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"inputs"},
+    Field<Via<&Op::shape, &OS::outputs>{}, codec::Objects<kMaxOpOperands>, L<rule::Required>>{"outputs"},
+    Field<Via<&Op::shape, &OS::candidates>{}, codec::Objects<kMaxOpCandidates>, L<rule::Required>>{
+        "candidates"},
+    Field<Via<&Op::shape, &OS::chosen>{}, codec::Int<-1, kMaxOpCandidates - 1>, L<rule::Required>>{"chosen"},
+    Field<Via<&Op::shape, &OS::rule>{}, codec::Text, L<rule::Required>>{"rule"},
+    Field<Via<&Op::shape, &OS::note>{}, codec::Text, L<rule::Required>>{"note"},
+    Field<&Op::t_ns, codec::Time>{"t_ns"},
     Field<&Op::end_ns, codec::Time, rule::SameAsV3<&Op::t_ns>>{"end_ns"},
-    Field<&Op::ok, codec::Flag, rule::Defaulted>{"ok"},
-    Field<&Op::error, codec::Text, rule::WhenSet>{"error"}, LineField<codec::Id>{"like"},
+    Field<Via<&Op::shape, &OS::ok>{}, codec::Flag, rule::Defaulted>{"ok"},
+    Field<Via<&Op::shape, &OS::error>{}, codec::Text, rule::WhenSet>{"error"}, LineField<codec::Id>{"like"},
     LineField<codec::Ints<kMaxOpOperands, -1, kI64Max>>{"redistribute_ids"},
     LineField<codec::Int<0, kMaxRuleNumber>>{"rule_number"}, LineField<codec::Flag>{"linked"});
 
@@ -605,7 +608,8 @@ static_assert(sizeof(RedistributeBegin) == 128, "RedistributeBegin changed: upda
 static_assert(sizeof(RedistributeEnd) == 56, "RedistributeEnd changed: update event_fields.hpp");
 static_assert(sizeof(StepBegin) == 64, "StepBegin changed: update event_fields.hpp");
 static_assert(sizeof(StepEnd) == 40, "StepEnd changed: update event_fields.hpp");
-static_assert(sizeof(Op) == 88 && sizeof(OpInput) == 32 && sizeof(OpOutput) == 32 && sizeof(OpStrategy) == 56,
+static_assert(sizeof(Op) == 40 && sizeof(OpShape) == 56 && sizeof(OpInput) == 32 && sizeof(OpOutput) == 32 &&
+                  sizeof(OpStrategy) == 56,
               "Op changed: update event_fields.hpp");
 
 }  // namespace shardscope::trace::detail

@@ -84,6 +84,17 @@ size_t HashOf(const Shared<CollectiveShape>& shape) {
   return Mix(h, std::hash<const void*>()(s.flight.HasBuffer() ? &*s.flight : nullptr));
 }
 
+// An op's shape by its fields, its lists by buffer (as a collective's).
+size_t HashOf(const Shared<OpShape>& shape) {
+  const OpShape& s = *shape;
+  size_t h = Mix(std::hash<IStr>()(s.name), std::hash<IStr>()(s.args));
+  h = Mix(Mix(h, std::hash<IStr>()(s.rule)), std::hash<IStr>()(s.note));
+  h = Mix(Mix(h, std::hash<IStr>()(s.error)), HashOf(s.chosen) * 2 + (s.ok ? 1 : 0));
+  h = Mix(h, std::hash<const void*>()(&s.inputs.get()));
+  h = Mix(h, std::hash<const void*>()(&s.outputs.get()));
+  return Mix(h, std::hash<const void*>()(&s.candidates.get()));
+}
+
 // Whether a pool slot or value holds something (an empty list and a default shape are left alone).
 template <typename T>
 bool Held(const SharedVec<T>& v) {
@@ -187,25 +198,30 @@ void EventPools::Intern(Event& event) {
       collective_shapes_.Intern(c->shape);
     }
   } else if (auto* op = std::get_if<Op>(&event)) {
-    // The operand lists are this op's own (just decoded), so Mutable() copies nothing; lists copied
-    // from an earlier op (`like`) are pooled already, their elements' lists too.
-    if (!op->inputs.empty() && !op->inputs.Pooled()) {
-      for (OpInput& in : op->inputs.Mutable()) {
-        One(strs_, s ? &s->strs : nullptr, in.placements);
-        One(strs_, s ? &s->strs : nullptr, in.required);
+    // A shape just decoded is this op's own (Mutable() copies nothing); one copied from an earlier
+    // op (`like`) or stored event is pooled already, its lists too. Within it, the operand lists
+    // are this op's own, or an earlier op's (pooled already, their elements' lists too).
+    if (op->shape.HasBuffer() && !op->shape.Pooled()) {
+      OpShape& shape = op->shape.Mutable();
+      if (!shape.inputs.empty() && !shape.inputs.Pooled()) {
+        for (OpInput& in : shape.inputs.Mutable()) {
+          One(strs_, s ? &s->strs : nullptr, in.placements);
+          One(strs_, s ? &s->strs : nullptr, in.required);
+        }
       }
-    }
-    if (!op->outputs.empty() && !op->outputs.Pooled()) {
-      for (OpOutput& out : op->outputs.Mutable()) {
-        One(strs_, s ? &s->strs : nullptr, out.placements);
-        One(ints_, s ? &s->ints : nullptr, out.global_shape);
-        One(ints_, s ? &s->ints : nullptr, out.local_shape);
+      if (!shape.outputs.empty() && !shape.outputs.Pooled()) {
+        for (OpOutput& out : shape.outputs.Mutable()) {
+          One(strs_, s ? &s->strs : nullptr, out.placements);
+          One(ints_, s ? &s->ints : nullptr, out.global_shape);
+          One(ints_, s ? &s->ints : nullptr, out.local_shape);
+        }
       }
+      // Ops repeat whole operand lists too (a loop's iterations, the ranks of a run).
+      One(inputs_, s ? &s->inputs : nullptr, shape.inputs);
+      One(outputs_, s ? &s->outputs : nullptr, shape.outputs);
+      One(strategies_, s ? &s->strategies : nullptr, shape.candidates);
+      op_shapes_.Intern(op->shape);
     }
-    // Ops repeat whole operand lists too (a loop's iterations, the ranks of a run).
-    One(inputs_, s ? &s->inputs : nullptr, op->inputs);
-    One(outputs_, s ? &s->outputs : nullptr, op->outputs);
-    One(strategies_, s ? &s->strategies : nullptr, op->candidates);
   }
   if (auto* b = std::get_if<RedistributeBegin>(&event); b != nullptr && b->imported)
     One(imported_, s ? &s->imported : nullptr, b->imported->collectives);
@@ -223,5 +239,7 @@ template class SharedPool<Shared<FlightShape>>;
 template class SharedPool<Shared<CollectiveShape>>;
 template class RecentShapes<FlightShape>;
 template class RecentShapes<CollectiveShape>;
+template class RecentShapes<OpShape>;
+template class SharedPool<Shared<OpShape>>;
 
 }  // namespace shardscope::trace::detail

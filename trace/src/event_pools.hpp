@@ -43,6 +43,7 @@ template <typename T>
 using SharedListPool = SharedPool<SharedVec<T>>;
 using FlightShapePool = SharedPool<Shared<FlightShape>>;
 using CollectiveShapePool = SharedPool<Shared<CollectiveShape>>;
+using OpShapePool = SharedPool<Shared<OpShape>>;
 
 struct SharedPools {
   SharedListPool<int64_t> ints;
@@ -55,6 +56,7 @@ struct SharedPools {
   SharedListPool<ImportedCollective> imported;
   FlightShapePool flights;
   CollectiveShapePool collectives;
+  OpShapePool ops;
 };
 
 /// Makes equal shapes (a FlightShape, a CollectiveShape) share one buffer: a shape equal to one of
@@ -79,7 +81,8 @@ class EventPools {
   explicit EventPools(SharedPools* shared = nullptr)
       : shared_(shared),
         shapes_(shared != nullptr ? &shared->flights : nullptr),
-        collective_shapes_(shared != nullptr ? &shared->collectives : nullptr) {}
+        collective_shapes_(shared != nullptr ? &shared->collectives : nullptr),
+        op_shapes_(shared != nullptr ? &shared->ops : nullptr) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
@@ -98,6 +101,7 @@ class EventPools {
   InternPool<ImportedCollective> imported_;
   RecentShapes<FlightShape> shapes_;
   RecentShapes<CollectiveShape> collective_shapes_;
+  RecentShapes<OpShape> op_shapes_;
 };
 
 }  // namespace shardscope::trace::detail

@@ -353,24 +353,25 @@ bool Finished(Op& e, const Scratch& s, const FileContext& ctx) {
   if (s.rule_number >= 0) {
     constexpr uint64_t kRule = MaskOf(kDescOf<Op>, {"rule"});
     std::string rule;
-    if (s.like < 0 || (s.seen & kRule) || !RenumberRule(e.rule, s.rule_number, rule)) return false;
-    e.rule = rule;
+    if (s.like < 0 || (s.seen & kRule) || !RenumberRule(e.rule(), s.rule_number, rule)) return false;
+    e.Mutable().rule = rule;
   }
   if (s.linked) {
     if (s.has_ids) return false;
-    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs.size());
-    std::vector<OpInput>& inputs = e.inputs.Mutable();
+    const std::vector<int64_t> ids = ctx.LinkedIds(e.id, e.inputs().size());
+    std::vector<OpInput>& inputs = e.Mutable().inputs.Mutable();
     for (size_t i = 0; i < ids.size(); ++i) inputs[i].redistribute_id = ids[i];
   }
   if (s.has_ids) {
-    if (s.ids.size() != e.inputs.size()) return false;
-    std::vector<OpInput>& inputs = e.inputs.Mutable();
+    if (s.ids.size() != e.inputs().size()) return false;
+    std::vector<OpInput>& inputs = e.Mutable().inputs.Mutable();
     for (size_t i = 0; i < s.ids.size(); ++i) inputs[i].redistribute_id = s.ids[i];
   }
-  for (const OpStrategy& c : e.candidates)
-    if (c.inputs.size() != e.inputs.size() || c.outputs.size() != e.outputs.size()) return false;
-  return (e.chosen < static_cast<int64_t>(e.candidates.size()) || (e.chosen == 0 && e.candidates.empty())) &&
-         (e.chosen >= 0 || !e.ok);
+  for (const OpStrategy& c : e.candidates())
+    if (c.inputs.size() != e.inputs().size() || c.outputs.size() != e.outputs().size()) return false;
+  return (e.chosen() < static_cast<int64_t>(e.candidates().size()) ||
+          (e.chosen() == 0 && e.candidates().empty())) &&
+         (e.chosen() >= 0 || !e.ok());
 }
 bool Finished(const Collective& e, const Scratch&, const FileContext&) {
   return !e.kind().empty() && e.bytes_sent().size() == e.group().size() &&

@@ -43,7 +43,7 @@ RunFigures Figures(const Model& model) {
   double sum = 0;
   for (const RankTrace& rt : model.ranks) {
     for (const Op& op : rt.events.Of<Op>()) {
-      if (op.name.rfind("ProfilerStep#", 0) != 0) continue;
+      if (op.name().rfind("ProfilerStep#", 0) != 0) continue;
       steps[op.step] = true;
       sum += static_cast<double>(op.end_ns - op.t_ns);
       ++f.step_spans;

@@ -45,7 +45,7 @@ int64_t SizeBytes(const Collective& c) {
 std::vector<std::tuple<int64_t, int64_t, int64_t>> StepSpans(const RankTrace& rt) {
   std::vector<std::tuple<int64_t, int64_t, int64_t>> out;  // (start, end, n)
   for (const Op& op : rt.events.Of<Op>())
-    if (op.name.rfind("ProfilerStep#", 0) == 0) out.emplace_back(op.t_ns, op.end_ns, op.step);
+    if (op.name().rfind("ProfilerStep#", 0) == 0) out.emplace_back(op.t_ns, op.end_ns, op.step);
   std::sort(out.begin(), out.end());
   return out;
 }

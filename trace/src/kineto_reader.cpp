@@ -531,11 +531,18 @@ class RankBuilder {
     AdviseHugePages(rt.events.Of<Op>().data(), rt.events.Of<Op>().capacity() * sizeof(Op));
     rt.events.ReserveOf<Collective>(pending.size());
     int64_t next_id = 0;
+    // An op here is its name, ids and times: ops of one name share one shape.
+    std::unordered_map<const std::string*, Shared<OpShape>> shapes;  // by the IStr's identity
+    auto shape_of = [&shapes](const IStr& name) -> const Shared<OpShape>& {
+      auto [it, fresh] = shapes.try_emplace(&name.str());
+      if (fresh) it->second = Shared<OpShape>(OpShape{.name = name});
+      return it->second;
+    };
     for (const StepSpan& s : d_.steps) {
       Op& op = rt.events.EmplaceOf<Op>();
       op.id = next_id++;
       op.step = s.n;
-      op.name = "ProfilerStep#" + std::to_string(s.n);
+      op.shape = shape_of(IStr("ProfilerStep#" + std::to_string(s.n)));
       op.t_ns = s.ts + d_.base_ns;
       op.end_ns = s.end + d_.base_ns;
     }
@@ -543,7 +550,7 @@ class RankBuilder {
       Op& op = rt.events.EmplaceOf<Op>();
       op.step = std::max<int64_t>(0, StepAt(d_.steps, p.t));
       op.id = next_id++;
-      op.name = p.name.view();
+      op.shape = shape_of(p.name);
       op.t_ns = p.t + d_.base_ns;
       op.end_ns = p.end + d_.base_ns;
     }

@@ -34,10 +34,10 @@ void Assembler::Finish() {
     if (op_id < 0) continue;
     if (const size_t* at = op_index_.Find(op_id)) {
       OpRecord& op = r_.ops[*at];
-      if (rec.begin->op_input >= static_cast<int64_t>(op.op->inputs.size())) {
+      if (rec.begin->op_input >= static_cast<int64_t>(op.op->inputs().size())) {
         ThrowAt({r_.trace.file, Line(begin_line_, rec.begin->id)},
                 "field 'op_input' is " + std::to_string(rec.begin->op_input) + " but op " +
-                    std::to_string(op_id) + " has " + std::to_string(op.op->inputs.size()) + " inputs");
+                    std::to_string(op_id) + " has " + std::to_string(op.op->inputs().size()) + " inputs");
       }
       op.redistribute_ids.push_back(rec.begin->id);
     } else if (!unfinished_ops_.count(op_id)) {
@@ -184,8 +184,8 @@ void Assembler::AddOne(const Op& e, const LineRef& at) {
     ThrowAt(at, "op " + std::to_string(e.id) + " appears twice (first at line " +
                     std::to_string(Line(op_line_, e.id)) + ")");
   }
-  for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const OpInput& in = e.inputs[i];
+  for (size_t i = 0; i < e.inputs().size(); ++i) {
+    const OpInput& in = e.inputs()[i];
     // An absent optional input (layer_norm_backward without weight) has no name and no placements.
     if (in.tensor.empty() && in.placements.empty() && in.required.empty() && in.redistribute_id < 0) continue;
     CheckPlacements(in.placements, {"inputs", static_cast<int64_t>(i), ".placements"}, at);
@@ -199,8 +199,8 @@ void Assembler::AddOne(const Op& e, const LineRef& at) {
                       std::to_string(e.id) + " and op_input " + std::to_string(i));
     }
   }
-  for (size_t i = 0; i < e.outputs.size(); ++i) {
-    const OpOutput& out = e.outputs[i];
+  for (size_t i = 0; i < e.outputs().size(); ++i) {
+    const OpOutput& out = e.outputs()[i];
     if (!out.requested) continue;
     CheckPlacements(out.placements, {"outputs", static_cast<int64_t>(i), ".placements"}, at);
     if (out.local_shape.size() != out.global_shape.size()) {
@@ -211,8 +211,8 @@ void Assembler::AddOne(const Op& e, const LineRef& at) {
     }
   }
   size_t ndim = header().mesh_shape.size();
-  for (size_t c = 0; c < e.candidates.size(); ++c) {
-    const OpStrategy& s = e.candidates[c];
+  for (size_t c = 0; c < e.candidates().size(); ++c) {
+    const OpStrategy& s = e.candidates()[c];
     for (size_t i = 0; i < s.inputs.size() + s.outputs.size(); ++i) {
       bool is_input = i < s.inputs.size();
       const auto& list = is_input ? s.inputs[i] : s.outputs[i - s.inputs.size()];

@@ -148,8 +148,8 @@ void AppendLayout(std::string& out, const std::optional<std::vector<int64_t>>& s
 // What every rank must agree on about one op: name, args, chosen strategy and its outputs'
 // placements and global shapes (local shapes legitimately differ across ranks).
 std::string OpSignatureText(const Op& op) {
-  std::string out = OpCallText(op) + " chosen " + std::to_string(op.chosen);
-  for (const OpOutput& o : op.outputs) {
+  std::string out = OpCallText(op) + " chosen " + std::to_string(op.chosen());
+  for (const OpOutput& o : op.outputs()) {
     if (o.requested)
       out += " " + (o.tensor.empty() ? std::string("-") : Printable(o.tensor)) + " " +
              detail::FormatInts(o.global_shape);
@@ -159,7 +159,7 @@ std::string OpSignatureText(const Op& op) {
 
 // The view of one rank that differs from the reference, for show: its outputs with global shapes.
 std::string OpOutputsText(const Op& op) {
-  return "chosen " + std::to_string(op.chosen) + ", outputs " + detail::OpOutputsText(op);
+  return "chosen " + std::to_string(op.chosen()) + ", outputs " + detail::OpOutputsText(op);
 }
 
 void AppendCost(std::string& out, double us) {
@@ -218,10 +218,10 @@ void AppendCollectiveLine(std::string& out, const CollectiveSummary& c, bool wit
 
 // OpCallText appended to `out`.
 void AppendOpCall(std::string& out, const Op& op) {
-  out += op.name;
+  out += op.name();
   out += '(';
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
-    const OpInput& in = op.inputs[i];
+  for (size_t i = 0; i < op.inputs().size(); ++i) {
+    const OpInput& in = op.inputs()[i];
     if (i != 0) out += ", ";
     if (in.tensor.empty() && in.placements.empty()) {  // an absent optional input
       out += '-';
@@ -235,14 +235,14 @@ void AppendOpCall(std::string& out, const Op& op) {
       AppendPlacements(out, in.required);
     }
   }
-  if (!op.args.empty()) {
-    if (!op.inputs.empty()) out += ", ";
-    AppendPrintable(out, op.args);
+  if (!op.args().empty()) {
+    if (!op.inputs().empty()) out += ", ";
+    AppendPrintable(out, op.args());
   }
   out += ") -> ";
-  if (op.outputs.size() != 1) out += '(';
-  for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const OpOutput& o = op.outputs[i];
+  if (op.outputs().size() != 1) out += '(';
+  for (size_t i = 0; i < op.outputs().size(); ++i) {
+    const OpOutput& o = op.outputs()[i];
     if (i != 0) out += ", ";
     if (!o.requested) {
       out += '-';
@@ -252,18 +252,18 @@ void AppendOpCall(std::string& out, const Op& op) {
     out += ": ";
     AppendPlacements(out, o.placements);
   }
-  if (op.outputs.size() != 1) out += ')';
+  if (op.outputs().size() != 1) out += ')';
 }
 
 // True when OpSignatureText(a) == OpSignatureText(b) because every field it prints is equal (the
 // texts of ops that differ in a field may still be equal: compare them then).
 bool SameSignatureFields(const Op& a, const Op& b) {
-  if (a.name != b.name || a.args != b.args || a.chosen != b.chosen || !(a.inputs == b.inputs) ||
-      a.outputs.size() != b.outputs.size())
+  if (a.name() != b.name() || a.args() != b.args() || a.chosen() != b.chosen() ||
+      !(a.inputs() == b.inputs()) || a.outputs().size() != b.outputs().size())
     return false;
-  for (size_t i = 0; i < a.outputs.size(); ++i) {
-    const OpOutput& x = a.outputs[i];
-    const OpOutput& y = b.outputs[i];
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    const OpOutput& x = a.outputs()[i];
+    const OpOutput& y = b.outputs()[i];
     if (x.requested != y.requested || x.tensor != y.tensor || !(x.placements == y.placements) ||
         !(x.global_shape == y.global_shape))
       return false;
@@ -280,7 +280,7 @@ OpSummary SummarizeOp(const Model& model, int64_t id) {
   std::map<CollectiveKey, size_t> index;
   for (const OpRecord* rec : recs) {
     s.ranks.push_back(rec->rank);
-    if (!rec->op->ok) s.ranks_failed.emplace_back(rec->rank, rec->op->error);
+    if (!rec->op->ok()) s.ranks_failed.emplace_back(rec->rank, rec->op->error());
     if (rec != s.reference && !SameSignatureFields(rec->op, s.reference->op)) {
       if (!reference) reference = OpSignatureText(s.reference->op);
       if (OpSignatureText(rec->op) != *reference)
@@ -364,16 +364,16 @@ void AppendOpText(std::string& out, const Model& model, const OpSummary& s) {
   out += ' ';
   AppendOpCall(out, op);
   out += "  [chosen ";
-  AppendInt(out, op.chosen);
+  AppendInt(out, op.chosen());
   out += '/';
-  AppendInt(out, op.candidates.size());
-  if (op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size())) {
+  AppendInt(out, op.candidates().size());
+  if (op.chosen() >= 0 && op.chosen() < static_cast<int64_t>(op.candidates().size())) {
     out += ", cost ";
-    AppendCost(out, op.candidates[static_cast<size_t>(op.chosen)].cost_us);
+    AppendCost(out, op.candidates()[static_cast<size_t>(op.chosen())].cost_us);
   }
-  if (!op.rule.empty()) {
+  if (!op.rule().empty()) {
     out += ", rule ";
-    AppendPrintable(out, op.rule);
+    AppendPrintable(out, op.rule());
   }
   out += "]\n";
   for (int64_t rid : s.reference->redistribute_ids) {
@@ -400,9 +400,9 @@ void AppendOpText(std::string& out, const Model& model, const OpSummary& s) {
     AppendCollectiveLine(out, c, false);
     out += '\n';
   }
-  if (!op.note.empty()) {
+  if (!op.note().empty()) {
     out += "  note: ";
-    AppendPrintable(out, op.note);
+    AppendPrintable(out, op.note());
     out += '\n';
   }
   AppendFailed(out, s.ranks_failed);
@@ -443,7 +443,7 @@ void AppendRedistributeText(std::string& out, const Model& model, const Redistri
     AppendInt(out, s.op_id);
     if (!ops.empty()) {
       out += ' ';
-      out += ops.front()->op->name;
+      out += ops.front()->op->name();
     }
     out += " input ";
     AppendInt(out, s.op_input);
@@ -650,42 +650,43 @@ json RedistributeJson(const RedistributeSummary& s) {
 json OpJson(const OpSummary& s) {
   const Op& op = s.reference->op;
   json inputs = json::array();
-  for (const OpInput& in : op.inputs) {
+  for (const OpInput& in : op.inputs()) {
     inputs.push_back({{"tensor", in.tensor},
                       {"placements", in.placements},
                       {"required", in.required},
                       {"redistribute_id", in.redistribute_id}});
   }
   json outputs = json::array();
-  for (const OpOutput& o : op.outputs) {
+  for (const OpOutput& o : op.outputs()) {
     outputs.push_back({{"tensor", o.tensor},
                        {"requested", o.requested},
                        {"placements", o.placements},
                        {"global_shape", o.global_shape}});
   }
   json colls = CollectivesJson(s.collectives, false);
-  bool has_chosen = op.chosen >= 0 && op.chosen < static_cast<int64_t>(op.candidates.size());
+  bool has_chosen = op.chosen() >= 0 && op.chosen() < static_cast<int64_t>(op.candidates().size());
   json differing = json::array();
   for (const auto& [rank, text] : s.ranks_differing) differing.push_back({{"rank", rank}, {"view", text}});
-  return json{{"id", s.id},
-              {"step", op.step},
-              {"name", op.name},
-              {"args", op.args},
-              {"call", OpCallText(op)},
-              {"inputs", std::move(inputs)},
-              {"outputs", std::move(outputs)},
-              {"candidates", op.candidates.size()},
-              {"chosen", op.chosen},
-              {"chosen_cost_us",
-               has_chosen ? CostJson(op.candidates[static_cast<size_t>(op.chosen)].cost_us) : json(nullptr)},
-              {"rule", op.rule},
-              {"note", op.note},
-              {"redistributes", s.reference->redistribute_ids.ToVector()},
-              {"collectives", std::move(colls)},
-              {"ranks", s.ranks},
-              {"ranks_missing", s.ranks_missing},
-              {"ranks_failed", RankErrorsJson(s.ranks_failed)},
-              {"ranks_differing", std::move(differing)}};
+  return json{
+      {"id", s.id},
+      {"step", op.step},
+      {"name", op.name()},
+      {"args", op.args()},
+      {"call", OpCallText(op)},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"candidates", op.candidates().size()},
+      {"chosen", op.chosen()},
+      {"chosen_cost_us",
+       has_chosen ? CostJson(op.candidates()[static_cast<size_t>(op.chosen())].cost_us) : json(nullptr)},
+      {"rule", op.rule()},
+      {"note", op.note()},
+      {"redistributes", s.reference->redistribute_ids.ToVector()},
+      {"collectives", std::move(colls)},
+      {"ranks", s.ranks},
+      {"ranks_missing", s.ranks_missing},
+      {"ranks_failed", RankErrorsJson(s.ranks_failed)},
+      {"ranks_differing", std::move(differing)}};
 }
 
 // Every member of show's JSON but the two that grow with the trace, "redistributes" and "ops".

@@ -1342,7 +1342,8 @@ std::optional<TriageIssuer> IssuerInTrace(const RankTrace& rt, const std::vector
       }
       if (rb.op_id >= 0) op_id = rb.op_id;
     }
-    if (auto o = ops.find(op_id); o != ops.end()) is.op = o->second->name, is.program_step = o->second->step;
+    if (auto o = ops.find(op_id); o != ops.end())
+      is.op = o->second->name(), is.program_step = o->second->step;
   };
   int64_t seen = 0, last_redistribute = -1;
   for (const Collective& c : rt.events.Of<Collective>()) {

@@ -167,7 +167,7 @@ void InspectorPanel::Draw(ViewContext& ctx) {
     // An implicit redistribute: name the op input it placed (the program view shows the op).
     const trace::OpRecord* op = ctx.model ? ctx.model->FindOp(view->first->rank, b.op_id) : nullptr;
     ImGui::TextDisabled("implicit: input %lld of op #%lld %s", static_cast<long long>(b.op_input),
-                        static_cast<long long>(b.op_id), op ? op->op->name.c_str() : "");
+                        static_cast<long long>(b.op_id), op ? op->op->name().c_str() : "");
   }
   if (!b.src_order.empty() || !b.dst_order.empty()) {
     ImGui::TextDisabled("order %s -> %s", b.src_order.empty() ? "default" : b.src_order.c_str(),

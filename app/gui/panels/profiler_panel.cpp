@@ -339,8 +339,9 @@ void ProfilerPanel::DrawLane(ImDrawList* list, const Frame& f, size_t lane_index
         const float x0 = clampx(f.to_x(a, d.t0, view_start_));
         const float x1 = std::max(x0 + 1.0f, clampx(f.to_x(b, d.t0, view_start_)));
         ++geometry_.draw_items;
-        const std::string_view name =
-            count == 1 ? std::string_view(ops[static_cast<size_t>(row[first].op)].name) : std::string_view();
+        const std::string_view name = count == 1
+                                          ? std::string_view(ops[static_cast<size_t>(row[first].op)].name())
+                                          : std::string_view();
         const Rgb c = count == 1 ? OpColor(name) : kMergedOps;
         const bool selected = selected_op_row_ == r && selected_op_ >= 0 && count == 1 &&
                               static_cast<size_t>(selected_op_) == first &&
@@ -514,7 +515,7 @@ void ProfilerPanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
   } else if (hit.op >= 0) {
     const ProfilerOpSpan& s = lane.rows[static_cast<size_t>(hit.row)][static_cast<size_t>(hit.op)];
     const trace::Op& op = rt.events.Of<trace::Op>()[static_cast<size_t>(s.op)];
-    ImGui::Text("r%lld  %s  %s", static_cast<long long>(lane.rank), std::string(op.name).c_str(),
+    ImGui::Text("r%lld  %s  %s", static_cast<long long>(lane.rank), std::string(op.name()).c_str(),
                 FormatTimeNs(static_cast<double>(s.end - s.start)).c_str());
     ImGui::Text("depth %d  step %lld  at %s", hit.row, static_cast<long long>(op.step),
                 FormatTimeNs(static_cast<double>(s.start - d.t0)).c_str());

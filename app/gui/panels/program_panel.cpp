@@ -54,8 +54,8 @@ void SelectRedistribute(Selection& sel, int64_t id) {
 // The op's outputs: placements, global shape and `rank`'s local shape.
 void OutputsTable(const trace::Op& op, int64_t rank, ImGuiTableFlags flags) {
   if (BeginHeaderTable("##op_outputs", flags, {"output", "placements", "global shape", "local shape"})) {
-    for (size_t k = 0; k < op.outputs.size(); ++k) {
-      const trace::OpOutput& out = op.outputs[k];
+    for (size_t k = 0; k < op.outputs().size(); ++k) {
+      const trace::OpOutput& out = op.outputs()[k];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (!out.requested) {
@@ -77,7 +77,7 @@ void OutputsTable(const trace::Op& op, int64_t rank, ImGuiTableFlags flags) {
 // The op's candidate strategies, the chosen one highlighted.
 // Returns the rectangle of the note on what the costs count (for --geometry).
 std::array<float, 4> CandidatesTable(const trace::Op& op, ImGuiTableFlags flags) {
-  ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates.size());
+  ImGui::Text("candidate strategies (%zu; inputs | ... -> outputs)", op.candidates().size());
   // What the costs count (a chosen 0.00 us beside candidates at tens of us reads as a bug otherwise).
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled(
@@ -90,9 +90,9 @@ std::array<float, 4> CandidatesTable(const trace::Op& op, ImGuiTableFlags flags)
     ImGui::TableSetupScrollFreeze(0, 1);
     SetupColumns({"#", "inputs", "outputs", "cost"});
     ImGui::TableHeadersRow();
-    for (size_t c = 0; c < op.candidates.size(); ++c) {
-      const trace::OpStrategy& s = op.candidates[c];
-      bool chosen = static_cast<int64_t>(c) == op.chosen;
+    for (size_t c = 0; c < op.candidates().size(); ++c) {
+      const trace::OpStrategy& s = op.candidates()[c];
+      bool chosen = static_cast<int64_t>(c) == op.chosen();
       ImGui::TableNextRow();
       if (chosen) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(120, 95, 20, 200));
       ImGui::TableNextColumn();
@@ -359,15 +359,15 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
   if (index < 0) return;
   const ProgramNode& n = view_.nodes[static_cast<size_t>(index)];
   const trace::Op& op = n.op->op;
-  ImGui::Text("op #%lld  %s%s", static_cast<long long>(op.id), op.name.c_str(),
-              op.args.empty() ? "" : ("(" + op.args + ")").c_str());
+  ImGui::Text("op #%lld  %s%s", static_cast<long long>(op.id), op.name().c_str(),
+              op.args().empty() ? "" : ("(" + op.args() + ")").c_str());
   ImGui::TextDisabled("program step %lld, rank %lld's event", static_cast<long long>(op.step),
                       static_cast<long long>(n.op->rank));
-  if (!op.ok) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "failed: %s", op.error.c_str());
-  ImGui::TextWrapped("rule: %s", op.rule.c_str());
-  if (!op.note.empty()) {
+  if (!op.ok()) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "failed: %s", op.error().c_str());
+  ImGui::TextWrapped("rule: %s", op.rule().c_str());
+  if (!op.note().empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, Col4(kNoteColor));
-    ImGui::TextWrapped("! differs from PyTorch: %s", op.note.c_str());
+    ImGui::TextWrapped("! differs from PyTorch: %s", op.note().c_str());
     ImGui::PopStyleColor();
   }
   if (!n.halo.empty()) {
@@ -389,8 +389,8 @@ void ProgramPanel::DrawDetails(ViewContext& ctx) {
 // The op's inputs: current and required placements, and a button opening each implicit redistribute.
 void ProgramPanel::DrawInputs(const trace::Op& op, Selection& sel, int flags) {
   if (BeginHeaderTable("##op_inputs", flags, {"input", "current", "required", "implicit redistribute"})) {
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const trace::OpInput& in = op.inputs[i];
+    for (size_t i = 0; i < op.inputs().size(); ++i) {
+      const trace::OpInput& in = op.inputs()[i];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::Text("%zu %s", i, in.tensor.empty() ? "(none)" : in.tensor.c_str());

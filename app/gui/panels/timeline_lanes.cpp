@@ -168,7 +168,7 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
       const size_t lane = group ? 0 : static_cast<size_t>(row.rank);
       auto label_of = [&](const TimelineSpan& s, int64_t slowest) -> std::string {
         std::string text = op_bars
-                               ? ctx.model->ops[static_cast<size_t>(s.op_record)].op->name.str()
+                               ? ctx.model->ops[static_cast<size_t>(s.op_record)].op->name().str()
                                : "#" + std::to_string(s.redistribute_id) + " " +
                                      ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
         return slowest < 0 ? text : text + "  slowest r" + std::to_string(slowest);
@@ -255,10 +255,10 @@ void TimelinePanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
   }
   if (s->op_record >= 0 && s->collective < 0) {
     const trace::Op& op = ctx.model->ops[static_cast<size_t>(s->op_record)].op;
-    ImGui::Text("op #%lld %s%s%s", static_cast<long long>(op.id), op.name.c_str(),
-                op.args.empty() ? "" : "  ", op.args.c_str());
+    ImGui::Text("op #%lld %s%s%s", static_cast<long long>(op.id), op.name().c_str(),
+                op.args().empty() ? "" : "  ", op.args().c_str());
     ImGui::Text("duration %s  %s", FormatTimeNs(static_cast<double>(s->end - s->start)).c_str(),
-                op.ok ? "ok" : ("failed: " + op.error).c_str());
+                op.ok() ? "ok" : ("failed: " + op.error()).c_str());
   } else if (s->collective < 0) {
     const auto& rec = ctx.model->redistributes[static_cast<size_t>(s->record)];
     ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(s->redistribute_id),

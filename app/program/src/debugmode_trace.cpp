@@ -297,11 +297,11 @@ class TraceBuilder {
     e.end_ns += delta;
     e.id = id;
     e.step = id;
-    for (size_t k = 0; k < e.inputs.size() && k < c.dump_inputs.size(); ++k) {
+    for (size_t k = 0; k < e.inputs().size() && k < c.dump_inputs.size(); ++k) {
       const int64_t i = c.dump_inputs[k];
       if (i < 0) continue;
       const DumpTensor& t = op.inputs[static_cast<size_t>(i)];
-      trace::OpInput& in = e.inputs.Mutable()[k];  // the copy's own list (copied when shared)
+      trace::OpInput& in = e.Mutable().inputs.Mutable()[k];  // the copy's own list (copied when shared)
       in.tensor = NameOr(t, "arg", static_cast<int64_t>(i));
       in.placements = Strings(t.placements);
       for (int64_t ri : op.redistributes) {
@@ -314,8 +314,8 @@ class TraceBuilder {
     for (const DumpTensor& t : op.outputs) {
       if (t.IsDTensor()) named.push_back(&t);
     }
-    for (size_t o = 0; o < e.outputs.size(); ++o) {
-      trace::OpOutput& out = e.outputs.Mutable()[o];
+    for (size_t o = 0; o < e.outputs().size(); ++o) {
+      trace::OpOutput& out = e.Mutable().outputs.Mutable()[o];
       if (o >= c.call.outputs.size() || c.call.outputs[o].empty()) {
         out = trace::OpOutput{};  // computed but not an output of the aten op (layer_norm's mean, rstd)
         out.requested = false;
@@ -327,14 +327,14 @@ class TraceBuilder {
     }
     const ImportedOp& v = result_.ops[j];
     // The dump's name and arguments, as for an opaque op; the rule says what computed it.
-    const std::string computed_as = e.name + (e.args.empty() ? "" : "(" + e.args + ")");
-    e.name = op.name;
-    e.args = op.args;
-    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
-             (op.module.empty() ? "" : ", module " + op.module) + "); computed as " + computed_as + ": " +
-             e.rule;
+    const std::string computed_as = e.name() + (e.args().empty() ? "" : "(" + e.args() + ")");
+    e.Mutable().name = op.name;
+    e.Mutable().args = op.args;
+    e.Mutable().rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+                       (op.module.empty() ? "" : ", module " + op.module) + "); computed as " + computed_as +
+                       ": " + e.rule();
     if (v.verdict == trace::ImportVerdict::kDiffers)
-      e.note = v.reason + (e.note.empty() ? "" : "; " + e.note);
+      e.Mutable().note = v.reason + (e.note().empty() ? "" : "; " + e.note());
     clock = std::max(clock, e.end_ns);
     writer.Emit(e);
     clock += 1000;
@@ -357,9 +357,9 @@ class TraceBuilder {
       } catch (const Error&) {
       }
       recorded.outputs.push_back(out.placements);
-      e.outputs.push_back(std::move(out));
+      e.Mutable().outputs.push_back(std::move(out));
     }
-    if (e.outputs.empty()) {
+    if (e.outputs().empty()) {
       for (size_t o = 0; o < op.output_placements.size(); ++o) {
         try {
           engine::Placements p =
@@ -369,7 +369,7 @@ class TraceBuilder {
           out.tensor = "out " + std::to_string(o);
           out.placements = Strings(p);
           recorded.outputs.push_back(out.placements);
-          e.outputs.push_back(std::move(out));
+          e.Mutable().outputs.push_back(std::move(out));
         } catch (const Error&) {
         }
       }
@@ -383,8 +383,8 @@ class TraceBuilder {
     trace::Op e;
     e.id = op_id[j];
     e.step = e.id;
-    e.name = op.name;
-    e.args = op.args;
+    e.Mutable().name = op.name;
+    e.Mutable().args = op.args;
     trace::OpStrategy recorded;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const DumpTensor& t = op.inputs[i];
@@ -398,20 +398,20 @@ class TraceBuilder {
         if (in.redistribute_id < 0) in.redistribute_id = redistribute_id[static_cast<size_t>(ri)];
       }
       recorded.inputs.push_back(in.required);
-      e.inputs.push_back(std::move(in));
+      e.Mutable().inputs.push_back(std::move(in));
     }
     RecordedOutputs(op, rank, e, recorded);
-    e.candidates.push_back(std::move(recorded));
-    e.chosen = 0;
+    e.Mutable().candidates.push_back(std::move(recorded));
+    e.Mutable().chosen = 0;
     // Op::note is reserved for "shardscope differs from PyTorch here"; the module goes in the rule.
     const ImportedOp& v = result_.ops[j];
-    e.rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
-             (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed" +
-             (v.verdict == trace::ImportVerdict::kOpaque || v.verdict == trace::ImportVerdict::kDiffers ||
-                      v.reason.empty()
-                  ? ""
-                  : " (" + v.reason + ")");
-    if (v.verdict == trace::ImportVerdict::kDiffers) e.note = v.reason;
+    e.Mutable().rule = "recorded by PyTorch DebugMode (line " + std::to_string(op.line) +
+                       (op.module.empty() ? "" : ", module " + op.module) + "); opaque: nothing computed" +
+                       (v.verdict == trace::ImportVerdict::kOpaque ||
+                                v.verdict == trace::ImportVerdict::kDiffers || v.reason.empty()
+                            ? ""
+                            : " (" + v.reason + ")");
+    if (v.verdict == trace::ImportVerdict::kDiffers) e.Mutable().note = v.reason;
     e.t_ns = clock;
     e.end_ns = clock;
     writer.Emit(e);

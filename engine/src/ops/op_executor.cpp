@@ -152,8 +152,8 @@ trace::Op OpEvent(const OpCall& call, const OpDecision& decision,
   trace::Op event;
   event.id = options.op_id;
   event.step = options.step;
-  event.name = std::string(OpKindName(call.kind));
-  event.args = call.ArgsText();
+  event.Mutable().name = std::string(OpKindName(call.kind));
+  event.Mutable().args = call.ArgsText();
   event.t_ns = trace::NowNs();
   const OpStrategy& chosen = decision.candidates[decision.chosen];
   for (const OpStrategy& c : decision.candidates) {
@@ -161,17 +161,17 @@ trace::Op OpEvent(const OpCall& call, const OpDecision& decision,
     for (const auto& p : c.inputs) s.inputs.push_back(PlacementStrings(p));
     for (const auto& p : c.outputs) s.outputs.push_back(PlacementStrings(p));
     s.cost_us = c.cost_us;
-    event.candidates.push_back(std::move(s));
+    event.Mutable().candidates.push_back(std::move(s));
   }
-  event.chosen = static_cast<int64_t>(decision.chosen);
-  event.rule = decision.rule;
-  event.note = decision.note;
+  event.Mutable().chosen = static_cast<int64_t>(decision.chosen);
+  event.Mutable().rule = decision.rule;
+  event.Mutable().note = decision.note;
   for (size_t i = 0; i < num_inputs; ++i) {
     trace::OpInput in;
     in.tensor = i < call.inputs.size() ? call.inputs[i] : "";
     if (input_specs[i]) in.placements = PlacementStrings(input_specs[i]->placements);
     in.required = PlacementStrings(chosen.inputs[i]);
-    event.inputs.push_back(std::move(in));
+    event.Mutable().inputs.push_back(std::move(in));
   }
   return event;
 }
@@ -202,12 +202,12 @@ std::vector<const LocalTensor*> RedistributeInputs(Communicator& comm, int64_t r
     exec.shapes = options.shapes;
     exec.trace = options.trace;
     exec.trace_id = options.next_redistribute_id ? (*options.next_redistribute_id)++ : 0;
-    exec.tensor_name = event.inputs[i].tensor;
+    exec.tensor_name = event.inputs()[i].tensor;
     exec.checksums = options.checksums;
     exec.collectives = options.collectives;
     exec.op_id = options.op_id;
     exec.op_input = static_cast<int64_t>(i);
-    event.inputs.Mutable()[i].redistribute_id = exec.trace_id;
+    event.Mutable().inputs.Mutable()[i].redistribute_id = exec.trace_id;
     moved[i] = Redistribute(comm, rank, *inputs[i], src, dst, *plan, exec);
     ready[i] = &moved[i];
   }
@@ -240,7 +240,7 @@ void CheckOutputs(int64_t rank, const OpCall& call, const OpDecision& decision,
     if (out.requested) {
       const Shape want = ComputeRankLayout(*decision.outputs[o], rank).local_shape;
       if (!outputs[o] || outputs[o]->shape() != want) {
-        throw InternalError(event.name + ": output " + std::to_string(o) + " on rank " +
+        throw InternalError(event.name() + ": output " + std::to_string(o) + " on rank " +
                             std::to_string(rank) + " has shape " +
                             (outputs[o] ? FormatShape(outputs[o]->shape()) : "none") + " but its layout is " +
                             FormatShape(want));
@@ -252,7 +252,7 @@ void CheckOutputs(int64_t rank, const OpCall& call, const OpDecision& decision,
       outputs[o].reset();
       out.tensor.clear();
     }
-    event.outputs.push_back(std::move(out));
+    event.Mutable().outputs.push_back(std::move(out));
   }
 }
 
@@ -275,8 +275,8 @@ std::vector<std::optional<LocalTensor>> ExecuteOp(Communicator& comm, int64_t ra
     return outputs;
   } catch (const Error& e) {
     if (options.trace) {
-      event.ok = false;
-      event.error = e.what();
+      event.Mutable().ok = false;
+      event.Mutable().error = e.what();
       event.end_ns = trace::NowNs();
       options.trace->Emit(std::move(event));
     }

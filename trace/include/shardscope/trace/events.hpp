@@ -355,26 +355,49 @@ struct OpStrategy {
   bool operator==(const OpStrategy&) const = default;
 };
 
-/// An op on sharded tensors ran on this rank (written once it finished). `id` is the op's
-/// sequence number, the same on every rank; its implicit redistributes and halo exchanges point
-/// back to it through op_id.
-struct Op {
-  int64_t id = 0;
-  int64_t step = 0;  ///< index of the program step that called it
-  IStr name;         ///< "mm", "layer_norm_backward", ...
-  IStr args;         ///< non-tensor arguments as text, e.g. "dim=-1" ("" when none)
+/// What an op shares with the calls like it: its name, arguments, operands, candidate strategies,
+/// choice and outcome. One immutable value that equal ops share (Op::shape; the readers make equal
+/// shapes one buffer: the same op on every rank, a profiler trace's calls of one kernel name), so
+/// that an op costs its ids and times (docs/performance.md, "Resident model").
+struct OpShape {
+  IStr name;  ///< "mm", "layer_norm_backward", ...
+  IStr args;  ///< non-tensor arguments as text, e.g. "dim=-1" ("" when none)
   /// The lists are shared between ops that repeat them (the reader makes equal candidate lists of
   /// ops of one kind one buffer; shared_vec.hpp).
   SharedVec<OpInput> inputs;
   SharedVec<OpOutput> outputs;
   SharedVec<OpStrategy> candidates;  ///< in enumeration order
-  int64_t chosen = 0;                ///< index into candidates
   IStr rule;                         ///< how the strategy was chosen, e.g. "least redistribute cost"
   IStr note;                         ///< where shardscope differs from PyTorch here, "" when it does not
-  int64_t t_ns = 0;                  ///< NowNs() when the op was called
-  int64_t end_ns = 0;                ///< NowNs() when its outputs were ready
+  int64_t chosen = 0;                ///< index into candidates
   bool ok = true;
   IStr error;  ///< error message when !ok
+  bool operator==(const OpShape&) const = default;
+};
+
+/// An op on sharded tensors ran on this rank (written once it finished). `id` is the op's
+/// sequence number, the same on every rank; its implicit redistributes and halo exchanges point
+/// back to it through op_id. What it shares with calls like it is its shape, read through the
+/// accessors below and written through Mutable().
+struct Op {
+  int64_t id = 0;
+  int64_t step = 0;       ///< index of the program step that called it
+  Shared<OpShape> shape;  ///< name, operands, strategies, outcome: shared, written through Mutable()
+  int64_t t_ns = 0;       ///< NowNs() when the op was called
+  int64_t end_ns = 0;     ///< NowNs() when its outputs were ready
+
+  const IStr& name() const { return shape->name; }
+  const IStr& args() const { return shape->args; }
+  const SharedVec<OpInput>& inputs() const { return shape->inputs; }
+  const SharedVec<OpOutput>& outputs() const { return shape->outputs; }
+  const SharedVec<OpStrategy>& candidates() const { return shape->candidates; }
+  int64_t chosen() const { return shape->chosen; }
+  const IStr& rule() const { return shape->rule; }
+  const IStr& note() const { return shape->note; }
+  bool ok() const { return shape->ok; }
+  const IStr& error() const { return shape->error; }
+  /// The shape for writing: copied first when other ops share it.
+  OpShape& Mutable() { return shape.Mutable(); }
   bool operator==(const Op&) const = default;
 };
 
