@@ -67,7 +67,7 @@ Redistribute Sample() {
   for (int64_t peer : group) bytes.push_back(peer == 0 ? 0 : shard_bytes);
   Redistribute r;
   r.begin = engine::TraceBegin(src, dst, plan);
-  r.begin.tensor = "act";
+  r.begin.Mutable().tensor = "act";
   r.step_begin = engine::TraceStepBegin(0, t, before);
   r.collective = engine::TraceCollective(0, engine::CommKindName(t.comm), t.mesh_dims, group, src.dtype,
                                          bytes, bytes, false);
@@ -108,7 +108,7 @@ Elapsed Batch(trace::Writer* writer, Redistribute& r, const Templates* templates
     if (writer != nullptr && templates != nullptr) {
       trace::TemplateFields f;
       f.id = id, f.t_ns = f.end_ns = trace::NowNs();
-      f.tensor = r.begin.tensor;
+      f.tensor = r.begin.tensor();
       writer->Emit(templates->begin, f);
       writer->Emit(templates->step_begin, f);
       writer->Emit(templates->collective, f);

@@ -39,11 +39,11 @@ SideFacts Facts(const trace::Model* model, int64_t id) {
     if (r->rank < first->rank) first = r;
   const trace::RedistributeBegin& b = first->begin;
   f.present = true;
-  f.placements = Join(b.src_placements, ",") + " -> " + Join(b.dst_placements, ",");
-  f.planner = b.planner;
-  f.notation = b.notation;
-  f.dtype = b.dtype;
-  f.cost_us = b.cost_us;
+  f.placements = Join(b.src_placements(), ",") + " -> " + Join(b.dst_placements(), ",");
+  f.planner = b.planner();
+  f.notation = b.notation();
+  f.dtype = b.dtype();
+  f.cost_us = b.cost_us();
   for (const trace::RedistributeRecord* r : recs) {
     int64_t sent = 0;
     for (const trace::Collective& c : r->collectives) {

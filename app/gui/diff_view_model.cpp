@@ -24,10 +24,10 @@ std::map<int64_t, const trace::RedistributeRecord*> FirstRecords(const trace::Mo
 
 std::string RowText(const trace::RedistributeRecord& rec) {
   const trace::RedistributeBegin& b = rec.begin;
-  size_t steps = b.optimized_plan.size();
-  return "#" + std::to_string(b.id) + "  " + (b.tensor.empty() ? "-" : b.tensor) + "  " +
-         Join(b.src_placements, ",") + " -> " + Join(b.dst_placements, ",") + "  " + std::to_string(steps) +
-         " step" + (steps == 1 ? "" : "s");
+  size_t steps = b.optimized_plan().size();
+  return "#" + std::to_string(b.id) + "  " + (b.tensor().empty() ? "-" : b.tensor()) + "  " +
+         Join(b.src_placements(), ",") + " -> " + Join(b.dst_placements(), ",") + "  " +
+         std::to_string(steps) + " step" + (steps == 1 ? "" : "s");
 }
 
 // The CLI's line for one difference: FormatDiffText of a result holding only it, less the summary.
@@ -174,8 +174,8 @@ DiffView BuildDiffView(const trace::Model& baseline, const trace::Model& candida
 std::vector<DiffStepRow> DiffSteps(const DiffView& view, const DiffRow& row,
                                    const trace::RedistributeBegin* baseline,
                                    const trace::RedistributeBegin* candidate) {
-  size_t nb = baseline ? baseline->optimized_plan.size() : 0;
-  size_t nc = candidate ? candidate->optimized_plan.size() : 0;
+  size_t nb = baseline ? baseline->optimized_plan().size() : 0;
+  size_t nc = candidate ? candidate->optimized_plan().size() : 0;
   std::set<int64_t> named;
   for (size_t d : row.differences) {
     if (d >= view.result.differences.size()) continue;
@@ -188,7 +188,7 @@ std::vector<DiffStepRow> DiffSteps(const DiffView& view, const DiffRow& row,
     s.in_baseline = k < nb;
     s.in_candidate = k < nc;
     s.differs = !s.in_baseline || !s.in_candidate ||
-                !SameTransform(baseline->optimized_plan[k], candidate->optimized_plan[k]) ||
+                !SameTransform(baseline->optimized_plan()[k], candidate->optimized_plan()[k]) ||
                 named.count(s.step) > 0;
     out.push_back(s);
   }

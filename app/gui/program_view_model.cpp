@@ -33,7 +33,7 @@ std::string FormatCost(double cost_us) {
 std::string ImportedText(const trace::RedistributeBegin& b) {
   const trace::ImportedPlan& p = *b.imported;
   std::string theirs = p.notation.empty() ? "(collectives only)" : p.notation;
-  std::string text = "shardscope " + (b.notation.empty() ? "-" : b.notation) + " | PyTorch " + theirs;
+  std::string text = "shardscope " + (b.notation().empty() ? "-" : b.notation()) + " | PyTorch " + theirs;
   if (trace::ParseImportVerdict(p.verdict) != trace::ImportVerdict::kSame) text += " | " + p.verdict;
   return text;
 }
@@ -48,15 +48,15 @@ std::string MarkerText(const trace::RedistributeRecord* r, int64_t id, const std
   std::string comms;
   if (r) {
     std::vector<std::string> kinds;
-    for (const trace::PlanStep& s : r->begin->optimized_plan) {
+    for (const trace::PlanStep& s : r->begin->optimized_plan()) {
       if (s.comm != "local" && std::find(kinds.begin(), kinds.end(), s.comm) == kinds.end())
         kinds.push_back(s.comm);
     }
     for (size_t i = 0; i < kinds.size(); ++i) comms += (i ? "+" : "") + kinds[i];
     if (comms.empty()) comms = "local";
   }
-  const auto& src = r ? r->begin->src_placements.get() : from;
-  const auto& dst = r ? r->begin->dst_placements.get() : to;
+  const auto& src = r ? r->begin->src_placements().get() : from;
+  const auto& dst = r ? r->begin->dst_placements().get() : to;
   std::string text = JoinPlacements(src) + "->" + JoinPlacements(dst) + (comms.empty() ? "" : " " + comms) +
                      " #" + std::to_string(id);
   if (with_imported && r && r->begin->imported) text += " | " + ImportedText(r->begin);  // both plans
@@ -150,13 +150,13 @@ ProgramNode RedistributeNode(const trace::RedistributeRecord& record) {
   ProgramNode node;
   node.kind = ProgramNode::Kind::kRedistribute;
   node.redistribute_id = b.id;
-  node.tensor = b.tensor;
+  node.tensor = b.tensor();
   node.lines.push_back("redistribute #" + std::to_string(b.id) + " (explicit step)");
   node.lines.push_back(MarkerText(&record, b.id, {}, {}, /*with_imported=*/false));
   if (b.imported) node.lines.push_back(ImportedText(b));  // a line of its own: headers are cut
   node.imported_differs = ImportedDiffers(&record);
-  node.output_rows.push_back("-> " + b.tensor + ": " + JoinPlacements(b.dst_placements) + "  " +
-                             FormatInts(b.global_shape));
+  node.output_rows.push_back("-> " + b.tensor() + ": " + JoinPlacements(b.dst_placements()) + "  " +
+                             FormatInts(b.global_shape()));
   return node;
 }
 
@@ -178,9 +178,9 @@ class GraphBuilder {
     } else {
       const trace::RedistributeBegin& b = s.redistribute->begin;
       view_.nodes.push_back(RedistributeNode(*s.redistribute));
-      explicit_input.tensor = b.tensor;
-      explicit_input.placements = b.src_placements;
-      explicit_input.required = b.src_placements;
+      explicit_input.tensor = b.tensor();
+      explicit_input.placements = b.src_placements();
+      explicit_input.required = b.src_placements();
       inputs.push_back(&explicit_input);
     }
     for (size_t i = 0; i < inputs.size(); ++i) AddEdge(*inputs[i], index, static_cast<int>(i));

@@ -124,7 +124,7 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       auto& b = rec.begin.Mutable();
       b = engine::TraceBegin(item.src, item.dst, plan);
       b.id = static_cast<int64_t>(id);
-      b.tensor = item.tensor;
+      b.Mutable().tensor = item.tensor;
       // Synthetic clock: ranks start a little apart.
       b.t_ns = item_start + r * 150;
       int64_t now = AddSteps(mesh, item, plan, r, b.t_ns, rec);

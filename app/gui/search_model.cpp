@@ -42,12 +42,12 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
     }
   }
   const bool opaque_name =
-      b.tensor.empty() || b.tensor.rfind("dt$", 0) == 0 || b.tensor.rfind("line ", 0) == 0;
-  std::string name = b.tensor.empty() ? "-" : b.tensor;
+      b.tensor().empty() || b.tensor().rfind("dt$", 0) == 0 || b.tensor().rfind("line ", 0) == 0;
+  std::string name = b.tensor().empty() ? "-" : b.tensor();
   if (opaque_name && !cause.empty()) name = cause + " (" + name + ")";
-  e.text = "#" + std::to_string(id) + "  " + name + "  " + Join(b.src_placements, ",") + " -> " +
-           Join(b.dst_placements, ",") + "  " + std::to_string(b.optimized_plan.size()) + " step" +
-           (b.optimized_plan.size() == 1 ? "" : "s");
+  e.text = "#" + std::to_string(id) + "  " + name + "  " + Join(b.src_placements(), ",") + " -> " +
+           Join(b.dst_placements(), ",") + "  " + std::to_string(b.optimized_plan().size()) + " step" +
+           (b.optimized_plan().size() == 1 ? "" : "s");
   const std::optional<trace::ImportVerdict> verdict =
       b.imported ? trace::ParseImportVerdict(b.imported->verdict) : std::nullopt;
   if (b.imported && verdict != trace::ImportVerdict::kSame && !b.imported->verdict.empty()) {
@@ -75,14 +75,14 @@ SearchEntry RedistributeEntry(const trace::Model& model, int64_t id) {
     }
   }
   Add(hay, "#" + std::to_string(id));
-  Add(hay, b.tensor);
-  Add(hay, Join(b.src_placements, ","));
-  Add(hay, Join(b.dst_placements, ","));
-  for (const std::string& p : b.src_placements) Add(hay, p);
-  for (const std::string& p : b.dst_placements) Add(hay, p);
-  Add(hay, b.dtype);
-  for (const trace::PlanStep& s : b.optimized_plan) Add(hay, s.comm);
-  for (const trace::PlanStep& s : b.raw_plan) Add(hay, s.comm);
+  Add(hay, b.tensor());
+  Add(hay, Join(b.src_placements(), ","));
+  Add(hay, Join(b.dst_placements(), ","));
+  for (const std::string& p : b.src_placements()) Add(hay, p);
+  for (const std::string& p : b.dst_placements()) Add(hay, p);
+  Add(hay, b.dtype());
+  for (const trace::PlanStep& s : b.optimized_plan()) Add(hay, s.comm);
+  for (const trace::PlanStep& s : b.raw_plan()) Add(hay, s.comm);
   for (const trace::Collective& c : recs.front()->collectives) Add(hay, c.kind());
   hay += '|';
   return e;

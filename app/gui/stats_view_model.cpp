@@ -50,8 +50,8 @@ TraceStats ComputeTraceStats(const trace::Model& model) {
     StatsRow& row = it->second;
     if (inserted) {
       row.id = rec.begin->id;
-      row.label =
-          "#" + std::to_string(rec.begin->id) + (rec.begin->tensor.empty() ? "" : " " + rec.begin->tensor);
+      row.label = "#" + std::to_string(rec.begin->id) +
+                  (rec.begin->tensor().empty() ? "" : " " + rec.begin->tensor());
     }
     AddSample(row, rec.rank, rec.end.has_value(), rec.end ? rec.end->t_ns - rec.begin->t_ns : 0);
     for (const trace::Collective& c : rec.collectives) {

@@ -91,9 +91,9 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
   }
   view.first = view.per_rank.front();
   const trace::RedistributeBegin& begin = view.first->begin;
-  view.steps.resize(begin.optimized_plan.size());
-  for (size_t k = 0; k < begin.optimized_plan.size(); ++k)
-    view.steps[k].predicted_us = begin.optimized_plan[k].cost_us;
+  view.steps.resize(begin.optimized_plan().size());
+  for (size_t k = 0; k < begin.optimized_plan().size(); ++k)
+    view.steps[k].predicted_us = begin.optimized_plan()[k].cost_us;
   for (const trace::RedistributeRecord* rec : view.per_rank) {
     for (const trace::StepRecord& s : rec->steps) {
       if (s.begin->step < 0 || s.begin->step >= static_cast<int64_t>(view.steps.size()) || !s.end) continue;
@@ -117,22 +117,22 @@ RedistributeView BuildRedistributeView(const trace::Model& model, int64_t id) {
     if (!header && !model.ranks.empty()) header = &model.ranks.front().header;
     if (!header) throw InvalidInput("trace has no header");
     view.mesh = MeshFromHeader(*header);
-    view.shape = begin.global_shape;
+    view.shape = begin.global_shape();
     engine::Placements placements;
-    for (size_t m = 0; m < begin.src_placements.size(); ++m) {
+    for (size_t m = 0; m < begin.src_placements().size(); ++m) {
       placements.push_back(
-          engine::ParsePlacement(begin.src_placements[m], "src_placements[" + std::to_string(m) + "]"));
+          engine::ParsePlacement(begin.src_placements()[m], "src_placements[" + std::to_string(m) + "]"));
     }
     engine::NormalizePlacements(placements, static_cast<int>(view.shape.size()), "src_placements");
     // The engine's one parser of the trace's order text, and the executor's own walk of the
     // plan, so the layouts drawn are the ones the run had (literal _StridedShards included).
     const std::optional<engine::ShardOrder> order =
-        engine::ParseShardOrderStr(begin.src_order, placements, "src_order");
+        engine::ParseShardOrderStr(begin.src_order(), placements, "src_order");
     engine::PlanState state = engine::ExecutionStartState(placements, order ? &*order : nullptr, view.mesh,
                                                           static_cast<int>(view.shape.size()));
     view.states.push_back(state);
-    for (size_t k = 0; k < begin.optimized_plan.size(); ++k) {
-      engine::Transform t = TransformFromStep(begin.optimized_plan[k], "step " + std::to_string(k));
+    for (size_t k = 0; k < begin.optimized_plan().size(); ++k) {
+      engine::Transform t = TransformFromStep(begin.optimized_plan()[k], "step " + std::to_string(k));
       if (t.src.IsShardLike() && t.src.dim < 0) t.src.dim += static_cast<int>(view.shape.size());
       if (t.dst.IsShardLike() && t.dst.dim < 0) t.dst.dim += static_cast<int>(view.shape.size());
       state = engine::ExecutionAdvance(state, t, view.mesh);

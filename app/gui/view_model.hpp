@@ -53,7 +53,9 @@ struct RedistributeView {
   std::vector<StepMeasure> steps;  ///< aligned with first->begin->optimized_plan
   std::string error;               ///< why states could not be built ("" when fine)
   bool ok() const { return first != nullptr && error.empty(); }
-  int64_t num_steps() const { return first ? static_cast<int64_t>(first->begin->optimized_plan.size()) : 0; }
+  int64_t num_steps() const {
+    return first ? static_cast<int64_t>(first->begin->optimized_plan().size()) : 0;
+  }
 };
 
 /// Builds the view of redistribute `id` (an empty view with error set when the model lacks it).

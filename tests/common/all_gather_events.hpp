@@ -21,15 +21,16 @@ inline std::vector<trace::Event> AllGatherRedistribute(int64_t rank, int64_t wor
   using namespace trace;
   RedistributeBegin b;
   b.id = id;
-  b.tensor = tensor;
-  b.global_shape = {rows, 8};
-  b.dtype = "f32";
-  b.src_placements = {"S(0)"};
-  b.dst_placements = {"R"};
-  b.planner = "greedy";
-  b.planner_reason = "default";
-  b.notation = b.notation_unoptimized = "S(0)->R";
-  b.raw_plan = b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {rows, 8}, false, 1.0, 3.5}};
+  b.Mutable().tensor = tensor;
+  b.Mutable().global_shape = {rows, 8};
+  b.Mutable().dtype = "f32";
+  b.Mutable().src_placements = {"S(0)"};
+  b.Mutable().dst_placements = {"R"};
+  b.Mutable().planner = "greedy";
+  b.Mutable().planner_reason = "default";
+  b.Mutable().notation = b.Mutable().notation_unoptimized = "S(0)->R";
+  b.Mutable().raw_plan =
+      b.Mutable().optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {rows, 8}, false, 1.0, 3.5}};
   b.t_ns = t0;
   std::vector<int64_t> group, bytes;
   for (int64_t r = 0; r < world; ++r) group.push_back(r), bytes.push_back(r == rank ? 0 : peer_bytes);

@@ -86,10 +86,10 @@ TEST_CASE("debugmode: search reaches verdicts, ranks and dump lines; the list ma
     if (differs.count(e.id)) CHECK(e.text.find("!= differs") != std::string::npos);
     // A DebugMode id (dt$N) is named by its op and argument.
     const auto* rec = model.RedistributesWithId(e.id).front();
-    if (rec->begin->tensor.rfind("dt$", 0) == 0 && rec->begin->op_id >= 0) {
+    if (rec->begin->tensor().rfind("dt$", 0) == 0 && rec->begin->op_id >= 0) {
       std::string op = model.OpsWithId(rec->begin->op_id).front()->op->name();
       if (op.rfind("aten::", 0) == 0) op = op.substr(6);
-      CHECK(e.text.find(op + " arg " + std::to_string(rec->begin->op_input) + " (" + rec->begin->tensor +
+      CHECK(e.text.find(op + " arg " + std::to_string(rec->begin->op_input) + " (" + rec->begin->tensor() +
                         ")") != std::string::npos);
     }
   }

@@ -50,8 +50,8 @@ TEST_CASE("diff view rows: aligned pairs, a changed plan, a removed and an added
   auto candidate = gui::ModelFromPlans(DiffItems(true), "candidate");
   // Precondition from the engine: the optimizer merges w's gathers (one step), without it two.
   REQUIRE(baseline->redistributes.size() == 16);
-  REQUIRE(gui::FirstRecord(*baseline, 1)->begin->optimized_plan.size() == 1);
-  REQUIRE(gui::FirstRecord(*candidate, 1)->begin->optimized_plan.size() == 2);
+  REQUIRE(gui::FirstRecord(*baseline, 1)->begin->optimized_plan().size() == 1);
+  REQUIRE(gui::FirstRecord(*candidate, 1)->begin->optimized_plan().size() == 2);
 
   gui::DiffView view = gui::BuildDiffView(*baseline, *candidate);
   CHECK(view.error.empty());

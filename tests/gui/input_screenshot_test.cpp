@@ -24,7 +24,7 @@ namespace {
 namespace trace = shardscope::trace;
 
 int64_t StepsOf(const trace::Model& model, int64_t id) {
-  return static_cast<int64_t>(model.RedistributesWithId(id).front()->begin->optimized_plan.size());
+  return static_cast<int64_t>(model.RedistributesWithId(id).front()->begin->optimized_plan().size());
 }
 
 // Every panel that shows a redistribute shows `id`; those that show a step show `step`.

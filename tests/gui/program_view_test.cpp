@@ -49,10 +49,10 @@ void CheckMarker(const trace::Model& model, int64_t rank, int64_t id, size_t i, 
     CHECK(rr->begin->op_id == id);
     CHECK(rr->begin->op_input == static_cast<int64_t>(i));
     // The badge names the transition and the collective in words, not only in colour.
-    CHECK(e.marker.find(JoinPlacements(rr->begin->src_placements) + "->" +
-                        JoinPlacements(rr->begin->dst_placements)) == 0);
+    CHECK(e.marker.find(JoinPlacements(rr->begin->src_placements()) + "->" +
+                        JoinPlacements(rr->begin->dst_placements())) == 0);
     CHECK(e.marker.find("#" + std::to_string(in.redistribute_id)) != std::string::npos);
-    for (const trace::PlanStep& s : rr->begin->optimized_plan)
+    for (const trace::PlanStep& s : rr->begin->optimized_plan())
       CHECK(e.marker.find(s.comm) != std::string::npos);
   } else {
     CHECK(e.marker.empty());

@@ -90,11 +90,11 @@ TEST_CASE("a non-default shard order is traced in PyTorch's notation and every s
       "\"0:1,0\"}}, \"steps\": [{\"redistribute\": \"x\", \"to\": \"R,R\"}]}",
       "order");
   RedistributeView view = OkView(model);
-  CHECK(view.first->begin->src_order == "S(0)[1]S(0)[0]");
-  CHECK(view.first->begin->dst_order == "");
+  CHECK(view.first->begin->src_order() == "S(0)[1]S(0)[0]");
+  CHECK(view.first->begin->dst_order() == "");
   // Graph plan (non-default order): the newest mesh dim of the order (0) is gathered first,
   // then mesh dim 1: S(0)[1]S(0)[0] -> RS(0) -> RR.
-  CHECK(view.first->begin->notation == "S(0)[1]S(0)[0]->RS(0)->RR");
+  CHECK(view.first->begin->notation() == "S(0)[1]S(0)[0]->RS(0)->RR");
   REQUIRE(view.states.size() == 3);
   engine::Mesh mesh({2, 2});
   CHECK(LayoutsAre(view, view.states[0], mesh, "S(0),S(0)", "0:1,0", {8, 6}));
@@ -131,7 +131,7 @@ TEST_CASE("literal _StridedShard with an explicit order is traced and drawn in t
       "\"0:1,2\"}]}",
       "literal");
   RedistributeView view = OkView(model);
-  CHECK(view.first->begin->src_order == "S(0)[0]S(0)[1]_S(0, 3)[2]");
+  CHECK(view.first->begin->src_order() == "S(0)[0]S(0)[1]_S(0, 3)[2]");
   engine::Mesh mesh({2, 2, 2});
   CHECK(LayoutsAre(view, view.states.front(), mesh, "S(0),S(0),_S(0,3)", "0:0,1,2", {31}));
   CHECK(LayoutsAre(view, view.states.back(), mesh, "R,S(0),S(0)", nullptr, {31}));

@@ -204,7 +204,7 @@ TEST_CASE("the written trace carries PyTorch's plan beside shardscope's", "[prog
   CHECK(rec->begin->imported->verdict == "same");
   REQUIRE(rec->begin->imported->collectives.size() == 1);
   CHECK(rec->begin->imported->collectives[0] == trace::ImportedCollective{"reduce_scatter", 2, "0"});
-  CHECK(rec->begin->notation == "P(sum)R->S(0)R->S(0)S(1)");
+  CHECK(rec->begin->notation() == "P(sum)R->S(0)R->S(0)S(1)");
   REQUIRE(m.ops.size() == 12);  // 3 opaque ops on 4 ranks
   CHECK(m.ops[0].op->name() == "aten::mm");
   fs::remove_all(dir);

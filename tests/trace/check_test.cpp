@@ -364,22 +364,23 @@ TEST_CASE("check: each redistribute field the ranks compare is reported where on
     std::string rank2, others;
   };
   const std::vector<Edit> edits = {
-      {"tensor", [](RedistributeBegin& b) { b.tensor = "v"; }, "v", "w"},
+      {"tensor", [](RedistributeBegin& b) { b.Mutable().tensor = "v"; }, "v", "w"},
       {"global shape",
        [](RedistributeBegin& b) {
-         b.global_shape = std::vector<int64_t>{4, 8};
+         b.Mutable().global_shape = std::vector<int64_t>{4, 8};
        },
        "[4, 8]", "[4, 6]"},
-      {"dtype", [](RedistributeBegin& b) { b.dtype = "f64"; }, "f64", "f32"},
+      {"dtype", [](RedistributeBegin& b) { b.Mutable().dtype = "f64"; }, "f64", "f32"},
       {"source placements",
        [](RedistributeBegin& b) {
-         b.src_placements = std::vector<std::string>{"S(0)", "S(1)"};
+         b.Mutable().src_placements = std::vector<std::string>{"S(0)", "S(1)"};
        },
        "S(0),S(1) ", "S(0),R "},
-      {"target placements", [](RedistributeBegin& b) { b.dst_order = "S(1)[0]"; }, "R,S(1) S(1)[0]",
+      {"target placements", [](RedistributeBegin& b) { b.Mutable().dst_order = "S(1)[0]"; }, "R,S(1) S(1)[0]",
        "R,S(1) "},
-      {"planner", [](RedistributeBegin& b) { b.planner = "graph"; }, "graph", "greedy"},
-      {"plan", [](RedistributeBegin& b) { b.notation = "S(0)R->RS(1)"; }, "S(0)R->RS(1)", "S(0)R->RR->RS(1)"},
+      {"planner", [](RedistributeBegin& b) { b.Mutable().planner = "graph"; }, "graph", "greedy"},
+      {"plan", [](RedistributeBegin& b) { b.Mutable().notation = "S(0)R->RS(1)"; }, "S(0)R->RS(1)",
+       "S(0)R->RR->RS(1)"},
   };
   const Edit& edit = GENERATE_REF(from_range(edits));
   INFO(edit.noun);

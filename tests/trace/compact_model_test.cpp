@@ -127,13 +127,13 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
     for (int64_t id = 0; id < 3; ++id) {
       RedistributeBegin b;
       b.id = id;
-      b.global_shape = {8, 8};
-      b.dtype = "f32";
-      b.src_placements = {"S(0)"};
-      b.dst_placements = {"R"};
-      b.planner = "greedy";
-      b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
-      b.raw_plan = b.optimized_plan;
+      b.Mutable().global_shape = {8, 8};
+      b.Mutable().dtype = "f32";
+      b.Mutable().src_placements = {"S(0)"};
+      b.Mutable().dst_placements = {"R"};
+      b.Mutable().planner = "greedy";
+      b.Mutable().optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
+      b.Mutable().raw_plan = b.optimized_plan();
       w.Emit(b);
       Collective c;
       c.redistribute_id = id;
@@ -156,8 +156,8 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
     CHECK(first.bytes_recv().SharesWith(first.bytes_sent()));
     for (const RedistributeRecord& rec : m.redistributes) {
       CHECK(rec.collectives.at(0).group().SharesWith(first.group()));
-      CHECK(rec.begin->optimized_plan.SharesWith(m.redistributes[0].begin->raw_plan));
-      CHECK(rec.begin->src_placements.SharesWith(m.redistributes[0].begin->src_placements));
+      CHECK(rec.begin->optimized_plan().SharesWith(m.redistributes[0].begin->raw_plan()));
+      CHECK(rec.begin->src_placements().SharesWith(m.redistributes[0].begin->src_placements()));
     }
     // The rank's event list holds the same buffers as the records.
     const Collective in_list = std::get<Collective>(m.ranks.at(0).events.at(1));
@@ -170,9 +170,9 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
 TEST_CASE("EventList keeps file order and yields the events it was given", "[trace][compact]") {
   RedistributeBegin b;
   b.id = 7;
-  b.tensor = "w";
-  b.global_shape = {4, 4};
-  b.src_placements = {"S(0)"};
+  b.Mutable().tensor = "w";
+  b.Mutable().global_shape = {4, 4};
+  b.Mutable().src_placements = {"S(0)"};
   StepBegin s{7, 0, "S(0)", "R", "all_gather", {0}, {4, 4}, {2, 4}, {0, 0}, 5};
   Collective c;
   c.redistribute_id = 7;
@@ -230,14 +230,14 @@ TEST_CASE("v2 repeats and like-ops that name ids far apart read back as written"
     for (int64_t id : ids) {
       RedistributeBegin b;
       b.id = id;
-      b.tensor = "w";
-      b.global_shape = {8, 8};
-      b.dtype = "f32";
-      b.src_placements = {"S(0)"};
-      b.dst_placements = {"R"};
-      b.planner = "greedy";
-      b.optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
-      b.raw_plan = b.optimized_plan;
+      b.Mutable().tensor = "w";
+      b.Mutable().global_shape = {8, 8};
+      b.Mutable().dtype = "f32";
+      b.Mutable().src_placements = {"S(0)"};
+      b.Mutable().dst_placements = {"R"};
+      b.Mutable().planner = "greedy";
+      b.Mutable().optimized_plan = {PlanStep{{0}, "S(0)", "R", "all_gather", {8, 8}, false, 1.0, 2.0}};
+      b.Mutable().raw_plan = b.optimized_plan();
       b.t_ns = t;
       b.op_id = id;
       b.op_input = 0;

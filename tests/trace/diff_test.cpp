@@ -46,14 +46,14 @@ Model Make(const std::vector<Spec>& specs) {
       rec.rank = rank;
       RedistributeBegin& b = rec.begin.Mutable();
       b.id = static_cast<int64_t>(i);
-      b.tensor = s.tensor;
-      b.global_shape = s.shape;
-      b.dtype = "f32";
-      b.src_placements = {s.src};
-      b.dst_placements = {s.dst};
-      b.planner = s.planner;
-      b.notation = b.notation_unoptimized = s.notation;
-      b.cost_us = s.cost_us;
+      b.Mutable().tensor = s.tensor;
+      b.Mutable().global_shape = s.shape;
+      b.Mutable().dtype = "f32";
+      b.Mutable().src_placements = {s.src};
+      b.Mutable().dst_placements = {s.dst};
+      b.Mutable().planner = s.planner;
+      b.Mutable().notation = b.Mutable().notation_unoptimized = s.notation;
+      b.Mutable().cost_us = s.cost_us;
       b.t_ns = t;
       for (size_t k = 0; k < s.comms.size(); ++k) {
         PlanStep p;
@@ -62,8 +62,8 @@ Model Make(const std::vector<Spec>& specs) {
         p.dst = s.dst;
         p.comm = s.comms[k];
         p.logical_shape = s.shape;
-        b.optimized_plan.push_back(p);
-        b.raw_plan.push_back(p);
+        b.Mutable().optimized_plan.push_back(p);
+        b.Mutable().raw_plan.push_back(p);
         StepRecord step;
         step.begin.Mutable().redistribute_id = b.id;
         step.begin.Mutable().step = static_cast<int64_t>(k);
@@ -390,7 +390,7 @@ TEST_CASE("diff: added and removed ops; implicit redistributes stay redistribute
   // The implicit redistribute of layer_norm_backward is diffed as a redistribute (#1).
   Model cand2 = Program();
   for (RedistributeRecord& rec : cand2.redistributes)
-    if (rec.begin->id == 1) rec.begin.Mutable().cost_us = 3.0;
+    if (rec.begin->id == 1) rec.begin.Mutable().Mutable().cost_us = 3.0;
   DiffResult r2 = DiffTraces(base, cand2, DiffOptions{});
   CHECK(Whats(r2) == std::vector<std::string>{"cost|predicted cost"});
   CHECK_FALSE(r2.differences[0].op);

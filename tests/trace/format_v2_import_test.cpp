@@ -76,18 +76,18 @@ class RandomEvents {
                         {8, 4},    false,  1.0, Pick(2) ? 1.5 : 0.25};
     RedistributeBegin b;
     b.id = next_redistribute_++;
-    b.tensor = Pick(3) == 0 ? std::string("w") : "t" + std::to_string(Pick(50));
-    b.global_shape = std::vector<int64_t>{8, 4};
-    b.dtype = "f32";
-    b.src_placements = std::vector<std::string>{"S(0)", "R"};
-    b.dst_placements = std::vector<std::string>{"R", "R"};
-    b.planner = "greedy";
-    b.planner_reason = "default";
-    b.notation = "S(0)R->RR";
-    b.notation_unoptimized = "S(0)R->RR";
-    b.raw_plan = std::vector<PlanStep>{step};
-    b.optimized_plan = std::vector<PlanStep>{step};
-    b.cost_us = step.cost_us;
+    b.Mutable().tensor = Pick(3) == 0 ? std::string("w") : "t" + std::to_string(Pick(50));
+    b.Mutable().global_shape = std::vector<int64_t>{8, 4};
+    b.Mutable().dtype = "f32";
+    b.Mutable().src_placements = std::vector<std::string>{"S(0)", "R"};
+    b.Mutable().dst_placements = std::vector<std::string>{"R", "R"};
+    b.Mutable().planner = "greedy";
+    b.Mutable().planner_reason = "default";
+    b.Mutable().notation = "S(0)R->RR";
+    b.Mutable().notation_unoptimized = "S(0)R->RR";
+    b.Mutable().raw_plan = std::vector<PlanStep>{step};
+    b.Mutable().optimized_plan = std::vector<PlanStep>{step};
+    b.Mutable().cost_us = step.cost_us;
     b.t_ns = Time();
     b.op_id = op_id;
     b.op_input = op_input;
@@ -118,9 +118,10 @@ class RandomEvents {
       auto& b = std::get<RedistributeBegin>(out[from]);
       StepBegin s;
       s.redistribute_id = b.id;
-      s.mesh_dims = b.optimized_plan[0].mesh_dims;
-      s.src = b.optimized_plan[0].src, s.dst = b.optimized_plan[0].dst, s.comm = b.optimized_plan[0].comm;
-      s.logical_shape = b.optimized_plan[0].logical_shape;
+      s.mesh_dims = b.optimized_plan()[0].mesh_dims;
+      s.src = b.optimized_plan()[0].src, s.dst = b.optimized_plan()[0].dst,
+      s.comm = b.optimized_plan()[0].comm;
+      s.logical_shape = b.optimized_plan()[0].logical_shape;
       s.local_shape_before = std::vector<int64_t>{4, 4};
       s.global_offset_before = std::vector<int64_t>{4, 0};
       s.t_ns = b.t_ns + 10;
@@ -162,7 +163,7 @@ class RandomEvents {
               x.redistribute_id = id, x.t_ns += shift;
             }
             if constexpr (std::is_same_v<E, RedistributeBegin>) {
-              x.tensor = Pick(2) ? x.tensor : IStr("line " + std::to_string(Pick(1000)));
+              x.Mutable().tensor = Pick(2) ? x.tensor() : IStr("line " + std::to_string(Pick(1000)));
               x.op_id = op_id, x.op_input = op_input;
               if (Pick(6) == 0) {
                 x.imported.reset();
@@ -609,7 +610,7 @@ TEST_CASE("a v3 redistribute_repeat line without dt keeps the earlier run's time
     CHECK(b1.imported->collectives.size() == 1);
     // Redistribute 2: with dt, the plan copied whole.
     const auto& b2 = std::get<RedistributeBegin>(got[10]);
-    CHECK(b2.tensor == "line 7");
+    CHECK(b2.tensor() == "line 7");
     CHECK(*b2.imported == *std::get<RedistributeBegin>(got[0]).imported);
     CHECK(std::get<StepBegin>(got[11]).t_ns == 9001);
     CHECK(std::get<RedistributeEnd>(got[14]).t_ns == 9005);
@@ -697,7 +698,7 @@ TEST_CASE("the v3 writer writes a replayed imported redistribute again as one re
           [&](auto& x) {
             using E = std::decay_t<decltype(x)>;
             if constexpr (std::is_same_v<E, RedistributeBegin>) {
-              x.id = id, x.t_ns += shift, x.tensor = "v", x.op_id = 3, x.op_input = 0;
+              x.id = id, x.t_ns += shift, x.Mutable().tensor = "v", x.op_id = 3, x.op_input = 0;
               x.imported->line = 40;
             } else if constexpr (std::is_same_v<E, RedistributeEnd>) {
               x.id = id, x.t_ns += shift + moved;

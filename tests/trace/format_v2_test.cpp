@@ -141,18 +141,18 @@ namespace {
 // Redistributes 0, 1 and 2 of rank 1 of a 4-rank run, alike but for their ids.
 std::vector<Event> ThreeRedistributes() {
   const PlanStep step{{0}, "S(0)", "R", "all_gather", {8, 4}, false, 1.0, 1.5};
-  RedistributeBegin b{.tensor = "x",
-                      .dtype = "f32",
-                      .global_shape = {8, 4},
-                      .src_placements = {"S(0)"},
-                      .dst_placements = {"R"},
-                      .planner = "greedy",
-                      .planner_reason = "default",
-                      .notation = "S(0)->R",
-                      .notation_unoptimized = "S(0)->R",
-                      .raw_plan = {step},
-                      .optimized_plan = {step},
-                      .cost_us = 1.5,
+  RedistributeBegin b{.shape = Shared<RedistributeShape>(RedistributeShape{.tensor = "x",
+                                                                           .dtype = "f32",
+                                                                           .global_shape = {8, 4},
+                                                                           .src_placements = {"S(0)"},
+                                                                           .dst_placements = {"R"},
+                                                                           .planner = "greedy",
+                                                                           .planner_reason = "default",
+                                                                           .notation = "S(0)->R",
+                                                                           .notation_unoptimized = "S(0)->R",
+                                                                           .raw_plan = {step},
+                                                                           .optimized_plan = {step},
+                                                                           .cost_us = 1.5}),
                       .t_ns = 10};
   StepBegin sb{0, 0, "S(0)", "R", "all_gather", {0}, {8, 4}, {2, 4}, {2, 0}, 20};
   // rank 1 of group [0,1,2,3]: 32 bytes to every peer, none to itself; receives unevenly.
@@ -183,7 +183,7 @@ std::vector<Event> ThreeRedistributes() {
 TEST_CASE("the v2 writer abbreviates what the format lets it, nothing else", "[trace][v2][writer]") {
   const fs::path dir = Temp("abbrev");
   std::vector<Event> events = ThreeRedistributes();
-  std::get<RedistributeBegin>(events[10]).tensor = "y";  // id 2: another tensor, else like id 0
+  std::get<RedistributeBegin>(events[10]).Mutable().tensor = "y";  // id 2: another tensor, else like id 0
   const std::string text = shardscope::testing::WriteRankText(dir, OneRank(2), events);
   const std::vector<std::string> lines = shardscope::testing::SplitLines(text);
   REQUIRE(lines.size() == 16);
@@ -375,10 +375,10 @@ TEST_CASE("a v2 redistribute_repeat line is an earlier redistribute again with i
     const auto& b1 = std::get<RedistributeBegin>(events[5]);
     CHECK(b1.id == 1);
     CHECK(b1.t_ns == 100);
-    CHECK(b1.tensor == "x");
+    CHECK(b1.tensor() == "x");
     CHECK(b1.op_id == -1);
-    CHECK(b1.global_shape.get() == b0.global_shape.get());
-    CHECK(b1.optimized_plan.get() == b0.optimized_plan.get());
+    CHECK(b1.global_shape().get() == b0.global_shape().get());
+    CHECK(b1.optimized_plan().get() == b0.optimized_plan().get());
     const auto& s1 = std::get<StepBegin>(events[6]);
     CHECK(s1.redistribute_id == 1);
     CHECK(s1.t_ns == 102);
@@ -395,7 +395,7 @@ TEST_CASE("a v2 redistribute_repeat line is an earlier redistribute again with i
     // A repeat of a repeat; the tensor given.
     const auto& b2 = std::get<RedistributeBegin>(events[10]);
     CHECK(b2.id == 2);
-    CHECK(b2.tensor == "y");
+    CHECK(b2.tensor() == "y");
     CHECK(std::get<Collective>(events[12]).end_ns == 201);
     CHECK(std::get<RedistributeEnd>(events[14]).t_ns == 201);
   }

@@ -120,10 +120,10 @@ TEST_CASE("the reader shares equal lists across rank files", "[trace][compact]")
       const RedistributeRecord& a = *recs[0];
       const RedistributeRecord& b = *recs[1];
       CHECK(a.rank != b.rank);
-      CHECK(a.begin->global_shape.SharesWith(b.begin->global_shape));
-      CHECK(a.begin->src_placements.SharesWith(b.begin->src_placements));
-      CHECK(a.begin->optimized_plan.SharesWith(b.begin->optimized_plan));
-      CHECK(a.begin->notation.c_str() == b.begin->notation.c_str());
+      CHECK(a.begin->global_shape().SharesWith(b.begin->global_shape()));
+      CHECK(a.begin->src_placements().SharesWith(b.begin->src_placements()));
+      CHECK(a.begin->optimized_plan().SharesWith(b.begin->optimized_plan()));
+      CHECK(a.begin->notation().c_str() == b.begin->notation().c_str());
       for (size_t k = 0; k < std::min(a.collectives.size(), b.collectives.size()); ++k) {
         if (a.collectives[k].group() != b.collectives[k].group()) continue;
         CHECK(a.collectives[k].group().SharesWith(b.collectives[k].group()));
@@ -174,11 +174,11 @@ TEST_CASE("records refer to the events stored in their rank's list; a copied mod
   // Writing through a record copies the event into it first: the rank's list keeps its event.
   RedistributeRecord& rec = copy.redistributes.front();
   const RedistributeBegin* stored = &*rec.begin;
-  const double cost = stored->cost_us;
-  rec.begin.Mutable().cost_us = cost + 1;
+  const double cost = stored->cost_us();
+  rec.begin.Mutable().Mutable().cost_us = cost + 1;
   CHECK_FALSE(rec.begin.IsReference());
-  CHECK(rec.begin->cost_us == cost + 1);
-  CHECK(stored->cost_us == cost);
+  CHECK(rec.begin->cost_us() == cost + 1);
+  CHECK(stored->cost_us() == cost);
 }
 
 TEST_CASE("EventRef reads like std::optional and owns what is assigned to it", "[trace][compact]") {

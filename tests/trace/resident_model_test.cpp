@@ -57,10 +57,12 @@ TEST_CASE("the event structs stay within their derived sizes", "[trace][resident
   STATIC_REQUIRE(sizeof(OpInput) <= Slots(4));
   // OpOutput: tensor+requested, placements, global_shape, local_shape = 4 slots.
   STATIC_REQUIRE(sizeof(OpOutput) <= Slots(4));
-  // RedistributeBegin: id, tensor+dtype, global_shape, src/dst placements (2), src/dst order,
-  // planner+reason, notation+unoptimized, raw/optimized plan (2), skipped_merges, cost_us, t_ns,
-  // op_id, op_input, imported = 16 slots.
-  STATIC_REQUIRE(sizeof(RedistributeBegin) <= Slots(16));
+  // RedistributeBegin: id, shape, t_ns, op_id, op_input, imported = 6 slots. What redistributes
+  // like it repeat is one shared RedistributeShape: tensor+dtype, global_shape, src/dst placements
+  // (2), src/dst order, planner+reason, notation+unoptimized, raw/optimized plan (2),
+  // skipped_merges, cost_us = 11 slots. (The begin held those itself: 16 slots.)
+  STATIC_REQUIRE(sizeof(RedistributeBegin) <= Slots(6));
+  STATIC_REQUIRE(sizeof(RedistributeShape) <= Slots(11));
   // RedistributeEnd: id, t_ns, ok+error, two optional checksums (2 slots each) = 7 slots.
   STATIC_REQUIRE(sizeof(RedistributeEnd) <= Slots(7));
   // StepBegin: redistribute_id, step+src (step is below kMaxPlanSteps: 4 bytes), dst+comm,
@@ -355,7 +357,7 @@ TEST_CASE("TakeExact moves the events into exactly sized columns and keeps the c
         case 0: {
           RedistributeBegin b;
           b.id = i;
-          b.global_shape = {i, 2};
+          b.Mutable().global_shape = {i, 2};
           events.emplace_back(b);
           break;
         }
@@ -506,7 +508,7 @@ TEST_CASE("equal Flight Recorder shapes share one buffer, read from dumps or fro
   CHECK_FALSE(copy == fr.ranks[0].events.Of<Collective>()[0]);
 }
 
-TEST_CASE("collectives of one step and group share one shape, read from our own traces",
+TEST_CASE("collectives of one step and group, and begins of one plan, share one shape, read from our own traces",
           "[trace][resident]") {
   // Three redistributes of one plan on each of two ranks, the second with other byte counts: the
   // first and third collectives of a rank are alike but for their redistribute and times.
@@ -539,6 +541,13 @@ TEST_CASE("collectives of one step and group share one shape, read from our own 
       CHECK(c[2].redistribute_id == 2);
       CHECK(c[2].start_ns == 2020);
       CHECK_FALSE(c[0].HasFlight());
+      // The begins differ only in id and time: one shape.
+      const std::vector<RedistributeBegin>& begins = rt.events.Of<RedistributeBegin>();
+      REQUIRE(begins.size() == 3);
+      CHECK(begins[0].shape.SharesWith(begins[1].shape));
+      CHECK(begins[0].shape.SharesWith(begins[2].shape));
+      CHECK(begins[2].id == 2);
+      CHECK(begins[2].tensor() == "x");
     }
   }
 }

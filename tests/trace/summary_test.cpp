@@ -195,7 +195,7 @@ Model ManyRedistributes() {
     for (int64_t id = 0; id < kManyIds; ++id) {
       RedistributeRecord copy = rec;
       copy.begin.Mutable().id = id;
-      if (id == 0) copy.begin.Mutable().tensor = "bad\xff\xc2\x85";
+      if (id == 0) copy.begin.Mutable().Mutable().tensor = "bad\xff\xc2\x85";
       model.redistributes.push_back(std::move(copy));
     }
   }

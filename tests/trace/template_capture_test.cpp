@@ -31,7 +31,8 @@ Header RankHeader(int64_t rank, int64_t world) { return MakeHeader(rank, world, 
 Event Expected(const Event& tmpl, const TemplateFields& f) {
   Event e = tmpl;
   if (auto* b = std::get_if<RedistributeBegin>(&e)) {
-    b->id = f.id, b->t_ns = f.t_ns, b->tensor = f.tensor, b->op_id = f.op_id, b->op_input = f.op_input;
+    b->id = f.id, b->t_ns = f.t_ns, b->op_id = f.op_id, b->op_input = f.op_input;
+    if (b->tensor() != f.tensor) b->Mutable().tensor = f.tensor;
   } else if (auto* end = std::get_if<RedistributeEnd>(&e)) {
     end->id = f.id, end->t_ns = f.t_ns;
   } else if (auto* sb = std::get_if<StepBegin>(&e)) {
@@ -229,11 +230,11 @@ TEST_CASE("template capture: begins that share every list but differ in a string
   // Copies of one begin share its lists; each differs from it in one field the lists do not hold.
   const RedistributeBegin base = std::get<RedistributeBegin>(*Templates(2, 0)[0]);
   std::vector<RedistributeBegin> variants(6, base);
-  variants[1].cost_us = 4.5;
-  variants[2].planner_reason = "another reason";
-  variants[3].notation = "S(0)-> R";
-  variants[4].dtype = "f64";
-  variants[5].src_order = "S(0)[0]";
+  variants[1].Mutable().cost_us = 4.5;
+  variants[2].Mutable().planner_reason = "another reason";
+  variants[3].Mutable().notation = "S(0)-> R";
+  variants[4].Mutable().dtype = "f64";
+  variants[5].Mutable().src_order = "S(0)[0]";
   const fs::path by_template = shardscope::testing::FreshTempDir("tmpl_alike_t");
   const fs::path by_event = shardscope::testing::FreshTempDir("tmpl_alike_e");
   {
@@ -249,11 +250,11 @@ TEST_CASE("template capture: begins that share every list but differ in a string
       t.Emit(end, f);
       Event fresh = Materialize(Event(variants[v]), f);  // its lists copied: shared with nothing
       auto& b = std::get<RedistributeBegin>(fresh);
-      b.global_shape = std::vector<int64_t>(b.global_shape.get());
-      b.src_placements = std::vector<std::string>(b.src_placements.get());
-      b.dst_placements = std::vector<std::string>(b.dst_placements.get());
-      b.raw_plan = std::vector<PlanStep>(b.raw_plan.get());
-      b.optimized_plan = std::vector<PlanStep>(b.optimized_plan.get());
+      b.Mutable().global_shape = std::vector<int64_t>(b.global_shape().get());
+      b.Mutable().src_placements = std::vector<std::string>(b.src_placements().get());
+      b.Mutable().dst_placements = std::vector<std::string>(b.dst_placements().get());
+      b.Mutable().raw_plan = std::vector<PlanStep>(b.raw_plan().get());
+      b.Mutable().optimized_plan = std::vector<PlanStep>(b.optimized_plan().get());
       e.Emit(std::move(fresh));
       e.Emit(Materialize(Event(RedistributeEnd{}), f));
     }
@@ -280,15 +281,15 @@ struct Mixed {
 Mixed MixedTemplates() {
   auto begin = [](std::string dtype, std::vector<PlanStep> plan) {
     RedistributeBegin b;
-    b.global_shape = {12, 8};
-    b.dtype = dtype;
-    b.src_placements = {"S(0)"};
-    b.dst_placements = {"R"};
-    b.planner = "greedy";
-    b.planner_reason = "default";
-    b.notation = b.notation_unoptimized = "S(0)->R";
-    b.raw_plan = plan;
-    b.optimized_plan = std::move(plan);
+    b.Mutable().global_shape = {12, 8};
+    b.Mutable().dtype = dtype;
+    b.Mutable().src_placements = {"S(0)"};
+    b.Mutable().dst_placements = {"R"};
+    b.Mutable().planner = "greedy";
+    b.Mutable().planner_reason = "default";
+    b.Mutable().notation = b.Mutable().notation_unoptimized = "S(0)->R";
+    b.Mutable().raw_plan = plan;
+    b.Mutable().optimized_plan = std::move(plan);
     return std::make_shared<const Event>(std::move(b));
   };
   const PlanStep gather{{0}, "S(0)", "R", "all_gather", {12, 8}, false, 1.0, 3.5};

@@ -71,10 +71,10 @@ RankTrace Trace(int64_t r, int64_t s, bool issued) {
   for (int64_t k = 1; k < s; ++k) {
     RedistributeBegin b;
     b.id = k;
-    b.tensor = "x";
-    b.src_placements = std::vector<std::string>{"R", "S(0)"};
-    b.dst_placements = std::vector<std::string>{"R", "R"};
-    b.optimized_plan = std::vector<PlanStep>{Step(1, "S(0)", "R")};
+    b.Mutable().tensor = "x";
+    b.Mutable().src_placements = std::vector<std::string>{"R", "S(0)"};
+    b.Mutable().dst_placements = std::vector<std::string>{"R", "R"};
+    b.Mutable().optimized_plan = std::vector<PlanStep>{Step(1, "S(0)", "R")};
     rt.events.push_back(b);
     rt.events.push_back(Coll(k, 0, TpGroup(r)));
     rt.events.push_back(End(k));
@@ -86,11 +86,11 @@ RankTrace Trace(int64_t r, int64_t s, bool issued) {
   rt.events.push_back(op);
   RedistributeBegin b;
   b.id = s;
-  b.tensor = "w";
+  b.Mutable().tensor = "w";
   b.op_id = 7;
-  b.src_placements = std::vector<std::string>{"S(1)", "S(0)"};
-  b.dst_placements = std::vector<std::string>{"R", "R"};
-  b.optimized_plan = std::vector<PlanStep>{Step(0, "S(1)", "R"), Step(1, "S(0)", "R")};
+  b.Mutable().src_placements = std::vector<std::string>{"S(1)", "S(0)"};
+  b.Mutable().dst_placements = std::vector<std::string>{"R", "R"};
+  b.Mutable().optimized_plan = std::vector<PlanStep>{Step(0, "S(1)", "R"), Step(1, "S(0)", "R")};
   rt.events.push_back(b);
   if (issued) {
     rt.events.push_back(Coll(s, 0, DpGroup(r)));

@@ -60,23 +60,23 @@ PlanStep Step(std::string src, std::string dst, std::string comm) {
 std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   RedistributeBegin b;
   b.id = id;
-  b.tensor = "w\"eird\\name\n";
-  b.global_shape = {6, 4};
-  b.dtype = "bf16";
-  b.src_placements = {"_S(0, 2)"};
-  b.dst_placements = {"P(sum)"};
-  b.src_order = "S(0)[0]";
-  b.dst_order = "";
-  b.planner = "graph";
-  b.planner_reason = "strided shard";
-  b.notation = "_S(0, 2)->R->P(sum)";
-  b.notation_unoptimized = "_S(0, 2)->R, R->P(sum)";
-  b.raw_plan = {Step("_S(0, 2)", "R", "all_gather"), Step("R", "P(sum)", "local")};
-  b.optimized_plan = b.raw_plan;
-  b.optimized_plan.Mutable()[0].flattened = true;
-  b.optimized_plan.Mutable()[0].avg_scale = 0.25;
-  b.skipped_merges = {SkippedMerge{{0}, "all_gather", "only one mesh dim", ""}};
-  b.cost_us = 12.75;
+  b.Mutable().tensor = "w\"eird\\name\n";
+  b.Mutable().global_shape = {6, 4};
+  b.Mutable().dtype = "bf16";
+  b.Mutable().src_placements = {"_S(0, 2)"};
+  b.Mutable().dst_placements = {"P(sum)"};
+  b.Mutable().src_order = "S(0)[0]";
+  b.Mutable().dst_order = "";
+  b.Mutable().planner = "graph";
+  b.Mutable().planner_reason = "strided shard";
+  b.Mutable().notation = "_S(0, 2)->R->P(sum)";
+  b.Mutable().notation_unoptimized = "_S(0, 2)->R, R->P(sum)";
+  b.Mutable().raw_plan = {Step("_S(0, 2)", "R", "all_gather"), Step("R", "P(sum)", "local")};
+  b.Mutable().optimized_plan = b.raw_plan();
+  b.Mutable().optimized_plan.Mutable()[0].flattened = true;
+  b.Mutable().optimized_plan.Mutable()[0].avg_scale = 0.25;
+  b.Mutable().skipped_merges = {SkippedMerge{{0}, "all_gather", "only one mesh dim", ""}};
+  b.Mutable().cost_us = 12.75;
   b.t_ns = 100 + id;
   StepBegin sb{id, 0, "_S(0, 2)", "R", "all_gather", {0}, {6, 4}, {3, 4}, {3 * rank, 0}, 110};
   Collective c = shardscope::testing::MakeCollective(id, 0, "all_gather", "bf16", rank == 1, {0}, {0, 1},
@@ -424,10 +424,10 @@ TEST_CASE("the writer's fast path writes what the JSON encoder writes", "[trace]
     for (const RankTrace& r : m.ranks) events.insert(events.end(), r.events.begin(), r.events.end());
   }
   RedistributeBegin quoted = std::get<RedistributeBegin>(events.front());
-  quoted.tensor = "a \"quoted\" name\n";
+  quoted.Mutable().tensor = "a \"quoted\" name\n";
   events.push_back(quoted);
   RedistributeBegin infinite = std::get<RedistributeBegin>(events.front());
-  infinite.cost_us = std::numeric_limits<double>::infinity();
+  infinite.Mutable().cost_us = std::numeric_limits<double>::infinity();
   events.push_back(infinite);
   RedistributeEnd failed;
   failed.ok = false;

@@ -131,27 +131,32 @@ const VotedField<Op> kOpFields[] = {
 };
 
 const VotedField<RedistributeBegin> kRedistributeFields[] = {
-    {"tensor", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.tensor == b.tensor; },
-     [](const RedistributeBegin& b) { return std::string(b.tensor); }},
+    {"tensor",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.tensor() == b.tensor(); },
+     [](const RedistributeBegin& b) { return std::string(b.tensor()); }},
     {"global shape",
-     [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.global_shape == b.global_shape; },
-     [](const RedistributeBegin& b) { return detail::FormatInts(b.global_shape); }},
-    {"dtype", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.dtype == b.dtype; },
-     [](const RedistributeBegin& b) { return std::string(b.dtype); }},
+     [](const RedistributeBegin& a, const RedistributeBegin& b) {
+       return a.global_shape() == b.global_shape();
+     },
+     [](const RedistributeBegin& b) { return detail::FormatInts(b.global_shape()); }},
+    {"dtype", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.dtype() == b.dtype(); },
+     [](const RedistributeBegin& b) { return std::string(b.dtype()); }},
     {"source placements",
      [](const RedistributeBegin& a, const RedistributeBegin& b) {
-       return a.src_placements == b.src_placements && a.src_order == b.src_order;
+       return a.src_placements() == b.src_placements() && a.src_order() == b.src_order();
      },
-     [](const RedistributeBegin& b) { return detail::JoinComma(b.src_placements) + " " + b.src_order; }},
+     [](const RedistributeBegin& b) { return detail::JoinComma(b.src_placements()) + " " + b.src_order(); }},
     {"target placements",
      [](const RedistributeBegin& a, const RedistributeBegin& b) {
-       return a.dst_placements == b.dst_placements && a.dst_order == b.dst_order;
+       return a.dst_placements() == b.dst_placements() && a.dst_order() == b.dst_order();
      },
-     [](const RedistributeBegin& b) { return detail::JoinComma(b.dst_placements) + " " + b.dst_order; }},
-    {"planner", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.planner == b.planner; },
-     [](const RedistributeBegin& b) { return std::string(b.planner); }},
-    {"plan", [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.notation == b.notation; },
-     [](const RedistributeBegin& b) { return std::string(b.notation); }},
+     [](const RedistributeBegin& b) { return detail::JoinComma(b.dst_placements()) + " " + b.dst_order(); }},
+    {"planner",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.planner() == b.planner(); },
+     [](const RedistributeBegin& b) { return std::string(b.planner()); }},
+    {"plan",
+     [](const RedistributeBegin& a, const RedistributeBegin& b) { return a.notation() == b.notation(); },
+     [](const RedistributeBegin& b) { return std::string(b.notation()); }},
 };
 
 // Whether `recs` (in rank order) holds a record of `rank`.
@@ -438,9 +443,9 @@ class Checker {
 
   static std::string Subject(const RedistributeBegin& b) {
     return "redistribute #" + std::to_string(b.id) + " (" +
-           (b.tensor.empty() ? "<anonymous>" : Printable(b.tensor)) + " " +
-           detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
-           detail::JoinComma(b.dst_placements) + ")";
+           (b.tensor().empty() ? "<anonymous>" : Printable(b.tensor())) + " " +
+           detail::FormatInts(b.global_shape()) + " " + detail::JoinComma(b.src_placements()) + " -> " +
+           detail::JoinComma(b.dst_placements()) + ")";
   }
 
   void ReportRedistribute(MismatchClass kind, std::vector<int64_t> culprits, int64_t id,
@@ -704,13 +709,13 @@ class Checker {
       }
     }
     if (before.empty()) return;
-    if (!CheckLayout(id, b, "before", before, b.src_placements)) return;
-    CheckLayout(id, b, "after", after, b.dst_placements);
+    if (!CheckLayout(id, b, "before", before, b.src_placements())) return;
+    CheckLayout(id, b, "after", after, b.dst_placements());
   }
 
   bool CheckLayout(int64_t id, const RedistributeBegin& b, const std::string& when, const Shards& shards,
                    const std::vector<std::string>& placements) {
-    const std::vector<int64_t>& global = b.global_shape;
+    const std::vector<int64_t>& global = b.global_shape();
     // Each shard lies inside the global tensor.
     for (const auto& [rank, shard] : shards) {
       const std::vector<int64_t>& shape = *shard.shape;
@@ -773,7 +778,7 @@ class Checker {
 
   void CheckChecksums(int64_t id, const std::vector<const RedistributeRecord*>& recs, bool after) {
     const RedistributeBegin& b = recs.front()->begin;
-    const std::vector<std::string>& placements = after ? b.dst_placements : b.src_placements;
+    const std::vector<std::string>& placements = after ? b.dst_placements() : b.src_placements();
     // Only Replicate dims repeat the data; Partial ranks hold different partial values.
     Collapse replicated = [](PlacementKind k) { return k == PlacementKind::kReplicate; };
     std::vector<std::pair<int64_t, uint64_t>> sums;

@@ -139,26 +139,26 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, const Si
     for (const Collective& c : r.collectives) end = std::max(end, c.end_ns);
   }
   std::string name = "redistribute #" + std::to_string(b.id) + " " +
-                     (b.tensor.empty() ? "" : Ascii(b.tensor) + " ") + Placements(b.src_placements) + " -> " +
-                     Placements(b.dst_placements);
+                     (b.tensor().empty() ? "" : Ascii(b.tensor()) + " ") + Placements(b.src_placements()) +
+                     " -> " + Placements(b.dst_placements());
   ordered_json e = Slice(name, "redistribute", r.rank, kChromeRedistributeTid, clocks.Us(r.rank, b.t_ns),
                          clocks.DurUs(b.t_ns, end));
   ordered_json args;
   args["id"] = b.id;
-  args["tensor"] = Ascii(b.tensor);
-  args["global_shape"] = b.global_shape;
-  args["dtype"] = Ascii(b.dtype);
-  args["src_placements"] = AsciiArray(b.src_placements);
-  args["dst_placements"] = AsciiArray(b.dst_placements);
-  args["src_order"] = Ascii(b.src_order);
-  args["dst_order"] = Ascii(b.dst_order);
-  args["planner"] = Ascii(b.planner);
-  args["planner_reason"] = Ascii(b.planner_reason);
-  args["notation"] = Ascii(b.notation);
-  args["notation_unoptimized"] = Ascii(b.notation_unoptimized);
-  args["plan_steps"] = b.optimized_plan.size();
-  args["skipped_merges"] = b.skipped_merges.size();
-  args["predicted_cost_us"] = b.cost_us;
+  args["tensor"] = Ascii(b.tensor());
+  args["global_shape"] = b.global_shape();
+  args["dtype"] = Ascii(b.dtype());
+  args["src_placements"] = AsciiArray(b.src_placements());
+  args["dst_placements"] = AsciiArray(b.dst_placements());
+  args["src_order"] = Ascii(b.src_order());
+  args["dst_order"] = Ascii(b.dst_order());
+  args["planner"] = Ascii(b.planner());
+  args["planner_reason"] = Ascii(b.planner_reason());
+  args["notation"] = Ascii(b.notation());
+  args["notation_unoptimized"] = Ascii(b.notation_unoptimized());
+  args["plan_steps"] = b.optimized_plan().size();
+  args["skipped_merges"] = b.skipped_merges().size();
+  args["predicted_cost_us"] = b.cost_us();
   args["outcome"] = !r.end ? "incomplete" : r.end->ok ? "ok" : "failed";
   if (r.end && !r.end->ok) args["error"] = Ascii(r.end->error);
   // 64-bit checksums as hex strings: JSON numbers above 2^53 lose precision in viewers.

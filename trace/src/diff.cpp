@@ -46,17 +46,17 @@ std::vector<Logical> Logicals(const Model& model) {
 
 // Alignment key: what the redistribute is, not how it was planned.
 std::string Signature(const RedistributeBegin& b) {
-  return b.tensor + "\x1f" + detail::FormatInts(b.global_shape) + "\x1f" +
-         detail::JoinComma(b.src_placements) + "\x1f" + b.src_order + "\x1f" +
-         detail::JoinComma(b.dst_placements) + "\x1f" + b.dst_order;
+  return b.tensor() + "\x1f" + detail::FormatInts(b.global_shape()) + "\x1f" +
+         detail::JoinComma(b.src_placements()) + "\x1f" + b.src_order() + "\x1f" +
+         detail::JoinComma(b.dst_placements()) + "\x1f" + b.dst_order();
 }
 
 std::string Subject(const RedistributeBegin& b) {
-  std::string s = (b.tensor.empty() ? "<anonymous>" : Printable(b.tensor)) + " " +
-                  detail::FormatInts(b.global_shape) + " " + detail::JoinComma(b.src_placements) + " -> " +
-                  detail::JoinComma(b.dst_placements);
-  if (!b.src_order.empty() || !b.dst_order.empty())
-    s += " (order '" + b.src_order + "' -> '" + b.dst_order + "')";
+  std::string s = (b.tensor().empty() ? "<anonymous>" : Printable(b.tensor())) + " " +
+                  detail::FormatInts(b.global_shape()) + " " + detail::JoinComma(b.src_placements()) +
+                  " -> " + detail::JoinComma(b.dst_placements());
+  if (!b.src_order().empty() || !b.dst_order().empty())
+    s += " (order '" + b.src_order() + "' -> '" + b.dst_order() + "')";
   return s;
 }
 
@@ -271,9 +271,9 @@ class Differ {
     candidate_id_.reset();
     (baseline ? baseline_id_ : candidate_id_) = l.id;
     if (baseline)
-      Add(DiffCategory::kPlan, "removed", l.Begin().notation, "");
+      Add(DiffCategory::kPlan, "removed", l.Begin().notation(), "");
     else
-      Add(DiffCategory::kPlan, "added", "", l.Begin().notation);
+      Add(DiffCategory::kPlan, "added", "", l.Begin().notation());
   }
 
   void UnmatchedOp(const LogicalOp& l, bool baseline) {
@@ -335,9 +335,9 @@ class Differ {
       auto text = [](const RedistributeBegin& x) {
         // "from A to B": the difference line puts "->" between the two sides.
         std::string t =
-            "from " + detail::JoinComma(x.src_placements) + " to " + detail::JoinComma(x.dst_placements);
-        if (!x.src_order.empty() || !x.dst_order.empty())
-          t += " (order '" + x.src_order + "' -> '" + x.dst_order + "')";
+            "from " + detail::JoinComma(x.src_placements()) + " to " + detail::JoinComma(x.dst_placements());
+        if (!x.src_order().empty() || !x.dst_order().empty())
+          t += " (order '" + x.src_order() + "' -> '" + x.dst_order() + "')";
         return t;
       };
       Add(DiffCategory::kPlan, "placements", text(b.Begin()), text(c.Begin()));
@@ -354,18 +354,18 @@ class Differ {
   void ComparePlan(const Logical& lb, const Logical& lc) {
     const RedistributeBegin& b = lb.Begin();
     const RedistributeBegin& c = lc.Begin();
-    if (b.planner != c.planner) Add(DiffCategory::kPlan, "planner", b.planner, c.planner);
-    if (b.notation != c.notation) {
-      Add(DiffCategory::kPlan, "notation", b.notation, c.notation);
+    if (b.planner() != c.planner()) Add(DiffCategory::kPlan, "planner", b.planner(), c.planner());
+    if (b.notation() != c.notation()) {
+      Add(DiffCategory::kPlan, "notation", b.notation(), c.notation());
     } else {
-      CompareSteps("optimized plan", b.optimized_plan, c.optimized_plan);
+      CompareSteps("optimized plan", b.optimized_plan(), c.optimized_plan());
     }
-    if (b.notation_unoptimized != c.notation_unoptimized) {
-      Add(DiffCategory::kPlan, "unoptimized notation", b.notation_unoptimized, c.notation_unoptimized);
+    if (b.notation_unoptimized() != c.notation_unoptimized()) {
+      Add(DiffCategory::kPlan, "unoptimized notation", b.notation_unoptimized(), c.notation_unoptimized());
     } else {
-      CompareSteps("raw plan", b.raw_plan, c.raw_plan);
+      CompareSteps("raw plan", b.raw_plan(), c.raw_plan());
     }
-    std::string sb = SkippedText(b.skipped_merges), sc = SkippedText(c.skipped_merges);
+    std::string sb = SkippedText(b.skipped_merges()), sc = SkippedText(c.skipped_merges());
     if (sb != sc) Add(DiffCategory::kPlan, "skipped merges", sb, sc);
     std::vector<int64_t> rb = RanksOf(lb), rc = RanksOf(lc);
     if (rb != rc) Add(DiffCategory::kPlan, "ranks", detail::FormatInts(rb), detail::FormatInts(rc));
@@ -389,9 +389,9 @@ class Differ {
   }
 
   void CompareCost(const RedistributeBegin& b, const RedistributeBegin& c) {
-    double scale = std::max({1.0, std::fabs(b.cost_us), std::fabs(c.cost_us)});
-    if (std::fabs(b.cost_us - c.cost_us) > 1e-9 * scale)
-      Add(DiffCategory::kCost, "predicted cost", Micros(b.cost_us), Micros(c.cost_us));
+    double scale = std::max({1.0, std::fabs(b.cost_us()), std::fabs(c.cost_us())});
+    if (std::fabs(b.cost_us() - c.cost_us()) > 1e-9 * scale)
+      Add(DiffCategory::kCost, "predicted cost", Micros(b.cost_us()), Micros(c.cost_us()));
   }
 
   void CompareCollectives(const Logical& b, const Logical& c) {
@@ -430,8 +430,8 @@ class Differ {
   }
 
   void CompareBytes(const Logical& b, const Logical& c) {
-    if (b.Begin().dtype != c.Begin().dtype)
-      Add(DiffCategory::kBytes, "dtype", b.Begin().dtype, c.Begin().dtype);
+    if (b.Begin().dtype() != c.Begin().dtype())
+      Add(DiffCategory::kBytes, "dtype", b.Begin().dtype(), c.Begin().dtype());
     auto cb = CallBytes(b), cc = CallBytes(c);
     bool same_calls =
         cb.size() == cc.size() && std::equal(cb.begin(), cb.end(), cc.begin(),
@@ -471,8 +471,8 @@ class Differ {
   }
 
   void CompareShapes(const Logical& b, const Logical& c) {
-    const auto& pb = b.Begin().optimized_plan;
-    const auto& pc = c.Begin().optimized_plan;
+    const auto& pb = b.Begin().optimized_plan();
+    const auto& pc = c.Begin().optimized_plan();
     bool same_plan =
         pb.size() == pc.size() && std::equal(pb.begin(), pb.end(), pc.begin(),
                                              [](auto& x, auto& y) { return StepText(x) == StepText(y); });
@@ -623,7 +623,7 @@ DiffResult DiffTraces(const Model& baseline, const Model& candidate, const DiffO
     return [op_names = std::move(op_names)](const Logical& l) {
       const RedistributeBegin& x = l.Begin();
       auto op = op_names.find(x.op_id);
-      return x.tensor + "\x1f" + detail::FormatInts(x.global_shape) + "\x1f" +
+      return x.tensor() + "\x1f" + detail::FormatInts(x.global_shape()) + "\x1f" +
              (op == op_names.end() ? std::string("-") : op->second) + "\x1f" + std::to_string(x.op_input);
     };
   };

@@ -307,7 +307,7 @@ bool EncoderV2::EncodeRepeat(const Event* const* run, size_t n, std::string& out
   l.Int("like", base.id);
   l.Int("t_ns", f.t_ns);
   if (!same_dt || k_dt != dt_.size()) l.Ints("dt", dt_);
-  if (f.tensor != base.tensor) l.Str("tensor", f.tensor);
+  if (f.tensor() != base.tensor()) l.Str("tensor", f.tensor());
   if (f.op_id >= 0) {
     l.Int("op_id", f.op_id);
     l.Int("op_input", f.op_input);
@@ -430,7 +430,7 @@ void EncoderV2::Encode(const RedistributeBegin& e, std::string& out) {
   // The first begin of an id is what the reader refers to (a second one is an error it reports).
   if (std::none_of(open_.begin(), open_.end(), [&](const Open& o) { return o.id == e.id; })) {
     if (open_.size() == kMaxOpen) open_.erase(open_.begin());
-    open_.push_back({e.id, e.optimized_plan, std::string(e.dtype)});
+    open_.push_back({e.id, e.optimized_plan(), std::string(e.dtype())});
   }
   // Fields before the run `like` copies (the id), that run or `like`, and the fields after it.
   constexpr const auto& d = kDescOf<RedistributeBegin>;

@@ -125,6 +125,15 @@ auto& ViaRef(T& e, Via<Outer, Inner>) {
 /// shape and its own fields): the codec reads and writes both.
 struct Whole {};
 
+/// Member M of `e` (a member pointer or a Via) for reading: what a rule's argument names.
+template <auto M, typename T>
+const auto& GetMember(const T& e) {
+  if constexpr (requires { ViaParts(M); })
+    return ViaGet(e, M);
+  else
+    return e.*M;
+}
+
 /// Field F of `e` for reading.
 template <typename F, typename T>
 const auto& Get(const T& e) {
@@ -408,25 +417,29 @@ inline constexpr auto kImportedPlanDesc = Describe<ImportedPlan>(
 using RB = RedistributeBegin;
 template <typename R>
 using L = rule::Like<R>;
+using RS = RedistributeShape;
+template <auto M>
+inline constexpr Via<&RB::shape, M> kRs{};  // a field of the shape
 inline constexpr auto kRedistributeBeginDesc = Describe<RedistributeBegin>(
     "redistribute_begin", Field<&RB::id, codec::Id>{"id"},
-    Field<&RB::tensor, codec::Text, L<rule::Required>>{"tensor"},
-    Field<&RB::global_shape, codec::Shape, L<rule::Required>>{"global_shape"},
-    Field<&RB::dtype, codec::Text, L<rule::Required>>{"dtype"},
-    Field<&RB::src_placements, codec::Placements, L<rule::Required>>{"src_placements"},
-    Field<&RB::dst_placements, codec::Placements, L<rule::Required>>{"dst_placements"},
-    Field<&RB::src_order, codec::Text, L<rule::Defaulted>>{"src_order"},
-    Field<&RB::dst_order, codec::Text, L<rule::Defaulted>>{"dst_order"},
-    Field<&RB::planner, codec::Text, L<rule::Required>>{"planner"},
-    Field<&RB::planner_reason, codec::Text, L<rule::Required>>{"planner_reason"},
-    Field<&RB::notation, codec::Text, L<rule::Required>>{"notation"},
-    Field<&RB::notation_unoptimized, codec::Text, L<rule::SameAs<&RB::notation>>>{"notation_unoptimized"},
-    Field<&RB::raw_plan, codec::Objects<kMaxPlanSteps>, L<rule::Required>>{"raw_plan"},
-    Field<&RB::optimized_plan, codec::Objects<kMaxPlanSteps>, L<rule::SameAs<&RB::raw_plan>>>{
+    Field<kRs<&RS::tensor>, codec::Text, L<rule::Required>>{"tensor"},
+    Field<kRs<&RS::global_shape>, codec::Shape, L<rule::Required>>{"global_shape"},
+    Field<kRs<&RS::dtype>, codec::Text, L<rule::Required>>{"dtype"},
+    Field<kRs<&RS::src_placements>, codec::Placements, L<rule::Required>>{"src_placements"},
+    Field<kRs<&RS::dst_placements>, codec::Placements, L<rule::Required>>{"dst_placements"},
+    Field<kRs<&RS::src_order>, codec::Text, L<rule::Defaulted>>{"src_order"},
+    Field<kRs<&RS::dst_order>, codec::Text, L<rule::Defaulted>>{"dst_order"},
+    Field<kRs<&RS::planner>, codec::Text, L<rule::Required>>{"planner"},
+    Field<kRs<&RS::planner_reason>, codec::Text, L<rule::Required>>{"planner_reason"},
+    Field<kRs<&RS::notation>, codec::Text, L<rule::Required>>{"notation"},
+    Field<kRs<&RS::notation_unoptimized>, codec::Text, L<rule::SameAs<kRs<&RS::notation>>>>{
+        "notation_unoptimized"},
+    Field<kRs<&RS::raw_plan>, codec::Objects<kMaxPlanSteps>, L<rule::Required>>{"raw_plan"},
+    Field<kRs<&RS::optimized_plan>, codec::Objects<kMaxPlanSteps>, L<rule::SameAs<kRs<&RS::raw_plan>>>>{
         "optimized_plan"},
-    Field<&RB::skipped_merges, codec::Objects<kMaxPlanSteps>, L<rule::Defaulted>>{"skipped_merges"},
-    Field<&RB::cost_us, codec::Real, L<rule::Required>>{"cost_us"}, Field<&RB::t_ns, codec::Time>{"t_ns"},
-    Field<&RB::op_id, codec::Id, rule::When<&HasOpLink>>{"op_id"},
+    Field<kRs<&RS::skipped_merges>, codec::Objects<kMaxPlanSteps>, L<rule::Defaulted>>{"skipped_merges"},
+    Field<kRs<&RS::cost_us>, codec::Real, L<rule::Required>>{"cost_us"},
+    Field<&RB::t_ns, codec::Time>{"t_ns"}, Field<&RB::op_id, codec::Id, rule::When<&HasOpLink>>{"op_id"},
     Field<&RB::op_input, codec::Int<0, kMaxOpOperands - 1>, rule::When<&HasOpLink>>{"op_input"},
     Field<&RB::imported, codec::Object, rule::WhenSet>{"imported"}, LineField<codec::Id>{"like"});
 
@@ -604,7 +617,8 @@ static_assert(IndexOf(tables::kCollectiveDesc, "mesh_dims") < IndexOf(tables::kC
 // here until someone has looked): the sizes below change with any member.
 static_assert(sizeof(Collective) == 88 && sizeof(CollectiveShape) == 56,
               "Collective changed: update its table in event_fields.hpp");
-static_assert(sizeof(RedistributeBegin) == 128, "RedistributeBegin changed: update event_fields.hpp");
+static_assert(sizeof(RedistributeBegin) == 48 && sizeof(RedistributeShape) == 88,
+              "RedistributeBegin changed: update event_fields.hpp");
 static_assert(sizeof(RedistributeEnd) == 56, "RedistributeEnd changed: update event_fields.hpp");
 static_assert(sizeof(StepBegin) == 64, "StepBegin changed: update event_fields.hpp");
 static_assert(sizeof(StepEnd) == 40, "StepEnd changed: update event_fields.hpp");

@@ -95,6 +95,22 @@ size_t HashOf(const Shared<OpShape>& shape) {
   return Mix(h, std::hash<const void*>()(&s.candidates.get()));
 }
 
+// A redistribute's shape by its strings and cost, its lists by buffer (as a collective's).
+size_t HashOf(const Shared<RedistributeShape>& shape) {
+  const RedistributeShape& s = *shape;
+  size_t h = Mix(std::hash<IStr>()(s.tensor), std::hash<IStr>()(s.dtype));
+  for (const IStr* t :
+       {&s.src_order, &s.dst_order, &s.planner, &s.planner_reason, &s.notation, &s.notation_unoptimized})
+    h = Mix(h, std::hash<IStr>()(*t));
+  h = Mix(h, std::hash<double>()(s.cost_us));
+  h = Mix(h, std::hash<const void*>()(&s.global_shape.get()));
+  h = Mix(Mix(h, std::hash<const void*>()(&s.src_placements.get())),
+          std::hash<const void*>()(&s.dst_placements.get()));
+  h = Mix(Mix(h, std::hash<const void*>()(&s.raw_plan.get())),
+          std::hash<const void*>()(&s.optimized_plan.get()));
+  return Mix(h, std::hash<const void*>()(&s.skipped_merges.get()));
+}
+
 // Whether a pool slot or value holds something (an empty list and a default shape are left alone).
 template <typename T>
 bool Held(const SharedVec<T>& v) {
@@ -174,12 +190,18 @@ void RecentShapes<T>::Intern(Shared<T>& shape) {
 void EventPools::Intern(Event& event) {
   SharedPools* s = shared_;
   if (auto* b = std::get_if<RedistributeBegin>(&event)) {
-    One(ints_, s ? &s->ints : nullptr, b->global_shape);
-    One(strs_, s ? &s->strs : nullptr, b->src_placements);
-    One(strs_, s ? &s->strs : nullptr, b->dst_placements);
-    One(plans_, s ? &s->plans : nullptr, b->raw_plan);
-    One(plans_, s ? &s->plans : nullptr, b->optimized_plan);
-    One(merges_, s ? &s->merges : nullptr, b->skipped_merges);
+    // As a collective's: a shape just decoded is this begin's own, one copied (`like`, a repeat
+    // line) is pooled already.
+    if (b->shape.HasBuffer() && !b->shape.Pooled()) {
+      RedistributeShape& shape = b->shape.Mutable();
+      One(ints_, s ? &s->ints : nullptr, shape.global_shape);
+      One(strs_, s ? &s->strs : nullptr, shape.src_placements);
+      One(strs_, s ? &s->strs : nullptr, shape.dst_placements);
+      One(plans_, s ? &s->plans : nullptr, shape.raw_plan);
+      One(plans_, s ? &s->plans : nullptr, shape.optimized_plan);
+      One(merges_, s ? &s->merges : nullptr, shape.skipped_merges);
+      redistribute_shapes_.Intern(b->shape);
+    }
   } else if (auto* sb = std::get_if<StepBegin>(&event)) {
     for (SharedVec<int64_t>* v :
          {&sb->mesh_dims, &sb->logical_shape, &sb->local_shape_before, &sb->global_offset_before})
@@ -240,6 +262,8 @@ template class SharedPool<Shared<CollectiveShape>>;
 template class RecentShapes<FlightShape>;
 template class RecentShapes<CollectiveShape>;
 template class RecentShapes<OpShape>;
+template class RecentShapes<RedistributeShape>;
+template class SharedPool<Shared<RedistributeShape>>;
 template class SharedPool<Shared<OpShape>>;
 
 }  // namespace shardscope::trace::detail

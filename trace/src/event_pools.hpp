@@ -44,6 +44,7 @@ using SharedListPool = SharedPool<SharedVec<T>>;
 using FlightShapePool = SharedPool<Shared<FlightShape>>;
 using CollectiveShapePool = SharedPool<Shared<CollectiveShape>>;
 using OpShapePool = SharedPool<Shared<OpShape>>;
+using RedistributeShapePool = SharedPool<Shared<RedistributeShape>>;
 
 struct SharedPools {
   SharedListPool<int64_t> ints;
@@ -57,6 +58,7 @@ struct SharedPools {
   FlightShapePool flights;
   CollectiveShapePool collectives;
   OpShapePool ops;
+  RedistributeShapePool redistributes;
 };
 
 /// Makes equal shapes (a FlightShape, a CollectiveShape) share one buffer: a shape equal to one of
@@ -82,7 +84,8 @@ class EventPools {
       : shared_(shared),
         shapes_(shared != nullptr ? &shared->flights : nullptr),
         collective_shapes_(shared != nullptr ? &shared->collectives : nullptr),
-        op_shapes_(shared != nullptr ? &shared->ops : nullptr) {}
+        op_shapes_(shared != nullptr ? &shared->ops : nullptr),
+        redistribute_shapes_(shared != nullptr ? &shared->redistributes : nullptr) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
@@ -102,6 +105,7 @@ class EventPools {
   RecentShapes<FlightShape> shapes_;
   RecentShapes<CollectiveShape> collective_shapes_;
   RecentShapes<OpShape> op_shapes_;
+  RecentShapes<RedistributeShape> redistribute_shapes_;
 };
 
 }  // namespace shardscope::trace::detail

@@ -73,7 +73,7 @@ bool Written(const E& e, const V& v, const WriteBasis& b) {
   } else if constexpr (std::is_same_v<R, rule::Defaulted>) {
     return !b.v2 || !(v == Get<F>(kDefaults<E>));
   } else if constexpr (IsSameAs<R>::value) {
-    return !(kV3Only<R> ? b.v3 : b.v2) || !(v == e.*IsSameAs<R>::kArg);
+    return !(kV3Only<R> ? b.v3 : b.v2) || !(v == GetMember<IsSameAs<R>::kArg>(e));
   } else if constexpr (IsFromStep<R>::value) {
     return !b.v2 || b.step == nullptr || !(v == b.step->*IsFromStep<R>::kArg);
   } else if constexpr (std::is_same_v<R, rule::FromBeginDtype>) {

@@ -171,7 +171,7 @@ std::string ExpandRepeat(const RepeatLine& r, const FileContext& ctx, const Even
     Event& e = out.emplace_back(events[i]);
     if (auto* b = std::get_if<RedistributeBegin>(&e)) {
       b->id = r.id, b->t_ns = r.t_ns, b->op_id = r.op_id, b->op_input = r.op_input;
-      if (r.tensor) b->tensor = *r.tensor;
+      if (r.tensor && b->tensor() != *r.tensor) b->Mutable().tensor = *r.tensor;
       if (r.imported && why.empty()) why = MergeImported(r, *b);
     } else if (auto* s = std::get_if<StepBegin>(&e)) {
       s->redistribute_id = r.id, at(s->t_ns);
@@ -269,13 +269,13 @@ const PlanStep* StepOf(const FileContext& ctx, int64_t redistribute_id, int64_t 
           " comes before it in this file";
     return nullptr;
   }
-  if (step < 0 || step >= static_cast<int64_t>(begin->optimized_plan.size())) {
+  if (step < 0 || step >= static_cast<int64_t>(begin->optimized_plan().size())) {
     why = prefix + "step " + std::to_string(step) + " is not in redistribute " +
           std::to_string(redistribute_id) + "'s optimized_plan (" +
-          std::to_string(begin->optimized_plan.size()) + " steps)";
+          std::to_string(begin->optimized_plan().size()) + " steps)";
     return nullptr;
   }
-  return &begin->optimized_plan[static_cast<size_t>(step)];
+  return &begin->optimized_plan()[static_cast<size_t>(step)];
 }
 
 std::vector<int64_t> ExpandUniform(const std::vector<int64_t>& group, int64_t count, int64_t rank) {
@@ -324,7 +324,7 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
       why = "missing field '" + std::string(name) + "' (only trace format version 3 may leave it out)";
       return false;
     }
-    v = e.*IsSameAs<R>::kArg;
+    v = GetMember<IsSameAs<R>::kArg>(e);
   } else if constexpr (IsFromStep<R>::value) {
     if (step == nullptr && (step = StepOf(ctx, e.redistribute_id, StepIndex(e), type, name, why)) == nullptr)
       return false;
@@ -336,7 +336,7 @@ bool Rebuild(E& e, V& v, std::string_view name, std::string_view type, const Fil
             std::to_string(e.redistribute_id) + " comes before it in this file";
       return false;
     }
-    v = begin->dtype;
+    v = begin->dtype();
   } else if constexpr (std::is_same_v<R, rule::FromMeshGroup>) {
     v = ctx.Group(e.mesh_dims());
     if (v.empty()) {

@@ -91,7 +91,7 @@ RedistributeRecord& Assembler::Record(int64_t id, const char* type, const LineRe
 }
 
 void Assembler::CheckStep(const RedistributeRecord& rec, int64_t step, const LineRef& at) {
-  int64_t n = static_cast<int64_t>(rec.begin->optimized_plan.size());
+  int64_t n = static_cast<int64_t>(rec.begin->optimized_plan().size());
   if (step >= n) {
     ThrowAt(at, "field 'step' is " + std::to_string(step) + " but redistribute " +
                     std::to_string(rec.begin->id) + " has " + std::to_string(n) + " optimized plan steps");
@@ -103,12 +103,12 @@ void Assembler::AddOne(const RedistributeBegin& e, const LineRef& at) {
     ThrowAt(at, "redistribute " + std::to_string(e.id) + " begins twice (first at line " +
                     std::to_string(Line(begin_line_, e.id)) + ")");
   }
-  CheckPlacements(e.src_placements, {"src_placements"}, at);
-  CheckPlacements(e.dst_placements, {"dst_placements"}, at);
-  for (size_t i = 0; i < e.raw_plan.size(); ++i)
-    CheckMeshDims(e.raw_plan[i].mesh_dims, {"raw_plan", static_cast<int64_t>(i), ".mesh_dims"}, at);
-  for (size_t i = 0; i < e.optimized_plan.size(); ++i)
-    CheckMeshDims(e.optimized_plan[i].mesh_dims, {"optimized_plan", static_cast<int64_t>(i), ".mesh_dims"},
+  CheckPlacements(e.src_placements(), {"src_placements"}, at);
+  CheckPlacements(e.dst_placements(), {"dst_placements"}, at);
+  for (size_t i = 0; i < e.raw_plan().size(); ++i)
+    CheckMeshDims(e.raw_plan()[i].mesh_dims, {"raw_plan", static_cast<int64_t>(i), ".mesh_dims"}, at);
+  for (size_t i = 0; i < e.optimized_plan().size(); ++i)
+    CheckMeshDims(e.optimized_plan()[i].mesh_dims, {"optimized_plan", static_cast<int64_t>(i), ".mesh_dims"},
                   at);
   index_.TryEmplace(e.id, r_.records.size());
   begin_line_.TryEmplace(e.id, static_cast<size_t>(at.line));

@@ -77,19 +77,19 @@ RedistributeSummary SummarizeOne(int64_t id, const std::vector<const Redistribut
   RedistributeSummary s;
   const RedistributeBegin& b = recs.front()->begin;
   s.id = id;
-  s.tensor = b.tensor;
-  s.dtype = b.dtype;
-  s.planner = b.planner;
-  s.planner_reason = b.planner_reason;
-  s.notation = b.notation;
+  s.tensor = b.tensor();
+  s.dtype = b.dtype();
+  s.planner = b.planner();
+  s.planner_reason = b.planner_reason();
+  s.notation = b.notation();
   s.imported = b.imported;
-  s.global_shape = b.global_shape;
-  s.src_placements = b.src_placements;
-  s.dst_placements = b.dst_placements;
-  s.predicted_us = b.cost_us;
-  s.plan_steps = static_cast<int64_t>(b.optimized_plan.size());
-  s.raw_plan_steps = static_cast<int64_t>(b.raw_plan.size());
-  s.skipped_merges = static_cast<int64_t>(b.skipped_merges.size());
+  s.global_shape = b.global_shape();
+  s.src_placements = b.src_placements();
+  s.dst_placements = b.dst_placements();
+  s.predicted_us = b.cost_us();
+  s.plan_steps = static_cast<int64_t>(b.optimized_plan().size());
+  s.raw_plan_steps = static_cast<int64_t>(b.raw_plan().size());
+  s.skipped_merges = static_cast<int64_t>(b.skipped_merges().size());
   s.op_id = b.op_id;
   s.op_input = b.op_input;
 
@@ -383,16 +383,16 @@ void AppendOpText(std::string& out, const Model& model, const OpSummary& s) {
     out += "  redistribute ";
     AppendInt(out, rid);
     out += ": ";
-    if (b.tensor.empty())
+    if (b.tensor().empty())
       out += "<unnamed>";
     else
-      AppendPrintable(out, b.tensor);
+      AppendPrintable(out, b.tensor());
     out += "  ";
-    AppendPlacements(out, b.src_placements);
+    AppendPlacements(out, b.src_placements());
     out += " -> ";
-    AppendPlacements(out, b.dst_placements);
+    AppendPlacements(out, b.dst_placements());
     out += "  ";
-    out += b.notation;
+    out += b.notation();
     out += '\n';
   }
   for (const CollectiveSummary& c : s.collectives) {

@@ -1330,11 +1330,11 @@ std::optional<TriageIssuer> IssuerInTrace(const RankTrace& rt, const std::vector
     if (auto b = begins.find(redistribute_id); b != begins.end()) {
       const RedistributeBegin& rb = *b->second;
       is.redistribute_id = rb.id;
-      is.tensor = rb.tensor;
-      is.src = Placements(rb.src_placements);
-      is.dst = Placements(rb.dst_placements);
-      if (step >= 0 && static_cast<size_t>(step) < rb.optimized_plan.size()) {
-        const PlanStep& ps = rb.optimized_plan[static_cast<size_t>(step)];
+      is.tensor = rb.tensor();
+      is.src = Placements(rb.src_placements());
+      is.dst = Placements(rb.dst_placements());
+      if (step >= 0 && static_cast<size_t>(step) < rb.optimized_plan().size()) {
+        const PlanStep& ps = rb.optimized_plan()[static_cast<size_t>(step)];
         is.step = step;
         is.step_src = ps.src;
         is.step_dst = ps.dst;

@@ -32,7 +32,8 @@ struct Captured {
 
 /// Set on an event the fields a template capture changes (what Materialize sets).
 inline void ApplyTemplateFields(RedistributeBegin& e, const TemplateFields& f) {
-  e.id = f.id, e.t_ns = f.t_ns, e.tensor = f.tensor, e.op_id = f.op_id, e.op_input = f.op_input;
+  e.id = f.id, e.t_ns = f.t_ns, e.op_id = f.op_id, e.op_input = f.op_input;
+  if (e.tensor() != f.tensor) e.Mutable().tensor = f.tensor;  // the template's shape, unless the name differs
 }
 inline void ApplyTemplateFields(RedistributeEnd& e, const TemplateFields& f) { e.id = f.id, e.t_ns = f.t_ns; }
 inline void ApplyTemplateFields(StepBegin& e, const TemplateFields& f) {

@@ -494,7 +494,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
   ImGui::SameLine();
   ImGui::TextDisabled("#%lld", static_cast<long long>(v.id));
   ImGui::SameLine();
-  NotationText(v.first->begin->notation, std::min<int64_t>(step_, std::max<int64_t>(0, v.num_steps() - 1)));
+  NotationText(v.first->begin->notation(), std::min<int64_t>(step_, std::max<int64_t>(0, v.num_steps() - 1)));
   ImGuiTableFlags flags =
       ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   std::snprintf(id, sizeof id, "##diff_steps_table_%d", side);
@@ -504,7 +504,7 @@ void DiffPanel::DrawSteps(int side, float width, float height) {
     ImGui::TableSetupColumn("#");
     SetupPlanStepColumns();
     ImGui::TableHeadersRow();
-    const auto& plan = v.first->begin->optimized_plan;
+    const auto& plan = v.first->begin->optimized_plan();
     for (const DiffStepRow& st : steps_) {
       ImGui::TableNextRow();
       if (st.differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, Im(kDiffTintColor));

@@ -160,40 +160,41 @@ void InspectorPanel::Draw(ViewContext& ctx) {
   Selection& sel = *ctx.selection;
   int64_t steps = view->num_steps();
   ImGui::TextWrapped("#%lld  %s  %s  %s", static_cast<long long>(b.id),
-                     b.tensor.empty() ? "(anonymous)" : b.tensor.c_str(), FormatInts(b.global_shape).c_str(),
-                     b.dtype.c_str());
-  ImGui::TextWrapped("%s -> %s", Join(b.src_placements, ",").c_str(), Join(b.dst_placements, ",").c_str());
+                     b.tensor().empty() ? "(anonymous)" : b.tensor().c_str(),
+                     FormatInts(b.global_shape()).c_str(), b.dtype().c_str());
+  ImGui::TextWrapped("%s -> %s", Join(b.src_placements(), ",").c_str(),
+                     Join(b.dst_placements(), ",").c_str());
   if (b.op_id >= 0) {
     // An implicit redistribute: name the op input it placed (the program view shows the op).
     const trace::OpRecord* op = ctx.model ? ctx.model->FindOp(view->first->rank, b.op_id) : nullptr;
     ImGui::TextDisabled("implicit: input %lld of op #%lld %s", static_cast<long long>(b.op_input),
                         static_cast<long long>(b.op_id), op ? op->op->name().c_str() : "");
   }
-  if (!b.src_order.empty() || !b.dst_order.empty()) {
-    ImGui::TextDisabled("order %s -> %s", b.src_order.empty() ? "default" : b.src_order.c_str(),
-                        b.dst_order.empty() ? "default" : b.dst_order.c_str());
+  if (!b.src_order().empty() || !b.dst_order().empty()) {
+    ImGui::TextDisabled("order %s -> %s", b.src_order().empty() ? "default" : b.src_order().c_str(),
+                        b.dst_order().empty() ? "default" : b.dst_order().c_str());
   }
-  ImGui::Text("planner %s", b.planner.c_str());
-  if (!b.planner_reason.empty()) {
+  ImGui::Text("planner %s", b.planner().c_str());
+  if (!b.planner_reason().empty()) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(%s)", b.planner_reason.c_str());
+    ImGui::TextDisabled("(%s)", b.planner_reason().c_str());
   }
   ImGui::Spacing();
-  NotationText(b.notation, sel.step);
-  if (b.notation_unoptimized != b.notation)
-    ImGui::TextDisabled("unoptimized: %s", b.notation_unoptimized.c_str());
+  NotationText(b.notation(), sel.step);
+  if (b.notation_unoptimized() != b.notation())
+    ImGui::TextDisabled("unoptimized: %s", b.notation_unoptimized().c_str());
   if (b.imported) ImportedPlanLines(*b.imported);
   ImGui::Spacing();
 
   StepControls(sel, steps);
-  if (steps > 0) StepFigures(*view, b.optimized_plan[static_cast<size_t>(sel.step)], sel.step);
-  RankOutcomes(*view, b.cost_us);
+  if (steps > 0) StepFigures(*view, b.optimized_plan()[static_cast<size_t>(sel.step)], sel.step);
+  RankOutcomes(*view, b.cost_us());
   ImGui::Spacing();
   ImGui::TextDisabled("optimized plan (executed)");
-  PlanTable("##optimized", b.optimized_plan, sel.step, view->mesh);
-  if (b.raw_plan != b.optimized_plan) {
+  PlanTable("##optimized", b.optimized_plan(), sel.step, view->mesh);
+  if (b.raw_plan() != b.optimized_plan()) {
     ImGui::TextDisabled("raw plan (planner output)");
-    PlanTable("##raw", b.raw_plan, -1, view->mesh);
+    PlanTable("##raw", b.raw_plan(), -1, view->mesh);
   }
 }
 

@@ -324,8 +324,8 @@ void LayoutPanel::Draw(ViewContext& ctx) {
   }
   int ndim = static_cast<int>(view->shape.size());
   ImGui::Text("%s  %s  %s",
-              view->first->begin->tensor.empty() ? "(anonymous)" : view->first->begin->tensor.c_str(),
-              engine::FormatShape(view->shape).c_str(), view->first->begin->dtype.c_str());
+              view->first->begin->tensor().empty() ? "(anonymous)" : view->first->begin->tensor().c_str(),
+              engine::FormatShape(view->shape).c_str(), view->first->begin->dtype().c_str());
   if (ndim >= 2) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);

@@ -24,14 +24,14 @@ void MergePanel::Prepare(const ViewContext& ctx) {
   const auto& b = *view->first->begin;
   // A flattened step replaced the raw transforms with the same src -> dst whose mesh dims it
   // covers (PyTorch R-new merges consecutive same-kind transforms into one over their union).
-  std::vector<bool> used(b.raw_plan.size(), false);
-  for (size_t k = 0; k < b.optimized_plan.size(); ++k) {
-    const trace::PlanStep& s = b.optimized_plan[k];
+  std::vector<bool> used(b.raw_plan().size(), false);
+  for (size_t k = 0; k < b.optimized_plan().size(); ++k) {
+    const trace::PlanStep& s = b.optimized_plan()[k];
     if (!s.flattened) continue;
     Merged m;
     m.step = k;
-    for (size_t r = 0; r < b.raw_plan.size(); ++r) {
-      const trace::PlanStep& raw = b.raw_plan[r];
+    for (size_t r = 0; r < b.raw_plan().size(); ++r) {
+      const trace::PlanStep& raw = b.raw_plan()[r];
       bool covered =
           !raw.mesh_dims.empty() && std::all_of(raw.mesh_dims.begin(), raw.mesh_dims.end(), [&](int64_t d) {
             return std::find(s.mesh_dims.begin(), s.mesh_dims.end(), d) != s.mesh_dims.end();
@@ -62,11 +62,11 @@ void MergePanel::Draw(ViewContext& ctx) {
     return;
   }
   const auto& b = *view->first->begin;
-  ImGui::Text("%zu raw transform%s -> %zu executed", b.raw_plan.size(), b.raw_plan.size() == 1 ? "" : "s",
-              b.optimized_plan.size());
+  ImGui::Text("%zu raw transform%s -> %zu executed", b.raw_plan().size(), b.raw_plan().size() == 1 ? "" : "s",
+              b.optimized_plan().size());
   if (merged_.empty()) ImGui::TextDisabled("no flattened step");
   for (const Merged& m : merged_) {
-    const trace::PlanStep& s = b.optimized_plan[m.step];
+    const trace::PlanStep& s = b.optimized_plan()[m.step];
     bool current = static_cast<int64_t>(m.step) == ctx.selection->step;
     // Every line wraps: the panel is a third of a 1280 px window.
     ImGui::PushStyleColor(ImGuiCol_Text, current ? ImVec4(1, 0.82f, 0.25f, 1) : ImVec4(0.6f, 0.9f, 0.6f, 1));
@@ -75,7 +75,7 @@ void MergePanel::Draw(ViewContext& ctx) {
     ImGui::PopStyleColor();
     ImGui::Indent();
     for (size_t r : m.replaced) {
-      const trace::PlanStep& raw = b.raw_plan[r];
+      const trace::PlanStep& raw = b.raw_plan()[r];
       ImGui::Bullet();
       ImGui::TextWrapped("replaced raw #%zu: mesh dims %s  %s -> %s  %s  %.1f us", r,
                          FormatMeshDims(raw.mesh_dims, view->mesh).c_str(), raw.src.c_str(), raw.dst.c_str(),
@@ -88,13 +88,13 @@ void MergePanel::Draw(ViewContext& ctx) {
     ImGui::Unindent();
   }
   ImGui::Spacing();
-  if (b.skipped_merges.empty()) {
+  if (b.skipped_merges().empty()) {
     ImGui::TextDisabled("no merge skipped");
   } else {
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu merge%s not made:", b.skipped_merges.size(),
-                       b.skipped_merges.size() == 1 ? "" : "s");
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%zu merge%s not made:", b.skipped_merges().size(),
+                       b.skipped_merges().size() == 1 ? "" : "s");
   }
-  for (const trace::SkippedMerge& s : b.skipped_merges) {
+  for (const trace::SkippedMerge& s : b.skipped_merges()) {
     // Wrapped: a reason is a phrase (uneven_tensor_shape, no_flattened_mesh) that a narrow panel
     // would otherwise cut.
     ImGui::Bullet();

@@ -200,7 +200,8 @@ void MeshPanel::Prepare(const ViewContext& ctx) {
   key_focus_ = ctx.selection->focus_rank, key_negotiation_ = negotiation_;
   step_dims_.clear();
   if (view->num_steps() > 0) {
-    for (int64_t d : view->first->begin->optimized_plan[static_cast<size_t>(ctx.selection->step)].mesh_dims) {
+    for (int64_t d :
+         view->first->begin->optimized_plan()[static_cast<size_t>(ctx.selection->step)].mesh_dims) {
       if (d >= 0 && d < view->mesh.ndim()) step_dims_.push_back(static_cast<int>(d));
     }
   }

@@ -73,9 +73,9 @@ void SandboxPanel::PlanOnly() {
     auto model = ModelFromPlans({{"sandbox", req.src, req.dst, req.options}}, "sandbox (plan only)");
     title_ = req.title + " (plan only)";
     const auto& b = *model->redistributes.front().begin;
-    summary_ = "planned on " + std::to_string(req.src.mesh.size()) + " ranks: " + b.notation + "  (" +
-               b.planner + ", " + std::to_string(b.optimized_plan.size()) + " steps, predicted " +
-               std::to_string(b.cost_us) + " us; times synthetic)";
+    summary_ = "planned on " + std::to_string(req.src.mesh.size()) + " ranks: " + b.notation() + "  (" +
+               b.planner() + ", " + std::to_string(b.optimized_plan().size()) + " steps, predicted " +
+               std::to_string(b.cost_us()) + " us; times synthetic)";
     result_ = model;
   } catch (const std::exception& e) {
     error_ = e.what();
@@ -131,8 +131,8 @@ void SandboxPanel::Prepare() {
     auto model = running_.get();
     title_ = running_title_ + " (local)";
     const auto& b = *model->redistributes.front().begin;
-    summary_ = "ran on the local backend, verified against the definition: " + b.notation + "  (" +
-               b.planner + ", " + std::to_string(b.optimized_plan.size()) + " steps)";
+    summary_ = "ran on the local backend, verified against the definition: " + b.notation() + "  (" +
+               b.planner() + ", " + std::to_string(b.optimized_plan().size()) + " steps)";
     result_ = model;
   } catch (const std::exception& e) {
     error_ = e.what();

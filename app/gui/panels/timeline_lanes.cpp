@@ -170,7 +170,7 @@ void TimelinePanel::DrawLabels(ViewContext& ctx, ImDrawList* list, const Frame& 
         std::string text = op_bars
                                ? ctx.model->ops[static_cast<size_t>(s.op_record)].op->name().str()
                                : "#" + std::to_string(s.redistribute_id) + " " +
-                                     ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor;
+                                     ctx.model->redistributes[static_cast<size_t>(s.record)].begin->tensor();
         return slowest < 0 ? text : text + "  slowest r" + std::to_string(slowest);
       };
       auto each = [&](const auto& spans, auto&& slowest_of) {
@@ -262,9 +262,9 @@ void TimelinePanel::DrawTooltip(const ViewContext& ctx, const Hit& hit) const {
   } else if (s->collective < 0) {
     const auto& rec = ctx.model->redistributes[static_cast<size_t>(s->record)];
     ImGui::Text("redistribute #%lld %s  %s", static_cast<long long>(s->redistribute_id),
-                rec.begin->tensor.c_str(), rec.begin->notation.c_str());
+                rec.begin->tensor().c_str(), rec.begin->notation().c_str());
     ImGui::Text("duration %s  predicted %.1f us  %s",
-                FormatTimeNs(static_cast<double>(s->end - s->start)).c_str(), rec.begin->cost_us,
+                FormatTimeNs(static_cast<double>(s->end - s->start)).c_str(), rec.begin->cost_us(),
                 rec.end ? (rec.end->ok ? "ok" : ("failed: " + rec.end->error).c_str()) : "incomplete");
   } else {
     const trace::Collective& c = SpanCollective(*ctx.model, *s);

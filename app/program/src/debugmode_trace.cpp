@@ -247,7 +247,7 @@ class TraceBuilder {
         SetRedistributeId(e, id);
         Shift(e, delta);
         if (auto* begin = std::get_if<trace::RedistributeBegin>(&e)) {
-          begin->tensor = TensorName(r, result_.dump);
+          begin->Mutable().tensor = TensorName(r, result_.dump);
           begin->op_id = linked_op;
           begin->op_input = linked_op >= 0 ? op_input : -1;
           begin->imported = ImportedOf(r, v);
@@ -260,14 +260,14 @@ class TraceBuilder {
     }
     trace::RedistributeBegin b;
     b.id = id;
-    b.tensor = TensorName(r, result_.dump);
-    b.global_shape = r.global_shape;
-    b.dtype = r.dtype;
-    b.src_placements = Strings(r.src);
-    b.dst_placements = Strings(r.dst);
-    b.src_order = OrderText(r.src_order);
-    b.dst_order = OrderText(r.dst_order);
-    b.notation = v.shardscope_notation;
+    b.Mutable().tensor = TensorName(r, result_.dump);
+    b.Mutable().global_shape = r.global_shape;
+    b.Mutable().dtype = r.dtype;
+    b.Mutable().src_placements = Strings(r.src);
+    b.Mutable().dst_placements = Strings(r.dst);
+    b.Mutable().src_order = OrderText(r.src_order);
+    b.Mutable().dst_order = OrderText(r.dst_order);
+    b.Mutable().notation = v.shardscope_notation;
     b.t_ns = clock;
     b.op_id = linked_op;
     b.op_input = linked_op >= 0 ? op_input : -1;

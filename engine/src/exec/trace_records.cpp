@@ -32,28 +32,29 @@ trace::PlanStep TraceStep(const Transform& t) {
 
 trace::RedistributeBegin TraceBegin(const TensorSpec& src, const TensorSpec& dst, const Plan& plan) {
   trace::RedistributeBegin e;
-  e.global_shape = src.shape;
-  e.dtype = std::string(DTypeName(src.dtype));
-  e.src_placements = detail::PlacementStrings(src.placements);
-  e.dst_placements = detail::PlacementStrings(dst.placements);
+  trace::RedistributeShape& shape = e.Mutable();
+  shape.global_shape = src.shape;
+  shape.dtype = std::string(DTypeName(src.dtype));
+  shape.src_placements = detail::PlacementStrings(src.placements);
+  shape.dst_placements = detail::PlacementStrings(dst.placements);
   // PyTorch's notation (format_shard_order_str), read back by ParseShardOrderStr; "" = no order.
-  e.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
-  e.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
-  e.planner = std::string(PlannerName(plan.planner));
-  e.planner_reason = plan.planner_reason;
-  e.notation = plan.notation;
-  e.notation_unoptimized = plan.notation_unoptimized;
+  shape.src_order = src.shard_order ? FormatShardOrderStr(src.placements, *src.shard_order) : "";
+  shape.dst_order = dst.shard_order ? FormatShardOrderStr(dst.placements, *dst.shard_order) : "";
+  shape.planner = std::string(PlannerName(plan.planner));
+  shape.planner_reason = plan.planner_reason;
+  shape.notation = plan.notation;
+  shape.notation_unoptimized = plan.notation_unoptimized;
   std::vector<trace::PlanStep> raw, optimized;
   for (const Transform& t : plan.raw) raw.push_back(TraceStep(t));
   for (const Transform& t : plan.optimized) optimized.push_back(TraceStep(t));
-  e.raw_plan = std::move(raw);
-  e.optimized_plan = std::move(optimized);
+  shape.raw_plan = std::move(raw);
+  shape.optimized_plan = std::move(optimized);
   std::vector<trace::SkippedMerge> skipped;
   for (const SkippedMerge& s : plan.skipped_merges) {
     skipped.push_back({detail::ToInt64(s.mesh_dims), std::string(CommKindName(s.comm)), s.reason, s.hint});
   }
-  e.skipped_merges = std::move(skipped);
-  e.cost_us = plan.cost_us;
+  shape.skipped_merges = std::move(skipped);
+  shape.cost_us = plan.cost_us;
   return e;
 }
 

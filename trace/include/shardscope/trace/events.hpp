@@ -170,12 +170,13 @@ struct ImportedPlan {
   bool operator==(const ImportedPlan&) const = default;
 };
 
-/// A redistribute started on this rank; `id` is this rank's sequence number (0, 1, ...), and
-/// the same logical redistribute has the same id on every rank of the run.
-struct RedistributeBegin {
-  int64_t id = 0;
+/// What a redistribute shares with the redistributes like it (the same tensor, layouts and plan):
+/// one immutable value that equal redistributes share (RedistributeBegin::shape; the readers make
+/// equal shapes one buffer: a training loop's iterations, the ranks of a run), so that a
+/// redistribute_begin costs its ids and time (docs/performance.md, "Resident model").
+struct RedistributeShape {
   IStr tensor;  ///< tensor name ("" when anonymous)
-  IStr dtype;   ///< "f32", "f64", "f16", "bf16", "i32", "i64" (beside tensor: one 8-byte slot)
+  IStr dtype;   ///< "f32", "f64", "f16", "bf16", "i32", "i64"
   SharedVec<int64_t> global_shape;
   SharedVec<std::string> src_placements;  ///< one per mesh dim
   SharedVec<std::string> dst_placements;  ///< one per mesh dim
@@ -189,7 +190,17 @@ struct RedistributeBegin {
   SharedVec<PlanStep> optimized_plan;  ///< after the flattening optimizer; this is executed
   SharedVec<SkippedMerge> skipped_merges;
   double cost_us = 0.0;  ///< predicted cost of optimized_plan
-  int64_t t_ns = 0;      ///< NowNs() at begin
+  bool operator==(const RedistributeShape&) const = default;
+};
+
+/// A redistribute started on this rank; `id` is this rank's sequence number (0, 1, ...), and
+/// the same logical redistribute has the same id on every rank of the run. What it shares with
+/// redistributes like it is its shape, read through the accessors below and written through
+/// Mutable().
+struct RedistributeBegin {
+  int64_t id = 0;
+  Shared<RedistributeShape> shape;  ///< tensor, layouts, plans: shared, written through Mutable()
+  int64_t t_ns = 0;                 ///< NowNs() at begin
   /// The op whose input this implicit redistribute placed (Op::id), -1 for an explicit
   /// redistribute step. Written only when >= 0.
   int64_t op_id = -1;
@@ -197,6 +208,24 @@ struct RedistributeBegin {
   /// The plan an imported record says ran, when this redistribute was imported. Written only
   /// when present, as one nested object "imported".
   Rare<ImportedPlan> imported;
+
+  const IStr& tensor() const { return shape->tensor; }
+  const IStr& dtype() const { return shape->dtype; }
+  const SharedVec<int64_t>& global_shape() const { return shape->global_shape; }
+  const SharedVec<std::string>& src_placements() const { return shape->src_placements; }
+  const SharedVec<std::string>& dst_placements() const { return shape->dst_placements; }
+  const IStr& src_order() const { return shape->src_order; }
+  const IStr& dst_order() const { return shape->dst_order; }
+  const IStr& planner() const { return shape->planner; }
+  const IStr& planner_reason() const { return shape->planner_reason; }
+  const IStr& notation() const { return shape->notation; }
+  const IStr& notation_unoptimized() const { return shape->notation_unoptimized; }
+  const SharedVec<PlanStep>& raw_plan() const { return shape->raw_plan; }
+  const SharedVec<PlanStep>& optimized_plan() const { return shape->optimized_plan; }
+  const SharedVec<SkippedMerge>& skipped_merges() const { return shape->skipped_merges; }
+  double cost_us() const { return shape->cost_us; }
+  /// The shape for writing: copied first when other redistributes share it.
+  RedistributeShape& Mutable() { return shape.Mutable(); }
   bool operator==(const RedistributeBegin&) const = default;
 };
 
