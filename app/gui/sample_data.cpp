@@ -128,7 +128,7 @@ std::shared_ptr<trace::Model> ModelFromPlans(const std::vector<SampleRedistribut
       // Synthetic clock: ranks start a little apart.
       b.t_ns = item_start + r * 150;
       int64_t now = AddSteps(mesh, item, plan, r, b.t_ns, rec);
-      rec.end = trace::RedistributeEnd{b.id, now + 200, true, "", std::nullopt, std::nullopt};
+      rec.end = trace::RedistributeEnd{b.id, now + 200, true, ""};
       item_end = std::max(item_end, now + 200);
       AppendEvents(rec, model->ranks[static_cast<size_t>(r)].events);
       model->redistributes.push_back(std::move(rec));

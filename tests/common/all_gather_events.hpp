@@ -38,7 +38,7 @@ inline std::vector<trace::Event> AllGatherRedistribute(int64_t rank, int64_t wor
   Collective c = MakeCollective(id, 0, "all_gather", "f32", false, {0}, group, bytes, bytes, t0 + 2 * dt,
                                 t0 + 3 * dt, -1);
   StepEnd se{id, 0, {rows, 8}, {0, 0}, t0 + 4 * dt};
-  RedistributeEnd e{id, t0 + 5 * dt, true, "", std::nullopt, std::nullopt};
+  RedistributeEnd e{id, t0 + 5 * dt, true, ""};
   return {std::move(b), std::move(sb), std::move(c), std::move(se), std::move(e)};
 }
 

@@ -69,7 +69,7 @@ TEST_CASE("statistics count op collectives and leave an unfinished rank untimed"
   done.rank = 0;
   done.begin.Mutable().id = 7;
   done.begin.Mutable().t_ns = 100;
-  done.end = trace::RedistributeEnd{7, 600, true, "", std::nullopt, std::nullopt};
+  done.end = trace::RedistributeEnd{7, 600, true, ""};
   trace::RedistributeRecord unfinished = done;
   unfinished.rank = 1;
   unfinished.end.reset();

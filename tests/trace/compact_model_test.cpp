@@ -144,7 +144,7 @@ TEST_CASE("the reader shares equal lists between events, ranks' lists and record
       c.Mutable().bytes_sent = {0, 64, 64, 64};
       c.Mutable().bytes_recv = {0, 64, 64, 64};
       w.Emit(c);
-      w.Emit(RedistributeEnd{id, 10, true, "", std::nullopt, std::nullopt});
+      w.Emit(RedistributeEnd{id, 10, true, ""});
     }
   }
   for (bool fast : {true, false}) {
@@ -184,7 +184,8 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   Op op;
   op.id = 3;
   op.Mutable().name = "mm";
-  const std::vector<Event> events = {b, s, c, e, RedistributeEnd{7, 10, true, "", std::nullopt, 42u}, op, c};
+  const std::vector<Event> events = {
+      b, s, c, e, RedistributeEnd{7, 10, true, "", RedistributeEnd::Checksums{std::nullopt, 42u}}, op, c};
   EventList list;
   for (const Event& ev : events) list.push_back(ev);
   REQUIRE(list.size() == events.size());
@@ -198,7 +199,7 @@ TEST_CASE("EventList keeps file order and yields the events it was given", "[tra
   CHECK_THROWS_AS(list.at(events.size()), std::out_of_range);
   EventList copy = list;
   CHECK(copy == list);
-  copy.emplace_back(RedistributeEnd{8, 11, true, "", std::nullopt, std::nullopt});
+  copy.emplace_back(RedistributeEnd{8, 11, true, ""});
   CHECK_FALSE(copy == list);
   // Copies of one collective (the stored ones and those yielded) share its lists.
   CHECK(std::get<Collective>(list[6]).group().SharesWith(std::get<Collective>(list[2]).group()));
@@ -252,7 +253,7 @@ TEST_CASE("v2 repeats and like-ops that name ids far apart read back as written"
       c.Mutable().bytes_recv = {0};
       c.start_ns = t + 10;
       c.end_ns = t + 20;
-      RedistributeEnd e{id, t + 30, true, "", std::nullopt, std::nullopt};
+      RedistributeEnd e{id, t + 30, true, ""};
       Op op;
       op.id = id;  // ops numbered like their redistributes
       op.Mutable().name = "aten::mm";

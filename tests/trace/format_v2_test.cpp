@@ -159,7 +159,7 @@ std::vector<Event> ThreeRedistributes() {
   Collective c = shardscope::testing::MakeCollective(0, 0, "all_gather", "f32", false, {0}, {0, 1, 2, 3},
                                                      {32, 0, 32, 32}, {32, 0, 32, 16}, 30, 40, -1);
   StepEnd se{0, 0, {8, 4}, {0, 0}, 50};
-  RedistributeEnd e{0, 60, true, "", std::nullopt, std::nullopt};
+  RedistributeEnd e{0, 60, true, ""};
   std::vector<Event> events;
   for (int64_t id = 0; id < 3; ++id) {
     for (Event ev : std::vector<Event>{b, sb, c, se, e}) {

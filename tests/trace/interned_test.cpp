@@ -186,7 +186,7 @@ TEST_CASE("EventRef reads like std::optional and owns what is assigned to it", "
   CHECK_FALSE(none);
   CHECK_FALSE(none.has_value());
   CHECK(none->id == 0);  // a default event to read
-  RedistributeEnd e{3, 10, false, "boom", std::nullopt, 7u};
+  RedistributeEnd e{3, 10, false, "boom", RedistributeEnd::Checksums{std::nullopt, 7u}};
   EventRef<RedistributeEnd> owned = e;
   REQUIRE(owned);
   CHECK_FALSE(owned.IsReference());

@@ -82,8 +82,8 @@ std::vector<Event> Redistribute(int64_t rank, int64_t id) {
   Collective c = shardscope::testing::MakeCollective(id, 0, "all_gather", "bf16", rank == 1, {0}, {0, 1},
                                                      {0, 24}, {0, 24}, 120, 130, -1);
   StepEnd se{id, 0, {6, 4}, {0, 0}, 140};
-  RedistributeEnd e{
-      id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout", 0xFFFFFFFFFFFFFFFFull, std::nullopt};
+  RedistributeEnd e{id, 150, id % 2 == 0, id % 2 == 0 ? "" : "rank 1 failed: timeout",
+                    RedistributeEnd::Checksums{0xFFFFFFFFFFFFFFFFull, std::nullopt}};
   return {b, sb, c, se, e};
 }
 
@@ -126,8 +126,8 @@ TEST_CASE("written events read back equal", "[trace][writer]") {
   CHECK(rec.begin->id == 1);
   REQUIRE(rec.end.has_value());
   CHECK_FALSE(rec.end->ok);
-  CHECK(rec.end->checksum_before == 0xFFFFFFFFFFFFFFFFull);
-  CHECK_FALSE(rec.end->checksum_after.has_value());
+  CHECK(rec.end->checksum_before() == 0xFFFFFFFFFFFFFFFFull);
+  CHECK_FALSE(rec.end->checksum_after().has_value());
   REQUIRE(rec.steps.size() == 1);
   CHECK(rec.steps[0].end.has_value());
   REQUIRE(rec.collectives.size() == 1);
@@ -432,7 +432,7 @@ TEST_CASE("the writer's fast path writes what the JSON encoder writes", "[trace]
   RedistributeEnd failed;
   failed.ok = false;
   failed.error = "caf\xc3\xa9";  // UTF-8: declined (the encoder checks and keeps it)
-  failed.checksum_before = 18446744073709551615ull;
+  failed.set_checksum_before(18446744073709551615ull);
   events.push_back(failed);
   // An op whose candidate cost is +inf (an impossible strategy) is written with cost -1 by both
   // paths, not declined; an op with a quoted name is declined.

@@ -783,7 +783,7 @@ class Checker {
     Collapse replicated = [](PlacementKind k) { return k == PlacementKind::kReplicate; };
     std::vector<std::pair<int64_t, uint64_t>> sums;
     for (const RedistributeRecord* r : recs) {
-      const std::optional<uint64_t>& sum = after ? r->end->checksum_after : r->end->checksum_before;
+      const std::optional<uint64_t>& sum = after ? r->end->checksum_after() : r->end->checksum_before();
       if (sum) sums.emplace_back(r->rank, *sum);
     }
     if (ClassesAgree(sums, placements, replicated)) return;

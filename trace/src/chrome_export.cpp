@@ -167,8 +167,8 @@ void AddRedistribute(const RedistributeRecord& r, const Clocks& clocks, const Si
     std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
     return std::string(buf);
   };
-  if (r.end && r.end->checksum_before) args["checksum_before"] = hex(*r.end->checksum_before);
-  if (r.end && r.end->checksum_after) args["checksum_after"] = hex(*r.end->checksum_after);
+  if (r.end && r.end->checksum_before()) args["checksum_before"] = hex(*r.end->checksum_before());
+  if (r.end && r.end->checksum_after()) args["checksum_after"] = hex(*r.end->checksum_after());
   e["args"] = args;
   emit(std::move(e));
 

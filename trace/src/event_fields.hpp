@@ -115,11 +115,27 @@ constexpr bool ViaParts(Via<Outer, Inner>) {
 }
 template <typename T, auto Outer, auto Inner>
 const auto& ViaGet(const T& e, Via<Outer, Inner>) {
-  return (*(e.*Outer)).*Inner;
+  // A Shared member holds a default value when unset; a Rare one (absent) reads as a default one.
+  using M = std::remove_cvref_t<decltype(e.*Outer)>;
+  if constexpr (requires(const M& m) { m.shared(); }) {
+    using V = std::remove_cvref_t<decltype(*(e.*Outer))>;
+    static const V kDefault{};
+    if (!(e.*Outer)) return kDefault.*Inner;
+    return (*(e.*Outer)).*Inner;
+  } else {
+    return (*(e.*Outer)).*Inner;
+  }
 }
 template <typename T, auto Outer, auto Inner>
 auto& ViaRef(T& e, Via<Outer, Inner>) {
-  return (e.*Outer).Mutable().*Inner;
+  using M = std::remove_cvref_t<decltype(e.*Outer)>;
+  if constexpr (requires(M & m) { m.shared(); }) {
+    M& rare = e.*Outer;
+    if (!rare) rare.emplace();  // a field written makes the payload present
+    return (*rare).*Inner;
+  } else {
+    return (e.*Outer).Mutable().*Inner;
+  }
 }
 /// A field whose value is the whole struct (a collective's Flight Recorder record, spread over its
 /// shape and its own fields): the codec reads and writes both.
@@ -448,8 +464,8 @@ inline constexpr auto kRedistributeEndDesc = Describe<RedistributeEnd>(
     "redistribute_end", Field<&RE::id, codec::Id>{"id"}, Field<&RE::t_ns, codec::Time>{"t_ns"},
     Field<&RE::ok, codec::Flag, rule::Defaulted>{"ok"},
     Field<&RE::error, codec::Text, rule::WhenSet>{"error"},
-    Field<&RE::checksum_before, codec::Checksum, rule::WhenSet>{"checksum_before"},
-    Field<&RE::checksum_after, codec::Checksum, rule::WhenSet>{"checksum_after"});
+    Field<Via<&RE::checksums, &RE::Checksums::before>{}, codec::Checksum, rule::WhenSet>{"checksum_before"},
+    Field<Via<&RE::checksums, &RE::Checksums::after>{}, codec::Checksum, rule::WhenSet>{"checksum_after"});
 
 using SB = StepBegin;
 inline constexpr auto kStepBeginDesc = Describe<StepBegin>(
@@ -619,7 +635,7 @@ static_assert(sizeof(Collective) == 88 && sizeof(CollectiveShape) == 56,
               "Collective changed: update its table in event_fields.hpp");
 static_assert(sizeof(RedistributeBegin) == 48 && sizeof(RedistributeShape) == 88,
               "RedistributeBegin changed: update event_fields.hpp");
-static_assert(sizeof(RedistributeEnd) == 56, "RedistributeEnd changed: update event_fields.hpp");
+static_assert(sizeof(RedistributeEnd) == 32, "RedistributeEnd changed: update event_fields.hpp");
 static_assert(sizeof(StepBegin) == 64, "StepBegin changed: update event_fields.hpp");
 static_assert(sizeof(StepEnd) == 40, "StepEnd changed: update event_fields.hpp");
 static_assert(sizeof(Op) == 40 && sizeof(OpShape) == 56 && sizeof(OpInput) == 32 && sizeof(OpOutput) == 32 &&

@@ -111,6 +111,15 @@ size_t HashOf(const Shared<RedistributeShape>& shape) {
   return Mix(h, std::hash<const void*>()(&s.skipped_merges.get()));
 }
 
+// An imported plan by its fields, its recorded collectives by buffer.
+size_t HashOf(const Shared<ImportedPlan>& plan) {
+  const ImportedPlan& p = *plan;
+  size_t h = Mix(std::hash<IStr>()(p.source), HashOf(p.line));
+  h = Mix(Mix(h, std::hash<IStr>()(p.notation)), std::hash<IStr>()(p.verdict));
+  h = Mix(h, std::hash<IStr>()(p.reason));
+  return Mix(h, std::hash<const void*>()(&p.collectives.get()));
+}
+
 // Whether a pool slot or value holds something (an empty list and a default shape are left alone).
 template <typename T>
 bool Held(const SharedVec<T>& v) {
@@ -245,8 +254,13 @@ void EventPools::Intern(Event& event) {
       op_shapes_.Intern(op->shape);
     }
   }
-  if (auto* b = std::get_if<RedistributeBegin>(&event); b != nullptr && b->imported)
+  // An imported plan just decoded is this begin's own (writing it copies nothing); one copied from
+  // an earlier begin is pooled already. The ranks of a run repeat each other's plans.
+  if (auto* b = std::get_if<RedistributeBegin>(&event);
+      b != nullptr && b->imported && !b->imported.shared().Pooled()) {
     One(imported_, s ? &s->imported : nullptr, b->imported->collectives);
+    imported_plans_.Intern(b->imported.shared());
+  }
 }
 
 template class SharedPool<SharedVec<int64_t>>;
@@ -263,6 +277,8 @@ template class RecentShapes<FlightShape>;
 template class RecentShapes<CollectiveShape>;
 template class RecentShapes<OpShape>;
 template class RecentShapes<RedistributeShape>;
+template class RecentShapes<ImportedPlan>;
+template class SharedPool<Shared<ImportedPlan>>;
 template class SharedPool<Shared<RedistributeShape>>;
 template class SharedPool<Shared<OpShape>>;
 

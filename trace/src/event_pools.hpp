@@ -45,6 +45,7 @@ using FlightShapePool = SharedPool<Shared<FlightShape>>;
 using CollectiveShapePool = SharedPool<Shared<CollectiveShape>>;
 using OpShapePool = SharedPool<Shared<OpShape>>;
 using RedistributeShapePool = SharedPool<Shared<RedistributeShape>>;
+using ImportedPlanPool = SharedPool<Shared<ImportedPlan>>;
 
 struct SharedPools {
   SharedListPool<int64_t> ints;
@@ -59,6 +60,7 @@ struct SharedPools {
   CollectiveShapePool collectives;
   OpShapePool ops;
   RedistributeShapePool redistributes;
+  ImportedPlanPool imported_plans;
 };
 
 /// Makes equal shapes (a FlightShape, a CollectiveShape) share one buffer: a shape equal to one of
@@ -85,7 +87,8 @@ class EventPools {
         shapes_(shared != nullptr ? &shared->flights : nullptr),
         collective_shapes_(shared != nullptr ? &shared->collectives : nullptr),
         op_shapes_(shared != nullptr ? &shared->ops : nullptr),
-        redistribute_shapes_(shared != nullptr ? &shared->redistributes : nullptr) {}
+        redistribute_shapes_(shared != nullptr ? &shared->redistributes : nullptr),
+        imported_plans_(shared != nullptr ? &shared->imported_plans : nullptr) {}
   /// Replaces every SharedVec field of `event` by an equal one seen before, when there is one.
   void Intern(Event& event);
 
@@ -106,6 +109,7 @@ class EventPools {
   RecentShapes<CollectiveShape> collective_shapes_;
   RecentShapes<OpShape> op_shapes_;
   RecentShapes<RedistributeShape> redistribute_shapes_;
+  RecentShapes<ImportedPlan> imported_plans_;
 };
 
 }  // namespace shardscope::trace::detail

@@ -370,13 +370,17 @@ std::string Complete(E& e, uint64_t present, uint64_t abbreviated, int64_t like,
     if constexpr (kLineOnly<R>) {
       return true;
     } else {
-      auto& v = Ref<F>(e);
       if (present >> i & 1) {
         if constexpr (std::is_same_v<typename F::Codec, codec::PeerBytes>) {
+          auto& v = Ref<F>(e);
           if (abbreviated >> i & 1) v = ExpandUniform(e.group(), v[0], ctx.rank());
         }
         return true;
       }
+      // An absent field of these rules keeps the member's default: nothing to write (a field
+      // inside a rare payload is not made present).
+      if constexpr (!IsLike<R>::value && (kOptional<R> || std::is_same_v<R, rule::Defaulted>)) return true;
+      auto& v = Ref<F>(e);
       if constexpr (IsLike<R>::value) {
         if (base != nullptr) {
           v = Get<F>(*base);

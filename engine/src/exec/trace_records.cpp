@@ -259,8 +259,8 @@ void RedistributeRecords::End(bool ok, const std::string& error, const LocalTens
   e.ok = ok;
   e.error = error;
   if (options_.checksums) {
-    e.checksum_before = Checksum(in);
-    if (out != nullptr) e.checksum_after = Checksum(*out);
+    e.set_checksum_before(Checksum(in));
+    if (out != nullptr) e.set_checksum_after(Checksum(*out));
   }
   options_.trace->Emit(std::move(e));
 }

@@ -67,37 +67,38 @@ struct Header {
   bool operator==(const Header&) const = default;
 };
 
-/// An optional payload that almost every event lacks (an imported plan, Flight Recorder fields),
-/// held on the heap so that events without it cost one pointer instead of the payload's bytes.
-/// Value semantics: copies are deep, == compares payloads; used like std::optional.
+/// An optional payload that almost every event lacks (an imported plan), held on the heap so that
+/// events without it cost one pointer instead of the payload's bytes, and shared by copies (the
+/// same imported plan on every rank of a run: the readers make equal payloads one buffer).
+/// Used like std::optional with value semantics: == compares payloads, and a write through a
+/// non-const *, -> or emplace() copies the payload first when it is shared (Shared::Mutable), so
+/// read through a const reference.
 template <typename T>
 class Rare {
  public:
   Rare() = default;
-  Rare(std::nullopt_t) {}                                       // NOLINT(google-explicit-constructor)
-  Rare(T value) : p_(std::make_unique<T>(std::move(value))) {}  // NOLINT(google-explicit-constructor)
-  Rare(const Rare& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
-  Rare(Rare&&) noexcept = default;
-  Rare& operator=(const Rare& o) {
-    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
-    return *this;
+  Rare(std::nullopt_t) {}                             // NOLINT(google-explicit-constructor)
+  Rare(T value) : s_(Shared<T>(std::move(value))) {}  // NOLINT(google-explicit-constructor)
+  explicit operator bool() const { return s_.HasBuffer(); }
+  bool has_value() const { return s_.HasBuffer(); }
+  T& operator*() { return s_.Mutable(); }
+  const T& operator*() const { return s_.get(); }
+  T* operator->() { return &s_.Mutable(); }
+  const T* operator->() const { return &s_.get(); }
+  T& emplace() {
+    s_ = Shared<T>(T{});
+    return s_.Mutable();
   }
-  Rare& operator=(Rare&&) noexcept = default;
-  ~Rare() = default;
-  explicit operator bool() const { return p_ != nullptr; }
-  bool has_value() const { return p_ != nullptr; }
-  T& operator*() { return *p_; }
-  const T& operator*() const { return *p_; }
-  T* operator->() { return p_.get(); }
-  const T* operator->() const { return p_.get(); }
-  T& emplace() { return *(p_ = std::make_unique<T>()); }
-  void reset() { p_.reset(); }
+  void reset() { s_ = Shared<T>(); }
+  /// The shared payload (no buffer when absent): for the readers' pools.
+  Shared<T>& shared() { return s_; }
+  const Shared<T>& shared() const { return s_; }
   friend bool operator==(const Rare& a, const Rare& b) {
-    return a.p_ == nullptr || b.p_ == nullptr ? a.p_ == b.p_ : *a.p_ == *b.p_;
+    return !a || !b ? !a == !b : a.s_.SharesWith(b.s_) || *a.s_ == *b.s_;
   }
 
  private:
-  std::unique_ptr<T> p_;
+  Shared<T> s_;
 };
 
 /// An optional double in 8 bytes, used like std::optional<double>: NaN stands for "none", so a NaN
@@ -234,10 +235,23 @@ struct RedistributeEnd {
   int64_t id = 0;
   int64_t t_ns = 0;
   bool ok = true;
-  IStr error;                               ///< error message when !ok, else ""
-  std::optional<uint64_t> checksum_before;  ///< checksum of the local shard before, if computed
-  std::optional<uint64_t> checksum_after;   ///< checksum of the local shard after, if computed
+  IStr error;  ///< error message when !ok, else ""
+  /// The checksums of the local shard, when the run computed them (most runs do not: one pointer).
+  struct Checksums {
+    std::optional<uint64_t> before;  ///< checksum of the local shard before, if computed
+    std::optional<uint64_t> after;   ///< checksum of the local shard after, if computed
+    bool operator==(const Checksums&) const = default;
+  };
+  Rare<Checksums> checksums;
+  const std::optional<uint64_t>& checksum_before() const { return checksums ? checksums->before : kNone; }
+  const std::optional<uint64_t>& checksum_after() const { return checksums ? checksums->after : kNone; }
+  void set_checksum_before(std::optional<uint64_t> v) { Sums().before = v; }
+  void set_checksum_after(std::optional<uint64_t> v) { Sums().after = v; }
   bool operator==(const RedistributeEnd&) const = default;
+
+ private:
+  static constexpr std::optional<uint64_t> kNone{};
+  Checksums& Sums() { return checksums ? *checksums : checksums.emplace(); }
 };
 
 /// One transform of the executed plan started on this rank.
