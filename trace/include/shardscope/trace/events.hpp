@@ -243,15 +243,24 @@ struct RedistributeEnd {
     bool operator==(const Checksums&) const = default;
   };
   Rare<Checksums> checksums;
-  const std::optional<uint64_t>& checksum_before() const { return checksums ? checksums->before : kNone; }
-  const std::optional<uint64_t>& checksum_after() const { return checksums ? checksums->after : kNone; }
+  const std::optional<uint64_t>& checksum_before() const {
+    if (!checksums) return kNone;
+    return checksums->before;
+  }
+  const std::optional<uint64_t>& checksum_after() const {
+    if (!checksums) return kNone;
+    return checksums->after;
+  }
   void set_checksum_before(std::optional<uint64_t> v) { Sums().before = v; }
   void set_checksum_after(std::optional<uint64_t> v) { Sums().after = v; }
   bool operator==(const RedistributeEnd&) const = default;
 
  private:
   static constexpr std::optional<uint64_t> kNone{};
-  Checksums& Sums() { return checksums ? *checksums : checksums.emplace(); }
+  Checksums& Sums() {
+    if (!checksums) checksums.emplace();
+    return *checksums;
+  }
 };
 
 /// One transform of the executed plan started on this rank.
